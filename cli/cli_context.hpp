@@ -1,0 +1,37 @@
+#pragma once
+/// What every subcommand receives: its own arguments, the output format and the loaded
+/// hardware database (loaded lazily, so `--help` works without a readable hwdb).
+
+#include "hwdb/database.hpp"
+
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuplan::cli {
+
+struct CliContext {
+    std::vector<std::string> args;  ///< arguments after the subcommand words
+    std::vector<std::filesystem::path> extra_hwdb;  ///< --hwdb folders
+    std::ostream* out = nullptr;
+    std::ostream* err = nullptr;
+    /// The hwdb: built-in folder, GPUPLAN_HWDB, then --hwdb folders (later ones override).
+    [[nodiscard]] const hwdb::Database& db();
+
+private:
+    std::optional<hwdb::Database> db_;
+};
+
+/// One subcommand: runs and returns the process exit code; throws InputError on bad input.
+using Command = int (*)(CliContext&);
+
+int run_hw_list(CliContext& ctx);
+int run_hw_show(CliContext& ctx);
+int run_model_list(CliContext& ctx);
+int run_model_show(CliContext& ctx);
+int run_model_import(CliContext& ctx);
+int run_scenario_check(CliContext& ctx);
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,163 @@
+// `gpuplan hw list` and `gpuplan hw show`: browse the hardware database.
+#include "cli/cli_context.hpp"
+#include "cli/json_out.hpp"
+#include "cli/options.hpp"
+#include "cli/table.hpp"
+#include "hwdb/database.hpp"
+#include "model/unit_parser.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
+namespace gpuplan::cli {
+namespace {
+
+std::string tflops(const std::optional<FlopsPerSecond>& f) {
+    return f ? fixed(f->si() / 1e12, 1) : "-";
+}
+
+void list_accelerators(CliContext& ctx, const std::string& vendor, bool json) {
+    std::vector<const model::AcceleratorSpec*> shown;
+    for (const auto& a : ctx.db().accelerators()) {
+        if (vendor.empty() || hwdb::normalize_name(a.vendor) == hwdb::normalize_name(vendor)) {
+            shown.push_back(&a);
+        }
+    }
+    if (!vendor.empty() && shown.empty()) {
+        throw InputError("no accelerators from vendor '" + vendor + "'; try nvidia, amd, intel or google");
+    }
+    if (json) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto* a : shown) {
+            out.push_back(to_json(*a));
+        }
+        *ctx.out << out.dump(2) << '\n';
+        return;
+    }
+    Table t({"name", "vendor", "memory", "bandwidth", "bf16 dense", "fp8 dense", "power", "year"});
+    for (const auto* a : shown) {
+        t.add_row({a->name, a->vendor, model::format_gib(a->memory, 0),
+                   model::format_rate(a->memory_bandwidth), tflops(a->dense.bf16 ? a->dense.bf16 : a->dense.fp16) + " TFLOPS",
+                   a->dense.fp8 ? tflops(a->dense.fp8) + " TFLOPS" : "-",
+                   a->board_power ? fixed(a->board_power->si(), 0) + " W" : "n/p", std::to_string(a->launch_year)});
+    }
+    t.print(*ctx.out);
+    *ctx.out << shown.size() << " accelerators; dense peaks, never 2:4-sparse; 'gpuplan hw show NAME' for details and sources\n";
+}
+
+}  // namespace
+
+int run_hw_list(CliContext& ctx) {
+    po::options_description desc("options");
+    std::string vendor;
+    desc.add_options()("vendor", po::value(&vendor), "only this vendor (nvidia, amd, intel, google)")(
+        "links", "list interconnects instead")("servers", "list servers instead")(
+        "racks", "list racks instead")("json", "machine-readable output");
+    po::variables_map vm;
+    if (!parse_options("hw list", ctx.args, desc, {}, vm, *ctx.out, "[--vendor V] [--json]")) {
+        return 0;
+    }
+    const bool json = vm.count("json") > 0;
+    const auto& db = ctx.db();
+    if (vm.count("links")) {
+        if (json) {
+            nlohmann::json out = nlohmann::json::array();
+            for (const auto& l : db.interconnects()) out.push_back(to_json(l));
+            *ctx.out << out.dump(2) << '\n';
+            return 0;
+        }
+        Table t({"name", "kind", "per direction", "latency"});
+        for (const auto& l : db.interconnects()) {
+            t.add_row({l.name, model::to_string(l.kind), model::format_rate(l.bandwidth_per_direction),
+                       model::format_seconds(l.latency)});
+        }
+        t.print(*ctx.out);
+        return 0;
+    }
+    if (vm.count("servers")) {
+        if (json) {
+            nlohmann::json out = nlohmann::json::array();
+            for (const auto& s : db.servers()) out.push_back(to_json(s));
+            *ctx.out << out.dump(2) << '\n';
+            return 0;
+        }
+        Table t({"name", "accelerators", "link", "max power", "host memory", "U"});
+        for (const auto& s : db.servers()) {
+            t.add_row({s.name, std::to_string(s.accelerators) + " x " + (s.accelerator.empty() ? "any" : s.accelerator),
+                       s.intra_node_link, fixed(s.max_power.si() / 1e3, 1) + " kW",
+                       model::format_gib(s.host_memory, 0), std::to_string(s.rack_units)});
+        }
+        t.print(*ctx.out);
+        return 0;
+    }
+    if (vm.count("racks")) {
+        if (json) {
+            nlohmann::json out = nlohmann::json::array();
+            for (const auto& r : db.racks()) out.push_back(to_json(r));
+            *ctx.out << out.dump(2) << '\n';
+            return 0;
+        }
+        Table t({"name", "servers", "power", "cooling"});
+        for (const auto& r : db.racks()) {
+            t.add_row({r.name, std::to_string(r.servers) + " x " + r.server,
+                       fixed(r.power.si() / 1e3, 1) + " kW", r.cooling});
+        }
+        t.print(*ctx.out);
+        return 0;
+    }
+    list_accelerators(ctx, vendor, json);
+    return 0;
+}
+
+int run_hw_show(CliContext& ctx) {
+    po::options_description desc("options");
+    std::string name;
+    desc.add_options()("name", po::value(&name)->required(), "accelerator, server, rack or link name")(
+        "json", "machine-readable output");
+    po::positional_options_description pos;
+    pos.add("name", 1);
+    po::variables_map vm;
+    if (!parse_options("hw show", ctx.args, desc, pos, vm, *ctx.out, "NAME [--json]")) {
+        return 0;
+    }
+    const auto& db = ctx.db();
+    const bool json = vm.count("json") > 0;
+    nlohmann::json j;
+    if (!db.find_accelerator(name)) {
+        // Not an accelerator: try the other kinds before reporting the accelerator miss.
+        for (const auto& s : db.servers()) {
+            if (hwdb::normalize_name(s.name) == hwdb::normalize_name(name)) j = to_json(s);
+        }
+        for (const auto& r : db.racks()) {
+            if (hwdb::normalize_name(r.name) == hwdb::normalize_name(name)) j = to_json(r);
+        }
+        for (const auto& l : db.interconnects()) {
+            if (hwdb::normalize_name(l.name) == hwdb::normalize_name(name)) j = to_json(l);
+        }
+    }
+    if (j.is_null()) {
+        j = to_json(db.accelerator(name));  // throws "did you mean" when unknown
+    }
+    if (json) {
+        *ctx.out << j.dump(2) << '\n';
+        return 0;
+    }
+    print_key_values(*ctx.out, j, "");
+    if (j.contains("sources")) {
+        std::string tags = j["sources"].get<std::string>();
+        std::size_t start = 0;
+        while (start < tags.size()) {
+            auto end = tags.find(' ', start);
+            const std::string tag = tags.substr(start, end == std::string::npos ? std::string::npos : end - start);
+            if (auto it = db.sources().find(tag); it != db.sources().end()) {
+                *ctx.out << "  [" << tag << "] " << it->second.title << " " << it->second.url << '\n';
+            }
+            if (end == std::string::npos) break;
+            start = end + 1;
+        }
+    }
+    return 0;
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,112 @@
+// gpuplan command-line front end: dispatches subcommands and is the one place that catches
+// exceptions and turns them into exit codes (0 ok, 2 bad input, 1 internal error).
+#include "cli/cli_context.hpp"
+#include "model/error.hpp"
+
+#include <cstring>
+#include <iostream>
+#include <string_view>
+
+namespace {
+
+struct Subcommand {
+    const char* words;  // "hw list"
+    gpuplan::cli::Command run;
+    const char* summary;
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"hw list", gpuplan::cli::run_hw_list, "list accelerators (or --links, --servers, --racks)"},
+    {"hw show", gpuplan::cli::run_hw_show, "show one accelerator, server, rack or link with sources"},
+    {"model list", gpuplan::cli::run_model_list, "list the model catalog"},
+    {"model show", gpuplan::cli::run_model_show, "show a model's architecture, parameters and KV cache"},
+    {"model import", gpuplan::cli::run_model_import, "convert a Hugging Face config.json to catalog YAML"},
+    {"scenario check", gpuplan::cli::run_scenario_check, "validate a scenario file"},
+};
+
+void print_usage(std::ostream& out) {
+    out << "gpuplan " GPUPLAN_VERSION " - capacity planner for LLMs on GPUs\n\n"
+           "usage: gpuplan [--hwdb DIR]... COMMAND [options]\n\ncommands:\n";
+    for (const auto& s : kSubcommands) {
+        out << "  " << s.words << std::string(18 - std::strlen(s.words), ' ') << s.summary << '\n';
+    }
+    out << "\nglobal options:\n"
+           "  --hwdb DIR        add a folder of hwdb YAML (overrides built-in entries by name);\n"
+           "                    GPUPLAN_HWDB may hold a colon-separated list too\n"
+           "  --version         print the version\n"
+           "  --help            this help; 'gpuplan COMMAND --help' for a command's options\n\n"
+           "exit codes: 0 success, 2 bad input, 1 internal error\n";
+}
+
+int dispatch(int argc, char** argv) {
+    gpuplan::cli::CliContext ctx;
+    ctx.out = &std::cout;
+    ctx.err = &std::cerr;
+    std::vector<std::string> words;
+    int i = 1;
+    for (; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--version") {
+            std::cout << "gpuplan " GPUPLAN_VERSION "\n";
+            return 0;
+        }
+        if (a == "--help" || a == "-h") {
+            if (words.empty()) {
+                print_usage(std::cout);
+                return 0;
+            }
+            break;
+        }
+        if (a == "--hwdb") {
+            if (i + 1 >= argc) {
+                throw gpuplan::UsageError("--hwdb needs a folder; e.g. 'gpuplan --hwdb ./my-hwdb hw list'");
+            }
+            ctx.extra_hwdb.emplace_back(argv[++i]);
+            continue;
+        }
+        if (a.starts_with("--hwdb=")) {
+            ctx.extra_hwdb.emplace_back(std::string(a.substr(7)));
+            continue;
+        }
+        if (a.starts_with("-") || words.size() == 2) {
+            break;
+        }
+        words.emplace_back(a);
+        // Stop after a complete subcommand so its positional arguments stay arguments.
+        const std::string joined = words.size() == 2 ? words[0] + " " + words[1] : words[0];
+        bool complete = false;
+        for (const auto& s : kSubcommands) {
+            complete = complete || joined == s.words;
+        }
+        if (complete) {
+            ++i;
+            break;
+        }
+    }
+    if (words.empty()) {
+        print_usage(std::cerr);
+        return 2;
+    }
+    const std::string joined = words.size() == 2 ? words[0] + " " + words[1] : words[0];
+    for (const auto& s : kSubcommands) {
+        if (joined == s.words) {
+            ctx.args.assign(argv + i, argv + argc);
+            return s.run(ctx);
+        }
+    }
+    throw gpuplan::UsageError("unknown command '" + joined + "'; run 'gpuplan --help' for the list");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return dispatch(argc, argv);
+    } catch (const gpuplan::InputError& e) {
+        std::cerr << "error: " << e.what() << '\n';
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "internal error: " << e.what() << '\n';
+        return 1;
+    }
+}

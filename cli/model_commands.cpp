@@ -1,0 +1,192 @@
+// `gpuplan model list|show|import`: the model catalog.
+#include "cli/cli_context.hpp"
+#include "cli/options.hpp"
+#include "cli/table.hpp"
+#include "hwdb/hf_import.hpp"
+#include "hwdb/model_yaml_writer.hpp"
+#include "model/kv_cache.hpp"
+#include "model/unit_parser.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+namespace gpuplan::cli {
+namespace {
+
+nlohmann::json model_json(const model::ModelSpec& m) {
+    const model::ParamCount p = model::count_params(m);
+    const auto bf16 = model::parse_precision("bf16");
+    nlohmann::json j = {
+        {"name", m.name},
+        {"aliases", m.aliases},
+        {"family", m.family},
+        {"hf_id", m.hf_id},
+        {"layers", m.layers},
+        {"hidden_size", m.hidden_size},
+        {"heads", m.heads},
+        {"kv_heads", m.kv_heads},
+        {"head_dim", m.head_dim},
+        {"ffn_size", m.ffn_size},
+        {"vocab_size", m.vocab_size},
+        {"max_context", m.max_context},
+        {"attention", model::to_string(m.attention)},
+        {"tied_embeddings", m.tied_embeddings},
+        {"params", p.total},
+        {"active_params", p.active},
+        {"published_params", m.published_params},
+        {"params_error_pct", 100.0 * (p.total - m.published_params) / m.published_params},
+        {"kv_bytes_per_token_bf16", model::kv_bytes_per_token(m, bf16).si()},
+        {"weights_bytes_bf16", p.total * 2.0},
+        {"source", m.source},
+    };
+    if (m.moe) {
+        j["moe"] = {{"experts", m.moe->experts},
+                    {"active_experts", m.moe->active_experts},
+                    {"shared_experts", m.moe->shared_experts},
+                    {"expert_ffn_size", m.moe->expert_ffn_size},
+                    {"first_dense_layers", m.moe->first_dense_layers}};
+        j["published_active_params"] = m.published_active_params;
+    }
+    if (m.mla) {
+        j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank},
+                    {"kv_lora_rank", m.mla->kv_lora_rank},
+                    {"qk_nope_head_dim", m.mla->qk_nope_head_dim},
+                    {"qk_rope_head_dim", m.mla->qk_rope_head_dim},
+                    {"v_head_dim", m.mla->v_head_dim}};
+    }
+    if (m.sliding_window) {
+        j["sliding_window"] = {{"window", m.sliding_window->window},
+                               {"windowed_layers", m.sliding_window->windowed_layers}};
+    }
+    return j;
+}
+
+std::string billions(double n) { return fixed(n / 1e9, n < 1e10 ? 2 : 1) + "B"; }
+
+}  // namespace
+
+int run_model_list(CliContext& ctx) {
+    po::options_description desc("options");
+    desc.add_options()("json", "machine-readable output");
+    po::variables_map vm;
+    if (!parse_options("model list", ctx.args, desc, {}, vm, *ctx.out, "[--json]")) {
+        return 0;
+    }
+    const auto& models = ctx.db().models();
+    if (vm.count("json")) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& m : models) {
+            out.push_back(model_json(m));
+        }
+        *ctx.out << out.dump(2) << '\n';
+        return 0;
+    }
+    Table t({"name", "family", "params", "active", "layers", "attention", "KV/token bf16", "context"});
+    const auto bf16 = model::parse_precision("bf16");
+    for (const auto& m : models) {
+        const auto p = model::count_params(m);
+        t.add_row({m.name, m.family, billions(p.total), m.moe ? billions(p.active) : "-",
+                   std::to_string(m.layers), model::to_string(m.attention),
+                   model::format_gib(model::kv_bytes_per_token(m, bf16), 0),
+                   std::to_string(m.max_context)});
+    }
+    t.print(*ctx.out);
+    *ctx.out << models.size() << " models; parameters computed from the architecture\n";
+    return 0;
+}
+
+int run_model_show(CliContext& ctx) {
+    po::options_description desc("options");
+    std::string name;
+    desc.add_options()("name", po::value(&name)->required(), "model name or alias")(
+        "json", "machine-readable output");
+    po::positional_options_description pos;
+    pos.add("name", 1);
+    po::variables_map vm;
+    if (!parse_options("model show", ctx.args, desc, pos, vm, *ctx.out, "NAME [--json]")) {
+        return 0;
+    }
+    const model::ModelSpec& m = ctx.db().model(name);
+    const nlohmann::json j = model_json(m);
+    if (vm.count("json")) {
+        *ctx.out << j.dump(2) << '\n';
+        return 0;
+    }
+    auto& out = *ctx.out;
+    const auto p = model::count_params(m);
+    const auto bf16 = model::parse_precision("bf16");
+    out << m.name << " (" << m.family << ")\n"
+        << "  parameters        " << billions(p.total) << " computed (" << fixed(p.total, 0)
+        << "), published " << billions(m.published_params) << '\n';
+    if (m.moe) {
+        out << "  active/token      " << billions(p.active) << " computed, published "
+            << billions(m.published_active_params) << "; " << m.moe->experts << " experts, top-"
+            << m.moe->active_experts << ", " << m.moe->shared_experts << " shared\n";
+    }
+    out << "  layers            " << m.layers << ", hidden " << m.hidden_size << ", heads " << m.heads
+        << " (kv " << m.kv_heads << ", dim " << m.head_dim << "), " << model::to_string(m.attention) << '\n'
+        << "  ffn               " << m.ffn_size << (m.mlp == model::MlpKind::Gated ? " gated" : " plain") << '\n'
+        << "  vocabulary        " << m.vocab_size << (m.tied_embeddings ? ", tied embeddings" : "") << '\n'
+        << "  max context       " << m.max_context << " tokens\n"
+        << "  weights at bf16   " << model::format_gb(Bytes(p.total * 2)) << " ("
+        << model::format_gib(Bytes(p.total * 2)) << ")\n"
+        << "  KV cache / token  " << fixed(model::kv_bytes_per_token(m, bf16).si(), 0) << " B at bf16 ("
+        << model::format_gib(model::kv_bytes_per_token(m, bf16)) << ")\n";
+    if (m.sliding_window) {
+        out << "  sliding window    " << m.sliding_window->window << " tokens on "
+            << m.sliding_window->windowed_layers << " layers\n";
+    }
+    out << "  source            " << m.source << '\n';
+    return 0;
+}
+
+int run_model_import(CliContext& ctx) {
+    po::options_description desc("options");
+    std::string file;
+    std::string name;
+    std::string output;
+    desc.add_options()("file", po::value(&file)->required(), "Hugging Face config.json")(
+        "name", po::value(&name), "canonical name for the catalog (default: from the file's folder)")(
+        "output,o", po::value(&output), "write the YAML here instead of standard output");
+    po::positional_options_description pos;
+    pos.add("file", 1);
+    po::variables_map vm;
+    if (!parse_options("model import", ctx.args, desc, pos, vm, *ctx.out, "config.json [--name NAME] [-o FILE]")) {
+        return 0;
+    }
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+        throw InputError(file + ": cannot open the file; check the path");
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (name.empty()) {
+        const auto parent = std::filesystem::absolute(file).parent_path().filename().string();
+        name = hwdb::normalize_name(parent.empty() ? "imported-model" : parent);
+    }
+    const model::ModelSpec spec = hwdb::import_hf_config(text.str(), file, name);
+    const std::string yaml = hwdb::model_to_yaml(spec);
+    if (output.empty()) {
+        *ctx.out << yaml;
+        return 0;
+    }
+    // Write to a temporary file first so a failure never leaves half a file behind.
+    const std::string tmp = output + ".tmp";
+    {
+        std::ofstream o(tmp, std::ios::binary);
+        o << yaml;
+        if (!o) {
+            throw InputError(output + ": cannot write the file; check the folder exists and is writable");
+        }
+    }
+    std::filesystem::rename(tmp, output);
+    *ctx.err << "wrote " << output << " (" << spec.name << ", " << billions(model::count_params(spec).total)
+             << " parameters)\n";
+    return 0;
+}
+
+}  // namespace gpuplan::cli

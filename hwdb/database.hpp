@@ -1,0 +1,72 @@
+#pragma once
+/// The hardware database and model catalog: YAML folders turned into model value types, with
+/// lookup by canonical name or alias and "did you mean" suggestions.
+
+#include "model/hardware_spec.hpp"
+#include "model/model_spec.hpp"
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuplan::hwdb {
+
+/// Every entry loaded from one or more hwdb folders. Later folders override earlier ones by name.
+class Database {
+public:
+    /// Loads every `*.yaml` under each folder (recursively, in sorted order), in the given order.
+    /// Throws ConfigError (file:line:column, key path) on the first bad entry.
+    [[nodiscard]] static Database load(const std::vector<std::filesystem::path>& folders);
+
+    /// Adds (or replaces by canonical name) the entries of one YAML text. `file` names it in
+    /// error messages.
+    void add_yaml(std::string_view text, const std::string& file);
+
+    [[nodiscard]] const std::vector<model::AcceleratorSpec>& accelerators() const { return accelerators_; }
+    [[nodiscard]] const std::vector<model::InterconnectSpec>& interconnects() const { return interconnects_; }
+    [[nodiscard]] const std::vector<model::ServerSpec>& servers() const { return servers_; }
+    [[nodiscard]] const std::vector<model::RackSpec>& racks() const { return racks_; }
+    [[nodiscard]] const std::vector<model::ModelSpec>& models() const { return models_; }
+
+    /// Finds by canonical name or alias (case-insensitive; ' ', '-', '_' alike).
+    /// Throws InputError with "did you mean ..." when nothing matches.
+    [[nodiscard]] const model::AcceleratorSpec& accelerator(std::string_view name) const;
+    [[nodiscard]] const model::InterconnectSpec& interconnect(std::string_view name) const;
+    [[nodiscard]] const model::ServerSpec& server(std::string_view name) const;
+    [[nodiscard]] const model::RackSpec& rack(std::string_view name) const;
+    [[nodiscard]] const model::ModelSpec& model(std::string_view name) const;
+
+    /// Null when not found (no exception), for GUI fields.
+    [[nodiscard]] const model::AcceleratorSpec* find_accelerator(std::string_view name) const;
+    [[nodiscard]] const model::ModelSpec* find_model(std::string_view name) const;
+
+    /// A citation from hwdb/sources.yaml.
+    struct SourceRef {
+        std::string title;
+        std::string url;
+    };
+    /// Source tags ("S6") and what they cite.
+    [[nodiscard]] const std::map<std::string, SourceRef>& sources() const { return sources_; }
+
+    /// Throws InputError when an entry names a link, accelerator or server that is not loaded.
+    void check_references() const;
+
+private:
+    std::map<std::string, SourceRef> sources_;
+    std::vector<model::AcceleratorSpec> accelerators_;
+    std::vector<model::InterconnectSpec> interconnects_;
+    std::vector<model::ServerSpec> servers_;
+    std::vector<model::RackSpec> racks_;
+    std::vector<model::ModelSpec> models_;
+};
+
+/// The built-in hwdb folder plus `extra` folders and those in GPUPLAN_HWDB (colon-separated).
+[[nodiscard]] std::vector<std::filesystem::path> default_folders(
+    const std::vector<std::filesystem::path>& extra);
+
+/// Normalizes a name for matching: lowercase, with ' ', '_' turned into '-'.
+[[nodiscard]] std::string normalize_name(std::string_view name);
+
+}  // namespace gpuplan::hwdb

@@ -1,0 +1,87 @@
+#pragma once
+/// Strict YAML reading for hwdb and scenario files: every error names file:line:column and the
+/// key path; unknown keys, duplicate keys, missing units, anchors/aliases, tabs, non-UTF-8 bytes
+/// and absurd nesting are rejected before they can reach the core.
+
+#include "model/error.hpp"
+#include "model/unit_parser.hpp"
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuplan::hwdb::detail {
+
+/// Limits that keep a hostile file from exhausting memory or stack.
+inline constexpr std::size_t kMaxFileBytes = 16u << 20;
+inline constexpr int kMaxNesting = 64;
+
+/// Checks the raw text (size, UTF-8, tabs in indentation, nesting), parses it and rejects
+/// anchors, aliases and duplicate keys. Throws ConfigError.
+[[nodiscard]] YAML::Node parse_strict(std::string_view text, const std::string& file);
+
+/// Throws a ConfigError located at `node`.
+[[noreturn]] void fail(const YAML::Node& node, const std::string& file, const std::string& path,
+                       const std::string& message);
+
+/// Reads one YAML mapping, tracking which keys were used so that leftovers are reported as
+/// unknown keys (with a "did you mean" from the expected keys).
+class MapReader {
+public:
+    MapReader(YAML::Node node, std::string file, std::string path);
+
+    [[nodiscard]] bool has(const std::string& key) const;
+    [[nodiscard]] YAML::Node node() const { return node_; }
+    [[nodiscard]] const std::string& file() const { return file_; }
+    [[nodiscard]] std::string path_of(const std::string& key) const;
+
+    [[nodiscard]] std::string string(const std::string& key);
+    [[nodiscard]] std::optional<std::string> opt_string(const std::string& key);
+    [[nodiscard]] std::string string_or(const std::string& key, std::string fallback);
+    [[nodiscard]] int integer(const std::string& key, long long min, long long max);
+    [[nodiscard]] std::optional<int> opt_integer(const std::string& key, long long min, long long max);
+    [[nodiscard]] double number(const std::string& key, double min, double max);
+    [[nodiscard]] std::optional<double> opt_number(const std::string& key, double min, double max);
+    [[nodiscard]] bool boolean_or(const std::string& key, bool fallback);
+    /// A quantity with a unit, in SI, that must lie in (min, max] when `positive`, else [0, max].
+    [[nodiscard]] double quantity(const std::string& key, model::Dimension dim, bool positive = true);
+    [[nodiscard]] std::optional<double> opt_quantity(const std::string& key, model::Dimension dim,
+                                                     bool positive = true);
+    [[nodiscard]] model::Price price(const std::string& key);
+    [[nodiscard]] std::vector<std::string> string_list(const std::string& key);
+    /// A nested mapping (required).
+    [[nodiscard]] MapReader map(const std::string& key);
+    /// A nested sequence of mappings; empty when the key is absent.
+    [[nodiscard]] std::vector<MapReader> map_list(const std::string& key);
+    /// A nested mapping when present.
+    [[nodiscard]] std::optional<MapReader> opt_map(const std::string& key);
+
+    /// Throws for a value found at `key` (the message says what was expected).
+    [[noreturn]] void fail_at(const std::string& key, const std::string& message) const;
+    /// Throws for the mapping itself.
+    [[noreturn]] void fail_here(const std::string& message) const;
+
+    /// Throws for the first key that no accessor asked for (an unknown key), suggesting the
+    /// closest key that was asked for.
+    void finish() const;
+
+private:
+    YAML::Node get(const std::string& key, bool required);
+    std::string scalar(const std::string& key, const YAML::Node& n) const;
+
+    YAML::Node node_;
+    std::string file_;
+    std::string path_;
+    std::vector<std::string> asked_;  // every key an accessor asked for, present or not
+};
+
+/// The closest candidate by edit distance, when it is close enough to be a likely typo.
+[[nodiscard]] std::optional<std::string> closest(const std::string& word,
+                                                 const std::vector<std::string>& candidates);
+
+}  // namespace gpuplan::hwdb::detail

@@ -1,0 +1,146 @@
+#include "hwdb/model_yaml_writer.hpp"
+
+#include "model/error.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace gpuplan::hwdb {
+
+namespace {
+
+/// A YAML double-quoted scalar (YAML 1.2 §7.3.1): backslash, quote and control characters
+/// escaped, everything else (UTF-8 included) verbatim.
+std::string quoted(const std::string& s) {
+    std::string out = "\"";
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (ch == '"' || ch == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (ch == '\n') {
+            out += "\\n";
+        } else if (ch == '\t') {
+            out += "\\t";
+        } else if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += ch;
+        }
+    }
+    return out + "\"";
+}
+
+/// Shortest round-trip text of a double (std::to_chars without a format, C++17
+/// [charconv.to.chars]): 8030261248 stays an integer, 7.06e+10 keeps its exponent sign so that
+/// YAML 1.1 readers see a float too.
+std::string number(double v) {
+    GPUPLAN_CHECK(std::isfinite(v), "model_to_yaml: published count is not finite");
+    char buf[64];
+    const auto result = std::to_chars(buf, buf + sizeof buf, v);
+    GPUPLAN_CHECK(result.ec == std::errc(), "model_to_yaml: to_chars failed");
+    return std::string(buf, result.ptr);
+}
+
+const char* mlp_name(model::MlpKind k) {
+    return k == model::MlpKind::Gated ? "gated" : "plain";
+}
+const char* norm_name(model::NormKind k) {
+    return k == model::NormKind::RmsNorm ? "rmsnorm" : "layernorm";
+}
+const char* position_name(model::PositionKind k) {
+    return k == model::PositionKind::Rope ? "rope" : "learned";
+}
+
+} // namespace
+
+std::string model_to_yaml(const model::ModelSpec& m) {
+    const model::ModelSpec defaults;
+    std::string y = "schema: 1\nmodels:\n";
+    const auto line = [&y](const char* key, const std::string& value) {
+        y += std::string("    ") + key + ": " + value + "\n";
+    };
+    const auto integer = [&line](const char* key, int v) { line(key, std::to_string(v)); };
+    const auto sub = [&y](const char* key, int v) {
+        y += std::string("      ") + key + ": " + std::to_string(v) + "\n";
+    };
+
+    y += "  - name: " + quoted(m.name) + "\n";
+    if (!m.aliases.empty()) {
+        std::string list = "[";
+        for (std::size_t i = 0; i < m.aliases.size(); ++i) {
+            list += (i > 0 ? ", " : "") + quoted(m.aliases[i]);
+        }
+        line("aliases", list + "]");
+    }
+    line("family", quoted(m.family));
+    if (!m.hf_id.empty()) {
+        line("hf_id", quoted(m.hf_id));
+    }
+    integer("layers", m.layers);
+    integer("hidden_size", m.hidden_size);
+    integer("heads", m.heads);
+    integer("kv_heads", m.kv_heads);
+    integer("head_dim", m.head_dim);
+    integer("ffn_size", m.ffn_size);
+    if (m.mlp != defaults.mlp) {
+        line("mlp", mlp_name(m.mlp));
+    }
+    integer("vocab_size", m.vocab_size);
+    if (m.tied_embeddings != defaults.tied_embeddings) {
+        line("tied_embeddings", m.tied_embeddings ? "true" : "false");
+    }
+    integer("max_context", m.max_context);
+    line("attention", model::to_string(m.attention));
+    if (m.norm != defaults.norm) {
+        line("norm", norm_name(m.norm));
+    }
+    if (m.position != defaults.position) {
+        line("position", position_name(m.position));
+    }
+    if (m.qkv_bias) {
+        line("qkv_bias", "true");
+    }
+    if (m.linear_bias) {
+        line("linear_bias", "true");
+    }
+    if (m.qk_norm) {
+        line("qk_norm", "true");
+    }
+    if (m.norms_per_layer != defaults.norms_per_layer) {
+        integer("norms_per_layer", m.norms_per_layer);
+    }
+    if (m.mla) {
+        y += "    mla:\n";
+        sub("q_lora_rank", m.mla->q_lora_rank);
+        sub("kv_lora_rank", m.mla->kv_lora_rank);
+        sub("qk_nope_head_dim", m.mla->qk_nope_head_dim);
+        sub("qk_rope_head_dim", m.mla->qk_rope_head_dim);
+        sub("v_head_dim", m.mla->v_head_dim);
+    }
+    if (m.moe) {
+        y += "    moe:\n";
+        sub("experts", m.moe->experts);
+        sub("active_experts", m.moe->active_experts);
+        sub("shared_experts", m.moe->shared_experts);
+        sub("expert_ffn_size", m.moe->expert_ffn_size);
+        sub("first_dense_layers", m.moe->first_dense_layers);
+    }
+    if (m.sliding_window) {
+        y += "    sliding_window:\n";
+        sub("window", m.sliding_window->window);
+        sub("windowed_layers", m.sliding_window->windowed_layers);
+    }
+    line("published_params", number(m.published_params));
+    if (m.published_active_params != 0) {
+        line("published_active_params", number(m.published_active_params));
+    }
+    line("source", quoted(m.source));
+    return y;
+}
+
+} // namespace gpuplan::hwdb

@@ -1,0 +1,264 @@
+#include "hwdb/scenario_loader.hpp"
+
+#include "hwdb/detail/spec_readers.hpp"
+#include "hwdb/detail/yaml_reader.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace gpuplan::hwdb {
+namespace {
+
+using detail::MapReader;
+using model::Dimension;
+
+template <class Q> std::optional<Q> opt_q(MapReader& m, const std::string& key, Dimension dim) {
+    if (auto v = m.opt_quantity(key, dim)) {
+        return Q(*v);
+    }
+    return std::nullopt;
+}
+
+std::optional<bool> opt_bool(MapReader& m, const std::string& key) {
+    if (!m.has(key)) {
+        (void)m.opt_string(key);  // marks the key as known
+        return std::nullopt;
+    }
+    return m.boolean_or(key, false);
+}
+
+std::optional<model::Price> opt_price(MapReader& m, const std::string& key) {
+    if (!m.has(key)) {
+        (void)m.opt_string(key);
+        return std::nullopt;
+    }
+    return m.price(key);
+}
+
+// Runs a lookup that may throw InputError ("unknown ... did you mean") and relocates the error
+// to the key that named the entry.
+template <class F> auto at_key(MapReader& m, const std::string& key, F&& lookup) {
+    try {
+        return lookup();
+    } catch (const ConfigError&) {
+        throw;
+    } catch (const InputError& e) {
+        m.fail_at(key, e.what());
+    }
+}
+
+model::Precision read_precision(MapReader& m, const std::string& key, const model::Precision& fallback) {
+    const auto text = m.opt_string(key);
+    if (!text) {
+        return fallback;
+    }
+    return at_key(m, key, [&] { return model::parse_precision(*text); });
+}
+
+model::Precisions read_precisions(std::optional<MapReader> m) {
+    model::Precisions p;
+    if (!m) {
+        return p;
+    }
+    p.weights = read_precision(*m, "weights", p.weights);
+    p.activations = read_precision(*m, "activations", p.activations);
+    p.kv_cache = read_precision(*m, "kv_cache", p.kv_cache);
+    if (m->has("embeddings")) {
+        p.embeddings = read_precision(*m, "embeddings", p.weights);
+    } else {
+        (void)m->opt_string("embeddings");
+    }
+    m->finish();
+    return p;
+}
+
+model::EngineConfig read_engine(std::optional<MapReader> m) {
+    model::EngineConfig e;
+    if (!m) {
+        return e;
+    }
+    if (const auto kind = m->opt_string("kind")) {
+        const auto k = model::find_engine(*kind);
+        if (!k) {
+            m->fail_at("kind", "unknown engine '" + *kind + "'; use vllm, tensorrt-llm, sglang or llama.cpp");
+        }
+        e.kind = *k;
+    }
+    constexpr long long kMaxTokens = 1 << 28;
+    e.max_model_len = m->opt_integer("max_model_len", 1, kMaxTokens);
+    e.gpu_memory_utilization = m->opt_number("gpu_memory_utilization", 0.01, 1.0);
+    e.max_num_seqs = m->opt_integer("max_num_seqs", 1, 1 << 20);
+    e.max_num_batched_tokens = m->opt_integer("max_num_batched_tokens", 1, kMaxTokens);
+    e.block_size = m->opt_integer("block_size", 1, 1 << 16);
+    e.enable_prefix_caching = opt_bool(*m, "enable_prefix_caching");
+    e.enable_chunked_prefill = opt_bool(*m, "enable_chunked_prefill");
+    e.cuda_graphs = !m->boolean_or("enforce_eager", false);
+    if (const auto ar = m->opt_string("all_reduce")) {
+        if (*ar == "auto") {
+            e.all_reduce = model::AllReduceAlgorithm::Auto;
+        } else if (*ar == "ring") {
+            e.all_reduce = model::AllReduceAlgorithm::Ring;
+        } else if (*ar == "tree") {
+            e.all_reduce = model::AllReduceAlgorithm::Tree;
+        } else {
+            m->fail_at("all_reduce", "unknown algorithm '" + *ar + "'; use auto, ring or tree");
+        }
+    }
+    e.usable_memory = opt_q<Bytes>(*m, "usable_memory", Dimension::Bytes);
+    e.non_torch_memory = opt_q<Bytes>(*m, "non_torch_memory", Dimension::Bytes);
+    e.cuda_graph_memory = opt_q<Bytes>(*m, "cuda_graph_memory", Dimension::Bytes);
+    e.cuda_context_memory = opt_q<Bytes>(*m, "cuda_context_memory", Dimension::Bytes);
+    e.activation_memory = opt_q<Bytes>(*m, "activation_memory", Dimension::Bytes);
+    e.activation_workspace_factor = m->opt_number("activation_workspace_factor", 0.0, 100.0).value_or(1.0);
+    e.kv_cache_memory = opt_q<Bytes>(*m, "kv_cache_memory", Dimension::Bytes);
+    m->finish();
+    return e;
+}
+
+void read_hardware(MapReader m, const Database& db, model::Scenario& s) {
+    auto& d = s.deployment;
+    s.accelerator_ref = m.string("accelerator");
+    d.gpu = at_key(m, "accelerator", [&] { return db.accelerator(s.accelerator_ref); });
+    const model::ServerSpec* node = nullptr;
+    if (const auto n = m.opt_string("node")) {
+        s.node_ref = *n;
+        node = at_key(m, "node", [&] { return &db.server(*n); });
+        if (!node->accelerator.empty() && node->accelerator != d.gpu.name) {
+            m.fail_at("node", "node '" + node->name + "' holds " + node->accelerator + ", not " +
+                                  d.gpu.name + "; pick a matching node or leave 'node' out");
+        }
+    }
+    d.par.tp = m.opt_integer("tp", 1, 4096).value_or(1);
+    d.par.pp = m.opt_integer("pp", 1, 4096).value_or(1);
+    d.par.ep = m.opt_integer("ep", 1, 65536).value_or(1);
+    const auto dp = m.opt_integer("dp", 1, 1 << 20);
+    const auto count = m.opt_integer("count", 1, 1 << 24);
+    const int replica = d.par.tp * d.par.pp;
+    if (dp) {
+        d.par.dp = *dp;
+        if (count && *count != replica * *dp) {
+            m.fail_at("count", "count " + std::to_string(*count) + " is not tp × pp × dp = " +
+                                   std::to_string(replica * *dp) + "; fix one of them or leave count out");
+        }
+    } else if (count) {
+        if (*count % replica != 0) {
+            m.fail_at("count", "count " + std::to_string(*count) + " is not a multiple of tp × pp = " +
+                                   std::to_string(replica) + "; use a multiple or change tp/pp");
+        }
+        d.par.dp = *count / replica;
+    }
+    d.gpus = replica * d.par.dp;
+    d.gpus_per_node = m.opt_integer("gpus_per_node", 1, 1024).value_or(node ? node->accelerators : 8);
+    std::string intra = node ? node->intra_node_link
+                             : (!d.gpu.scale_up_link.empty() ? d.gpu.scale_up_link : d.gpu.host_link);
+    intra = m.string_or("intra_node_link", intra);
+    d.intra_node_link = at_key(m, "intra_node_link", [&] { return db.interconnect(intra); });
+    std::string inter = node ? node->inter_node_link : "";
+    inter = m.string_or("inter_node_link", inter);
+    if (!inter.empty()) {
+        d.inter_node_link = at_key(m, "inter_node_link", [&] { return db.interconnect(inter); });
+    }
+    m.finish();
+}
+
+void read_workload(std::optional<MapReader> m, model::Workload& w) {
+    if (!m) {
+        return;
+    }
+    w.input_tokens = m->opt_integer("input_tokens", 1, 1 << 28).value_or(w.input_tokens);
+    w.output_tokens = m->opt_integer("output_tokens", 1, 1 << 28).value_or(w.output_tokens);
+    w.concurrency = m->opt_integer("concurrency", 1, 1 << 24).value_or(w.concurrency);
+    w.requests_per_s = m->opt_number("requests_per_s", 1e-9, 1e9);
+    m->finish();
+}
+
+void read_slo(std::optional<MapReader> m, model::Slo& slo) {
+    if (!m) {
+        return;
+    }
+    slo.ttft = opt_q<Seconds>(*m, "ttft", Dimension::Seconds);
+    slo.tpot = opt_q<Seconds>(*m, "tpot", Dimension::Seconds);
+    slo.e2e = opt_q<Seconds>(*m, "e2e", Dimension::Seconds);
+    slo.percentile = m->opt_number("percentile", 1, 100).value_or(99);
+    m->finish();
+}
+
+void read_power(std::optional<MapReader> m, model::PowerBudget& p) {
+    if (!m) {
+        return;
+    }
+    p.gpu_cap = opt_q<Watts>(*m, "gpu_cap", Dimension::Watts);
+    p.node_cap = opt_q<Watts>(*m, "node_cap", Dimension::Watts);
+    p.rack_budget = opt_q<Watts>(*m, "rack_budget", Dimension::Watts);
+    p.pue = m->opt_number("pue", 1.0, 5.0);
+    m->finish();
+}
+
+void read_prices(std::optional<MapReader> m, model::Prices& p) {
+    if (!m) {
+        return;
+    }
+    p.gpu_hour = opt_price(*m, "gpu_hour");
+    p.gpu_purchase = opt_price(*m, "gpu_purchase");
+    p.electricity = opt_price(*m, "electricity");
+    const auto expect_basis = [&](const std::optional<model::Price>& price, const char* key,
+                                  model::PriceBasis basis, const char* example) {
+        if (price && price->per != basis) {
+            m->fail_at(key, std::string("wrong price unit; write e.g. '") + example + "'");
+        }
+    };
+    expect_basis(p.gpu_hour, "gpu_hour", model::PriceBasis::Hour, "$2.10/h");
+    expect_basis(p.gpu_purchase, "gpu_purchase", model::PriceBasis::Once, "$25000");
+    expect_basis(p.electricity, "electricity", model::PriceBasis::KilowattHour, "0.6 CNY/kWh");
+    m->finish();
+}
+
+}  // namespace
+
+model::Scenario parse_scenario(std::string_view text, const std::string& file, const Database& db) {
+    MapReader root(detail::parse_strict(text, file), file, "");
+    const int schema = root.integer("schema", 1, 1000);
+    if (schema != 1) {
+        root.fail_at("schema", "unsupported schema version " + std::to_string(schema) + "; this gpuplan reads schema 1");
+    }
+    model::Scenario s;
+    s.name = root.string_or("name", std::filesystem::path(file).stem().string());
+    s.description = root.string_or("description", "");
+    if (!root.has("model")) {
+        root.fail_here("missing required key 'model' (a catalog name such as 'llama-3.1-8b', or an inline architecture)");
+    }
+    if (root.node()["model"].IsMap()) {
+        MapReader inline_model = root.map("model");
+        s.deployment.model = detail::read_model(inline_model);
+    } else {
+        s.model_ref = root.string("model");
+        s.deployment.model = at_key(root, "model", [&] { return db.model(s.model_ref); });
+    }
+    read_hardware(root.map("hardware"), db, s);
+    s.deployment.prec = read_precisions(root.opt_map("precision"));
+    s.deployment.engine = read_engine(root.opt_map("engine"));
+    read_workload(root.opt_map("workload"), s.workload);
+    read_slo(root.opt_map("slo"), s.slo);
+    read_power(root.opt_map("power"), s.power);
+    read_prices(root.opt_map("prices"), s.prices);
+    s.seed = static_cast<std::uint64_t>(root.opt_integer("seed", 0, 2147483647).value_or(1));
+    root.finish();
+    try {
+        model::validate(s.deployment);
+    } catch (const InvalidArgument& e) {
+        detail::fail(root.node()["hardware"], file, "hardware", e.what());
+    }
+    return s;
+}
+
+model::Scenario load_scenario(const std::filesystem::path& path, const Database& db) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw InputError(path.string() + ": cannot open the scenario file; check the path");
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return parse_scenario(ss.str(), path.string(), db);
+}
+
+}  // namespace gpuplan::hwdb

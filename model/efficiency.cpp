@@ -1,0 +1,107 @@
+#include "model/efficiency.hpp"
+
+namespace gpuplan::model {
+
+namespace {
+
+// The default curves. None is fitted: each is a round number read off published kernel
+// measurements and stated as a default for calib/ to replace.
+//
+// GEMM plateau 0.70 of the dense peak: cuBLAS BF16 on H100 SXM reaches roughly 650-750 of 989
+// TFLOPS on large square shapes (NVIDIA Hopper tuning guide; LLMCompass, Zhang et al. ISCA 2024,
+// fig. 5 for A100 at ~0.7-0.8). The half-saturation M of 256 tokens matches the H100 FP8
+// DeepGEMM rows of shared/data/blis (mfu 0.29-0.39 at M = 256, 0.41-0.50 at 512, ~0.6 at 4096
+// against a 0.63 plateau), which is also where small-M GEMMs turn from memory- to compute-bound.
+constexpr double kGemmMax = 0.70;
+constexpr double kGemmMHalf = 256.0;
+// FP8 DeepGEMM plateaus at 0.63 of the FP8 peak in the same data (0.63 / 0.70 = 0.9); INT8 and
+// FP4 paths are assumed alike [U].
+constexpr double kLowPrecisionScale = 0.9;
+
+// Streaming bandwidth plateau 0.85 of the datasheet bandwidth (STREAM-like copies reach ~0.85-0.9
+// on HBM3; decode attention in shared/data/blis reaches 0.93 at 60+ MB per call) and half
+// saturation at 2 MiB per kernel (kernels too small to fill every SM).
+constexpr double kMemoryMax = 0.85;
+constexpr double kMemoryHalf = 2.0 * 1024 * 1024;
+
+// FlashAttention-3 prefill on H100 (shared/data/blis mha/prefill, BF16): mfu 0.64 at 4K tokens,
+// 0.73 at 8K, 0.77 at 16K; FlashAttention-2 on A100 reaches ~0.7 (Dao 2023, fig. 4). A 0.7
+// plateau with half saturation at 1K tokens is a middle ground for unknown GPUs.
+constexpr double kAttnPrefillMax = 0.7;
+constexpr double kAttnPrefillHalf = 1024.0;
+
+// FlashInfer paged decode on H100 (shared/data/blis mha/decode): 0.93 of 3.35 TB/s once a call
+// reads 60+ MB; small calls are dominated by fixed costs, which the launch overhead covers.
+constexpr double kAttnDecodeMax = 0.9;
+constexpr double kAttnDecodeHalf = 4.0 * 1024 * 1024;
+
+// NCCL ring all-reduce reaches ~0.8 of the per-direction link bandwidth as bus bandwidth on
+// NVLink for large messages (nccl-tests README, "busbw"); small messages are latency-bound:
+// shared/data/vidur network/h100_dgx all_reduce shows 20-40 µs for 2 KB-2 MB on 8 H100s, i.e.
+// roughly 10 µs of software overhead on top of the per-hop latency.
+constexpr double kCommMax = 0.8;
+constexpr double kCollectiveOverhead = 10e-6;
+
+// Launch costs: ~4 µs per eager PyTorch kernel launch on the host, ~1.5 µs between kernels
+// replayed from a CUDA graph (NVIDIA CUDA Graphs blog, 2019). Per-step engine overhead 0.5 ms:
+// vLLM V1's scheduler, input preparation and sampling not hidden by async scheduling
+// (engine-semantics §2.5 says it is not a documented constant) [U].
+constexpr double kLaunch = 4e-6;
+constexpr double kGraphLaunch = 1.5e-6;
+constexpr double kStepOverhead = 0.5e-3;
+
+// No validation has been run on these constants; the band is a stated guess, to be replaced
+// by the residuals of a fitted profile.
+constexpr double kGuessMape = 0.30;
+constexpr double kGuessP90 = 0.50;
+
+}  // namespace
+
+double GemmEfficiency::at(double m, double nk, ComputeType type) const {
+    const auto i = static_cast<std::size_t>(type);
+    const double scale = i < dtype_scale.size() ? dtype_scale[i] : 1.0;
+    double eff = e_max * scale;
+    if (m_half > 0.0) {
+        eff *= m > 0.0 ? m / (m + m_half) : 0.0;
+    }
+    if (nk_half > 0.0) {
+        eff *= nk > 0.0 ? nk / (nk + nk_half) : 0.0;
+    }
+    return eff;
+}
+
+const char* to_string(ProvenanceKind kind) {
+    switch (kind) {
+    case ProvenanceKind::SpecSheet: return "spec-sheet";
+    case ProvenanceKind::Microbenchmark: return "microbenchmark";
+    case ProvenanceKind::EngineProfile: return "engine-profile";
+    }
+    return "spec-sheet";
+}
+
+EfficiencyProfile default_profile() {
+    EfficiencyProfile p;
+    p.name = "default";
+    p.gemm.e_max = kGemmMax;
+    p.gemm.m_half = kGemmMHalf;
+    p.gemm.nk_half = 0.0;
+    p.gemm.dtype_scale.fill(1.0);
+    p.gemm.dtype_scale[static_cast<std::size_t>(ComputeType::Fp8)] = kLowPrecisionScale;
+    p.gemm.dtype_scale[static_cast<std::size_t>(ComputeType::Int8)] = kLowPrecisionScale;
+    p.gemm.dtype_scale[static_cast<std::size_t>(ComputeType::Fp4)] = kLowPrecisionScale;
+    p.memory = {kMemoryMax, kMemoryHalf};
+    p.attention_prefill = {kAttnPrefillMax, kAttnPrefillHalf};
+    p.attention_decode = {kAttnDecodeMax, kAttnDecodeHalf};
+    p.comm.bandwidth = {kCommMax, 0.0};
+    p.comm.collective_overhead = Seconds(kCollectiveOverhead);
+    p.launch_overhead = Seconds(kLaunch);
+    p.graph_launch_overhead = Seconds(kGraphLaunch);
+    p.step_overhead = Seconds(kStepOverhead);
+    p.provenance = {ProvenanceKind::SpecSheet, "",
+                    "spec-sheet defaults: datasheet peaks with round efficiencies from published "
+                    "kernel figures, not fitted"};
+    p.error_band = {kGuessMape, kGuessP90, 0, "not validated: a stated guess"};
+    return p;
+}
+
+}  // namespace gpuplan::model

@@ -1,0 +1,484 @@
+#include "model/memory.hpp"
+
+#include "model/detail/shapes.hpp"
+#include "model/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace gpuplan::model {
+
+namespace {
+
+using detail::Shapes;
+using detail::Stage;
+
+// Total memory CUDA reports relative to the physical size: an 80 GiB H100 reports 79.22 GiB
+// (vLLM PR #10511 log, engine-semantics §1.6), an RTX 4090 (24 GiB) 23.65 GiB. 0.99 is the
+// H100 ratio; smaller cards lose a slightly larger share [U].
+constexpr double kCudaVisibleFraction = 0.99;
+
+// CUDA context and framework start-up per GPU (PyTorch + NCCL communicator init) sits in
+// "used" before vLLM's first snapshot, so it is paid from the (1 − utilization) headroom
+// (engine-semantics §1.1 step 1). 0.5 GiB is typical on Hopper with PyTorch 2.x [U];
+// llama.cpp's bare CUDA context is smaller (~0.3 GiB) [U].
+constexpr double kCudaContext = 0.5 * kGiB;
+constexpr double kCudaContextLlamaCpp = 0.3 * kGiB;
+
+// Non-torch memory (engine-semantics §1.6): 0.20-0.33 GiB in recent single-GPU vLLM logs
+// (issues 14452, PR 14447), 1.79 GiB in an older H100 log; it doubled from TP1 to TP2 in that
+// log (+1.79 GiB of NCCL and custom all-reduce buffers). Defaults: 0.4 GiB, plus 1.8 GiB with
+// tensor parallelism (growth beyond TP2 unmeasured, assumed flat [U]) and 0.25 GiB of NCCL p2p
+// buffers with pipeline parallelism [U].
+constexpr double kNonTorchBase = 0.4 * kGiB;
+constexpr double kNonTorchTp = 1.8 * kGiB;
+constexpr double kNonTorchPp = 0.25 * kGiB;
+
+// CUDA graphs: vLLM V1 piecewise capture takes 6-28 MiB per captured size (PR 22897; 0.21 GiB
+// for 35 sizes of Llama-3.2-1B in PR 11349, 0.36 GiB for 16 sizes in the v0.27 estimate):
+// 10 MiB per size [U].
+constexpr double kGraphPerSize = 10.0 * kMiB;
+
+// The profiling step's sampler holds fp32 logits for every dummy request plus softmax and
+// sorted copies (top-p/top-k): about three vocab-wide fp32 tensors per request [U]. With the
+// layer workspace below this reproduces 1.15 GiB for Llama-3-8B at 8192 tokens and 256
+// sequences against 1.26 GiB logged (PR 10511).
+constexpr double kSamplerCopies = 3.0;
+constexpr double kLogitBytes = 4.0;
+
+double cdiv(double a, double b) { return std::ceil(a / b); }
+
+std::string gib(Bytes b) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b.si() / kGiB);
+    return buf;
+}
+
+std::string num(double v, int decimals = 2) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+/// Bytes per element of the small 16-bit tensors (biases, norms, router): the model dtype.
+double small_bytes(const Precisions& p) {
+    return p.weights.bits_per_element >= 16.0 ? p.weights.bytes_per_element() : 2.0;
+}
+
+/// Weight bytes of one stage on one rank.
+Bytes stage_weights(const Shapes& s, const Stage& st, const Precisions& p) {
+    const double wb = p.weights.bytes_per_element();
+    const double sb = small_bytes(p);
+    const double eb = embedding_precision(p).bytes_per_element();
+    const double dense_layers = st.layers - st.moe_layers;
+    double bytes = st.layers * (s.attn_linear * wb + (s.attn_small + s.norms) * sb);
+    bytes += dense_layers * (s.dense_linear * wb + s.dense_small * sb);
+    if (st.moe_layers > 0) {
+        const double experts = s.experts_rank * s.expert_shard;
+        bytes += st.moe_layers * ((experts * s.expert_linear + s.shared_linear_rank) * wb +
+                                  (s.router + experts * s.expert_small + s.shared_small_rank) * sb);
+    }
+    if (st.first) {
+        bytes += s.embedding / s.tp * eb;  // VocabParallelEmbedding
+    }
+    if (st.last) {
+        bytes += s.final_norm * sb;
+        // A tied LM head shares the embedding on one stage; with PP the last stage holds a copy.
+        const double head = s.lm_head > 0 ? s.lm_head : (s.pp > 1 ? s.vocab * s.h : 0.0);
+        bytes += head / s.tp * eb;
+    }
+    return Bytes(bytes);
+}
+
+/// Activation peak per rank of a forward step of `tokens` tokens over `requests` requests.
+Bytes activation_peak(const Shapes& s, const Precisions& p, double tokens, double requests) {
+    const double ab = p.activations.bytes_per_element() < 2.0 ? 2.0
+                                                              : p.activations.bytes_per_element();
+    // Live tensors at the peak of one layer: the hidden state and residual (2h) plus the larger
+    // of the attention block's outputs (QKV, attention output) and the MLP's (gate/up output
+    // and the activated product; fused_moe's per-top-k caches for MoE). Layers run one at a
+    // time, so the peak is one layer's, not the sum.
+    double attn = s.q_width_rank + s.kv_width_rank + s.o_in_rank;
+    if (s.mla) {
+        attn += s.kv_lora + s.rope + s.heads_rank * (s.nope + s.v_dim);
+    }
+    const double mats = s.gated ? 3.0 : 2.0;
+    double mlp = s.dense_layers > 0 ? mats * s.ffn_rank : 0.0;
+    if (s.moe) {
+        // Each token is routed to top_k experts; with EP a rank receives on average as many
+        // routed rows as it sends, so the per-token count is top_k either way.
+        const double moe = s.top_k * (mats * s.expert_ffn_rank + s.h) +
+                           s.shared_experts * mats * s.expert_ffn_rank +
+                           s.experts * kLogitBytes / ab;
+        mlp = std::max(mlp, moe);
+    }
+    const double per_token = ab * (2.0 * s.h + std::max(attn, mlp));
+    const double logits = requests * s.vocab * kLogitBytes * kSamplerCopies;
+    return Bytes(tokens * per_token + logits);
+}
+
+Bytes visible_capacity(const Deployment& d) {
+    return d.engine.usable_memory.value_or(d.gpu.memory * kCudaVisibleFraction);
+}
+
+Bytes non_torch_for(const Deployment& d) {
+    if (d.engine.non_torch_memory) {
+        return *d.engine.non_torch_memory;
+    }
+    return default_non_torch_memory(d);
+}
+
+Bytes graphs_for(const Deployment& d) {
+    if (d.engine.cuda_graph_memory) {
+        return *d.engine.cuda_graph_memory;
+    }
+    return default_cuda_graph_memory(d);
+}
+
+Bytes context_for(const Deployment& d) {
+    if (d.engine.cuda_context_memory) {
+        return *d.engine.cuda_context_memory;
+    }
+    return Bytes(d.engine.kind == EngineKind::LlamaCpp ? kCudaContextLlamaCpp : kCudaContext);
+}
+
+Bytes activations_for(const Deployment& d, const Shapes& s, const EngineSettings& e) {
+    if (d.engine.activation_memory) {
+        return *d.engine.activation_memory;
+    }
+    const double tokens = e.max_num_batched_tokens;
+    // vLLM's profile run splits the tokens over min(tokens, max_num_seqs) dummy requests, each
+    // computing logits (gpu_model_runner `_dummy_run`, engine-semantics §1.1 step 3). llama.cpp
+    // sizes its compute buffer for a worst-case ubatch that outputs every token.
+    const double requests = e.kind == EngineKind::LlamaCpp
+                                ? tokens
+                                : std::min<double>(tokens, e.max_num_seqs);
+    return activation_peak(s, d.prec, tokens, requests) * d.engine.activation_workspace_factor;
+}
+
+/// vLLM's block arithmetic on one stage (engine-semantics §1.2-1.4), filling kv_blocks,
+/// kv_tokens and max_concurrency from the budget.
+void vllm_blocks(MemoryEstimate& r, const Shapes& s, const Stage& st, const EngineSettings& e,
+                 double kv_layer_bytes) {
+    const double bs = e.block_size;
+    const double len = e.max_model_len;
+    const double page = bs * kv_layer_bytes;  // one layer, one block
+    const double pages = r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / page) : 0.0;
+    const int n_win = st.windowed_layers;
+    const int n_full = st.layers - n_win;
+    // Sliding-window layers keep min(window − 1 + max_num_batched_tokens, L) tokens plus one
+    // block (kv_cache_interface.py max_memory_usage_bytes).
+    const double win_blocks =
+        s.window > 0 ? cdiv(std::min<double>(s.window - 1.0 + e.max_num_batched_tokens, len), bs) + 1
+                     : 0.0;
+    double blocks = 0;
+    double tokens = 0;
+    double per_request = 0;
+    if (n_win == 0 || n_full == 0) {
+        blocks = std::floor(pages / st.layers);
+        tokens = blocks * bs;
+        per_request = n_win == 0 ? cdiv(len, bs) : win_blocks;
+    } else {
+        // Hybrid allocator: group_size = min(#layers per type), or the max when max < 1.5 × min;
+        // every group draws blocks from one pool (kv_cache_utils.py, §1.3).
+        const double mn = std::min(n_full, n_win);
+        const double mx = std::max(n_full, n_win);
+        const double group = mx < 1.5 * mn ? mx : mn;
+        const double full_groups = cdiv(n_full, group);
+        const double win_groups = cdiv(n_win, group);
+        blocks = std::floor(pages / group);
+        tokens = std::floor(blocks / (full_groups + win_groups)) * bs;
+        per_request = full_groups * cdiv(len, bs) + win_groups * win_blocks;
+    }
+    r.kv_blocks = static_cast<std::int64_t>(blocks);
+    r.kv_tokens = static_cast<std::int64_t>(tokens);
+    r.max_concurrency = per_request > 0 ? blocks / per_request : 0.0;
+}
+
+MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage& st,
+                              const EngineSettings& e, int stage_index) {
+    MemoryEstimate r;
+    r.engine = e;
+    r.binding_stage = stage_index;
+    r.capacity = visible_capacity(d);
+    r.weights = stage_weights(s, st, d.prec);
+    r.activations = activations_for(d, s, e);
+    r.non_torch = non_torch_for(d);
+    r.cuda_graphs = graphs_for(d);
+    r.cuda_context = context_for(d);
+    r.overhead = r.non_torch + r.cuda_graphs + r.cuda_context;
+
+    const double kvb = d.prec.kv_cache.bytes_per_element();
+    const double kv_layer = s.kv_elems_rank * kvb;  // one token, one layer, this rank
+    r.kv_per_token = Bytes(st.layers * kv_layer);
+    r.kv_per_token_model = Bytes(s.layers * s.kv_elems_model * kvb);
+    const double len = e.max_model_len;
+    const double windowed_len = s.window > 0 ? std::min<double>(len, s.window) : len;
+    r.kv_per_sequence = Bytes(((st.layers - st.windowed_layers) * len +
+                               st.windowed_layers * windowed_len) * kv_layer);
+
+    const Bytes fixed = r.weights + r.activations + r.non_torch + r.cuda_graphs;
+    switch (e.kind) {
+    case EngineKind::Vllm: {
+        r.requested = r.capacity * e.memory_fraction;
+        r.kv_budget = d.engine.kv_cache_memory.value_or(r.requested - fixed);
+        vllm_blocks(r, s, st, e, kv_layer);
+        r.total_used = r.cuda_context + fixed + std::max(r.kv_budget, Bytes(0));
+        break;
+    }
+    case EngineKind::TensorRtLlm: {
+        // available_kv = (total − peak) × free_gpu_memory_fraction, peak including non-torch
+        // memory and the context (_util.py, engine-semantics §3.2).
+        const Bytes free_after = r.capacity - r.cuda_context - fixed;
+        r.kv_budget = d.engine.kv_cache_memory.value_or(free_after * e.memory_fraction);
+        const double tokens = r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / r.kv_per_token.si())
+                                                   : 0.0;
+        r.kv_blocks = static_cast<std::int64_t>(std::floor(tokens / e.block_size));
+        r.kv_tokens = r.kv_blocks * e.block_size;
+        r.max_concurrency = r.kv_blocks / cdiv(len, e.block_size);
+        r.total_used = r.cuda_context + fixed + std::max(r.kv_budget, Bytes(0));
+        r.requested = r.total_used;
+        break;
+    }
+    case EngineKind::Sglang: {
+        // rest = available_after_load − total × (1 − mem_fraction_static)
+        //      = total × mem_fraction_static − weights − context − NCCL (model_runner.py
+        // profile_max_num_token, §4.1); activations and graphs live in the rest.
+        r.requested = r.capacity * e.memory_fraction;
+        r.kv_budget = d.engine.kv_cache_memory.value_or(r.requested - r.weights - r.cuda_context -
+                                                        r.non_torch);
+        const double tokens = r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / r.kv_per_token.si())
+                                                   : 0.0;
+        const double pages = std::floor(tokens / e.block_size);
+        r.kv_blocks = static_cast<std::int64_t>(pages);
+        r.kv_tokens = static_cast<std::int64_t>(pages * e.block_size);
+        r.max_concurrency = static_cast<double>(r.kv_tokens) / len;
+        r.total_used = r.cuda_context + fixed + std::max(r.kv_budget, Bytes(0));
+        break;
+    }
+    case EngineKind::LlamaCpp: {
+        // The KV cache is allocated up front for n_ctx = max_model_len × n_parallel tokens,
+        // padded to 256 (llama-kv-cache.cpp, §5); nothing is derived from free memory.
+        const double ctx = cdiv(len * e.max_num_seqs, e.block_size) * e.block_size;
+        r.kv_budget = d.engine.kv_cache_memory.value_or(Bytes(ctx * r.kv_per_token.si()));
+        r.kv_tokens = static_cast<std::int64_t>(ctx);
+        r.kv_blocks = static_cast<std::int64_t>(ctx / e.block_size);
+        r.total_used = r.cuda_context + fixed + r.kv_budget;
+        r.requested = r.total_used;
+        r.max_concurrency = r.total_used <= r.capacity ? e.max_num_seqs : 0.0;
+        break;
+    }
+    }
+    r.free = r.capacity - r.total_used;
+    r.effective_concurrency = std::min<double>(e.max_num_seqs, std::floor(r.max_concurrency));
+    r.concurrency_limit = e.max_num_seqs <= r.max_concurrency ? ConcurrencyLimit::MaxNumSeqs
+                                                              : ConcurrencyLimit::KvCache;
+
+    const std::string where = s.pp > 1 ? "stage " + std::to_string(stage_index) + ": " : "";
+    bool fits = true;
+    if (r.kv_budget.si() <= 0) {
+        fits = false;
+        r.reasons.push_back(where + "no memory is left for the KV cache: weights " +
+                            gib(r.weights) + " + activations " + gib(r.activations) +
+                            " + non-torch " + gib(r.non_torch) + " + CUDA graphs " +
+                            gib(r.cuda_graphs) + " exceed the " + gib(r.requested) +
+                            " the engine may use by " + gib(-r.kv_budget));
+    } else if (r.max_concurrency < 1.0) {
+        fits = false;
+        r.reasons.push_back(where + "the KV cache (" + gib(r.kv_budget) + ", " +
+                            std::to_string(r.kv_tokens) + " tokens) cannot hold one sequence of " +
+                            std::to_string(e.max_model_len) + " tokens (" +
+                            gib(r.kv_per_sequence) + "); lower max_model_len or free memory");
+    }
+    if (r.free.si() < 0) {
+        fits = false;
+        r.reasons.push_back(where + "the process needs " + gib(r.total_used) + " but the GPU has " +
+                            gib(r.capacity) + " (" + gib(-r.free) + " short" +
+                            (e.kind == EngineKind::Vllm || e.kind == EngineKind::Sglang
+                                 ? "; lower gpu_memory_utilization " + num(e.memory_fraction)
+                                 : std::string()) +
+                            ")");
+    }
+    if (fits && r.concurrency_limit == ConcurrencyLimit::MaxNumSeqs &&
+        e.kind != EngineKind::LlamaCpp) {
+        r.reasons.push_back(where + "max_num_seqs " + std::to_string(e.max_num_seqs) +
+                            " binds before the KV cache: " + num(r.max_concurrency) +
+                            " sequences of " + std::to_string(e.max_model_len) +
+                            " tokens would fit, so " +
+                            num(100.0 * (1.0 - e.max_num_seqs / r.max_concurrency), 0) +
+                            " % of the KV cache stays idle at full length");
+    }
+    r.fits = fits;
+    return r;
+}
+
+}  // namespace
+
+const char* to_string(ConcurrencyLimit limit) {
+    switch (limit) {
+    case ConcurrencyLimit::KvCache: return "kv-cache";
+    case ConcurrencyLimit::MaxNumSeqs: return "max-num-seqs";
+    }
+    return "kv-cache";
+}
+
+Bytes default_non_torch_memory(const Deployment& d) {
+    if (d.engine.kind == EngineKind::LlamaCpp) {
+        return Bytes(0);  // no NCCL; cuBLAS workspaces live in its compute buffer
+    }
+    double b = kNonTorchBase;
+    if (d.par.tp > 1) {
+        b += kNonTorchTp;
+    }
+    if (d.par.pp > 1) {
+        b += kNonTorchPp;
+    }
+    return Bytes(b);
+}
+
+Bytes default_cuda_graph_memory(const Deployment& d) {
+    return Bytes(kGraphPerSize * resolve_engine(d).cuda_graph_sizes);
+}
+
+Bytes default_activation_memory(const Deployment& d) {
+    const Shapes s = detail::make_shapes(d.model, d.par);
+    const EngineSettings e = resolve_engine(d);
+    const double tokens = e.max_num_batched_tokens;
+    const double requests = e.kind == EngineKind::LlamaCpp
+                                ? tokens
+                                : std::min<double>(tokens, e.max_num_seqs);
+    return activation_peak(s, d.prec, tokens, requests);
+}
+
+MemoryEstimate estimate_memory(const Deployment& d) {
+    validate(d);
+    const Shapes s = detail::make_shapes(d.model, d.par);
+    const EngineSettings e = resolve_engine(d);
+    MemoryEstimate best;
+    bool all_fit = true;
+    std::vector<std::string> reasons;
+    for (int i = 0; i < d.par.pp; ++i) {
+        const Stage st = detail::pipeline_stage(d.model, d.par.pp, i);
+        MemoryEstimate r = stage_estimate(d, s, st, e, i);
+        all_fit = all_fit && r.fits;
+        for (auto& reason : r.reasons) {
+            reasons.push_back(std::move(reason));
+        }
+        const bool worse = i == 0 || r.max_concurrency < best.max_concurrency ||
+                           (r.max_concurrency == best.max_concurrency &&
+                            r.kv_budget < best.kv_budget);
+        if (worse) {
+            best = std::move(r);
+        }
+    }
+    best.fits = all_fit;
+    best.reasons = std::move(reasons);
+    return best;
+}
+
+Bytes model_weight_bytes(const ModelSpec& m, const Precisions& p) {
+    Parallelism one;
+    const Shapes s = detail::make_shapes(m, one);
+    Stage all;
+    all.layers = m.layers;
+    all.moe_layers = s.moe_layers;
+    all.windowed_layers = s.windowed_layers;
+    return stage_weights(s, all, p);
+}
+
+Bytes kv_bytes_per_token(const ModelSpec& m, const Precision& kv, int tp) {
+    Parallelism par;
+    par.tp = tp;
+    const Shapes s = detail::make_shapes(m, par);
+    return Bytes(m.layers * s.kv_elems_rank * kv.bytes_per_element());
+}
+
+Bytes kv_bytes_per_sequence(const ModelSpec& m, const Precision& kv, int context, int tp) {
+    Parallelism par;
+    par.tp = tp;
+    const Shapes s = detail::make_shapes(m, par);
+    const double per_layer = s.kv_elems_rank * kv.bytes_per_element();
+    const double windowed = s.window > 0 ? std::min(context, s.window) : context;
+    return Bytes(((m.layers - s.windowed_layers) * static_cast<double>(context) +
+                  s.windowed_layers * windowed) *
+                 per_layer);
+}
+
+std::optional<int> max_context_at_concurrency(const Deployment& d, int n) {
+    if (n < 1) {
+        throw InvalidArgument("max_context_at_concurrency: concurrency " + std::to_string(n) +
+                              " is below 1; ask for at least one sequence");
+    }
+    const auto holds = [&](int ctx) {
+        Deployment probe = d;
+        probe.engine.max_model_len = ctx;
+        const MemoryEstimate m = estimate_memory(probe);
+        return m.kv_budget.si() > 0 && m.free.si() >= 0 && m.max_concurrency >= n;
+    };
+    int lo = 1;
+    int hi = d.model.max_context;
+    if (!holds(lo)) {
+        return std::nullopt;
+    }
+    if (holds(hi)) {
+        return hi;
+    }
+    while (hi - lo > 1) {  // holds(lo) && !holds(hi)
+        const int mid = lo + (hi - lo) / 2;
+        (holds(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+double max_concurrency_at_context(const Deployment& d, int context) {
+    Deployment probe = d;
+    probe.engine.max_model_len = context;
+    return estimate_memory(probe).max_concurrency;
+}
+
+std::optional<GpuPlan> fewest_gpus(const Deployment& d, int min_concurrency, int max_gpus) {
+    const int tp_cap = std::min(8, d.gpus_per_node);
+    for (int total = 1; total <= max_gpus; ++total) {
+        for (int tp = tp_cap; tp >= 1; tp /= 2) {
+            if ((tp & (tp - 1)) != 0 || total % tp != 0) {
+                continue;
+            }
+            const int pp = total / tp;
+            Deployment probe = d;
+            probe.par = Parallelism{tp, pp, 1, d.par.ep > 1 ? tp : 1};
+            probe.gpus = total;
+            try {
+                validate(probe);
+            } catch (const InvalidArgument&) {
+                continue;  // heads or layers do not split this way
+            }
+            MemoryEstimate m = estimate_memory(probe);
+            if (m.fits && m.effective_concurrency >= min_concurrency) {
+                return GpuPlan{probe.par, total, std::move(m)};
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+HostRamAdvice host_ram_advice(const Deployment& d) {
+    HostRamAdvice a;
+    a.gpus_per_node = std::min(d.gpus, d.gpus_per_node);
+    a.gpu_memory = d.gpu.memory * a.gpus_per_node;
+    a.rule_of_thumb = a.gpu_memory * 2.0;
+    a.weight_file = model_weight_bytes(d.model, d.prec);
+    if (a.weight_file > a.rule_of_thumb) {
+        a.recommended = a.weight_file;
+        a.reason = "the weight file (" + gib(a.weight_file) +
+                   ") is larger than twice the node's GPU memory; loading maps it through the "
+                   "page cache";
+    } else {
+        a.recommended = a.rule_of_thumb;
+        a.reason = "rule of thumb: system RAM at least twice the node's GPU memory (" +
+                   std::to_string(a.gpus_per_node) + " × " + gib(d.gpu.memory) + ")";
+    }
+    return a;
+}
+
+}  // namespace gpuplan::model

@@ -1,0 +1,67 @@
+#pragma once
+/// A planning question as a value: a deployment plus the load, the SLOs, the power budget and
+/// the prices. The scenario YAML (docs/scenario-schema.md) maps onto it one to one; the CLI
+/// and the GUI both read and write it.
+
+#include "model/deployment.hpp"
+#include "model/money.hpp"
+#include "model/units.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gpuplan::model {
+
+/// The load to serve. Lengths are tokens per request.
+struct Workload {
+    int input_tokens = 1024;
+    int output_tokens = 256;
+    int concurrency = 1;                      ///< sequences in flight (closed loop)
+    std::optional<double> requests_per_s;     ///< open-loop arrival rate, when given
+    friend bool operator==(const Workload&, const Workload&) = default;
+};
+
+/// Latency objectives, each at `percentile`.
+struct Slo {
+    std::optional<Seconds> ttft;
+    std::optional<Seconds> tpot;
+    std::optional<Seconds> e2e;
+    double percentile = 99.0;
+    friend bool operator==(const Slo&, const Slo&) = default;
+};
+
+/// Power limits the deployment must live within.
+struct PowerBudget {
+    std::optional<Watts> gpu_cap;      ///< per-GPU power limit (nvidia-smi -pl)
+    std::optional<Watts> node_cap;     ///< per-node limit
+    std::optional<Watts> rack_budget;  ///< per-rack budget
+    std::optional<double> pue;         ///< facility power usage effectiveness
+    friend bool operator==(const PowerBudget&, const PowerBudget&) = default;
+};
+
+/// Prices that override or complete hwdb's estimates.
+struct Prices {
+    std::optional<Price> gpu_hour;      ///< cloud rent per GPU-hour
+    std::optional<Price> gpu_purchase;  ///< purchase price per GPU
+    std::optional<Price> electricity;   ///< per kWh
+    friend bool operator==(const Prices&, const Prices&) = default;
+};
+
+/// One planning question.
+struct Scenario {
+    std::string name;
+    std::string description;
+    std::string model_ref;        ///< catalog name as written, "" when the model is inline
+    std::string accelerator_ref;  ///< hwdb name as written
+    std::string node_ref;         ///< hwdb server name, "" when none
+    Deployment deployment;
+    Workload workload;
+    Slo slo;
+    PowerBudget power;
+    Prices prices;
+    std::uint64_t seed = 1;
+    friend bool operator==(const Scenario&, const Scenario&) = default;
+};
+
+}  // namespace gpuplan::model
