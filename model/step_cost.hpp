@@ -1,0 +1,206 @@
+#pragma once
+/// The cost of one engine step (one forward pass over a mixed batch of prefill chunks and decode
+/// sequences) per operator, on a roofline calibrated by an efficiency profile:
+///   time(op) = max(FLOPs / (peak × eff_compute), bytes / (bandwidth × eff_bandwidth))
+///              + kernels × launch overhead,
+/// with communication (TP all-reduce, PP sends, EP all-to-all) from comm.hpp. The simulator
+/// calls this for every step, so StepCostModel precomputes everything that does not depend on
+/// the batch and `cost()` neither allocates nor throws.
+
+#include "model/deployment.hpp"
+#include "model/efficiency.hpp"
+#include "model/units.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace gpuplan::model {
+
+/// A piece of a prompt computed in this step.
+struct PrefillChunk {
+    int tokens = 0;          ///< new prompt tokens computed in this step
+    int cached_context = 0;  ///< tokens of this sequence already in the KV cache (earlier
+                             ///< chunks or a prefix-cache hit)
+    friend bool operator==(const PrefillChunk&, const PrefillChunk&) = default;
+};
+
+/// A sequence generating one token in this step.
+struct DecodeSeq {
+    int context = 0;  ///< tokens the new token attends to (prompt + generated so far)
+    friend bool operator==(const DecodeSeq&, const DecodeSeq&) = default;
+};
+
+/// One step's batch as the scheduler formed it.
+struct Batch {
+    std::vector<PrefillChunk> prefills;
+    std::vector<DecodeSeq> decodes;
+    friend bool operator==(const Batch&, const Batch&) = default;
+};
+
+/// The operators of a step, each summed over all layers (and all pipeline stages).
+enum class Op : std::uint8_t {
+    Embedding,
+    Norms,             ///< RMSNorm/LayerNorm, final norm included
+    QkvProj,           ///< Q, K, V projections and RoPE (MLA: the down/up projections)
+    AttentionPrefill,  ///< attention of prefill chunks (FlashAttention varlen)
+    AttentionDecode,   ///< attention of decode sequences (paged decode)
+    OutProj,
+    Residual,          ///< residual adds (fused into the norms in vLLM: no launches)
+    Mlp,               ///< dense MLP: gate/up, activation, down
+    MoeRouter,
+    MoeExperts,        ///< routed experts (only the touched experts' weights are read)
+    MoeShared,         ///< shared experts
+    LmHead,
+    Sampling,
+    TpAllReduce,       ///< tensor-parallel all-reduces (and the logits gather)
+    PpSend,            ///< activations sent between pipeline stages
+    EpAllToAll,        ///< expert-parallel dispatch and combine
+};
+inline constexpr std::size_t kOpCount = 16;
+
+/// Lowercase name, e.g. "qkv_proj", "attention_decode", "tp_all_reduce".
+[[nodiscard]] const char* to_string(Op op);
+
+/// What limits an operator.
+enum class Bound : std::uint8_t { None, Compute, Memory, Communication, Overhead };
+
+/// "none", "compute", "memory", "communication", "overhead".
+[[nodiscard]] const char* to_string(Bound bound);
+
+/// One operator's cost in the step, per GPU, summed over layers and pipeline stages.
+struct OpCost {
+    Flops flops;
+    Bytes bytes;            ///< device-memory traffic (weights, KV, activations); link bytes for comm
+    Seconds compute_time;   ///< Σ FLOPs / achieved FLOP/s
+    Seconds memory_time;    ///< Σ bytes / achieved bandwidth (comm: the collective time)
+    Seconds overhead;       ///< kernel launches
+    Seconds time;           ///< Σ max(compute, memory) + overhead
+    int kernels = 0;
+    Bound bound = Bound::None;
+    friend bool operator==(const OpCost&, const OpCost&) = default;
+};
+
+/// The cost of one step. Per-GPU figures are for one tensor-parallel rank, summed along the
+/// pipeline (the critical path of one micro-batch).
+struct StepCost {
+    std::array<OpCost, kOpCount> ops{};
+    Seconds time;           ///< step latency: Σ op times + step overhead
+    Seconds step_overhead;  ///< fixed per-step engine cost (from the profile)
+    Flops flops;            ///< per GPU, Σ over ops
+    Bytes bytes;            ///< per GPU device-memory traffic, Σ over non-communication ops
+    Bytes weight_bytes;     ///< per GPU weight bytes read
+    Bytes kv_bytes;         ///< per GPU KV bytes read and written
+    Flops model_flops;      ///< useful FLOPs of the whole replica (2 × active params × tokens + attention)
+    double pp_bubble = 0.0; ///< idle fraction of each stage with one micro-batch: (pp − 1) / pp
+    double experts_touched = 0.0;  ///< routed experts with at least one token, per MoE layer and GPU
+    int tokens = 0;
+    int prefill_tokens = 0;
+    int sequences = 0;
+    bool cuda_graph = false;  ///< the step replays a captured graph
+    /// One operator's entry.
+    [[nodiscard]] const OpCost& op(Op o) const { return ops[static_cast<std::size_t>(o)]; }
+    friend bool operator==(const StepCost&, const StepCost&) = default;
+};
+
+/// Sums of a batch that the cost depends on. Build it with `StepCostModel::add` (or from a
+/// Batch with `StepCostModel::stats`); a simulator may keep one up to date incrementally.
+struct BatchStats {
+    double prefill_tokens = 0;
+    double prefills = 0;
+    double decodes = 0;
+    double prefill_pairs = 0;           ///< causal query-key pairs, full-attention layers
+    double prefill_pairs_windowed = 0;  ///< the same, sliding-window layers
+    double prefill_kv_read = 0;         ///< KV tokens read by prefill attention (full layers)
+    double prefill_kv_read_windowed = 0;
+    double decode_context = 0;          ///< Σ decode contexts (full layers)
+    double decode_context_windowed = 0; ///< Σ min(context, window)
+    friend bool operator==(const BatchStats&, const BatchStats&) = default;
+};
+
+/// A deployment's step-cost function with everything batch-independent precomputed.
+class StepCostModel {
+public:
+    /// Precomputes shapes, peaks and links. Throws InvalidArgument when the deployment does not
+    /// validate or the GPU has no peak for the compute path.
+    StepCostModel(const Deployment& d, const EfficiencyProfile& profile);
+
+    /// Adds a prefill chunk to `s`. Allocation-free.
+    void add(BatchStats& s, const PrefillChunk& c) const noexcept;
+    /// Adds a decode sequence to `s`. Allocation-free.
+    void add(BatchStats& s, const DecodeSeq& q) const noexcept;
+    /// Adds `n` decode sequences at the same context.
+    void add_decodes(BatchStats& s, int n, int context) const noexcept;
+    /// The sums of a batch.
+    [[nodiscard]] BatchStats stats(std::span<const PrefillChunk> prefills,
+                                   std::span<const DecodeSeq> decodes) const noexcept;
+
+    /// The cost of a step with these sums. O(1); allocation-free.
+    [[nodiscard]] StepCost cost(const BatchStats& s) const noexcept;
+    /// The cost of a step. O(batch); allocation-free.
+    [[nodiscard]] StepCost cost(std::span<const PrefillChunk> prefills,
+                                std::span<const DecodeSeq> decodes) const noexcept;
+    /// The cost of a step.
+    [[nodiscard]] StepCost cost(const Batch& b) const noexcept;
+
+    /// Dense peak of the GEMM compute path, per GPU.
+    [[nodiscard]] FlopsPerSecond peak_flops() const { return peak_gemm_; }
+    /// Datasheet memory bandwidth per GPU.
+    [[nodiscard]] BytesPerSecond bandwidth() const { return bandwidth_; }
+    /// GPUs in one replica (tp × pp).
+    [[nodiscard]] int replica_gpus() const { return tp_ * pp_; }
+    /// Resolved engine settings.
+    [[nodiscard]] const EngineSettings& engine() const { return engine_; }
+    /// Weight bytes one GPU reads per step when every weight is touched (all experts), summed
+    /// over pipeline stages; excludes the embedding table (only T rows are gathered).
+    [[nodiscard]] Bytes dense_weight_bytes() const { return Bytes(all_weight_bytes_); }
+    /// The profile the model was built with.
+    [[nodiscard]] const EfficiencyProfile& profile() const { return prof_; }
+
+private:
+    void gemm(OpCost& op, double m, double k, double n, double weight_bytes, double layers,
+              double& weight_read, bool replicated, double& replicated_flops) const noexcept;
+    void stream(OpCost& op, double bytes, double flops, double layers) const noexcept;
+
+    EfficiencyProfile prof_;
+    EngineSettings engine_;
+    // Shapes (per rank).
+    int tp_ = 1, pp_ = 1, ep_ = 1;
+    double layers_ = 0, dense_layers_ = 0, moe_layers_ = 0, full_layers_ = 0, win_layers_ = 0;
+    int window_ = 0;
+    double h_ = 0, vocab_rank_ = 0, vocab_ = 0;
+    bool mla_ = false, gated_ = true;
+    double heads_rank_ = 0, qk_dim_ = 0, v_dim_ = 0, q_width_ = 0, kv_width_ = 0, o_in_ = 0;
+    double q_lora_ = 0, kv_lora_ = 0, rope_ = 0, nope_ = 0;
+    double ffn_rank_ = 0, norms_per_layer_ = 0;
+    double experts_ = 0, top_k_ = 0, experts_rank_ = 0, expert_shard_ = 1, expert_ffn_rank_ = 0;
+    double shared_ffn_rank_ = 0;
+    double kv_elems_ = 0;
+    // Bytes per element.
+    double wb_ = 2, ab_ = 2, sb_ = 2, eb_ = 2, kvb_ = 2;
+    ComputeType gemm_type_ = ComputeType::Bf16;
+    FlopsPerSecond peak_gemm_, peak_attn_, peak_router_;
+    BytesPerSecond bandwidth_;
+    double all_weight_bytes_ = 0;
+    // Links.
+    double tp_bw_ = 0, tp_lat_ = 0, pp_bw_ = 0, pp_lat_ = 0, ep_bw_ = 0, ep_lat_ = 0;
+    AllReduceAlgorithm all_reduce_ = AllReduceAlgorithm::Auto;
+};
+
+/// The cost of one step of `batch` on the deployment (builds a StepCostModel; prefer keeping
+/// one when costing many steps).
+[[nodiscard]] StepCost step_cost(const Deployment& d, const Batch& batch,
+                                 const EfficiencyProfile& profile);
+
+/// The same over spans.
+[[nodiscard]] StepCost step_cost(const Deployment& d, std::span<const PrefillChunk> prefills,
+                                 std::span<const DecodeSeq> decodes,
+                                 const EfficiencyProfile& profile);
+
+/// Expected routed experts with at least one of `tokens` tokens when each token picks
+/// `top_k` of `experts` uniformly: E × (1 − (1 − k/E)^T).
+[[nodiscard]] double expected_experts_touched(double experts, double top_k, double tokens);
+
+}  // namespace gpuplan::model
