@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <ostream>
+#include <tuple>
 
 namespace gpuplan::cli {
 namespace {
@@ -24,6 +26,10 @@ void list_accelerators(CliContext& ctx, const std::string& vendor, bool json) {
             shown.push_back(&a);
         }
     }
+    // Vendor, then generation (launch year), then name: related parts sit together.
+    std::stable_sort(shown.begin(), shown.end(), [](const auto* x, const auto* y) {
+        return std::tie(x->vendor, x->launch_year, x->name) < std::tie(y->vendor, y->launch_year, y->name);
+    });
     if (!vendor.empty() && shown.empty()) {
         throw InputError("no accelerators from vendor '" + vendor + "'; try nvidia, amd, intel or google");
     }
@@ -44,6 +50,51 @@ void list_accelerators(CliContext& ctx, const std::string& vendor, bool json) {
     }
     t.print(*ctx.out);
     *ctx.out << shown.size() << " accelerators; dense peaks, never 2:4-sparse; 'gpuplan hw show NAME' for details and sources\n";
+}
+
+void print_prices(std::ostream& out, const std::vector<model::PriceEstimate>& prices) {
+    for (const auto& p : prices) {
+        out << "  price             " << model::to_string(p.price) << " (" << p.date << ", " << p.source
+            << (p.note.empty() ? "" : "; " + p.note) << ")\n";
+    }
+}
+
+void print_accelerator(std::ostream& out, const model::AcceleratorSpec& a) {
+    const auto& d = a.dense;
+    out << a.name << " (" << a.vendor << " " << a.architecture << ", " << a.form_factor << ", "
+        << a.launch_year << ")\n";
+    if (!a.aliases.empty()) {
+        std::string list;
+        for (const auto& al : a.aliases) list += (list.empty() ? "" : ", ") + al;
+        out << "  aliases           " << list << '\n';
+    }
+    out << "  memory            " << model::format_gib(a.memory, 0) << " " << a.memory_type << ", "
+        << model::format_rate(a.memory_bandwidth) << '\n'
+        << "  dense peaks       ";
+    const std::pair<const char*, std::optional<FlopsPerSecond>> peaks[] = {
+        {"fp64", d.fp64}, {"fp32", d.fp32}, {"tf32", d.tf32}, {"bf16", d.bf16},
+        {"fp16", d.fp16}, {"fp8", d.fp8},   {"int8", d.int8}, {"fp4", d.fp4}};
+    bool first = true;
+    for (const auto& [name, v] : peaks) {
+        if (v) {
+            out << (first ? "" : ", ") << name << " " << tflops(v);
+            first = false;
+        }
+    }
+    out << " TFLOPS (not 2:4 sparse)\n";
+    if (a.l2_cache) out << "  L2 cache          " << model::format_gib(*a.l2_cache, 0) << '\n';
+    out << "  compute units     " << a.compute_units;
+    if (a.boost_clock) out << ", boost " << fixed(a.boost_clock->si() / 1e6, 0) << " MHz";
+    out << '\n' << "  power             "
+        << (a.board_power ? fixed(a.board_power->si(), 0) + " W board" : std::string("not published"));
+    if (a.idle_power) out << ", " << fixed(a.idle_power->si(), 1) << " W idle";
+    out << '\n' << "  links             "
+        << (a.scale_up_link.empty() ? std::string("no scale-up link") : a.scale_up_link);
+    if (a.scale_up_bandwidth) out << " " << model::format_rate(*a.scale_up_bandwidth) << " bidirectional";
+    out << ", host " << a.host_link << '\n';
+    print_prices(out, a.prices);
+    if (!a.notes.empty()) out << "  notes             " << a.notes << '\n';
+    out << "  sources           " << a.sources << '\n';
 }
 
 }  // namespace
@@ -143,7 +194,11 @@ int run_hw_show(CliContext& ctx) {
         *ctx.out << j.dump(2) << '\n';
         return 0;
     }
-    print_key_values(*ctx.out, j, "");
+    if (const auto* a = db.find_accelerator(name)) {
+        print_accelerator(*ctx.out, *a);
+    } else {
+        print_key_values(*ctx.out, j, "");
+    }
     if (j.contains("sources")) {
         std::string tags = j["sources"].get<std::string>();
         std::size_t start = 0;

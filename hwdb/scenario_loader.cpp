@@ -117,17 +117,13 @@ model::EngineConfig read_engine(std::optional<MapReader> m) {
 
 void read_hardware(MapReader m, const Database& db, model::Scenario& s) {
     auto& d = s.deployment;
-    s.accelerator_ref = m.string("accelerator");
-    d.gpu = at_key(m, "accelerator", [&] { return db.accelerator(s.accelerator_ref); });
-    const model::ServerSpec* node = nullptr;
-    if (const auto n = m.opt_string("node")) {
-        s.node_ref = *n;
-        node = at_key(m, "node", [&] { return &db.server(*n); });
-        if (!node->accelerator.empty() && node->accelerator != d.gpu.name) {
-            m.fail_at("node", "node '" + node->name + "' holds " + node->accelerator + ", not " +
-                                  d.gpu.name + "; pick a matching node or leave 'node' out");
-        }
-    }
+    const std::string accelerator = m.string("accelerator");
+    const std::string node = m.string_or("node", "");
+    (void)at_key(m, "accelerator", [&] { return &db.accelerator(accelerator); });
+    at_key(m, node.empty() ? "accelerator" : "node", [&] {
+        set_hardware(s, db, accelerator, node);
+        return 0;
+    });
     d.par.tp = m.opt_integer("tp", 1, 4096).value_or(1);
     d.par.pp = m.opt_integer("pp", 1, 4096).value_or(1);
     d.par.ep = m.opt_integer("ep", 1, 65536).value_or(1);
@@ -148,15 +144,12 @@ void read_hardware(MapReader m, const Database& db, model::Scenario& s) {
         d.par.dp = *count / replica;
     }
     d.gpus = replica * d.par.dp;
-    d.gpus_per_node = m.opt_integer("gpus_per_node", 1, 1024).value_or(node ? node->accelerators : 8);
-    std::string intra = node ? node->intra_node_link
-                             : (!d.gpu.scale_up_link.empty() ? d.gpu.scale_up_link : d.gpu.host_link);
-    intra = m.string_or("intra_node_link", intra);
-    d.intra_node_link = at_key(m, "intra_node_link", [&] { return db.interconnect(intra); });
-    std::string inter = node ? node->inter_node_link : "";
-    inter = m.string_or("inter_node_link", inter);
-    if (!inter.empty()) {
-        d.inter_node_link = at_key(m, "inter_node_link", [&] { return db.interconnect(inter); });
+    d.gpus_per_node = m.opt_integer("gpus_per_node", 1, 1024).value_or(d.gpus_per_node);
+    if (const auto intra = m.opt_string("intra_node_link")) {
+        d.intra_node_link = at_key(m, "intra_node_link", [&] { return db.interconnect(*intra); });
+    }
+    if (const auto inter = m.opt_string("inter_node_link")) {
+        d.inter_node_link = at_key(m, "inter_node_link", [&] { return db.interconnect(*inter); });
     }
     m.finish();
 }
@@ -214,6 +207,27 @@ void read_prices(std::optional<MapReader> m, model::Prices& p) {
 }
 
 }  // namespace
+
+void set_hardware(model::Scenario& s, const Database& db, const std::string& accelerator,
+                  const std::string& node) {
+    auto& d = s.deployment;
+    d.gpu = db.accelerator(accelerator);
+    s.accelerator_ref = accelerator;
+    s.node_ref = node;
+    const model::ServerSpec* server = node.empty() ? nullptr : &db.server(node);
+    if (server && !server->accelerator.empty() && server->accelerator != d.gpu.name) {
+        throw InputError("node '" + server->name + "' holds " + server->accelerator + ", not " +
+                         d.gpu.name + "; pick a matching node or leave the node out");
+    }
+    d.gpus_per_node = server ? server->accelerators : 8;
+    const std::string intra = server ? server->intra_node_link
+                                     : (!d.gpu.scale_up_link.empty() ? d.gpu.scale_up_link : d.gpu.host_link);
+    d.intra_node_link = db.interconnect(intra);
+    d.inter_node_link.reset();
+    if (server && !server->inter_node_link.empty()) {
+        d.inter_node_link = db.interconnect(server->inter_node_link);
+    }
+}
 
 model::Scenario parse_scenario(std::string_view text, const std::string& file, const Database& db) {
     MapReader root(detail::parse_strict(text, file), file, "");

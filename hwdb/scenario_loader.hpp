@@ -18,4 +18,10 @@ namespace gpuplan::hwdb {
 /// Reads and parses a scenario file. Throws InputError when it cannot be read.
 [[nodiscard]] model::Scenario load_scenario(const std::filesystem::path& path, const Database& db);
 
+/// Sets the scenario's accelerator (and node, when not empty) from hwdb names and fills the
+/// links and GPUs per node as the loader does: the node's links, else the accelerator's
+/// scale-up link, else its host link. Throws InputError naming an unknown entry.
+void set_hardware(model::Scenario& s, const Database& db, const std::string& accelerator,
+                  const std::string& node = "");
+
 }  // namespace gpuplan::hwdb

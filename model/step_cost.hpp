@@ -161,7 +161,8 @@ public:
 
 private:
     void gemm(OpCost& op, double m, double k, double n, double weight_bytes, double layers,
-              double& weight_read, bool replicated, double& replicated_flops) const noexcept;
+              double& weight_read, bool replicated, double& replicated_flops,
+              bool sixteen_bit = false) const noexcept;
     void stream(OpCost& op, double bytes, double flops, double layers) const noexcept;
 
     EfficiencyProfile prof_;
@@ -181,7 +182,8 @@ private:
     // Bytes per element.
     double wb_ = 2, ab_ = 2, sb_ = 2, eb_ = 2, kvb_ = 2;
     ComputeType gemm_type_ = ComputeType::Bf16;
-    FlopsPerSecond peak_gemm_, peak_attn_, peak_router_;
+    ComputeType attn_type_ = ComputeType::Bf16;
+    FlopsPerSecond peak_gemm_, peak_attn_;
     BytesPerSecond bandwidth_;
     double all_weight_bytes_ = 0;
     // Links.

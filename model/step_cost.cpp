@@ -1,0 +1,547 @@
+#include "model/step_cost.hpp"
+
+#include "model/comm.hpp"
+#include "model/detail/shapes.hpp"
+#include "model/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace gpuplan::model {
+
+namespace {
+
+// Per-element work of the elementwise kernels, in FLOPs (counted for completeness; their time
+// comes from the bytes). RMSNorm: square, sum, scale, multiply by the weight.
+constexpr double kNormFlops = 4.0;
+// SiLU(gate) × up: the sigmoid's exp and divide plus two multiplies, ~4 FLOPs per output.
+constexpr double kActFlops = 4.0;
+// RoPE: a complex rotation per element pair, ~3 FLOPs per element.
+constexpr double kRopeFlops = 3.0;
+// The sampler reads the fp32 logits about three times (temperature/penalties, softmax,
+// top-p/top-k sort) and runs ~5 kernels (vllm/v1/sample/sampler.py) [U].
+constexpr double kSamplerPasses = 3.0;
+constexpr double kSamplerFlops = 5.0;
+constexpr int kSamplerKernels = 5;
+constexpr double kLogitBytes = 4.0;
+
+// Kernels per layer and operator in vLLM's CUDA path: fused QKV GEMM + rotary; cache write
+// (reshape_and_cache) + attention; o_proj; fused gate_up GEMM + SiluAndMul + down; MoE: gate GEMM
+// + topk softmax, then align/sort, two grouped GEMMs, activation and combine (fused_moe.py).
+constexpr int kQkvKernels = 2;
+constexpr int kMlaQkvKernels = 6;
+constexpr int kAttentionKernels = 2;
+constexpr int kMlpKernels = 3;
+constexpr int kRouterKernels = 2;
+constexpr int kExpertKernels = 5;
+
+double d(int v) { return static_cast<double>(v); }
+
+/// Σ_{j=c+1}^{c+n} min(j, W): causal query-key pairs of a chunk of n tokens after c cached ones,
+/// each query seeing at most W keys (W <= 0: no window).
+double causal_pairs(double c, double n, double window) {
+    if (window <= 0 || c + n <= window) {
+        return n * c + n * (n + 1) / 2;
+    }
+    if (c >= window) {
+        return n * window;
+    }
+    return (window * (window + 1) - c * (c + 1)) / 2 + (c + n - window) * window;
+}
+
+FlopsPerSecond peak_for(const AcceleratorSpec& g, ComputeType t) {
+    for (ComputeType c : {t, ComputeType::Bf16, ComputeType::Fp16, ComputeType::Fp32}) {
+        if (auto p = g.dense.for_type(c); p && p->si() > 0) {
+            return *p;
+        }
+    }
+    throw InvalidArgument("accelerator '" + g.name + "' has no dense peak for " +
+                          std::string(to_string(t)) + " or bf16/fp16/fp32; add dense.bf16 to its "
+                          "hwdb entry");
+}
+
+void finish(OpCost& op, Seconds launch, bool comm) {
+    op.overhead = launch * op.kernels;
+    op.time += op.overhead;
+    if (op.time.si() <= 0) {
+        op.bound = Bound::None;
+    } else if (comm) {
+        op.bound = Bound::Communication;
+    } else if (op.overhead > std::max(op.compute_time, op.memory_time)) {
+        op.bound = Bound::Overhead;
+    } else {
+        op.bound = op.compute_time >= op.memory_time ? Bound::Compute : Bound::Memory;
+    }
+}
+
+}  // namespace
+
+const char* to_string(Op op) {
+    switch (op) {
+    case Op::Embedding: return "embedding";
+    case Op::Norms: return "norms";
+    case Op::QkvProj: return "qkv_proj";
+    case Op::AttentionPrefill: return "attention_prefill";
+    case Op::AttentionDecode: return "attention_decode";
+    case Op::OutProj: return "out_proj";
+    case Op::Residual: return "residual";
+    case Op::Mlp: return "mlp";
+    case Op::MoeRouter: return "moe_router";
+    case Op::MoeExperts: return "moe_experts";
+    case Op::MoeShared: return "moe_shared";
+    case Op::LmHead: return "lm_head";
+    case Op::Sampling: return "sampling";
+    case Op::TpAllReduce: return "tp_all_reduce";
+    case Op::PpSend: return "pp_send";
+    case Op::EpAllToAll: return "ep_all_to_all";
+    }
+    return "unknown";
+}
+
+const char* to_string(Bound bound) {
+    switch (bound) {
+    case Bound::None: return "none";
+    case Bound::Compute: return "compute";
+    case Bound::Memory: return "memory";
+    case Bound::Communication: return "communication";
+    case Bound::Overhead: return "overhead";
+    }
+    return "none";
+}
+
+double expected_experts_touched(double experts, double top_k, double tokens) {
+    if (experts <= 0 || tokens <= 0) {
+        return 0.0;
+    }
+    // Each token misses a given expert with probability (1 − k/E) (uniform routing, tokens
+    // independent), so the expert sees no token with probability (1 − k/E)^T.
+    return experts * (1.0 - std::pow(1.0 - top_k / experts, tokens));
+}
+
+StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& profile)
+    : prof_(profile) {
+    validate(dep);
+    engine_ = resolve_engine(dep);
+    const detail::Shapes s = detail::make_shapes(dep.model, dep.par);
+    tp_ = s.tp;
+    pp_ = s.pp;
+    ep_ = s.ep;
+    layers_ = s.layers;
+    moe_layers_ = s.moe_layers;
+    dense_layers_ = s.dense_layers;
+    win_layers_ = s.windowed_layers;
+    full_layers_ = s.layers - s.windowed_layers;
+    window_ = s.window;
+    h_ = s.h;
+    vocab_ = s.vocab;
+    vocab_rank_ = s.vocab / s.tp;
+    mla_ = s.mla;
+    gated_ = s.gated;
+    heads_rank_ = s.heads_rank;
+    qk_dim_ = s.qk_dim;
+    v_dim_ = s.v_dim;
+    q_width_ = s.q_width_rank;
+    kv_width_ = s.kv_width_rank;
+    o_in_ = s.o_in_rank;
+    q_lora_ = s.q_lora;
+    kv_lora_ = s.kv_lora;
+    rope_ = s.rope;
+    nope_ = s.nope;
+    ffn_rank_ = s.ffn_rank;
+    norms_per_layer_ = dep.model.norms_per_layer;
+    experts_ = s.experts;
+    top_k_ = s.top_k;
+    experts_rank_ = s.experts_rank;
+    expert_shard_ = s.expert_shard;
+    expert_ffn_rank_ = s.expert_ffn_rank;
+    shared_ffn_rank_ = s.shared_experts * (s.moe ? dep.model.moe->expert_ffn_size : 0) /
+                       static_cast<double>(s.tp);
+    kv_elems_ = s.kv_elems_rank;
+
+    const Precisions& p = dep.prec;
+    wb_ = p.weights.bytes_per_element();
+    ab_ = std::max(2.0, p.activations.bytes_per_element());
+    sb_ = p.weights.bits_per_element >= 16.0 ? wb_ : 2.0;
+    eb_ = embedding_precision(p).bytes_per_element();
+    kvb_ = p.kv_cache.bytes_per_element();
+    gemm_type_ = gemm_compute_type(p);
+    peak_gemm_ = peak_for(dep.gpu, gemm_type_);
+    peak_attn_ = peak_for(dep.gpu, p.activations.compute);
+    attn_type_ = p.activations.compute;
+    bandwidth_ = dep.gpu.memory_bandwidth;
+
+    all_weight_bytes_ =
+        layers_ * (s.attn_linear * wb_ + (s.attn_small + s.norms) * sb_) +
+        dense_layers_ * (s.dense_linear * wb_ + s.dense_small * sb_) +
+        moe_layers_ * ((s.experts_rank * s.expert_shard * s.expert_linear + s.shared_linear_rank) *
+                           wb_ +
+                       s.router * sb_) +
+        (s.lm_head > 0 ? s.lm_head : s.vocab * s.h) / s.tp * eb_ + s.final_norm * sb_;
+
+    const Link tp_link = group_link(dep, tp_, 1);
+    const Link pp_link = group_link(dep, pp_, tp_);
+    const Link ep_link = group_link(dep, ep_, 1);
+    tp_bw_ = tp_link.bandwidth.si();
+    tp_lat_ = tp_link.latency.si();
+    pp_bw_ = pp_link.bandwidth.si();
+    pp_lat_ = pp_link.latency.si();
+    ep_bw_ = ep_link.bandwidth.si();
+    ep_lat_ = ep_link.latency.si();
+    all_reduce_ = dep.engine.all_reduce;
+}
+
+void StepCostModel::add(BatchStats& s, const PrefillChunk& c) const noexcept {
+    const double n = d(c.tokens);
+    const double cached = d(c.cached_context);
+    if (n <= 0) {
+        return;
+    }
+    s.prefill_tokens += n;
+    s.prefills += 1;
+    s.prefill_pairs += causal_pairs(cached, n, 0);
+    s.prefill_kv_read += cached + n;
+    if (window_ > 0) {
+        const double w = d(window_);
+        s.prefill_pairs_windowed += causal_pairs(cached, n, w);
+        s.prefill_kv_read_windowed += std::min(cached, w) + n;
+    }
+}
+
+void StepCostModel::add(BatchStats& s, const DecodeSeq& q) const noexcept {
+    add_decodes(s, 1, q.context);
+}
+
+void StepCostModel::add_decodes(BatchStats& s, int n, int context) const noexcept {
+    if (n <= 0) {
+        return;
+    }
+    const double c = std::max(1.0, d(context));
+    s.decodes += n;
+    s.decode_context += n * c;
+    if (window_ > 0) {
+        s.decode_context_windowed += n * std::min(c, d(window_));
+    }
+}
+
+BatchStats StepCostModel::stats(std::span<const PrefillChunk> prefills,
+                                std::span<const DecodeSeq> decodes) const noexcept {
+    BatchStats s;
+    for (const PrefillChunk& c : prefills) {
+        add(s, c);
+    }
+    for (const DecodeSeq& q : decodes) {
+        add(s, q);
+    }
+    return s;
+}
+
+StepCost StepCostModel::cost(std::span<const PrefillChunk> prefills,
+                             std::span<const DecodeSeq> decodes) const noexcept {
+    return cost(stats(prefills, decodes));
+}
+
+StepCost StepCostModel::cost(const Batch& b) const noexcept {
+    return cost(std::span<const PrefillChunk>(b.prefills), std::span<const DecodeSeq>(b.decodes));
+}
+
+void StepCostModel::gemm(OpCost& op, double m, double k, double n, double weight_bytes,
+                         double layers, double& weight_read, bool replicated,
+                         double& replicated_flops, bool sixteen_bit) const noexcept {
+    if (m <= 0 || k <= 0 || n <= 0 || layers <= 0) {
+        return;
+    }
+    const double flops = 2.0 * m * k * n;
+    const double wbytes = k * n * weight_bytes;
+    const double bytes = wbytes + (m * k + m * n) * ab_;
+    // The router and the LM head stay at 16 bit and run on the activation path.
+    const FlopsPerSecond peak = sixteen_bit ? peak_attn_ : peak_gemm_;
+    const ComputeType type = sixteen_bit ? attn_type_ : gemm_type_;
+    const Seconds ct = Flops(flops) / (peak * prof_.gemm.at(m, k * n, type));
+    const Seconds mt = Bytes(bytes) / (bandwidth_ * prof_.memory.at(bytes));
+    op.flops += Flops(flops * layers);
+    op.bytes += Bytes(bytes * layers);
+    op.compute_time += ct * layers;
+    op.memory_time += mt * layers;
+    op.time += std::max(ct, mt) * layers;
+    op.kernels += static_cast<int>(layers);
+    weight_read += wbytes * layers;
+    if (replicated) {
+        replicated_flops += flops * layers;
+    }
+}
+
+void StepCostModel::stream(OpCost& op, double bytes, double flops, double layers) const noexcept {
+    if (bytes <= 0 || layers <= 0) {
+        return;
+    }
+    const Seconds mt = Bytes(bytes) / (bandwidth_ * prof_.memory.at(bytes));
+    op.flops += Flops(flops * layers);
+    op.bytes += Bytes(bytes * layers);
+    op.memory_time += mt * layers;
+    op.time += mt * layers;
+}
+
+StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
+    StepCost r;
+    auto op = [&r](Op o) -> OpCost& { return r.ops[static_cast<std::size_t>(o)]; };
+    const double tp = s.prefill_tokens;
+    const double nd = s.decodes;
+    const double t = tp + nd;        // tokens in the step
+    const double rows = s.prefills + nd;  // sequences producing logits
+    r.tokens = static_cast<int>(t);
+    r.prefill_tokens = static_cast<int>(tp);
+    r.sequences = static_cast<int>(rows);
+    if (t <= 0) {
+        return r;
+    }
+    r.cuda_graph = engine_.cuda_graphs && t <= engine_.cuda_graph_max_tokens;
+    const Seconds launch = r.cuda_graph ? prof_.graph_launch_overhead : prof_.launch_overhead;
+    double weights = 0;
+    double repl = 0;  // FLOPs that every TP rank repeats (not multiplied by tp in model FLOPs)
+
+    // Embedding: gather T rows of the (vocab-parallel) table.
+    stream(op(Op::Embedding), t * h_ * (eb_ + ab_), 0.0, 1.0);
+    op(Op::Embedding).kernels = 1;
+
+    // Norms: read and write the hidden state, per norm; the final norm once.
+    {
+        OpCost& o = op(Op::Norms);
+        const double per = 2.0 * t * h_ * ab_ + h_ * sb_;
+        stream(o, per, kNormFlops * t * h_, norms_per_layer_ * layers_ + 1.0);
+        o.kernels = static_cast<int>(norms_per_layer_ * layers_ + 1.0);
+        if (mla_) {
+            stream(o, 2.0 * t * (q_lora_ + kv_lora_) * ab_, kNormFlops * t * (q_lora_ + kv_lora_),
+                   layers_);
+            o.kernels += static_cast<int>(2 * layers_);
+        }
+    }
+
+    // Q, K, V projections and RoPE.
+    {
+        OpCost& o = op(Op::QkvProj);
+        if (mla_) {
+            // DeepSeek-V2 MLA (arXiv 2405.04434 §2.1): replicated down-projections, per-head
+            // up-projections; prefill up-projects the latent of the whole context (kv_b), decode
+            // absorbs W_UK into the query (vLLM MLACommonImpl).
+            if (q_lora_ > 0) {
+                gemm(o, t, h_, q_lora_, wb_, layers_, weights, true, repl);
+                gemm(o, t, q_lora_, q_width_, wb_, layers_, weights, false, repl);
+            } else {
+                gemm(o, t, h_, q_width_, wb_, layers_, weights, false, repl);
+            }
+            gemm(o, t, h_, kv_lora_ + rope_, wb_, layers_, weights, true, repl);
+            gemm(o, s.prefill_kv_read, kv_lora_, heads_rank_ * (nope_ + v_dim_), wb_, layers_,
+                 weights, false, repl);
+            gemm(o, nd, heads_rank_ * nope_, kv_lora_, wb_, layers_, weights, false, repl);
+            const double rope_elems = t * (heads_rank_ + 1.0) * rope_;
+            stream(o, 2.0 * rope_elems * ab_, kRopeFlops * rope_elems, layers_);
+            o.kernels = static_cast<int>(kMlaQkvKernels * layers_);
+        } else {
+            gemm(o, t, h_, q_width_ + kv_width_, wb_, layers_, weights, false, repl);
+            const double rope_elems = t * (q_width_ + kv_width_ / 2.0);
+            stream(o, 2.0 * rope_elems * ab_, kRopeFlops * rope_elems, layers_);
+            o.kernels = static_cast<int>(kQkvKernels * layers_);
+        }
+    }
+
+    // Attention. FLOPs: 2 × heads × (d_qk + d_v) per query-key pair (QK^T and PV; DOMAIN.md §2:
+    // 4 × d × heads × context per token when d_qk = d_v = d).
+    const double heads_flops = 2.0 * heads_rank_ * (qk_dim_ + v_dim_);
+    if (tp > 0) {
+        OpCost& o = op(Op::AttentionPrefill);
+        auto part = [&](double pairs, double kv_read, double layers) {
+            if (layers <= 0 || pairs <= 0) {
+                return;
+            }
+            const double flops = heads_flops * pairs;
+            double bytes = tp * (q_width_ + o_in_) * ab_ + (kv_read + tp) * kv_elems_ * kvb_;
+            if (mla_) {
+                bytes += kv_read * heads_rank_ * (nope_ + v_dim_) * ab_;  // up-projected K, V
+            }
+            const double x = std::sqrt(2.0 * pairs / std::max(1.0, s.prefills));
+            const Seconds ct = Flops(flops) / (peak_attn_ * prof_.attention_prefill.at(x));
+            const Seconds mt = Bytes(bytes) / (bandwidth_ * prof_.memory.at(bytes));
+            o.flops += Flops(flops * layers);
+            o.bytes += Bytes(bytes * layers);
+            o.compute_time += ct * layers;
+            o.memory_time += mt * layers;
+            o.time += std::max(ct, mt) * layers;
+            r.kv_bytes += Bytes((kv_read + tp) * kv_elems_ * kvb_ * layers);
+        };
+        part(s.prefill_pairs, s.prefill_kv_read, full_layers_);
+        part(s.prefill_pairs_windowed, s.prefill_kv_read_windowed, win_layers_);
+        o.kernels = static_cast<int>(kAttentionKernels * layers_);
+    }
+    if (nd > 0) {
+        OpCost& o = op(Op::AttentionDecode);
+        // MLA decode attends in the latent space: scores over kv_lora + rope, values over kv_lora.
+        const double dec_flops = mla_ ? 2.0 * heads_rank_ * (2.0 * kv_lora_ + rope_) : heads_flops;
+        auto part = [&](double context, double layers) {
+            if (layers <= 0 || context <= 0) {
+                return;
+            }
+            const double flops = dec_flops * context;
+            const double kv = (context + nd) * kv_elems_ * kvb_;
+            const double bytes = kv + nd * (q_width_ + o_in_) * ab_;
+            const Seconds ct =
+                Flops(flops) / (peak_attn_ * std::max(prof_.attention_prefill.max, 1e-9));
+            const Seconds mt = Bytes(bytes) / (bandwidth_ * prof_.attention_decode.at(bytes));
+            o.flops += Flops(flops * layers);
+            o.bytes += Bytes(bytes * layers);
+            o.compute_time += ct * layers;
+            o.memory_time += mt * layers;
+            o.time += std::max(ct, mt) * layers;
+            r.kv_bytes += Bytes(kv * layers);
+        };
+        part(s.decode_context, full_layers_);
+        part(s.decode_context_windowed, win_layers_);
+        // Mixed batches run one varlen attention kernel (vLLM V1): no extra launches.
+        o.kernels = tp > 0 ? 0 : static_cast<int>(kAttentionKernels * layers_);
+    }
+
+    // Output projection (MLA decode: plus the absorbed W_UV).
+    {
+        OpCost& o = op(Op::OutProj);
+        gemm(o, t, o_in_, h_, wb_, layers_, weights, false, repl);
+        if (mla_) {
+            gemm(o, nd, heads_rank_ * kv_lora_, v_dim_, wb_, layers_, weights, false, repl);
+        }
+    }
+
+    // Residual adds: two per layer, fused into the following norm (vLLM fused_add_rms_norm).
+    stream(op(Op::Residual), 3.0 * t * h_ * ab_, t * h_, 2.0 * layers_);
+
+    const double mats = gated_ ? 3.0 : 2.0;
+    auto mlp = [&](OpCost& o, double ffn, double layers) {
+        if (ffn <= 0 || layers <= 0) {
+            return;
+        }
+        gemm(o, t, h_, (mats - 1.0) * ffn, wb_, layers, weights, false, repl);
+        stream(o, t * mats * ffn * ab_, kActFlops * t * ffn, layers);
+        gemm(o, t, ffn, h_, wb_, layers, weights, false, repl);
+        o.kernels = static_cast<int>(kMlpKernels * layers);
+    };
+    mlp(op(Op::Mlp), ffn_rank_, dense_layers_);
+
+    if (moe_layers_ > 0) {
+        OpCost& router = op(Op::MoeRouter);
+        gemm(router, t, h_, experts_, sb_, moe_layers_, weights, true, repl, true);
+        stream(router, t * experts_ * kLogitBytes, kNormFlops * t * experts_, moe_layers_);
+        router.kernels = static_cast<int>(kRouterKernels * moe_layers_);
+
+        // Routed experts: T × k rows (÷ ep with expert parallelism); only experts with a token
+        // are read (E × (1 − (1 − k/E)^T) of them, spread over the ranks that hold them).
+        OpCost& o = op(Op::MoeExperts);
+        const double rows = t * top_k_ / (ep_ > 1 ? ep_ : 1);
+        const double touched = experts_rank_ * (1.0 - std::pow(1.0 - top_k_ / experts_, t));
+        r.experts_touched = touched;
+        const double per_expert = mats * h_ * expert_ffn_rank_;
+        const double flops = 2.0 * rows * per_expert;
+        const double wbytes = touched * per_expert * wb_;
+        const double bytes = wbytes + rows * (2.0 * h_ + 2.0 * mats * expert_ffn_rank_) * ab_;
+        const double m_per = touched > 0 ? rows / touched : rows;
+        const Seconds ct = Flops(flops) /
+                           (peak_gemm_ * prof_.gemm.at(m_per, h_ * expert_ffn_rank_, gemm_type_));
+        const Seconds mt = Bytes(bytes) / (bandwidth_ * prof_.memory.at(bytes));
+        o.flops += Flops(flops * moe_layers_);
+        o.bytes += Bytes(bytes * moe_layers_);
+        o.compute_time += ct * moe_layers_;
+        o.memory_time += mt * moe_layers_;
+        o.time += std::max(ct, mt) * moe_layers_;
+        o.kernels = static_cast<int>(kExpertKernels * moe_layers_);
+        weights += wbytes * moe_layers_;
+
+        mlp(op(Op::MoeShared), shared_ffn_rank_, moe_layers_);
+    }
+
+    // LM head over the rows that need logits, then sampling on the gathered fp32 logits.
+    gemm(op(Op::LmHead), rows, h_, vocab_rank_, eb_, 1.0, weights, false, repl, eb_ != wb_);
+    stream(op(Op::Sampling), rows * vocab_ * kLogitBytes * kSamplerPasses,
+           kSamplerFlops * rows * vocab_, 1.0);
+    op(Op::Sampling).kernels = kSamplerKernels;
+
+    // Communication.
+    const Seconds coll = prof_.comm.collective_overhead;
+    if (tp_ > 1) {
+        OpCost& o = op(Op::TpAllReduce);
+        const Bytes msg(t * h_ * ab_);
+        const Link link = effective_link(Link{BytesPerSecond(tp_bw_), Seconds(tp_lat_), false},
+                                         msg, prof_.comm);
+        // Megatron-LM: one all-reduce after attention and one after the MLP in every layer,
+        // plus one for the vocab-parallel embedding; logits are gathered once.
+        const double count = 2.0 * layers_ + 1.0;
+        const Seconds each = all_reduce_time(msg, tp_, link, all_reduce_) + coll;
+        const Bytes logits(rows * vocab_ * ab_);
+        const Link glink = effective_link(Link{BytesPerSecond(tp_bw_), Seconds(tp_lat_), false},
+                                          logits, prof_.comm);
+        const Seconds gather = all_gather_time(logits, tp_, glink) + coll;
+        o.time = each * count + gather;
+        o.memory_time = o.time;
+        o.bytes = ring_all_reduce_bytes(msg, tp_) * count + logits * ((tp_ - 1.0) / tp_);
+        o.kernels = static_cast<int>(count) + 1;
+    }
+    if (pp_ > 1) {
+        OpCost& o = op(Op::PpSend);
+        // vLLM sends IntermediateTensors (hidden states and residual) to the next stage.
+        const Bytes msg(2.0 * t * h_ * ab_);
+        const Link link = effective_link(Link{BytesPerSecond(pp_bw_), Seconds(pp_lat_), false},
+                                         msg, prof_.comm);
+        o.time = (p2p_time(msg, link) + coll) * (pp_ - 1.0);
+        o.memory_time = o.time;
+        o.bytes = msg * (pp_ - 1.0);
+        o.kernels = pp_ - 1;
+    }
+    if (ep_ > 1 && moe_layers_ > 0) {
+        OpCost& o = op(Op::EpAllToAll);
+        const Bytes per_gpu(t * top_k_ * h_ * ab_ / ep_);
+        const Link link = effective_link(Link{BytesPerSecond(ep_bw_), Seconds(ep_lat_), false},
+                                         per_gpu, prof_.comm);
+        const double count = 2.0 * moe_layers_;  // dispatch and combine
+        o.time = (all_to_all_time(per_gpu, ep_, link) + coll) * count;
+        o.memory_time = o.time;
+        o.bytes = per_gpu * ((ep_ - 1.0) / ep_) * count;
+        o.kernels = static_cast<int>(count);
+    }
+
+    // Totals.
+    double matmul_flops = 0;
+    for (std::size_t i = 0; i < kOpCount; ++i) {
+        const Op which = static_cast<Op>(i);
+        const bool comm = which == Op::TpAllReduce || which == Op::PpSend || which == Op::EpAllToAll;
+        OpCost& o = r.ops[i];
+        if (!comm) {
+            finish(o, launch, false);
+            r.bytes += o.bytes;
+        } else if (o.time.si() > 0) {
+            o.bound = Bound::Communication;
+        }
+        r.flops += o.flops;
+        r.time += o.time;
+        const bool matmul = which == Op::QkvProj || which == Op::AttentionPrefill ||
+                            which == Op::AttentionDecode || which == Op::OutProj ||
+                            which == Op::Mlp || which == Op::MoeRouter ||
+                            which == Op::MoeExperts || which == Op::MoeShared ||
+                            which == Op::LmHead;
+        if (matmul) {
+            matmul_flops += o.flops.si();
+        }
+    }
+    r.step_overhead = prof_.step_overhead;
+    r.time += r.step_overhead;
+    r.weight_bytes = Bytes(weights);
+    r.model_flops = Flops((matmul_flops - repl) * tp_ + repl);
+    r.pp_bubble = (pp_ - 1.0) / pp_;
+    return r;
+}
+
+StepCost step_cost(const Deployment& d, const Batch& batch, const EfficiencyProfile& profile) {
+    return StepCostModel(d, profile).cost(batch);
+}
+
+StepCost step_cost(const Deployment& d, std::span<const PrefillChunk> prefills,
+                   std::span<const DecodeSeq> decodes, const EfficiencyProfile& profile) {
+    return StepCostModel(d, profile).cost(prefills, decodes);
+}
+
+}  // namespace gpuplan::model
