@@ -33,5 +33,8 @@ int run_model_list(CliContext& ctx);
 int run_model_show(CliContext& ctx);
 int run_model_import(CliContext& ctx);
 int run_scenario_check(CliContext& ctx);
+int run_fit(CliContext& ctx);
+int run_estimate(CliContext& ctx);
+int run_compare(CliContext& ctx);
 
 }  // namespace gpuplan::cli

@@ -22,6 +22,9 @@ constexpr Subcommand kSubcommands[] = {
     {"model show", gpuplan::cli::run_model_show, "show a model's architecture, parameters and KV cache"},
     {"model import", gpuplan::cli::run_model_import, "convert a Hugging Face config.json to catalog YAML"},
     {"scenario check", gpuplan::cli::run_scenario_check, "validate a scenario file"},
+    {"fit", gpuplan::cli::run_fit, "memory per GPU: does it fit, KV blocks, max concurrency, fewest GPUs"},
+    {"estimate", gpuplan::cli::run_estimate, "speed: TTFT, TPOT, throughput, MFU/MBU, binding resource, what-ifs"},
+    {"compare", gpuplan::cli::run_compare, "several GPUs or configurations side by side for one workload"},
 };
 
 void print_usage(std::ostream& out) {

@@ -56,7 +56,9 @@ Seconds all_to_all_time(Bytes per_gpu, int n, const Link& link) {
     return per_gpu * (static_cast<double>(n - 1) / n) / link.bandwidth + link.latency * (n - 1);
 }
 
-Seconds p2p_time(Bytes bytes, const Link& link) { return link.latency + bytes / link.bandwidth; }
+Seconds p2p_time(Bytes bytes, const Link& link) {
+    return link.latency + bytes / link.bandwidth;
+}
 
 Link group_link(const Deployment& d, int group_size, int stride) {
     const InterconnectSpec& intra = d.intra_node_link;
@@ -90,4 +92,4 @@ Link effective_link(const Link& link, Bytes message, const CommEfficiency& eff) 
     return out;
 }
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

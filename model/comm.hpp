@@ -11,9 +11,9 @@ namespace gpuplan::model {
 
 /// A path between the GPUs of one communication group.
 struct Link {
-    BytesPerSecond bandwidth;  ///< per GPU, per direction
-    Seconds latency;           ///< per hop (alpha)
-    bool inter_node = false;   ///< the group spans nodes
+    BytesPerSecond bandwidth; ///< per GPU, per direction
+    Seconds latency;          ///< per hop (alpha)
+    bool inter_node = false;  ///< the group spans nodes
     friend bool operator==(const Link&, const Link&) = default;
 };
 
@@ -56,4 +56,4 @@ struct Link {
 /// message of `message` bytes.
 [[nodiscard]] Link effective_link(const Link& link, Bytes message, const CommEfficiency& eff);
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -20,8 +20,8 @@ constexpr int kVllmLargeGpuBatchedTokens = 8192;
 constexpr int kVllmLargeGpuSeqs = 1024;
 constexpr int kVllmBatchedTokens = 2048;
 constexpr int kVllmSeqs = 256;
-constexpr int kVllmBlockSize = 16;  // CUDA platform default (vllm/platforms/cuda.py)
-constexpr double kVllmUtilization = 0.9;  // @c1d86421:vllm/config/cache.py
+constexpr int kVllmBlockSize = 16;       // CUDA platform default (vllm/platforms/cuda.py)
+constexpr double kVllmUtilization = 0.9; // @c1d86421:vllm/config/cache.py
 // CUDA-graph capture sizes: max = min(max_num_seqs × 2, 512, max_num_batched_tokens) without
 // speculative decoding (@09f030ea:vllm/config/vllm.py `_set_cudagraph_sizes`).
 constexpr int kVllmGraphCap = 512;
@@ -89,8 +89,7 @@ std::pair<int, int> sglang_bucket(Bytes memory, int tp) {
 /// at least 10240 on GPUs above 60 GiB; fraction = (total − reserved) / total, rounded to 0.001.
 double sglang_fraction(Bytes memory, int chunk, int graph_bs, int tp, int pp) {
     const double total_mib = memory.si() / kMiB;
-    double reserved = 512.0 + 1.5 * std::max(chunk, 2048) + 2.0 * graph_bs +
-                      1024.0 * tp * pp / 8.0;
+    double reserved = 512.0 + 1.5 * std::max(chunk, 2048) + 2.0 * graph_bs + 1024.0 * tp * pp / 8.0;
     if (memory.si() > 60.0 * kGiB) {
         reserved = std::max(reserved, 10240.0);
     }
@@ -103,7 +102,7 @@ void require(bool ok, const std::string& what) {
     }
 }
 
-}  // namespace
+} // namespace
 
 Precision bf16_precision() {
     if (auto p = find_precision("bf16")) {
@@ -120,7 +119,7 @@ Precision embedding_precision(const Precisions& p) {
         return p.weights;
     }
     if (p.weights.bits_per_element == 16.0) {
-        return p.weights;  // bf16 or fp16: the model dtype
+        return p.weights; // bf16 or fp16: the model dtype
     }
     return bf16_precision();
 }
@@ -243,18 +242,18 @@ void validate(const Deployment& d) {
                 std::to_string(p.tp * p.pp * p.dp) + "; set gpus to tp × pp × dp");
     require(d.gpus_per_node >= 1,
             where + "gpus_per_node is " + std::to_string(d.gpus_per_node) + "; use at least 1");
-    require(d.model.heads % p.tp == 0,
-            where + "tp " + std::to_string(p.tp) + " does not divide the " +
-                std::to_string(d.model.heads) + " attention heads; use a divisor of heads");
+    require(d.model.heads % p.tp == 0, where + "tp " + std::to_string(p.tp) +
+                                           " does not divide the " + std::to_string(d.model.heads) +
+                                           " attention heads; use a divisor of heads");
     if (d.model.attention != AttentionKind::Mla) {
         const int k = d.model.kv_heads;
         require(k % p.tp == 0 || p.tp % k == 0,
                 where + "tp " + std::to_string(p.tp) + " and the " + std::to_string(k) +
                     " kv heads do not divide one another; vLLM needs one to divide the other");
     }
-    require(p.pp <= d.model.layers,
-            where + "pp " + std::to_string(p.pp) + " exceeds the " +
-                std::to_string(d.model.layers) + " layers; use at most one stage per layer");
+    require(p.pp <= d.model.layers, where + "pp " + std::to_string(p.pp) + " exceeds the " +
+                                        std::to_string(d.model.layers) +
+                                        " layers; use at most one stage per layer");
     require(p.ep == 1 || (d.model.moe && (p.tp * p.dp) % p.ep == 0),
             where + "ep " + std::to_string(p.ep) +
                 (d.model.moe ? " does not divide tp × dp; use a divisor of tp × dp"
@@ -272,8 +271,19 @@ void validate(const Deployment& d) {
                                       " is not positive; set it or the model's max_context");
     require(s.max_num_seqs >= 1 && s.max_num_batched_tokens >= 1 && s.block_size >= 1,
             where + "max_num_seqs, max_num_batched_tokens and block_size must be positive");
+    if (s.kind == EngineKind::Vllm) {
+        // vLLM's SchedulerConfig refuses these (vllm/config/scheduler.py `_verify_args`).
+        require(s.max_num_batched_tokens >= s.max_num_seqs,
+                where + "max_num_batched_tokens " + std::to_string(s.max_num_batched_tokens) +
+                    " is below max_num_seqs " + std::to_string(s.max_num_seqs) +
+                    "; vLLM needs room for one token per sequence, raise it");
+        require(s.chunked_prefill || s.max_num_batched_tokens >= s.max_model_len,
+                where + "max_num_batched_tokens " + std::to_string(s.max_num_batched_tokens) +
+                    " is below max_model_len " + std::to_string(s.max_model_len) +
+                    " with chunked prefill off; enable chunked prefill or raise it");
+    }
     require(d.engine.activation_workspace_factor >= 0.0,
             where + "activation_workspace_factor is negative; use 1 for the estimate as is");
 }
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

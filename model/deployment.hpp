@@ -18,10 +18,10 @@ namespace gpuplan::model {
 /// by side. Expert parallelism shards the routed experts of MoE layers over `ep` GPUs (vLLM
 /// --enable-expert-parallel: ep = tp × dp), in which case experts are not tensor-sharded.
 struct Parallelism {
-    int tp = 1;  ///< tensor parallel size (GPUs sharing every layer)
-    int pp = 1;  ///< pipeline parallel size (stages of consecutive layers)
-    int dp = 1;  ///< data parallel replicas
-    int ep = 1;  ///< expert parallel size (1: experts are tensor-sharded like the MLP)
+    int tp = 1; ///< tensor parallel size (GPUs sharing every layer)
+    int pp = 1; ///< pipeline parallel size (stages of consecutive layers)
+    int dp = 1; ///< data parallel replicas
+    int ep = 1; ///< expert parallel size (1: experts are tensor-sharded like the MLP)
     friend bool operator==(const Parallelism&, const Parallelism&) = default;
 };
 
@@ -30,9 +30,10 @@ struct Parallelism {
 
 /// Storage and compute formats of the deployment's tensors.
 struct Precisions {
-    Precision weights = bf16_precision();      ///< linear-layer weights (quantization scales included)
-    Precision activations = bf16_precision();  ///< activations between kernels
-    Precision kv_cache = bf16_precision();     ///< KV cache (vLLM --kv-cache-dtype; "auto" = model dtype)
+    Precision weights = bf16_precision(); ///< linear-layer weights (quantization scales included)
+    Precision activations = bf16_precision(); ///< activations between kernels
+    Precision kv_cache =
+        bf16_precision(); ///< KV cache (vLLM --kv-cache-dtype; "auto" = model dtype)
     /// Embedding table and LM head. nullopt: 16 bit (quantizers such as GPTQ/AWQ and vLLM's FP8
     /// keep them unquantized), or the weight precision when that is wider than 16 bit.
     std::optional<Precision> embeddings;
@@ -57,7 +58,7 @@ enum class EngineKind { Vllm, TensorRtLlm, Sglang, LlamaCpp };
 
 /// Collective algorithm for the tensor-parallel all-reduce.
 enum class AllReduceAlgorithm {
-    Auto,  ///< the faster of ring and tree for each message (NCCL's tuner picks per size)
+    Auto, ///< the faster of ring and tree for each message (NCCL's tuner picks per size)
     Ring,
     Tree,
 };
@@ -98,11 +99,13 @@ struct EngineConfig {
     /// Non-torch memory per GPU (NCCL and custom all-reduce buffers, cuBLAS workspaces).
     /// nullopt: the per-engine default of default_non_torch_memory().
     std::optional<Bytes> non_torch_memory;
-    /// CUDA-graph pool per GPU. nullopt: 10 MiB per captured batch size (default_cuda_graph_memory()).
+    /// CUDA-graph pool per GPU. nullopt: 10 MiB per captured batch size
+    /// (default_cuda_graph_memory()).
     std::optional<Bytes> cuda_graph_memory;
     /// CUDA context and framework start-up per GPU, outside the engine's budget. nullopt: 0.5 GiB.
     std::optional<Bytes> cuda_context_memory;
-    /// Peak activation memory per GPU. nullopt: estimated from the step shape (default_activation_memory()).
+    /// Peak activation memory per GPU. nullopt: estimated from the step shape
+    /// (default_activation_memory()).
     std::optional<Bytes> activation_memory;
     /// Multiplies the estimated activation peak (a calibration knob; 1 = the estimate as is).
     double activation_workspace_factor = 1.0;
@@ -115,12 +118,13 @@ struct EngineConfig {
 struct Deployment {
     ModelSpec model;
     AcceleratorSpec gpu;
-    int gpus = 1;  ///< all GPUs: tp × pp × dp
+    int gpus = 1; ///< all GPUs: tp × pp × dp
     Parallelism par;
     Precisions prec;
     EngineConfig engine;
-    InterconnectSpec intra_node_link;                ///< between GPUs of one node (NVLink, PCIe)
-    std::optional<InterconnectSpec> inter_node_link; ///< network between nodes, when there are several
+    InterconnectSpec intra_node_link; ///< between GPUs of one node (NVLink, PCIe)
+    std::optional<InterconnectSpec>
+        inter_node_link; ///< network between nodes, when there are several
     int gpus_per_node = 8;
     friend bool operator==(const Deployment&, const Deployment&) = default;
 };
@@ -129,15 +133,15 @@ struct Deployment {
 struct EngineSettings {
     EngineKind kind = EngineKind::Vllm;
     int max_model_len = 0;
-    double memory_fraction = 0.9;  ///< the engine's utilization knob, resolved
+    double memory_fraction = 0.9; ///< the engine's utilization knob, resolved
     int max_num_seqs = 0;
     int max_num_batched_tokens = 0;
     int block_size = 16;
     bool prefix_caching = true;
     bool chunked_prefill = true;
     bool cuda_graphs = true;
-    int cuda_graph_max_tokens = 0;  ///< steps with at most this many tokens replay a graph
-    int cuda_graph_sizes = 0;       ///< number of captured batch sizes
+    int cuda_graph_max_tokens = 0; ///< steps with at most this many tokens replay a graph
+    int cuda_graph_sizes = 0;      ///< number of captured batch sizes
     friend bool operator==(const EngineSettings&, const EngineSettings&) = default;
 };
 
@@ -151,6 +155,8 @@ struct EngineSettings {
 void validate(const Deployment& d);
 
 /// GPUs of one replica: tp × pp.
-[[nodiscard]] inline int replica_gpus(const Parallelism& p) { return p.tp * p.pp; }
+[[nodiscard]] inline int replica_gpus(const Parallelism& p) {
+    return p.tp * p.pp;
+}
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

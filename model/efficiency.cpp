@@ -8,13 +8,15 @@ namespace {
 // measurements and stated as a default for calib/ to replace.
 //
 // GEMM plateau 0.70 of the dense peak: cuBLAS BF16 on H100 SXM reaches roughly 650-750 of 989
-// TFLOPS on large square shapes (NVIDIA Hopper tuning guide; LLMCompass, Zhang et al. ISCA 2024,
-// fig. 5 for A100 at ~0.7-0.8). The half-saturation M of 256 tokens matches the H100 FP8
-// DeepGEMM rows of shared/data/blis (mfu 0.29-0.39 at M = 256, 0.41-0.50 at 512, ~0.6 at 4096
-// against a 0.63 plateau), which is also where small-M GEMMs turn from memory- to compute-bound.
+// TFLOPS on large shapes, and LLMCompass (Zhang et al., ISCA 2024, fig. 5) shows A100 matmuls at
+// ~0.7-0.8 of peak. Half saturation at M = 16 rows, the row granularity of the m16n8k16
+// tensor-core MMA (and of Marlin's weight-only kernels): a GEMM with fewer rows costs about as
+// much compute as 16, so skinny decode GEMMs stay memory-bound, as measured. The H100 FP8
+// DeepGEMM rows of shared/data/blis run ~2x slower than max(compute, memory) of this curve around
+// M = 256-512, where neither roof is reached; a fitted profile should capture that transition.
 constexpr double kGemmMax = 0.70;
-constexpr double kGemmMHalf = 256.0;
-// FP8 DeepGEMM plateaus at 0.63 of the FP8 peak in the same data (0.63 / 0.70 = 0.9); INT8 and
+constexpr double kGemmMHalf = 16.0;
+// FP8 DeepGEMM plateaus at 0.63 of the FP8 peak in the BLIS data (0.63 / 0.70 = 0.9); INT8 and
 // FP4 paths are assumed alike [U].
 constexpr double kLowPrecisionScale = 0.9;
 
@@ -55,7 +57,7 @@ constexpr double kStepOverhead = 0.5e-3;
 constexpr double kGuessMape = 0.30;
 constexpr double kGuessP90 = 0.50;
 
-}  // namespace
+} // namespace
 
 double GemmEfficiency::at(double m, double nk, ComputeType type) const {
     const auto i = static_cast<std::size_t>(type);
@@ -104,4 +106,4 @@ EfficiencyProfile default_profile() {
     return p;
 }
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -14,8 +14,8 @@ namespace gpuplan::model {
 /// eff(x) = max × x / (x + half): 0 at x = 0, max/2 at x = half, approaching max for large x.
 /// `half` = 0 gives the constant `max`.
 struct SaturatingCurve {
-    double max = 1.0;   ///< plateau efficiency, a fraction of the peak (0, 1]
-    double half = 0.0;  ///< size at which the curve reaches max/2, in the caller's unit
+    double max = 1.0;  ///< plateau efficiency, a fraction of the peak (0, 1]
+    double half = 0.0; ///< size at which the curve reaches max/2, in the caller's unit
     /// The efficiency at size x (x <= 0 gives `max` when half is 0, else 0).
     [[nodiscard]] double at(double x) const {
         if (half <= 0.0) {
@@ -34,8 +34,8 @@ inline constexpr std::size_t kComputeTypeCount = 7;
 /// with M the token rows of the product and NK = N × K the weight matrix elements.
 struct GemmEfficiency {
     double e_max = 0.7;
-    double m_half = 256.0;   ///< tokens
-    double nk_half = 0.0;    ///< weight elements; 0: no dependence on the matrix size
+    double m_half = 16.0; ///< tokens
+    double nk_half = 0.0; ///< weight elements; 0: no dependence on the matrix size
     /// Multiplier on e_max per ComputeType (indexed by its enum value): lower-precision kernels
     /// usually reach a smaller fraction of their (higher) peak.
     std::array<double, kComputeTypeCount> dtype_scale{1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
@@ -47,7 +47,7 @@ struct GemmEfficiency {
 /// Collective communication (NCCL, custom all-reduce): achieved link bandwidth fraction as a
 /// function of the message size in bytes, plus a fixed software cost per collective.
 struct CommEfficiency {
-    SaturatingCurve bandwidth{0.8, 0.0};  ///< x: message bytes
+    SaturatingCurve bandwidth{0.8, 0.0}; ///< x: message bytes
     Seconds collective_overhead{10e-6};  ///< per collective call (kernel launch, sync)
     friend bool operator==(const CommEfficiency&, const CommEfficiency&) = default;
 };
@@ -70,10 +70,10 @@ struct Provenance {
 /// Relative error of the profile's predictions on held-back measurements: estimates carry it
 /// as their uncertainty (t × (1 ± mape) typical, t × (1 ± p90) for 9 in 10 cases).
 struct ErrorBand {
-    double mape = 0.0;     ///< mean absolute percentage error, as a fraction (0.15 = 15 %)
-    double p90 = 0.0;      ///< 90th percentile of the absolute relative error
-    int points = 0;        ///< validation points behind the figures (0: not validated)
-    std::string validated_on;  ///< what the residuals were measured on
+    double mape = 0.0;        ///< mean absolute percentage error, as a fraction (0.15 = 15 %)
+    double p90 = 0.0;         ///< 90th percentile of the absolute relative error
+    int points = 0;           ///< validation points behind the figures (0: not validated)
+    std::string validated_on; ///< what the residuals were measured on
     friend bool operator==(const ErrorBand&, const ErrorBand&) = default;
 };
 
@@ -92,9 +92,9 @@ struct EfficiencyProfile {
     /// read per kernel call.
     SaturatingCurve attention_decode{0.9, 4.0 * 1024 * 1024};
     CommEfficiency comm;
-    Seconds launch_overhead{4e-6};        ///< per kernel launched eagerly
-    Seconds graph_launch_overhead{1.5e-6};///< per kernel replayed from a CUDA graph
-    Seconds step_overhead{0.5e-3};        ///< per engine step: scheduling, input prep, sampling host work
+    Seconds launch_overhead{4e-6};         ///< per kernel launched eagerly
+    Seconds graph_launch_overhead{1.5e-6}; ///< per kernel replayed from a CUDA graph
+    Seconds step_overhead{0.5e-3}; ///< per engine step: scheduling, input prep, sampling host work
     Provenance provenance;
     ErrorBand error_band;
     friend bool operator==(const EfficiencyProfile&, const EfficiencyProfile&) = default;
@@ -105,4 +105,4 @@ struct EfficiencyProfile {
 /// sources are documented in efficiency.cpp). Its error band is a stated guess.
 [[nodiscard]] EfficiencyProfile default_profile();
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

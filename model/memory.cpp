@@ -47,7 +47,9 @@ constexpr double kGraphPerSize = 10.0 * kMiB;
 constexpr double kSamplerCopies = 3.0;
 constexpr double kLogitBytes = 4.0;
 
-double cdiv(double a, double b) { return std::ceil(a / b); }
+double cdiv(double a, double b) {
+    return std::ceil(a / b);
+}
 
 std::string gib(Bytes b) {
     char buf[48];
@@ -80,7 +82,7 @@ Bytes stage_weights(const Shapes& s, const Stage& st, const Precisions& p) {
                                   (s.router + experts * s.expert_small + s.shared_small_rank) * sb);
     }
     if (st.first) {
-        bytes += s.embedding / s.tp * eb;  // VocabParallelEmbedding
+        bytes += s.embedding / s.tp * eb; // VocabParallelEmbedding
     }
     if (st.last) {
         bytes += s.final_norm * sb;
@@ -93,8 +95,8 @@ Bytes stage_weights(const Shapes& s, const Stage& st, const Precisions& p) {
 
 /// Activation peak per rank of a forward step of `tokens` tokens over `requests` requests.
 Bytes activation_peak(const Shapes& s, const Precisions& p, double tokens, double requests) {
-    const double ab = p.activations.bytes_per_element() < 2.0 ? 2.0
-                                                              : p.activations.bytes_per_element();
+    const double ab =
+        p.activations.bytes_per_element() < 2.0 ? 2.0 : p.activations.bytes_per_element();
     // Live tensors at the peak of one layer: the hidden state and residual (2h) plus the larger
     // of the attention block's outputs (QKV, attention output) and the MLP's (gate/up output
     // and the activated product; fused_moe's per-top-k caches for MoE). Layers run one at a
@@ -151,9 +153,8 @@ Bytes activations_for(const Deployment& d, const Shapes& s, const EngineSettings
     // vLLM's profile run splits the tokens over min(tokens, max_num_seqs) dummy requests, each
     // computing logits (gpu_model_runner `_dummy_run`, engine-semantics §1.1 step 3). llama.cpp
     // sizes its compute buffer for a worst-case ubatch that outputs every token.
-    const double requests = e.kind == EngineKind::LlamaCpp
-                                ? tokens
-                                : std::min<double>(tokens, e.max_num_seqs);
+    const double requests =
+        e.kind == EngineKind::LlamaCpp ? tokens : std::min<double>(tokens, e.max_num_seqs);
     return activation_peak(s, d.prec, tokens, requests) * d.engine.activation_workspace_factor;
 }
 
@@ -163,15 +164,16 @@ void vllm_blocks(MemoryEstimate& r, const Shapes& s, const Stage& st, const Engi
                  double kv_layer_bytes) {
     const double bs = e.block_size;
     const double len = e.max_model_len;
-    const double page = bs * kv_layer_bytes;  // one layer, one block
+    const double page = bs * kv_layer_bytes; // one layer, one block
     const double pages = r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / page) : 0.0;
     const int n_win = st.windowed_layers;
     const int n_full = st.layers - n_win;
     // Sliding-window layers keep min(window − 1 + max_num_batched_tokens, L) tokens plus one
     // block (kv_cache_interface.py max_memory_usage_bytes).
     const double win_blocks =
-        s.window > 0 ? cdiv(std::min<double>(s.window - 1.0 + e.max_num_batched_tokens, len), bs) + 1
-                     : 0.0;
+        s.window > 0
+            ? cdiv(std::min<double>(s.window - 1.0 + e.max_num_batched_tokens, len), bs) + 1
+            : 0.0;
     double blocks = 0;
     double tokens = 0;
     double per_request = 0;
@@ -210,13 +212,13 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
     r.overhead = r.non_torch + r.cuda_graphs + r.cuda_context;
 
     const double kvb = d.prec.kv_cache.bytes_per_element();
-    const double kv_layer = s.kv_elems_rank * kvb;  // one token, one layer, this rank
+    const double kv_layer = s.kv_elems_rank * kvb; // one token, one layer, this rank
     r.kv_per_token = Bytes(st.layers * kv_layer);
     r.kv_per_token_model = Bytes(s.layers * s.kv_elems_model * kvb);
     const double len = e.max_model_len;
     const double windowed_len = s.window > 0 ? std::min<double>(len, s.window) : len;
-    r.kv_per_sequence = Bytes(((st.layers - st.windowed_layers) * len +
-                               st.windowed_layers * windowed_len) * kv_layer);
+    r.kv_per_sequence = Bytes(
+        ((st.layers - st.windowed_layers) * len + st.windowed_layers * windowed_len) * kv_layer);
 
     const Bytes fixed = r.weights + r.activations + r.non_torch + r.cuda_graphs;
     switch (e.kind) {
@@ -232,8 +234,8 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
         // memory and the context (_util.py, engine-semantics §3.2).
         const Bytes free_after = r.capacity - r.cuda_context - fixed;
         r.kv_budget = d.engine.kv_cache_memory.value_or(free_after * e.memory_fraction);
-        const double tokens = r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / r.kv_per_token.si())
-                                                   : 0.0;
+        const double tokens =
+            r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / r.kv_per_token.si()) : 0.0;
         r.kv_blocks = static_cast<std::int64_t>(std::floor(tokens / e.block_size));
         r.kv_tokens = r.kv_blocks * e.block_size;
         r.max_concurrency = r.kv_blocks / cdiv(len, e.block_size);
@@ -248,8 +250,8 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
         r.requested = r.capacity * e.memory_fraction;
         r.kv_budget = d.engine.kv_cache_memory.value_or(r.requested - r.weights - r.cuda_context -
                                                         r.non_torch);
-        const double tokens = r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / r.kv_per_token.si())
-                                                   : 0.0;
+        const double tokens =
+            r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / r.kv_per_token.si()) : 0.0;
         const double pages = std::floor(tokens / e.block_size);
         r.kv_blocks = static_cast<std::int64_t>(pages);
         r.kv_tokens = static_cast<std::int64_t>(pages * e.block_size);
@@ -288,8 +290,8 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
         fits = false;
         r.reasons.push_back(where + "the KV cache (" + gib(r.kv_budget) + ", " +
                             std::to_string(r.kv_tokens) + " tokens) cannot hold one sequence of " +
-                            std::to_string(e.max_model_len) + " tokens (" +
-                            gib(r.kv_per_sequence) + "); lower max_model_len or free memory");
+                            std::to_string(e.max_model_len) + " tokens (" + gib(r.kv_per_sequence) +
+                            "); lower max_model_len or free memory");
     }
     if (r.free.si() < 0) {
         fits = false;
@@ -313,7 +315,7 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
     return r;
 }
 
-}  // namespace
+} // namespace
 
 const char* to_string(ConcurrencyLimit limit) {
     switch (limit) {
@@ -325,7 +327,7 @@ const char* to_string(ConcurrencyLimit limit) {
 
 Bytes default_non_torch_memory(const Deployment& d) {
     if (d.engine.kind == EngineKind::LlamaCpp) {
-        return Bytes(0);  // no NCCL; cuBLAS workspaces live in its compute buffer
+        return Bytes(0); // no NCCL; cuBLAS workspaces live in its compute buffer
     }
     double b = kNonTorchBase;
     if (d.par.tp > 1) {
@@ -345,9 +347,8 @@ Bytes default_activation_memory(const Deployment& d) {
     const Shapes s = detail::make_shapes(d.model, d.par);
     const EngineSettings e = resolve_engine(d);
     const double tokens = e.max_num_batched_tokens;
-    const double requests = e.kind == EngineKind::LlamaCpp
-                                ? tokens
-                                : std::min<double>(tokens, e.max_num_seqs);
+    const double requests =
+        e.kind == EngineKind::LlamaCpp ? tokens : std::min<double>(tokens, e.max_num_seqs);
     return activation_peak(s, d.prec, tokens, requests);
 }
 
@@ -365,9 +366,9 @@ MemoryEstimate estimate_memory(const Deployment& d) {
         for (auto& reason : r.reasons) {
             reasons.push_back(std::move(reason));
         }
-        const bool worse = i == 0 || r.max_concurrency < best.max_concurrency ||
-                           (r.max_concurrency == best.max_concurrency &&
-                            r.kv_budget < best.kv_budget);
+        const bool worse =
+            i == 0 || r.max_concurrency < best.max_concurrency ||
+            (r.max_concurrency == best.max_concurrency && r.kv_budget < best.kv_budget);
         if (worse) {
             best = std::move(r);
         }
@@ -385,24 +386,6 @@ Bytes model_weight_bytes(const ModelSpec& m, const Precisions& p) {
     all.moe_layers = s.moe_layers;
     all.windowed_layers = s.windowed_layers;
     return stage_weights(s, all, p);
-}
-
-Bytes kv_bytes_per_token(const ModelSpec& m, const Precision& kv, int tp) {
-    Parallelism par;
-    par.tp = tp;
-    const Shapes s = detail::make_shapes(m, par);
-    return Bytes(m.layers * s.kv_elems_rank * kv.bytes_per_element());
-}
-
-Bytes kv_bytes_per_sequence(const ModelSpec& m, const Precision& kv, int context, int tp) {
-    Parallelism par;
-    par.tp = tp;
-    const Shapes s = detail::make_shapes(m, par);
-    const double per_layer = s.kv_elems_rank * kv.bytes_per_element();
-    const double windowed = s.window > 0 ? std::min(context, s.window) : context;
-    return Bytes(((m.layers - s.windowed_layers) * static_cast<double>(context) +
-                  s.windowed_layers * windowed) *
-                 per_layer);
 }
 
 std::optional<int> max_context_at_concurrency(const Deployment& d, int n) {
@@ -424,7 +407,7 @@ std::optional<int> max_context_at_concurrency(const Deployment& d, int n) {
     if (holds(hi)) {
         return hi;
     }
-    while (hi - lo > 1) {  // holds(lo) && !holds(hi)
+    while (hi - lo > 1) { // holds(lo) && !holds(hi)
         const int mid = lo + (hi - lo) / 2;
         (holds(mid) ? lo : hi) = mid;
     }
@@ -451,7 +434,7 @@ std::optional<GpuPlan> fewest_gpus(const Deployment& d, int min_concurrency, int
             try {
                 validate(probe);
             } catch (const InvalidArgument&) {
-                continue;  // heads or layers do not split this way
+                continue; // heads or layers do not split this way
             }
             MemoryEstimate m = estimate_memory(probe);
             if (m.fits && m.effective_concurrency >= min_concurrency) {
@@ -481,4 +464,4 @@ HostRamAdvice host_ram_advice(const Deployment& d) {
     return a;
 }
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

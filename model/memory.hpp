@@ -25,20 +25,20 @@ enum class ConcurrencyLimit {
 /// stage with the fewest KV blocks (the engine takes the minimum over workers); `binding_stage`
 /// says which.
 struct MemoryEstimate {
-    Bytes capacity;      ///< total device memory as CUDA reports it
-    Bytes requested;     ///< what the engine may use: capacity × utilization (vLLM, SGLang)
-    Bytes weights;       ///< this GPU's weight shard, quantization scales included
-    Bytes activations;   ///< peak activation workspace at the largest step
-    Bytes non_torch;     ///< NCCL / custom all-reduce buffers, cuBLAS workspaces
-    Bytes cuda_graphs;   ///< CUDA-graph memory pool
-    Bytes cuda_context;  ///< CUDA context, outside the engine's budget
-    Bytes overhead;      ///< non_torch + cuda_graphs + cuda_context
-    Bytes kv_per_token;        ///< KV bytes per token on this GPU (its layers and heads)
-    Bytes kv_per_token_model;  ///< KV bytes per token of the whole model, unsharded
-    Bytes kv_per_sequence;     ///< this GPU's KV for one sequence at max_model_len (windows capped)
-    Bytes kv_budget;           ///< KV pool; negative when the rest does not fit
-    std::int64_t kv_blocks = 0;  ///< blocks of block_size tokens (vLLM's num_gpu_blocks)
-    std::int64_t kv_tokens = 0;  ///< "GPU KV cache size: X tokens"
+    Bytes capacity;           ///< total device memory as CUDA reports it
+    Bytes requested;          ///< what the engine may use: capacity × utilization (vLLM, SGLang)
+    Bytes weights;            ///< this GPU's weight shard, quantization scales included
+    Bytes activations;        ///< peak activation workspace at the largest step
+    Bytes non_torch;          ///< NCCL / custom all-reduce buffers, cuBLAS workspaces
+    Bytes cuda_graphs;        ///< CUDA-graph memory pool
+    Bytes cuda_context;       ///< CUDA context, outside the engine's budget
+    Bytes overhead;           ///< non_torch + cuda_graphs + cuda_context
+    Bytes kv_per_token;       ///< KV bytes per token on this GPU (its layers and heads)
+    Bytes kv_per_token_model; ///< KV bytes per token of the whole model, unsharded
+    Bytes kv_per_sequence;    ///< this GPU's KV for one sequence at max_model_len (windows capped)
+    Bytes kv_budget;          ///< KV pool; negative when the rest does not fit
+    std::int64_t kv_blocks = 0; ///< blocks of block_size tokens (vLLM's num_gpu_blocks)
+    std::int64_t kv_tokens = 0; ///< "GPU KV cache size: X tokens"
     /// "Maximum concurrency for max_model_len tokens per request: X x".
     double max_concurrency = 0.0;
     /// min(max_num_seqs, max_concurrency): full-length sequences that can run at once.
@@ -47,9 +47,9 @@ struct MemoryEstimate {
     Bytes total_used;  ///< everything the process allocates on this GPU
     Bytes free;        ///< capacity − total_used; negative: out of memory
     bool fits = false; ///< the engine starts and holds at least one max_model_len sequence
-    std::vector<std::string> reasons;  ///< why it does not fit, or what is tight
+    std::vector<std::string> reasons; ///< why it does not fit, or what is tight
     int binding_stage = 0;
-    EngineSettings engine;  ///< the resolved engine settings used
+    EngineSettings engine; ///< the resolved engine settings used
     friend bool operator==(const MemoryEstimate&, const MemoryEstimate&) = default;
 };
 
@@ -63,15 +63,6 @@ struct MemoryEstimate {
 
 /// Weight bytes of the whole model (all shards: the checkpoint size at these precisions).
 [[nodiscard]] Bytes model_weight_bytes(const ModelSpec& m, const Precisions& p);
-
-/// KV bytes per token per GPU over all layers with tensor parallelism `tp` (no pipeline split):
-/// 2 × L × kv_heads/tp × head_dim × b (kv heads replicated when kv_heads < tp);
-/// MLA: L × (kv_lora_rank + qk_rope_head_dim) × b, not split by TP.
-[[nodiscard]] Bytes kv_bytes_per_token(const ModelSpec& m, const Precision& kv, int tp = 1);
-
-/// KV bytes per GPU of one sequence of `context` tokens, windowed layers capped at the window.
-[[nodiscard]] Bytes kv_bytes_per_sequence(const ModelSpec& m, const Precision& kv, int context,
-                                          int tp = 1);
 
 /// The default non-torch memory per GPU for this engine and parallelism (see memory.cpp).
 [[nodiscard]] Bytes default_non_torch_memory(const Deployment& d);
@@ -108,16 +99,16 @@ struct GpuPlan {
 
 /// Host memory advice for one node of the deployment.
 struct HostRamAdvice {
-    int gpus_per_node = 0;   ///< GPUs of the deployment on one node
-    Bytes gpu_memory;        ///< their memory together
-    Bytes rule_of_thumb;     ///< 2 × gpu_memory (DOMAIN.md §3: system RAM ≥ 2 × GPU memory)
-    Bytes weight_file;       ///< checkpoint size; loading maps it through the page cache
-    Bytes recommended;       ///< max(rule_of_thumb, weight_file)
-    std::string reason;      ///< which term sets the recommendation
+    int gpus_per_node = 0; ///< GPUs of the deployment on one node
+    Bytes gpu_memory;      ///< their memory together
+    Bytes rule_of_thumb;   ///< 2 × gpu_memory (DOMAIN.md §3: system RAM ≥ 2 × GPU memory)
+    Bytes weight_file;     ///< checkpoint size; loading maps it through the page cache
+    Bytes recommended;     ///< max(rule_of_thumb, weight_file)
+    std::string reason;    ///< which term sets the recommendation
     friend bool operator==(const HostRamAdvice&, const HostRamAdvice&) = default;
 };
 
 /// Host RAM advice: at least twice the node's GPU memory, and at least the weight file.
 [[nodiscard]] HostRamAdvice host_ram_advice(const Deployment& d);
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

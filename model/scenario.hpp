@@ -6,19 +6,28 @@
 #include "model/deployment.hpp"
 #include "model/money.hpp"
 #include "model/units.hpp"
+#include "model/workload.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuplan::model {
 
-/// The load to serve. Lengths are tokens per request.
+/// The load to serve. Lengths are tokens per request. The analytic model uses the first four
+/// fields; the simulator uses the rest (model/workload.hpp), and without `classes` it serves one
+/// class of fixed input_tokens/output_tokens.
 struct Workload {
     int input_tokens = 1024;
     int output_tokens = 256;
     int concurrency = 1;                      ///< sequences in flight (closed loop)
     std::optional<double> requests_per_s;     ///< open-loop arrival rate, when given
+    ArrivalProcess arrival;                   ///< simulator: how requests arrive
+    std::vector<RequestClass> classes;        ///< simulator: the request mix (empty: one class)
+    std::vector<TraceRecord> trace;           ///< simulator: replayed when arrival is Trace
+    std::optional<int> requests;              ///< simulator: requests (or sessions) to send
+    std::optional<Seconds> duration;          ///< simulator: stop sending after this time
     friend bool operator==(const Workload&, const Workload&) = default;
 };
 
@@ -60,6 +69,8 @@ struct Scenario {
     Slo slo;
     PowerBudget power;
     Prices prices;
+    SchedulerConfig scheduler;  ///< simulator: replica scheduler knobs beyond EngineConfig
+    Cluster cluster;            ///< simulator: replicas, router, admission, cloud
     std::uint64_t seed = 1;
     friend bool operator==(const Scenario&, const Scenario&) = default;
 };

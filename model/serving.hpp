@@ -2,53 +2,47 @@
 /// Serving figures from the step cost: time to first token, time per output token, steady-state
 /// and peak throughput, the single-stream decode bound, and MFU / MBU for prefill and decode.
 /// Steady state is continuous batching without queueing: every running sequence decodes once
-/// per step while prompts of arriving requests ride along as prefill chunks.
+/// per step while prompts of arriving requests ride along as prefill chunks. The workload is
+/// scenario.hpp's Workload (input_tokens, output_tokens, concurrency); requests_per_s is not
+/// used here (open-loop load is the simulator's job).
 
 #include "model/deployment.hpp"
 #include "model/efficiency.hpp"
 #include "model/memory.hpp"
+#include "model/scenario.hpp"
 #include "model/step_cost.hpp"
 #include "model/units.hpp"
 
 namespace gpuplan::model {
 
-/// The request mix a deployment serves.
-struct Workload {
-    int input_len = 1024;   ///< prompt tokens per request
-    int output_len = 256;   ///< generated tokens per request
-    int concurrency = 1;    ///< requests in flight across the whole deployment
-    int cached_prefix = 0;  ///< prompt tokens served from the prefix cache (when it is enabled)
-    friend bool operator==(const Workload&, const Workload&) = default;
-};
-
 /// Time, work and utilization of one phase.
 struct PhaseFigures {
     Seconds time;
-    Flops model_flops;  ///< useful FLOPs of the replica
-    Bytes bytes;        ///< weight + KV bytes read per GPU (the MBU numerator)
-    double mfu = 0.0;   ///< model FLOPs / (time × peak × GPUs of the replica)
-    double mbu = 0.0;   ///< (weight + KV bytes) / (time × bandwidth), per GPU
+    Flops model_flops; ///< useful FLOPs of the replica
+    Bytes bytes;       ///< weight + KV bytes read per GPU (the MBU numerator)
+    double mfu = 0.0;  ///< model FLOPs / (time × peak × GPUs of the replica)
+    double mbu = 0.0;  ///< (weight + KV bytes) / (time × bandwidth), per GPU
     friend bool operator==(const PhaseFigures&, const PhaseFigures&) = default;
 };
 
 /// Speed and capacity of a deployment for a workload.
 struct ServingEstimate {
     MemoryEstimate memory;
-    Seconds ttft;         ///< a lone request's prefill (chunked by max_num_batched_tokens when on)
-    Seconds ttft_loaded;  ///< its prefill sharing steps with the other running sequences' decodes
-    Seconds tpot;         ///< steady-state time per output token at the running batch
-    Seconds tpot_decode_only;  ///< a decode-only step at the running batch and average context
-    int running = 0;      ///< sequences running per replica (capped by KV cache and max_num_seqs)
-    double throughput = 0.0;   ///< output tokens/s of the whole deployment (0 when it does not fit)
-    double peak_throughput = 0.0;  ///< output tokens/s at peak_concurrency
-    int peak_concurrency = 0;      ///< the most sequences the deployment runs at once
-    double single_stream_bound = 0.0;  ///< tokens/s ≤ bandwidth / bytes read per token (batch 1)
-    PhaseFigures prefill;      ///< the lone prefill behind ttft
-    PhaseFigures decode;       ///< the decode-only step behind tpot_decode_only
-    StepCost decode_step;      ///< that step, per operator
-    StepCost prefill_step;     ///< the largest prefill step behind ttft, per operator
-    Provenance provenance;     ///< the efficiency profile's
-    ErrorBand error_band;      ///< relative uncertainty of the times and throughputs
+    Seconds ttft;        ///< a lone request's prefill (chunked by max_num_batched_tokens when on)
+    Seconds ttft_loaded; ///< its prefill sharing steps with the other running sequences' decodes
+    Seconds tpot;        ///< steady-state time per output token at the running batch
+    Seconds tpot_decode_only; ///< a decode-only step at the running batch and average context
+    int running = 0; ///< sequences running per replica (capped by KV cache and max_num_seqs)
+    double throughput = 0.0; ///< output tokens/s of the whole deployment (0 when it does not fit)
+    double peak_throughput = 0.0;     ///< output tokens/s at peak_concurrency
+    int peak_concurrency = 0;         ///< the most sequences the deployment runs at once
+    double single_stream_bound = 0.0; ///< tokens/s ≤ bandwidth / bytes read per token (batch 1)
+    PhaseFigures prefill;             ///< the lone prefill behind ttft
+    PhaseFigures decode;              ///< the decode-only step behind tpot_decode_only
+    StepCost decode_step;             ///< that step, per operator
+    StepCost prefill_step;            ///< the largest prefill step behind ttft, per operator
+    Provenance provenance;            ///< the efficiency profile's
+    ErrorBand error_band;             ///< relative uncertainty of the times and throughputs
     friend bool operator==(const ServingEstimate&, const ServingEstimate&) = default;
 };
 
@@ -62,8 +56,10 @@ struct ServingEstimate {
 [[nodiscard]] Seconds tpot(const StepCostModel& m, int batch, int context);
 
 /// Steady-state output tokens/s of one replica running `running` sequences of the workload
-/// (average context input + output/2). With PP the replica runs pp micro-batches.
-[[nodiscard]] double replica_throughput(const StepCostModel& m, const Workload& w, int running);
+/// (average context input + output/2), `cached_prefix` prompt tokens of each request served by
+/// the prefix cache when it is on. With PP the replica runs pp micro-batches.
+[[nodiscard]] double replica_throughput(const StepCostModel& m, const Workload& w, int running,
+                                        int cached_prefix = 0);
 
 /// The most sequences one replica runs at once for this workload: max_num_seqs, or what the KV
 /// cache holds at the average context (rounded up to blocks), whichever is smaller.
@@ -74,9 +70,11 @@ struct ServingEstimate {
 /// used are counted, not the whole table; MoE reads only the top-k experts.
 [[nodiscard]] double single_stream_decode_bound(const StepCostModel& m, int context = 1);
 
-/// Every serving figure for the workload. Throws InvalidArgument when the deployment or the
-/// workload is invalid (non-positive lengths, prompt longer than max_model_len, ...).
+/// Every serving figure for the workload; `cached_prefix` prompt tokens per request hit the
+/// prefix cache (when the engine has it on). Throws InvalidArgument when the deployment or the
+/// workload is invalid (non-positive lengths, prompt + output longer than max_model_len, ...).
 [[nodiscard]] ServingEstimate estimate_serving(const Deployment& d, const Workload& w,
-                                               const EfficiencyProfile& profile);
+                                               const EfficiencyProfile& profile,
+                                               int cached_prefix = 0);
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -3,6 +3,7 @@
 #include "model/comm.hpp"
 #include "model/detail/shapes.hpp"
 #include "model/error.hpp"
+#include "model/kernel_time.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,28 +37,17 @@ constexpr int kMlpKernels = 3;
 constexpr int kRouterKernels = 2;
 constexpr int kExpertKernels = 5;
 
-double d(int v) { return static_cast<double>(v); }
-
-/// Σ_{j=c+1}^{c+n} min(j, W): causal query-key pairs of a chunk of n tokens after c cached ones,
-/// each query seeing at most W keys (W <= 0: no window).
-double causal_pairs(double c, double n, double window) {
-    if (window <= 0 || c + n <= window) {
-        return n * c + n * (n + 1) / 2;
-    }
-    if (c >= window) {
-        return n * window;
-    }
-    return (window * (window + 1) - c * (c + 1)) / 2 + (c + n - window) * window;
+double d(int v) {
+    return static_cast<double>(v);
 }
 
 FlopsPerSecond peak_for(const AcceleratorSpec& g, ComputeType t) {
-    for (ComputeType c : {t, ComputeType::Bf16, ComputeType::Fp16, ComputeType::Fp32}) {
-        if (auto p = g.dense.for_type(c); p && p->si() > 0) {
-            return *p;
-        }
+    if (auto p = kernel_peak(g, t)) {
+        return *p;
     }
     throw InvalidArgument("accelerator '" + g.name + "' has no dense peak for " +
-                          std::string(to_string(t)) + " or bf16/fp16/fp32; add dense.bf16 to its "
+                          std::string(to_string(t)) +
+                          " or bf16/fp16/fp32; add dense.bf16 to its "
                           "hwdb entry");
 }
 
@@ -75,7 +65,7 @@ void finish(OpCost& op, Seconds launch, bool comm) {
     }
 }
 
-}  // namespace
+} // namespace
 
 const char* to_string(Op op) {
     switch (op) {
@@ -155,8 +145,8 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
     experts_rank_ = s.experts_rank;
     expert_shard_ = s.expert_shard;
     expert_ffn_rank_ = s.expert_ffn_rank;
-    shared_ffn_rank_ = s.shared_experts * (s.moe ? dep.model.moe->expert_ffn_size : 0) /
-                       static_cast<double>(s.tp);
+    shared_ffn_rank_ =
+        s.shared_experts * (s.moe ? dep.model.moe->expert_ffn_size : 0) / static_cast<double>(s.tp);
     kv_elems_ = s.kv_elems_rank;
 
     const Precisions& p = dep.prec;
@@ -174,9 +164,9 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
     all_weight_bytes_ =
         layers_ * (s.attn_linear * wb_ + (s.attn_small + s.norms) * sb_) +
         dense_layers_ * (s.dense_linear * wb_ + s.dense_small * sb_) +
-        moe_layers_ * ((s.experts_rank * s.expert_shard * s.expert_linear + s.shared_linear_rank) *
-                           wb_ +
-                       s.router * sb_) +
+        moe_layers_ *
+            ((s.experts_rank * s.expert_shard * s.expert_linear + s.shared_linear_rank) * wb_ +
+             s.router * sb_) +
         (s.lm_head > 0 ? s.lm_head : s.vocab * s.h) / s.tp * eb_ + s.final_norm * sb_;
 
     const Link tp_link = group_link(dep, tp_, 1);
@@ -199,11 +189,11 @@ void StepCostModel::add(BatchStats& s, const PrefillChunk& c) const noexcept {
     }
     s.prefill_tokens += n;
     s.prefills += 1;
-    s.prefill_pairs += causal_pairs(cached, n, 0);
+    s.prefill_pairs += causal_query_key_pairs(cached, n, 0);
     s.prefill_kv_read += cached + n;
     if (window_ > 0) {
         const double w = d(window_);
-        s.prefill_pairs_windowed += causal_pairs(cached, n, w);
+        s.prefill_pairs_windowed += causal_query_key_pairs(cached, n, w);
         s.prefill_kv_read_windowed += std::min(cached, w) + n;
     }
 }
@@ -246,28 +236,29 @@ StepCost StepCostModel::cost(const Batch& b) const noexcept {
 }
 
 void StepCostModel::gemm(OpCost& op, double m, double k, double n, double weight_bytes,
-                         double layers, double& weight_read, bool replicated,
-                         double& replicated_flops, bool sixteen_bit) const noexcept {
+                         double layers, Work& acc, bool replicated,
+                         bool sixteen_bit) const noexcept {
     if (m <= 0 || k <= 0 || n <= 0 || layers <= 0) {
         return;
     }
-    const double flops = 2.0 * m * k * n;
-    const double wbytes = k * n * weight_bytes;
-    const double bytes = wbytes + (m * k + m * n) * ab_;
     // The router and the LM head stay at 16 bit and run on the activation path.
     const FlopsPerSecond peak = sixteen_bit ? peak_attn_ : peak_gemm_;
     const ComputeType type = sixteen_bit ? attn_type_ : gemm_type_;
-    const Seconds ct = Flops(flops) / (peak * prof_.gemm.at(m, k * n, type));
-    const Seconds mt = Bytes(bytes) / (bandwidth_ * prof_.memory.at(bytes));
+    const KernelTime kt =
+        gemm_kernel_time(m, k, n, weight_bytes, ab_, type, peak, bandwidth_, prof_);
+    const double flops = 2.0 * m * k * n;
+    const double wbytes = k * n * weight_bytes;
+    const double bytes = wbytes + (m * k + m * n) * ab_;
     op.flops += Flops(flops * layers);
     op.bytes += Bytes(bytes * layers);
-    op.compute_time += ct * layers;
-    op.memory_time += mt * layers;
-    op.time += std::max(ct, mt) * layers;
+    op.compute_time += kt.compute * layers;
+    op.memory_time += kt.memory * layers;
+    op.time += kt.time * layers;
     op.kernels += static_cast<int>(layers);
-    weight_read += wbytes * layers;
+    acc.weights += wbytes * layers;
+    acc.matmul += flops * layers;
     if (replicated) {
-        replicated_flops += flops * layers;
+        acc.replicated += flops * layers;
     }
 }
 
@@ -275,11 +266,11 @@ void StepCostModel::stream(OpCost& op, double bytes, double flops, double layers
     if (bytes <= 0 || layers <= 0) {
         return;
     }
-    const Seconds mt = Bytes(bytes) / (bandwidth_ * prof_.memory.at(bytes));
+    const KernelTime kt = stream_kernel_time(bytes, bandwidth_, prof_);
     op.flops += Flops(flops * layers);
     op.bytes += Bytes(bytes * layers);
-    op.memory_time += mt * layers;
-    op.time += mt * layers;
+    op.memory_time += kt.memory * layers;
+    op.time += kt.time * layers;
 }
 
 StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
@@ -287,8 +278,8 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
     auto op = [&r](Op o) -> OpCost& { return r.ops[static_cast<std::size_t>(o)]; };
     const double tp = s.prefill_tokens;
     const double nd = s.decodes;
-    const double t = tp + nd;        // tokens in the step
-    const double rows = s.prefills + nd;  // sequences producing logits
+    const double t = tp + nd;            // tokens in the step
+    const double rows = s.prefills + nd; // sequences producing logits
     r.tokens = static_cast<int>(t);
     r.prefill_tokens = static_cast<int>(tp);
     r.sequences = static_cast<int>(rows);
@@ -297,8 +288,7 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
     }
     r.cuda_graph = engine_.cuda_graphs && t <= engine_.cuda_graph_max_tokens;
     const Seconds launch = r.cuda_graph ? prof_.graph_launch_overhead : prof_.launch_overhead;
-    double weights = 0;
-    double repl = 0;  // FLOPs that every TP rank repeats (not multiplied by tp in model FLOPs)
+    Work acc;
 
     // Embedding: gather T rows of the (vocab-parallel) table.
     stream(op(Op::Embedding), t * h_ * (eb_ + ab_), 0.0, 1.0);
@@ -325,20 +315,20 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
             // up-projections; prefill up-projects the latent of the whole context (kv_b), decode
             // absorbs W_UK into the query (vLLM MLACommonImpl).
             if (q_lora_ > 0) {
-                gemm(o, t, h_, q_lora_, wb_, layers_, weights, true, repl);
-                gemm(o, t, q_lora_, q_width_, wb_, layers_, weights, false, repl);
+                gemm(o, t, h_, q_lora_, wb_, layers_, acc, true);
+                gemm(o, t, q_lora_, q_width_, wb_, layers_, acc, false);
             } else {
-                gemm(o, t, h_, q_width_, wb_, layers_, weights, false, repl);
+                gemm(o, t, h_, q_width_, wb_, layers_, acc, false);
             }
-            gemm(o, t, h_, kv_lora_ + rope_, wb_, layers_, weights, true, repl);
-            gemm(o, s.prefill_kv_read, kv_lora_, heads_rank_ * (nope_ + v_dim_), wb_, layers_,
-                 weights, false, repl);
-            gemm(o, nd, heads_rank_ * nope_, kv_lora_, wb_, layers_, weights, false, repl);
+            gemm(o, t, h_, kv_lora_ + rope_, wb_, layers_, acc, true);
+            gemm(o, s.prefill_kv_read, kv_lora_, heads_rank_ * (nope_ + v_dim_), wb_, layers_, acc,
+                 false);
+            gemm(o, nd, heads_rank_ * nope_, kv_lora_, wb_, layers_, acc, false);
             const double rope_elems = t * (heads_rank_ + 1.0) * rope_;
             stream(o, 2.0 * rope_elems * ab_, kRopeFlops * rope_elems, layers_);
             o.kernels = static_cast<int>(kMlaQkvKernels * layers_);
         } else {
-            gemm(o, t, h_, q_width_ + kv_width_, wb_, layers_, weights, false, repl);
+            gemm(o, t, h_, q_width_ + kv_width_, wb_, layers_, acc, false);
             const double rope_elems = t * (q_width_ + kv_width_ / 2.0);
             stream(o, 2.0 * rope_elems * ab_, kRopeFlops * rope_elems, layers_);
             o.kernels = static_cast<int>(kQkvKernels * layers_);
@@ -357,16 +347,17 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
             const double flops = heads_flops * pairs;
             double bytes = tp * (q_width_ + o_in_) * ab_ + (kv_read + tp) * kv_elems_ * kvb_;
             if (mla_) {
-                bytes += kv_read * heads_rank_ * (nope_ + v_dim_) * ab_;  // up-projected K, V
+                bytes += kv_read * heads_rank_ * (nope_ + v_dim_) * ab_; // up-projected K, V
             }
             const double x = std::sqrt(2.0 * pairs / std::max(1.0, s.prefills));
-            const Seconds ct = Flops(flops) / (peak_attn_ * prof_.attention_prefill.at(x));
-            const Seconds mt = Bytes(bytes) / (bandwidth_ * prof_.memory.at(bytes));
+            const KernelTime kt =
+                attention_prefill_kernel_time(flops, bytes, x, peak_attn_, bandwidth_, prof_);
             o.flops += Flops(flops * layers);
             o.bytes += Bytes(bytes * layers);
-            o.compute_time += ct * layers;
-            o.memory_time += mt * layers;
-            o.time += std::max(ct, mt) * layers;
+            o.compute_time += kt.compute * layers;
+            o.memory_time += kt.memory * layers;
+            o.time += kt.time * layers;
+            acc.matmul += flops * layers;
             r.kv_bytes += Bytes((kv_read + tp) * kv_elems_ * kvb_ * layers);
         };
         part(s.prefill_pairs, s.prefill_kv_read, full_layers_);
@@ -384,14 +375,14 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
             const double flops = dec_flops * context;
             const double kv = (context + nd) * kv_elems_ * kvb_;
             const double bytes = kv + nd * (q_width_ + o_in_) * ab_;
-            const Seconds ct =
-                Flops(flops) / (peak_attn_ * std::max(prof_.attention_prefill.max, 1e-9));
-            const Seconds mt = Bytes(bytes) / (bandwidth_ * prof_.attention_decode.at(bytes));
+            const KernelTime kt =
+                attention_decode_kernel_time(flops, bytes, peak_attn_, bandwidth_, prof_);
             o.flops += Flops(flops * layers);
             o.bytes += Bytes(bytes * layers);
-            o.compute_time += ct * layers;
-            o.memory_time += mt * layers;
-            o.time += std::max(ct, mt) * layers;
+            o.compute_time += kt.compute * layers;
+            o.memory_time += kt.memory * layers;
+            o.time += kt.time * layers;
+            acc.matmul += flops * layers;
             r.kv_bytes += Bytes(kv * layers);
         };
         part(s.decode_context, full_layers_);
@@ -403,9 +394,9 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
     // Output projection (MLA decode: plus the absorbed W_UV).
     {
         OpCost& o = op(Op::OutProj);
-        gemm(o, t, o_in_, h_, wb_, layers_, weights, false, repl);
+        gemm(o, t, o_in_, h_, wb_, layers_, acc, false);
         if (mla_) {
-            gemm(o, nd, heads_rank_ * kv_lora_, v_dim_, wb_, layers_, weights, false, repl);
+            gemm(o, nd, heads_rank_ * kv_lora_, v_dim_, wb_, layers_, acc, false);
         }
     }
 
@@ -417,16 +408,16 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         if (ffn <= 0 || layers <= 0) {
             return;
         }
-        gemm(o, t, h_, (mats - 1.0) * ffn, wb_, layers, weights, false, repl);
+        gemm(o, t, h_, (mats - 1.0) * ffn, wb_, layers, acc, false);
         stream(o, t * mats * ffn * ab_, kActFlops * t * ffn, layers);
-        gemm(o, t, ffn, h_, wb_, layers, weights, false, repl);
+        gemm(o, t, ffn, h_, wb_, layers, acc, false);
         o.kernels = static_cast<int>(kMlpKernels * layers);
     };
     mlp(op(Op::Mlp), ffn_rank_, dense_layers_);
 
     if (moe_layers_ > 0) {
         OpCost& router = op(Op::MoeRouter);
-        gemm(router, t, h_, experts_, sb_, moe_layers_, weights, true, repl, true);
+        gemm(router, t, h_, experts_, sb_, moe_layers_, acc, true, true);
         stream(router, t * experts_ * kLogitBytes, kNormFlops * t * experts_, moe_layers_);
         router.kernels = static_cast<int>(kRouterKernels * moe_layers_);
 
@@ -441,22 +432,23 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         const double wbytes = touched * per_expert * wb_;
         const double bytes = wbytes + rows * (2.0 * h_ + 2.0 * mats * expert_ffn_rank_) * ab_;
         const double m_per = touched > 0 ? rows / touched : rows;
-        const Seconds ct = Flops(flops) /
-                           (peak_gemm_ * prof_.gemm.at(m_per, h_ * expert_ffn_rank_, gemm_type_));
+        const Seconds ct =
+            Flops(flops) / (peak_gemm_ * prof_.gemm.at(m_per, h_ * expert_ffn_rank_, gemm_type_));
         const Seconds mt = Bytes(bytes) / (bandwidth_ * prof_.memory.at(bytes));
         o.flops += Flops(flops * moe_layers_);
         o.bytes += Bytes(bytes * moe_layers_);
         o.compute_time += ct * moe_layers_;
         o.memory_time += mt * moe_layers_;
         o.time += std::max(ct, mt) * moe_layers_;
+        acc.matmul += flops * moe_layers_;
         o.kernels = static_cast<int>(kExpertKernels * moe_layers_);
-        weights += wbytes * moe_layers_;
+        acc.weights += wbytes * moe_layers_;
 
         mlp(op(Op::MoeShared), shared_ffn_rank_, moe_layers_);
     }
 
     // LM head over the rows that need logits, then sampling on the gathered fp32 logits.
-    gemm(op(Op::LmHead), rows, h_, vocab_rank_, eb_, 1.0, weights, false, repl, eb_ != wb_);
+    gemm(op(Op::LmHead), rows, h_, vocab_rank_, eb_, 1.0, acc, false, eb_ != wb_);
     stream(op(Op::Sampling), rows * vocab_ * kLogitBytes * kSamplerPasses,
            kSamplerFlops * rows * vocab_, 1.0);
     op(Op::Sampling).kernels = kSamplerKernels;
@@ -466,8 +458,8 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
     if (tp_ > 1) {
         OpCost& o = op(Op::TpAllReduce);
         const Bytes msg(t * h_ * ab_);
-        const Link link = effective_link(Link{BytesPerSecond(tp_bw_), Seconds(tp_lat_), false},
-                                         msg, prof_.comm);
+        const Link link =
+            effective_link(Link{BytesPerSecond(tp_bw_), Seconds(tp_lat_), false}, msg, prof_.comm);
         // Megatron-LM: one all-reduce after attention and one after the MLP in every layer,
         // plus one for the vocab-parallel embedding; logits are gathered once.
         const double count = 2.0 * layers_ + 1.0;
@@ -485,8 +477,8 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         OpCost& o = op(Op::PpSend);
         // vLLM sends IntermediateTensors (hidden states and residual) to the next stage.
         const Bytes msg(2.0 * t * h_ * ab_);
-        const Link link = effective_link(Link{BytesPerSecond(pp_bw_), Seconds(pp_lat_), false},
-                                         msg, prof_.comm);
+        const Link link =
+            effective_link(Link{BytesPerSecond(pp_bw_), Seconds(pp_lat_), false}, msg, prof_.comm);
         o.time = (p2p_time(msg, link) + coll) * (pp_ - 1.0);
         o.memory_time = o.time;
         o.bytes = msg * (pp_ - 1.0);
@@ -497,7 +489,7 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         const Bytes per_gpu(t * top_k_ * h_ * ab_ / ep_);
         const Link link = effective_link(Link{BytesPerSecond(ep_bw_), Seconds(ep_lat_), false},
                                          per_gpu, prof_.comm);
-        const double count = 2.0 * moe_layers_;  // dispatch and combine
+        const double count = 2.0 * moe_layers_; // dispatch and combine
         o.time = (all_to_all_time(per_gpu, ep_, link) + coll) * count;
         o.memory_time = o.time;
         o.bytes = per_gpu * ((ep_ - 1.0) / ep_) * count;
@@ -505,10 +497,10 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
     }
 
     // Totals.
-    double matmul_flops = 0;
     for (std::size_t i = 0; i < kOpCount; ++i) {
         const Op which = static_cast<Op>(i);
-        const bool comm = which == Op::TpAllReduce || which == Op::PpSend || which == Op::EpAllToAll;
+        const bool comm =
+            which == Op::TpAllReduce || which == Op::PpSend || which == Op::EpAllToAll;
         OpCost& o = r.ops[i];
         if (!comm) {
             finish(o, launch, false);
@@ -518,19 +510,13 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         }
         r.flops += o.flops;
         r.time += o.time;
-        const bool matmul = which == Op::QkvProj || which == Op::AttentionPrefill ||
-                            which == Op::AttentionDecode || which == Op::OutProj ||
-                            which == Op::Mlp || which == Op::MoeRouter ||
-                            which == Op::MoeExperts || which == Op::MoeShared ||
-                            which == Op::LmHead;
-        if (matmul) {
-            matmul_flops += o.flops.si();
-        }
     }
     r.step_overhead = prof_.step_overhead;
     r.time += r.step_overhead;
-    r.weight_bytes = Bytes(weights);
-    r.model_flops = Flops((matmul_flops - repl) * tp_ + repl);
+    r.weight_bytes = Bytes(acc.weights);
+    // Replicated FLOPs (MLA down-projections, the router) are done once per replica, the
+    // rest once per rank.
+    r.model_flops = Flops((acc.matmul - acc.replicated) * tp_ + acc.replicated);
     r.pp_bubble = (pp_ - 1.0) / pp_;
     return r;
 }
@@ -544,4 +530,4 @@ StepCost step_cost(const Deployment& d, std::span<const PrefillChunk> prefills,
     return StepCostModel(d, profile).cost(prefills, decodes);
 }
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -21,15 +21,15 @@ namespace gpuplan::model {
 
 /// A piece of a prompt computed in this step.
 struct PrefillChunk {
-    int tokens = 0;          ///< new prompt tokens computed in this step
-    int cached_context = 0;  ///< tokens of this sequence already in the KV cache (earlier
-                             ///< chunks or a prefix-cache hit)
+    int tokens = 0;         ///< new prompt tokens computed in this step
+    int cached_context = 0; ///< tokens of this sequence already in the KV cache (earlier
+                            ///< chunks or a prefix-cache hit)
     friend bool operator==(const PrefillChunk&, const PrefillChunk&) = default;
 };
 
 /// A sequence generating one token in this step.
 struct DecodeSeq {
-    int context = 0;  ///< tokens the new token attends to (prompt + generated so far)
+    int context = 0; ///< tokens the new token attends to (prompt + generated so far)
     friend bool operator==(const DecodeSeq&, const DecodeSeq&) = default;
 };
 
@@ -43,21 +43,21 @@ struct Batch {
 /// The operators of a step, each summed over all layers (and all pipeline stages).
 enum class Op : std::uint8_t {
     Embedding,
-    Norms,             ///< RMSNorm/LayerNorm, final norm included
-    QkvProj,           ///< Q, K, V projections and RoPE (MLA: the down/up projections)
-    AttentionPrefill,  ///< attention of prefill chunks (FlashAttention varlen)
-    AttentionDecode,   ///< attention of decode sequences (paged decode)
+    Norms,            ///< RMSNorm/LayerNorm, final norm included
+    QkvProj,          ///< Q, K, V projections and RoPE (MLA: the down/up projections)
+    AttentionPrefill, ///< attention of prefill chunks (FlashAttention varlen)
+    AttentionDecode,  ///< attention of decode sequences (paged decode)
     OutProj,
-    Residual,          ///< residual adds (fused into the norms in vLLM: no launches)
-    Mlp,               ///< dense MLP: gate/up, activation, down
+    Residual, ///< residual adds (fused into the norms in vLLM: no launches)
+    Mlp,      ///< dense MLP: gate/up, activation, down
     MoeRouter,
-    MoeExperts,        ///< routed experts (only the touched experts' weights are read)
-    MoeShared,         ///< shared experts
+    MoeExperts, ///< routed experts (only the touched experts' weights are read)
+    MoeShared,  ///< shared experts
     LmHead,
     Sampling,
-    TpAllReduce,       ///< tensor-parallel all-reduces (and the logits gather)
-    PpSend,            ///< activations sent between pipeline stages
-    EpAllToAll,        ///< expert-parallel dispatch and combine
+    TpAllReduce, ///< tensor-parallel all-reduces (and the logits gather)
+    PpSend,      ///< activations sent between pipeline stages
+    EpAllToAll,  ///< expert-parallel dispatch and combine
 };
 inline constexpr std::size_t kOpCount = 16;
 
@@ -73,11 +73,11 @@ enum class Bound : std::uint8_t { None, Compute, Memory, Communication, Overhead
 /// One operator's cost in the step, per GPU, summed over layers and pipeline stages.
 struct OpCost {
     Flops flops;
-    Bytes bytes;            ///< device-memory traffic (weights, KV, activations); link bytes for comm
-    Seconds compute_time;   ///< Σ FLOPs / achieved FLOP/s
-    Seconds memory_time;    ///< Σ bytes / achieved bandwidth (comm: the collective time)
-    Seconds overhead;       ///< kernel launches
-    Seconds time;           ///< Σ max(compute, memory) + overhead
+    Bytes bytes;          ///< device-memory traffic (weights, KV, activations); link bytes for comm
+    Seconds compute_time; ///< Σ FLOPs / achieved FLOP/s
+    Seconds memory_time;  ///< Σ bytes / achieved bandwidth (comm: the collective time)
+    Seconds overhead;     ///< kernel launches
+    Seconds time;         ///< Σ max(compute, memory) + overhead
     int kernels = 0;
     Bound bound = Bound::None;
     friend bool operator==(const OpCost&, const OpCost&) = default;
@@ -87,19 +87,20 @@ struct OpCost {
 /// pipeline (the critical path of one micro-batch).
 struct StepCost {
     std::array<OpCost, kOpCount> ops{};
-    Seconds time;           ///< step latency: Σ op times + step overhead
-    Seconds step_overhead;  ///< fixed per-step engine cost (from the profile)
-    Flops flops;            ///< per GPU, Σ over ops
-    Bytes bytes;            ///< per GPU device-memory traffic, Σ over non-communication ops
-    Bytes weight_bytes;     ///< per GPU weight bytes read
-    Bytes kv_bytes;         ///< per GPU KV bytes read and written
-    Flops model_flops;      ///< useful FLOPs of the whole replica (2 × active params × tokens + attention)
+    Seconds time;          ///< step latency: Σ op times + step overhead
+    Seconds step_overhead; ///< fixed per-step engine cost (from the profile)
+    Flops flops;           ///< per GPU, Σ over ops
+    Bytes bytes;           ///< per GPU device-memory traffic, Σ over non-communication ops
+    Bytes weight_bytes;    ///< per GPU weight bytes read
+    Bytes kv_bytes;        ///< per GPU KV bytes read and written
+    Flops
+        model_flops; ///< useful FLOPs of the whole replica (2 × active params × tokens + attention)
     double pp_bubble = 0.0; ///< idle fraction of each stage with one micro-batch: (pp − 1) / pp
-    double experts_touched = 0.0;  ///< routed experts with at least one token, per MoE layer and GPU
+    double experts_touched = 0.0; ///< routed experts with at least one token, per MoE layer and GPU
     int tokens = 0;
     int prefill_tokens = 0;
     int sequences = 0;
-    bool cuda_graph = false;  ///< the step replays a captured graph
+    bool cuda_graph = false; ///< the step replays a captured graph
     /// One operator's entry.
     [[nodiscard]] const OpCost& op(Op o) const { return ops[static_cast<std::size_t>(o)]; }
     friend bool operator==(const StepCost&, const StepCost&) = default;
@@ -111,9 +112,9 @@ struct BatchStats {
     double prefill_tokens = 0;
     double prefills = 0;
     double decodes = 0;
-    double prefill_pairs = 0;           ///< causal query-key pairs, full-attention layers
-    double prefill_pairs_windowed = 0;  ///< the same, sliding-window layers
-    double prefill_kv_read = 0;         ///< KV tokens read by prefill attention (full layers)
+    double prefill_pairs = 0;          ///< causal query-key pairs, full-attention layers
+    double prefill_pairs_windowed = 0; ///< the same, sliding-window layers
+    double prefill_kv_read = 0;        ///< KV tokens read by prefill attention (full layers)
     double prefill_kv_read_windowed = 0;
     double decode_context = 0;          ///< Σ decode contexts (full layers)
     double decode_context_windowed = 0; ///< Σ min(context, window)
@@ -122,7 +123,7 @@ struct BatchStats {
 
 /// A deployment's step-cost function with everything batch-independent precomputed.
 class StepCostModel {
-public:
+  public:
     /// Precomputes shapes, peaks and links. Throws InvalidArgument when the deployment does not
     /// validate or the GPU has no peak for the compute path.
     StepCostModel(const Deployment& d, const EfficiencyProfile& profile);
@@ -151,6 +152,10 @@ public:
     [[nodiscard]] BytesPerSecond bandwidth() const { return bandwidth_; }
     /// GPUs in one replica (tp × pp).
     [[nodiscard]] int replica_gpus() const { return tp_ * pp_; }
+    /// Tensor-parallel size.
+    [[nodiscard]] int tp() const { return tp_; }
+    /// Pipeline stages.
+    [[nodiscard]] int pp() const { return pp_; }
     /// Resolved engine settings.
     [[nodiscard]] const EngineSettings& engine() const { return engine_; }
     /// Weight bytes one GPU reads per step when every weight is touched (all experts), summed
@@ -159,10 +164,15 @@ public:
     /// The profile the model was built with.
     [[nodiscard]] const EfficiencyProfile& profile() const { return prof_; }
 
-private:
+  private:
+    /// Running sums of one cost() call.
+    struct Work {
+        double weights = 0;    ///< weight bytes read
+        double matmul = 0;     ///< GEMM and attention FLOPs on this rank
+        double replicated = 0; ///< of which every TP rank repeats the same
+    };
     void gemm(OpCost& op, double m, double k, double n, double weight_bytes, double layers,
-              double& weight_read, bool replicated, double& replicated_flops,
-              bool sixteen_bit = false) const noexcept;
+              Work& acc, bool replicated, bool sixteen_bit = false) const noexcept;
     void stream(OpCost& op, double bytes, double flops, double layers) const noexcept;
 
     EfficiencyProfile prof_;
@@ -205,4 +215,4 @@ private:
 /// `top_k` of `experts` uniformly: E × (1 − (1 − k/E)^T).
 [[nodiscard]] double expected_experts_touched(double experts, double top_k, double tokens);
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -6,8 +6,10 @@
 namespace gpuplan::model::detail {
 
 namespace {
-double d(int v) { return static_cast<double>(v); }
-}  // namespace
+double d(int v) {
+    return static_cast<double>(v);
+}
+} // namespace
 
 Shapes make_shapes(const ModelSpec& m, const Parallelism& p) {
     Shapes s;
@@ -80,7 +82,7 @@ Shapes make_shapes(const ModelSpec& m, const Parallelism& p) {
             s.attn_small += s.q_width_rank + s.kv_width_rank;
         }
         if (m.linear_bias) {
-            s.attn_small += h;  // row-parallel bias, held by every rank
+            s.attn_small += h; // row-parallel bias, held by every rank
         }
         if (m.qk_norm) {
             s.attn_small += 2.0 * dh;
@@ -144,7 +146,7 @@ Stage pipeline_stage(const ModelSpec& m, int pp, int s) {
     const int base = m.layers / pp;
     const int extra = m.layers % pp;
     auto size = [&](int k) {
-        const int from_end = pp - k;  // 1 for the last stage
+        const int from_end = pp - k; // 1 for the last stage
         return base + ((from_end >= 2 && from_end <= extra + 1) ? 1 : 0);
     };
     Stage st;
@@ -161,4 +163,4 @@ Stage pipeline_stage(const ModelSpec& m, int pp, int s) {
     return st;
 }
 
-}  // namespace gpuplan::model::detail
+} // namespace gpuplan::model::detail

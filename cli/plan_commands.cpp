@@ -1,0 +1,293 @@
+// `gpuplan fit`, `gpuplan estimate` and `gpuplan compare`: the analytic model's answers.
+#include "cli/cli_context.hpp"
+#include "cli/options.hpp"
+#include "cli/report_json.hpp"
+#include "cli/scenario_options.hpp"
+#include "cli/table.hpp"
+#include "hwdb/scenario_loader.hpp"
+#include "model/bottleneck.hpp"
+#include "model/memory.hpp"
+#include "model/serving.hpp"
+#include "model/unit_parser.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
+namespace gpuplan::cli {
+namespace {
+
+using model::format_gib;
+
+std::string ms(Seconds s) { return fixed(s.si() * 1e3, 2) + " ms"; }
+std::string pct(double f) { return fixed(f * 100, 1) + " %"; }
+
+void print_memory(std::ostream& out, const model::Scenario& s, const model::MemoryEstimate& m) {
+    const auto& d = s.deployment;
+    out << s.name << ": " << d.model.name << " on " << d.gpus << " x " << d.gpu.name << " (tp "
+        << d.par.tp << ", pp " << d.par.pp << ", dp " << d.par.dp << "), weights "
+        << d.prec.weights.name << ", KV " << d.prec.kv_cache.name << ", "
+        << model::to_string(m.engine.kind) << "\n\n";
+    out << "memory per GPU" << (d.par.pp > 1 ? " (binding pipeline stage " + std::to_string(m.binding_stage) + ")" : "") << '\n';
+    Table t({"item", "size", "share"});
+    const auto row = [&](const char* name, Bytes b) {
+        t.add_row({name, format_gib(b), pct(b / m.capacity)});
+    };
+    row("weights", m.weights);
+    row("activations (peak)", m.activations);
+    row("non-torch (NCCL, cuBLAS)", m.non_torch);
+    row("CUDA graphs", m.cuda_graphs);
+    row("CUDA context", m.cuda_context);
+    row("KV cache pool", Bytes(std::max(0.0, m.kv_budget.si())));
+    row("free", m.free);
+    t.add_row({"capacity (as CUDA reports)", format_gib(m.capacity), "100.0 %"});
+    t.print(out);
+    out << '\n'
+        << "KV cache per token   " << fixed(m.kv_per_token.si(), 0) << " B on this GPU ("
+        << fixed(m.kv_per_token_model.si(), 0) << " B for the whole model)\n"
+        << "engine start-up      GPU KV cache size: " << m.kv_tokens << " tokens (" << m.kv_blocks
+        << " blocks of " << m.engine.block_size << ")\n"
+        << "                     Maximum concurrency for " << m.engine.max_model_len
+        << " tokens per request: " << fixed(m.max_concurrency, 2) << "x\n"
+        << "concurrency limit    " << fixed(m.effective_concurrency, 2) << " full-length sequences, bound by "
+        << model::to_string(m.concurrency_limit) << " (max_num_seqs " << m.engine.max_num_seqs << ")\n"
+        << "verdict              " << (m.fits ? "fits" : "does NOT fit") << ", "
+        << format_gib(Bytes(std::abs(m.free.si()))) << (m.free.si() >= 0 ? " free" : " short") << '\n';
+    for (const auto& r : m.reasons) {
+        out << "  - " << r << '\n';
+    }
+}
+
+nlohmann::json fit_json(const model::Scenario& s, const model::MemoryEstimate& m) {
+    nlohmann::json j = scenario_json(s);
+    j["fits"] = m.fits;
+    j["memory"] = memory_json(m);
+    j["max_concurrency"] = m.max_concurrency;
+    return j;
+}
+
+}  // namespace
+
+int run_fit(CliContext& ctx) {
+    po::options_description desc("options");
+    ScenarioFlags flags;
+    add_scenario_options(desc, flags);
+    desc.add_options()("json", "machine-readable output");
+    po::positional_options_description pos;
+    pos.add("file", 1);
+    po::variables_map vm;
+    if (!parse_options("fit", ctx.args, desc, pos, vm, *ctx.out, "[FILE] [--model M --gpu G ...] [--json]")) {
+        return 0;
+    }
+    const model::Scenario s = build_scenario(ctx, flags);
+    const auto& d = s.deployment;
+    const model::MemoryEstimate m = model::estimate_memory(d);
+    const auto at_concurrency = model::max_context_at_concurrency(d, s.workload.concurrency);
+    const auto fewest = model::fewest_gpus(d, 1);
+    const auto host = model::host_ram_advice(d);
+    if (vm.count("json")) {
+        nlohmann::json j = fit_json(s, m);
+        j["max_context_at_concurrency"] = at_concurrency ? nlohmann::json(*at_concurrency) : nlohmann::json(nullptr);
+        j["fewest_gpus"] = fewest ? nlohmann::json{{"gpus", fewest->gpus}, {"tp", fewest->par.tp}, {"pp", fewest->par.pp}}
+                                  : nlohmann::json(nullptr);
+        j["host_ram"] = {{"recommended_bytes", host.recommended.si()}, {"reason", host.reason}};
+        *ctx.out << j.dump(2) << '\n';
+        return 0;
+    }
+    auto& out = *ctx.out;
+    print_memory(out, s, m);
+    out << "longest context      ";
+    if (at_concurrency) {
+        out << *at_concurrency << " tokens with " << s.workload.concurrency << " sequences at once\n";
+    } else {
+        out << "none: " << s.workload.concurrency << " sequences do not fit at any length\n";
+    }
+    out << "fewest GPUs          ";
+    if (fewest) {
+        out << fewest->gpus << " x " << d.gpu.name << " (tp " << fewest->par.tp << ", pp " << fewest->par.pp
+            << ") for one replica\n";
+    } else {
+        out << "none up to 64 x " << d.gpu.name << '\n';
+    }
+    out << "host RAM             " << format_gib(host.recommended, 0) << " per node (" << host.reason << ")\n";
+    return 0;
+}
+
+namespace {
+
+void print_estimate(std::ostream& out, const model::Scenario& s, const model::ServingEstimate& e,
+                    const model::BottleneckReport& b, const std::vector<model::WhatIf>& whatifs) {
+    print_memory(out, s, e.memory);
+    const auto& w = s.workload;
+    const double band = e.error_band.p90;
+    out << "\nspeed for " << w.input_tokens << " input + " << w.output_tokens << " output tokens, "
+        << w.concurrency << " sequences in flight (error band ±" << fixed(band * 100, 0) << " % P90)\n";
+    Table t({"figure", "value", "MFU", "MBU"});
+    t.add_row({"TTFT (alone)", ms(e.ttft), pct(e.prefill.mfu), pct(e.prefill.mbu)});
+    t.add_row({"TTFT (under load)", ms(e.ttft_loaded), "", ""});
+    t.add_row({"TPOT", ms(e.tpot), pct(e.decode.mfu), pct(e.decode.mbu)});
+    t.add_row({"running per replica", std::to_string(e.running), "", ""});
+    t.add_row({"throughput", fixed(e.throughput, 0) + " tok/s", "", ""});
+    t.add_row({"peak throughput", fixed(e.peak_throughput, 0) + " tok/s at " + std::to_string(e.peak_concurrency), "", ""});
+    t.add_row({"single-stream bound", fixed(e.single_stream_bound, 0) + " tok/s", "", ""});
+    t.print(out);
+    out << "\nbinding resource\n"
+        << "  prefill: " << model::to_string(b.prefill.binding) << " - " << b.prefill.detail << '\n'
+        << "  decode:  " << model::to_string(b.decode.binding) << " - " << b.decode.detail << '\n';
+    if (b.capacity_binds) {
+        out << "  capacity: " << b.capacity_detail << '\n';
+    }
+    out << "\nwhat-ifs (ranked by effect, each re-estimated)\n";
+    Table wt({"change", "fits", "GPUs", "TTFT", "TPOT", "tok/s", "x"});
+    int shown = 0;
+    for (const auto& x : whatifs) {
+        if (!x.applicable || shown++ >= 8) {
+            continue;
+        }
+        wt.add_row({x.change, x.fits ? "yes" : "no", std::to_string(x.gpus), ms(x.ttft), ms(x.tpot),
+                    fixed(x.throughput, 0), fixed(x.throughput_gain, 2)});
+    }
+    wt.print(out);
+    out << "\nprovenance: " << model::to_string(e.provenance.kind) << " profile"
+        << (e.provenance.file.empty() ? "" : " " + e.provenance.file) << " (" << e.provenance.description
+        << "); error band MAPE " << fixed(e.error_band.mape * 100, 0) << " %, P90 "
+        << fixed(e.error_band.p90 * 100, 0) << " %" << (e.error_band.points ? " on " + std::to_string(e.error_band.points) + " points" : " (not validated)")
+        << '\n';
+}
+
+}  // namespace
+
+int run_estimate(CliContext& ctx) {
+    po::options_description desc("options");
+    ScenarioFlags flags;
+    add_scenario_options(desc, flags);
+    int cached = 0;
+    desc.add_options()("cached-prefix", po::value(&cached), "prompt tokens per request served by the prefix cache")(
+        "json", "machine-readable output");
+    po::positional_options_description pos;
+    pos.add("file", 1);
+    po::variables_map vm;
+    if (!parse_options("estimate", ctx.args, desc, pos, vm, *ctx.out, "[FILE] [--model M --gpu G ...] [--json]")) {
+        return 0;
+    }
+    const model::Scenario s = build_scenario(ctx, flags);
+    const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
+    const model::ServingEstimate e = model::estimate_serving(s.deployment, s.workload, profile, cached);
+    const model::BottleneckReport b = model::find_bottleneck(s.deployment, s.workload, profile);
+    std::vector<model::AcceleratorSpec> candidates;
+    for (const auto& a : ctx.db().accelerators()) {
+        // Same-vendor GPUs of the same or a newer generation are the plausible swaps.
+        if (a.vendor == s.deployment.gpu.vendor && a.launch_year >= s.deployment.gpu.launch_year &&
+            a.form_factor == s.deployment.gpu.form_factor) {
+            candidates.push_back(a);
+        }
+    }
+    const auto whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates);
+    if (vm.count("json")) {
+        *ctx.out << estimate_json(s, e, b, whatifs).dump(2) << '\n';
+        return 0;
+    }
+    print_estimate(*ctx.out, s, e, b, whatifs);
+    return 0;
+}
+
+int run_compare(CliContext& ctx) {
+    po::options_description desc("options");
+    ScenarioFlags flags;
+    add_scenario_options(desc, flags);
+    std::vector<std::string> files;
+    std::vector<std::string> with;
+    desc.add_options()("files", po::value(&files)->multitoken(), "scenario files to compare")(
+        "with", po::value(&with)->multitoken(),
+        "a configuration GPU[:COUNT[:TP]] on the first scenario's workload, e.g. h200-sxm:2 (repeatable)")(
+        "json", "machine-readable output");
+    po::positional_options_description pos;
+    pos.add("files", -1);
+    po::variables_map vm;
+    if (!parse_options("compare", ctx.args, desc, pos, vm, *ctx.out,
+                       "FILE... | FILE --with GPU[:COUNT[:TP]]... | --model M --gpu G --with ...")) {
+        return 0;
+    }
+    std::vector<model::Scenario> configs;
+    if (!files.empty()) {
+        flags.file = files.front();
+    }
+    const model::Scenario base = build_scenario(ctx, flags);
+    configs.push_back(base);
+    for (std::size_t i = 1; i < files.size(); ++i) {
+        ScenarioFlags f = flags;
+        f.file = files[i];
+        configs.push_back(build_scenario(ctx, f));
+    }
+    for (const auto& spec : with) {
+        model::Scenario s = base;
+        const auto c1 = spec.find(':');
+        const std::string gpu = spec.substr(0, c1);
+        int count = base.deployment.gpus;
+        int tp = -1;
+        try {
+            if (c1 != std::string::npos) {
+                const auto c2 = spec.find(':', c1 + 1);
+                count = std::stoi(spec.substr(c1 + 1, c2 - c1 - 1));
+                if (c2 != std::string::npos) tp = std::stoi(spec.substr(c2 + 1));
+            }
+        } catch (const std::exception&) {
+            throw UsageError("--with '" + spec + "': write GPU[:COUNT[:TP]], e.g. h200-sxm:2 or h100-sxm:8:4");
+        }
+        if (count <= 0 || tp == 0 || tp < -1) {
+            throw UsageError("--with '" + spec + "': COUNT and TP must be positive");
+        }
+        hwdb::set_hardware(s, ctx.db(), gpu);
+        s.deployment.par.tp = tp > 0 ? tp : count;  // default: one replica over all GPUs
+        s.deployment.par.pp = 1;
+        if (count % s.deployment.par.tp != 0) {
+            throw UsageError("--with '" + spec + "': COUNT must be a multiple of TP");
+        }
+        s.deployment.par.dp = count / s.deployment.par.tp;
+        s.deployment.gpus = count;
+        s.name = std::to_string(count) + "x-" + s.deployment.gpu.name;
+        model::validate(s.deployment);
+        configs.push_back(std::move(s));
+    }
+    if (configs.size() < 2) {
+        throw UsageError("compare needs at least two configurations: several FILEs, or --with GPU[:COUNT[:TP]]");
+    }
+    nlohmann::json out = nlohmann::json::array();
+    Table t({"configuration", "fits", "KV tokens", "TTFT", "TPOT", "tok/s", "tok/s/GPU", "decode bound", "$/h", "$/Mtok"});
+    for (const auto& s : configs) {
+        const auto profile = choose_profile(ctx, flags, s.deployment.gpu);
+        const auto e = model::estimate_serving(s.deployment, s.workload, profile);
+        const auto b = model::find_bottleneck(s.deployment, s.workload, profile);
+        nlohmann::json j = estimate_json(s, e, b, {});
+        const auto rent = hourly_rent(s);
+        std::string per_hour = "-";
+        std::string per_mtok = "-";
+        if (rent) {
+            const double hourly = rent->money.amount * s.deployment.gpus;
+            per_hour = fixed(hourly, 2);
+            if (e.throughput > 0) {
+                per_mtok = fixed(hourly / (e.throughput * 3600) * 1e6, 2);
+                j["cost_per_million_tokens"] = hourly / (e.throughput * 3600) * 1e6;
+            }
+            j["rent_per_hour"] = hourly;
+            j["currency"] = rent->money.currency;
+        }
+        out.push_back(j);
+        t.add_row({s.name, e.memory.fits ? "yes" : "no", std::to_string(e.memory.kv_tokens), ms(e.ttft), ms(e.tpot),
+                   fixed(e.throughput, 0), fixed(e.throughput / s.deployment.gpus, 0),
+                   model::to_string(b.decode.binding), per_hour, per_mtok});
+    }
+    if (vm.count("json")) {
+        *ctx.out << out.dump(2) << '\n';
+        return 0;
+    }
+    const auto& w = base.workload;
+    *ctx.out << base.deployment.model.name << ", " << w.input_tokens << " input + " << w.output_tokens
+             << " output tokens, " << w.concurrency << " sequences in flight\n\n";
+    t.print(*ctx.out);
+    *ctx.out << "\n$/h: rent for all GPUs (scenario price, else hwdb's latest cloud estimate); "
+                "$/Mtok at the throughput shown\n";
+    return 0;
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,138 @@
+#include "cli/report_json.hpp"
+
+namespace gpuplan::cli {
+
+nlohmann::json scenario_json(const model::Scenario& s) {
+    const auto& d = s.deployment;
+    return {{"name", s.name},
+            {"model", d.model.name},
+            {"accelerator", d.gpu.name},
+            {"gpus", d.gpus},
+            {"tp", d.par.tp},
+            {"pp", d.par.pp},
+            {"dp", d.par.dp},
+            {"ep", d.par.ep},
+            {"weights", d.prec.weights.name},
+            {"kv_cache", d.prec.kv_cache.name},
+            {"input_tokens", s.workload.input_tokens},
+            {"output_tokens", s.workload.output_tokens},
+            {"concurrency", s.workload.concurrency}};
+}
+
+nlohmann::json memory_json(const model::MemoryEstimate& m) {
+    return {{"capacity_bytes", m.capacity.si()},
+            {"weights_bytes", m.weights.si()},
+            {"activations_bytes", m.activations.si()},
+            {"non_torch_bytes", m.non_torch.si()},
+            {"cuda_graphs_bytes", m.cuda_graphs.si()},
+            {"cuda_context_bytes", m.cuda_context.si()},
+            {"overhead_bytes", m.overhead.si()},
+            {"kv_bytes_per_token", m.kv_per_token.si()},
+            {"kv_bytes_per_token_model", m.kv_per_token_model.si()},
+            {"kv_budget_bytes", m.kv_budget.si()},
+            {"kv_blocks", m.kv_blocks},
+            {"kv_tokens", m.kv_tokens},
+            {"block_size", m.engine.block_size},
+            {"max_model_len", m.engine.max_model_len},
+            {"max_num_seqs", m.engine.max_num_seqs},
+            {"effective_concurrency", m.effective_concurrency},
+            {"concurrency_limit", model::to_string(m.concurrency_limit)},
+            {"total_used_bytes", m.total_used.si()},
+            {"free_bytes", m.free.si()},
+            {"binding_stage", m.binding_stage},
+            {"reasons", m.reasons}};
+}
+
+namespace {
+
+nlohmann::json phase_json(const model::PhaseBottleneck& p) {
+    return {{"resource", model::to_string(p.binding)},
+            {"time_s", p.time.si()},
+            {"compute_s", p.compute.si()},
+            {"bandwidth_s", p.bandwidth.si()},
+            {"interconnect_s", p.interconnect.si()},
+            {"overhead_s", p.overhead.si()},
+            {"share", p.share},
+            {"detail", p.detail}};
+}
+
+nlohmann::json ops_json(const model::StepCost& c) {
+    nlohmann::json ops = nlohmann::json::object();
+    for (std::size_t i = 0; i < model::kOpCount; ++i) {
+        const auto& op = c.ops[i];
+        if (op.time.si() <= 0) {
+            continue;
+        }
+        ops[model::to_string(static_cast<model::Op>(i))] = {
+            {"time_s", op.time.si()}, {"flops", op.flops.si()}, {"bytes", op.bytes.si()},
+            {"bound", model::to_string(op.bound)}, {"kernels", op.kernels}};
+    }
+    return ops;
+}
+
+}  // namespace
+
+nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstimate& e,
+                             const model::BottleneckReport& b, const std::vector<model::WhatIf>& whatifs) {
+    nlohmann::json j = scenario_json(s);
+    j["fits"] = e.memory.fits;
+    j["memory"] = memory_json(e.memory);
+    j["max_concurrency"] = e.memory.max_concurrency;
+    j["ttft_s"] = e.ttft.si();
+    j["ttft_loaded_s"] = e.ttft_loaded.si();
+    j["tpot_s"] = e.tpot.si();
+    j["running_per_replica"] = e.running;
+    j["throughput_tok_s"] = e.throughput;
+    j["peak_throughput_tok_s"] = e.peak_throughput;
+    j["peak_concurrency"] = e.peak_concurrency;
+    j["single_stream_bound_tok_s"] = e.single_stream_bound;
+    j["mfu"] = {{"prefill", e.prefill.mfu}, {"decode", e.decode.mfu}};
+    j["mbu"] = {{"prefill", e.prefill.mbu}, {"decode", e.decode.mbu}};
+    j["bottleneck"] = {{"prefill", model::to_string(b.prefill.binding)},
+                       {"decode", model::to_string(b.decode.binding)},
+                       {"capacity_binds", b.capacity_binds},
+                       {"capacity_detail", b.capacity_detail},
+                       {"prefill_detail", phase_json(b.prefill)},
+                       {"decode_detail", phase_json(b.decode)}};
+    j["decode_step_ops"] = ops_json(e.decode_step);
+    j["prefill_step_ops"] = ops_json(e.prefill_step);
+    j["provenance"] = {{"kind", model::to_string(e.provenance.kind)},
+                       {"file", e.provenance.file},
+                       {"description", e.provenance.description}};
+    j["error_band"] = {{"mape", e.error_band.mape},
+                       {"p90", e.error_band.p90},
+                       {"points", e.error_band.points},
+                       {"validated_on", e.error_band.validated_on}};
+    nlohmann::json w = nlohmann::json::array();
+    for (const auto& x : whatifs) {
+        w.push_back({{"name", x.name},
+                     {"change", x.change},
+                     {"applicable", x.applicable},
+                     {"note", x.note},
+                     {"fits", x.fits},
+                     {"gpus", x.gpus},
+                     {"max_concurrency", x.max_concurrency},
+                     {"ttft_s", x.ttft.si()},
+                     {"tpot_s", x.tpot.si()},
+                     {"throughput_tok_s", x.throughput},
+                     {"throughput_gain", x.throughput_gain}});
+    }
+    j["what_ifs"] = w;
+    return j;
+}
+
+std::optional<model::Price> hourly_rent(const model::Scenario& s) {
+    if (s.prices.gpu_hour) {
+        return s.prices.gpu_hour;
+    }
+    const model::PriceEstimate* newest = nullptr;
+    for (const auto& p : s.deployment.gpu.prices) {
+        if (p.price.per == model::PriceBasis::Hour && p.price.money.currency == "USD" &&
+            (!newest || p.date > newest->date)) {
+            newest = &p;
+        }
+    }
+    return newest ? std::optional<model::Price>(newest->price) : std::nullopt;
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,140 @@
+#include "cli/scenario_options.hpp"
+
+#include "hwdb/scenario_loader.hpp"
+#include "model/error.hpp"
+
+namespace gpuplan::cli {
+
+void add_scenario_options(po::options_description& desc, ScenarioFlags& f) {
+    // clang-format off
+    desc.add_options()
+        ("file", po::value(&f.file), "scenario YAML (flags override it)")
+        ("model", po::value(&f.model), "catalog model, e.g. llama-3.1-70b")
+        ("gpu", po::value(&f.gpu), "hwdb accelerator, e.g. h100-sxm")
+        ("node", po::value(&f.node), "hwdb server, e.g. dgx-h100 (sets links and GPUs per node)")
+        ("gpus", po::value<int>()->notifier([&f](int v) { f.gpus = v; }), "all GPUs (default tp x pp)")
+        ("tp", po::value<int>()->notifier([&f](int v) { f.tp = v; }), "tensor parallel size")
+        ("pp", po::value<int>()->notifier([&f](int v) { f.pp = v; }), "pipeline parallel size")
+        ("ep", po::value<int>()->notifier([&f](int v) { f.ep = v; }), "expert parallel size")
+        ("weights", po::value(&f.weights), "weight precision: bf16, fp8, int8, awq-int4, gptq-int4, q4_k_m, ...")
+        ("kv", po::value(&f.kv), "KV cache precision: bf16, fp8, ...")
+        ("activations", po::value(&f.activations), "activation precision")
+        ("max-model-len", po::value<int>()->notifier([&f](int v) { f.max_model_len = v; }), "longest sequence, tokens")
+        ("concurrency", po::value<int>()->notifier([&f](int v) { f.concurrency = v; }), "sequences in flight")
+        ("batch", po::value<int>()->notifier([&f](int v) { f.batch = v; }), "same as --concurrency")
+        ("input-len", po::value<int>()->notifier([&f](int v) { f.input_len = v; }), "prompt tokens per request")
+        ("output-len", po::value<int>()->notifier([&f](int v) { f.output_len = v; }), "output tokens per request")
+        ("engine", po::value(&f.engine), "vllm, tensorrt-llm, sglang or llama.cpp")
+        ("gpu-memory-utilization", po::value<double>()->notifier([&f](double v) { f.gpu_memory_utilization = v; }), "vLLM memory fraction")
+        ("max-num-seqs", po::value<int>()->notifier([&f](int v) { f.max_num_seqs = v; }), "sequences per step")
+        ("max-num-batched-tokens", po::value<int>()->notifier([&f](int v) { f.max_num_batched_tokens = v; }), "token budget per step")
+        ("block-size", po::value<int>()->notifier([&f](int v) { f.block_size = v; }), "tokens per KV block")
+        ("enable-prefix-caching", po::value<std::string>()->notifier([&f](const std::string& v) { f.prefix_caching = v; }), "on or off")
+        ("enable-chunked-prefill", po::value<std::string>()->notifier([&f](const std::string& v) { f.chunked_prefill = v; }), "on or off")
+        ("enforce-eager", po::bool_switch(&f.enforce_eager), "no CUDA graphs")
+        ("profile", po::value(&f.profile), "efficiency profile YAML (default: hwdb/profiles for the GPU)");
+    // clang-format on
+}
+
+namespace {
+
+void require_positive(const std::optional<int>& v, const char* flag) {
+    if (v && *v <= 0) {
+        throw UsageError(std::string("--") + flag + " must be a positive whole number, got " +
+                         std::to_string(*v));
+    }
+}
+
+bool on_off(const std::string& v, const char* flag) {
+    if (v == "on" || v == "true" || v == "1") {
+        return true;
+    }
+    if (v == "off" || v == "false" || v == "0") {
+        return false;
+    }
+    throw UsageError(std::string("--") + flag + " takes 'on' or 'off', got '" + v + "'");
+}
+
+}  // namespace
+
+model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
+    for (const auto& [v, name] :
+         {std::pair{f.gpus, "gpus"}, {f.tp, "tp"}, {f.pp, "pp"}, {f.ep, "ep"},
+          {f.max_model_len, "max-model-len"}, {f.concurrency, "concurrency"}, {f.batch, "batch"},
+          {f.input_len, "input-len"}, {f.output_len, "output-len"}, {f.max_num_seqs, "max-num-seqs"},
+          {f.max_num_batched_tokens, "max-num-batched-tokens"}, {f.block_size, "block-size"}}) {
+        require_positive(v, name);
+    }
+    const auto& db = ctx.db();
+    model::Scenario s;
+    if (!f.file.empty()) {
+        s = hwdb::load_scenario(f.file, db);
+    } else if (f.model.empty() || f.gpu.empty()) {
+        throw UsageError("give a scenario FILE, or at least --model and --gpu (e.g. --model llama-3.1-8b --gpu h100-sxm)");
+    }
+    auto& d = s.deployment;
+    if (!f.model.empty()) {
+        d.model = db.model(f.model);
+        s.model_ref = f.model;
+    }
+    if (!f.gpu.empty() || !f.node.empty()) {
+        hwdb::set_hardware(s, db, f.gpu.empty() ? d.gpu.name : f.gpu, f.node);
+    }
+    if (f.tp) d.par.tp = *f.tp;
+    if (f.pp) d.par.pp = *f.pp;
+    if (f.ep) d.par.ep = *f.ep;
+    const int replica = d.par.tp * d.par.pp;
+    if (f.gpus) {
+        if (*f.gpus % replica != 0) {
+            throw UsageError("--gpus " + std::to_string(*f.gpus) + " is not a multiple of tp x pp = " +
+                             std::to_string(replica) + "; change --gpus, --tp or --pp");
+        }
+        d.par.dp = *f.gpus / replica;
+    } else if (f.tp || f.pp) {
+        d.par.dp = f.file.empty() ? 1 : d.par.dp;
+    }
+    d.gpus = replica * d.par.dp;
+    if (!f.weights.empty()) d.prec.weights = model::parse_precision(f.weights);
+    if (!f.kv.empty()) d.prec.kv_cache = model::parse_precision(f.kv);
+    if (!f.activations.empty()) d.prec.activations = model::parse_precision(f.activations);
+    auto& e = d.engine;
+    if (!f.engine.empty()) {
+        const auto k = model::find_engine(f.engine);
+        if (!k) {
+            throw UsageError("--engine '" + f.engine + "' is unknown; use vllm, tensorrt-llm, sglang or llama.cpp");
+        }
+        e.kind = *k;
+    }
+    if (f.max_model_len) e.max_model_len = *f.max_model_len;
+    if (f.gpu_memory_utilization) {
+        if (*f.gpu_memory_utilization <= 0 || *f.gpu_memory_utilization > 1) {
+            throw UsageError("--gpu-memory-utilization must be in (0, 1], e.g. 0.9");
+        }
+        e.gpu_memory_utilization = *f.gpu_memory_utilization;
+    }
+    if (f.max_num_seqs) e.max_num_seqs = *f.max_num_seqs;
+    if (f.max_num_batched_tokens) e.max_num_batched_tokens = *f.max_num_batched_tokens;
+    if (f.block_size) e.block_size = *f.block_size;
+    if (f.prefix_caching) e.enable_prefix_caching = on_off(*f.prefix_caching, "enable-prefix-caching");
+    if (f.chunked_prefill) e.enable_chunked_prefill = on_off(*f.chunked_prefill, "enable-chunked-prefill");
+    if (f.enforce_eager) e.cuda_graphs = false;
+    if (f.concurrency) s.workload.concurrency = *f.concurrency;
+    if (f.batch) s.workload.concurrency = *f.batch;
+    if (f.input_len) s.workload.input_tokens = *f.input_len;
+    if (f.output_len) s.workload.output_tokens = *f.output_len;
+    if (s.name.empty()) {
+        s.name = d.model.name + "-on-" + std::to_string(d.gpus) + "x-" + d.gpu.name;
+    }
+    model::validate(d);  // InvalidArgument (an InputError) names the field and the fix
+    return s;
+}
+
+model::EfficiencyProfile choose_profile(CliContext&, const ScenarioFlags& flags,
+                                        const model::AcceleratorSpec&) {
+    if (!flags.profile.empty()) {
+        throw UsageError("--profile: loading measured profiles comes with the calibration layer (issue 6)");
+    }
+    return model::default_profile();
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,40 @@
+#pragma once
+/// The options shared by `fit`, `estimate` and `compare`: a scenario file and/or flags that
+/// override it (--model --gpu --gpus --tp --pp --weights --kv --max-model-len --concurrency
+/// --input-len --output-len and the engine knobs), turned into one model::Scenario.
+
+#include "cli/cli_context.hpp"
+#include "cli/options.hpp"
+#include "model/efficiency.hpp"
+#include "model/scenario.hpp"
+
+#include <optional>
+#include <string>
+
+namespace gpuplan::cli {
+
+/// Values of the scenario flags as given (empty/nullopt: not given).
+struct ScenarioFlags {
+    std::string file;
+    std::string model, gpu, node, weights, kv, activations, engine, profile;
+    std::optional<int> gpus, tp, pp, ep, max_model_len, concurrency, input_len, output_len, batch;
+    std::optional<int> max_num_seqs, max_num_batched_tokens, block_size;
+    std::optional<double> gpu_memory_utilization;
+    std::optional<std::string> prefix_caching, chunked_prefill;
+    bool enforce_eager = false;
+};
+
+/// Adds the scenario flags to `desc`, bound to `flags`.
+void add_scenario_options(po::options_description& desc, ScenarioFlags& flags);
+
+/// The scenario: loaded from flags.file when given, then every given flag applied on top.
+/// Without a file, --model and --gpu are required. Throws InputError naming the flag.
+[[nodiscard]] model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& flags);
+
+/// The efficiency profile for the scenario's GPU: --profile FILE, else the best profile under
+/// hwdb/profiles for this GPU (same architecture, flagged extrapolated), else the built-in
+/// spec-sheet defaults.
+[[nodiscard]] model::EfficiencyProfile choose_profile(CliContext& ctx, const ScenarioFlags& flags,
+                                                      const model::AcceleratorSpec& gpu);
+
+}  // namespace gpuplan::cli

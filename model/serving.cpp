@@ -1,0 +1,285 @@
+#include "model/serving.hpp"
+
+#include "model/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace gpuplan::model {
+
+namespace {
+
+BatchStats& operator+=(BatchStats& a, const BatchStats& b) {
+    a.prefill_tokens += b.prefill_tokens;
+    a.prefills += b.prefills;
+    a.decodes += b.decodes;
+    a.prefill_pairs += b.prefill_pairs;
+    a.prefill_pairs_windowed += b.prefill_pairs_windowed;
+    a.prefill_kv_read += b.prefill_kv_read;
+    a.prefill_kv_read_windowed += b.prefill_kv_read_windowed;
+    a.decode_context += b.decode_context;
+    a.decode_context_windowed += b.decode_context_windowed;
+    return a;
+}
+
+BatchStats scaled(BatchStats s, double k) {
+    s.prefill_tokens *= k;
+    s.prefills *= k;
+    s.decodes *= k;
+    s.prefill_pairs *= k;
+    s.prefill_pairs_windowed *= k;
+    s.prefill_kv_read *= k;
+    s.prefill_kv_read_windowed *= k;
+    s.decode_context *= k;
+    s.decode_context_windowed *= k;
+    return s;
+}
+
+/// `tokens` prefill tokens that stand for parts of prompts of `computed` new tokens after
+/// `cached` cached ones, in the steady state: whole-prompt-sized pieces at the prompt's average
+/// position, so that attention work per token matches a full prefill.
+BatchStats prompt_share(const StepCostModel& m, double tokens, int computed, int cached) {
+    BatchStats s;
+    if (tokens <= 0 || computed <= 0) {
+        return s;
+    }
+    const double pieces = std::ceil(tokens / computed);
+    const int size = std::max(1, static_cast<int>(std::lround(tokens / pieces)));
+    const int position = cached + std::max(0, (computed - size) / 2);
+    m.add(s, PrefillChunk{size, position});
+    return scaled(s, tokens / size);
+}
+
+struct PrefillRun {
+    Seconds time;
+    Flops model_flops;
+    Bytes bytes;
+    StepCost largest;
+};
+
+/// The steps that prefill one prompt, each also carrying `decodes` decode sequences at
+/// `decode_context`.
+PrefillRun run_prefill(const StepCostModel& m, int input_len, int cached, int decodes,
+                       int decode_context) {
+    const EngineSettings& e = m.engine();
+    cached = std::clamp(cached, 0, std::max(0, input_len - 1));
+    PrefillRun r;
+    int pos = cached;
+    int chunk = input_len - cached;
+    if (e.chunked_prefill) {
+        chunk = std::max(1, std::min(chunk, e.max_num_batched_tokens - decodes));
+    }
+    while (pos < input_len) {
+        const int n = std::min(chunk, input_len - pos);
+        BatchStats s;
+        m.add(s, PrefillChunk{n, pos});
+        m.add_decodes(s, decodes, decode_context);
+        const StepCost c = m.cost(s);
+        r.time += c.time;
+        r.model_flops += c.model_flops;
+        r.bytes += c.weight_bytes + c.kv_bytes;
+        if (c.time > r.largest.time) {
+            r.largest = c;
+        }
+        pos += n;
+    }
+    return r;
+}
+
+int average_context(const Workload& w) {
+    return w.input_tokens + w.output_tokens / 2;
+}
+
+int computed_prompt(const StepCostModel& m, const Workload& w, int cached_prefix) {
+    const int cached =
+        m.engine().prefix_caching ? std::clamp(cached_prefix, 0, w.input_tokens - 1) : 0;
+    return w.input_tokens - cached;
+}
+
+/// One steady-state cycle (every running sequence emits one token) of a replica with `running`
+/// sequences: its time and the decode-only step inside it.
+struct Cycle {
+    Seconds time;
+    StepCost decode_only;
+};
+
+Cycle steady_cycle(const StepCostModel& m, const Workload& w, int running, int cached_prefix) {
+    const EngineSettings& e = m.engine();
+    const int mb = (running + m.pp() - 1) / m.pp(); // micro-batch per pipeline stage
+    const int ctx = average_context(w);
+    const int computed = computed_prompt(m, w, cached_prefix);
+    const int cached = w.input_tokens - computed;
+    // Each request needs `computed` prefill tokens per `output_len` decode tokens, so a step
+    // with mb decodes carries mb × computed / output_len prefill tokens on average.
+    const double prefill = static_cast<double>(mb) * computed / std::max(1, w.output_tokens);
+    BatchStats dec;
+    m.add_decodes(dec, mb, ctx);
+    Cycle c;
+    c.decode_only = m.cost(dec);
+    const double budget = e.max_num_batched_tokens;
+    const StepCost full_chunk = m.cost(prompt_share(m, budget, computed, cached));
+    if (e.kind == EngineKind::Sglang) {
+        // SGLang runs a prefill batch or a decode batch per iteration, not both
+        // (engine-semantics §4.2, enable_mixed_chunk off).
+        c.time = c.decode_only.time + full_chunk.time * (prefill / budget);
+        return c;
+    }
+    // Decodes are scheduled first, prompts take the rest of the token budget (vLLM V1 §2.2);
+    // prompt tokens beyond it need extra prefill steps.
+    const double riding = std::min(prefill, std::max(0.0, budget - mb));
+    BatchStats mixed = dec;
+    mixed += prompt_share(m, riding, computed, cached);
+    c.time = m.cost(mixed).time;
+    if (prefill > riding) {
+        c.time += full_chunk.time * ((prefill - riding) / budget);
+    }
+    return c;
+}
+
+PhaseFigures figures(Seconds time, Flops model_flops, Bytes bytes, const StepCostModel& m) {
+    PhaseFigures f;
+    f.time = time;
+    f.model_flops = model_flops;
+    f.bytes = bytes;
+    if (time.si() > 0) {
+        f.mfu = model_flops / (m.peak_flops() * time) / m.replica_gpus();
+        // Per GPU of a stage: the bytes of one rank summed over stages, over pp GPUs' time.
+        f.mbu = bytes / (m.bandwidth() * time) / m.pp();
+    }
+    return f;
+}
+
+void check_workload(const Workload& w, const EngineSettings& e, int cached_prefix) {
+    if (w.input_tokens < 1 || w.output_tokens < 1 || w.concurrency < 1 || cached_prefix < 0) {
+        throw InvalidArgument("workload: input_tokens " + std::to_string(w.input_tokens) +
+                              ", output_tokens " + std::to_string(w.output_tokens) +
+                              ", concurrency " + std::to_string(w.concurrency) +
+                              ", cached prefix " + std::to_string(cached_prefix) +
+                              ": lengths and concurrency must be at least 1 and the cached "
+                              "prefix not negative");
+    }
+    if (!e.chunked_prefill && e.kind != EngineKind::LlamaCpp &&
+        w.input_tokens > e.max_num_batched_tokens) {
+        throw InvalidArgument("workload: a prompt of " + std::to_string(w.input_tokens) +
+                              " tokens exceeds max_num_batched_tokens " +
+                              std::to_string(e.max_num_batched_tokens) +
+                              " with chunked prefill off, so the engine cannot schedule it; "
+                              "enable chunked prefill or raise max_num_batched_tokens");
+    }
+    if (w.input_tokens + w.output_tokens > e.max_model_len) {
+        throw InvalidArgument("workload: input_tokens + output_tokens = " +
+                              std::to_string(w.input_tokens + w.output_tokens) +
+                              " exceeds max_model_len " + std::to_string(e.max_model_len) +
+                              "; raise max_model_len or shorten the requests");
+    }
+}
+
+} // namespace
+
+Seconds ttft(const StepCostModel& m, int input_len, int cached) {
+    if (input_len < 1) {
+        return Seconds(0);
+    }
+    return run_prefill(m, input_len, cached, 0, 0).time;
+}
+
+Seconds tpot(const StepCostModel& m, int batch, int context) {
+    BatchStats s;
+    m.add_decodes(s, batch, context);
+    return m.cost(s).time;
+}
+
+double replica_throughput(const StepCostModel& m, const Workload& w, int running,
+                          int cached_prefix) {
+    if (running < 1) {
+        return 0.0;
+    }
+    const Cycle c = steady_cycle(m, w, running, cached_prefix);
+    return c.time.si() > 0 ? running / c.time.si() : 0.0;
+}
+
+int replica_capacity(const MemoryEstimate& mem, const Workload& w) {
+    if (!mem.fits) {
+        return 0;
+    }
+    const EngineSettings& e = mem.engine;
+    if (e.kind == EngineKind::LlamaCpp) {
+        return w.input_tokens + w.output_tokens <= e.max_model_len ? e.max_num_seqs : 0;
+    }
+    const double bs = e.block_size;
+    const double per_request = std::ceil(average_context(w) / bs) * bs;
+    // vLLM reserves block 0 as the null block (block_pool.py, engine-semantics §1.3).
+    const double usable =
+        static_cast<double>(mem.kv_tokens) - (e.kind == EngineKind::Vllm ? bs : 0.0);
+    const double by_kv = std::floor(std::max(0.0, usable) / per_request);
+    return static_cast<int>(std::min<double>(e.max_num_seqs, by_kv));
+}
+
+double single_stream_decode_bound(const StepCostModel& m, int context) {
+    BatchStats s;
+    m.add_decodes(s, 1, std::max(1, context));
+    const StepCost c = m.cost(s);
+    // Per GPU: each stage's rank reads its share; stages run one after another.
+    const Bytes per_token = c.weight_bytes + c.kv_bytes;
+    return per_token.si() > 0 ? m.bandwidth().si() / per_token.si() : 0.0;
+}
+
+ServingEstimate estimate_serving(const Deployment& d, const Workload& w,
+                                 const EfficiencyProfile& profile, int cached_prefix) {
+    ServingEstimate r;
+    r.memory = estimate_memory(d);
+    const StepCostModel m(d, profile);
+    check_workload(w, m.engine(), cached_prefix);
+    r.provenance = profile.provenance;
+    r.error_band = profile.error_band;
+
+    const int dp = d.par.dp;
+    const int capacity = replica_capacity(r.memory, w);
+    const int want = (w.concurrency + dp - 1) / dp;
+    r.running = std::min(want, capacity);
+    const int batch = std::max(1, r.running);
+    const int ctx = average_context(w);
+    const int cached = w.input_tokens - computed_prompt(m, w, cached_prefix);
+
+    const PrefillRun lone = run_prefill(m, w.input_tokens, cached, 0, 0);
+    r.ttft = lone.time;
+    r.prefill_step = lone.largest;
+    r.prefill = figures(lone.time, lone.model_flops, lone.bytes, m);
+    const int mb = (batch + m.pp() - 1) / m.pp();
+    r.ttft_loaded = run_prefill(m, w.input_tokens, cached, mb - 1, ctx).time;
+
+    const Cycle cycle = steady_cycle(m, w, batch, cached_prefix);
+    r.tpot = cycle.time;
+    r.tpot_decode_only = cycle.decode_only.time;
+    r.decode_step = cycle.decode_only;
+    r.decode = figures(cycle.decode_only.time, cycle.decode_only.model_flops,
+                       cycle.decode_only.weight_bytes + cycle.decode_only.kv_bytes, m);
+    r.single_stream_bound = single_stream_decode_bound(m, ctx);
+
+    if (capacity >= 1) {
+        // Requests spread evenly over the replicas, each running at most `capacity`.
+        const int base = w.concurrency / dp;
+        const int extra = w.concurrency % dp;
+        r.throughput =
+            extra * replica_throughput(m, w, std::min(base + 1, capacity), cached_prefix) +
+            (dp - extra) * replica_throughput(m, w, std::min(base, capacity), cached_prefix);
+        double best = 0.0;
+        int best_n = 0;
+        for (int n = 1;; n = std::min(n * 2, capacity)) {
+            const double t = replica_throughput(m, w, n, cached_prefix);
+            if (t > best) {
+                best = t;
+                best_n = n;
+            }
+            if (n == capacity) {
+                break;
+            }
+        }
+        r.peak_throughput = best * dp;
+        r.peak_concurrency = best_n * dp;
+    }
+    return r;
+}
+
+} // namespace gpuplan::model

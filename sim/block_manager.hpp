@@ -1,0 +1,75 @@
+#pragma once
+/// A paged KV block pool with vLLM's prefix cache (shared/reference/engine-semantics.md §2.3,
+/// §2.4): fixed-size blocks; full blocks are content-addressed by a hash chained over the
+/// blocks before them; freed blocks keep their hash and sit in an LRU free queue until a new
+/// allocation evicts them; a cache hit takes a block back out of the free queue.
+///
+/// The manager knows blocks, not sequences: callers keep each sequence's block table and free
+/// it tail first (so a sequence's deepest blocks are evicted first, as vLLM does). Without
+/// prefix caching only the free count is kept and block ids are not tracked.
+
+#include <cstdint>
+#include <vector>
+
+namespace gpuplan::sim {
+
+/// The KV block pool of one replica.
+class BlockManager {
+public:
+    /// A pool of `blocks` blocks (>= 0). With `caching` false, allocate() returns -1 and only
+    /// the counts are kept.
+    BlockManager(std::int64_t blocks, bool caching);
+
+    /// Blocks in the pool.
+    [[nodiscard]] std::int64_t total() const noexcept { return total_; }
+    /// Blocks that can be allocated now: never used, or freed (cached ones are evictable).
+    [[nodiscard]] std::int64_t free() const noexcept { return free_; }
+    /// Blocks referenced by at least one sequence.
+    [[nodiscard]] std::int64_t used() const noexcept { return total_ - free_; }
+    [[nodiscard]] bool caching() const noexcept { return caching_; }
+
+    /// Takes a block from the head of the free queue (least recently freed), evicting its hash.
+    /// Precondition: free() > 0. Returns the block id (-1 without caching). O(1).
+    std::int32_t allocate();
+    /// Returns `n` blocks to the pool without ids (only when caching is off).
+    void release_count(std::int64_t n) noexcept;
+    /// Adds a reference to a block found by lookup(); a free block leaves the free queue. O(1).
+    void touch(std::int32_t block);
+    /// Drops a reference; at zero the block goes to the tail of the free queue, keeping its hash.
+    void release(std::int32_t block);
+    /// References to the block (0 when it is free).
+    [[nodiscard]] int ref_count(std::int32_t block) const { return ref_[static_cast<std::size_t>(block)]; }
+
+    /// The block holding content `hash`, or -1. O(1) expected.
+    [[nodiscard]] std::int32_t lookup(std::uint64_t hash) const noexcept;
+    /// Records that `block` now holds content `hash`; no-op when the hash is already cached
+    /// (identical blocks are not de-duplicated) or the block already has a hash.
+    void insert(std::uint64_t hash, std::int32_t block);
+    /// Cached blocks (blocks with a hash).
+    [[nodiscard]] std::int64_t cached() const noexcept { return cached_; }
+    /// Cached blocks evicted so far.
+    [[nodiscard]] std::int64_t evictions() const noexcept { return evictions_; }
+
+private:
+    void unlink(std::int32_t b) noexcept;
+    void push_tail(std::int32_t b) noexcept;
+    void erase_hash(std::uint64_t hash) noexcept;
+    [[nodiscard]] std::size_t slot_of(std::uint64_t hash) const noexcept;
+
+    std::int64_t total_ = 0;
+    std::int64_t free_ = 0;
+    bool caching_ = false;
+    // Per block: references, hash (0: none) and the free queue's links (-1: none).
+    std::vector<int> ref_;
+    std::vector<std::uint64_t> hash_;
+    std::vector<std::int32_t> prev_, next_;
+    std::int32_t head_ = -1, tail_ = -1;
+    // Open-addressing hash → block table with linear probing, at most half full.
+    std::vector<std::uint64_t> keys_;
+    std::vector<std::int32_t> vals_;
+    std::size_t mask_ = 0;
+    std::int64_t cached_ = 0;
+    std::int64_t evictions_ = 0;
+};
+
+}  // namespace gpuplan::sim

@@ -1,0 +1,337 @@
+#include "sim/detail/cluster.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gpuplan::sim::detail {
+
+Cluster::Cluster(Simulation& sim, const model::StepCostModel& cost, RequestPool& pool,
+                 Metrics& metrics, ClusterSetup setup, Rng cloud_rng)
+    : sim_(sim), cost_(cost), pool_(pool), metrics_(metrics), setup_(std::move(setup)),
+      rng_(cloud_rng) {
+    if (setup_.config.cloud && setup_.config.cloud->rate_limit_rps) {
+        bucket_ = *setup_.config.cloud->rate_limit_rps;  // a full bucket: one second of burst
+    }
+}
+
+void Cluster::add_replica(Tick up_at) {
+    ReplicaConfig rc = setup_.replica;
+    rc.id = static_cast<int>(replicas_.size());
+    replicas_.push_back(std::make_unique<Replica>(sim_, cost_, pool_, metrics_, *this, rc));
+    up_.push_back(false);
+    metrics_.replica_up(rc.id, up_at);
+    sim_.schedule_at(up_at, *this, kReplicaUp, static_cast<std::uint64_t>(rc.id));
+}
+
+void Cluster::start() {
+    const Tick initial = setup_.config.cold_start.at_start ? setup_.load_time : 0;
+    for (int i = 0; i < setup_.replicas; ++i) {
+        add_replica(initial);
+    }
+    for (std::size_t i = 0; i < setup_.config.scale.size(); ++i) {
+        sim_.schedule_at(to_tick(setup_.config.scale[i].at), *this, kScale, i);
+    }
+}
+
+bool Cluster::can_dispatch() const {
+    const auto& mc = setup_.config.admission.max_concurrency;
+    return up_count_ > 0 && (!mc || inflight_ < *mc);
+}
+
+bool Cluster::cloud_eligible(const Request& r) const {
+    return setup_.config.cloud && setup_.config.cloud_fallback &&
+           setup_.class_routes[static_cast<std::size_t>(r.cls)] == model::RouteTarget::Any;
+}
+
+int Cluster::queued() const {
+    int q = gateway_live_;
+    for (const auto& rep : replicas_) {
+        q += rep->waiting();
+    }
+    return q;
+}
+
+void Cluster::submit(std::uint32_t slot) {
+    Request& r = pool_[slot];
+    r.arrival = sim_.now();
+    metrics_.arrival(sim_.now());
+    metrics_.in_system(sim_.now(), +1);
+    const auto route = setup_.class_routes[static_cast<std::size_t>(r.cls)];
+    if (route == model::RouteTarget::Cloud) {
+        to_cloud(slot);
+        return;
+    }
+    if (replicas_.empty() || !replicas_.front()->fits(r.prompt, r.output)) {
+        // Longer than the engine accepts or than the whole KV pool holds: the engine rejects it.
+        if (cloud_eligible(r)) {
+            to_cloud(slot);
+        } else {
+            retire(slot, Outcome::Rejected);
+        }
+        return;
+    }
+    if (const auto& t = setup_.config.admission.timeout) {
+        sim_.schedule_in(to_tick(*t), *this, kTimeout, pool_.handle(slot));
+    }
+    admit(slot);
+}
+
+void Cluster::admit(std::uint32_t slot) {
+    Request& r = pool_[slot];
+    const auto& adm = setup_.config.admission;
+    if (adm.max_queue && queued() >= *adm.max_queue) {
+        reject(slot);
+        return;
+    }
+    if (can_dispatch() && gateway_live_ == 0) {
+        dispatch(slot);
+        return;
+    }
+    r.state = ReqState::Gateway;
+    gateway_.push_back(pool_.handle(slot));
+    ++gateway_live_;
+    metrics_.queued(sim_.now(), +1);
+}
+
+void Cluster::reject(std::uint32_t slot) {
+    Request& r = pool_[slot];
+    if (r.retries < setup_.config.admission.max_retries) {
+        ++r.retries;
+        r.state = ReqState::Backoff;
+        sim_.schedule_in(to_tick(setup_.config.admission.retry_backoff), *this, kRetry, pool_.handle(slot));
+        return;
+    }
+    if (cloud_eligible(r)) {
+        to_cloud(slot);
+        return;
+    }
+    retire(slot, Outcome::Rejected);
+}
+
+int Cluster::pick(const Request& r) {
+    const int n = static_cast<int>(replicas_.size());
+    int best = -1;
+    const auto least_outstanding = [&] {
+        int b = -1;
+        for (int i = 0; i < n; ++i) {
+            if (up_[static_cast<std::size_t>(i)] &&
+                (b < 0 || replicas_[static_cast<std::size_t>(i)]->outstanding() <
+                              replicas_[static_cast<std::size_t>(b)]->outstanding())) {
+                b = i;
+            }
+        }
+        return b;
+    };
+    switch (setup_.config.router) {
+    case model::RouterPolicy::RoundRobin:
+        for (int k = 0; k < n; ++k) {
+            const auto i = static_cast<std::size_t>((rr_ + static_cast<std::size_t>(k)) % static_cast<std::size_t>(n));
+            if (up_[i]) {
+                best = static_cast<int>(i);
+                rr_ = i + 1;
+                break;
+            }
+        }
+        break;
+    case model::RouterPolicy::LeastKv:
+        for (int i = 0; i < n; ++i) {
+            const auto si = static_cast<std::size_t>(i);
+            if (!up_[si]) {
+                continue;
+            }
+            if (best < 0) {
+                best = i;
+                continue;
+            }
+            const Replica& a = *replicas_[si];
+            const Replica& b = *replicas_[static_cast<std::size_t>(best)];
+            if (a.kv_use() < b.kv_use() || (a.kv_use() == b.kv_use() && a.outstanding() < b.outstanding())) {
+                best = i;
+            }
+        }
+        break;
+    case model::RouterPolicy::PrefixAffinity: {
+        best = least_outstanding();
+        const std::uint64_t key = r.session != kNoSession ? r.stream_id : r.shared_id;
+        if (key != 0 && best >= 0) {
+            // The up replicas in id order; the key picks one of them.
+            std::uint64_t h = key * 0x9e3779b97f4a7c15ULL;
+            h ^= h >> 29;
+            auto k = static_cast<int>(h % static_cast<std::uint64_t>(up_count_));
+            int chosen = -1;
+            for (int i = 0; i < n && chosen < 0; ++i) {
+                if (up_[static_cast<std::size_t>(i)] && k-- == 0) {
+                    chosen = i;
+                }
+            }
+            // Stay with the affine replica unless it has a full batch more than the least loaded.
+            const int slack = std::max(8, setup_.replica.max_num_seqs);
+            if (chosen >= 0 && replicas_[static_cast<std::size_t>(chosen)]->outstanding() <=
+                                   replicas_[static_cast<std::size_t>(best)]->outstanding() + slack) {
+                best = chosen;
+            }
+        }
+        break;
+    }
+    case model::RouterPolicy::LeastOutstanding:
+        best = least_outstanding();
+        break;
+    }
+    return best;
+}
+
+void Cluster::dispatch(std::uint32_t slot) {
+    const int rep = pick(pool_[slot]);
+    ++inflight_;
+    metrics_.routed(rep);
+    replicas_[static_cast<std::size_t>(rep)]->enqueue(slot);
+}
+
+void Cluster::drain() {
+    while (gateway_live_ > 0 && can_dispatch()) {
+        const std::uint32_t slot = pool_.resolve(gateway_.front());
+        gateway_.pop_front();
+        if (slot == ~0u || pool_[slot].state != ReqState::Gateway) {
+            continue;  // timed out while queued
+        }
+        --gateway_live_;
+        metrics_.queued(sim_.now(), -1);
+        dispatch(slot);
+    }
+}
+
+void Cluster::to_cloud(std::uint32_t slot) {
+    Request& r = pool_[slot];
+    const auto& cloud = setup_.config.cloud;
+    if (!cloud) {
+        retire(slot, Outcome::Rejected);
+        return;
+    }
+    if (cloud->rate_limit_rps) {
+        // Token bucket refilled at the limit, holding at most one second of requests.
+        const double rate = *cloud->rate_limit_rps;
+        bucket_ = std::min(rate, bucket_ + rate * tick_s(sim_.now() - bucket_time_));
+        bucket_time_ = sim_.now();
+        if (bucket_ < 1.0) {
+            retire(slot, Outcome::Rejected);  // HTTP 429
+            return;
+        }
+        bucket_ -= 1.0;
+    }
+    r.state = ReqState::InCloud;
+    const double ttft = rng_.lognormal(std::log(cloud->ttft_median.si()), cloud->ttft_sigma);
+    const double rest = r.output > 1 ? (r.output - 1) / cloud->output_tokens_per_s : 0.0;
+    r.first_token = sim_.now() + to_tick(Seconds(ttft));
+    r.generated = r.output;
+    double cost = 0;
+    std::string currency = "USD";
+    if (cloud->input_price) {
+        cost += r.prompt * cloud->input_price->money.amount / 1e6;
+        currency = cloud->input_price->money.currency;
+    }
+    if (cloud->output_price) {
+        cost += r.output * cloud->output_price->money.amount / 1e6;
+        currency = cloud->output_price->money.currency;
+    }
+    metrics_.cloud_cost(cost, currency);
+    sim_.schedule_at(r.first_token + to_tick(Seconds(rest)), *this, kCloudDone, pool_.handle(slot));
+}
+
+void Cluster::retire(std::uint32_t slot, Outcome outcome) {
+    Request& r = pool_[slot];
+    r.state = ReqState::Done;
+    metrics_.finished(sim_.now(), r, outcome);
+    metrics_.in_system(sim_.now(), -1);
+    if (listener_ != nullptr) {
+        listener_->request_ended(r, outcome);
+    }
+    pool_.release(slot);
+}
+
+void Cluster::request_done(int /*replica*/, std::uint32_t slot) {
+    --inflight_;
+    retire(slot, Outcome::Completed);
+    drain();
+}
+
+void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
+    switch (kind) {
+    case kReplicaUp: {
+        const auto i = static_cast<std::size_t>(data);
+        if (!up_[i]) {
+            up_[i] = true;
+            ++up_count_;
+        }
+        drain();
+        break;
+    }
+    case kScale: {
+        const int target = setup_.config.scale[static_cast<std::size_t>(data)].replicas;
+        const Tick up_at = sim_.now() + (setup_.config.cold_start.load_bandwidth ? setup_.load_time : 0);
+        while (static_cast<int>(replicas_.size()) < target) {
+            add_replica(up_at);
+        }
+        break;
+    }
+    case kCloudDone: {
+        const std::uint32_t slot = pool_.resolve(data);
+        if (slot != ~0u && pool_[slot].state == ReqState::InCloud) {
+            retire(slot, Outcome::Cloud);
+        }
+        break;
+    }
+    case kRetry: {
+        const std::uint32_t slot = pool_.resolve(data);
+        if (slot != ~0u && pool_[slot].state == ReqState::Backoff) {
+            admit(slot);
+        }
+        break;
+    }
+    case kTimeout: {
+        const std::uint32_t slot = pool_.resolve(data);
+        if (slot == ~0u) {
+            break;
+        }
+        Request& r = pool_[slot];
+        if (r.started) {
+            break;
+        }
+        bool timed_out = false;
+        if (r.state == ReqState::Gateway) {
+            --gateway_live_;  // its queue entry goes stale
+            metrics_.queued(sim_.now(), -1);
+            timed_out = true;
+        } else if (r.state == ReqState::Backoff) {
+            timed_out = true;
+        } else if (r.state == ReqState::Waiting && r.replica >= 0 &&
+                   replicas_[static_cast<std::size_t>(r.replica)]->cancel(slot)) {
+            --inflight_;
+            timed_out = true;
+        }
+        if (!timed_out) {
+            break;
+        }
+        // Fast fail, or local first with fallback to the cloud.
+        if (cloud_eligible(r)) {
+            to_cloud(slot);
+        } else {
+            retire(slot, Outcome::TimedOut);
+        }
+        drain();
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void Cluster::cancel_all() {
+    std::vector<std::uint32_t> live;
+    pool_.for_each_live([&](std::uint32_t s) { live.push_back(s); });
+    for (const std::uint32_t s : live) {
+        retire(s, Outcome::Cancelled);
+    }
+}
+
+}  // namespace gpuplan::sim::detail

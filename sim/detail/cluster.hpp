@@ -1,0 +1,90 @@
+#pragma once
+/// The serving cluster (layer-private): a gateway with admission control in front of N
+/// replicas behind a router, replica cold starts and scale-ups, and an optional cloud endpoint
+/// for hybrid routing. It owns the replicas and retires every request exactly once.
+
+#include "model/step_cost.hpp"
+#include "model/workload.hpp"
+#include "sim/detail/metrics.hpp"
+#include "sim/detail/replica.hpp"
+#include "sim/detail/request.hpp"
+#include "sim/simulation.hpp"
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace gpuplan::sim::detail {
+
+/// Told when a request leaves the system, before its slot is recycled (closed loop, agents).
+class RequestListener {
+public:
+    virtual void request_ended(const Request& r, Outcome outcome) = 0;
+
+protected:
+    RequestListener() = default;
+    RequestListener(const RequestListener&) = default;
+    RequestListener& operator=(const RequestListener&) = default;
+    ~RequestListener() = default;
+};
+
+/// Everything the cluster needs besides the kernel objects.
+struct ClusterSetup {
+    model::Cluster config;
+    int replicas = 1;
+    Tick load_time = 0;  ///< cold start of one replica
+    ReplicaConfig replica;
+    std::vector<model::RouteTarget> class_routes;
+};
+
+class Cluster final : public EventHandler, public ReplicaHost {
+public:
+    Cluster(Simulation& sim, const model::StepCostModel& cost, RequestPool& pool, Metrics& metrics,
+            ClusterSetup setup, Rng cloud_rng);
+
+    void set_listener(RequestListener* l) { listener_ = l; }
+    /// Brings up the initial replicas and schedules the scale-ups.
+    void start();
+    /// A new request (already filled in) arrives now.
+    void submit(std::uint32_t slot);
+    /// Retires every request still in flight as cancelled (after a stopped run).
+    void cancel_all();
+    [[nodiscard]] int replica_count() const { return static_cast<int>(replicas_.size()); }
+
+    void request_done(int replica, std::uint32_t slot) override;
+    void on_event(std::uint32_t kind, std::uint64_t data) override;
+
+private:
+    enum Kind : std::uint32_t { kTimeout, kRetry, kCloudDone, kReplicaUp, kScale };
+
+    void add_replica(Tick up_at);
+    void admit(std::uint32_t slot);
+    void reject(std::uint32_t slot);
+    void dispatch(std::uint32_t slot);
+    void drain();
+    void to_cloud(std::uint32_t slot);
+    void retire(std::uint32_t slot, Outcome outcome);
+    [[nodiscard]] bool can_dispatch() const;
+    [[nodiscard]] bool cloud_eligible(const Request& r) const;
+    [[nodiscard]] int queued() const;
+    [[nodiscard]] int pick(const Request& r);
+
+    Simulation& sim_;
+    const model::StepCostModel& cost_;
+    RequestPool& pool_;
+    Metrics& metrics_;
+    ClusterSetup setup_;
+    Rng rng_;
+    RequestListener* listener_ = nullptr;
+    std::vector<std::unique_ptr<Replica>> replicas_;
+    std::vector<bool> up_;
+    int up_count_ = 0;
+    std::deque<std::uint64_t> gateway_;  // handles, FCFS
+    int gateway_live_ = 0;
+    int inflight_ = 0;  // requests inside replicas
+    std::size_t rr_ = 0;
+    double bucket_ = 0;       // cloud rate-limit tokens
+    Tick bucket_time_ = 0;
+};
+
+}  // namespace gpuplan::sim::detail

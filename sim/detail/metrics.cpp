@@ -1,0 +1,392 @@
+#include "sim/detail/metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuplan::sim::detail {
+namespace {
+
+enum Field { kArrivals, kCompletions, kRunning, kWaiting, kKv, kInTok, kOutTok };
+
+// numpy.percentile's default ("linear"): rank (n − 1) p, interpolated between neighbours.
+double percentile_sorted(const std::vector<double>& v, double p) {
+    if (v.empty()) {
+        return 0;
+    }
+    const double pos = (static_cast<double>(v.size()) - 1) * p;
+    const auto lo = static_cast<std::size_t>(std::floor(pos));
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+LatencyStats stats_of(std::vector<double> v) {
+    LatencyStats s;
+    s.count = static_cast<std::int64_t>(v.size());
+    if (v.empty()) {
+        return s;
+    }
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    for (const double x : v) {
+        sum += x;
+    }
+    s.mean = sum / static_cast<double>(v.size());
+    s.p50 = percentile_sorted(v, 0.50);
+    s.p90 = percentile_sorted(v, 0.90);
+    s.p95 = percentile_sorted(v, 0.95);
+    s.p99 = percentile_sorted(v, 0.99);
+    s.max = v.back();
+    return s;
+}
+
+// The same over (value, count) pairs: the value at rank k of the expanded sorted list.
+LatencyStats weighted_stats(std::vector<std::pair<Tick, std::int64_t>> v) {
+    LatencyStats s;
+    std::sort(v.begin(), v.end());
+    std::int64_t n = 0;
+    double sum = 0;
+    for (const auto& [gap, count] : v) {
+        n += count;
+        sum += tick_s(gap) * static_cast<double>(count);
+    }
+    s.count = n;
+    if (n == 0) {
+        return s;
+    }
+    s.mean = sum / static_cast<double>(n);
+    s.max = tick_s(v.back().first);
+    const auto at_rank = [&](std::int64_t k) {
+        std::int64_t c = 0;
+        for (const auto& [gap, count] : v) {
+            c += count;
+            if (k < c) {
+                return tick_s(gap);
+            }
+        }
+        return tick_s(v.back().first);
+    };
+    const auto pct = [&](double p) {
+        const double pos = static_cast<double>(n - 1) * p;
+        const auto lo = static_cast<std::int64_t>(std::floor(pos));
+        const double a = at_rank(lo);
+        const double b = at_rank(std::min(lo + 1, n - 1));
+        return a + (pos - static_cast<double>(lo)) * (b - a);
+    };
+    s.p50 = pct(0.50);
+    s.p90 = pct(0.90);
+    s.p95 = pct(0.95);
+    s.p99 = pct(0.99);
+    return s;
+}
+
+std::size_t batch_bucket(int n) {
+    std::size_t b = 0;
+    while (n > 1) {
+        n >>= 1;
+        ++b;
+    }
+    return b;
+}
+
+}  // namespace
+
+Metrics::Metrics(std::vector<ClassSlo> slos, int replicas, bool keep_requests, bool keep_steps,
+                 std::size_t max_steps)
+    : slos_(std::move(slos)), classes_(slos_.size()), replicas_(static_cast<std::size_t>(replicas)),
+      keep_requests_(keep_requests), keep_steps_(keep_steps), max_steps_(max_steps) {}
+
+std::vector<double>& Metrics::bins(int field) { return bins_[field]; }
+
+void Metrics::add_span(Tick a, Tick b, double value, int field) {
+    if (b <= a || value == 0) {
+        return;
+    }
+    auto& v = bins(field);
+    auto first = static_cast<std::size_t>(a / kTicksPerSecond);
+    const auto last = static_cast<std::size_t>((b - 1) / kTicksPerSecond);
+    if (v.size() <= last) {
+        v.resize(last + 1, 0.0);
+    }
+    for (std::size_t i = first; i <= last; ++i) {
+        const Tick lo = std::max<Tick>(a, static_cast<Tick>(i) * kTicksPerSecond);
+        const Tick hi = std::min<Tick>(b, static_cast<Tick>(i + 1) * kTicksPerSecond);
+        v[i] += value * tick_s(hi - lo);
+    }
+}
+
+void Metrics::bin_count(Tick t, int field, double value) {
+    auto& v = bins(field);
+    const auto i = static_cast<std::size_t>(t / kTicksPerSecond);
+    if (v.size() <= i) {
+        v.resize(i + 1, 0.0);
+    }
+    v[i] += value;
+}
+
+void Metrics::integrate(Level& l, Tick now, double new_level, int field) {
+    if (now > l.since) {
+        l.integral += l.level * tick_s(now - l.since);
+        if (field >= 0) {
+            add_span(l.since, now, l.level, field);
+        }
+    }
+    l.since = std::max(l.since, now);
+    l.level = new_level;
+}
+
+void Metrics::in_system(Tick now, int delta) { integrate(in_system_, now, in_system_.level + delta, -1); }
+
+void Metrics::queued(Tick now, int delta) { integrate(queued_, now, queued_.level + delta, kWaiting); }
+
+void Metrics::arrival(Tick now) {
+    if (first_arrival_ < 0) {
+        first_arrival_ = now;
+    }
+    bin_count(now, kArrivals, 1);
+}
+
+void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
+    last_finish_ = std::max(last_finish_, now);
+    auto& c = classes_[static_cast<std::size_t>(r.cls)];
+    const ClassSlo& slo = slos_[static_cast<std::size_t>(r.cls)];
+    RequestSummary& s = c.s;
+    ++s.arrived;
+    RequestRecord rec;
+    rec.id = r.id;
+    rec.request_class = r.cls;
+    rec.session = r.session == kNoSession ? -1 : static_cast<std::int64_t>(r.session);
+    rec.step = r.step;
+    rec.replica = outcome == Outcome::Cloud ? -1 : r.replica;
+    rec.input_tokens = r.prompt;
+    rec.output_tokens = r.generated;
+    rec.cached_tokens = r.cached_tokens;
+    rec.preemptions = r.preemptions;
+    rec.retries = r.retries;
+    rec.outcome = outcome;
+    rec.arrival_s = tick_s(r.arrival);
+    if (r.first_scheduled >= 0) {
+        rec.queue_s = tick_s(r.first_scheduled - r.arrival);
+    }
+    switch (outcome) {
+    case Outcome::Completed:
+    case Outcome::Cloud: {
+        ++s.completed;
+        if (outcome == Outcome::Cloud) {
+            ++s.cloud;
+        }
+        s.input_tokens += r.prompt;
+        s.output_tokens += r.generated;
+        s.cached_tokens += r.cached_tokens;
+        const Tick ttft = r.first_token - r.arrival;
+        const Tick e2e = now - r.arrival;
+        rec.ttft_s = tick_s(ttft);
+        rec.e2e_s = tick_s(e2e);
+        c.ttft.push_back(*rec.ttft_s);
+        c.e2e.push_back(*rec.e2e_s);
+        bool met = (!slo.ttft || ttft <= *slo.ttft) && (!slo.e2e || e2e <= *slo.e2e);
+        if (r.generated > 1) {
+            // vLLM bench: TPOT = (E2E − TTFT) / (output − 1); outputs of one token count as 0.
+            const double tpot_ticks = static_cast<double>(e2e - ttft) / (r.generated - 1);
+            rec.tpot_s = tpot_ticks / static_cast<double>(kTicksPerSecond);
+            c.tpot.push_back(*rec.tpot_s);
+            met = met && (!slo.tpot || tpot_ticks <= static_cast<double>(*slo.tpot));
+        }
+        if (rec.queue_s) {
+            c.queue.push_back(*rec.queue_s);
+        }
+        rec.slo_met = met;
+        s.slo_met += met ? 1 : 0;
+        bin_count(now, kCompletions, 1);
+        break;
+    }
+    case Outcome::Rejected:
+        ++s.rejected;
+        break;
+    case Outcome::TimedOut:
+        ++s.timed_out;
+        break;
+    case Outcome::Cancelled:
+        ++s.cancelled;
+        break;
+    }
+    if (keep_requests_) {
+        records_.push_back(rec);
+    }
+}
+
+void Metrics::itl(int cls, Tick gap, std::int64_t count) {
+    auto& v = classes_[static_cast<std::size_t>(cls)].itl;
+    // Steps of a steady batch repeat one gap; merge runs of equal values as they come.
+    if (!v.empty() && v.back().first == gap) {
+        v.back().second += count;
+    } else {
+        v.emplace_back(gap, count);
+    }
+}
+
+void Metrics::step(const StepSample& s) {
+    const Tick d = s.end - s.start;
+    auto& rep = replicas_[static_cast<std::size_t>(s.replica)];
+    rep.busy += d;
+    ++rep.steps;
+    rep.blocks = s.total_blocks;
+    const double kv = s.total_blocks > 0 ? static_cast<double>(s.used_blocks) / static_cast<double>(s.total_blocks) : 0;
+    rep.kv_integral += kv * tick_s(d);
+    rep.kv_max = std::max(rep.kv_max, kv);
+    add_span(s.start, s.end, kv, kKv);
+    add_span(s.start, s.end, s.running, kRunning);
+    running_integral_ += s.running * tick_s(d);
+    ++steps_;
+    batch_sum_ += s.sequences;
+    const std::size_t b = batch_bucket(std::max(1, s.sequences));
+    if (batch_hist_.size() <= b) {
+        batch_hist_.resize(b + 1, 0);
+    }
+    ++batch_hist_[b];
+    if (s.prefills > 0 && s.decodes > 0) {
+        mixed_time_ += d;
+    } else if (s.prefills > 0) {
+        prefill_time_ += d;
+    } else {
+        decode_time_ += d;
+    }
+    if (keep_steps_ && step_log_.size() < max_steps_) {
+        step_log_.push_back(StepRecord{s.replica, tick_s(s.start), tick_s(d), s.prefills,
+                                       s.prefill_tokens, s.decodes, s.preempted});
+    }
+}
+
+void Metrics::tokens(Tick now, std::int64_t prefill_tokens, std::int64_t output_tokens) {
+    prefill_tokens_ += prefill_tokens;
+    if (prefill_tokens > 0) {
+        bin_count(now, kInTok, static_cast<double>(prefill_tokens));
+    }
+    if (output_tokens > 0) {
+        bin_count(now, kOutTok, static_cast<double>(output_tokens));
+    }
+}
+
+void Metrics::prefix_lookup(std::int64_t queried, std::int64_t hit) {
+    lookup_queried_ += queried;
+    lookup_hit_ += hit;
+}
+
+void Metrics::preemption(int replica) {
+    ++preemptions_;
+    ++replicas_[static_cast<std::size_t>(replica)].preemptions;
+}
+
+void Metrics::replica_up(int replica, Tick at) {
+    if (static_cast<std::size_t>(replica) >= replicas_.size()) {
+        replicas_.resize(static_cast<std::size_t>(replica) + 1);
+    }
+    replicas_[static_cast<std::size_t>(replica)].up = at;
+}
+
+void Metrics::routed(int replica) { ++replicas_[static_cast<std::size_t>(replica)].requests; }
+
+void Metrics::cloud_cost(double amount, const std::string& currency) {
+    cloud_spend_ += amount;
+    cloud_currency_ = currency;
+}
+
+void Metrics::finish(Tick end, SimResult& out) {
+    in_system(end, 0);
+    queued(end, 0);
+    const Tick start = std::max<Tick>(first_arrival_, 0);
+    const Tick span = std::max<Tick>(last_finish_ - start, 1);
+    const double duration = tick_s(span);
+    out.duration_s = first_arrival_ < 0 ? 0.0 : duration;
+    const auto summarize = [&](Samples& c) {
+        RequestSummary& s = c.s;
+        s.slo_attainment = s.arrived > 0 ? static_cast<double>(s.slo_met) / static_cast<double>(s.arrived) : 0;
+        s.goodput_rps = static_cast<double>(s.slo_met) / duration;
+        s.throughput_rps = static_cast<double>(s.completed) / duration;
+        s.ttft = stats_of(c.ttft);
+        s.tpot = stats_of(c.tpot);
+        s.e2e = stats_of(c.e2e);
+        s.queue = stats_of(c.queue);
+        s.itl = weighted_stats(c.itl);
+    };
+    Samples all;
+    for (std::size_t i = 0; i < classes_.size(); ++i) {
+        Samples& c = classes_[i];
+        summarize(c);
+        out.classes[i].summary = c.s;
+        const RequestSummary& s = c.s;
+        RequestSummary& a = all.s;
+        a.arrived += s.arrived;
+        a.completed += s.completed;
+        a.cloud += s.cloud;
+        a.rejected += s.rejected;
+        a.timed_out += s.timed_out;
+        a.cancelled += s.cancelled;
+        a.slo_met += s.slo_met;
+        a.input_tokens += s.input_tokens;
+        a.output_tokens += s.output_tokens;
+        a.cached_tokens += s.cached_tokens;
+        all.ttft.insert(all.ttft.end(), c.ttft.begin(), c.ttft.end());
+        all.tpot.insert(all.tpot.end(), c.tpot.begin(), c.tpot.end());
+        all.e2e.insert(all.e2e.end(), c.e2e.begin(), c.e2e.end());
+        all.queue.insert(all.queue.end(), c.queue.begin(), c.queue.end());
+        all.itl.insert(all.itl.end(), c.itl.begin(), c.itl.end());
+    }
+    summarize(all);
+    out.overall = all.s;
+    out.input_tok_s = static_cast<double>(all.s.input_tokens) / duration;
+    out.output_tok_s = static_cast<double>(all.s.output_tokens) / duration;
+    out.total_tok_s = out.input_tok_s + out.output_tok_s;
+    out.preemptions = preemptions_;
+    out.prefill_tokens_computed = prefill_tokens_;
+    out.prefix_hit_rate = lookup_queried_ > 0 ? static_cast<double>(lookup_hit_) / static_cast<double>(lookup_queried_) : 0;
+    out.mean_in_system = in_system_.integral / duration;
+    out.mean_running = running_integral_ / duration;
+    out.steps = steps_;
+    out.batch_size_mean = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
+    out.batch_size_histogram = batch_hist_;
+    const double busy = tick_s(prefill_time_ + decode_time_ + mixed_time_);
+    if (busy > 0) {
+        out.prefill_time_share = tick_s(prefill_time_) / busy;
+        out.decode_time_share = tick_s(decode_time_) / busy;
+        out.mixed_time_share = tick_s(mixed_time_) / busy;
+    }
+    out.cloud_spend = model::Money{cloud_spend_, cloud_currency_};
+    double kv_sum = 0;
+    out.replicas.clear();
+    for (const auto& r : replicas_) {
+        ReplicaResult rr;
+        rr.available_s = tick_s(r.up);
+        const double up_time = tick_s(std::max<Tick>(end - r.up, 1));
+        rr.busy_fraction = tick_s(r.busy) / up_time;
+        rr.steps = r.steps;
+        rr.requests = r.requests;
+        rr.preemptions = r.preemptions;
+        rr.kv_blocks = r.blocks;
+        rr.kv_use_mean = r.kv_integral / up_time;
+        rr.kv_use_max = r.kv_max;
+        kv_sum += rr.kv_use_mean;
+        out.kv_use_max = std::max(out.kv_use_max, rr.kv_use_max);
+        out.replicas.push_back(rr);
+    }
+    out.kv_use_mean = out.replicas.empty() ? 0 : kv_sum / static_cast<double>(out.replicas.size());
+    // 1-second bins from 0 to the end.
+    const auto nbins = static_cast<std::size_t>((end + kTicksPerSecond - 1) / kTicksPerSecond);
+    out.series.assign(nbins, TimeBin{});
+    const auto get = [&](int f, std::size_t i) { return i < bins_[f].size() ? bins_[f][i] : 0.0; };
+    const double reps = std::max<double>(1, static_cast<double>(replicas_.size()));
+    for (std::size_t i = 0; i < nbins; ++i) {
+        TimeBin& b = out.series[i];
+        b.t_s = static_cast<double>(i);
+        b.arrivals = static_cast<std::int64_t>(get(kArrivals, i));
+        b.completions = static_cast<std::int64_t>(get(kCompletions, i));
+        b.running = get(kRunning, i);
+        b.waiting = get(kWaiting, i);
+        b.kv_use = get(kKv, i) / reps;
+        b.input_tok_s = get(kInTok, i);
+        b.output_tok_s = get(kOutTok, i);
+    }
+    out.requests = std::move(records_);
+    out.step_log = std::move(step_log_);
+}
+
+}  // namespace gpuplan::sim::detail

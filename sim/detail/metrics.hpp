@@ -1,0 +1,108 @@
+#pragma once
+/// The metrics observer (layer-private): components report state changes and finished
+/// requests; it keeps time integrals, 1-second bins and the per-request samples from which
+/// finish() computes the SimResult summaries. It never influences the simulation.
+
+#include "sim/detail/request.hpp"
+#include "sim/result.hpp"
+#include "sim/tick.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace gpuplan::sim::detail {
+
+/// The SLOs applied to one class, in ticks (nullopt: none).
+struct ClassSlo {
+    std::optional<Tick> ttft, tpot, e2e;
+};
+
+/// What one engine step looked like, for the observer.
+struct StepSample {
+    int replica = 0;
+    Tick start = 0;
+    Tick end = 0;
+    int sequences = 0;      ///< scheduled sequences
+    int running = 0;        ///< sequences in the running set
+    int prefills = 0;
+    int prefill_tokens = 0;
+    int decodes = 0;
+    int preempted = 0;
+    std::int64_t used_blocks = 0;
+    std::int64_t total_blocks = 0;
+};
+
+class Metrics {
+public:
+    Metrics(std::vector<ClassSlo> slos, int replicas, bool keep_requests, bool keep_steps,
+            std::size_t max_steps);
+
+    // Level changes (integrated over time).
+    void in_system(Tick now, int delta);
+    void queued(Tick now, int delta);
+
+    void arrival(Tick now);
+    /// A request left the system (any outcome). `outcome` says how; latencies come from `r`.
+    void finished(Tick now, const Request& r, Outcome outcome);
+    /// Gaps between successive tokens: `count` gaps of `gap` ticks for class `cls`.
+    void itl(int cls, Tick gap, std::int64_t count);
+    void step(const StepSample& s);
+    void tokens(Tick now, std::int64_t prefill_tokens, std::int64_t output_tokens);
+    void prefix_lookup(std::int64_t queried, std::int64_t hit);
+    void preemption(int replica);
+    void replica_up(int replica, Tick at);
+    void routed(int replica);
+    void cloud_cost(double amount, const std::string& currency);
+
+    /// Builds the result (summaries, series); `end` is the time of the last event.
+    void finish(Tick end, SimResult& out);
+
+private:
+    struct Level {
+        double level = 0;
+        Tick since = 0;
+        double integral = 0;  // level × seconds
+    };
+    struct Samples {
+        std::vector<double> ttft, tpot, e2e, queue;
+        std::vector<std::pair<Tick, std::int64_t>> itl;  // (gap, count)
+        RequestSummary s;
+    };
+    struct ReplicaAcc {
+        Tick up = 0;
+        Tick busy = 0;
+        std::int64_t steps = 0, requests = 0, preemptions = 0, blocks = 0;
+        double kv_integral = 0;  // fraction × seconds
+        double kv_max = 0;
+    };
+    void integrate(Level& l, Tick now, double new_level, int field);
+    void add_span(Tick a, Tick b, double value, int field);
+    void bin_count(Tick t, int field, double v);
+    std::vector<double>& bins(int field);
+
+    std::vector<ClassSlo> slos_;
+    std::vector<Samples> classes_;
+    std::vector<ReplicaAcc> replicas_;
+    Level in_system_, queued_;
+    std::vector<double> bins_[7];  // arrivals, completions, running, waiting, kv, in_tok, out_tok
+    bool keep_requests_;
+    bool keep_steps_;
+    std::size_t max_steps_;
+    std::vector<RequestRecord> records_;
+    std::vector<StepRecord> step_log_;
+    std::vector<std::int64_t> batch_hist_;
+    std::int64_t steps_ = 0;
+    double batch_sum_ = 0;
+    double running_integral_ = 0;
+    Tick prefill_time_ = 0, decode_time_ = 0, mixed_time_ = 0;
+    std::int64_t preemptions_ = 0;
+    std::int64_t prefill_tokens_ = 0;
+    std::int64_t lookup_queried_ = 0, lookup_hit_ = 0;
+    Tick first_arrival_ = -1;
+    Tick last_finish_ = 0;
+    double cloud_spend_ = 0;
+    std::string cloud_currency_ = "USD";
+};
+
+}  // namespace gpuplan::sim::detail

@@ -1,0 +1,137 @@
+#pragma once
+/// One engine replica (layer-private): a vLLM-like scheduler over a paged KV pool that runs one
+/// step at a time, each lasting what model::StepCostModel gives for its exact batch.
+/// Continuous batching follows vLLM v1's schedule() (shared/reference/engine-semantics.md §2.2):
+/// running sequences first (decodes, then unfinished prefills), preempting the most recently
+/// admitted (or lowest-priority) sequence when blocks run out; then waiting requests, only if
+/// nothing was preempted, while the token budget and max_num_seqs allow, with a prefix-cache
+/// lookup on first admission. Static batching forms a batch, runs it to completion, then forms
+/// the next.
+
+#include "model/step_cost.hpp"
+#include "model/workload.hpp"
+#include "sim/block_manager.hpp"
+#include "sim/detail/metrics.hpp"
+#include "sim/detail/request.hpp"
+#include "sim/simulation.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace gpuplan::sim::detail {
+
+/// The cluster side of a replica: told when a request leaves the replica.
+class ReplicaHost {
+public:
+    /// The request in `slot` finished generating on `replica` (its state is Done).
+    virtual void request_done(int replica, std::uint32_t slot) = 0;
+
+protected:
+    ReplicaHost() = default;
+    ReplicaHost(const ReplicaHost&) = default;
+    ReplicaHost& operator=(const ReplicaHost&) = default;
+    ~ReplicaHost() = default;
+};
+
+/// A replica's fixed settings.
+struct ReplicaConfig {
+    int id = 0;
+    int max_num_seqs = 256;
+    int max_num_batched_tokens = 8192;
+    int block_size = 16;
+    int max_model_len = 8192;
+    bool chunked_prefill = true;
+    bool prefix_caching = true;
+    std::int64_t kv_blocks = 0;
+    model::SchedulerConfig scheduler;
+    double block_bytes = 0;        ///< KV bytes of one block on one GPU (swap traffic)
+    double swap_bandwidth = 25e9;  ///< bytes/s per GPU
+    int classes = 1;
+};
+
+class Replica final : public EventHandler {
+public:
+    Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool& pool, Metrics& metrics,
+            ReplicaHost& host, const ReplicaConfig& config);
+
+    /// Whether a request of `prompt` + `output` tokens can ever run here (max_model_len, the
+    /// whole KV pool less the watermark, the token budget without chunked prefill).
+    [[nodiscard]] bool fits(int prompt, int output) const;
+    /// Adds a request to the waiting queue and starts a step if idle.
+    void enqueue(std::uint32_t slot);
+    /// Removes a waiting request that never started (admission timeout). False when it has
+    /// started or is not waiting here.
+    bool cancel(std::uint32_t slot);
+
+    [[nodiscard]] int id() const noexcept { return cfg_.id; }
+    /// Requests assigned here and not finished.
+    [[nodiscard]] int outstanding() const noexcept { return assigned_; }
+    /// Requests in the waiting queue (preempted ones included).
+    [[nodiscard]] int waiting() const noexcept { return waiting_live_; }
+    /// Fraction of KV blocks referenced by sequences.
+    [[nodiscard]] double kv_use() const noexcept {
+        return blocks_.total() > 0 ? static_cast<double>(blocks_.used()) / static_cast<double>(blocks_.total()) : 0.0;
+    }
+    [[nodiscard]] const BlockManager& blocks() const noexcept { return blocks_; }
+
+    void on_event(std::uint32_t kind, std::uint64_t data) override;
+
+private:
+    enum Kind : std::uint32_t { kStepEnd, kKick, kStaticTimer };
+
+    void kick();
+    void start_step();
+    void form_continuous();
+    void form_static();
+    void end_step();
+    [[nodiscard]] bool grow(Request& r, int tokens);
+    void free_blocks(Request& r);
+    void hash_full_blocks(Request& r, int upto_tokens);
+    [[nodiscard]] std::uint64_t block_hash(const Request& r, int index, std::uint64_t parent) const;
+    void add_to_batch(std::uint32_t slot, Request& r, int tokens);
+    [[nodiscard]] std::size_t victim_index() const;
+    void preempt(std::size_t index);
+    [[nodiscard]] std::uint32_t front_waiting();
+    void pop_waiting();
+    void push_waiting(std::uint32_t slot, bool front);
+    [[nodiscard]] std::int64_t watermark_blocks() const;
+
+    Simulation& sim_;
+    const model::StepCostModel& cost_;
+    RequestPool& pool_;
+    Metrics& metrics_;
+    ReplicaHost& host_;
+    ReplicaConfig cfg_;
+    BlockManager blocks_;
+
+    std::vector<std::uint32_t> running_;  // admission order
+    std::deque<std::uint64_t> waiting_;   // handles; FCFS order (preempted at the front)
+    struct Queued {
+        int priority = 0;
+        std::uint64_t id = 0;
+        std::uint64_t handle = 0;
+    };
+    std::vector<Queued> waiting_heap_;    // priority policy: min-heap by (priority, id)
+    std::deque<std::uint64_t> swapped_;
+    int waiting_live_ = 0;
+    int assigned_ = 0;
+    std::int64_t swap_used_ = 0;      // blocks in host memory
+    std::int64_t swap_capacity_ = 0;  // blocks that fit in swap_space
+
+    // The step being formed or run.
+    std::vector<std::uint32_t> batch_;
+    std::vector<std::uint32_t> finished_;
+    std::vector<std::int32_t> hits_;
+    std::vector<std::int64_t> same_gap_;  // per class: tokens whose gap is the step duration
+    int budget_ = 0;
+    bool preempted_ = false;
+    int preempted_count_ = 0;
+    double swap_time_ = 0;
+    bool busy_ = false;
+    bool kick_pending_ = false;
+    bool timer_pending_ = false;
+    Tick step_start_ = 0;
+};
+
+}  // namespace gpuplan::sim::detail

@@ -1,0 +1,163 @@
+#pragma once
+/// What a serving simulation reports: per-request records, summaries overall and per class
+/// (latency percentiles, SLO attainment, goodput, throughput), per-replica figures, 1-second
+/// time series and an optional step log. Metric definitions follow `vllm bench serve`
+/// (shared/reference/engine-semantics.md §6.1): TTFT = first token − arrival; E2E = last
+/// token − arrival; TPOT = (E2E − TTFT) / (output − 1) for outputs longer than one token;
+/// ITL = gaps between successive tokens, pooled over all requests; percentiles interpolate
+/// linearly between order statistics (numpy's default). All times are seconds.
+
+#include "model/money.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuplan::sim {
+
+/// How a request ended.
+enum class Outcome : std::uint8_t {
+    Completed,  ///< served by a local replica
+    Cloud,      ///< served by the cloud endpoint
+    Rejected,   ///< refused: gateway queue full, cloud rate limit, or longer than the engine takes
+    TimedOut,   ///< not started within the admission timeout
+    Cancelled,  ///< still in flight when the run was stopped
+};
+
+/// "completed", "cloud", "rejected", "timed_out", "cancelled".
+[[nodiscard]] const char* to_string(Outcome o);
+
+/// One request as it went through the system. Latencies are nullopt when they did not happen.
+struct RequestRecord {
+    std::uint64_t id = 0;       ///< arrival order, from 0
+    int request_class = 0;      ///< index into SimResult::classes
+    std::int64_t session = -1;  ///< agent session (-1: none)
+    int step = 0;               ///< step within the session
+    int replica = -1;           ///< replica that served it (-1: none or cloud)
+    int input_tokens = 0;
+    int output_tokens = 0;      ///< tokens generated (the request's output length when completed)
+    int cached_tokens = 0;      ///< prompt tokens served by the prefix cache at first scheduling
+    int preemptions = 0;
+    int retries = 0;
+    Outcome outcome = Outcome::Completed;
+    double arrival_s = 0;
+    std::optional<double> queue_s;  ///< arrival → first scheduled in an engine step
+    std::optional<double> ttft_s;
+    std::optional<double> tpot_s;   ///< outputs of more than one token
+    std::optional<double> e2e_s;
+    bool slo_met = false;           ///< every SLO of its class met
+    friend bool operator==(const RequestRecord&, const RequestRecord&) = default;
+};
+
+/// Mean and percentiles of one latency over the requests that have it.
+struct LatencyStats {
+    std::int64_t count = 0;
+    double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
+    friend bool operator==(const LatencyStats&, const LatencyStats&) = default;
+};
+
+/// Counts and latencies of a set of requests (all, or one class).
+struct RequestSummary {
+    std::int64_t arrived = 0;
+    std::int64_t completed = 0;  ///< local + cloud
+    std::int64_t cloud = 0;      ///< served by the cloud endpoint
+    std::int64_t rejected = 0;
+    std::int64_t timed_out = 0;
+    std::int64_t cancelled = 0;
+    std::int64_t slo_met = 0;    ///< requests meeting every SLO of their class
+    double slo_attainment = 0;   ///< slo_met / arrived
+    double goodput_rps = 0;      ///< slo_met / duration
+    double throughput_rps = 0;   ///< completed / duration
+    std::int64_t input_tokens = 0;   ///< prompt tokens of completed requests
+    std::int64_t output_tokens = 0;  ///< tokens generated for completed requests
+    std::int64_t cached_tokens = 0;  ///< prompt tokens served by the prefix cache
+    LatencyStats ttft, tpot, itl, e2e, queue;
+    friend bool operator==(const RequestSummary&, const RequestSummary&) = default;
+};
+
+/// One request class's results and its SLO verdict.
+struct ClassResult {
+    std::string name;
+    std::optional<double> ttft_slo_s, tpot_slo_s, e2e_slo_s;  ///< the SLOs applied
+    double slo_percentile = 99;
+    /// The class's percentile of each SLO metric is within its SLO (and something completed).
+    bool slo_met = false;
+    RequestSummary summary;
+    friend bool operator==(const ClassResult&, const ClassResult&) = default;
+};
+
+/// One replica's figures.
+struct ReplicaResult {
+    double available_s = 0;        ///< when it could first serve (cold start)
+    double busy_fraction = 0;      ///< busy time / (duration − cold start)
+    std::int64_t steps = 0;
+    std::int64_t requests = 0;     ///< requests routed to it
+    std::int64_t preemptions = 0;
+    std::int64_t kv_blocks = 0;    ///< KV pool size
+    double kv_use_mean = 0;        ///< time-averaged fraction of blocks in use while up
+    double kv_use_max = 0;
+    friend bool operator==(const ReplicaResult&, const ReplicaResult&) = default;
+};
+
+/// One 1-second bin of the time series. Levels are time averages over the bin.
+struct TimeBin {
+    double t_s = 0;          ///< bin start
+    std::int64_t arrivals = 0;
+    std::int64_t completions = 0;
+    double running = 0;      ///< sequences in running engine batches (all replicas)
+    double waiting = 0;      ///< requests queued (gateway and engines, not yet started)
+    double kv_use = 0;       ///< mean fraction of KV blocks in use over the replicas
+    double input_tok_s = 0;  ///< prompt tokens computed (prefill, recompute included)
+    double output_tok_s = 0; ///< tokens generated
+    friend bool operator==(const TimeBin&, const TimeBin&) = default;
+};
+
+/// One engine step (kept when SimOptions::keep_steps; for Chrome traces).
+struct StepRecord {
+    int replica = 0;
+    double start_s = 0;
+    double duration_s = 0;
+    int prefills = 0;        ///< prefill chunks
+    int prefill_tokens = 0;
+    int decodes = 0;
+    int preempted = 0;       ///< sequences preempted while forming this step
+    friend bool operator==(const StepRecord&, const StepRecord&) = default;
+};
+
+/// Everything one simulation reports.
+struct SimResult {
+    /// False when the deployment does not fit (then `reasons` says why and nothing ran).
+    bool ok = true;
+    std::vector<std::string> reasons;
+    bool stopped = false;           ///< the stop token ended the run early
+    std::uint64_t seed = 0;
+    double duration_s = 0;          ///< first arrival → last request finished
+    RequestSummary overall;
+    std::vector<ClassResult> classes;
+    std::vector<ReplicaResult> replicas;
+    double input_tok_s = 0;         ///< Σ input tokens of completed requests / duration
+    double output_tok_s = 0;        ///< Σ output tokens / duration
+    double total_tok_s = 0;
+    std::int64_t preemptions = 0;
+    std::int64_t prefill_tokens_computed = 0;  ///< recomputation included
+    double prefix_hit_rate = 0;     ///< prompt tokens hit / prompt tokens looked up (first admissions)
+    double kv_use_mean = 0;         ///< mean over replicas of their time-averaged block use
+    double kv_use_max = 0;
+    double mean_in_system = 0;      ///< time-averaged requests in the system (Little's L)
+    double mean_running = 0;        ///< time-averaged running sequences, all replicas
+    double batch_size_mean = 0;     ///< sequences per step
+    std::vector<std::int64_t> batch_size_histogram;  ///< steps with 1, 2-3, 4-7, 8-15, ... sequences
+    double prefill_time_share = 0;  ///< share of busy time in prefill-only steps
+    double decode_time_share = 0;   ///< in decode-only steps
+    double mixed_time_share = 0;    ///< in steps mixing prefill chunks and decodes
+    std::int64_t steps = 0;
+    std::uint64_t events = 0;       ///< kernel events handled
+    model::Money cloud_spend;       ///< cost of the cloud endpoint's tokens
+    std::vector<TimeBin> series;    ///< 1-second bins from time 0
+    std::vector<RequestRecord> requests;  ///< when SimOptions::keep_requests
+    std::vector<StepRecord> step_log;     ///< when SimOptions::keep_steps (capped)
+    friend bool operator==(const SimResult&, const SimResult&) = default;
+};
+
+}  // namespace gpuplan::sim

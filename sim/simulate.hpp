@@ -1,0 +1,45 @@
+#pragma once
+/// Runs a scenario's serving workload through the discrete-event simulator: the workload
+/// generator feeds a gateway (admission control, router, optional cloud endpoint) in front of
+/// replicas of the deployment, each a vLLM-like engine (continuous or static batching, chunked
+/// prefill, paged KV with prefix caching and preemption) whose every step takes the time
+/// model::StepCostModel gives for that exact batch.
+
+#include "model/efficiency.hpp"
+#include "model/scenario.hpp"
+#include "sim/result.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stop_token>
+
+namespace gpuplan::sim {
+
+/// Per-run overrides and output switches.
+struct SimOptions {
+    std::optional<std::uint64_t> seed;     ///< nullopt: the scenario's seed
+    std::optional<Seconds> duration;       ///< overrides Workload::duration
+    std::optional<int> requests;           ///< overrides Workload::requests
+    std::optional<model::EfficiencyProfile> profile;  ///< nullopt: model::default_profile()
+    bool keep_requests = false;            ///< fill SimResult::requests
+    bool keep_steps = false;               ///< fill SimResult::step_log
+    std::size_t max_steps_kept = 200000;   ///< cap on the step log
+};
+
+/// Progress in [0, 1] (requests finished / requests expected, or simulated time / duration).
+using ProgressFn = std::function<void(double fraction)>;
+
+/// Simulates the scenario. Deterministic: the same scenario, options and seed give an identical
+/// result. Throws InvalidArgument for an inconsistent scenario (no classes with a positive
+/// share, an empty trace for trace replay, ...); a deployment that does not fit gives
+/// `ok == false` with reasons. Stops early (result.stopped) when `stop` is requested. Cost:
+/// O(events × log pending + Σ sequences per step).
+[[nodiscard]] SimResult simulate(const model::Scenario& scenario, const SimOptions& options = {},
+                                 std::stop_token stop = {}, const ProgressFn& progress = {});
+
+/// The request classes the simulator uses for a workload: its classes, or one class "default"
+/// with the fixed input_tokens/output_tokens when it has none.
+[[nodiscard]] std::vector<model::RequestClass> effective_classes(const model::Workload& w);
+
+}  // namespace gpuplan::sim

@@ -1,0 +1,270 @@
+/// Step cost: FLOPs and bytes per operator against hand arithmetic, invariants (monotone in
+/// batch and context, weights read once per step), bounds, MoE expert load, communication
+/// terms, and the allocation-free hot path.
+
+#include "model/step_cost.hpp"
+
+#include "fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+namespace {
+std::atomic<long> g_allocations{0};
+} // namespace
+
+// Counts every heap allocation of the test program, so a test can assert that a call makes none.
+void* operator new(std::size_t n) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(n == 0 ? 1 : n)) {
+        return p;
+    }
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+// std::stable_sort's temporary buffer uses the nothrow forms: replace them too, so that every
+// allocation and release goes through the same malloc/free pair.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    return std::malloc(n == 0 ? 1 : n);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+    std::free(p);
+}
+
+namespace {
+
+using namespace gpuplan;
+using namespace gpuplan::model;
+using namespace gpuplan::model::test;
+
+StepCost decode_step(const StepCostModel& m, int batch, int context) {
+    BatchStats s;
+    m.add_decodes(s, batch, context);
+    return m.cost(s);
+}
+
+StepCost prefill_step(const StepCostModel& m, int tokens, int cached = 0) {
+    BatchStats s;
+    m.add(s, PrefillChunk{tokens, cached});
+    return m.cost(s);
+}
+
+TEST(StepCost, DecodeFlopsPerTokenAreTwiceTheParametersPlusAttention) {
+    // DOMAIN.md §2: ≈ 2P (non-embedding parameters, LM head included) + 4 × L × d × a × context.
+    const StepCostModel m(deploy(llama2_7b(), round_gpu()), default_profile());
+    const double context = 1000;
+    const StepCost c = decode_step(m, 1, static_cast<int>(context));
+    const double p = 6'738'415'616.0 - 32000.0 * 4096; // minus the input embedding
+    const double expected = 2 * p + 4.0 * 32 * 128 * 32 * context;
+    EXPECT_NEAR(c.model_flops.si() / expected, 1.0, 1e-4);
+    EXPECT_NEAR(c.op(Op::AttentionDecode).flops.si(), 4.0 * 32 * 128 * 32 * context, 1.0);
+}
+
+TEST(StepCost, PrefillFlopsCountCausalPairsAndOneLogitRow) {
+    const StepCostModel m(deploy(llama2_7b(), round_gpu()), default_profile());
+    const double t = 512;
+    const StepCost c = prefill_step(m, 512);
+    const double layer_linear = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008;
+    // Causal attention: token i attends to i keys -> t(t+1)/2 pairs, 4 × d × a FLOPs each.
+    const double attention = 32 * 4.0 * 128 * 32 * (t * (t + 1) / 2);
+    const double expected = 2 * 32 * layer_linear * t + 2.0 * 4096 * 32000 + attention;
+    EXPECT_NEAR(c.model_flops.si() / expected, 1.0, 1e-9);
+    EXPECT_NEAR(c.op(Op::AttentionPrefill).flops.si(), attention, 1.0);
+    EXPECT_EQ(c.tokens, 512);
+    EXPECT_EQ(c.sequences, 1);
+}
+
+TEST(StepCost, WeightsAreReadOncePerStepWhateverTheBatch) {
+    const StepCostModel m(deploy(llama3_8b(), h100()), default_profile());
+    EXPECT_DOUBLE_EQ(decode_step(m, 1, 1000).weight_bytes.si(),
+                     decode_step(m, 64, 1000).weight_bytes.si());
+    // All linear weights plus the LM head: 2 B × (8.03e9 − 128256 × 4096 − norms).
+    const double norms = (2.0 * 32 + 1) * 4096;
+    EXPECT_DOUBLE_EQ(decode_step(m, 1, 1000).weight_bytes.si(),
+                     2.0 * (8'030'261'248.0 - 128256.0 * 4096 - norms));
+}
+
+TEST(StepCost, KvBytesAreLinearInContext) {
+    const StepCostModel m(deploy(llama2_7b(), h100()), default_profile());
+    // A decode reads `context` tokens of KV and writes one: (c + 1) × 512 KiB for Llama-2-7B.
+    EXPECT_DOUBLE_EQ(decode_step(m, 1, 1000).kv_bytes.si(), 1001.0 * 512 * 1024);
+    EXPECT_DOUBLE_EQ(decode_step(m, 8, 1000).kv_bytes.si(), 8 * 1001.0 * 512 * 1024);
+}
+
+TEST(StepCost, StepTimeIsMonotoneInBatchAndContext) {
+    for (const ModelSpec& model : {llama3_8b(), mixtral_8x7b(), windowed_model()}) {
+        const StepCostModel m(deploy(model, h100()), default_profile());
+        Seconds previous(0);
+        for (int b = 1; b <= 1024; ++b) {
+            const Seconds t = decode_step(m, b, 2048).time;
+            EXPECT_GE(t, previous) << model.name << " batch " << b;
+            previous = t;
+        }
+        previous = Seconds(0);
+        for (int c = 1; c <= 32768; c += 97) {
+            const Seconds t = decode_step(m, 16, c).time;
+            EXPECT_GE(t, previous) << model.name << " context " << c;
+            previous = t;
+        }
+        previous = Seconds(0);
+        for (int n = 1; n <= 16384; n += 61) {
+            const Seconds t = prefill_step(m, n).time;
+            EXPECT_GE(t, previous) << model.name << " prefill " << n;
+            previous = t;
+        }
+    }
+}
+
+TEST(StepCost, DecodeIsBandwidthBoundAndPrefillComputeBound) {
+    const StepCostModel m(deploy(llama3_8b(), h100()), default_profile());
+    const StepCost decode = decode_step(m, 1, 1024);
+    EXPECT_EQ(decode.op(Op::Mlp).bound, Bound::Memory);
+    EXPECT_EQ(decode.op(Op::QkvProj).bound, Bound::Memory);
+    // At 1024 tokens one sequence's attention is launch-bound; at 16K it streams the KV cache.
+    EXPECT_EQ(decode.op(Op::AttentionDecode).bound, Bound::Overhead);
+    EXPECT_EQ(decode_step(m, 1, 16384).op(Op::AttentionDecode).bound, Bound::Memory);
+    const StepCost prefill = prefill_step(m, 4096);
+    EXPECT_EQ(prefill.op(Op::Mlp).bound, Bound::Compute);
+    EXPECT_EQ(prefill.op(Op::AttentionPrefill).bound, Bound::Compute);
+    // Batch-1 decode moves ~16 GB at ≤ 3.35 TB/s: at least 4.8 ms, and the step overhead.
+    EXPECT_GT(decode.time.si(), 15.0e9 / 3.35e12);
+    EXPECT_LT(decode.time.si(), 10e-3);
+}
+
+TEST(StepCost, TotalsAreTheSumOfTheOperators) {
+    const StepCostModel m(deploy(llama3_8b(), h100(), 2), default_profile());
+    const StepCost c = decode_step(m, 32, 2000);
+    Seconds t = c.step_overhead;
+    Flops f(0);
+    for (const OpCost& o : c.ops) {
+        t += o.time;
+        f += o.flops;
+        EXPECT_GE(o.time.si(), 0.0);
+    }
+    EXPECT_NEAR(c.time.si(), t.si(), 1e-15);
+    EXPECT_NEAR(c.flops.si(), f.si(), 1.0);
+}
+
+TEST(StepCost, ExpectedExpertsTouchedFollowsTheOccupancyFormula) {
+    EXPECT_DOUBLE_EQ(expected_experts_touched(8, 2, 1), 2.0);
+    EXPECT_DOUBLE_EQ(expected_experts_touched(8, 2, 4), 8.0 * (1 - std::pow(0.75, 4)));
+    EXPECT_NEAR(expected_experts_touched(256, 8, 1000), 256.0, 1e-6);
+    EXPECT_DOUBLE_EQ(expected_experts_touched(8, 2, 0), 0.0);
+}
+
+TEST(StepCost, MoeDecodeReadsOnlyTouchedExperts) {
+    const StepCostModel m(deploy(mixtral_8x7b(), h100(), 2), default_profile());
+    const double expert = 3.0 * 4096 * 14336 / 2 * 2; // one expert's bytes per rank at TP 2
+    const StepCost one = decode_step(m, 1, 1000);
+    EXPECT_DOUBLE_EQ(one.experts_touched, 2.0);
+    EXPECT_NEAR(one.op(Op::MoeExperts).bytes.si(),
+                32 * (2 * expert + 2 * (2.0 * 4096 + 2 * 3 * 14336 / 2.0) * 2), 1.0);
+    const StepCost many = decode_step(m, 64, 1000);
+    EXPECT_NEAR(many.experts_touched, 8.0, 1e-6);
+    EXPECT_GT(many.weight_bytes.si() - one.weight_bytes.si(), 32 * 5.9 * expert);
+}
+
+TEST(StepCost, TensorParallelAddsTwoAllReducesPerLayer) {
+    const StepCostModel m(deploy(llama2_7b(), h100(), 2), default_profile());
+    const StepCost c = decode_step(m, 8, 1000);
+    const OpCost& ar = c.op(Op::TpAllReduce);
+    // 2 per layer + 1 for the vocab-parallel embedding, and one logits gather.
+    EXPECT_EQ(ar.kernels, 2 * 32 + 1 + 1);
+    EXPECT_EQ(ar.bound, Bound::Communication);
+    EXPECT_GT(ar.time.si(), 0.0);
+    // PCIe instead of NVLink: slower collectives.
+    Deployment pcie = deploy(llama2_7b(), h100(), 2);
+    pcie.intra_node_link = pcie4();
+    const StepCost slow = decode_step(StepCostModel(pcie, default_profile()), 8, 1000);
+    EXPECT_GT(slow.op(Op::TpAllReduce).time, ar.time);
+    // No TP, no all-reduce.
+    const StepCostModel one(deploy(llama2_7b(), h100()), default_profile());
+    EXPECT_EQ(decode_step(one, 8, 1000).op(Op::TpAllReduce).time.si(), 0.0);
+}
+
+TEST(StepCost, PipelineSumsStagesAndReportsTheBubble) {
+    const StepCostModel flat(deploy(llama3_8b(), h100()), default_profile());
+    const StepCostModel piped(deploy(llama3_8b(), h100(), 1, 2), default_profile());
+    const StepCost a = decode_step(flat, 16, 1000);
+    const StepCost b = decode_step(piped, 16, 1000);
+    EXPECT_DOUBLE_EQ(b.pp_bubble, 0.5);
+    EXPECT_GT(b.op(Op::PpSend).time.si(), 0.0);
+    EXPECT_EQ(b.op(Op::PpSend).kernels, 1);
+    // Same layers on the critical path, plus the send.
+    EXPECT_NEAR((b.time - b.op(Op::PpSend).time).si(), a.time.si(), 1e-12);
+}
+
+TEST(StepCost, MixedBatchCostsMoreThanEitherPart) {
+    const StepCostModel m(deploy(llama3_8b(), h100()), default_profile());
+    std::vector<PrefillChunk> prefills{{512, 0}, {256, 1024}};
+    std::vector<DecodeSeq> decodes(32, DecodeSeq{2000});
+    const StepCost mixed = m.cost(prefills, decodes);
+    const StepCost only_prefill = m.cost(prefills, {});
+    const StepCost only_decode = m.cost({}, decodes);
+    EXPECT_GT(mixed.time, only_prefill.time);
+    EXPECT_GT(mixed.time, only_decode.time);
+    EXPECT_LT(mixed.time, only_prefill.time + only_decode.time); // weights read once
+    EXPECT_EQ(mixed.tokens, 512 + 256 + 32);
+    // The three entry points agree.
+    Batch batch{prefills, decodes};
+    EXPECT_EQ(m.cost(batch), mixed);
+    EXPECT_EQ(step_cost(deploy(llama3_8b(), h100()), batch, default_profile()), mixed);
+}
+
+TEST(StepCost, CostingAStepDoesNotAllocate) {
+    const StepCostModel m(deploy(deepseek_v3(), h200(), 8), default_profile());
+    std::vector<PrefillChunk> prefills{{2048, 0}, {100, 4000}};
+    std::vector<DecodeSeq> decodes(200, DecodeSeq{3000});
+    const long before = g_allocations.load();
+    Seconds total(0);
+    for (int i = 0; i < 1000; ++i) {
+        total += m.cost(prefills, decodes).time;
+    }
+    EXPECT_EQ(g_allocations.load(), before);
+    EXPECT_GT(total.si(), 0.0);
+}
+
+TEST(StepCost, SlidingWindowCapsDecodeAttention) {
+    const StepCostModel windowed(deploy(windowed_model(), h100()), default_profile());
+    ModelSpec full_model = windowed_model();
+    full_model.sliding_window.reset();
+    const StepCostModel full(deploy(full_model, h100()), default_profile());
+    const double at_short = decode_step(windowed, 4, 2000).op(Op::AttentionDecode).flops.si();
+    EXPECT_DOUBLE_EQ(at_short, decode_step(full, 4, 2000).op(Op::AttentionDecode).flops.si());
+    // At 8000 tokens the 21 windowed layers attend to 4096: (21 × 8000 + 21 × 4096) / (42 × 8000).
+    const double ratio = decode_step(windowed, 4, 8000).op(Op::AttentionDecode).flops.si() /
+                         decode_step(full, 4, 8000).op(Op::AttentionDecode).flops.si();
+    EXPECT_NEAR(ratio, (8000.0 + 4096.0) / 16000.0, 1e-12);
+}
+
+TEST(StepCost, MlaDecodeReadsTheLatentOnce) {
+    Deployment d = deploy(deepseek_v3(), h200(), 8);
+    d.par.ep = 8;
+    d.prec.weights = precision("fp8");
+    const StepCostModel m(d, default_profile());
+    const StepCost c = decode_step(m, 1, 10000);
+    // 61 layers × 576 elements × 2 B × (10000 read + 1 written).
+    EXPECT_DOUBLE_EQ(c.kv_bytes.si(), 61.0 * 576 * 2 * 10001);
+    EXPECT_GT(c.op(Op::EpAllToAll).time.si(), 0.0);
+    EXPECT_EQ(c.op(Op::EpAllToAll).kernels, 2 * 58);
+}
+
+TEST(StepCost, EmptyBatchCostsNothing) {
+    const StepCostModel m(deploy(llama3_8b(), h100()), default_profile());
+    const StepCost c = m.cost(BatchStats{});
+    EXPECT_EQ(c.time.si(), 0.0);
+    EXPECT_EQ(c.tokens, 0);
+}
+
+} // namespace
