@@ -219,11 +219,15 @@ std::string profile_to_yaml(const hwdb::ProfileFile& f) {
 std::string points_to_yaml(const std::vector<model::Measurement>& points,
                            const std::vector<std::string>& sources) {
     std::ostringstream o;
-    o << "# Measured points for gpuplan calib fit (docs/calibration.md).\n";
-    for (const auto& s : sources) {
-        o << "# source: " << s << "\n";
+    o << "# Measured points for gpuplan calib fit (docs/calibration.md).\n"
+      << "schema: 1\n";
+    if (!sources.empty()) {
+        o << "sources:\n";
+        for (const auto& s : sources) {
+            o << "  - " << quoted(s) << "\n";
+        }
     }
-    o << "schema: 1\npoints:\n";
+    o << "points:\n";
     for (const auto& pt : points) {
         o << "  - " << hwdb::point_to_yaml(pt) << "\n";
     }

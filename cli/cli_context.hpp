@@ -36,5 +36,8 @@ int run_scenario_check(CliContext& ctx);
 int run_fit(CliContext& ctx);
 int run_estimate(CliContext& ctx);
 int run_compare(CliContext& ctx);
+int run_calib_import(CliContext& ctx);
+int run_calib_fit(CliContext& ctx);
+int run_calib_validate(CliContext& ctx);
 
 }  // namespace gpuplan::cli

@@ -25,6 +25,9 @@ constexpr Subcommand kSubcommands[] = {
     {"fit", gpuplan::cli::run_fit, "memory per GPU: does it fit, KV blocks, max concurrency, fewest GPUs"},
     {"estimate", gpuplan::cli::run_estimate, "speed: TTFT, TPOT, throughput, MFU/MBU, binding resource, what-ifs"},
     {"compare", gpuplan::cli::run_compare, "several GPUs or configurations side by side for one workload"},
+    {"calib import", gpuplan::cli::run_calib_import, "read measured kernel times (Vidur, BLIS, LLMCompass, torch CSV)"},
+    {"calib fit", gpuplan::cli::run_calib_fit, "fit an efficiency profile to measured points"},
+    {"calib validate", gpuplan::cli::run_calib_validate, "model error vs measurements, fitted and default profile"},
 };
 
 void print_usage(std::ostream& out) {

@@ -100,3 +100,80 @@ TEST(Cli, ModelImportWritesLoadableYaml) {
     EXPECT_NE(shown.out.find("\"kv_bytes_per_token_bf16\": 57344"), std::string::npos) << shown.out;
     EXPECT_EQ(run("model import /no/such/config.json").exit_code, 2);
 }
+
+namespace {
+
+// Extracts a number following "\"key\": " in JSON text (first occurrence after `from`).
+double json_number(const std::string& text, const std::string& key, std::size_t from = 0) {
+    const auto pos = text.find("\"" + key + "\": ", from);
+    if (pos == std::string::npos) {
+        ADD_FAILURE() << "no key " << key;
+        return -1;
+    }
+    return std::stod(text.substr(pos + key.size() + 4));
+}
+
+}  // namespace
+
+TEST(Cli, FitReportsTheDocumentedJsonKeys) {
+    const auto r = run("fit " + src("examples/qwen7b-gptq-rtx4090.yaml") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const char* key : {"\"fits\": true", "\"weights_bytes\"", "\"kv_bytes_per_token\"", "\"kv_blocks\"",
+                            "\"max_concurrency\"", "\"fewest_gpus\"", "\"host_ram\""}) {
+        EXPECT_NE(r.out.find(key), std::string::npos) << key;
+    }
+    // Qwen2.5-7B: 28 layers × 4 KV heads × 128 × 2 (K and V) × 2 B = 57,344 B per token.
+    EXPECT_DOUBLE_EQ(json_number(r.out, "kv_bytes_per_token"), 57344);
+    // vLLM: tokens = blocks × block_size; concurrency = tokens / max_model_len (16384).
+    const double blocks = json_number(r.out, "kv_blocks");
+    EXPECT_DOUBLE_EQ(json_number(r.out, "kv_tokens"), blocks * 16);
+    EXPECT_NEAR(json_number(r.out, "max_concurrency"), blocks * 16 / 16384, 0.01);
+    // DOMAIN.md §3: max-num-seqs 4 binds, not the KV cache.
+    EXPECT_NE(r.out.find("\"concurrency_limit\": \"max-num-seqs\""), std::string::npos) << r.out;
+}
+
+TEST(Cli, SeventyBOnOneH100DoesNotFit) {
+    const auto r = run("fit --model llama-3.1-70b --gpu h100-sxm --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("\"fits\": false"), std::string::npos);
+    // 70.55e9 parameters × 2 B = 141 GB of weights > 80 GiB.
+    EXPECT_NEAR(json_number(r.out, "weights_bytes"), 141.1e9, 0.2e9);
+    const auto tp4 = run("fit --model llama-3.1-70b --gpu h100-sxm --tp 4 --json");
+    EXPECT_NE(tp4.out.find("\"fits\": true"), std::string::npos) << tp4.out;
+    EXPECT_NEAR(json_number(tp4.out, "weights_bytes"), 141.1e9 / 4, 1.5e9);  // embeddings split too
+}
+
+TEST(Cli, EstimateGivesSpeedBottlenecksAndProvenance) {
+    const auto r = run("estimate " + src("examples/quickstart.yaml") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const char* key : {"\"ttft_s\"", "\"tpot_s\"", "\"throughput_tok_s\"", "\"mfu\"", "\"mbu\"",
+                            "\"provenance\"", "\"what_ifs\""}) {
+        EXPECT_NE(r.out.find(key), std::string::npos) << key;
+    }
+    EXPECT_NE(r.out.find("\"decode\": \"memory-bandwidth\""), std::string::npos);
+    EXPECT_NE(r.out.find("\"prefill\": \"compute\""), std::string::npos);
+    // Decode of an 8B bf16 model on one H100 cannot beat the bandwidth bound:
+    // 3.35 TB/s / 16.06 GB of weights = 209 steps/s, so TPOT >= 4.8 ms.
+    EXPECT_GT(json_number(r.out, "tpot_s"), 16.06e9 / 3.35e12);
+    const auto human = run("estimate " + src("examples/quickstart.yaml"));
+    EXPECT_NE(human.out.find("binding resource"), std::string::npos);
+}
+
+TEST(Cli, CompareRunsConfigurationsSideBySide) {
+    const auto r = run("compare " + src("examples/llama70b-4xh100.yaml") + " " +
+                       src("examples/llama70b-2xh200.yaml") + " --with h100-sxm:8");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("llama70b-4xh100"), std::string::npos);
+    EXPECT_NE(r.out.find("llama70b-2xh200"), std::string::npos);
+    EXPECT_NE(r.out.find("8x-h100-sxm"), std::string::npos);
+    EXPECT_EQ(run("compare " + src("examples/quickstart.yaml")).exit_code, 2);  // one config only
+    EXPECT_EQ(run("compare " + src("examples/quickstart.yaml") + " --with h100-sxm:x").exit_code, 2);
+}
+
+TEST(Cli, BadFlagsExitTwo) {
+    EXPECT_EQ(run("fit --model llama-3.1-70b").exit_code, 2);                    // no GPU
+    EXPECT_EQ(run("fit --model llama-3.1-70b --gpu h100-sxm --tp 3").exit_code, 2);  // 64 heads
+    EXPECT_EQ(run("fit --model llama-3.1-8b --gpu h100-sxm --weights int3").exit_code, 2);
+    EXPECT_EQ(run("estimate --model llama-3.1-8b --gpu h100-sxm --gpu-memory-utilization 1.5").exit_code, 2);
+    EXPECT_EQ(run("fit /no/such/file.yaml").exit_code, 2);
+}

@@ -1,0 +1,462 @@
+// `gpuplan calib import|fit|validate`: measured kernel times in, fitted efficiency profiles out,
+// and the error of the model against measurements (docs/calibration.md).
+#include "calib/fit.hpp"
+#include "calib/importers.hpp"
+#include "calib/profile_writer.hpp"
+#include "cli/cli_context.hpp"
+#include "cli/options.hpp"
+#include "cli/table.hpp"
+#include "hwdb/profile_loader.hpp"
+#include "model/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+namespace gpuplan::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using calib::ErrorStats;
+using model::Measurement;
+using model::OpClass;
+
+std::string pct(double f) { return fixed(f * 100.0, 1) + "%"; }
+
+std::string today() {
+    const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[16];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+    return buf;
+}
+
+std::string joined_command(const std::string& words, const std::vector<std::string>& args) {
+    std::string s = "gpuplan " + words;
+    for (const auto& a : args) {
+        s += " " + a;
+    }
+    return s;
+}
+
+calib::Format format_of(const std::string& name) {
+    if (auto f = calib::find_format(name)) {
+        return *f;
+    }
+    throw UsageError("unknown --format '" + name +
+                     "'; use auto, vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, "
+                     "llmservingsim or torch");
+}
+
+// Rewrites each point's GPU to its hwdb canonical name where the hwdb knows it (the torch script
+// writes the CUDA device name, e.g. "NVIDIA H100 80GB HBM3").
+void canonicalize(std::vector<Measurement>& points, const hwdb::Database& db) {
+    std::map<std::string, std::string> cache;
+    for (auto& p : points) {
+        auto it = cache.find(p.gpu);
+        if (it == cache.end()) {
+            const model::AcceleratorSpec* a = db.find_accelerator(p.gpu);
+            it = cache.emplace(p.gpu, a ? a->name : p.gpu).first;
+        }
+        p.gpu = it->second;
+    }
+}
+
+// Reads points from points/profile YAML files, CSV files and folders.
+hwdb::PointSet load_points(const std::vector<std::string>& paths, calib::Format format,
+                           const calib::ImportOptions& options) {
+    hwdb::PointSet set;
+    std::vector<fs::path> to_import;
+    for (const auto& p : paths) {
+        const fs::path path(p);
+        const auto ext = path.extension();
+        if (ext == ".yaml" || ext == ".yml") {
+            std::ifstream in(path, std::ios::binary);
+            if (!in) {
+                throw InputError(p + ": cannot open the file; check the path");
+            }
+            std::ostringstream text;
+            text << in.rdbuf();
+            hwdb::PointSet s = hwdb::parse_point_set(text.str(), p);
+            set.sources.insert(set.sources.end(), s.sources.begin(), s.sources.end());
+            set.points.insert(set.points.end(), s.points.begin(), s.points.end());
+        } else {
+            to_import.push_back(path);
+        }
+    }
+    if (!to_import.empty()) {
+        calib::ImportResult r = calib::import_paths(to_import, format, options);
+        set.sources.insert(set.sources.end(), r.sources.begin(), r.sources.end());
+        set.points.insert(set.points.end(), r.points.begin(), r.points.end());
+    }
+    std::sort(set.sources.begin(), set.sources.end());
+    set.sources.erase(std::unique(set.sources.begin(), set.sources.end()), set.sources.end());
+    return set;
+}
+
+calib::Hardware hardware_for(const hwdb::Database& db, const model::AcceleratorSpec& gpu) {
+    return calib::Hardware{gpu, db.interconnects()};
+}
+
+std::vector<fs::path> profile_folders(CliContext& ctx) {
+    std::vector<fs::path> out;
+    for (const auto& f : hwdb::default_folders(ctx.extra_hwdb)) {
+        out.push_back(f / "profiles");
+    }
+    return out;
+}
+
+std::string signed_pct(double e) { return (e >= 0 ? "+" : "") + fixed(e * 100.0, 0) + "%"; }
+
+void print_coefficients(std::ostream& out, const model::EfficiencyProfile& p) {
+    out << "  gemm               e_max " << fixed(p.gemm.e_max, 3) << ", m_half " << fixed(p.gemm.m_half, 1)
+        << " tokens, nk_half " << fixed(p.gemm.nk_half, 0) << " elements; dtype scale";
+    for (std::size_t i = 0; i < model::kComputeTypeCount; ++i) {
+        if (p.gemm.dtype_scale[i] != 1.0) {
+            out << " " << model::to_string(static_cast<model::ComputeType>(i)) << " "
+                << fixed(p.gemm.dtype_scale[i], 3);
+        }
+    }
+    out << "\n  memory             max " << fixed(p.memory.max, 3) << ", half " << fixed(p.memory.half / 1024.0, 1) << " KiB\n"
+        << "  attention_prefill  max " << fixed(p.attention_prefill.max, 3) << ", half "
+        << fixed(p.attention_prefill.half, 1) << " tokens\n"
+        << "  attention_decode   max " << fixed(p.attention_decode.max, 3) << ", half "
+        << fixed(p.attention_decode.half / 1024.0, 1) << " KiB\n"
+        << "  comm               max " << fixed(p.comm.bandwidth.max, 3) << ", half "
+        << fixed(p.comm.bandwidth.half / 1024.0, 1) << " KiB, overhead "
+        << fixed(p.comm.collective_overhead.si() * 1e6, 2) << " us\n";
+}
+
+}  // namespace
+
+int run_calib_import(CliContext& ctx) {
+    po::options_description desc("options");
+    std::vector<std::string> files;
+    std::string format_name = "auto";
+    std::string gpu;
+    std::string output;
+    desc.add_options()("files", po::value(&files)->multitoken()->required(), "measurement files or folders")(
+        "format", po::value(&format_name),
+        "auto (default), vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, llmservingsim, torch")(
+        "gpu", po::value(&gpu), "the GPU the data was measured on (hwdb name), when the path does not say")(
+        "output,o", po::value(&output), "write the points as YAML to this file ('-': standard output)");
+    po::positional_options_description pos;
+    pos.add("files", -1);
+    po::variables_map vm;
+    if (!parse_options("calib import", ctx.args, desc, pos, vm, *ctx.out,
+                       "FILE... [--format F] [--gpu NAME] [-o points.yaml]")) {
+        return 0;
+    }
+    const calib::Format format = format_of(format_name);
+    calib::ImportResult r;
+    {
+        std::vector<fs::path> paths(files.begin(), files.end());
+        r = calib::import_paths(paths, format, calib::ImportOptions{gpu});
+    }
+    canonicalize(r.points, ctx.db());
+    if (output == "-") {
+        *ctx.out << calib::points_to_yaml(r.points, r.sources);
+        return 0;
+    }
+    std::map<std::pair<std::string, std::string>, int> counts;
+    for (const auto& p : r.points) {
+        ++counts[{p.gpu, model::to_string(p.op_class)}];
+    }
+    Table t({"gpu", "op class", "points"});
+    for (const auto& [key, n] : counts) {
+        t.add_row({key.first, key.second, std::to_string(n)});
+    }
+    t.print(*ctx.out);
+    *ctx.out << r.points.size() << " points from " << r.files.size() << " files";
+    if (!r.skipped.empty()) {
+        *ctx.out << "; " << r.skipped.size() << " files in no known format skipped";
+    }
+    *ctx.out << '\n';
+    if (!output.empty()) {
+        calib::write_text_file(output, calib::points_to_yaml(r.points, r.sources));
+        *ctx.err << "wrote " << output << '\n';
+    }
+    return 0;
+}
+
+int run_calib_fit(CliContext& ctx) {
+    po::options_description desc("options");
+    std::vector<std::string> inputs;
+    std::string gpu_name;
+    std::string output;
+    std::string name;
+    std::string description;
+    std::string format_name = "auto";
+    std::string kind_name = "engine-profile";
+    calib::FitOptions fo;
+    desc.add_options()("points", po::value(&inputs)->multitoken()->required(),
+                       "points YAML files (calib import -o), measurement CSVs or folders")(
+        "gpu", po::value(&gpu_name)->required(), "fit the points of this GPU (hwdb name)")(
+        "output,o", po::value(&output), "write the profile YAML here (e.g. hwdb/profiles/NAME.yaml)")(
+        "name", po::value(&name), "profile name (default: the GPU's name)")(
+        "description", po::value(&description), "one line on what was measured")(
+        "kind", po::value(&kind_name), "provenance kind: engine-profile (default) or microbenchmark")(
+        "format", po::value(&format_name), "format of CSV inputs (default auto)")(
+        "holdout-every", po::value(&fo.holdout_every), "hold out 1 in N shapes (default 5)")(
+        "min-points", po::value(&fo.min_points), "training points a class needs to be fitted (default 8)")(
+        "with-points", "store the measured points in the profile")(
+        "json", "print the fit report as JSON");
+    po::positional_options_description pos;
+    pos.add("points", -1);
+    po::variables_map vm;
+    if (!parse_options("calib fit", ctx.args, desc, pos, vm, *ctx.out,
+                       "POINTS... --gpu NAME [-o hwdb/profiles/NAME.yaml]")) {
+        return 0;
+    }
+    model::ProvenanceKind kind = model::ProvenanceKind::EngineProfile;
+    if (kind_name == "microbenchmark") {
+        kind = model::ProvenanceKind::Microbenchmark;
+    } else if (kind_name != "engine-profile") {
+        throw UsageError("unknown --kind '" + kind_name + "'; use engine-profile or microbenchmark");
+    }
+    if (fo.min_points < 2) {
+        throw UsageError("--min-points must be at least 2");
+    }
+    const model::AcceleratorSpec& gpu = ctx.db().accelerator(gpu_name);
+    hwdb::PointSet set = load_points(inputs, format_of(format_name), {});
+    canonicalize(set.points, ctx.db());
+    const auto n_gpu = std::count_if(set.points.begin(), set.points.end(),
+                                     [&](const Measurement& m) { return m.gpu == gpu.name; });
+    if (n_gpu == 0) {
+        std::set<std::string> gpus;
+        for (const auto& p : set.points) {
+            gpus.insert(p.gpu);
+        }
+        std::string list;
+        for (const auto& g : gpus) {
+            list += (list.empty() ? "" : ", ") + g;
+        }
+        throw InputError("no point was measured on '" + gpu.name + "'; the points are from: " +
+                         (list.empty() ? "nothing" : list));
+    }
+    const calib::Hardware hw = hardware_for(ctx.db(), gpu);
+    const model::EfficiencyProfile base = model::default_profile();
+    const calib::FitReport rep = calib::fit_profile(set.points, hw, base, fo);
+
+    auto& out = *ctx.out;
+    if (vm.count("json")) {
+        nlohmann::json j;
+        j["gpu"] = gpu.name;
+        j["points"] = rep.points;
+        j["skipped"] = rep.skipped;
+        for (const auto& c : rep.classes) {
+            j["classes"].push_back({{"op_class", model::to_string(c.op_class)},
+                                    {"fitted", c.fitted},
+                                    {"train_points", c.train.n},
+                                    {"held_out_points", c.held_out.n},
+                                    {"train_mape", c.train.mape},
+                                    {"held_out_mape", c.held_out.mape},
+                                    {"held_out_median", c.held_out.median},
+                                    {"held_out_p90", c.held_out.p90},
+                                    {"default_held_out_mape", c.default_held_out.mape},
+                                    {"default_held_out_p90", c.default_held_out.p90}});
+        }
+        j["held_out_mape"] = rep.held_out.mape;
+        j["default_held_out_mape"] = rep.default_held_out.mape;
+        out << j.dump(2) << '\n';
+    } else {
+        out << "fit for " << gpu.name << ": " << rep.points << " points (" << rep.skipped
+            << " not predictable), 1 in " << fo.holdout_every << " shapes held out, "
+            << rep.iterations << " refinement iterations\n\n";
+        Table t({"op class", "fitted", "train", "held out", "MAPE", "median", "P90", "max",
+                 "default MAPE", "default P90"});
+        for (const auto& c : rep.classes) {
+            t.add_row({model::to_string(c.op_class), c.fitted ? "yes" : "no (base)",
+                       std::to_string(c.train.n), std::to_string(c.held_out.n), pct(c.held_out.mape),
+                       pct(c.held_out.median), pct(c.held_out.p90), pct(c.held_out.max),
+                       pct(c.default_held_out.mape), pct(c.default_held_out.p90)});
+        }
+        t.add_row({"all", "", "", std::to_string(rep.held_out.n), pct(rep.held_out.mape),
+                   pct(rep.held_out.median), pct(rep.held_out.p90), pct(rep.held_out.max),
+                   pct(rep.default_held_out.mape), pct(rep.default_held_out.p90)});
+        t.print(out);
+        out << "\nfitted coefficients\n";
+        print_coefficients(out, rep.profile);
+        for (const auto& o : rep.offsets) {
+            out << "  harness offset     " << o.source << " " << fixed(o.offset.si() * 1e6, 1)
+                << " us (host-timed, " << o.points << " points)\n";
+        }
+        out << "\nworst held-out points\n";
+        for (const auto& c : rep.classes) {
+            for (std::size_t i = 0; i < c.worst.size() && i < 2; ++i) {
+                const auto& w = c.worst[i];
+                out << "  " << signed_pct(w.rel_error) << "  " << calib::describe(w.point) << '\n';
+            }
+        }
+        for (const auto& n : rep.notes) {
+            out << "note: " << n << '\n';
+        }
+    }
+    if (!output.empty()) {
+        calib::ProfileMeta meta;
+        meta.name = name.empty() ? gpu.name : name;
+        meta.kind = kind;
+        meta.description = description.empty()
+                               ? "fitted by gpuplan calib fit to " + std::to_string(rep.points) +
+                                     " measured kernel and collective times on " + gpu.name
+                               : description;
+        meta.command = joined_command("calib fit", ctx.args);
+        meta.date = today();
+        meta.sources = set.sources;
+        std::vector<Measurement> keep;
+        if (vm.count("with-points")) {
+            for (const auto& p : set.points) {
+                if (p.gpu == gpu.name) {
+                    keep.push_back(p);
+                }
+            }
+        }
+        const hwdb::ProfileFile file = calib::make_profile_file(rep, gpu, meta, std::move(keep));
+        calib::write_text_file(output, calib::profile_to_yaml(file));
+        *ctx.err << "wrote " << output << '\n';
+    }
+    return 0;
+}
+
+int run_calib_validate(CliContext& ctx) {
+    po::options_description desc("options");
+    std::vector<std::string> inputs;
+    std::vector<std::string> profiles;
+    std::string only_gpu;
+    int holdout_every = 5;
+    desc.add_options()("dirs", po::value(&inputs)->multitoken()->required(),
+                       "measurement folders or files (e.g. ../shared/data), or points YAML")(
+        "profile", po::value(&profiles)->multitoken(),
+        "profile file(s) to validate (default: hwdb/profiles, by GPU)")(
+        "gpu", po::value(&only_gpu), "only this GPU")(
+        "all", "use every point (default: only the shapes held out of the fit)")(
+        "holdout-every", po::value(&holdout_every), "the fit's hold-out rule: 1 in N shapes (default 5)")(
+        "json", "machine-readable output");
+    po::positional_options_description pos;
+    pos.add("dirs", -1);
+    po::variables_map vm;
+    if (!parse_options("calib validate", ctx.args, desc, pos, vm, *ctx.out,
+                       "DIR... [--profile FILE] [--gpu NAME] [--all] [--json]")) {
+        return 0;
+    }
+    std::vector<hwdb::ProfileFile> given;
+    for (const auto& p : profiles) {
+        given.push_back(hwdb::read_profile_file(p));
+    }
+    hwdb::PointSet set = load_points(inputs, calib::Format::Auto, {});
+    canonicalize(set.points, ctx.db());
+    std::string only;
+    if (!only_gpu.empty()) {
+        only = ctx.db().accelerator(only_gpu).name;
+    }
+    std::map<std::string, int> per_gpu;
+    for (const auto& p : set.points) {
+        ++per_gpu[p.gpu];
+    }
+    const calib::Subset subset = vm.count("all") ? calib::Subset::All : calib::Subset::HeldOut;
+    const model::EfficiencyProfile base = model::default_profile();
+    auto& out = *ctx.out;
+    nlohmann::json json = nlohmann::json::array();
+    std::vector<std::string> unknown;
+    for (const auto& [gpu_name, count] : per_gpu) {
+        if (!only.empty() && gpu_name != only) {
+            continue;
+        }
+        const model::AcceleratorSpec* gpu = ctx.db().find_accelerator(gpu_name);
+        if (!gpu) {
+            unknown.push_back(gpu_name + " (" + std::to_string(count) + " points)");
+            continue;
+        }
+        std::optional<hwdb::ProfileFile> pf;
+        for (const auto& g : given) {
+            if (g.gpu == gpu->name || (given.size() == 1 && !only.empty())) {
+                pf = g;
+            }
+        }
+        if (!pf && given.empty()) {
+            pf = hwdb::find_profile_file_for_gpu(profile_folders(ctx), *gpu);
+        }
+        const model::EfficiencyProfile prof = pf ? pf->profile : base;
+        const std::vector<hwdb::TimingOffset> offsets = pf ? pf->timing_offsets : std::vector<hwdb::TimingOffset>{};
+        const calib::Hardware hw = hardware_for(ctx.db(), *gpu);
+        const calib::Evaluation fitted = calib::evaluate(set.points, hw, prof, offsets, subset, holdout_every);
+        const calib::Evaluation def = calib::evaluate(set.points, hw, base, offsets, subset, holdout_every);
+        if (vm.count("json")) {
+            nlohmann::json g = {{"gpu", gpu->name},
+                                {"profile", pf ? pf->profile.provenance.file : std::string()},
+                                {"provenance", prof.provenance.description},
+                                {"subset", subset == calib::Subset::All ? "all" : "held_out"},
+                                {"points", fitted.all.n},
+                                {"skipped", fitted.skipped}};
+            for (std::size_t i = 0; i < fitted.classes.size(); ++i) {
+                const auto& c = fitted.classes[i];
+                const auto& d = def.classes[i];
+                g["classes"].push_back({{"op_class", model::to_string(c.op_class)},
+                                        {"points", c.stats.n},
+                                        {"mape", c.stats.mape},
+                                        {"median", c.stats.median},
+                                        {"p90", c.stats.p90},
+                                        {"max", c.stats.max},
+                                        {"default_mape", d.stats.mape},
+                                        {"default_median", d.stats.median},
+                                        {"default_p90", d.stats.p90}});
+            }
+            g["mape"] = fitted.all.mape;
+            g["default_mape"] = def.all.mape;
+            json.push_back(g);
+            continue;
+        }
+        out << gpu->name << ": " << (pf ? pf->profile.provenance.file : std::string("no profile"))
+            << " (" << model::to_string(prof.provenance.kind) << ")\n  " << prof.provenance.description
+            << "\n  " << (subset == calib::Subset::All ? "all points" : "held-out shapes only") << ", "
+            << fitted.all.n << " points";
+        if (fitted.skipped > 0) {
+            out << ", " << fitted.skipped << " not predictable (unknown link or data type)";
+        }
+        out << "\n\n";
+        Table t({"op class", "points", "MAPE", "median", "P90", "default MAPE", "default median",
+                 "default P90", "worst (profile)"});
+        for (std::size_t i = 0; i < fitted.classes.size(); ++i) {
+            const auto& c = fitted.classes[i];
+            const auto& d = def.classes[i];
+            std::string worst;
+            if (!c.worst.empty()) {
+                const auto& w = c.worst.front();
+                worst = signed_pct(w.rel_error) + " " + fs::path(w.point.source_file).filename().string() +
+                        ":" + std::to_string(w.point.row) + " " + w.point.op;
+            }
+            t.add_row({model::to_string(c.op_class), std::to_string(c.stats.n), pct(c.stats.mape),
+                       pct(c.stats.median), pct(c.stats.p90), pct(d.stats.mape), pct(d.stats.median),
+                       pct(d.stats.p90), worst});
+        }
+        t.add_row({"all", std::to_string(fitted.all.n), pct(fitted.all.mape), pct(fitted.all.median),
+                   pct(fitted.all.p90), pct(def.all.mape), pct(def.all.median), pct(def.all.p90), ""});
+        t.print(out);
+        out << '\n';
+    }
+    if (vm.count("json")) {
+        out << json.dump(2) << '\n';
+        return 0;
+    }
+    if (!unknown.empty()) {
+        out << "not in the hwdb, not validated:";
+        for (const auto& u : unknown) {
+            out << ' ' << u;
+        }
+        out << '\n';
+    }
+    out << "MAPE, median, P90: |predicted - measured| / measured per kernel call; default = the "
+           "uncalibrated spec-sheet profile with the same harness offsets\n";
+    return 0;
+}
+
+}  // namespace gpuplan::cli

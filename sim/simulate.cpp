@@ -1,0 +1,222 @@
+#include "sim/simulate.hpp"
+
+#include "model/error.hpp"
+#include "model/memory.hpp"
+#include "model/step_cost.hpp"
+#include "sim/detail/cluster.hpp"
+#include "sim/detail/metrics.hpp"
+#include "sim/detail/source.hpp"
+#include "sim/simulation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace gpuplan::sim {
+
+const char* to_string(Outcome o) {
+    switch (o) {
+    case Outcome::Completed: return "completed";
+    case Outcome::Cloud: return "cloud";
+    case Outcome::Rejected: return "rejected";
+    case Outcome::TimedOut: return "timed_out";
+    case Outcome::Cancelled: return "cancelled";
+    }
+    return "?";
+}
+
+std::vector<model::RequestClass> effective_classes(const model::Workload& w) {
+    if (!w.classes.empty()) {
+        return w.classes;
+    }
+    model::RequestClass c;
+    c.name = "default";
+    c.input = model::LengthDistribution::fixed(w.input_tokens);
+    c.output = model::LengthDistribution::fixed(w.output_tokens);
+    return {c};
+}
+
+namespace {
+
+void validate_workload(const model::Workload& w, const std::vector<model::RequestClass>& classes) {
+    double share = 0;
+    for (const auto& c : classes) {
+        if (!(c.share >= 0) || !std::isfinite(c.share)) {
+            throw InvalidArgument("workload.classes: class '" + c.name + "' has a negative share");
+        }
+        if (c.shared_prefix < 0 || c.prefix_groups < 1) {
+            throw InvalidArgument("workload.classes: class '" + c.name +
+                                  "': shared_prefix must be >= 0 and prefix_groups >= 1");
+        }
+        if (c.agent && c.agent->steps < 1) {
+            throw InvalidArgument("workload.classes: class '" + c.name + "': agent steps must be >= 1");
+        }
+        share += c.share;
+    }
+    if (!(share > 0)) {
+        throw InvalidArgument("workload.classes: the shares sum to 0; give at least one class a share > 0");
+    }
+    if (w.arrival.kind == model::ArrivalKind::Trace && w.trace.empty()) {
+        throw InvalidArgument("workload.arrival: trace replay needs trace records; "
+                              "give workload.trace.file or --trace");
+    }
+    if (w.arrival.kind == model::ArrivalKind::ClosedLoop && w.arrival.users < 1) {
+        throw InvalidArgument("workload.arrival: closed loop needs users >= 1");
+    }
+}
+
+}  // namespace
+
+SimResult simulate(const model::Scenario& scenario, const SimOptions& options, std::stop_token stop,
+                   const ProgressFn& progress) {
+    SimResult result;
+    result.seed = options.seed.value_or(scenario.seed);
+    const model::Workload& w = scenario.workload;
+    const auto classes = effective_classes(w);
+    validate_workload(w, classes);
+
+    const model::Deployment& d = scenario.deployment;
+    const model::MemoryEstimate mem = model::estimate_memory(d);
+    if (!mem.fits || mem.kv_blocks < 1) {
+        result.ok = false;
+        result.reasons = mem.reasons;
+        if (result.reasons.empty()) {
+            result.reasons.emplace_back("the KV cache holds no block; use more GPUs, a smaller model or "
+                                        "a higher gpu_memory_utilization");
+        }
+        return result;
+    }
+    const model::StepCostModel cost(d, options.profile.value_or(model::default_profile()));
+    const model::EngineSettings& eng = mem.engine;
+
+    detail::ClusterSetup setup;
+    setup.config = scenario.cluster;
+    setup.replicas = scenario.cluster.replicas.value_or(d.par.dp);
+    if (setup.replicas < 1) {
+        throw InvalidArgument("cluster.replicas must be >= 1");
+    }
+    if (const auto& bw = scenario.cluster.cold_start.load_bandwidth) {
+        // Every GPU of a replica reads its own weight shard in parallel.
+        setup.load_time = to_tick(mem.weights / *bw + scenario.cluster.cold_start.startup);
+    } else {
+        setup.load_time = to_tick(scenario.cluster.cold_start.startup);
+    }
+    detail::ReplicaConfig& rc = setup.replica;
+    rc.max_num_seqs = eng.max_num_seqs;
+    rc.max_num_batched_tokens = eng.max_num_batched_tokens;
+    rc.block_size = eng.block_size;
+    rc.max_model_len = eng.max_model_len;
+    rc.chunked_prefill = eng.chunked_prefill;
+    rc.prefix_caching = eng.prefix_caching;
+    rc.kv_blocks = mem.kv_blocks;
+    rc.scheduler = scenario.scheduler;
+    rc.block_bytes = mem.kv_per_token.si() * eng.block_size;
+    rc.swap_bandwidth = scenario.scheduler.swap_bandwidth.value_or(BytesPerSecond(25e9)).si();
+    rc.classes = static_cast<int>(classes.size());
+    if (rc.scheduler.static_batch_size < 1) {
+        throw InvalidArgument("engine.static_batch_size must be >= 1");
+    }
+    std::vector<detail::ClassSlo> slos;
+    for (const auto& c : classes) {
+        setup.class_routes.push_back(c.route);
+        detail::ClassSlo s;
+        const auto pick = [](const std::optional<Seconds>& a, const std::optional<Seconds>& b) {
+            const auto v = a ? a : b;
+            return v ? std::optional<Tick>(to_tick(*v)) : std::nullopt;
+        };
+        s.ttft = pick(c.ttft, scenario.slo.ttft);
+        s.tpot = pick(c.tpot, scenario.slo.tpot);
+        s.e2e = pick(c.e2e, scenario.slo.e2e);
+        slos.push_back(s);
+        ClassResult cr;
+        cr.name = c.name;
+        cr.slo_percentile = scenario.slo.percentile;
+        if (s.ttft) {
+            cr.ttft_slo_s = tick_s(*s.ttft);
+        }
+        if (s.tpot) {
+            cr.tpot_slo_s = tick_s(*s.tpot);
+        }
+        if (s.e2e) {
+            cr.e2e_slo_s = tick_s(*s.e2e);
+        }
+        result.classes.push_back(cr);
+    }
+
+    detail::SourceLimits limits;
+    const auto requests = options.requests ? options.requests : w.requests;
+    const auto duration = options.duration ? options.duration : w.duration;
+    if (duration) {
+        limits.end = to_tick(*duration);
+    }
+    if (requests) {
+        limits.max_arrivals = *requests;
+    } else if (w.arrival.kind == model::ArrivalKind::Trace) {
+        limits.max_arrivals = static_cast<std::int64_t>(w.trace.size());
+    } else if (duration) {
+        limits.max_arrivals = std::numeric_limits<std::int64_t>::max();
+    } else {
+        limits.max_arrivals = 1000;
+    }
+
+    Simulation sim(result.seed);
+    detail::Metrics metrics(slos, setup.replicas, options.keep_requests, options.keep_steps,
+                            options.max_steps_kept);
+    detail::RequestPool pool;
+    detail::Cluster cluster(sim, cost, pool, metrics, setup, sim.rng().fork(10));
+    detail::WorkloadSource source(sim, pool, cluster, w, classes, limits, sim.rng().fork(20));
+    cluster.set_listener(&source);
+    cluster.start();
+    source.start();
+
+    TickProgress tick_progress;
+    if (progress) {
+        tick_progress = [&](Tick now) {
+            double f = 0;
+            if (limits.max_arrivals < std::numeric_limits<std::int64_t>::max()) {
+                f = static_cast<double>(source.arrivals()) / static_cast<double>(std::max<std::int64_t>(1, limits.max_arrivals));
+            }
+            if (limits.end != kNever) {
+                f = std::max(f, static_cast<double>(now) / static_cast<double>(limits.end));
+            }
+            progress(std::clamp(f, 0.0, 1.0));
+        };
+    }
+    const RunOutcome run = sim.run(kNever, stop, tick_progress);
+    if (run.stopped) {
+        result.stopped = true;
+        cluster.cancel_all();
+    }
+    metrics.finish(sim.now(), result);
+    result.events = sim.events_handled();
+    // A class meets its SLO when its percentile of every SLO metric is within the target.
+    const double p = scenario.slo.percentile;
+    const auto at_p = [p](const LatencyStats& s) {
+        // The reported percentiles; in between, the nearest reported one at or above p.
+        if (p <= 50) return s.p50;
+        if (p <= 90) return s.p90;
+        if (p <= 95) return s.p95;
+        if (p <= 99) return s.p99;
+        return s.max;
+    };
+    for (auto& c : result.classes) {
+        const auto& s = c.summary;
+        bool met = s.completed > 0;
+        if (c.ttft_slo_s) {
+            met = met && at_p(s.ttft) <= *c.ttft_slo_s;
+        }
+        if (c.tpot_slo_s && s.tpot.count > 0) {
+            met = met && at_p(s.tpot) <= *c.tpot_slo_s;
+        }
+        if (c.e2e_slo_s) {
+            met = met && at_p(s.e2e) <= *c.e2e_slo_s;
+        }
+        c.slo_met = met;
+    }
+    if (progress) {
+        progress(1.0);
+    }
+    return result;
+}
+
+}  // namespace gpuplan::sim
