@@ -269,6 +269,11 @@ model::ModelSpec import_hf_config(std::string_view json_text, const std::string&
         throw ConfigError(file, line, column, "",
                           "malformed JSON: " + parse_error_detail(e.what()) +
                               "; a Hugging Face config.json must be one complete JSON object");
+    } catch (const json::exception& e) {
+        // Found by fuzzing: numbers such as 22.4E820 throw out_of_range, not parse_error.
+        throw ConfigError(file, 0, 0, "",
+                          "unreadable JSON: " + parse_error_detail(e.what()) +
+                              " (a number too large?); fix the value or re-download the config.json");
     }
     if (!j.is_object()) {
         throw ConfigError(file, 0, 0, "",
