@@ -58,9 +58,18 @@ Deployment base(const AcceleratorSpec& g, int tp) {
     return d;
 }
 
+// A workload of the analytic fields only (Workload also carries the simulator's fields).
+Workload workload(int input, int output, int concurrency) {
+    Workload w;
+    w.input_tokens = input;
+    w.output_tokens = output;
+    w.concurrency = concurrency;
+    return w;
+}
+
 void BM_EstimateServing(benchmark::State& state) {
     const Deployment d = base(gpu("h100-sxm", 80, 3.35, 989.4), 4);
-    const Workload w{2048, 512, 64, std::nullopt};
+    const Workload w = workload(2048, 512, 64);
     const EfficiencyProfile p = default_profile();
     for (auto _ : state) {
         benchmark::DoNotOptimize(estimate_serving(d, w, p));
@@ -101,7 +110,7 @@ void BM_Sweep10k(benchmark::State& state) {
                     d.engine.max_model_len = ctx;
                     for (int c = 1; c <= 25; ++c) {
                         configs.push_back(d);
-                        loads.push_back(Workload{ctx / 4, 256, c * 8, std::nullopt});
+                        loads.push_back(workload(ctx / 4, 256, c * 8));
                     }
                 }
             }

@@ -59,11 +59,11 @@ bool split_line(std::string_view line, std::vector<std::string>& cells, std::vec
         if (i >= line.size()) {
             return true;
         }
-        ++i;  // the comma
+        ++i; // the comma
     }
 }
 
-}  // namespace
+} // namespace
 
 int CsvTable::column(const std::string& name) const {
     for (std::size_t i = 0; i < header.size(); ++i) {
@@ -132,7 +132,8 @@ double CsvTable::number(const CsvRow& row, int col) const {
 double CsvTable::number_with_suffix(const CsvRow& row, int col, std::string_view unit) const {
     std::string s = text(row, col);
     if (s.size() <= unit.size() || s.compare(s.size() - unit.size(), unit.size(), unit) != 0) {
-        fail(row, col, "expected a number followed by '" + std::string(unit) + "', found '" + s + "'");
+        fail(row, col,
+             "expected a number followed by '" + std::string(unit) + "', found '" + s + "'");
     }
     s.resize(s.size() - unit.size());
     while (!s.empty() && s.back() == ' ') {
@@ -141,8 +142,9 @@ double CsvTable::number_with_suffix(const CsvRow& row, int col, std::string_view
     double v = 0;
     const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) {
-        fail(row, col, "expected a number followed by '" + std::string(unit) + "', found '" +
-                           text(row, col) + "'");
+        fail(row, col,
+             "expected a number followed by '" + std::string(unit) + "', found '" + text(row, col) +
+                 "'");
     }
     return v;
 }
@@ -156,8 +158,8 @@ CsvTable parse_csv(std::string_view text, const std::string& file, bool has_head
     std::size_t pos = 0;
     while (pos <= text.size()) {
         const std::size_t end = text.find('\n', pos);
-        std::string_view line = text.substr(pos, end == std::string_view::npos ? std::string_view::npos
-                                                                                : end - pos);
+        std::string_view line =
+            text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
         pos = end == std::string_view::npos ? text.size() + 1 : end + 1;
         ++line_no;
         if (!line.empty() && line.back() == '\r') {
@@ -177,7 +179,8 @@ CsvTable parse_csv(std::string_view text, const std::string& file, bool has_head
         CsvRow row;
         row.line = line_no;
         if (!split_line(line, row.cells, row.columns)) {
-            throw ConfigError(file, line_no, 1, "", "a quoted field is not closed; add the closing '\"'");
+            throw ConfigError(file, line_no, 1, "",
+                              "a quoted field is not closed; add the closing '\"'");
         }
         if (!seen_data) {
             seen_data = true;
@@ -220,4 +223,4 @@ CsvTable read_csv(const std::filesystem::path& path, bool has_header) {
     return parse_csv(ss.str(), path.string(), has_header);
 }
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

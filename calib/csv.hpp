@@ -13,17 +13,17 @@ namespace gpuplan::calib {
 
 /// One data line of a CSV file.
 struct CsvRow {
-    int line = 0;                    ///< 1-based line in the file
-    std::vector<std::string> cells;  ///< trimmed, unquoted
-    std::vector<int> columns;        ///< 1-based character column where each cell starts
+    int line = 0;                   ///< 1-based line in the file
+    std::vector<std::string> cells; ///< trimmed, unquoted
+    std::vector<int> columns;       ///< 1-based character column where each cell starts
 };
 
 /// A parsed CSV file.
 class CsvTable {
-public:
-    std::string file;                   ///< the name used in error messages
-    std::vector<std::string> header;    ///< column names; empty for a file without a header
-    std::vector<std::string> comments;  ///< text of the leading '#' lines, without the '#'
+  public:
+    std::string file;                  ///< the name used in error messages
+    std::vector<std::string> header;   ///< column names; empty for a file without a header
+    std::vector<std::string> comments; ///< text of the leading '#' lines, without the '#'
     std::vector<CsvRow> rows;
 
     /// Index of the named column. Throws ConfigError listing the columns when it is missing.
@@ -34,7 +34,8 @@ public:
     /// is not one.
     [[nodiscard]] double number(const CsvRow& row, int col) const;
     /// The cell as a number followed by `unit` (e.g. "0.19ms" with unit "ms").
-    [[nodiscard]] double number_with_suffix(const CsvRow& row, int col, std::string_view unit) const;
+    [[nodiscard]] double number_with_suffix(const CsvRow& row, int col,
+                                            std::string_view unit) const;
     /// The cell's text.
     [[nodiscard]] const std::string& text(const CsvRow& row, int col) const;
     /// The name of a column for messages: the header's, else "column N".
@@ -50,4 +51,4 @@ public:
 /// Reads and parses a CSV file (at most 256 MiB). Throws InputError when it cannot be read.
 [[nodiscard]] CsvTable read_csv(const std::filesystem::path& path, bool has_header);
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

@@ -19,7 +19,9 @@ namespace {
 constexpr int kClasses = model::kOpClassCount;
 constexpr int kWorstCases = 5;
 
-int cls_index(OpClass c) { return static_cast<int>(c); }
+int cls_index(OpClass c) {
+    return static_cast<int>(c);
+}
 
 // ---------------------------------------------------------------- parameters
 //
@@ -30,7 +32,7 @@ enum Param : int {
     kGemmEmax,
     kGemmMHalf,
     kGemmNkHalf,
-    kScale0,  // + ComputeType index
+    kScale0, // + ComputeType index
     kMemMax = kScale0 + static_cast<int>(model::kComputeTypeCount),
     kMemHalf,
     kPreMax,
@@ -40,7 +42,7 @@ enum Param : int {
     kCommMax,
     kCommHalf,
     kCommOverhead,
-    kOffset0,  // + host-timed source index
+    kOffset0, // + host-timed source index
 };
 
 std::vector<double> params_of(const model::EfficiencyProfile& p, std::size_t offsets) {
@@ -87,7 +89,8 @@ unsigned classes_of(int param) {
     }
     switch (param) {
     case kMemMax:
-    case kMemHalf: return bit(OpClass::Gemm) | bit(OpClass::MemoryBound) | bit(OpClass::AttentionPrefill);
+    case kMemHalf:
+        return bit(OpClass::Gemm) | bit(OpClass::MemoryBound) | bit(OpClass::AttentionPrefill);
     case kPreMax: return bit(OpClass::AttentionPrefill) | bit(OpClass::AttentionDecode);
     case kPreHalf: return bit(OpClass::AttentionPrefill);
     case kDecMax:
@@ -95,28 +98,49 @@ unsigned classes_of(int param) {
     case kCommMax:
     case kCommHalf:
     case kCommOverhead: return bit(OpClass::AllReduce) | bit(OpClass::SendRecv);
-    default: return ~0u;  // offsets: any class
+    default: return ~0u; // offsets: any class
     }
+}
+
+// Plateau efficiencies live in (0, 1): a kernel cannot beat the datasheet peak for long (the
+// few points above it are L2-cache hits), so they are fitted through a logistic transform;
+// everything else (half-saturations, scales, overheads) through a logarithm.
+bool is_fraction(int param) {
+    return param == kGemmEmax || param == kMemMax || param == kPreMax || param == kDecMax ||
+           param == kCommMax;
+}
+
+double to_theta(int param, double value) {
+    if (is_fraction(param)) {
+        const double f = std::clamp(value, 1e-6, 0.999);
+        return std::log(f / (1.0 - f));
+    }
+    return std::log(value);
+}
+
+double from_theta(int param, double theta) {
+    return is_fraction(param) ? 1.0 / (1.0 + std::exp(-theta)) : std::exp(theta);
 }
 
 struct Sample {
     PreparedPoint p;
     const Measurement* m = nullptr;
     int cls = 0;
-    int source = -1;      // host-timed data set index, -1 for kernel-timed points
+    int source = -1; // host-timed data set index, -1 for kernel-timed points
     bool held_out = false;
-    bool in_fit = true;   // used by the fit (communication: scale-up links only)
+    bool in_fit = true; // used by the fit (communication: scale-up links only)
 };
 
 double offset_of(const Sample& s, const std::vector<double>& v) {
     return s.source >= 0 ? v[static_cast<std::size_t>(kOffset0 + s.source)] : 0.0;
 }
 
-double rel_error(const Sample& s, const model::EfficiencyProfile& prof, const std::vector<double>& v) {
+double rel_error(const Sample& s, const model::EfficiencyProfile& prof,
+                 const std::vector<double>& v) {
     return predict(s.p, prof, offset_of(s, v)) / s.p.time_s - 1.0;
 }
 
-}  // namespace
+} // namespace
 
 std::string describe(const Measurement& m) {
     char buf[256];
@@ -164,12 +188,13 @@ std::vector<PointError> worst_of(const std::vector<const Sample*>& samples,
     std::vector<PointError> out;
     for (std::size_t i = 0; i < idx.size() && static_cast<int>(i) < kWorstCases; ++i) {
         const std::size_t j = idx[i];
-        out.push_back({*samples[j]->m, samples[j]->p.time_s * (1.0 + signed_errors[j]), signed_errors[j]});
+        out.push_back(
+            {*samples[j]->m, samples[j]->p.time_s * (1.0 + signed_errors[j]), signed_errors[j]});
     }
     return out;
 }
 
-}  // namespace
+} // namespace
 
 // ---------------------------------------------------------------- hold-out and statistics
 
@@ -221,6 +246,38 @@ ErrorStats error_stats(const std::vector<double>& e) {
     return s;
 }
 
+ErrorStats weighted_error_stats(const std::vector<double>& e, const std::vector<double>& w) {
+    ErrorStats s = error_stats(e);
+    if (e.empty() || w.size() != e.size()) {
+        return s;
+    }
+    double total = 0, sum = 0;
+    std::vector<std::pair<double, double>> sorted;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+        total += w[i];
+        sum += w[i] * e[i];
+        sorted.emplace_back(e[i], w[i]);
+    }
+    if (!(total > 0)) {
+        return s;
+    }
+    s.mape = sum / total;
+    std::sort(sorted.begin(), sorted.end());
+    auto quantile = [&](double q) {
+        double acc = 0;
+        for (const auto& [err, weight] : sorted) {
+            acc += weight;
+            if (acc >= q * total) {
+                return err;
+            }
+        }
+        return sorted.back().first;
+    };
+    s.median = quantile(0.5);
+    s.p90 = quantile(0.9);
+    return s;
+}
+
 // ---------------------------------------------------------------- linear building blocks
 
 std::optional<model::SaturatingCurve> fit_saturating(const std::vector<CurvePoint>& pts) {
@@ -254,7 +311,8 @@ std::optional<model::SaturatingCurve> fit_saturating(const std::vector<CurvePoin
     return model::SaturatingCurve{1.0 / sol(0), sol(1) / sol(0)};
 }
 
-std::optional<AlphaBeta> fit_alpha_beta(const std::vector<double>& bytes, const std::vector<double>& times) {
+std::optional<AlphaBeta> fit_alpha_beta(const std::vector<double>& bytes,
+                                        const std::vector<double>& times) {
     const std::size_t n = std::min(bytes.size(), times.size());
     if (n < 2) {
         return std::nullopt;
@@ -283,12 +341,14 @@ std::optional<AlphaBeta> fit_alpha_beta(const std::vector<double>& bytes, const 
 
 Evaluation evaluate(const std::vector<Measurement>& points, const Hardware& hw,
                     const model::EfficiencyProfile& profile,
-                    const std::vector<hwdb::TimingOffset>& offsets, Subset subset, int holdout_every) {
+                    const std::vector<hwdb::TimingOffset>& offsets, Subset subset,
+                    int holdout_every) {
     Evaluation ev;
     const std::string gpu = hwdb::normalize_name(hw.gpu.name);
     std::array<std::vector<double>, kClasses> abs_err, signed_err;
     std::array<std::vector<const Measurement*>, kClasses> which;
-    std::vector<double> all;
+    std::vector<double> all, all_time;
+    std::map<std::pair<int, std::string>, std::pair<std::vector<double>, double>> by_op;
     for (const auto& m : points) {
         if (hwdb::normalize_name(m.gpu) != gpu) {
             continue;
@@ -302,12 +362,21 @@ Evaluation evaluate(const std::vector<Measurement>& points, const Hardware& hw,
             ++ev.skipped;
             continue;
         }
-        const double e = predict(*p, profile, host_offset_for(m.source, offsets, profile)) / m.time_s - 1.0;
+        const double e =
+            predict(*p, profile, host_offset_for(m.source, offsets, profile)) / m.time_s - 1.0;
         const int c = cls_index(m.op_class);
         abs_err[static_cast<std::size_t>(c)].push_back(std::abs(e));
         signed_err[static_cast<std::size_t>(c)].push_back(e);
         which[static_cast<std::size_t>(c)].push_back(&m);
         all.push_back(std::abs(e));
+        all_time.push_back(m.time_s);
+        auto& o = by_op[{c, m.op}];
+        o.first.push_back(std::abs(e));
+        o.second += e;
+    }
+    for (const auto& [key, o] : by_op) {
+        ev.ops.push_back({static_cast<OpClass>(key.first), key.second, error_stats(o.first),
+                          o.second / static_cast<double>(o.first.size())});
     }
     for (int c = 0; c < kClasses; ++c) {
         const auto ci = static_cast<std::size_t>(c);
@@ -321,14 +390,17 @@ Evaluation evaluate(const std::vector<Measurement>& points, const Hardware& hw,
         for (std::size_t i = 0; i < idx.size(); ++i) {
             idx[i] = i;
         }
-        std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return abs_err[ci][a] > abs_err[ci][b]; });
+        std::sort(idx.begin(), idx.end(),
+                  [&](std::size_t a, std::size_t b) { return abs_err[ci][a] > abs_err[ci][b]; });
         for (std::size_t i = 0; i < idx.size() && static_cast<int>(i) < kWorstCases; ++i) {
             const Measurement& m = *which[ci][idx[i]];
-            cl.worst.push_back({m, m.time_s * (1.0 + signed_err[ci][idx[i]]), signed_err[ci][idx[i]]});
+            cl.worst.push_back(
+                {m, m.time_s * (1.0 + signed_err[ci][idx[i]]), signed_err[ci][idx[i]]});
         }
         ev.classes.push_back(std::move(cl));
     }
     ev.all = error_stats(all);
+    ev.all_time_weighted = weighted_error_stats(all, all_time);
     return ev;
 }
 
@@ -376,6 +448,10 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
             s.in_fit = m.nodes == 1 && l &&
                        (l->kind == model::LinkKind::NvLink || l->kind == model::LinkKind::NvSwitch);
         }
+        if (std::find(opt.validation_only_ops.begin(), opt.validation_only_ops.end(), m.op) !=
+            opt.validation_only_ops.end()) {
+            s.in_fit = false;
+        }
         samples.push_back(s);
     }
     for (const auto& [reason, count] : skipped_reasons) {
@@ -404,7 +480,9 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
             ++n_source[static_cast<std::size_t>(s.source)];
         }
     }
-    auto enough = [&](OpClass c) { return n_train[static_cast<std::size_t>(cls_index(c))] >= opt.min_points; };
+    auto enough = [&](OpClass c) {
+        return n_train[static_cast<std::size_t>(cls_index(c))] >= opt.min_points;
+    };
 
     std::vector<double> v = params_of(base, sources.size());
     // Initial harness offsets: half the smallest time of each host-timed set.
@@ -474,7 +552,8 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
         for (const Sample* s : train_of(OpClass::Gemm)) {
             const bool ref = !has16 || s->p.type == model::ComputeType::Bf16 ||
                              s->p.type == model::ComputeType::Fp16;
-            const double bytes = s->p.k * s->p.n * s->p.weight_bytes + (s->p.m * s->p.k + s->p.m * s->p.n) * s->p.act_bytes;
+            const double bytes = s->p.k * s->p.n * s->p.weight_bytes +
+                                 (s->p.m * s->p.k + s->p.m * s->p.n) * s->p.act_bytes;
             const double mt = bytes / (bw * start.memory.at(bytes));
             if (ref && adjusted(*s) > 1.5 * mt) {
                 rows.push_back(s);
@@ -497,7 +576,8 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
             }
             const Eigen::VectorXd sol = least_squares(a, b);
             if (sol(0) > 0 && std::isfinite(sol(0))) {
-                const double scale16 = has16 ? 1.0 : v[kScale0 + static_cast<std::size_t>(rows[0]->p.type)];
+                const double scale16 =
+                    has16 ? 1.0 : v[kScale0 + static_cast<std::size_t>(rows[0]->p.type)];
                 v[kGemmEmax] = 1.0 / sol(0) / scale16;
                 v[kGemmMHalf] = std::max(0.0, sol(1) / sol(0));
                 if (fit_nk) {
@@ -557,7 +637,8 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     for (std::size_t t = 0; t < model::kComputeTypeCount; ++t) {
         const auto type = static_cast<model::ComputeType>(t);
         const bool sixteen = type == model::ComputeType::Bf16 || type == model::ComputeType::Fp16;
-        add_free(kScale0 + static_cast<int>(t), fit_gemm && has16 && !sixteen && n_dtype[t] >= opt.min_points);
+        add_free(kScale0 + static_cast<int>(t),
+                 fit_gemm && has16 && !sixteen && n_dtype[t] >= opt.min_points);
     }
     add_free(kMemMax, enough(OpClass::MemoryBound));
     add_free(kMemHalf, enough(OpClass::MemoryBound));
@@ -575,13 +656,17 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     for (int p : free) {
         auto& x = v[static_cast<std::size_t>(p)];
         if (!(x > 0)) {
-            x = p == kGemmMHalf ? 1.0 : p == kGemmNkHalf ? 1e3 : p == kPreHalf ? 1.0
-                : (p == kCommOverhead || p >= kOffset0) ? 1e-7 : 1e3;
+            x = p == kGemmMHalf                         ? 1.0
+                : p == kGemmNkHalf                      ? 1e3
+                : p == kPreHalf                         ? 1.0
+                : (p == kCommOverhead || p >= kOffset0) ? 1e-7
+                                                        : 1e3;
         }
     }
 
     // Joint Levenberg-Marquardt refinement on r_i = w_i (pred_i / meas_i − 1), each class
-    // weighted so that its squared errors sum to its mean square, plus a weak pull of each log
+    // weighted so that its squared errors sum to its mean square (communication as one class),
+    // plus a weak pull of each log
     // parameter toward its start.
     std::vector<const Sample*> fit_rows;
     for (const auto& s : samples) {
@@ -591,19 +676,27 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     }
     std::vector<double> weight(fit_rows.size());
     for (std::size_t i = 0; i < fit_rows.size(); ++i) {
-        weight[i] = 1.0 / std::sqrt(static_cast<double>(n_train[static_cast<std::size_t>(fit_rows[i]->cls)]));
+        // All-reduce and send/recv share one curve and are weighted as one group, by their
+        // point counts (all-reduce, twice per layer in tensor parallelism, dominates).
+        const int c = fit_rows[i]->cls;
+        const bool comm = c == cls_index(OpClass::AllReduce) || c == cls_index(OpClass::SendRecv);
+        weight[i] =
+            1.0 /
+            std::sqrt(static_cast<double>(comm ? n_comm : n_train[static_cast<std::size_t>(c)]));
     }
     const auto nf = static_cast<Eigen::Index>(free.size());
     const auto nr = static_cast<Eigen::Index>(fit_rows.size()) + nf;
     Eigen::VectorXd theta0(nf);
     for (Eigen::Index j = 0; j < nf; ++j) {
-        theta0(j) = std::log(v[static_cast<std::size_t>(free[static_cast<std::size_t>(j)])]);
+        const int param = free[static_cast<std::size_t>(j)];
+        theta0(j) = to_theta(param, v[static_cast<std::size_t>(param)]);
     }
     model::EfficiencyProfile work = base;
     auto residuals = [&](const Eigen::VectorXd& theta, Eigen::VectorXd& r, unsigned mask) {
         std::vector<double> vv = v;
         for (Eigen::Index j = 0; j < nf; ++j) {
-            vv[static_cast<std::size_t>(free[static_cast<std::size_t>(j)])] = std::exp(theta(j));
+            const int param = free[static_cast<std::size_t>(j)];
+            vv[static_cast<std::size_t>(param)] = from_theta(param, theta(j));
         }
         set_params(vv, work);
         for (std::size_t i = 0; i < fit_rows.size(); ++i) {
@@ -613,7 +706,8 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
             }
         }
         for (Eigen::Index j = 0; j < nf; ++j) {
-            r(static_cast<Eigen::Index>(fit_rows.size()) + j) = opt.prior_weight * (theta(j) - theta0(j));
+            r(static_cast<Eigen::Index>(fit_rows.size()) + j) =
+                opt.prior_weight * (theta(j) - theta0(j));
         }
     };
     Eigen::VectorXd theta = theta0;
@@ -672,7 +766,8 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
         }
     }
     for (Eigen::Index j = 0; j < nf; ++j) {
-        v[static_cast<std::size_t>(free[static_cast<std::size_t>(j)])] = std::exp(theta(j));
+        const int param = free[static_cast<std::size_t>(j)];
+        v[static_cast<std::size_t>(param)] = from_theta(param, theta(j));
     }
     // A fitted curve whose half-saturation collapsed to nothing is a constant efficiency.
     for (int p : {kGemmMHalf, kGemmNkHalf, kMemHalf, kPreHalf, kDecHalf, kCommHalf}) {
@@ -686,7 +781,8 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
         if (n_source[i] >= 3) {
             rep.offsets.push_back({sources[i], Seconds(v[kOffset0 + i]), n_source[i]});
         } else {
-            rep.notes.push_back("host-timed set '" + sources[i] + "' has " + std::to_string(n_source[i]) +
+            rep.notes.push_back("host-timed set '" + sources[i] + "' has " +
+                                std::to_string(n_source[i]) +
                                 " training points; its offset is the launch overhead");
         }
     }
@@ -702,10 +798,13 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
             v_fit[kOffset0 + i] = rep.profile.launch_overhead.si();
         }
     }
-    std::vector<double> all_fit, all_base;
-    const std::array<bool, kClasses> fitted_class = {
-        fit_gemm, enough(OpClass::AttentionPrefill), enough(OpClass::AttentionDecode),
-        enough(OpClass::MemoryBound), fit_comm, fit_comm};
+    std::vector<double> all_fit, all_base, all_time;
+    const std::array<bool, kClasses> fitted_class = {fit_gemm,
+                                                     enough(OpClass::AttentionPrefill),
+                                                     enough(OpClass::AttentionDecode),
+                                                     enough(OpClass::MemoryBound),
+                                                     fit_comm,
+                                                     fit_comm};
     for (int c = 0; c < kClasses; ++c) {
         std::vector<double> tr, ho, dtr, dho, ho_signed;
         std::vector<const Sample*> ho_samples;
@@ -722,6 +821,7 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
                 ho_samples.push_back(&s);
                 all_fit.push_back(std::abs(ef));
                 all_base.push_back(std::abs(eb));
+                all_time.push_back(s.p.time_s);
             } else {
                 tr.push_back(std::abs(ef));
                 dtr.push_back(std::abs(eb));
@@ -748,14 +848,21 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     }
     rep.held_out = error_stats(all_fit);
     rep.default_held_out = error_stats(all_base);
+    rep.held_out_time_weighted = weighted_error_stats(all_fit, all_time);
+    rep.default_held_out_time_weighted = weighted_error_stats(all_base, all_time);
+    rep.holdout_every = opt.holdout_every;
 
     // Alpha-beta per collective, link and group, on all of the GPU's communication points.
-    std::map<std::tuple<std::string, std::string, int, int>, std::pair<std::vector<double>, std::vector<double>>> groups;
-    for (const auto& s : samples) {
-        if (s.cls == cls_index(OpClass::AllReduce) || s.cls == cls_index(OpClass::SendRecv)) {
-            auto& g = groups[{model::to_string(s.m->op_class), s.m->link, s.m->tp, s.m->nodes}];
-            g.first.push_back(s.p.bytes);
-            g.second.push_back(s.p.time_s);
+    std::map<std::tuple<std::string, std::string, int, int>,
+             std::pair<std::vector<double>, std::vector<double>>>
+        groups;
+    for (const auto& m : points) {
+        if ((m.op_class == OpClass::AllReduce || m.op_class == OpClass::SendRecv) &&
+            hwdb::normalize_name(m.gpu) == gpu && m.bytes > 0 && m.time_s > 0) {
+            const std::string link = m.link.empty() ? "undocumented" : m.link;
+            auto& g = groups[{model::to_string(m.op_class), link, m.tp, m.nodes}];
+            g.first.push_back(m.bytes);
+            g.second.push_back(m.time_s);
         }
     }
     for (const auto& [key, g] : groups) {
@@ -763,12 +870,13 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
             continue;
         }
         if (auto ab = fit_alpha_beta(g.first, g.second)) {
-            rep.comm_links.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
-                                      Seconds(ab->alpha_s), BytesPerSecond(ab->bandwidth),
+            rep.comm_links.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key),
+                                      std::get<3>(key), Seconds(ab->alpha_s),
+                                      BytesPerSecond(ab->bandwidth),
                                       static_cast<int>(g.first.size()), ab->mape});
         }
     }
     return rep;
 }
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

@@ -30,33 +30,40 @@ namespace gpuplan::calib {
 /// Summary of absolute relative errors |pred − meas| / meas.
 struct ErrorStats {
     int n = 0;
-    double mape = 0;    ///< mean
+    double mape = 0; ///< mean
     double median = 0;
-    double p90 = 0;     ///< 90th percentile (nearest rank)
+    double p90 = 0; ///< 90th percentile (nearest rank)
     double max = 0;
-    int worst = -1;     ///< index of the largest error in the input
+    int worst = -1; ///< index of the largest error in the input
     friend bool operator==(const ErrorStats&, const ErrorStats&) = default;
 };
 
 /// Statistics of absolute relative errors (any order; empty gives n = 0).
 [[nodiscard]] ErrorStats error_stats(const std::vector<double>& abs_rel_errors);
 
+/// The same with each error weighted (e.g. by the measured time, so that the figures describe
+/// the error of a sum of kernels rather than of a typical kernel): weighted mean, weighted
+/// median and 90th percentile; `max` and `worst` as unweighted.
+[[nodiscard]] ErrorStats weighted_error_stats(const std::vector<double>& abs_rel_errors,
+                                              const std::vector<double>& weights);
+
 /// A saturating efficiency curve fitted from points where time = ideal / (max × x / (x + half)),
 /// ideal being the time at 100 % of the peak: time / ideal = 1/max + (half/max) / x is linear in
 /// 1/x, so minimising the relative error of time is a linear least-squares problem.
 struct CurvePoint {
-    double x = 0;       ///< curve argument (bytes, tokens)
-    double ideal = 0;   ///< work / peak, seconds
-    double time = 0;    ///< measured seconds
+    double x = 0;     ///< curve argument (bytes, tokens)
+    double ideal = 0; ///< work / peak, seconds
+    double time = 0;  ///< measured seconds
 };
 /// Fits {max, half}; nullopt with fewer than 2 points or a degenerate fit (non-positive max).
 /// A negative half is clamped to 0 (constant efficiency).
-[[nodiscard]] std::optional<model::SaturatingCurve> fit_saturating(const std::vector<CurvePoint>& pts);
+[[nodiscard]] std::optional<model::SaturatingCurve>
+fit_saturating(const std::vector<CurvePoint>& pts);
 
 /// time = alpha + bytes / bandwidth, fitted on the relative error.
 struct AlphaBeta {
     double alpha_s = 0;
-    double bandwidth = 0;  ///< bytes per second
+    double bandwidth = 0; ///< bytes per second
     double mape = 0;
 };
 /// Fits alpha-beta to (bytes, time) pairs; nullopt with fewer than 2 points.
@@ -65,45 +72,54 @@ struct AlphaBeta {
 
 /// Options of fit_profile.
 struct FitOptions {
-    int holdout_every = 5;    ///< 1 in this many shapes held out (<= 1: none)
-    int min_points = 8;       ///< training points a class needs for its curve to be fitted
+    int holdout_every = 5; ///< 1 in this many shapes held out (<= 1: none)
+    int min_points = 8;    ///< training points a class needs for its curve to be fitted
     /// Weight of a pull toward the base profile in log-parameter space (keeps parameters the data
     /// does not determine where they were); 0 for none.
     double prior_weight = 1e-2;
-    int max_iterations = 200;  ///< Levenberg-Marquardt iterations of the joint refinement
-    bool refine = true;        ///< run the joint refinement after the linear starts
+    int max_iterations = 200; ///< Levenberg-Marquardt iterations of the joint refinement
+    bool refine = true;       ///< run the joint refinement after the linear starts
+    /// Operators (Measurement::op) that are validated but not fitted. Default: Vidur's "emb",
+    /// a vocab-parallel embedding of several masking kernels that the model costs as one gather
+    /// once per step, not a per-layer streaming kernel.
+    std::vector<std::string> validation_only_ops{"emb"};
 };
 
 /// One point's prediction error, for worst-case lists.
 struct PointError {
     Measurement point;
     double predicted_s = 0;
-    double rel_error = 0;  ///< signed (pred − meas) / meas
+    double rel_error = 0; ///< signed (pred − meas) / meas
     friend bool operator==(const PointError&, const PointError&) = default;
 };
 
 /// Errors of one operator class.
 struct ClassReport {
     OpClass op_class = OpClass::Gemm;
-    bool fitted = false;          ///< its curve was fitted (enough training points)
-    ErrorStats train;             ///< fitted profile, training points
-    ErrorStats held_out;          ///< fitted profile, held-out points
-    ErrorStats default_held_out;  ///< base profile, held-out points
-    ErrorStats default_train;     ///< base profile, training points
-    std::vector<PointError> worst;  ///< the largest held-out errors, worst first (at most 5)
+    bool fitted = false;           ///< its curve was fitted (enough training points)
+    ErrorStats train;              ///< fitted profile, training points
+    ErrorStats held_out;           ///< fitted profile, held-out points
+    ErrorStats default_held_out;   ///< base profile, held-out points
+    ErrorStats default_train;      ///< base profile, training points
+    std::vector<PointError> worst; ///< the largest held-out errors, worst first (at most 5)
 };
 
 /// The result of a fit.
 struct FitReport {
-    model::EfficiencyProfile profile;         ///< the fitted coefficients
-    std::vector<ClassReport> classes;         ///< classes with points, in OpClass order
-    ErrorStats held_out;                      ///< all held-out points, fitted profile
-    ErrorStats default_held_out;              ///< the same with the base profile
+    model::EfficiencyProfile profile; ///< the fitted coefficients
+    std::vector<ClassReport> classes; ///< classes with points, in OpClass order
+    ErrorStats held_out;              ///< all held-out points, fitted profile
+    ErrorStats default_held_out;      ///< the same with the base profile
+    /// All held-out points weighted by their measured time: the error of a sum of kernels such
+    /// as a step, where the long kernels dominate. The profile's error band.
+    ErrorStats held_out_time_weighted;
+    ErrorStats default_held_out_time_weighted;
+    int holdout_every = 5; ///< the hold-out rule used
     std::vector<hwdb::CommLinkFit> comm_links;
-    std::vector<hwdb::TimingOffset> offsets;  ///< fitted harness offsets of host-timed sets
-    std::vector<std::string> notes;           ///< what was kept, skipped or excluded, and why
-    int points = 0;                           ///< points used (predictable)
-    int skipped = 0;                          ///< points the model cannot predict
+    std::vector<hwdb::TimingOffset> offsets; ///< fitted harness offsets of host-timed sets
+    std::vector<std::string> notes;          ///< what was kept, skipped or excluded, and why
+    int points = 0;                          ///< points used (predictable)
+    int skipped = 0;                         ///< points the model cannot predict
     int iterations = 0;
 };
 
@@ -123,10 +139,19 @@ struct Evaluation {
     struct Class {
         OpClass op_class = OpClass::Gemm;
         ErrorStats stats;
-        std::vector<PointError> worst;  ///< at most 5, worst first
+        std::vector<PointError> worst; ///< at most 5, worst first
     };
-    std::vector<Class> classes;  ///< classes with points, in OpClass order
+    std::vector<Class> classes; ///< classes with points, in OpClass order
+    /// The same per operator name within each class (e.g. gemm/mlp_up_proj), sorted.
+    struct Op {
+        OpClass op_class = OpClass::Gemm;
+        std::string op;
+        ErrorStats stats;
+        double mean_signed = 0; ///< mean signed relative error (bias: + over-predicts)
+    };
+    std::vector<Op> ops;
     ErrorStats all;
+    ErrorStats all_time_weighted; ///< every point weighted by its measured time
     int skipped = 0;
 };
 
@@ -139,4 +164,4 @@ enum class Subset { All, HeldOut, Train };
                                   const std::vector<hwdb::TimingOffset>& offsets, Subset subset,
                                   int holdout_every = 5);
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 constexpr double kMs = 1e-3;
 constexpr double kUs = 1e-6;
-constexpr double kHalf = 2.0;  // bytes per FP16/BF16 element
+constexpr double kHalf = 2.0; // bytes per FP16/BF16 element
 
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
@@ -115,16 +115,16 @@ std::vector<Measurement> import_vidur_mlp(const CsvTable& t, const std::string& 
         int col;
     };
     std::vector<OpCol> ops;
-    for (const char* op : {"emb", "input_layernorm", "attn_pre_proj", "attn_rope", "attn_post_proj",
-                           "post_attention_layernorm", "mlp_up_proj", "mlp_act", "mlp_down_proj",
-                           "add"}) {
+    for (const char* op :
+         {"emb", "input_layernorm", "attn_pre_proj", "attn_rope", "attn_post_proj",
+          "post_attention_layernorm", "mlp_up_proj", "mlp_act", "mlp_down_proj", "add"}) {
         const std::string col = std::string("time_stats.") + op + ".median";
         if (t.has_column(col)) {
             ops.push_back({op, t.column(col)});
         }
     }
     if (ops.empty()) {
-        (void)t.column("time_stats.attn_pre_proj.median");  // throws, naming the expected column
+        (void)t.column("time_stats.attn_pre_proj.median"); // throws, naming the expected column
     }
     std::vector<Measurement> out;
     for (const auto& r : t.rows) {
@@ -169,9 +169,11 @@ std::vector<Measurement> import_vidur_mlp(const CsvTable& t, const std::string& 
             } else if (op == "input_layernorm" || op == "post_attention_layernorm") {
                 out.push_back(stream_point(b, op, 2 * tokens * h * kHalf + h * kHalf, "fp16"));
             } else if (op == "attn_rope") {
-                out.push_back(stream_point(b, op, 2 * tokens * (q_rank + kv_rank) * hd * kHalf, "fp16"));
+                out.push_back(
+                    stream_point(b, op, 2 * tokens * (q_rank + kv_rank) * hd * kHalf, "fp16"));
             } else if (op == "mlp_act") {
-                out.push_back(stream_point(b, op, tokens * (gated ? 3.0 : 2.0) * ffn_rank * kHalf, "fp16"));
+                out.push_back(
+                    stream_point(b, op, tokens * (gated ? 3.0 : 2.0) * ffn_rank * kHalf, "fp16"));
             } else if (op == "add") {
                 out.push_back(stream_point(b, op, 3 * tokens * h * kHalf, "fp16"));
             } else if (op == "emb") {
@@ -189,18 +191,20 @@ std::vector<Measurement> import_vidur_mlp(const CsvTable& t, const std::string& 
 // of them per node, message `size` bytes (FP16). The node types and their links come from
 // Vidur's docs/profiling.md (SOURCE.md): DGX nodes all-to-all over NVSwitch; the pairwise
 // nodes have NVLink bridges between GPUs 0-1 and 2-3 only, so 4-GPU groups cross PCIe. The
-// DGX inter-node fabric is not documented; DGX A100 and H100 ship one InfiniBand HDR / NDR
-// port per GPU, which is assumed. The pairwise nodes' network is unknown (link left empty).
+// inter-node fabric of the 2-node rows is not documented, and the data rule out one InfiniBand
+// port per GPU (a cross-node send/recv peaks at 7.8 GB/s on the A100 DGX, not ~25 GB/s), so
+// their link is left empty: they are imported, fitted per link as alpha-beta, but not
+// predicted.
 struct NodeType {
     const char* folder;
     const char* gpu;
-    const char* scale_up;   // intra-node link of a 2-GPU group
-    const char* four_gpu;   // intra-node link of a group of 4 or more
-    const char* network;    // across nodes
+    const char* scale_up; // intra-node link of a 2-GPU group
+    const char* four_gpu; // intra-node link of a group of 4 or more
+    const char* network;  // across nodes
 };
 constexpr std::array kNodeTypes = {
-    NodeType{"a100_dgx", "a100-sxm-80gb", "nvswitch-nvlink3", "nvswitch-nvlink3", "ib-hdr"},
-    NodeType{"h100_dgx", "h100-sxm", "nvswitch-nvlink4", "nvswitch-nvlink4", "ib-ndr"},
+    NodeType{"a100_dgx", "a100-sxm-80gb", "nvswitch-nvlink3", "nvswitch-nvlink3", ""},
+    NodeType{"h100_dgx", "h100-sxm", "nvswitch-nvlink4", "nvswitch-nvlink4", ""},
     NodeType{"a100_pairwise_nvlink", "a100-pcie-80gb", "nvlink-bridge-a100", "pcie4-x16", ""},
     NodeType{"h100_pairwise_nvlink", "h100-nvl", "nvlink-bridge-h100", "pcie5-x16", ""},
     NodeType{"a40_pairwise_nvlink", "a40", "", "pcie4-x16", ""},
@@ -303,8 +307,9 @@ std::vector<Measurement> import_blis_mha(const CsvTable& t, const fs::path& path
             }
         }
         if (q <= 0 || kv <= 0 || d <= 0 || tp <= 0) {
-            throw InputError(path.string() + ": the file name must give the attention shape as "
-                                             "<q_heads>-<kv_heads>-<head_dim>[-tpN].csv, found '" +
+            throw InputError(path.string() +
+                             ": the file name must give the attention shape as "
+                             "<q_heads>-<kv_heads>-<head_dim>[-tpN].csv, found '" +
                              stem + "'");
         }
     }
@@ -363,7 +368,10 @@ std::vector<Measurement> import_llmcompass(const CsvTable& t, const fs::path& pa
     const auto us = name.rfind('_');
     const std::string op = lower(name.substr(0, us));
     const std::string chip = us == std::string::npos ? "" : lower(name.substr(us + 1));
-    const std::string gpu = gpu_or(o, chip == "a100" ? "a100-sxm-80gb" : chip == "mi210" ? "mi210" : "",
+    const std::string gpu = gpu_or(o,
+                                   chip == "a100"    ? "a100-sxm-80gb"
+                                   : chip == "mi210" ? "mi210"
+                                                     : "",
                                    path);
     std::vector<Measurement> out;
     auto point = [&](const CsvRow& r) {
@@ -412,8 +420,9 @@ std::vector<Measurement> import_llmcompass(const CsvTable& t, const fs::path& pa
         }
     } else if (op == "transformer" || op == "transformerar") {
         if (t.rows.size() != 12) {
-            throw InputError(t.file + ": expected the 12 rows of LLMCompass's layer breakdown "
-                                      "(Q_K_V ... AllReduce_FFN), found " +
+            throw InputError(t.file +
+                             ": expected the 12 rows of LLMCompass's layer breakdown "
+                             "(Q_K_V ... AllReduce_FFN), found " +
                              std::to_string(t.rows.size()));
         }
         // test_transformer.py: d_model 12288, 96 heads, batch 8, TP 4.
@@ -432,7 +441,7 @@ std::vector<Measurement> import_llmcompass(const CsvTable& t, const fs::path& pa
             return m;
         };
         Measurement qkv = gemm_point(at(0), "Q_proj", tokens, d, d / tp, "fp16");
-        qkv.time_s /= 3.0;  // the file holds 3 x one measured Q projection
+        qkv.time_s /= 3.0; // the file holds 3 x one measured Q projection
         out.push_back(qkv);
         out.push_back(gemm_point(at(3), "Wo_proj", tokens, d / tp, d, "fp16"));
         out.push_back(gemm_point(at(4), "W1_proj", tokens, d, 4 * d / tp, "fp16"));
@@ -442,13 +451,14 @@ std::vector<Measurement> import_llmcompass(const CsvTable& t, const fs::path& pa
         for (int i : {7, 8}) {
             Measurement ln = stream_point(at(i), i == 7 ? "LayerNorm_MHA" : "LayerNorm_FFN",
                                           2 * kHalf * tokens * d + kHalf * d, "fp16");
-            ln.timing = Timing::Kernel;  // launch overhead already subtracted (SOURCE.md)
+            ln.timing = Timing::Kernel; // launch overhead already subtracted (SOURCE.md)
             out.push_back(ln);
         }
         out.push_back(stream_point(at(9), "GeLU", 2 * kHalf * tokens * 4 * d / tp, "fp16"));
     } else {
-        throw InputError(path.string() + ": not an LLMCompass measurement file; expected "
-                                         "matmul_, softmax_, layernorm_, gelu_ or transformer[AR]_<GPU>.csv");
+        throw InputError(path.string() +
+                         ": not an LLMCompass measurement file; expected "
+                         "matmul_, softmax_, layernorm_, gelu_ or transformer[AR]_<GPU>.csv");
     }
     return out;
 }
@@ -458,9 +468,12 @@ std::vector<Measurement> import_llmcompass(const CsvTable& t, const fs::path& pa
 // profiler/v0/perf_models/<GPU>/<org>/<model>/tp<N>/attention.csv: FlashAttention kernel time
 // (ms, median) of one layer's TP shard (SOURCE.md). Prefill rows: one sequence,
 // `prefill_chunk_size` new tokens, `kv_cache_size` tokens in the cache including the chunk
-// (the rows start at kv_cache_size = chunk). Decode rows: `batch_size` sequences each at
-// `kv_cache_size` context. layers.csv: per-op kernel time (ns) of HF-transformers Llama ops
-// for `input` tokens; only the GEMMs are imported (the norms, RoPE and activation are unfused
+// (the rows start at kv_cache_size = chunk). Decode rows: `batch_size` sequences sharing
+// `kv_cache_size` cached tokens in total, so each is at kv_cache_size / batch_size context. The
+// total reading is forced by the data: at 16384 cached tokens per sequence, 32 sequences would
+// read 537 MB in 51.6 us (10 TB/s, three times H100's HBM), and at a fixed kv_cache_size the
+// time halves from batch 1 to batch 2. layers.csv: per-op kernel time (ns) of HF-transformers Llama
+// ops for `input` tokens; only the GEMMs are imported (the norms, RoPE and activation are unfused
 // eager PyTorch, far slower than serving engines' kernels, per SOURCE.md). Model shapes come
 // from the model folder (the catalog entries hwdb/models/llama-3.1-{8b,70b}.yaml).
 struct LlamaShape {
@@ -515,7 +528,7 @@ std::vector<Measurement> import_llmservingsim(const CsvTable& t, const fs::path&
                 m.op_class = OpClass::AttentionDecode;
                 m.op = "flash_attn_decode";
                 m.tokens = 1;
-                m.context = cache;
+                m.context = m.batch > 0 ? std::floor(cache / m.batch) : 0.0;
                 m.time_s = t.number(r, c_tdec) * kMs;
             }
             if (m.batch <= 0 || m.time_s <= 0 || (prefill ? m.tokens : m.context) <= 0) {
@@ -583,7 +596,8 @@ std::vector<Measurement> import_llmservingsim(const CsvTable& t, const fs::path&
 // dimension k), sdpa_decode (batch sequences, one query token over seq cached tokens, n heads
 // of dimension k), copy (m elements of dtype read and written). Times are CUDA-event means over
 // back-to-back calls.
-std::vector<Measurement> import_torch(const CsvTable& t, const fs::path& path, const ImportOptions& o) {
+std::vector<Measurement> import_torch(const CsvTable& t, const fs::path& path,
+                                      const ImportOptions& o) {
     std::string inferred;
     for (const auto& c : t.comments) {
         if (c.rfind("gpu:", 0) == 0) {
@@ -624,10 +638,13 @@ std::vector<Measurement> import_torch(const CsvTable& t, const fs::path& path, c
             m.tokens = prefill ? t.number(r, c_seq) : 1.0;
             m.context = prefill ? 0.0 : t.number(r, c_seq);
         } else if (op == "copy") {
-            const double bytes_per = m.dtype == "fp32" ? 4.0 : m.dtype == "fp8" || m.dtype == "int8" ? 1.0 : 2.0;
+            const double bytes_per = m.dtype == "fp32"                       ? 4.0
+                                     : m.dtype == "fp8" || m.dtype == "int8" ? 1.0
+                                                                             : 2.0;
             m = stream_point(m, op, 2.0 * bytes_per * t.number(r, cm), m.dtype);
         } else {
-            t.fail(r, c_op, "unknown op '" + op + "'; expected matmul, sdpa_prefill, sdpa_decode or copy");
+            t.fail(r, c_op,
+                   "unknown op '" + op + "'; expected matmul, sdpa_prefill, sdpa_decode or copy");
         }
         out.push_back(std::move(m));
     }
@@ -645,7 +662,7 @@ std::string first_line_of(const fs::path& path) {
     return line;
 }
 
-}  // namespace
+} // namespace
 
 const char* to_string(Format f) {
     switch (f) {
@@ -699,7 +716,8 @@ std::optional<Format> detect_format(const fs::path& path, std::string_view first
         return Format::LlmServingSim;
     }
     if (has_part(path, "real_hardware")) {
-        for (const char* p : {"matmul_", "softmax_", "layernorm_", "gelu_", "transformer_", "transformerAR_"}) {
+        for (const char* p :
+             {"matmul_", "softmax_", "layernorm_", "gelu_", "transformer_", "transformerAR_"}) {
             if (name.rfind(p, 0) == 0) {
                 return Format::LlmCompass;
             }
@@ -708,7 +726,8 @@ std::optional<Format> detect_format(const fs::path& path, std::string_view first
     return std::nullopt;
 }
 
-std::vector<Measurement> import_file(const fs::path& path, Format format, const ImportOptions& options) {
+std::vector<Measurement> import_file(const fs::path& path, Format format,
+                                     const ImportOptions& options) {
     if (format == Format::Auto) {
         std::error_code ec;
         if (!fs::is_regular_file(path, ec)) {
@@ -716,9 +735,10 @@ std::vector<Measurement> import_file(const fs::path& path, Format format, const 
         }
         const auto f = detect_format(path, first_line_of(path));
         if (!f) {
-            throw InputError(path.string() + ": cannot tell the file's format from its name and "
-                                             "header; pass --format (vidur-mlp, vidur-network, "
-                                             "blis-gemm, blis-mha, llmcompass, llmservingsim, torch)");
+            throw InputError(path.string() +
+                             ": cannot tell the file's format from its name and "
+                             "header; pass --format (vidur-mlp, vidur-network, "
+                             "blis-gemm, blis-mha, llmcompass, llmservingsim, torch)");
         }
         format = *f;
     }
@@ -729,9 +749,9 @@ std::vector<Measurement> import_file(const fs::path& path, Format format, const 
         std::string inferred;
         const std::string chip = part_after(path, "compute");
         if (chip == "a100") {
-            inferred = "a100-sxm-80gb";  // Vidur: A100 80GB (DGX and pairwise nodes alike)
+            inferred = "a100-sxm-80gb"; // Vidur: A100 80GB (DGX and pairwise nodes alike)
         } else if (chip == "h100") {
-            inferred = "h100-sxm";  // Vidur: from an H100 DGX
+            inferred = "h100-sxm"; // Vidur: from an H100 DGX
         }
         return import_vidur_mlp(t, gpu_or(options, inferred, path));
     }
@@ -746,7 +766,8 @@ std::vector<Measurement> import_file(const fs::path& path, Format format, const 
     throw InternalError("import_file: unhandled format");
 }
 
-ImportResult import_paths(const std::vector<fs::path>& paths, Format format, const ImportOptions& options) {
+ImportResult import_paths(const std::vector<fs::path>& paths, Format format,
+                          const ImportOptions& options) {
     ImportResult result;
     std::vector<std::string> citations;
     auto read_one = [&](const fs::path& f, Format fmt) {
@@ -822,4 +843,4 @@ std::string source_citation(const fs::path& path) {
     return path.generic_string();
 }
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

@@ -20,14 +20,15 @@ using model::Timing;
 
 /// The file formats `gpuplan calib import` reads.
 enum class Format {
-    Auto,           ///< decided from the file's path, name and header
-    VidurMlp,       ///< microsoft/vidur data/profiling/compute/<gpu>/<model>/mlp.csv
-    VidurNetwork,   ///< microsoft/vidur data/profiling/network/<node>/{all_reduce,send_recv}.csv
-    BlisGemm,       ///< inference-sim bench_data/gemm/h100/data.csv (FP8 DeepGEMM)
-    BlisMha,        ///< inference-sim bench_data/mha/{prefill,decode}/h100/<q>-<kv>-<d>[-tpN].csv
-    LlmCompass,     ///< LLMCompass ae/figure5/**/real_hardware/*.csv (no header)
-    LlmServingSim,  ///< LLMServingSim profiler/v0/perf_models/<GPU>/<model>/tpN/{attention,layers}.csv
-    Torch,          ///< the CSV of calib/torch_profile.py
+    Auto,          ///< decided from the file's path, name and header
+    VidurMlp,      ///< microsoft/vidur data/profiling/compute/<gpu>/<model>/mlp.csv
+    VidurNetwork,  ///< microsoft/vidur data/profiling/network/<node>/{all_reduce,send_recv}.csv
+    BlisGemm,      ///< inference-sim bench_data/gemm/h100/data.csv (FP8 DeepGEMM)
+    BlisMha,       ///< inference-sim bench_data/mha/{prefill,decode}/h100/<q>-<kv>-<d>[-tpN].csv
+    LlmCompass,    ///< LLMCompass ae/figure5/**/real_hardware/*.csv (no header)
+    LlmServingSim, ///< LLMServingSim
+                   ///< profiler/v0/perf_models/<GPU>/<model>/tpN/{attention,layers}.csv
+    Torch,         ///< the CSV of calib/torch_profile.py
 };
 
 /// "auto", "vidur-mlp", "vidur-network", "blis-gemm", "blis-mha", "llmcompass",
@@ -55,20 +56,20 @@ struct ImportOptions {
 /// The result of importing files and folders.
 struct ImportResult {
     std::vector<Measurement> points;
-    std::vector<std::string> files;    ///< files read
-    std::vector<std::string> skipped;  ///< files under the folders in no format we read
-    std::vector<std::string> sources;  ///< citations of the files read (see source_citation)
+    std::vector<std::string> files;   ///< files read
+    std::vector<std::string> skipped; ///< files under the folders in no format we read
+    std::vector<std::string> sources; ///< citations of the files read (see source_citation)
 };
 
 /// Imports every path: files with `format`, folders walked recursively (sorted) with Auto,
 /// skipping files in no known format. Throws InputError on malformed files, and on a file given
 /// by name whose format cannot be told.
-[[nodiscard]] ImportResult import_paths(const std::vector<std::filesystem::path>& paths, Format format,
-                                        const ImportOptions& options = {});
+[[nodiscard]] ImportResult import_paths(const std::vector<std::filesystem::path>& paths,
+                                        Format format, const ImportOptions& options = {});
 
 /// "owner/repo@commit:path/in/repo" for a file under a folder with a SOURCE.md naming the
 /// repository ("- Repository: owner/repo") and commit ("- Commit: <hex>"), as in
 /// ../shared/data; otherwise the path as given.
 [[nodiscard]] std::string source_citation(const std::filesystem::path& path);
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

@@ -91,8 +91,8 @@ std::optional<PreparedPoint> prepare(const Measurement& m, const Hardware& hw, s
         const double b = m.batch;
         const double hd = m.head_dim;
         const double kv_heads = m.kv_heads > 0 ? m.kv_heads : m.heads;
-        const double q_width = m.heads * hd;  // Q (and the output O) per token
-        const double kv_elems = 2.0 * kv_heads * hd;  // K and V per token
+        const double q_width = m.heads * hd;         // Q (and the output O) per token
+        const double kv_elems = 2.0 * kv_heads * hd; // K and V per token
         const double kvb = dt->bytes;
         const double ab = p.act_bytes;
         // FLOPs: 2 × heads × (d_qk + d_v) per query-key pair (step_cost.cpp).
@@ -151,17 +151,18 @@ double predict_kernel(const PreparedPoint& p, const model::EfficiencyProfile& pr
                                                     bw, prof)
             .time.si();
     case OpClass::AttentionDecode:
-        return model::attention_decode_kernel_time(p.flops, p.bytes, FlopsPerSecond(p.peak), bw, prof)
+        return model::attention_decode_kernel_time(p.flops, p.bytes, FlopsPerSecond(p.peak), bw,
+                                                   prof)
             .time.si();
     case OpClass::AllReduce:
     case OpClass::SendRecv: {
         const model::Link link{BytesPerSecond(p.link_bandwidth), Seconds(p.link_latency), false};
         const Bytes msg(p.bytes);
         const model::Link eff = model::effective_link(link, msg, prof.comm);
-        const Seconds t = p.op_class == OpClass::SendRecv
-                              ? model::p2p_time(msg, eff)
-                              : model::all_reduce_time(msg, p.group, eff,
-                                                       model::AllReduceAlgorithm::Auto);
+        const Seconds t =
+            p.op_class == OpClass::SendRecv
+                ? model::p2p_time(msg, eff)
+                : model::all_reduce_time(msg, p.group, eff, model::AllReduceAlgorithm::Auto);
         return (t + prof.comm.collective_overhead).si();
     }
     }
@@ -188,4 +189,4 @@ std::optional<double> predict_time(const Measurement& m, const Hardware& hw,
     return predict(*p, prof, host_offset_for(m.source, offsets, prof));
 }
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

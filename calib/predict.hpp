@@ -32,16 +32,16 @@ struct Hardware {
 struct PreparedPoint {
     OpClass op_class = OpClass::Gemm;
     model::ComputeType type = model::ComputeType::Bf16;
-    double peak = 0;       ///< FLOP/s of the compute path
-    double bandwidth = 0;  ///< device memory B/s
-    double m = 0, k = 0, n = 0, weight_bytes = 2, act_bytes = 2;  ///< GEMM
-    double flops = 0;      ///< attention FLOPs
-    double bytes = 0;      ///< streamed bytes, attention traffic or message size
-    double x = 0;          ///< prefill attention: effective sequence length
-    int group = 1;         ///< collective: GPUs
-    double link_bandwidth = 0, link_latency = 0;  ///< collective: per direction, per hop
-    bool host = false;     ///< host-timed: a harness offset applies
-    double time_s = 0;     ///< measured
+    double peak = 0;                                             ///< FLOP/s of the compute path
+    double bandwidth = 0;                                        ///< device memory B/s
+    double m = 0, k = 0, n = 0, weight_bytes = 2, act_bytes = 2; ///< GEMM
+    double flops = 0;                                            ///< attention FLOPs
+    double bytes = 0; ///< streamed bytes, attention traffic or message size
+    double x = 0;     ///< prefill attention: effective sequence length
+    int group = 1;    ///< collective: GPUs
+    double link_bandwidth = 0, link_latency = 0; ///< collective: per direction, per hop
+    bool host = false;                           ///< host-timed: a harness offset applies
+    double time_s = 0;                           ///< measured
 };
 
 /// Prepares a point; nullopt (with the reason in `why` when given) when the model cannot
@@ -65,9 +65,9 @@ struct PreparedPoint {
                                      const model::EfficiencyProfile& prof);
 
 /// Predicts one measurement; nullopt when it cannot be predicted (see prepare).
-[[nodiscard]] std::optional<double> predict_time(const Measurement& m, const Hardware& hw,
-                                                 const model::EfficiencyProfile& prof,
-                                                 const std::vector<hwdb::TimingOffset>& offsets = {});
+[[nodiscard]] std::optional<double>
+predict_time(const Measurement& m, const Hardware& hw, const model::EfficiencyProfile& prof,
+             const std::vector<hwdb::TimingOffset>& offsets = {});
 
 /// Bytes per element and compute path of a data type name ("fp16", "bf16", "fp8", ...).
 struct DtypeInfo {
@@ -76,4 +76,4 @@ struct DtypeInfo {
 };
 [[nodiscard]] std::optional<DtypeInfo> dtype_info(std::string_view name);
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

@@ -45,7 +45,9 @@ std::string bytes(double b) {
     return num(b) + " B";
 }
 
-std::string rate(double bps) { return num(bps / 1e9) + " GB/s"; }
+std::string rate(double bps) {
+    return num(bps / 1e9) + " GB/s";
+}
 
 std::string quoted(const std::string& s) {
     std::string out = "\"";
@@ -78,17 +80,19 @@ hwdb::ResidualSummary summary(const std::string& cls, bool fitted, const ErrorSt
     if (!worst.empty()) {
         const auto& w = worst.front();
         r.worst_point = w.point.source_file + ":" + std::to_string(w.point.row) + " " + w.point.op +
-                        " (measured " + seconds(w.point.time_s) + ", predicted " + seconds(w.predicted_s) + ")";
+                        " (measured " + seconds(w.point.time_s) + ", predicted " +
+                        seconds(w.predicted_s) + ")";
     }
     r.default_mape = def.mape;
     r.default_p90 = def.p90;
     return r;
 }
 
-}  // namespace
+} // namespace
 
 hwdb::ProfileFile make_profile_file(const FitReport& fit, const model::AcceleratorSpec& gpu,
-                                    const ProfileMeta& meta, std::vector<model::Measurement> points) {
+                                    const ProfileMeta& meta,
+                                    std::vector<model::Measurement> points) {
     hwdb::ProfileFile f;
     f.profile = fit.profile;
     f.profile.name = meta.name;
@@ -117,11 +121,17 @@ hwdb::ProfileFile make_profile_file(const FitReport& fit, const model::Accelerat
     }
     all_train.mape = train > 0 ? sum / train : 0.0;
     f.residuals.push_back(summary("all", true, all_train, fit.held_out, fit.default_held_out, {}));
-    f.profile.error_band.mape = fit.held_out.mape;
-    f.profile.error_band.p90 = fit.held_out.p90;
+    // The band describes the error of a sum of kernels (a step), so the held-out errors are
+    // weighted by measured time; the per-kernel figures are in the residuals.
+    f.profile.error_band.mape = fit.held_out_time_weighted.mape;
+    f.profile.error_band.p90 = fit.held_out_time_weighted.p90;
     f.profile.error_band.points = fit.held_out.n;
-    f.profile.error_band.validated_on =
-        "held-out 1-in-5 shapes of " + classes + " on " + gpu.name + " (kernel times)";
+    char per_kernel[160];
+    std::snprintf(per_kernel, sizeof per_kernel, "per kernel: MAPE %.1f%%, P90 %.1f%%",
+                  fit.held_out.mape * 100, fit.held_out.p90 * 100);
+    f.profile.error_band.validated_on = "time-weighted |relative error| on held-out (1 in " +
+                                        std::to_string(fit.holdout_every) + " shapes) " + classes +
+                                        " times on " + gpu.name + "; " + per_kernel;
     f.comm_links = fit.comm_links;
     f.timing_offsets = fit.offsets;
     f.points = std::move(points);
@@ -166,7 +176,8 @@ std::string profile_to_yaml(const hwdb::ProfileFile& f) {
     }
     o << "}\n"
       << "  memory: " << curve(p.memory, true) << "              # x: bytes per kernel\n"
-      << "  attention_prefill: " << curve(p.attention_prefill, false) << "   # x: effective sequence, tokens\n"
+      << "  attention_prefill: " << curve(p.attention_prefill, false)
+      << "   # x: effective sequence, tokens\n"
       << "  attention_decode: " << curve(p.attention_decode, true) << "    # x: bytes per kernel\n"
       << "  comm:\n"
       << "    bandwidth: " << curve(p.comm.bandwidth, true) << "   # x: message bytes\n"
@@ -174,8 +185,9 @@ std::string profile_to_yaml(const hwdb::ProfileFile& f) {
       << "  launch_overhead: " << seconds(p.launch_overhead.si()) << "\n"
       << "  graph_launch_overhead: " << seconds(p.graph_launch_overhead.si()) << "\n"
       << "  step_overhead: " << seconds(p.step_overhead.si()) << "\n"
-      << "  error_band: {mape: " << num(p.error_band.mape, 4) << ", p90: " << num(p.error_band.p90, 4)
-      << ", points: " << p.error_band.points << ", validated_on: " << quoted(p.error_band.validated_on) << "}\n";
+      << "  error_band: {mape: " << num(p.error_band.mape, 4)
+      << ", p90: " << num(p.error_band.p90, 4) << ", points: " << p.error_band.points
+      << ", validated_on: " << quoted(p.error_band.validated_on) << "}\n";
     if (!f.residuals.empty()) {
         o << "  residuals:   # |relative error| of time; held out unless prefixed train_\n";
         for (const auto& r : f.residuals) {
@@ -187,21 +199,23 @@ std::string profile_to_yaml(const hwdb::ProfileFile& f) {
             if (!r.worst_point.empty()) {
                 o << ", worst_point: " << quoted(r.worst_point);
             }
-            o << ", default_mape: " << num(r.default_mape, 4) << ", default_p90: " << num(r.default_p90, 4)
-              << "}\n";
+            o << ", default_mape: " << num(r.default_mape, 4)
+              << ", default_p90: " << num(r.default_p90, 4) << "}\n";
         }
     }
     if (!f.comm_links.empty()) {
-        o << "  comm_links:   # time = alpha + message / bandwidth, per collective, link and group\n";
+        o << "  comm_links:   # time = alpha + message / bandwidth, per collective, link and "
+             "group\n";
         for (const auto& c : f.comm_links) {
-            o << "    - {collective: " << c.collective << ", link: " << quoted(c.link) << ", group: " << c.group
-              << ", nodes: " << c.nodes << ", alpha: " << seconds(c.alpha.si())
-              << ", bandwidth: " << rate(c.bandwidth.si()) << ", points: " << c.points
-              << ", mape: " << num(c.mape, 4) << "}\n";
+            o << "    - {collective: " << c.collective << ", link: " << quoted(c.link)
+              << ", group: " << c.group << ", nodes: " << c.nodes
+              << ", alpha: " << seconds(c.alpha.si()) << ", bandwidth: " << rate(c.bandwidth.si())
+              << ", points: " << c.points << ", mape: " << num(c.mape, 4) << "}\n";
         }
     }
     if (!f.timing_offsets.empty()) {
-        o << "  timing_offsets:   # harness overhead of host-timed data sets, not part of the model\n";
+        o << "  timing_offsets:   # harness overhead of host-timed data sets, not part of the "
+             "model\n";
         for (const auto& t : f.timing_offsets) {
             o << "    - {source: " << quoted(t.source) << ", offset: " << seconds(t.offset.si())
               << ", points: " << t.points << "}\n";
@@ -240,7 +254,8 @@ void write_text_file(const std::string& path, const std::string& text) {
         std::ofstream out(tmp, std::ios::binary);
         out << text;
         if (!out) {
-            throw InputError(path + ": cannot write the file; check that the folder exists and is writable");
+            throw InputError(
+                path + ": cannot write the file; check that the folder exists and is writable");
         }
     }
     std::error_code ec;
@@ -251,4 +266,4 @@ void write_text_file(const std::string& path, const std::string& text) {
     }
 }
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

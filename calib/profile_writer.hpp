@@ -15,18 +15,19 @@ namespace gpuplan::calib {
 
 /// What a profile file says about itself besides the fit.
 struct ProfileMeta {
-    std::string name;         ///< profile name, e.g. "a100-sxm-80gb"
-    std::string description;  ///< one line: what was measured, how
-    std::string command;      ///< the command line that produced it
-    std::string date;         ///< YYYY-MM-DD
-    std::vector<std::string> sources;  ///< data files, as owner/repo@commit:path where known
+    std::string name;                 ///< profile name, e.g. "a100-sxm-80gb"
+    std::string description;          ///< one line: what was measured, how
+    std::string command;              ///< the command line that produced it
+    std::string date;                 ///< YYYY-MM-DD
+    std::vector<std::string> sources; ///< data files, as owner/repo@commit:path where known
     model::ProvenanceKind kind = model::ProvenanceKind::EngineProfile;
 };
 
 /// The profile file for a fit on `gpu`: the fitted coefficients, the held-out error band
 /// (all held-out points pooled), residuals per class and in total, alpha-beta link fits,
 /// harness offsets, and `points` when non-empty.
-[[nodiscard]] hwdb::ProfileFile make_profile_file(const FitReport& fit, const model::AcceleratorSpec& gpu,
+[[nodiscard]] hwdb::ProfileFile make_profile_file(const FitReport& fit,
+                                                  const model::AcceleratorSpec& gpu,
                                                   const ProfileMeta& meta,
                                                   std::vector<model::Measurement> points = {});
 
@@ -42,4 +43,4 @@ struct ProfileMeta {
 /// leaves half a file. Throws InputError when the file cannot be written.
 void write_text_file(const std::string& path, const std::string& text);
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

@@ -29,7 +29,9 @@ using calib::ErrorStats;
 using model::Measurement;
 using model::OpClass;
 
-std::string pct(double f) { return fixed(f * 100.0, 1) + "%"; }
+std::string pct(double f) {
+    return fixed(f * 100.0, 1) + "%";
+}
 
 std::string today() {
     const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -43,7 +45,8 @@ std::string today() {
 std::string joined_command(const std::string& words, const std::vector<std::string>& args) {
     std::string s = "gpuplan " + words;
     for (const auto& a : args) {
-        s += " " + a;
+        const bool plain = !a.empty() && a.find_first_of(" \t'\"\\$`") == std::string::npos;
+        s += " " + (plain ? a : "'" + a + "'");
     }
     return s;
 }
@@ -115,18 +118,22 @@ std::vector<fs::path> profile_folders(CliContext& ctx) {
     return out;
 }
 
-std::string signed_pct(double e) { return (e >= 0 ? "+" : "") + fixed(e * 100.0, 0) + "%"; }
+std::string signed_pct(double e) {
+    return (e >= 0 ? "+" : "") + fixed(e * 100.0, 0) + "%";
+}
 
 void print_coefficients(std::ostream& out, const model::EfficiencyProfile& p) {
-    out << "  gemm               e_max " << fixed(p.gemm.e_max, 3) << ", m_half " << fixed(p.gemm.m_half, 1)
-        << " tokens, nk_half " << fixed(p.gemm.nk_half, 0) << " elements; dtype scale";
+    out << "  gemm               e_max " << fixed(p.gemm.e_max, 3) << ", m_half "
+        << fixed(p.gemm.m_half, 1) << " tokens, nk_half " << fixed(p.gemm.nk_half, 0)
+        << " elements; dtype scale";
     for (std::size_t i = 0; i < model::kComputeTypeCount; ++i) {
         if (p.gemm.dtype_scale[i] != 1.0) {
             out << " " << model::to_string(static_cast<model::ComputeType>(i)) << " "
                 << fixed(p.gemm.dtype_scale[i], 3);
         }
     }
-    out << "\n  memory             max " << fixed(p.memory.max, 3) << ", half " << fixed(p.memory.half / 1024.0, 1) << " KiB\n"
+    out << "\n  memory             max " << fixed(p.memory.max, 3) << ", half "
+        << fixed(p.memory.half / 1024.0, 1) << " KiB\n"
         << "  attention_prefill  max " << fixed(p.attention_prefill.max, 3) << ", half "
         << fixed(p.attention_prefill.half, 1) << " tokens\n"
         << "  attention_decode   max " << fixed(p.attention_decode.max, 3) << ", half "
@@ -136,7 +143,7 @@ void print_coefficients(std::ostream& out, const model::EfficiencyProfile& p) {
         << fixed(p.comm.collective_overhead.si() * 1e6, 2) << " us\n";
 }
 
-}  // namespace
+} // namespace
 
 int run_calib_import(CliContext& ctx) {
     po::options_description desc("options");
@@ -144,11 +151,14 @@ int run_calib_import(CliContext& ctx) {
     std::string format_name = "auto";
     std::string gpu;
     std::string output;
-    desc.add_options()("files", po::value(&files)->multitoken()->required(), "measurement files or folders")(
+    desc.add_options()("files", po::value(&files)->multitoken()->required(),
+                       "measurement files or folders")(
         "format", po::value(&format_name),
-        "auto (default), vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, llmservingsim, torch")(
-        "gpu", po::value(&gpu), "the GPU the data was measured on (hwdb name), when the path does not say")(
-        "output,o", po::value(&output), "write the points as YAML to this file ('-': standard output)");
+        "auto (default), vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, llmservingsim, "
+        "torch")("gpu", po::value(&gpu),
+                 "the GPU the data was measured on (hwdb name), when the path does not say")(
+        "output,o", po::value(&output),
+        "write the points as YAML to this file ('-': standard output)");
     po::positional_options_description pos;
     pos.add("files", -1);
     po::variables_map vm;
@@ -201,15 +211,18 @@ int run_calib_fit(CliContext& ctx) {
     desc.add_options()("points", po::value(&inputs)->multitoken()->required(),
                        "points YAML files (calib import -o), measurement CSVs or folders")(
         "gpu", po::value(&gpu_name)->required(), "fit the points of this GPU (hwdb name)")(
-        "output,o", po::value(&output), "write the profile YAML here (e.g. hwdb/profiles/NAME.yaml)")(
+        "output,o", po::value(&output),
+        "write the profile YAML here (e.g. hwdb/profiles/NAME.yaml)")(
         "name", po::value(&name), "profile name (default: the GPU's name)")(
         "description", po::value(&description), "one line on what was measured")(
-        "kind", po::value(&kind_name), "provenance kind: engine-profile (default) or microbenchmark")(
+        "kind", po::value(&kind_name),
+        "provenance kind: engine-profile (default) or microbenchmark")(
         "format", po::value(&format_name), "format of CSV inputs (default auto)")(
         "holdout-every", po::value(&fo.holdout_every), "hold out 1 in N shapes (default 5)")(
-        "min-points", po::value(&fo.min_points), "training points a class needs to be fitted (default 8)")(
-        "with-points", "store the measured points in the profile")(
-        "json", "print the fit report as JSON");
+        "min-points", po::value(&fo.min_points),
+        "training points a class needs to be fitted (default 8)")(
+        "with-points", "store the measured points in the profile")("json",
+                                                                   "print the fit report as JSON");
     po::positional_options_description pos;
     pos.add("points", -1);
     po::variables_map vm;
@@ -221,7 +234,8 @@ int run_calib_fit(CliContext& ctx) {
     if (kind_name == "microbenchmark") {
         kind = model::ProvenanceKind::Microbenchmark;
     } else if (kind_name != "engine-profile") {
-        throw UsageError("unknown --kind '" + kind_name + "'; use engine-profile or microbenchmark");
+        throw UsageError("unknown --kind '" + kind_name +
+                         "'; use engine-profile or microbenchmark");
     }
     if (fo.min_points < 2) {
         throw UsageError("--min-points must be at least 2");
@@ -240,8 +254,8 @@ int run_calib_fit(CliContext& ctx) {
         for (const auto& g : gpus) {
             list += (list.empty() ? "" : ", ") + g;
         }
-        throw InputError("no point was measured on '" + gpu.name + "'; the points are from: " +
-                         (list.empty() ? "nothing" : list));
+        throw InputError("no point was measured on '" + gpu.name +
+                         "'; the points are from: " + (list.empty() ? "nothing" : list));
     }
     const calib::Hardware hw = hardware_for(ctx.db(), gpu);
     const model::EfficiencyProfile base = model::default_profile();
@@ -276,13 +290,19 @@ int run_calib_fit(CliContext& ctx) {
                  "default MAPE", "default P90"});
         for (const auto& c : rep.classes) {
             t.add_row({model::to_string(c.op_class), c.fitted ? "yes" : "no (base)",
-                       std::to_string(c.train.n), std::to_string(c.held_out.n), pct(c.held_out.mape),
-                       pct(c.held_out.median), pct(c.held_out.p90), pct(c.held_out.max),
-                       pct(c.default_held_out.mape), pct(c.default_held_out.p90)});
+                       std::to_string(c.train.n), std::to_string(c.held_out.n),
+                       pct(c.held_out.mape), pct(c.held_out.median), pct(c.held_out.p90),
+                       pct(c.held_out.max), pct(c.default_held_out.mape),
+                       pct(c.default_held_out.p90)});
         }
         t.add_row({"all", "", "", std::to_string(rep.held_out.n), pct(rep.held_out.mape),
                    pct(rep.held_out.median), pct(rep.held_out.p90), pct(rep.held_out.max),
                    pct(rep.default_held_out.mape), pct(rep.default_held_out.p90)});
+        t.add_row({"all, time-weighted", "", "", std::to_string(rep.held_out.n),
+                   pct(rep.held_out_time_weighted.mape), pct(rep.held_out_time_weighted.median),
+                   pct(rep.held_out_time_weighted.p90), "",
+                   pct(rep.default_held_out_time_weighted.mape),
+                   pct(rep.default_held_out_time_weighted.p90)});
         t.print(out);
         out << "\nfitted coefficients\n";
         print_coefficients(out, rep.profile);
@@ -311,7 +331,17 @@ int run_calib_fit(CliContext& ctx) {
                                : description;
         meta.command = joined_command("calib fit", ctx.args);
         meta.date = today();
-        meta.sources = set.sources;
+        // Cite the files this GPU's points came from (not every file of a folder).
+        std::set<std::string> cited;
+        for (const auto& p : set.points) {
+            if (p.gpu != gpu.name || p.source_file.empty()) {
+                continue;
+            }
+            std::error_code ec;
+            cited.insert(fs::exists(p.source_file, ec) ? calib::source_citation(p.source_file)
+                                                       : p.source_file);
+        }
+        meta.sources.assign(cited.begin(), cited.end());
         std::vector<Measurement> keep;
         if (vm.count("with-points")) {
             for (const auto& p : set.points) {
@@ -336,11 +366,12 @@ int run_calib_validate(CliContext& ctx) {
     desc.add_options()("dirs", po::value(&inputs)->multitoken()->required(),
                        "measurement folders or files (e.g. ../shared/data), or points YAML")(
         "profile", po::value(&profiles)->multitoken(),
-        "profile file(s) to validate (default: hwdb/profiles, by GPU)")(
-        "gpu", po::value(&only_gpu), "only this GPU")(
+        "profile file(s) to validate (default: hwdb/profiles, by GPU)")("gpu", po::value(&only_gpu),
+                                                                        "only this GPU")(
         "all", "use every point (default: only the shapes held out of the fit)")(
-        "holdout-every", po::value(&holdout_every), "the fit's hold-out rule: 1 in N shapes (default 5)")(
-        "json", "machine-readable output");
+        "by-op", "also break the errors down by operator within each class")(
+        "holdout-every", po::value(&holdout_every),
+        "the fit's hold-out rule: 1 in N shapes (default 5)")("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("dirs", -1);
     po::variables_map vm;
@@ -386,10 +417,13 @@ int run_calib_validate(CliContext& ctx) {
             pf = hwdb::find_profile_file_for_gpu(profile_folders(ctx), *gpu);
         }
         const model::EfficiencyProfile prof = pf ? pf->profile : base;
-        const std::vector<hwdb::TimingOffset> offsets = pf ? pf->timing_offsets : std::vector<hwdb::TimingOffset>{};
+        const std::vector<hwdb::TimingOffset> offsets =
+            pf ? pf->timing_offsets : std::vector<hwdb::TimingOffset>{};
         const calib::Hardware hw = hardware_for(ctx.db(), *gpu);
-        const calib::Evaluation fitted = calib::evaluate(set.points, hw, prof, offsets, subset, holdout_every);
-        const calib::Evaluation def = calib::evaluate(set.points, hw, base, offsets, subset, holdout_every);
+        const calib::Evaluation fitted =
+            calib::evaluate(set.points, hw, prof, offsets, subset, holdout_every);
+        const calib::Evaluation def =
+            calib::evaluate(set.points, hw, base, offsets, subset, holdout_every);
         if (vm.count("json")) {
             nlohmann::json g = {{"gpu", gpu->name},
                                 {"profile", pf ? pf->profile.provenance.file : std::string()},
@@ -412,12 +446,15 @@ int run_calib_validate(CliContext& ctx) {
             }
             g["mape"] = fitted.all.mape;
             g["default_mape"] = def.all.mape;
+            g["time_weighted_mape"] = fitted.all_time_weighted.mape;
+            g["default_time_weighted_mape"] = def.all_time_weighted.mape;
             json.push_back(g);
             continue;
         }
         out << gpu->name << ": " << (pf ? pf->profile.provenance.file : std::string("no profile"))
-            << " (" << model::to_string(prof.provenance.kind) << ")\n  " << prof.provenance.description
-            << "\n  " << (subset == calib::Subset::All ? "all points" : "held-out shapes only") << ", "
+            << " (" << model::to_string(prof.provenance.kind) << ")\n  "
+            << prof.provenance.description << "\n  "
+            << (subset == calib::Subset::All ? "all points" : "held-out shapes only") << ", "
             << fitted.all.n << " points";
         if (fitted.skipped > 0) {
             out << ", " << fitted.skipped << " not predictable (unknown link or data type)";
@@ -431,17 +468,36 @@ int run_calib_validate(CliContext& ctx) {
             std::string worst;
             if (!c.worst.empty()) {
                 const auto& w = c.worst.front();
-                worst = signed_pct(w.rel_error) + " " + fs::path(w.point.source_file).filename().string() +
-                        ":" + std::to_string(w.point.row) + " " + w.point.op;
+                worst = signed_pct(w.rel_error) + " " +
+                        fs::path(w.point.source_file).filename().string() + ":" +
+                        std::to_string(w.point.row) + " " + w.point.op;
             }
             t.add_row({model::to_string(c.op_class), std::to_string(c.stats.n), pct(c.stats.mape),
-                       pct(c.stats.median), pct(c.stats.p90), pct(d.stats.mape), pct(d.stats.median),
-                       pct(d.stats.p90), worst});
+                       pct(c.stats.median), pct(c.stats.p90), pct(d.stats.mape),
+                       pct(d.stats.median), pct(d.stats.p90), worst});
         }
-        t.add_row({"all", std::to_string(fitted.all.n), pct(fitted.all.mape), pct(fitted.all.median),
-                   pct(fitted.all.p90), pct(def.all.mape), pct(def.all.median), pct(def.all.p90), ""});
+        t.add_row({"all", std::to_string(fitted.all.n), pct(fitted.all.mape),
+                   pct(fitted.all.median), pct(fitted.all.p90), pct(def.all.mape),
+                   pct(def.all.median), pct(def.all.p90), ""});
+        t.add_row({"all, time-weighted", std::to_string(fitted.all.n),
+                   pct(fitted.all_time_weighted.mape), pct(fitted.all_time_weighted.median),
+                   pct(fitted.all_time_weighted.p90), pct(def.all_time_weighted.mape),
+                   pct(def.all_time_weighted.median), pct(def.all_time_weighted.p90), ""});
         t.print(out);
         out << '\n';
+        if (vm.count("by-op")) {
+            Table b({"op class", "op", "points", "MAPE", "bias", "P90", "default MAPE",
+                     "default bias"});
+            for (std::size_t i = 0; i < fitted.ops.size() && i < def.ops.size(); ++i) {
+                const auto& f = fitted.ops[i];
+                const auto& d = def.ops[i];
+                b.add_row({model::to_string(f.op_class), f.op, std::to_string(f.stats.n),
+                           pct(f.stats.mape), signed_pct(f.mean_signed), pct(f.stats.p90),
+                           pct(d.stats.mape), signed_pct(d.mean_signed)});
+            }
+            b.print(out);
+            out << '\n';
+        }
     }
     if (vm.count("json")) {
         out << json.dump(2) << '\n';
@@ -459,4 +515,4 @@ int run_calib_validate(CliContext& ctx) {
     return 0;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -36,8 +36,12 @@ int run_scenario_check(CliContext& ctx);
 int run_fit(CliContext& ctx);
 int run_estimate(CliContext& ctx);
 int run_compare(CliContext& ctx);
+int run_train(CliContext& ctx);
+int run_rack(CliContext& ctx);
+int run_cost(CliContext& ctx);
 int run_calib_import(CliContext& ctx);
 int run_calib_fit(CliContext& ctx);
 int run_calib_validate(CliContext& ctx);
+int run_simulate(CliContext& ctx);
 
 }  // namespace gpuplan::cli

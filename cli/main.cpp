@@ -25,9 +25,13 @@ constexpr Subcommand kSubcommands[] = {
     {"fit", gpuplan::cli::run_fit, "memory per GPU: does it fit, KV blocks, max concurrency, fewest GPUs"},
     {"estimate", gpuplan::cli::run_estimate, "speed: TTFT, TPOT, throughput, MFU/MBU, binding resource, what-ifs"},
     {"compare", gpuplan::cli::run_compare, "several GPUs or configurations side by side for one workload"},
+    {"train", gpuplan::cli::run_train, "training: memory per GPU, step time, MFU, time and cost, layout search"},
+    {"rack", gpuplan::cli::run_rack, "nodes per rack, racks needed, binding limit (budget, PDU, cooling, U)"},
+    {"cost", gpuplan::cli::run_cost, "monthly cost own vs rent, cost per million tokens, break-even month"},
     {"calib import", gpuplan::cli::run_calib_import, "read measured kernel times (Vidur, BLIS, LLMCompass, torch CSV)"},
     {"calib fit", gpuplan::cli::run_calib_fit, "fit an efficiency profile to measured points"},
     {"calib validate", gpuplan::cli::run_calib_validate, "model error vs measurements, fitted and default profile"},
+    {"simulate", gpuplan::cli::run_simulate, "discrete-event serving simulation: latency tails, queues, goodput"},
 };
 
 void print_usage(std::ostream& out) {

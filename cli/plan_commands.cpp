@@ -1,6 +1,7 @@
 // `gpuplan fit`, `gpuplan estimate` and `gpuplan compare`: the analytic model's answers.
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
+#include "cli/power_report.hpp"
 #include "cli/report_json.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
@@ -161,6 +162,8 @@ int run_estimate(CliContext& ctx) {
     po::options_description desc("options");
     ScenarioFlags flags;
     add_scenario_options(desc, flags);
+    PowerFlags pflags;
+    add_power_options(desc, pflags);
     int cached = 0;
     desc.add_options()("cached-prefix", po::value(&cached), "prompt tokens per request served by the prefix cache")(
         "json", "machine-readable output");
@@ -170,9 +173,15 @@ int run_estimate(CliContext& ctx) {
     if (!parse_options("estimate", ctx.args, desc, pos, vm, *ctx.out, "[FILE] [--model M --gpu G ...] [--json]")) {
         return 0;
     }
-    const model::Scenario s = build_scenario(ctx, flags);
+    model::Scenario s = build_scenario(ctx, flags);
+    apply_power_flags(s, pflags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
     const model::ServingEstimate e = model::estimate_serving(s.deployment, s.workload, profile, cached);
+    // Power figures when the scenario limits power (docs/power.md).
+    std::optional<model::PowerEstimate> power;
+    if (has_power_limit(s)) {
+        power = scenario_power(ctx, s, profile, cached);
+    }
     const model::BottleneckReport b = model::find_bottleneck(s.deployment, s.workload, profile);
     std::vector<model::AcceleratorSpec> candidates;
     for (const auto& a : ctx.db().accelerators()) {
@@ -184,10 +193,18 @@ int run_estimate(CliContext& ctx) {
     }
     const auto whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates);
     if (vm.count("json")) {
-        *ctx.out << estimate_json(s, e, b, whatifs).dump(2) << '\n';
+        nlohmann::json j = estimate_json(s, e, b, whatifs);
+        if (power) {
+            j["power"] = power_json(*power);
+        }
+        *ctx.out << j.dump(2) << '\n';
         return 0;
     }
     print_estimate(*ctx.out, s, e, b, whatifs);
+    if (power) {
+        *ctx.out << "\nunder the power limit (analytic; figures above are uncapped)\n";
+        print_power(*ctx.out, *power);
+    }
     return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "cli/scenario_options.hpp"
 
+#include "hwdb/profile_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/error.hpp"
 
@@ -129,10 +130,19 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     return s;
 }
 
-model::EfficiencyProfile choose_profile(CliContext&, const ScenarioFlags& flags,
-                                        const model::AcceleratorSpec&) {
+model::EfficiencyProfile choose_profile(CliContext& ctx, const ScenarioFlags& flags,
+                                        const model::AcceleratorSpec& gpu) {
     if (!flags.profile.empty()) {
-        throw UsageError("--profile: loading measured profiles comes with the calibration layer (issue 6)");
+        return hwdb::load_profile(flags.profile);
+    }
+    // The profiles/ folder of every hwdb folder: a user's measured profile for the same GPU
+    // (a later folder) wins over the shipped one.
+    std::vector<std::filesystem::path> folders;
+    for (const auto& f : hwdb::default_folders(ctx.extra_hwdb)) {
+        folders.push_back(f / "profiles");
+    }
+    if (auto found = hwdb::find_profile_for_gpu(folders, gpu)) {
+        return *found;
     }
     return model::default_profile();
 }

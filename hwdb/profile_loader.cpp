@@ -26,7 +26,8 @@ constexpr int kMaxShape = 1 << 30;
 std::string read_text(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-        throw InputError(path.string() + ": cannot open the file; check that it exists and is readable");
+        throw InputError(path.string() +
+                         ": cannot open the file; check that it exists and is readable");
     }
     std::ostringstream ss;
     ss << in.rdbuf();
@@ -61,7 +62,8 @@ model::ProvenanceKind read_kind(MapReader& m) {
             return kind;
         }
     }
-    m.fail_at("kind", "unknown value '" + k + "'; use spec-sheet, microbenchmark or engine-profile");
+    m.fail_at("kind",
+              "unknown value '" + k + "'; use spec-sheet, microbenchmark or engine-profile");
 }
 
 model::GemmEfficiency read_gemm(MapReader m) {
@@ -120,7 +122,8 @@ CommLinkFit read_comm_link(MapReader& m) {
     CommLinkFit c;
     c.collective = m.string("collective");
     if (c.collective != "all_reduce" && c.collective != "send_recv") {
-        m.fail_at("collective", "unknown collective '" + c.collective + "'; use all_reduce or send_recv");
+        m.fail_at("collective",
+                  "unknown collective '" + c.collective + "'; use all_reduce or send_recv");
     }
     c.link = m.string("link");
     c.group = m.integer("group", 1, 1'000'000);
@@ -156,7 +159,8 @@ model::Measurement read_point(MapReader& m) {
     p.bytes = m.opt_quantity("bytes", Dimension::Bytes).value_or(0.0);
     p.dtype = m.string_or("dtype", "bf16");
     if (!model::find_precision(p.dtype)) {
-        m.fail_at("dtype", "unknown data type '" + p.dtype + "'; use bf16, fp16, fp8, int8 or fp32");
+        m.fail_at("dtype",
+                  "unknown data type '" + p.dtype + "'; use bf16, fp16, fp8, int8 or fp32");
     }
     p.gpu = m.string_or("gpu", "");
     p.tp = m.opt_integer("tp", 1, 1'000'000).value_or(1);
@@ -217,7 +221,7 @@ bool matches_gpu(const std::string& name, const model::AcceleratorSpec& gpu) {
                        [&](const std::string& a) { return normalize_name(a) == key; });
 }
 
-}  // namespace
+} // namespace
 
 ProfileFile parse_profile_file(std::string_view text, const std::string& file) {
     MapReader root(detail::parse_strict(text, file), file, "");
@@ -251,9 +255,9 @@ ProfileFile parse_profile_file(std::string_view text, const std::string& file) {
             c.finish();
         }
         prof.launch_overhead = Seconds(p.quantity("launch_overhead", Dimension::Seconds, false));
-        prof.graph_launch_overhead = Seconds(
-            p.opt_quantity("graph_launch_overhead", Dimension::Seconds, false)
-                .value_or(prof.graph_launch_overhead.si()));
+        prof.graph_launch_overhead =
+            Seconds(p.opt_quantity("graph_launch_overhead", Dimension::Seconds, false)
+                        .value_or(prof.graph_launch_overhead.si()));
         prof.step_overhead = Seconds(p.quantity("step_overhead", Dimension::Seconds, false));
         prof.error_band = read_error_band(p.map("error_band"));
         for (auto& r : p.map_list("residuals")) {
@@ -367,22 +371,27 @@ std::string point_to_yaml(const model::Measurement& m) {
     return s + "}";
 }
 
-std::optional<ProfileFile> find_profile_file_for_gpu(const std::vector<std::filesystem::path>& folders,
-                                                     const model::AcceleratorSpec& gpu) {
+std::optional<ProfileFile>
+find_profile_file_for_gpu(const std::vector<std::filesystem::path>& folders,
+                          const model::AcceleratorSpec& gpu) {
+    // Later folders override earlier ones (as in Database::load): search them last to first,
+    // each in sorted order, so a user's measured profile wins over the shipped one.
     std::vector<std::filesystem::path> files;
-    for (const auto& folder : folders) {
+    for (auto folder = folders.rbegin(); folder != folders.rend(); ++folder) {
         std::error_code ec;
-        if (!std::filesystem::is_directory(folder, ec)) {
+        if (!std::filesystem::is_directory(*folder, ec)) {
             continue;
         }
-        for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
+        std::vector<std::filesystem::path> in_folder;
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(*folder)) {
             const auto ext = entry.path().extension();
             if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml")) {
-                files.push_back(entry.path());
+                in_folder.push_back(entry.path());
             }
         }
+        std::sort(in_folder.begin(), in_folder.end());
+        files.insert(files.end(), in_folder.begin(), in_folder.end());
     }
-    std::sort(files.begin(), files.end());
     std::optional<ProfileFile> borrowed;
     for (const auto& f : files) {
         ProfileFile pf = read_profile_file(f);
@@ -409,8 +418,9 @@ std::optional<ProfileFile> find_profile_file_for_gpu(const std::vector<std::file
     return borrowed;
 }
 
-std::optional<model::EfficiencyProfile> find_profile_for_gpu(
-    const std::vector<std::filesystem::path>& folders, const model::AcceleratorSpec& gpu) {
+std::optional<model::EfficiencyProfile>
+find_profile_for_gpu(const std::vector<std::filesystem::path>& folders,
+                     const model::AcceleratorSpec& gpu) {
     if (auto f = find_profile_file_for_gpu(folders, gpu)) {
         return f->profile;
     }
@@ -421,4 +431,4 @@ std::filesystem::path builtin_profile_folder() {
     return std::filesystem::path(GPUPLAN_BUILTIN_HWDB) / "profiles";
 }
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

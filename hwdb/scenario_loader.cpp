@@ -1,6 +1,9 @@
 #include "hwdb/scenario_loader.hpp"
 
+#include "hwdb/detail/power_cost_reader.hpp"
 #include "hwdb/detail/spec_readers.hpp"
+#include "hwdb/detail/training_reader.hpp"
+#include "hwdb/detail/workload_reader.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
 
 #include <fstream>
@@ -72,7 +75,7 @@ model::Precisions read_precisions(std::optional<MapReader> m) {
     return p;
 }
 
-model::EngineConfig read_engine(std::optional<MapReader> m) {
+model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConfig& sched) {
     model::EngineConfig e;
     if (!m) {
         return e;
@@ -111,6 +114,7 @@ model::EngineConfig read_engine(std::optional<MapReader> m) {
     e.activation_memory = opt_q<Bytes>(*m, "activation_memory", Dimension::Bytes);
     e.activation_workspace_factor = m->opt_number("activation_workspace_factor", 0.0, 100.0).value_or(1.0);
     e.kv_cache_memory = opt_q<Bytes>(*m, "kv_cache_memory", Dimension::Bytes);
+    detail::read_scheduler(*m, sched);  // the simulator's scheduler keys
     m->finish();
     return e;
 }
@@ -154,7 +158,7 @@ void read_hardware(MapReader m, const Database& db, model::Scenario& s) {
     m.finish();
 }
 
-void read_workload(std::optional<MapReader> m, model::Workload& w) {
+void read_workload(std::optional<MapReader> m, model::Workload& w, const std::filesystem::path& base) {
     if (!m) {
         return;
     }
@@ -162,6 +166,7 @@ void read_workload(std::optional<MapReader> m, model::Workload& w) {
     w.output_tokens = m->opt_integer("output_tokens", 1, 1 << 28).value_or(w.output_tokens);
     w.concurrency = m->opt_integer("concurrency", 1, 1 << 24).value_or(w.concurrency);
     w.requests_per_s = m->opt_number("requests_per_s", 1e-9, 1e9);
+    detail::read_sim_workload(*m, w, base);  // the simulator's keys
     m->finish();
 }
 
@@ -176,7 +181,7 @@ void read_slo(std::optional<MapReader> m, model::Slo& slo) {
     m->finish();
 }
 
-void read_power(std::optional<MapReader> m, model::PowerBudget& p) {
+void read_power(std::optional<MapReader> m, model::PowerBudget& p, model::PowerModel& pm) {
     if (!m) {
         return;
     }
@@ -184,6 +189,7 @@ void read_power(std::optional<MapReader> m, model::PowerBudget& p) {
     p.node_cap = opt_q<Watts>(*m, "node_cap", Dimension::Watts);
     p.rack_budget = opt_q<Watts>(*m, "rack_budget", Dimension::Watts);
     p.pue = m->opt_number("pue", 1.0, 5.0);
+    detail::read_power_model(*m, pm);  // the power model's overrides
     m->finish();
 }
 
@@ -194,6 +200,7 @@ void read_prices(std::optional<MapReader> m, model::Prices& p) {
     p.gpu_hour = opt_price(*m, "gpu_hour");
     p.gpu_purchase = opt_price(*m, "gpu_purchase");
     p.electricity = opt_price(*m, "electricity");
+    p.node_purchase = opt_price(*m, "node_purchase");
     const auto expect_basis = [&](const std::optional<model::Price>& price, const char* key,
                                   model::PriceBasis basis, const char* example) {
         if (price && price->per != basis) {
@@ -203,6 +210,7 @@ void read_prices(std::optional<MapReader> m, model::Prices& p) {
     expect_basis(p.gpu_hour, "gpu_hour", model::PriceBasis::Hour, "$2.10/h");
     expect_basis(p.gpu_purchase, "gpu_purchase", model::PriceBasis::Once, "$25000");
     expect_basis(p.electricity, "electricity", model::PriceBasis::KilowattHour, "0.6 CNY/kWh");
+    expect_basis(p.node_purchase, "node_purchase", model::PriceBasis::Once, "$270000");
     m->finish();
 }
 
@@ -229,8 +237,77 @@ void set_hardware(model::Scenario& s, const Database& db, const std::string& acc
     }
 }
 
+namespace {
+
+// Applies `--set key.path=value` overrides to the parsed document: maps are created as needed,
+// a numeric segment indexes a list, and the value is parsed as YAML (so "64", "1 GiB" and
+// "[1, 2]" all work).
+void apply_overrides(YAML::Node root, const std::vector<ScenarioOverride>& overrides, const std::string& file) {
+    for (const auto& o : overrides) {
+        std::vector<std::string> parts;
+        std::size_t start = 0;
+        for (std::size_t i = 0; i <= o.path.size(); ++i) {
+            if (i == o.path.size() || o.path[i] == '.') {
+                parts.push_back(o.path.substr(start, i - start));
+                start = i + 1;
+            }
+        }
+        YAML::Node node = root;
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            const std::string& key = parts[i];
+            if (key.empty()) {
+                throw InputError("--set " + o.path + ": empty key; write e.g. 'workload.requests_per_s=8'");
+            }
+            const bool last = i + 1 == parts.size();
+            if (node.IsSequence()) {
+                std::size_t idx = 0;
+                try {
+                    idx = std::stoul(key);
+                } catch (const std::exception&) {
+                    throw InputError("--set " + o.path + ": '" + key + "' indexes a list; use a number");
+                }
+                if (idx >= node.size()) {
+                    throw InputError("--set " + o.path + ": index " + key + " is past the end of the list in " + file);
+                }
+                if (last) {
+                    node[idx] = YAML::Load(o.value);
+                } else {
+                    node.reset(node[idx]);
+                }
+                continue;
+            }
+            if (!node.IsMap() && !node.IsNull()) {
+                throw InputError("--set " + o.path + ": '" + (i == 0 ? std::string("the document") : parts[i - 1]) +
+                                 "' is not a mapping in " + file);
+            }
+            if (last) {
+                node[key] = YAML::Load(o.value);
+            } else {
+                if (!node[key].IsDefined() || node[key].IsNull()) {
+                    node[key] = YAML::Node(YAML::NodeType::Map);
+                }
+                YAML::Node child = node[key];
+                node.reset(child);
+            }
+        }
+    }
+}
+
+}  // namespace
+
 model::Scenario parse_scenario(std::string_view text, const std::string& file, const Database& db) {
-    MapReader root(detail::parse_strict(text, file), file, "");
+    return parse_scenario(text, file, db, {});
+}
+
+model::Scenario parse_scenario(std::string_view text, const std::string& file, const Database& db,
+                               const std::vector<ScenarioOverride>& overrides) {
+    YAML::Node doc = detail::parse_strict(text, file);
+    try {
+        apply_overrides(doc, overrides, file);
+    } catch (const YAML::Exception& e) {
+        throw InputError("--set: " + std::string(e.what()));
+    }
+    MapReader root(doc, file, "");
     const int schema = root.integer("schema", 1, 1000);
     if (schema != 1) {
         root.fail_at("schema", "unsupported schema version " + std::to_string(schema) + "; this gpuplan reads schema 1");
@@ -250,11 +327,23 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     }
     read_hardware(root.map("hardware"), db, s);
     s.deployment.prec = read_precisions(root.opt_map("precision"));
-    s.deployment.engine = read_engine(root.opt_map("engine"));
-    read_workload(root.opt_map("workload"), s.workload);
+    s.deployment.engine = read_engine(root.opt_map("engine"), s.scheduler);
+    read_workload(root.opt_map("workload"), s.workload, std::filesystem::path(file).parent_path());
     read_slo(root.opt_map("slo"), s.slo);
-    read_power(root.opt_map("power"), s.power);
+    read_power(root.opt_map("power"), s.power, s.power_model);
     read_prices(root.opt_map("prices"), s.prices);
+    s.rack = detail::read_rack(root.opt_map("rack"));
+    s.cost = detail::read_cost(root.opt_map("cost"));
+    s.cluster = detail::read_cluster(root.opt_map("cluster"));
+    auto training = root.opt_map("training");  // read after the hardware validates
+    if (!s.scheduler.swap_bandwidth && !s.deployment.gpu.host_link.empty()) {
+        // Swapped KV blocks cross the accelerator's host link.
+        try {
+            s.scheduler.swap_bandwidth = db.interconnect(s.deployment.gpu.host_link).bandwidth_per_direction;
+        } catch (const InputError&) {
+            // an unknown host link keeps the simulator's default
+        }
+    }
     s.seed = static_cast<std::uint64_t>(root.opt_integer("seed", 0, 2147483647).value_or(1));
     root.finish();
     try {
@@ -262,17 +351,23 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     } catch (const InvalidArgument& e) {
         detail::fail(root.node()["hardware"], file, "hardware", e.what());
     }
+    s.training = detail::read_training(std::move(training), s.deployment);
     return s;
 }
 
 model::Scenario load_scenario(const std::filesystem::path& path, const Database& db) {
+    return load_scenario(path, db, {});
+}
+
+model::Scenario load_scenario(const std::filesystem::path& path, const Database& db,
+                              const std::vector<ScenarioOverride>& overrides) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         throw InputError(path.string() + ": cannot open the scenario file; check the path");
     }
     std::ostringstream ss;
     ss << in.rdbuf();
-    return parse_scenario(ss.str(), path.string(), db);
+    return parse_scenario(ss.str(), path.string(), db, overrides);
 }
 
 }  // namespace gpuplan::hwdb

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpuplan::hwdb {
 
@@ -17,6 +18,22 @@ namespace gpuplan::hwdb {
 
 /// Reads and parses a scenario file. Throws InputError when it cannot be read.
 [[nodiscard]] model::Scenario load_scenario(const std::filesystem::path& path, const Database& db);
+
+/// One `--set key.path=value` override, applied to the YAML before it is read (so it is checked
+/// like the file's own keys). `path` is dot-separated; numeric segments index lists.
+struct ScenarioOverride {
+    std::string path;
+    std::string value;
+};
+
+/// parse_scenario with overrides.
+[[nodiscard]] model::Scenario parse_scenario(std::string_view text, const std::string& file,
+                                             const Database& db,
+                                             const std::vector<ScenarioOverride>& overrides);
+
+/// load_scenario with overrides.
+[[nodiscard]] model::Scenario load_scenario(const std::filesystem::path& path, const Database& db,
+                                            const std::vector<ScenarioOverride>& overrides);
 
 /// Sets the scenario's accelerator (and node, when not empty) from hwdb names and fills the
 /// links and GPUs per node as the loader does: the node's links, else the accelerator's

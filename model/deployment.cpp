@@ -284,6 +284,11 @@ void validate(const Deployment& d) {
     }
     require(d.engine.activation_workspace_factor >= 0.0,
             where + "activation_workspace_factor is negative; use 1 for the estimate as is");
+    require(d.clocks.compute > 0.0 && d.clocks.compute <= 1.0 && d.clocks.memory > 0.0 &&
+                d.clocks.memory <= 1.0,
+            where + "clock factors " + std::to_string(d.clocks.compute) + " (compute) and " +
+                std::to_string(d.clocks.memory) +
+                " (memory) must be in (0, 1]; 1 means the datasheet clocks");
 }
 
 } // namespace gpuplan::model

@@ -114,6 +114,16 @@ struct EngineConfig {
     friend bool operator==(const EngineConfig&, const EngineConfig&) = default;
 };
 
+/// GPU clocks relative to the datasheet, as a power cap leaves them (model/power.hpp). The
+/// step-cost model multiplies the compute peaks by `compute` and the memory bandwidth by `memory`
+/// (kernel times grow by 1/compute and 1/memory); launch, step and link costs are unchanged.
+/// The MFU and MBU denominators stay the datasheet figures. {1, 1}: no derating, the default.
+struct ClockFactors {
+    double compute = 1.0; ///< core (SM) clock ÷ the clock the datasheet peaks assume, in (0, 1]
+    double memory = 1.0;  ///< achieved memory bandwidth ÷ the un-derated one, in (0, 1]
+    friend bool operator==(const ClockFactors&, const ClockFactors&) = default;
+};
+
 /// A model served on GPUs: everything the analytic model needs.
 struct Deployment {
     ModelSpec model;
@@ -126,6 +136,7 @@ struct Deployment {
     std::optional<InterconnectSpec>
         inter_node_link; ///< network between nodes, when there are several
     int gpus_per_node = 8;
+    ClockFactors clocks; ///< derating under a power cap; default none
     friend bool operator==(const Deployment&, const Deployment&) = default;
 };
 

@@ -19,7 +19,7 @@ namespace gpuplan::model {
 struct KernelTime {
     Seconds compute;
     Seconds memory;
-    Seconds time;  ///< max(compute, memory)
+    Seconds time; ///< max(compute, memory)
     friend bool operator==(const KernelTime&, const KernelTime&) = default;
 };
 
@@ -77,11 +77,9 @@ struct KernelTime {
 /// Prefill attention over `flops` (2 × heads × (d_qk + d_v) per query-key pair) at
 /// peak × attention_prefill.at(effective_seq), where effective_seq = sqrt(2 × pairs / chunks),
 /// and `bytes` (Q, O, K, V traffic) at bandwidth × memory.at(bytes).
-[[nodiscard]] inline KernelTime attention_prefill_kernel_time(double flops, double bytes,
-                                                              double effective_seq,
-                                                              FlopsPerSecond peak,
-                                                              BytesPerSecond bandwidth,
-                                                              const EfficiencyProfile& p) {
+[[nodiscard]] inline KernelTime
+attention_prefill_kernel_time(double flops, double bytes, double effective_seq, FlopsPerSecond peak,
+                              BytesPerSecond bandwidth, const EfficiencyProfile& p) {
     if (flops <= 0) {
         return {};
     }
@@ -90,8 +88,9 @@ struct KernelTime {
     return {ct, mt, std::max(ct, mt)};
 }
 
-/// Decode attention: `bytes` (KV cache read plus Q and O) at bandwidth × attention_decode.at(bytes);
-/// `flops` at peak × attention_prefill.max (decode is memory-bound except for huge head counts).
+/// Decode attention: `bytes` (KV cache read plus Q and O) at bandwidth ×
+/// attention_decode.at(bytes); `flops` at peak × attention_prefill.max (decode is memory-bound
+/// except for huge head counts).
 [[nodiscard]] inline KernelTime attention_decode_kernel_time(double flops, double bytes,
                                                              FlopsPerSecond peak,
                                                              BytesPerSecond bandwidth,
@@ -104,4 +103,4 @@ struct KernelTime {
     return {ct, mt, std::max(ct, mt)};
 }
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

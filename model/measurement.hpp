@@ -11,12 +11,12 @@ namespace gpuplan::model {
 
 /// The operator classes an efficiency profile has a curve for.
 enum class OpClass {
-    Gemm,              ///< dense matrix product [m,k] x [k,n] (a linear layer)
-    AttentionPrefill,  ///< attention of prompt tokens (FlashAttention varlen)
-    AttentionDecode,   ///< attention of one new token per sequence over its KV cache
-    MemoryBound,       ///< streaming kernels: norms, elementwise, rotary, embedding gathers
-    AllReduce,         ///< NCCL all-reduce over a group of GPUs
-    SendRecv,          ///< one point-to-point send between two GPUs
+    Gemm,             ///< dense matrix product [m,k] x [k,n] (a linear layer)
+    AttentionPrefill, ///< attention of prompt tokens (FlashAttention varlen)
+    AttentionDecode,  ///< attention of one new token per sequence over its KV cache
+    MemoryBound,      ///< streaming kernels: norms, elementwise, rotary, embedding gathers
+    AllReduce,        ///< NCCL all-reduce over a group of GPUs
+    SendRecv,         ///< one point-to-point send between two GPUs
 };
 inline constexpr int kOpClassCount = 6;
 
@@ -50,12 +50,14 @@ inline constexpr int kOpClassCount = 6;
 enum class Timing { Kernel, Host };
 
 /// "kernel" or "host".
-[[nodiscard]] inline const char* to_string(Timing t) { return t == Timing::Host ? "host" : "kernel"; }
+[[nodiscard]] inline const char* to_string(Timing t) {
+    return t == Timing::Host ? "host" : "kernel";
+}
 
 /// A measured time and everything needed to predict it. Shape fields that do not apply are 0.
 struct Measurement {
     OpClass op_class = OpClass::Gemm;
-    std::string op;  ///< the operator's name in the source, e.g. "mlp_up_proj", "layernorm"
+    std::string op; ///< the operator's name in the source, e.g. "mlp_up_proj", "layernorm"
     // GEMM: [m, k] x [k, n], with m the token rows and k × n the weight matrix.
     double m = 0, n = 0, k = 0;
     // Attention: `batch` sequences, each with `tokens` new query tokens (1 for decode) over
@@ -66,19 +68,19 @@ struct Measurement {
     int heads = 0, kv_heads = 0, head_dim = 0;
     /// Memory-bound: bytes read plus written by the kernel. Communication: the message size.
     double bytes = 0;
-    std::string dtype = "bf16";  ///< compute/storage type: "bf16", "fp16", "fp8", "int8", ...
-    std::string gpu;             ///< hwdb accelerator name, e.g. "a100-sxm-80gb"
+    std::string dtype = "bf16"; ///< compute/storage type: "bf16", "fp16", "fp8", "int8", ...
+    std::string gpu;            ///< hwdb accelerator name, e.g. "a100-sxm-80gb"
     /// Compute: the tensor-parallel degree the shard was cut for (informational).
     /// Communication: the number of GPUs in the group.
     int tp = 1;
-    int nodes = 1;     ///< communication: nodes the group spans
-    std::string link;  ///< communication: hwdb interconnect name of the bottleneck link ("" unknown)
+    int nodes = 1;    ///< communication: nodes the group spans
+    std::string link; ///< communication: hwdb interconnect name of the bottleneck link ("" unknown)
     Timing timing = Timing::Kernel;
-    double time_s = 0;        ///< measured time of one call, seconds
-    std::string source;       ///< data-set tag: "vidur", "blis", "llmcompass", "torch", ...
-    std::string source_file;  ///< the file it was read from
-    int row = 0;              ///< 1-based line in that file
+    double time_s = 0;       ///< measured time of one call, seconds
+    std::string source;      ///< data-set tag: "vidur", "blis", "llmcompass", "torch", ...
+    std::string source_file; ///< the file it was read from
+    int row = 0;             ///< 1-based line in that file
     friend bool operator==(const Measurement&, const Measurement&) = default;
 };
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

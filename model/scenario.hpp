@@ -3,8 +3,12 @@
 /// the prices. The scenario YAML (docs/scenario-schema.md) maps onto it one to one; the CLI
 /// and the GUI both read and write it.
 
+#include "model/cost.hpp"
 #include "model/deployment.hpp"
 #include "model/money.hpp"
+#include "model/power_model.hpp"
+#include "model/rack.hpp"
+#include "model/training.hpp"
 #include "model/units.hpp"
 #include "model/workload.hpp"
 
@@ -54,6 +58,7 @@ struct Prices {
     std::optional<Price> gpu_hour;      ///< cloud rent per GPU-hour
     std::optional<Price> gpu_purchase;  ///< purchase price per GPU
     std::optional<Price> electricity;   ///< per kWh
+    std::optional<Price> node_purchase; ///< purchase price of one whole node (GPUs included)
     friend bool operator==(const Prices&, const Prices&) = default;
 };
 
@@ -69,8 +74,12 @@ struct Scenario {
     Slo slo;
     PowerBudget power;
     Prices prices;
+    PowerModel power_model;     ///< power-model overrides (the `power:` block's other keys)
+    RackConfig rack;            ///< the rack the nodes go into (`rack:` block)
+    CostConfig cost;            ///< ownership and utilization (`cost:` block)
     SchedulerConfig scheduler;  ///< simulator: replica scheduler knobs beyond EngineConfig
     Cluster cluster;            ///< simulator: replicas, router, admission, cloud
+    std::optional<TrainingConfig> training;  ///< a training job (`training:` block), when given
     std::uint64_t seed = 1;
     friend bool operator==(const Scenario&, const Scenario&) = default;
 };

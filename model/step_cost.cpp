@@ -160,6 +160,14 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
     peak_attn_ = peak_for(dep.gpu, p.activations.compute);
     attn_type_ = p.activations.compute;
     bandwidth_ = dep.gpu.memory_bandwidth;
+    nominal_peak_ = peak_gemm_;
+    nominal_bandwidth_ = bandwidth_;
+    // A power cap lowers the core clock: every FLOP rate scales with it; the achieved memory
+    // bandwidth scales with its own (much smaller) factor (model/power.cpp, docs/power.md).
+    clocks_ = dep.clocks;
+    peak_gemm_ = peak_gemm_ * clocks_.compute;
+    peak_attn_ = peak_attn_ * clocks_.compute;
+    bandwidth_ = bandwidth_ * clocks_.memory;
 
     all_weight_bytes_ =
         layers_ * (s.attn_linear * wb_ + (s.attn_small + s.norms) * sb_) +

@@ -146,10 +146,12 @@ class StepCostModel {
     /// The cost of a step.
     [[nodiscard]] StepCost cost(const Batch& b) const noexcept;
 
-    /// Dense peak of the GEMM compute path, per GPU.
-    [[nodiscard]] FlopsPerSecond peak_flops() const { return peak_gemm_; }
-    /// Datasheet memory bandwidth per GPU.
-    [[nodiscard]] BytesPerSecond bandwidth() const { return bandwidth_; }
+    /// Dense datasheet peak of the GEMM compute path, per GPU (not derated by the clocks).
+    [[nodiscard]] FlopsPerSecond peak_flops() const { return nominal_peak_; }
+    /// Datasheet memory bandwidth per GPU (not derated by the clocks).
+    [[nodiscard]] BytesPerSecond bandwidth() const { return nominal_bandwidth_; }
+    /// The clock derating the kernel times use (Deployment::clocks).
+    [[nodiscard]] ClockFactors clocks() const { return clocks_; }
     /// GPUs in one replica (tp × pp).
     [[nodiscard]] int replica_gpus() const { return tp_ * pp_; }
     /// Tensor-parallel size.
@@ -193,8 +195,11 @@ class StepCostModel {
     double wb_ = 2, ab_ = 2, sb_ = 2, eb_ = 2, kvb_ = 2;
     ComputeType gemm_type_ = ComputeType::Bf16;
     ComputeType attn_type_ = ComputeType::Bf16;
-    FlopsPerSecond peak_gemm_, peak_attn_;
-    BytesPerSecond bandwidth_;
+    FlopsPerSecond peak_gemm_, peak_attn_; ///< derated by clocks_.compute
+    BytesPerSecond bandwidth_;             ///< derated by clocks_.memory
+    FlopsPerSecond nominal_peak_;          ///< datasheet GEMM peak (MFU denominator)
+    BytesPerSecond nominal_bandwidth_;     ///< datasheet bandwidth (MBU denominator)
+    ClockFactors clocks_;
     double all_weight_bytes_ = 0;
     // Links.
     double tp_bw_ = 0, tp_lat_ = 0, pp_bw_ = 0, pp_lat_ = 0, ep_bw_ = 0, ep_lat_ = 0;

@@ -16,17 +16,13 @@ BlockManager::BlockManager(std::int64_t blocks, bool caching)
     GPUPLAN_CHECK(blocks < (std::int64_t{1} << 30), "too many KV blocks for the prefix cache: " +
                                                          std::to_string(blocks));
     const auto n = static_cast<std::size_t>(blocks);
-    ref_.assign(n, 0);
-    hash_.assign(n, 0);
-    prev_.resize(n);
-    next_.resize(n);
-    // Initially every block is free, in id order.
-    for (std::size_t i = 0; i < n; ++i) {
-        prev_[i] = static_cast<std::int32_t>(i) - 1;
-        next_[i] = i + 1 < n ? static_cast<std::int32_t>(i + 1) : -1;
+    b_.assign(n, Block{});
+    // Initially every block is free and unhashed; they are handed out in id order.
+    unhashed_.reserve(n);
+    for (std::size_t i = n; i-- > 0;) {
+        unhashed_.push_back(static_cast<std::int32_t>(i));
     }
-    head_ = n > 0 ? 0 : -1;
-    tail_ = static_cast<std::int32_t>(n) - 1;
+    tail_gap_ = blocks;
     std::size_t cap = 16;
     while (cap < 2 * n) {
         cap <<= 1;
@@ -37,26 +33,26 @@ BlockManager::BlockManager(std::int64_t blocks, bool caching)
 }
 
 void BlockManager::unlink(std::int32_t b) noexcept {
-    const auto i = static_cast<std::size_t>(b);
-    if (prev_[i] >= 0) {
-        next_[static_cast<std::size_t>(prev_[i])] = next_[i];
+    Block& x = b_[static_cast<std::size_t>(b)];
+    if (x.prev >= 0) {
+        b_[static_cast<std::size_t>(x.prev)].next = x.next;
     } else {
-        head_ = next_[i];
+        head_ = x.next;
     }
-    if (next_[i] >= 0) {
-        prev_[static_cast<std::size_t>(next_[i])] = prev_[i];
+    if (x.next >= 0) {
+        b_[static_cast<std::size_t>(x.next)].prev = x.prev;
     } else {
-        tail_ = prev_[i];
+        tail_ = x.prev;
     }
-    prev_[i] = next_[i] = -1;
+    x.prev = x.next = -1;
 }
 
 void BlockManager::push_tail(std::int32_t b) noexcept {
-    const auto i = static_cast<std::size_t>(b);
-    prev_[i] = tail_;
-    next_[i] = -1;
+    Block& x = b_[static_cast<std::size_t>(b)];
+    x.prev = tail_;
+    x.next = -1;
     if (tail_ >= 0) {
-        next_[static_cast<std::size_t>(tail_)] = b;
+        b_[static_cast<std::size_t>(tail_)].next = b;
     } else {
         head_ = b;
     }
@@ -69,16 +65,28 @@ std::int32_t BlockManager::allocate() {
     if (!caching_) {
         return -1;
     }
-    const std::int32_t b = head_;
-    const auto i = static_cast<std::size_t>(b);
-    unlink(b);
-    if (hash_[i] != 0) {
-        erase_hash(hash_[i]);
-        hash_[i] = 0;
+    if (head_ >= 0 && b_[static_cast<std::size_t>(head_)].gap == 0) {
+        // The least recently freed block is a cached one: evict it.
+        const std::int32_t b = head_;
+        unlink(b);
+        Block& x = b_[static_cast<std::size_t>(b)];
+        erase_hash(x.hash);
+        x.hash = 0;
         --cached_;
         ++evictions_;
+        x.ref = 1;
+        return b;
     }
-    ref_[i] = 1;
+    // The least recently freed block is an unhashed one; any unhashed block will do.
+    if (head_ >= 0) {
+        --b_[static_cast<std::size_t>(head_)].gap;
+    } else {
+        --tail_gap_;
+    }
+    assert(!unhashed_.empty());
+    const std::int32_t b = unhashed_.back();
+    unhashed_.pop_back();
+    b_[static_cast<std::size_t>(b)].ref = 1;
     return b;
 }
 
@@ -89,20 +97,36 @@ void BlockManager::release_count(std::int64_t n) noexcept {
 }
 
 void BlockManager::touch(std::int32_t block) {
-    const auto i = static_cast<std::size_t>(block);
-    if (ref_[i] == 0) {
+    Block& x = b_[static_cast<std::size_t>(block)];
+    if (x.ref == 0) {
+        // Only cached (hashed) blocks are found by lookup; the unhashed blocks freed before
+        // this one now come before its successor.
+        assert(x.hash != 0);
+        if (x.next >= 0) {
+            b_[static_cast<std::size_t>(x.next)].gap += x.gap;
+        } else {
+            tail_gap_ += x.gap;
+        }
+        x.gap = 0;
         unlink(block);
         --free_;
     }
-    ++ref_[i];
+    ++x.ref;
 }
 
 void BlockManager::release(std::int32_t block) {
-    const auto i = static_cast<std::size_t>(block);
-    assert(ref_[i] > 0);
-    if (--ref_[i] == 0) {
-        push_tail(block);
+    Block& x = b_[static_cast<std::size_t>(block)];
+    assert(x.ref > 0);
+    if (--x.ref == 0) {
         ++free_;
+        if (x.hash != 0) {
+            x.gap = static_cast<std::int32_t>(tail_gap_);
+            tail_gap_ = 0;
+            push_tail(block);
+        } else {
+            unhashed_.push_back(block);
+            ++tail_gap_;
+        }
     }
 }
 
@@ -126,7 +150,7 @@ std::int32_t BlockManager::lookup(std::uint64_t hash) const noexcept {
 }
 
 void BlockManager::insert(std::uint64_t hash, std::int32_t block) {
-    if (!caching_ || hash == 0 || hash_[static_cast<std::size_t>(block)] != 0) {
+    if (!caching_ || hash == 0 || b_[static_cast<std::size_t>(block)].hash != 0) {
         return;
     }
     std::size_t s = slot_of(hash);
@@ -137,7 +161,7 @@ void BlockManager::insert(std::uint64_t hash, std::int32_t block) {
     }
     keys_[s] = hash;
     vals_[s] = block;
-    hash_[static_cast<std::size_t>(block)] = hash;
+    b_[static_cast<std::size_t>(block)].hash = hash;
     ++cached_;
 }
 

@@ -38,7 +38,7 @@ public:
     /// Drops a reference; at zero the block goes to the tail of the free queue, keeping its hash.
     void release(std::int32_t block);
     /// References to the block (0 when it is free).
-    [[nodiscard]] int ref_count(std::int32_t block) const { return ref_[static_cast<std::size_t>(block)]; }
+    [[nodiscard]] int ref_count(std::int32_t block) const { return b_[static_cast<std::size_t>(block)].ref; }
 
     /// The block holding content `hash`, or -1. O(1) expected.
     [[nodiscard]] std::int32_t lookup(std::uint64_t hash) const noexcept;
@@ -59,11 +59,22 @@ private:
     std::int64_t total_ = 0;
     std::int64_t free_ = 0;
     bool caching_ = false;
-    // Per block: references, hash (0: none) and the free queue's links (-1: none).
-    std::vector<int> ref_;
-    std::vector<std::uint64_t> hash_;
-    std::vector<std::int32_t> prev_, next_;
-    std::int32_t head_ = -1, tail_ = -1;
+    // The free queue in LRU order holds hashed and unhashed blocks. Unhashed blocks are
+    // interchangeable, so the queue is kept as the list of free hashed blocks, each with the
+    // number of unhashed blocks freed just before it (`gap`), plus the unhashed blocks freed
+    // after the last one (`tail_gap_`); the unhashed blocks themselves sit on a stack and are
+    // reused most recently freed first (cache-warm). Evictions happen exactly as with one queue.
+    struct Block {
+        std::uint64_t hash = 0;  // 0: none
+        std::int32_t prev = -1;  // free hashed list links (-1: none)
+        std::int32_t next = -1;
+        std::int32_t ref = 0;
+        std::int32_t gap = 0;
+    };
+    std::vector<Block> b_;
+    std::int32_t head_ = -1, tail_ = -1;  // free hashed blocks, least recently freed first
+    std::vector<std::int32_t> unhashed_;  // free unhashed blocks
+    std::int64_t tail_gap_ = 0;
     // Open-addressing hash → block table with linear probing, at most half full.
     std::vector<std::uint64_t> keys_;
     std::vector<std::int32_t> vals_;

@@ -42,7 +42,8 @@ LatencyStats stats_of(std::vector<double> v) {
 // The same over (value, count) pairs: the value at rank k of the expanded sorted list.
 LatencyStats weighted_stats(std::vector<std::pair<Tick, std::int64_t>> v) {
     LatencyStats s;
-    std::sort(v.begin(), v.end());
+    // Order by gap only; runs of equal gaps in any order give the same statistics.
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::int64_t n = 0;
     double sum = 0;
     for (const auto& [gap, count] : v) {

@@ -184,11 +184,21 @@ std::uint64_t Replica::block_hash(const Request& r, int index, std::uint64_t par
     return mix(mix(mix(parent, a), boundary), c);
 }
 
-void Replica::hash_full_blocks(Request& r, int upto_tokens) {
+void Replica::hash_full_blocks(Request& r, int upto_tokens, bool all) {
     if (!blocks_.caching()) {
         return;
     }
-    const int full = std::min(upto_tokens, r.num_tokens()) / cfg_.block_size;
+    if (!all && r.session == kNoSession && r.hashed_blocks * cfg_.block_size + cfg_.block_size > r.shared_len) {
+        return;  // the shared prefix is hashed already (the common case of a decode step)
+    }
+    int full = std::min(upto_tokens, r.num_tokens()) / cfg_.block_size;
+    if (!all && r.session == kNoSession) {
+        // Blocks past the shared prefix hold this request's own tokens: no other request can
+        // ever hit them, so they are hashed only when the request is preempted (it may hit
+        // them itself on resume). Lookups see exactly what vLLM's cache-everything would give;
+        // the hash table just stays small.
+        full = std::min(full, r.shared_len / cfg_.block_size);
+    }
     for (int i = r.hashed_blocks; i < full; ++i) {
         const std::uint64_t h = block_hash(r, i, r.hashed_blocks == 0 ? kRootHash : r.last_hash);
         blocks_.insert(h, r.blocks[static_cast<std::size_t>(i)]);
@@ -198,6 +208,9 @@ void Replica::hash_full_blocks(Request& r, int upto_tokens) {
 }
 
 bool Replica::grow(Request& r, int tokens) {
+    if (tokens <= r.blocks_held * cfg_.block_size) {
+        return true;  // fits the blocks it holds (most decode steps)
+    }
     const int need = cdiv(tokens, cfg_.block_size) - r.blocks_held;
     if (need <= 0) {
         return true;
@@ -262,6 +275,7 @@ void Replica::preempt(std::size_t index) {
         r.sched = 0;
         r.in_batch = false;
     }
+    hash_full_blocks(r, r.computed, true);  // its own blocks stay findable for its resume
     ++r.preemptions;
     ++preempted_count_;
     preempted_ = true;
@@ -287,7 +301,8 @@ void Replica::form_continuous() {
     const int B = cfg_.block_size;
     // 1. Running requests: decodes first, then unfinished prefills, in admission order.
     bool stop = false;
-    for (int pass = 0; pass < 2 && !stop; ++pass) {
+    bool prefills = false;  // an unfinished prefill sits in the running set
+    for (int pass = 0; pass < 2 && !stop && (pass == 0 || prefills); ++pass) {
         for (std::size_t i = 0; i < running_.size(); ++i) {
             if (budget_ <= 0) {
                 break;
@@ -299,6 +314,7 @@ void Replica::form_continuous() {
             }
             const bool decode = r.generated > 0 && r.computed == r.num_tokens() - 1;
             if ((pass == 0) != decode) {
+                prefills = prefills || !decode;
                 continue;
             }
             const int n = decode ? 1 : std::min(r.num_tokens() - r.computed, budget_);

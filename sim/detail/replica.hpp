@@ -87,7 +87,9 @@ private:
     void end_step();
     [[nodiscard]] bool grow(Request& r, int tokens);
     void free_blocks(Request& r);
-    void hash_full_blocks(Request& r, int upto_tokens);
+    /// Inserts the hashes of r's blocks that are full below `upto_tokens`; `all` also those
+    /// past the shared prefix of a request outside agent sessions.
+    void hash_full_blocks(Request& r, int upto_tokens, bool all = false);
     [[nodiscard]] std::uint64_t block_hash(const Request& r, int index, std::uint64_t parent) const;
     void add_to_batch(std::uint32_t slot, Request& r, int tokens);
     [[nodiscard]] std::size_t victim_index() const;

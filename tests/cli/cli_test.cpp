@@ -177,3 +177,187 @@ TEST(Cli, BadFlagsExitTwo) {
     EXPECT_EQ(run("estimate --model llama-3.1-8b --gpu h100-sxm --gpu-memory-utilization 1.5").exit_code, 2);
     EXPECT_EQ(run("fit /no/such/file.yaml").exit_code, 2);
 }
+
+TEST(Cli, SimulateJsonIsDeterministicAndDocumented) {
+    const std::string cmd = "simulate " + src("examples/simulate-chat.yaml") + " --json";
+    const auto a = run(cmd);
+    const auto b = run(cmd);
+    ASSERT_EQ(a.exit_code, 0) << a.out;
+    EXPECT_EQ(a.out, b.out);  // byte for byte
+    for (const char* key : {"\"ttft_s\"", "\"tpot_s\"", "\"e2e_s\"", "\"p50\"", "\"p90\"", "\"p99\"",
+                            "\"throughput_tok_s\"", "\"requests_completed\"", "\"completed\"",
+                            "\"failed\"", "\"goodput_rps\"", "\"preemptions\"", "\"prefix_hit_rate\"",
+                            "\"slo_attainment\"", "\"slo_attainment_by_class\"", "\"classes\""}) {
+        EXPECT_NE(a.out.find(key), std::string::npos) << key;
+    }
+    EXPECT_GT(json_number(a.out, "requests_completed"), 100);
+    // Another seed gives another run.
+    EXPECT_NE(run(cmd + " --seed 3").out, a.out);
+}
+
+TEST(Cli, SimulateExamplesRunAndBadInputExitsTwo) {
+    const auto burst = run("simulate " + src("examples/simulate-burst.yaml"));
+    ASSERT_EQ(burst.exit_code, 0) << burst.out;
+    EXPECT_NE(burst.out.find("goodput"), std::string::npos);
+    const auto trace = run("simulate " + src("examples/simulate-trace.yaml") + " --requests 50 --json");
+    ASSERT_EQ(trace.exit_code, 0) << trace.out;
+    EXPECT_EQ(json_number(trace.out, "arrived"), 50);
+    const auto replay = run("simulate " + src("examples/simulate-chat.yaml") + " --trace " +
+                            src("examples/traces/chat-azure-layout.csv") + " --trace-format azure --json");
+    ASSERT_EQ(replay.exit_code, 0) << replay.out;
+    EXPECT_EQ(json_number(replay.out, "arrived"), 40);
+    const auto sweep = run("simulate " + src("examples/simulate-chat.yaml") +
+                           " --duration 10 --sweep workload.requests_per_s=2,8");
+    ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
+    EXPECT_NE(sweep.out.find("workload.requests_per_s"), std::string::npos);
+    const auto out_dir = std::filesystem::temp_directory_path() / "gpuplan-cli-simulate";
+    std::filesystem::remove_all(out_dir);
+    ASSERT_EQ(run("simulate " + src("examples/simulate-chat.yaml") + " --duration 5 --out " + out_dir.string())
+                  .exit_code,
+              0);
+    for (const char* f : {"requests.csv", "timeseries.csv", "trace.json", "summary.json"}) {
+        EXPECT_TRUE(std::filesystem::exists(out_dir / f)) << f;
+    }
+    EXPECT_EQ(run("simulate " + src("examples/simulate-chat.yaml") + " --set engine.max_num_sqs=4").exit_code, 2);
+    EXPECT_EQ(run("simulate " + src("examples/simulate-chat.yaml") + " --requests 0").exit_code, 2);
+    EXPECT_EQ(run("simulate " + src("examples/simulate-chat.yaml") + " --trace /no/such.csv").exit_code, 2);
+}
+
+TEST(Cli, TrainAnswersTheExamplesWithTheDocumentedKeys) {
+    for (const char* f : {"examples/train-gpt3-1024xa100.yaml", "examples/train-llama8b-lora-rtx4090.yaml",
+                          "examples/train-llama70b-2x8xh100.yaml", "examples/train-13b-slow-input.yaml"}) {
+        const auto r = run("train " + src(f) + " --json");
+        ASSERT_EQ(r.exit_code, 0) << f << '\n' << r.out;
+        for (const char* key : {"\"fits\": true", "\"memory_per_gpu_bytes\"", "\"step_time_s\"", "\"tokens_per_s\"",
+                                "\"mfu\"", "\"time_to_train_s\"", "\"gpu_hours\"", "\"total_flops\"", "\"breakdown\"",
+                                "\"input_stall_s\"", "\"scaling\"", "\"stages\""}) {
+            EXPECT_NE(r.out.find(key), std::string::npos) << f << ": " << key;
+        }
+        EXPECT_EQ(run("train " + src(f)).exit_code, 0) << f;  // the human report
+    }
+    // The articles' 13B case: 2.6x on 4 GPUs, input-bound at the loader's 5,100 tokens/s.
+    const auto slow = run("train " + src("examples/train-13b-slow-input.yaml") + " --json");
+    EXPECT_NEAR(json_number(slow.out, "speedup"), 2.6, 0.1);
+    EXPECT_NEAR(json_number(slow.out, "tokens_per_s"), 5100, 1);
+    // GPT-3: 6 × 175e9 × 300e9 = 3.15e23 FLOPs plus attention and the LM head (~3 %).
+    const auto gpt3 = run("train " + src("examples/train-gpt3-1024xa100.yaml") + " --json");
+    EXPECT_NEAR(json_number(gpt3.out, "total_flops") / 3.15e23, 1.0, 0.05);
+}
+
+TEST(Cli, TrainSearchRanksLayoutsAndFlagsOverride) {
+    const auto r = run("train --model llama-3.1-70b --gpu h100-sxm --node dgx-h100 --gpus 16 --tokens 2e9 "
+                       "--global-batch 64 --seq-len 4096 --search --top 3 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const char* key : {"\"search\"", "\"why\"", "\"enumerated\"", "\"top\""}) {
+        EXPECT_NE(r.out.find(key), std::string::npos) << key;
+    }
+    const auto human = run("train " + src("examples/train-llama70b-2x8xh100.yaml") + " --search --top 3");
+    ASSERT_EQ(human.exit_code, 0) << human.out;
+    EXPECT_NE(human.out.find("wins"), std::string::npos) << human.out;
+    // A flag overrides the file: ZeRO-3 over 16 GPUs with no TP/PP does not fit a 70B fine-tune.
+    const auto z3 = run("train " + src("examples/train-llama70b-2x8xh100.yaml") + " --tp 1 --pp 1 --zero 3 --json");
+    ASSERT_EQ(z3.exit_code, 0) << z3.out;
+    EXPECT_NE(z3.out.find("\"fits\": false"), std::string::npos);
+}
+
+TEST(Cli, TrainBadInputExitsTwo) {
+    EXPECT_EQ(run("train --model llama-3.1-8b --gpu h100-sxm").exit_code, 2);  // no tokens/batch/seq
+    EXPECT_EQ(run("train " + src("examples/train-13b-slow-input.yaml") + " --zero 5").exit_code, 2);
+    EXPECT_EQ(run("train " + src("examples/train-13b-slow-input.yaml") + " --recompute some").exit_code, 2);
+    const auto tp3 = run("train " + src("examples/train-gpt3-1024xa100.yaml") + " --tp 5");
+    EXPECT_EQ(tp3.exit_code, 2);
+    // A typo in the training block is located by file, line and column.
+    const auto dir = std::filesystem::temp_directory_path() / "gpuplan-cli-train";
+    std::filesystem::create_directories(dir);
+    const auto file = dir / "typo.yaml";
+    std::ofstream(file) << "schema: 1\nmodel: llama-2-13b\nhardware:\n  accelerator: a100-sxm-80gb\n  count: 4\n"
+                           "training:\n  tokens: 1e9\n  global_batch: 32\n  seq_len: 2048\n  zero_stage: 3\n";
+    const auto typo = run("train " + file.string());
+    EXPECT_EQ(typo.exit_code, 2);
+    EXPECT_NE(typo.out.find("typo.yaml:10:"), std::string::npos) << typo.out;
+    EXPECT_NE(typo.out.find("zero_stage"), std::string::npos) << typo.out;
+}
+
+// --- power, racks and cost (issue 5) ---
+
+TEST(Cli, RackAnswersTheExampleAndACapAddsNodesPerRack) {
+    const auto r = run("rack " + src("examples/rack-power-cap.yaml") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    // DGX H100 at 8 × 500 W + 2.8 kW host = 6.8 kW: 5 per 40 kW rack (8.4 kW uncapped: 4).
+    const auto plan = r.out.find("\"plan\"");
+    ASSERT_NE(plan, std::string::npos);
+    EXPECT_DOUBLE_EQ(json_number(r.out, "node_power_w", plan), 6800);
+    EXPECT_EQ(json_number(r.out, "nodes_per_rack", plan), 5);
+    EXPECT_EQ(json_number(r.out, "racks", plan), 4);
+    EXPECT_EQ(json_number(r.out, "nodes_per_rack_uncapped"), 4);
+    EXPECT_EQ(json_number(r.out, "more_gpus_per_rack"), 8);
+    for (const char* key : {"\"binding\"", "\"limits\"", "\"bases\"", "\"headroom\"", "\"pdu_usable_w\"",
+                            "\"oversubscription\"", "\"power\""}) {
+        EXPECT_NE(r.out.find(key), std::string::npos) << key;
+    }
+    const auto human = run("rack " + src("examples/rack-power-cap.yaml"));
+    ASSERT_EQ(human.exit_code, 0) << human.out;
+    EXPECT_NE(human.out.find("answer: 5 nodes (40 GPUs) per rack, 4 racks"), std::string::npos) << human.out;
+}
+
+TEST(Cli, RackWarnsWhenOneNodeExceedsASixteenAmpFeed) {
+    // DOMAIN.md §2: 16 A × 230 V single phase = 3.68 kW (2.94 kW derated): an 8-GPU server trips it.
+    const auto r = run("rack --node dgx-h100 --nodes 4 --pdu-amps 16 --pdu-volts 230 --pdu-phases 1");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("trips the breaker"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("2.94 kW"), std::string::npos) << r.out;
+    const auto ok = run("rack --node dgx-h100 --nodes 4 --json");  // 400 V 32 A three-phase: 17.7 kW
+    ASSERT_EQ(ok.exit_code, 0) << ok.out;
+    const auto plan = ok.out.find("\"plan\"");
+    EXPECT_NEAR(json_number(ok.out, "pdu_usable_w", plan), 17736, 1);
+    EXPECT_EQ(json_number(ok.out, "nodes_per_rack", plan), 2);  // 2 × 8.4 kW at peak
+    EXPECT_EQ(run("rack --nodes 4").exit_code, 2);                                  // no node
+    EXPECT_EQ(run("rack --node dgx-h100 --basis load").exit_code, 2);               // load needs a model
+    EXPECT_EQ(run("rack --node dgx-h100 --cooling water").exit_code, 2);
+}
+
+TEST(Cli, CostAnswersTheExampleWithABreakEven) {
+    const auto r = run("cost " + src("examples/cost-rent-vs-buy.yaml") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("\"currency\": \"USD\""), std::string::npos);
+    EXPECT_DOUBLE_EQ(json_number(r.out, "capex"), 270000);
+    EXPECT_DOUBLE_EQ(json_number(r.out, "rent_monthly"), 8 * 2.99 * 720);
+    EXPECT_DOUBLE_EQ(json_number(r.out, "capex_monthly"), 270000 * 0.9 / 48);
+    EXPECT_GT(json_number(r.out, "break_even_month"), 6);
+    EXPECT_LT(json_number(r.out, "break_even_month"), 48);
+    EXPECT_NE(r.out.find("\"cheaper\": \"own\""), std::string::npos);
+    // Used 10 h on 22 days a month, renting wins.
+    const auto peaky = run("cost " + src("examples/cost-rent-vs-buy.yaml") + " --hours-per-day 10 --days-per-month 22 --json");
+    ASSERT_EQ(peaky.exit_code, 0) << peaky.out;
+    EXPECT_NE(peaky.out.find("\"cheaper\": \"rent\""), std::string::npos);
+    const auto human = run("cost " + src("examples/cost-rent-vs-buy.yaml"));
+    EXPECT_NE(human.out.find("break-even month"), std::string::npos) << human.out;
+}
+
+TEST(Cli, CostInAnyCurrencyButNeverMixed) {
+    // DOMAIN.md §2's electricity in CNY: every price in CNY works.
+    const auto cny = run("cost " + src("examples/cost-rent-vs-buy.yaml") +
+                         " --node-price '1900000 CNY' --gpu-hour '20 CNY/h' --electricity '0.6 CNY/kWh' --json");
+    ASSERT_EQ(cny.exit_code, 0) << cny.out;
+    EXPECT_NE(cny.out.find("\"currency\": \"CNY\""), std::string::npos);
+    const auto mixed = run("cost " + src("examples/cost-rent-vs-buy.yaml") + " --electricity '0.6 CNY/kWh'");
+    EXPECT_EQ(mixed.exit_code, 2);
+    EXPECT_NE(mixed.out.find("one currency"), std::string::npos) << mixed.out;
+    EXPECT_EQ(run("cost " + src("examples/cost-rent-vs-buy.yaml") + " --gpu-hour '$3'").exit_code, 2);  // no /h
+}
+
+TEST(Cli, EstimateShowsPowerFiguresUnderACap) {
+    const auto r = run("estimate " + src("examples/llama70b-4xh100.yaml") + " --gpu-cap '350 W' --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto at = r.out.find("\"power\"");
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_DOUBLE_EQ(json_number(r.out, "limit_w", at), 350);
+    EXPECT_NEAR(json_number(r.out, "slowdown", at), 1.3, 0.05);  // prefill at a 50 % cap
+    EXPECT_GT(json_number(r.out, "throughput_loss", at), 0.0);
+    const auto human = run("estimate " + src("examples/llama70b-4xh100.yaml") + " --gpu-cap 350W");
+    EXPECT_NE(human.out.find("under the power limit"), std::string::npos) << human.out;
+    // Without a cap, estimate prints no power section.
+    EXPECT_EQ(run("estimate " + src("examples/llama70b-4xh100.yaml") + " --json").out.find("\"limit_w\""),
+              std::string::npos);
+    EXPECT_EQ(run("estimate " + src("examples/llama70b-4xh100.yaml") + " --gpu-cap 350").exit_code, 2);  // no unit
+}

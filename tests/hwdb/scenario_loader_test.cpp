@@ -122,3 +122,62 @@ TEST(ScenarioLoader, ErrorsNameLineColumnAndKey) {
                   .find("hardware.node: node 'dgx-a100' holds a100-sxm-40gb, not h100-sxm"),
               std::string::npos);
 }
+
+TEST(ScenarioLoader, ReadsPowerRackAndCostBlocks) {
+    const auto s = hwdb::parse_scenario(std::string(kBase) + R"(power:
+  gpu_cap: 500 W
+  rack_budget: 40 kW
+  pue: 1.3
+  psu_efficiency: 0.94
+  resident_power: 121.7 W
+  compute_weight: 1.5
+prices:
+  node_purchase: 1900000 CNY
+rack:
+  pdu: {amps: 16 A, volts: 230 V, phases: 1, derating: 0.8, count: 2, redundant: true}
+  cooling: {kind: liquid, limit: 100 kW}
+  rack_units: 48
+  nodes_per_rack: 5
+cost:
+  amortization_years: 5
+  residual_fraction: 0.1
+  maintenance_fraction: 0.05
+  colocation: 900 CNY/kW-month
+  utilization: {hours_per_day: 10, days_per_month: 22}
+  off_hours: idle
+)",
+                                        "s.yaml", db());
+    EXPECT_DOUBLE_EQ(s.power.gpu_cap->si(), 500);
+    EXPECT_DOUBLE_EQ(s.power_model.psu_efficiency, 0.94);
+    EXPECT_DOUBLE_EQ(s.power_model.resident_power->si(), 121.7);
+    EXPECT_DOUBLE_EQ(s.power_model.compute_weight, 1.5);
+    EXPECT_EQ(s.prices.node_purchase->money.currency, "CNY");
+    EXPECT_DOUBLE_EQ(s.rack.pdu.current_a, 16);
+    EXPECT_DOUBLE_EQ(s.rack.pdu.voltage_v, 230);
+    EXPECT_EQ(s.rack.pdu.phases, 1);
+    EXPECT_TRUE(s.rack.pdu.redundant);
+    EXPECT_EQ(s.rack.cooling.kind, model::CoolingKind::Liquid);
+    EXPECT_DOUBLE_EQ(s.rack.cooling.limit->si(), 100e3);
+    EXPECT_EQ(s.rack.nodes_per_rack, 5);
+    EXPECT_DOUBLE_EQ(s.cost.amortization_years, 5);
+    EXPECT_DOUBLE_EQ(s.cost.utilization.hours_per_day, 10);
+    EXPECT_EQ(s.cost.off_hours, model::OffHours::Idle);
+    EXPECT_EQ(s.cost.colocation->per, model::PriceBasis::KilowattMonth);
+    const auto steady = hwdb::parse_scenario(std::string(kBase) + "cost:\n  utilization: steady\n", "s.yaml", db());
+    EXPECT_DOUBLE_EQ(steady.cost.utilization.hours_per_day, 24);
+}
+
+TEST(ScenarioLoader, PowerRackAndCostErrorsNameTheKey) {
+    EXPECT_NE(error_of(std::string(kBase) + "rack:\n  pdu:\n    amps: 32\n").find("rack.pdu.amps: '32' needs the unit A"),
+              std::string::npos);
+    EXPECT_NE(error_of(std::string(kBase) + "rack:\n  pdu: {phases: 2}\n").find("rack.pdu.phases"), std::string::npos);
+    EXPECT_NE(error_of(std::string(kBase) + "rack:\n  cooling: {kind: water}\n").find("use one of air, liquid"),
+              std::string::npos);
+    EXPECT_NE(error_of(std::string(kBase) + "cost:\n  colocation: $150/month\n").find("cost.colocation: wrong price unit"),
+              std::string::npos);
+    EXPECT_NE(error_of(std::string(kBase) + "cost:\n  amortisation_years: 4\n").find("did you mean 'amortization_years'"),
+              std::string::npos);
+    EXPECT_NE(error_of(std::string(kBase) + "power:\n  psu_eficiency: 0.9\n").find("did you mean 'psu_efficiency'"),
+              std::string::npos);
+    EXPECT_NE(error_of(std::string(kBase) + "cost:\n  utilization: peaky\n").find("write 'steady'"), std::string::npos);
+}

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <list>
 #include <map>
+#include <unordered_map>
 
 namespace gpuplan::sim {
 namespace {
@@ -95,6 +97,110 @@ TEST(BlockManager, HashTableSurvivesChurn) {
         }
     }
     EXPECT_EQ(m.cached(), static_cast<std::int64_t>(ref.size()));
+}
+
+// vLLM's block pool as literally described (engine-semantics §2.4): one LRU free queue of all
+// blocks, allocation pops the head and evicts its hash, freed blocks go to the tail.
+class ReferencePool {
+public:
+    explicit ReferencePool(int n) : ref_(static_cast<std::size_t>(n), 0), hash_(static_cast<std::size_t>(n), 0) {
+        for (int i = 0; i < n; ++i) {
+            free_.push_back(i);
+        }
+    }
+    int allocate() {
+        const int b = free_.front();
+        free_.pop_front();
+        if (hash_[static_cast<std::size_t>(b)] != 0) {
+            table_.erase(hash_[static_cast<std::size_t>(b)]);
+            hash_[static_cast<std::size_t>(b)] = 0;
+        }
+        ref_[static_cast<std::size_t>(b)] = 1;
+        return b;
+    }
+    void insert(std::uint64_t h, int b) {
+        if (hash_[static_cast<std::size_t>(b)] == 0 && !table_.count(h)) {
+            table_[h] = b;
+            hash_[static_cast<std::size_t>(b)] = h;
+        }
+    }
+    int lookup(std::uint64_t h) const {
+        const auto it = table_.find(h);
+        return it == table_.end() ? -1 : it->second;
+    }
+    void touch(int b) {
+        if (ref_[static_cast<std::size_t>(b)]++ == 0) {
+            free_.remove(b);
+        }
+    }
+    void release(int b) {
+        if (--ref_[static_cast<std::size_t>(b)] == 0) {
+            free_.push_back(b);
+        }
+    }
+    [[nodiscard]] std::size_t free() const { return free_.size(); }
+    [[nodiscard]] std::size_t cached() const { return table_.size(); }
+
+private:
+    std::vector<int> ref_;
+    std::vector<std::uint64_t> hash_;
+    std::list<int> free_;
+    std::unordered_map<std::uint64_t, int> table_;
+};
+
+TEST(BlockManager, EvictsExactlyLikeASingleLruQueue) {
+    // Random allocations, hash inserts, releases and cache hits on both pools: the cached
+    // contents and free counts must agree at every step (block ids of unhashed blocks may not).
+    constexpr int n = 64;
+    BlockManager m(n, true);
+    ReferencePool ref(n);
+    Rng rng(17);
+    struct Held {
+        std::int32_t mine;
+        int theirs;
+        bool hashed;
+    };
+    std::vector<Held> held;
+    std::vector<std::uint64_t> hashes;
+    std::uint64_t next = 1;
+    for (int step = 0; step < 50000; ++step) {
+        const double u = rng.uniform();
+        if (u < 0.35 && m.free() > 0) {
+            held.push_back({m.allocate(), ref.allocate(), false});
+        } else if (u < 0.55 && !held.empty()) {
+            auto& h = held[static_cast<std::size_t>(rng.below(held.size()))];
+            if (!h.hashed) {
+                const std::uint64_t key = (next++) * 0x9e3779b97f4a7c15ULL;
+                m.insert(key, h.mine);
+                ref.insert(key, h.theirs);
+                hashes.push_back(key);
+                h.hashed = true;
+            }
+        } else if (u < 0.85 && !held.empty()) {
+            const auto k = static_cast<std::size_t>(rng.below(held.size()));
+            m.release(held[k].mine);
+            ref.release(held[k].theirs);
+            held[k] = held.back();
+            held.pop_back();
+        } else if (!hashes.empty()) {
+            const std::uint64_t key = hashes[static_cast<std::size_t>(rng.below(hashes.size()))];
+            const std::int32_t a = m.lookup(key);
+            const int b = ref.lookup(key);
+            ASSERT_EQ(a >= 0, b >= 0) << "step " << step;
+            if (a >= 0) {
+                m.touch(a);
+                ref.touch(b);
+                held.push_back({a, b, true});
+            }
+        }
+        ASSERT_EQ(static_cast<std::size_t>(m.free()), ref.free()) << "step " << step;
+        ASSERT_EQ(static_cast<std::size_t>(m.cached()), ref.cached()) << "step " << step;
+        if (step % 97 == 0) {
+            for (const std::uint64_t key : hashes) {
+                ASSERT_EQ(m.lookup(key) >= 0, ref.lookup(key) >= 0) << "step " << step;
+            }
+        }
+    }
 }
 
 }  // namespace

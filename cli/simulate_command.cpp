@@ -1,0 +1,500 @@
+// `gpuplan simulate`: run a scenario's workload through the discrete-event serving simulator
+// and report latency percentiles, throughput, goodput, SLO attainment per class and engine
+// figures; optionally write per-request and time-series CSVs and a Chrome trace.
+#include "cli/cli_context.hpp"
+#include "cli/options.hpp"
+#include "cli/scenario_options.hpp"
+#include "cli/table.hpp"
+#include "hwdb/scenario_loader.hpp"
+#include "hwdb/trace_loader.hpp"
+#include "model/money.hpp"
+#include "sim/simulate.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <thread>
+#include <unistd.h>
+
+namespace gpuplan::cli {
+namespace {
+
+nlohmann::json latency_json(const sim::LatencyStats& s) {
+    return {{"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90},
+            {"p95", s.p95},     {"p99", s.p99},   {"max", s.max}};
+}
+
+nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+
+nlohmann::json summary_json(const sim::RequestSummary& s) {
+    return {{"arrived", s.arrived},
+            {"completed", s.completed},
+            {"cloud", s.cloud},
+            {"rejected", s.rejected},
+            {"timed_out", s.timed_out},
+            {"cancelled", s.cancelled},
+            {"failed", s.rejected + s.timed_out},
+            {"slo_met_requests", s.slo_met},
+            {"slo_attainment", s.slo_attainment},
+            {"goodput_rps", s.goodput_rps},
+            {"throughput_rps", s.throughput_rps},
+            {"input_tokens", s.input_tokens},
+            {"output_tokens", s.output_tokens},
+            {"cached_tokens", s.cached_tokens},
+            {"ttft_s", latency_json(s.ttft)},
+            {"tpot_s", latency_json(s.tpot)},
+            {"itl_s", latency_json(s.itl)},
+            {"e2e_s", latency_json(s.e2e)},
+            {"queue_s", latency_json(s.queue)}};
+}
+
+nlohmann::json result_json(const model::Scenario& s, const sim::SimResult& r) {
+    nlohmann::json j;
+    j["scenario"] = s.name;
+    j["seed"] = r.seed;
+    j["ok"] = r.ok;
+    j["reasons"] = r.reasons;
+    j["stopped"] = r.stopped;
+    j["duration_s"] = r.duration_s;
+    const auto& o = r.overall;
+    j["arrived"] = o.arrived;
+    j["completed"] = o.completed;
+    j["requests_completed"] = o.completed;
+    j["failed"] = o.rejected + o.timed_out;
+    j["rejected"] = o.rejected;
+    j["timed_out"] = o.timed_out;
+    j["cancelled"] = o.cancelled;
+    j["throughput_rps"] = o.throughput_rps;
+    j["throughput_tok_s"] = r.total_tok_s;
+    j["input_tok_s"] = r.input_tok_s;
+    j["output_tok_s"] = r.output_tok_s;
+    j["goodput_rps"] = o.goodput_rps;
+    j["slo_attainment"] = o.slo_attainment;
+    j["ttft_s"] = latency_json(o.ttft);
+    j["tpot_s"] = latency_json(o.tpot);
+    j["itl_s"] = latency_json(o.itl);
+    j["e2e_s"] = latency_json(o.e2e);
+    j["queue_s"] = latency_json(o.queue);
+    j["preemptions"] = r.preemptions;
+    j["prefix_hit_rate"] = r.prefix_hit_rate;
+    j["prefill_tokens_computed"] = r.prefill_tokens_computed;
+    j["cached_tokens"] = o.cached_tokens;
+    j["kv_use_mean"] = r.kv_use_mean;
+    j["kv_use_max"] = r.kv_use_max;
+    j["mean_in_system"] = r.mean_in_system;
+    j["mean_running"] = r.mean_running;
+    j["batch_size_mean"] = r.batch_size_mean;
+    j["batch_size_histogram"] = r.batch_size_histogram;
+    j["time_share"] = {{"prefill", r.prefill_time_share},
+                       {"decode", r.decode_time_share},
+                       {"mixed", r.mixed_time_share}};
+    j["steps"] = r.steps;
+    j["events"] = r.events;
+    j["cloud"] = {{"requests", o.cloud}, {"spend", r.cloud_spend.amount}, {"currency", r.cloud_spend.currency}};
+    nlohmann::json slo_by_class = nlohmann::json::object();
+    nlohmann::json classes = nlohmann::json::array();
+    for (const auto& c : r.classes) {
+        nlohmann::json cj = summary_json(c.summary);
+        cj["name"] = c.name;
+        cj["slo"] = {{"ttft_s", opt_json(c.ttft_slo_s)},
+                     {"tpot_s", opt_json(c.tpot_slo_s)},
+                     {"e2e_s", opt_json(c.e2e_slo_s)},
+                     {"percentile", c.slo_percentile}};
+        cj["slo_met"] = c.slo_met;
+        slo_by_class[c.name] = c.summary.slo_attainment;
+        classes.push_back(cj);
+    }
+    j["slo_attainment_by_class"] = slo_by_class;
+    j["classes"] = classes;
+    nlohmann::json reps = nlohmann::json::array();
+    for (const auto& rep : r.replicas) {
+        reps.push_back({{"available_s", rep.available_s},
+                        {"busy_fraction", rep.busy_fraction},
+                        {"steps", rep.steps},
+                        {"requests", rep.requests},
+                        {"preemptions", rep.preemptions},
+                        {"kv_blocks", rep.kv_blocks},
+                        {"kv_use_mean", rep.kv_use_mean},
+                        {"kv_use_max", rep.kv_use_max}});
+    }
+    j["replicas"] = reps;
+    return j;
+}
+
+std::string ms(double s) { return fixed(s * 1e3, s < 0.01 ? 2 : 1); }
+
+std::string pct(double f) { return fixed(100 * f, 1) + " %"; }
+
+void latency_row(Table& t, const char* name, const sim::LatencyStats& s, bool in_ms) {
+    if (s.count == 0) {
+        t.add_row({name, "-", "-", "-", "-", "-", "-"});
+        return;
+    }
+    const auto f = [&](double v) { return in_ms ? ms(v) : fixed(v, 2); };
+    t.add_row({name, f(s.mean), f(s.p50), f(s.p90), f(s.p95), f(s.p99), f(s.max)});
+}
+
+void print_result(std::ostream& out, const model::Scenario& s, const sim::SimResult& r) {
+    const auto& d = s.deployment;
+    out << "simulate " << s.name << ": " << d.model.name << " on " << r.replicas.size() << " replica"
+        << (r.replicas.size() == 1 ? "" : "s") << " of " << model::replica_gpus(d.par) << " x " << d.gpu.name
+        << " (tp " << d.par.tp << ", pp " << d.par.pp << "), seed " << r.seed
+        << (r.stopped ? " [stopped early]" : "") << '\n';
+    const auto& o = r.overall;
+    out << "requests     " << o.arrived << " arrived, " << o.completed << " completed";
+    if (o.cloud > 0) {
+        out << " (" << o.cloud << " in the cloud)";
+    }
+    out << ", " << o.rejected << " rejected, " << o.timed_out << " timed out";
+    if (o.cancelled > 0) {
+        out << ", " << o.cancelled << " cancelled";
+    }
+    out << " in " << fixed(r.duration_s, 1) << " s\n"
+        << "throughput   " << fixed(o.throughput_rps, 2) << " req/s, " << fixed(r.total_tok_s, 0)
+        << " tok/s (input " << fixed(r.input_tok_s, 0) << ", output " << fixed(r.output_tok_s, 0) << ")\n"
+        << "goodput      " << fixed(o.goodput_rps, 2) << " req/s meeting every SLO ("
+        << pct(o.slo_attainment) << " of requests)\n\n";
+    Table t({"latency", "mean", "p50", "p90", "p95", "p99", "max"});
+    latency_row(t, "TTFT ms", o.ttft, true);
+    latency_row(t, "TPOT ms", o.tpot, true);
+    latency_row(t, "ITL ms", o.itl, true);
+    latency_row(t, "E2E s", o.e2e, false);
+    latency_row(t, "queue ms", o.queue, true);
+    t.print(out);
+    out << '\n';
+    if (!r.classes.empty()) {
+        Table c({"class", "arrived", "done", "failed", "TTFT p99 ms", "TPOT p99 ms", "E2E p99 s",
+                 "SLO attain", "SLO p" + fixed(s.slo.percentile, 0)});
+        for (const auto& k : r.classes) {
+            const auto& cs = k.summary;
+            std::string slo = "-";
+            if (k.ttft_slo_s || k.tpot_slo_s || k.e2e_slo_s) {
+                slo = k.slo_met ? "met" : "missed";
+            }
+            c.add_row({k.name, std::to_string(cs.arrived), std::to_string(cs.completed),
+                       std::to_string(cs.rejected + cs.timed_out),
+                       cs.ttft.count ? ms(cs.ttft.p99) : "-", cs.tpot.count ? ms(cs.tpot.p99) : "-",
+                       cs.e2e.count ? fixed(cs.e2e.p99, 2) : "-", pct(cs.slo_attainment), slo});
+        }
+        c.print(out);
+        out << '\n';
+    }
+    out << "engine       " << r.steps << " steps, batch " << fixed(r.batch_size_mean, 1)
+        << " sequences on average, " << fixed(r.mean_running, 1) << " running, "
+        << fixed(r.mean_in_system, 1) << " in the system\n"
+        << "time share   prefill " << pct(r.prefill_time_share) << ", decode " << pct(r.decode_time_share)
+        << ", mixed " << pct(r.mixed_time_share) << '\n'
+        << "KV cache     mean use " << pct(r.kv_use_mean) << ", max " << pct(r.kv_use_max) << ", "
+        << r.preemptions << " preemptions, prefix hit rate " << pct(r.prefix_hit_rate) << '\n';
+    out << "replicas     busy";
+    for (const auto& rep : r.replicas) {
+        out << ' ' << pct(rep.busy_fraction);
+    }
+    out << '\n';
+    if (o.cloud > 0 || r.cloud_spend.amount > 0) {
+        out << "cloud        " << o.cloud << " requests, spend " << model::to_string(r.cloud_spend) << '\n';
+    }
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+    if (!f) {
+        throw InputError(path.string() + ": cannot write the file; check the folder is writable");
+    }
+}
+
+std::string num(const std::optional<double>& v) {
+    if (!v) {
+        return "";
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", *v);
+    return buf;
+}
+
+std::string num(double v) { return num(std::optional<double>(v)); }
+
+void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, const sim::SimResult& r) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+        throw InputError(dir.string() + ": cannot create the output folder: " + ec.message());
+    }
+    std::string req = "id,class,session,step,replica,outcome,arrival_s,queue_s,ttft_s,tpot_s,e2e_s,"
+                      "input_tokens,output_tokens,cached_tokens,preemptions,retries,slo_met\n";
+    for (const auto& q : r.requests) {
+        req += std::to_string(q.id) + ',' + r.classes[static_cast<std::size_t>(q.request_class)].name + ',' +
+               std::to_string(q.session) + ',' + std::to_string(q.step) + ',' + std::to_string(q.replica) + ',' +
+               sim::to_string(q.outcome) + ',' + num(q.arrival_s) + ',' + num(q.queue_s) + ',' + num(q.ttft_s) +
+               ',' + num(q.tpot_s) + ',' + num(q.e2e_s) + ',' + std::to_string(q.input_tokens) + ',' +
+               std::to_string(q.output_tokens) + ',' + std::to_string(q.cached_tokens) + ',' +
+               std::to_string(q.preemptions) + ',' + std::to_string(q.retries) + ',' + (q.slo_met ? "1" : "0") +
+               '\n';
+    }
+    write_file(dir / "requests.csv", req);
+    std::string ts = "t_s,arrivals,completions,running,waiting,kv_use,input_tok_s,output_tok_s\n";
+    for (const auto& b : r.series) {
+        ts += num(b.t_s) + ',' + std::to_string(b.arrivals) + ',' + std::to_string(b.completions) + ',' +
+              num(b.running) + ',' + num(b.waiting) + ',' + num(b.kv_use) + ',' + num(b.input_tok_s) + ',' +
+              num(b.output_tok_s) + '\n';
+    }
+    write_file(dir / "timeseries.csv", ts);
+    // Chrome trace event format (Perfetto and chrome://tracing open it): one track per replica,
+    // one complete ("X") slice per engine step, times in microseconds.
+    nlohmann::json events = nlohmann::json::array();
+    for (std::size_t i = 0; i < r.replicas.size(); ++i) {
+        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i},
+                          {"args", {{"name", "replica " + std::to_string(i)}}}});
+    }
+    for (const auto& st : r.step_log) {
+        const char* name = st.prefills > 0 && st.decodes > 0 ? "mixed" : (st.prefills > 0 ? "prefill" : "decode");
+        events.push_back({{"name", name},
+                          {"ph", "X"},
+                          {"pid", 0},
+                          {"tid", st.replica},
+                          {"ts", st.start_s * 1e6},
+                          {"dur", st.duration_s * 1e6},
+                          {"args", {{"prefills", st.prefills},
+                                    {"prefill_tokens", st.prefill_tokens},
+                                    {"decodes", st.decodes},
+                                    {"preempted", st.preempted}}}});
+    }
+    write_file(dir / "trace.json", nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + '\n');
+    write_file(dir / "summary.json", result_json(s, r).dump(2) + '\n');
+}
+
+std::vector<hwdb::ScenarioOverride> parse_sets(const std::vector<std::string>& sets) {
+    std::vector<hwdb::ScenarioOverride> out;
+    for (const auto& s : sets) {
+        const auto eq = s.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            throw UsageError("--set '" + s + "': write key.path=value, e.g. --set workload.requests_per_s=8");
+        }
+        out.push_back({s.substr(0, eq), s.substr(eq + 1)});
+    }
+    return out;
+}
+
+// A progress bar on standard error, only when it is a terminal.
+class ProgressBar {
+public:
+    explicit ProgressBar(bool enabled) : enabled_(enabled && isatty(fileno(stderr)) != 0) {}
+    ~ProgressBar() {
+        if (enabled_ && shown_ >= 0) {
+            std::fprintf(stderr, "\r%60s\r", "");
+        }
+    }
+    ProgressBar(const ProgressBar&) = delete;
+    ProgressBar& operator=(const ProgressBar&) = delete;
+    void operator()(double f) {
+        if (!enabled_) {
+            return;
+        }
+        const int pct = static_cast<int>(f * 100);
+        if (pct == shown_) {
+            return;
+        }
+        shown_ = pct;
+        const int bar = pct * 40 / 100;
+        std::fprintf(stderr, "\rsimulating [%.*s%*s] %3d %%", bar, "########################################",
+                     40 - bar, "", pct);
+        std::fflush(stderr);
+    }
+
+private:
+    bool enabled_;
+    int shown_ = -1;
+};
+
+}  // namespace
+
+int run_simulate(CliContext& ctx) {
+    po::options_description desc("options");
+    std::string file;
+    std::string trace;
+    std::string trace_format = "auto";
+    std::string out_dir;
+    std::string sweep;
+    std::string profile;
+    std::vector<std::string> sets;
+    std::optional<std::uint64_t> seed;
+    std::optional<double> duration;
+    std::optional<int> requests;
+    std::optional<double> rate;
+    // clang-format off
+    desc.add_options()
+        ("file", po::value(&file)->required(), "scenario YAML")
+        ("seed", po::value<std::uint64_t>()->notifier([&](std::uint64_t v) { seed = v; }), "random seed (default: the scenario's)")
+        ("duration", po::value<double>()->notifier([&](double v) { duration = v; }), "stop sending requests after S seconds")
+        ("requests", po::value<int>()->notifier([&](int v) { requests = v; }), "requests (or agent sessions) to send")
+        ("rate", po::value<double>()->notifier([&](double v) { rate = v; }), "arrival rate, requests/s (overrides the scenario)")
+        ("trace", po::value(&trace), "replay this trace CSV instead of the scenario's arrivals")
+        ("trace-format", po::value(&trace_format), "auto, azure, vidur or plain (default auto)")
+        ("set", po::value(&sets)->composing(), "override a scenario key: --set engine.max_num_seqs=64 (repeatable)")
+        ("sweep", po::value(&sweep), "run once per value, in parallel: --sweep workload.requests_per_s=2,4,8")
+        ("out", po::value(&out_dir), "write requests.csv, timeseries.csv, trace.json and summary.json here")
+        ("profile", po::value(&profile), "efficiency profile YAML (default: hwdb/profiles for the GPU)")
+        ("json", "machine-readable output");
+    // clang-format on
+    po::positional_options_description pos;
+    pos.add("file", 1);
+    po::variables_map vm;
+    if (!parse_options("simulate", ctx.args, desc, pos, vm, *ctx.out,
+                       "FILE [--seed N] [--duration S] [--requests N] [--rate R] [--trace CSV "
+                       "[--trace-format F]] [--set key=value]... [--sweep key=v1,v2,...] [--out DIR] [--json]")) {
+        return 0;
+    }
+    if (requests && *requests < 1) {
+        throw UsageError("--requests must be at least 1");
+    }
+    if (duration && !(*duration > 0)) {
+        throw UsageError("--duration must be > 0 seconds");
+    }
+    if (rate && !(*rate > 0)) {
+        throw UsageError("--rate must be > 0 requests/s");
+    }
+    const auto overrides = parse_sets(sets);
+    std::vector<model::TraceRecord> trace_records;
+    if (!trace.empty()) {
+        const auto fmt = hwdb::find_trace_format(trace_format);
+        if (!fmt) {
+            throw UsageError("--trace-format '" + trace_format + "': use auto, azure, vidur or plain");
+        }
+        trace_records = hwdb::load_trace(trace, *fmt);
+    }
+    // One scenario per sweep value (or just one).
+    std::string sweep_key;
+    std::vector<std::string> sweep_values;
+    if (!sweep.empty()) {
+        const auto eq = sweep.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == sweep.size()) {
+            throw UsageError("--sweep '" + sweep + "': write key.path=v1,v2,..., e.g. --sweep workload.requests_per_s=2,4,8");
+        }
+        sweep_key = sweep.substr(0, eq);
+        std::size_t start = eq + 1;
+        for (std::size_t i = start; i <= sweep.size(); ++i) {
+            if (i == sweep.size() || sweep[i] == ',') {
+                sweep_values.push_back(sweep.substr(start, i - start));
+                start = i + 1;
+            }
+        }
+    }
+    const std::size_t runs = sweep_values.empty() ? 1 : sweep_values.size();
+    std::vector<model::Scenario> scenarios;
+    for (std::size_t i = 0; i < runs; ++i) {
+        auto o = overrides;
+        if (!sweep_values.empty()) {
+            o.push_back({sweep_key, sweep_values[i]});
+        }
+        model::Scenario s = hwdb::load_scenario(file, ctx.db(), o);
+        if (rate) {
+            s.workload.requests_per_s = *rate;
+            s.workload.arrival.requests_per_s = *rate;
+        }
+        if (!trace_records.empty()) {
+            s.workload.trace = trace_records;
+            s.workload.arrival.kind = model::ArrivalKind::Trace;
+            s.workload.requests.reset();  // the whole trace unless --requests caps it
+        }
+        scenarios.push_back(std::move(s));
+    }
+    ScenarioFlags pf;
+    pf.profile = profile;
+    sim::SimOptions opts;
+    opts.seed = seed;
+    if (duration) {
+        opts.duration = Seconds(*duration);
+    }
+    opts.requests = requests;
+    opts.profile = choose_profile(ctx, pf, scenarios.front().deployment.gpu);
+    opts.keep_requests = !out_dir.empty();
+    opts.keep_steps = !out_dir.empty();
+    const bool json = vm.count("json") > 0;
+
+    if (runs == 1) {
+        ProgressBar bar(true);
+        const sim::SimResult r = sim::simulate(scenarios.front(), opts, {}, [&](double f) { bar(f); });
+        if (!r.ok) {
+            std::string why;
+            for (const auto& reason : r.reasons) {
+                why += (why.empty() ? "" : "; ") + reason;
+            }
+            throw InputError(file + ": the deployment does not fit, nothing was simulated: " + why);
+        }
+        if (!out_dir.empty()) {
+            write_outputs(out_dir, scenarios.front(), r);
+        }
+        if (json) {
+            *ctx.out << result_json(scenarios.front(), r).dump(2) << '\n';
+        } else {
+            print_result(*ctx.out, scenarios.front(), r);
+            if (!out_dir.empty()) {
+                *ctx.out << "wrote " << out_dir << "/{requests.csv,timeseries.csv,trace.json,summary.json}\n";
+            }
+        }
+        return 0;
+    }
+    // A sweep: the runs are independent values, so they go to threads side by side.
+    std::vector<sim::SimResult> results(runs);
+    {
+        const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(runs, std::thread::hardware_concurrency()));
+        std::vector<std::thread> pool;
+        std::atomic<std::size_t> next{0};
+        std::vector<std::exception_ptr> errors(runs);
+        for (std::size_t w = 0; w < workers; ++w) {
+            pool.emplace_back([&] {
+                for (std::size_t i = next++; i < runs; i = next++) {
+                    try {
+                        results[i] = sim::simulate(scenarios[i], opts);
+                    } catch (...) {
+                        errors[i] = std::current_exception();
+                    }
+                }
+            });
+        }
+        for (auto& t : pool) {
+            t.join();
+        }
+        for (const auto& e : errors) {
+            if (e) {
+                std::rethrow_exception(e);
+            }
+        }
+    }
+    if (json) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (std::size_t i = 0; i < runs; ++i) {
+            nlohmann::json j = result_json(scenarios[i], results[i]);
+            j["sweep_key"] = sweep_key;
+            j["sweep_value"] = sweep_values[i];
+            arr.push_back(j);
+        }
+        *ctx.out << arr.dump(2) << '\n';
+        return 0;
+    }
+    Table t({sweep_key, "done", "failed", "req/s", "tok/s", "goodput", "TTFT p50 ms", "TTFT p99 ms",
+             "TPOT p50 ms", "TPOT p99 ms", "E2E p99 s", "preempt"});
+    for (std::size_t i = 0; i < runs; ++i) {
+        const auto& r = results[i];
+        const auto& o = r.overall;
+        if (!r.ok) {
+            t.add_row({sweep_values[i], "does not fit"});
+            continue;
+        }
+        t.add_row({sweep_values[i], std::to_string(o.completed), std::to_string(o.rejected + o.timed_out),
+                   fixed(o.throughput_rps, 2), fixed(r.total_tok_s, 0), fixed(o.goodput_rps, 2),
+                   ms(o.ttft.p50), ms(o.ttft.p99), ms(o.tpot.p50), ms(o.tpot.p99), fixed(o.e2e.p99, 2),
+                   std::to_string(r.preemptions)});
+    }
+    t.print(*ctx.out);
+    return 0;
+}
+
+}  // namespace gpuplan::cli

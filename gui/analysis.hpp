@@ -1,0 +1,86 @@
+#pragma once
+/// What the desktop app shows for one scenario, as plain values: the analytic estimate, the
+/// bottleneck verdict, the ranked what-ifs, power, racks, cost and the training plan. No Qt
+/// here: the runner calls analyze() on a worker thread and the views only display the result.
+/// This is glue over the core (the same calls the CLI's estimate, rack, cost and train
+/// commands make), not a model of its own.
+
+#include "hwdb/database.hpp"
+#include "model/bottleneck.hpp"
+#include "model/cost.hpp"
+#include "model/efficiency.hpp"
+#include "model/power.hpp"
+#include "model/rack.hpp"
+#include "model/scenario.hpp"
+#include "model/serving.hpp"
+#include "model/training.hpp"
+#include "sim/result.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuplan::gui {
+
+/// Which parts of the analysis to compute (the what-ifs and the layout search cost the most).
+struct AnalysisParts {
+    bool what_ifs = true;
+    bool power_cost = true;  ///< power, racks and cost
+    bool training = true;    ///< the configured training layout (when the scenario has one)
+    bool layout_search = false;
+};
+
+/// Everything the views show for one scenario. A part that could not be computed has its
+/// optional empty and a message saying why.
+struct Analysis {
+    model::Scenario scenario;
+    model::BottleneckReport bottleneck;  ///< its `estimate` is the serving estimate
+    std::vector<model::WhatIf> what_ifs;
+    std::optional<model::PowerEstimate> power;
+    std::string power_error;
+    std::optional<model::RackPlan> rack;
+    std::string rack_error;
+    std::optional<model::CostInputs> cost_inputs;
+    std::optional<model::CostEstimate> cost;
+    std::string cost_error;
+    std::optional<model::TrainingEstimate> training;
+    std::string training_error;
+    std::optional<model::SearchResult> layouts;
+    double compute_ms = 0;  ///< wall time of analyze()
+
+    /// The serving estimate.
+    [[nodiscard]] const model::ServingEstimate& serving() const { return bottleneck.estimate; }
+};
+
+/// The efficiency profile the app uses for `gpu`: the same choice as the CLI (the built-in
+/// spec-sheet profile).
+[[nodiscard]] model::EfficiencyProfile profile_for(const model::AcceleratorSpec& gpu);
+
+/// The rent per GPU-hour: the scenario's price, else the accelerator's newest USD cloud price
+/// in hwdb (the CLI's rule); nullopt when neither exists.
+[[nodiscard]] std::optional<model::Price> hourly_rent(const model::Scenario& s);
+
+/// The GPUs tried as "another GPU" what-ifs: same vendor and form factor, same or newer launch
+/// year (the CLI's rule).
+[[nodiscard]] std::vector<model::AcceleratorSpec> what_if_candidates(const hwdb::Database& db,
+                                                                     const model::AcceleratorSpec& gpu);
+
+/// Runs the analytic model and, per `parts`, the what-ifs, power, racks, cost and training.
+/// Throws InputError when the serving estimate itself fails (an invalid deployment or
+/// workload); failures of the optional parts are recorded in the result instead.
+[[nodiscard]] Analysis analyze(const model::Scenario& s, const hwdb::Database& db,
+                               const AnalysisParts& parts = {});
+
+/// Applies a what-if (by its key, as model::what_ifs names it) to the scenario: the same change
+/// the what-if was estimated with. Returns false when the key is unknown or not applicable.
+bool apply_what_if(model::Scenario& s, const model::WhatIf& what_if, const hwdb::Database& db,
+                   const model::MemoryEstimate& baseline);
+
+/// The outcome of one simulation run: the result, or the message of the error that stopped it.
+struct SimOutcome {
+    std::optional<sim::SimResult> result;
+    std::string error;
+    double wall_s = 0;
+};
+
+} // namespace gpuplan::gui

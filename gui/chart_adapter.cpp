@@ -1,0 +1,625 @@
+#include "gui/chart_adapter.hpp"
+
+#include "gui/ui_util.hpp"
+#include "model/precision.hpp"
+
+#include <QLabel>
+#include <QPainter>
+#include <QStackedLayout>
+#include <QSvgGenerator>
+#include <QtCharts/QAreaSeries>
+#include <QtCharts/QBarCategoryAxis>
+#include <QtCharts/QBarSeries>
+#include <QtCharts/QBarSet>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QHorizontalStackedBarSeries>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QLogValueAxis>
+#include <QtCharts/QScatterSeries>
+#include <QtCharts/QStackedBarSeries>
+#include <QtCharts/QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuplan::gui {
+
+// ---- ChartPanel ----
+
+ChartPanel::ChartPanel(QString key, QWidget* parent) : QWidget(parent), key_(std::move(key)) {
+    stack_ = new QStackedLayout(this);
+    stack_->setContentsMargins(0, 0, 0, 0);
+    view_ = new QChartView(this);
+    view_->setRenderHint(QPainter::Antialiasing);
+    view_->setMinimumSize(260, 200);
+    message_ = new QLabel(this);
+    message_->setAlignment(Qt::AlignCenter);
+    message_->setWordWrap(true);
+    message_->setStyleSheet(QStringLiteral("color: #666; padding: 12px;"));
+    stack_->addWidget(view_);
+    stack_->addWidget(message_);
+    showMessage(tr("Nothing to show yet."));
+}
+
+void ChartPanel::showMessage(const QString& text) {
+    message_->setText(text);
+    stack_->setCurrentWidget(message_);
+}
+
+bool ChartPanel::hasChart() const {
+    return stack_->currentWidget() == view_ && view_->chart() != nullptr;
+}
+
+void ChartPanel::setChart(QChart* chart) {
+    chart->setAnimationOptions(QChart::NoAnimation);
+    chart->setMargins(QMargins(4, 4, 4, 4));
+    QChart* old = view_->chart();
+    view_->setChart(chart);
+    // QChartView does not delete the chart it held before.
+    delete old;
+    stack_->setCurrentWidget(view_);
+}
+
+int ChartPanel::seriesCount() const {
+    return hasChart() ? static_cast<int>(view_->chart()->series().size()) : 0;
+}
+
+int ChartPanel::pointCount() const {
+    if (!hasChart()) {
+        return 0;
+    }
+    int n = 0;
+    for (QAbstractSeries* s : view_->chart()->series()) {
+        if (auto* xy = qobject_cast<QXYSeries*>(s)) {
+            n += static_cast<int>(xy->count());
+        } else if (auto* bars = qobject_cast<QAbstractBarSeries*>(s)) {
+            for (QBarSet* set : bars->barSets()) {
+                n += static_cast<int>(set->count());
+            }
+        }
+    }
+    return n;
+}
+
+QString ChartPanel::title() const {
+    return hasChart() ? view_->chart()->title() : QString();
+}
+
+bool ChartPanel::savePng(const QString& path) const {
+    if (!hasChart()) {
+        return false;
+    }
+    return view_->grab().save(path, "PNG");
+}
+
+bool ChartPanel::saveSvg(const QString& path) const {
+    if (!hasChart()) {
+        return false;
+    }
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(view_->size());
+    svg.setViewBox(QRect(QPoint(0, 0), view_->size()));
+    svg.setTitle(title());
+    QPainter painter;
+    if (!painter.begin(&svg)) {
+        return false;
+    }
+    view_->render(&painter);
+    return painter.end();
+}
+
+// ---- ChartAdapter ----
+
+namespace {
+
+QChart* newChart(const QString& title, bool legend = true) {
+    auto* c = new QChart();
+    c->setTitle(title);
+    c->legend()->setVisible(legend);
+    c->legend()->setAlignment(Qt::AlignBottom);
+    return c;
+}
+
+QValueAxis* valueAxis(QChart* c, Qt::Alignment where, const QString& title, double min, double max) {
+    auto* a = new QValueAxis();
+    a->setTitleText(title);
+    a->setRange(min, max);
+    a->setLabelFormat(QStringLiteral("%.3g"));
+    c->addAxis(a, where);
+    return a;
+}
+
+QLogValueAxis* logAxis(QChart* c, Qt::Alignment where, const QString& title, double min, double max) {
+    auto* a = new QLogValueAxis();
+    a->setTitleText(title);
+    a->setBase(10.0);
+    a->setRange(min, max);
+    a->setLabelFormat(QStringLiteral("%g"));
+    a->setMinorTickCount(-1);
+    c->addAxis(a, where);
+    return a;
+}
+
+void attach(QAbstractSeries* s, QAbstractAxis* x, QAbstractAxis* y) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+}
+
+/// A "nice" upper bound for an axis.
+double niceMax(double v) {
+    if (!(v > 0) || !std::isfinite(v)) {
+        return 1.0;
+    }
+    const double p = std::pow(10.0, std::floor(std::log10(v)));
+    for (const double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+        if (v <= m * p) {
+            return m * p;
+        }
+    }
+    return 10.0 * p;
+}
+
+QLineSeries* lineSeries(const QString& name, const QColor& color) {
+    auto* s = new QLineSeries();
+    s->setName(name);
+    QPen pen(color);
+    pen.setWidthF(2.0);
+    s->setPen(pen);
+    return s;
+}
+
+} // namespace
+
+void ChartAdapter::memory(ChartPanel& p, const model::MemoryEstimate& m) {
+    const double gib = kGiB;
+    const double overhead = m.overhead.si() / gib;
+    const double kv = std::max(0.0, m.kv_budget.si()) / gib;
+    const double free = m.free.si() / gib;
+    const QString title =
+        m.fits ? QObject::tr("Memory per GPU: %1 of %2 GiB used")
+                     .arg(QString::number(m.total_used.si() / gib, 'f', 1),
+                          QString::number(m.capacity.si() / gib, 'f', 1))
+               : QObject::tr("Memory per GPU: does NOT fit (%1 GiB short)")
+                     .arg(QString::number(std::fabs(free), 'f', 1));
+    QChart* c = newChart(title);
+    auto* series = new QHorizontalStackedBarSeries();
+    const auto add = [&](const QString& name, double v, const char* color) {
+        auto* set = new QBarSet(name);
+        *set << v;
+        set->setColor(QColor(QString::fromLatin1(color)));
+        set->setBorderColor(QColor(QString::fromLatin1(color)));
+        series->append(set);
+    };
+    add(QObject::tr("weights %1").arg(formatGiB(m.weights)), m.weights.si() / gib, "#3f51b5");
+    add(QObject::tr("KV cache %1").arg(formatGiB(Bytes(kv * gib))), kv, "#26a69a");
+    add(QObject::tr("activations %1").arg(formatGiB(m.activations)), m.activations.si() / gib,
+        "#ffa726");
+    add(QObject::tr("overhead %1").arg(formatGiB(m.overhead)), overhead, "#8d6e63");
+    add(QObject::tr("free %1").arg(formatGiB(Bytes(std::max(0.0, free) * gib))),
+        std::max(0.0, free), "#cfd8dc");
+    series->setBarWidth(0.6);
+    c->addSeries(series);
+    auto* cat = new QBarCategoryAxis();
+    cat->append(m.binding_stage > 0 ? QObject::tr("stage %1").arg(m.binding_stage)
+                                    : QObject::tr("GPU"));
+    c->addAxis(cat, Qt::AlignLeft);
+    series->attachAxis(cat);
+    const double total = std::max(m.capacity.si(), m.total_used.si()) / gib;
+    auto* x = valueAxis(c, Qt::AlignBottom, QObject::tr("GiB (capacity %1)").arg(formatGiB(m.capacity)),
+                        0, niceMax(total));
+    series->attachAxis(x);
+    // The capacity as a vertical line.
+    auto* cap = lineSeries(QObject::tr("capacity"), QColor(QStringLiteral("#d32f2f")));
+    cap->append(m.capacity.si() / gib, -0.5);
+    cap->append(m.capacity.si() / gib, 0.5);
+    c->addSeries(cap);
+    cap->attachAxis(x);
+    auto* hidden = new QValueAxis();
+    hidden->setRange(-0.5, 0.5);
+    hidden->setVisible(false);
+    c->addAxis(hidden, Qt::AlignRight);
+    cap->attachAxis(hidden);
+    p.setChart(c);
+}
+
+void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
+                            const model::ServingEstimate& e) {
+    const auto peak = d.gpu.dense.for_type(model::gemm_compute_type(d.prec));
+    const double bw = d.gpu.memory_bandwidth.si();
+    if (!peak || bw <= 0) {
+        p.showMessage(QObject::tr("No roofline: %1 lists no peak for this compute path.")
+                          .arg(qs(d.gpu.name)));
+        return;
+    }
+    const double tflops = 1e12;
+    const double peak_t = peak->si() / tflops;
+    const double ridge = peak->si() / bw;  // FLOP per byte where the roofs meet
+    struct Point {
+        QString name;
+        double intensity;
+        double achieved;
+        QColor color;
+    };
+    std::vector<Point> points;
+    const auto add = [&](const QString& name, const model::StepCost& s, const char* color) {
+        if (s.bytes.si() > 0 && s.time.si() > 0 && s.flops.si() > 0) {
+            points.push_back({name, s.flops.si() / s.bytes.si(), s.flops.si() / s.time.si() / tflops,
+                              QColor(QString::fromLatin1(color))});
+        }
+    };
+    add(QObject::tr("prefill (TTFT step)"), e.prefill_step, "#e65100");
+    add(QObject::tr("decode (batch %1)").arg(e.running), e.decode_step, "#1565c0");
+    double xmin = std::min(0.1, ridge / 1000);
+    double xmax = std::max(ridge * 100, 1e4);
+    double ymin = peak_t / 1e4;
+    for (const auto& pt : points) {
+        xmin = std::min(xmin, pt.intensity / 3);
+        xmax = std::max(xmax, pt.intensity * 3);
+        ymin = std::min(ymin, pt.achieved / 3);
+    }
+    xmin = std::pow(10.0, std::floor(std::log10(xmin)));
+    xmax = std::pow(10.0, std::ceil(std::log10(xmax)));
+    ymin = std::pow(10.0, std::floor(std::log10(std::max(ymin, 1e-6))));
+    const double ymax = std::pow(10.0, std::ceil(std::log10(peak_t * 1.5)));
+
+    QChart* c = newChart(QObject::tr("Roofline: %1, %2 path, per GPU")
+                             .arg(qs(d.gpu.name), qs(std::string(model::to_string(
+                                                       model::gemm_compute_type(d.prec))))));
+    auto* x = logAxis(c, Qt::AlignBottom, QObject::tr("arithmetic intensity (FLOP/byte)"), xmin, xmax);
+    auto* y = logAxis(c, Qt::AlignLeft, QObject::tr("TFLOP/s"), ymin, ymax);
+    auto* roof = lineSeries(QObject::tr("roof: %1 TB/s, %2 TFLOP/s")
+                                .arg(QString::number(bw / 1e12, 'f', 2), QString::number(peak_t, 'f', 0)),
+                            QColor(QStringLiteral("#424242")));
+    roof->append(xmin, xmin * bw / tflops);
+    roof->append(ridge, peak_t);
+    roof->append(xmax, peak_t);
+    c->addSeries(roof);
+    attach(roof, x, y);
+    for (const auto& pt : points) {
+        auto* s = new QScatterSeries();
+        s->setName(QObject::tr("%1: %2 FLOP/B, %3 TFLOP/s")
+                       .arg(pt.name, QString::number(pt.intensity, 'g', 3),
+                            QString::number(pt.achieved, 'g', 3)));
+        s->setColor(pt.color);
+        s->setBorderColor(pt.color);
+        s->setMarkerSize(13);
+        s->append(pt.intensity, pt.achieved);
+        c->addSeries(s);
+        attach(s, x, y);
+    }
+    p.setChart(c);
+}
+
+void ChartAdapter::latencyCdf(ChartPanel& p, const sim::SimResult& r, Latency which,
+                              std::optional<Seconds> slo) {
+    std::vector<double> v;
+    v.reserve(r.requests.size());
+    for (const auto& q : r.requests) {
+        const std::optional<double>& x =
+            which == Latency::Ttft ? q.ttft_s : which == Latency::Tpot ? q.tpot_s : q.e2e_s;
+        if (x && (q.outcome == sim::Outcome::Completed || q.outcome == sim::Outcome::Cloud)) {
+            v.push_back(*x);
+        }
+    }
+    const QString name = which == Latency::Ttft   ? QObject::tr("TTFT")
+                         : which == Latency::Tpot ? QObject::tr("TPOT")
+                                                  : QObject::tr("E2E latency");
+    if (v.empty()) {
+        p.showMessage(QObject::tr("No completed request has a %1.").arg(name));
+        return;
+    }
+    std::sort(v.begin(), v.end());
+    // Time in ms below one second of p99, else seconds.
+    const double p99 = v[static_cast<std::size_t>(0.99 * static_cast<double>(v.size() - 1))];
+    const bool ms = p99 < 1.0;
+    const double k = ms ? 1e3 : 1.0;
+    QChart* c = newChart(QObject::tr("%1 CDF (%2 requests)").arg(name).arg(v.size()));
+    auto* s = lineSeries(name, QColor(QStringLiteral("#1565c0")));
+    // At most ~400 points: the chart stays fast with 100k requests.
+    const std::size_t step = std::max<std::size_t>(1, v.size() / 400);
+    for (std::size_t i = 0; i < v.size(); i += step) {
+        s->append(v[i] * k, static_cast<double>(i + 1) / static_cast<double>(v.size()));
+    }
+    s->append(v.back() * k, 1.0);
+    c->addSeries(s);
+    const double xmax = niceMax(std::max(v.back(), slo ? slo->si() : 0.0) * k);
+    auto* x = valueAxis(c, Qt::AlignBottom, ms ? QObject::tr("ms") : QObject::tr("s"), 0, xmax);
+    auto* y = valueAxis(c, Qt::AlignLeft, QObject::tr("fraction of requests"), 0, 1);
+    attach(s, x, y);
+    if (slo) {
+        auto* line = lineSeries(QObject::tr("SLO %1").arg(formatTime(*slo)), QColor(QStringLiteral("#d32f2f")));
+        line->append(slo->si() * k, 0);
+        line->append(slo->si() * k, 1);
+        c->addSeries(line);
+        attach(line, x, y);
+    }
+    p.setChart(c);
+}
+
+namespace {
+
+template <class F>
+void timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title, const QString& unit,
+                std::initializer_list<std::pair<QString, F>> lines, std::initializer_list<const char*> colors,
+                std::optional<double> fixed_max = std::nullopt) {
+    if (r.series.empty()) {
+        p.showMessage(QObject::tr("The simulation recorded no time series."));
+        return;
+    }
+    QChart* c = newChart(title);
+    double vmax = 0;
+    std::vector<QLineSeries*> made;
+    auto color = colors.begin();
+    for (const auto& [name, get] : lines) {
+        auto* s = lineSeries(name, QColor(QString::fromLatin1(*color)));
+        if (std::next(color) != colors.end()) {
+            ++color;
+        }
+        for (const auto& b : r.series) {
+            const double v = get(b);
+            s->append(b.t_s, v);
+            vmax = std::max(vmax, v);
+        }
+        c->addSeries(s);
+        made.push_back(s);
+    }
+    auto* x = valueAxis(c, Qt::AlignBottom, QObject::tr("time (s)"), 0,
+                        std::max(1.0, r.series.back().t_s + 1.0));
+    auto* y = valueAxis(c, Qt::AlignLeft, unit, 0, fixed_max.value_or(niceMax(vmax * 1.05)));
+    for (auto* s : made) {
+        attach(s, x, y);
+    }
+    p.setChart(c);
+}
+
+} // namespace
+
+void ChartAdapter::throughput(ChartPanel& p, const sim::SimResult& r) {
+    using F = double (*)(const sim::TimeBin&);
+    timeSeries<F>(p, r, QObject::tr("Throughput over time"), QObject::tr("tokens/s"),
+                  {{QObject::tr("output tokens/s"), [](const sim::TimeBin& b) { return b.output_tok_s; }},
+                   {QObject::tr("input tokens/s"), [](const sim::TimeBin& b) { return b.input_tok_s; }}},
+                  {"#1565c0", "#ef6c00"});
+}
+
+void ChartAdapter::queue(ChartPanel& p, const sim::SimResult& r) {
+    using F = double (*)(const sim::TimeBin&);
+    timeSeries<F>(p, r, QObject::tr("Queue length and running sequences"), QObject::tr("requests"),
+                  {{QObject::tr("waiting"), [](const sim::TimeBin& b) { return b.waiting; }},
+                   {QObject::tr("running"), [](const sim::TimeBin& b) { return b.running; }}},
+                  {"#c62828", "#2e7d32"});
+}
+
+void ChartAdapter::kvUse(ChartPanel& p, const sim::SimResult& r) {
+    using F = double (*)(const sim::TimeBin&);
+    timeSeries<F>(p, r, QObject::tr("KV cache use over time"), QObject::tr("% of KV blocks"),
+                  {{QObject::tr("KV blocks in use"), [](const sim::TimeBin& b) { return b.kv_use * 100.0; }}},
+                  {"#6a1b9a"}, 100.0);
+}
+
+void ChartAdapter::sloAttainment(ChartPanel& p, const sim::SimResult& r) {
+    if (r.classes.empty()) {
+        p.showMessage(QObject::tr("No request classes."));
+        return;
+    }
+    QChart* c = newChart(QObject::tr("SLO attainment per class"), false);
+    auto* series = new QBarSeries();
+    auto* set = new QBarSet(QObject::tr("requests meeting every SLO"));
+    set->setColor(QColor(QStringLiteral("#2e7d32")));
+    QStringList names;
+    for (const auto& k : r.classes) {
+        *set << k.summary.slo_attainment * 100.0;
+        names << qs(k.name) + (k.slo_met ? QStringLiteral(" \u2713") : QStringLiteral(" \u2717"));
+    }
+    set->setLabelColor(Qt::black);
+    series->append(set);
+    series->setLabelsVisible(true);
+    series->setLabelsFormat(QStringLiteral("@value %"));
+    c->addSeries(series);
+    auto* x = new QBarCategoryAxis();
+    x->append(names);
+    c->addAxis(x, Qt::AlignBottom);
+    auto* y = valueAxis(c, Qt::AlignLeft, QObject::tr("% of arrived requests"), 0, 100);
+    attach(series, x, y);
+    p.setChart(c);
+}
+
+void ChartAdapter::monthlyCost(ChartPanel& p, const model::CostEstimate& c) {
+    if (!c.own_monthly && !c.rent_monthly) {
+        p.showMessage(QObject::tr("No prices: give a purchase price or a GPU-hour rent."));
+        return;
+    }
+    QChart* ch = newChart(QObject::tr("Monthly cost (%1)").arg(qs(c.currency)));
+    auto* series = new QStackedBarSeries();
+    const auto add = [&](const QString& name, const std::optional<model::Money>& own,
+                         const std::optional<model::Money>& rent, const char* color) {
+        auto* set = new QBarSet(name);
+        *set << (own ? own->amount : 0.0) << (rent ? rent->amount : 0.0);
+        set->setColor(QColor(QString::fromLatin1(color)));
+        series->append(set);
+    };
+    add(QObject::tr("capex amortized"), c.capex_monthly, std::nullopt, "#3f51b5");
+    add(QObject::tr("energy"), c.energy_monthly, std::nullopt, "#ffa726");
+    add(QObject::tr("maintenance"), c.maintenance_monthly, std::nullopt, "#8d6e63");
+    add(QObject::tr("colocation"), c.colocation_monthly, std::nullopt, "#78909c");
+    add(QObject::tr("rent"), std::nullopt, c.rent_monthly, "#26a69a");
+    ch->addSeries(series);
+    auto* x = new QBarCategoryAxis();
+    x->append({QObject::tr("own"), QObject::tr("rent")});
+    ch->addAxis(x, Qt::AlignBottom);
+    const double top = std::max(c.own_monthly ? c.own_monthly->amount : 0.0,
+                                c.rent_monthly ? c.rent_monthly->amount : 0.0);
+    auto* y = valueAxis(ch, Qt::AlignLeft, qs(c.currency) + QObject::tr(" per month"), 0, niceMax(top * 1.05));
+    attach(series, x, y);
+    p.setChart(ch);
+}
+
+void ChartAdapter::rentVsBuy(ChartPanel& p, const model::CostEstimate& c, int months) {
+    if (!c.capex || !c.opex_monthly || !c.rent_monthly) {
+        p.showMessage(QObject::tr("Rent vs buy needs both a purchase price and a rent."));
+        return;
+    }
+    months = std::max(1, months);
+    QChart* ch = newChart(c.break_even_month
+                              ? QObject::tr("Rent vs buy: break-even in month %1").arg(*c.break_even_month)
+                              : QObject::tr("Rent vs buy: renting stays cheaper"));
+    auto* own = lineSeries(QObject::tr("own (capex up front, then opex)"), QColor(QStringLiteral("#3f51b5")));
+    auto* rent = lineSeries(QObject::tr("rent"), QColor(QStringLiteral("#26a69a")));
+    double top = 0;
+    for (int m = 0; m <= months; ++m) {
+        // The cumulative lines of model::estimate_cost's break-even definition.
+        const double o = c.capex->amount + c.opex_monthly->amount * m;
+        const double r = c.rent_monthly->amount * m;
+        own->append(m, o);
+        rent->append(m, r);
+        top = std::max({top, o, r});
+    }
+    ch->addSeries(own);
+    ch->addSeries(rent);
+    auto* x = valueAxis(ch, Qt::AlignBottom, QObject::tr("month"), 0, months);
+    x->setLabelFormat(QStringLiteral("%d"));
+    auto* y = valueAxis(ch, Qt::AlignLeft, qs(c.currency) + QObject::tr(" cumulative"), 0, niceMax(top));
+    attach(own, x, y);
+    attach(rent, x, y);
+    p.setChart(ch);
+}
+
+void ChartAdapter::rackLimits(ChartPanel& p, const model::RackPlan& r) {
+    if (r.limits.empty()) {
+        p.showMessage(QObject::tr("No rack limits apply."));
+        return;
+    }
+    QChart* c = newChart(QObject::tr("Nodes per rack by limit (binding: %1)")
+                             .arg(qs(std::string(model::to_string(r.binding)))));
+    auto* series = new QBarSeries();
+    auto* set = new QBarSet(QObject::tr("nodes this limit allows"));
+    set->setColor(QColor(QStringLiteral("#5c6bc0")));
+    QStringList names;
+    double top = 0;
+    for (const auto& l : r.limits) {
+        *set << l.nodes_fit;
+        names << qs(std::string(model::to_string(l.which)));
+        top = std::max(top, static_cast<double>(l.nodes_fit));
+    }
+    series->append(set);
+    series->setLabelsVisible(true);
+    c->addSeries(series);
+    auto* x = new QBarCategoryAxis();
+    x->append(names);
+    c->addAxis(x, Qt::AlignBottom);
+    auto* y = valueAxis(c, Qt::AlignLeft, QObject::tr("nodes"), 0, niceMax(top * 1.1 + 1));
+    attach(series, x, y);
+    p.setChart(c);
+}
+
+void ChartAdapter::trainingMemory(ChartPanel& p, const model::TrainingEstimate& t) {
+    const auto& stages = t.stages.empty() ? std::vector<model::StageMemory>{t.result.memory} : t.stages;
+    QChart* c = newChart(t.result.fits ? QObject::tr("Training memory per GPU (fits)")
+                                       : QObject::tr("Training memory per GPU (does NOT fit)"));
+    auto* series = new QStackedBarSeries();
+    struct Part {
+        QString name;
+        Bytes model::StageMemory::*field;
+        const char* color;
+    };
+    const Part parts[] = {
+        {QObject::tr("weights"), &model::StageMemory::weights, "#3f51b5"},
+        {QObject::tr("gradients"), &model::StageMemory::gradients, "#7986cb"},
+        {QObject::tr("optimizer"), &model::StageMemory::optimizer_states, "#26a69a"},
+        {QObject::tr("activations"), &model::StageMemory::activations, "#ffa726"},
+        {QObject::tr("logits"), &model::StageMemory::logits, "#ef5350"},
+        {QObject::tr("buffers"), &model::StageMemory::buffers, "#8d6e63"},
+        {QObject::tr("runtime"), &model::StageMemory::runtime, "#78909c"},
+        {QObject::tr("fragmentation"), &model::StageMemory::fragmentation, "#bdbdbd"},
+    };
+    // Many stages: show at most 16 (first, last and evenly spaced ones).
+    std::vector<std::size_t> shown;
+    const std::size_t n = stages.size();
+    const std::size_t step = std::max<std::size_t>(1, (n + 15) / 16);
+    for (std::size_t i = 0; i < n; i += step) {
+        shown.push_back(i);
+    }
+    if (shown.back() != n - 1) {
+        shown.push_back(n - 1);
+    }
+    double top = 0;
+    for (const auto& part : parts) {
+        auto* set = new QBarSet(part.name);
+        set->setColor(QColor(QString::fromLatin1(part.color)));
+        for (const std::size_t i : shown) {
+            *set << (stages[i].*part.field).si() / kGiB;
+        }
+        series->append(set);
+    }
+    QStringList names;
+    for (const std::size_t i : shown) {
+        names << QObject::tr("stage %1").arg(stages[i].stage);
+        top = std::max({top, stages[i].total.si() / kGiB, stages[i].capacity.si() / kGiB});
+    }
+    c->addSeries(series);
+    auto* x = new QBarCategoryAxis();
+    x->append(names);
+    c->addAxis(x, Qt::AlignBottom);
+    auto* y = valueAxis(c, Qt::AlignLeft, QObject::tr("GiB per GPU (capacity %1)")
+                                              .arg(formatGiB(stages.front().capacity)),
+                        0, niceMax(top * 1.05));
+    attach(series, x, y);
+    p.setChart(c);
+}
+
+void ChartAdapter::stepBreakdown(ChartPanel& p, const model::StepBreakdown& s) {
+    QChart* c = newChart(QObject::tr("One optimizer step: %1").arg(formatTime(s.total)));
+    auto* series = new QHorizontalStackedBarSeries();
+    const auto add = [&](const QString& name, Seconds v, const char* color) {
+        auto* set = new QBarSet(QStringLiteral("%1 %2").arg(name, formatTime(v)));
+        *set << v.si();
+        set->setColor(QColor(QString::fromLatin1(color)));
+        series->append(set);
+    };
+    add(QObject::tr("compute"), s.compute, "#3f51b5");
+    add(QObject::tr("exposed comm"), s.exposed_comm, "#ef6c00");
+    add(QObject::tr("bubble"), s.bubble, "#bdbdbd");
+    add(QObject::tr("optimizer"), s.optimizer, "#26a69a");
+    add(QObject::tr("input stall"), s.input_stall, "#c62828");
+    series->setBarWidth(0.6);
+    c->addSeries(series);
+    auto* cat = new QBarCategoryAxis();
+    cat->append(QObject::tr("step"));
+    c->addAxis(cat, Qt::AlignLeft);
+    series->attachAxis(cat);
+    auto* x = valueAxis(c, Qt::AlignBottom, QObject::tr("seconds"), 0, niceMax(s.total.si()));
+    series->attachAxis(x);
+    p.setChart(c);
+}
+
+void ChartAdapter::bars(ChartPanel& p, const QString& title, const QString& unit,
+                        const QStringList& names, const std::vector<double>& values) {
+    if (names.isEmpty()) {
+        p.showMessage(QObject::tr("Pin configurations to compare them."));
+        return;
+    }
+    QChart* c = newChart(title, false);
+    auto* series = new QBarSeries();
+    auto* set = new QBarSet(title);
+    set->setColor(QColor(QStringLiteral("#5c6bc0")));
+    double top = 0;
+    for (const double v : values) {
+        *set << v;
+        top = std::max(top, v);
+    }
+    series->append(set);
+    series->setLabelsVisible(true);
+    series->setLabelsFormat(QStringLiteral("@value"));
+    series->setLabelsPrecision(4);
+    c->addSeries(series);
+    auto* x = new QBarCategoryAxis();
+    x->append(names);
+    c->addAxis(x, Qt::AlignBottom);
+    auto* y = valueAxis(c, Qt::AlignLeft, unit, 0, niceMax(top * 1.1));
+    attach(series, x, y);
+    p.setChart(c);
+}
+
+} // namespace gpuplan::gui

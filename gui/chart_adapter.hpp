@@ -1,0 +1,105 @@
+#pragma once
+/// The one adapter between the app and Qt Charts (deprecated since Qt 6.10, so it stays behind
+/// this interface): ChartPanel is the widget a view places, ChartAdapter fills it from core
+/// result structs. Nothing else includes a Qt Charts header. Charts only plot the core's
+/// numbers; the only arithmetic is unit scaling, sorting for CDFs and the cumulative sums of
+/// the rent-vs-buy lines.
+
+#include "model/cost.hpp"
+#include "model/deployment.hpp"
+#include "model/memory.hpp"
+#include "model/rack.hpp"
+#include "model/serving.hpp"
+#include "model/training.hpp"
+#include "sim/result.hpp"
+
+#include <QSize>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include <vector>
+
+class QChart;
+class QChartView;
+class QLabel;
+class QStackedLayout;
+
+namespace gpuplan::gui {
+
+/// A chart area: a chart, or a message when there is nothing to plot.
+class ChartPanel : public QWidget {
+    Q_OBJECT
+  public:
+    /// `key` names the chart in exported files ("memory", "roofline", ...).
+    explicit ChartPanel(QString key, QWidget* parent = nullptr);
+
+    [[nodiscard]] const QString& key() const { return key_; }
+    /// Shows `text` instead of a chart (e.g. why the chart is not available).
+    void showMessage(const QString& text);
+    /// True when a chart (not a message) is shown.
+    [[nodiscard]] bool hasChart() const;
+    /// Series in the chart and points over all of them (bar sets count their values).
+    [[nodiscard]] int seriesCount() const;
+    [[nodiscard]] int pointCount() const;
+    /// The chart's title ("" without a chart).
+    [[nodiscard]] QString title() const;
+
+    /// Renders the chart as shown (the panel's size) to a PNG or SVG file. Returns false
+    /// without a chart or when the file cannot be written.
+    bool savePng(const QString& path) const;
+    bool saveSvg(const QString& path) const;
+
+  private:
+    friend class ChartAdapter;
+    void setChart(QChart* chart);  // takes ownership
+
+    QString key_;
+    QStackedLayout* stack_ = nullptr;
+    QChartView* view_ = nullptr;
+    QLabel* message_ = nullptr;
+};
+
+/// Fills chart panels from core results.
+class ChartAdapter {
+  public:
+    /// Memory of one GPU as a stacked bar against its capacity: weights, KV cache, activations,
+    /// overhead and free (or the shortfall when it does not fit).
+    static void memory(ChartPanel& p, const model::MemoryEstimate& m);
+    /// The GPU's roofline for the deployment's compute path with the prefill and decode steps
+    /// as operating points (per GPU: FLOPs ÷ bytes against achieved FLOP/s).
+    static void roofline(ChartPanel& p, const model::Deployment& d, const model::ServingEstimate& e);
+
+    /// CDF of one latency over completed requests (TTFT, TPOT or E2E), with the SLO line when
+    /// one is given.
+    enum class Latency { Ttft, Tpot, E2e };
+    static void latencyCdf(ChartPanel& p, const sim::SimResult& r, Latency which,
+                           std::optional<Seconds> slo);
+    /// Input and output tokens per second over time.
+    static void throughput(ChartPanel& p, const sim::SimResult& r);
+    /// Waiting and running requests over time.
+    static void queue(ChartPanel& p, const sim::SimResult& r);
+    /// Mean KV-block use over time.
+    static void kvUse(ChartPanel& p, const sim::SimResult& r);
+    /// SLO attainment per request class.
+    static void sloAttainment(ChartPanel& p, const sim::SimResult& r);
+
+    /// Monthly cost: owning (capex amortized, energy, maintenance, colocation) against renting.
+    static void monthlyCost(ChartPanel& p, const model::CostEstimate& c);
+    /// Cumulative cost over `months`: owning (capex up front, then opex) against renting.
+    static void rentVsBuy(ChartPanel& p, const model::CostEstimate& c, int months);
+    /// Each rack limit's capacity against what the planned nodes use.
+    static void rackLimits(ChartPanel& p, const model::RackPlan& r);
+
+    /// Training memory per GPU of every pipeline stage, stacked by kind, against capacity.
+    static void trainingMemory(ChartPanel& p, const model::TrainingEstimate& t);
+    /// One optimizer step split into compute, exposed communication, bubble, optimizer and
+    /// input stall.
+    static void stepBreakdown(ChartPanel& p, const model::StepBreakdown& s);
+
+    /// One bar per configuration of a figure (`names` and `values` in step).
+    static void bars(ChartPanel& p, const QString& title, const QString& unit,
+                     const QStringList& names, const std::vector<double>& values);
+};
+
+} // namespace gpuplan::gui

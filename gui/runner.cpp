@@ -1,0 +1,149 @@
+#include "gui/runner.hpp"
+
+#include "model/error.hpp"
+
+#include <QMetaObject>
+#include <QPointer>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <chrono>
+#include <exception>
+
+namespace gpuplan::gui {
+
+namespace {
+
+QString message_of(const std::exception& e, bool internal) {
+    const QString text = QString::fromStdString(e.what());
+    return internal ? QStringLiteral("internal error: ") + text : text;
+}
+
+} // namespace
+
+Runner::Runner(const hwdb::Database& db, QObject* parent)
+    : QObject(parent), db_(db), last_progress_(std::make_shared<std::atomic<double>>(-1.0)) {
+    qRegisterMetaType<AnalysisPtr>();
+    qRegisterMetaType<SimOutcomePtr>();
+    qRegisterMetaType<ComparisonPtr>();
+    connect(&analysis_, &QFutureWatcher<AnalysisResult>::finished, this, &Runner::analysisDone);
+    connect(&simulation_, &QFutureWatcher<SimOutcomePtr>::finished, this, [this] {
+        emit simulationFinished(simulation_.result());
+    });
+    connect(&comparison_, &QFutureWatcher<ComparisonPtr>::finished, this,
+            [this] { emit comparisonReady(comparison_.result()); });
+}
+
+Runner::~Runner() {
+    stop_.request_stop();
+    waitForIdle();
+}
+
+void Runner::waitForIdle() {
+    analysis_.waitForFinished();
+    simulation_.waitForFinished();
+    comparison_.waitForFinished();
+}
+
+void Runner::requestAnalysis(model::Scenario s, AnalysisParts parts) {
+    if (analysis_.isRunning()) {
+        pending_.emplace(std::move(s), parts);  // latest wins
+        return;
+    }
+    startAnalysis(std::move(s), parts);
+}
+
+void Runner::startAnalysis(model::Scenario s, AnalysisParts parts) {
+    emit analysisStarted();
+    const hwdb::Database* db = &db_;
+    analysis_.setFuture(QtConcurrent::run([s = std::move(s), parts, db]() -> AnalysisResult {
+        try {
+            return {std::make_shared<const Analysis>(analyze(s, *db, parts)), {}};
+        } catch (const InputError& e) {
+            return {nullptr, message_of(e, false)};
+        } catch (const std::exception& e) {
+            return {nullptr, message_of(e, true)};
+        }
+    }));
+}
+
+void Runner::analysisDone() {
+    const AnalysisResult r = analysis_.result();
+    if (pending_) {
+        // A newer request is waiting: its answer replaces this one, so skip showing stale work.
+        auto [s, parts] = std::move(*pending_);
+        pending_.reset();
+        startAnalysis(std::move(s), parts);
+        return;
+    }
+    if (r.analysis) {
+        emit analysisReady(r.analysis);
+    } else {
+        emit analysisFailed(r.error);
+    }
+}
+
+void Runner::startSimulation(model::Scenario s, sim::SimOptions options) {
+    if (simulation_.isRunning()) {
+        stop_.request_stop();
+        simulation_.waitForFinished();
+    }
+    stop_ = std::stop_source();
+    last_progress_->store(-1.0);
+    options.keep_requests = true;  // the latency CDFs need every request
+    const std::stop_token token = stop_.get_token();
+    auto last = last_progress_;
+    QPointer<Runner> self(this);
+    simulation_.setFuture(QtConcurrent::run([s = std::move(s), options, token, last, self]() {
+        const auto start = std::chrono::steady_clock::now();
+        auto out = std::make_shared<SimOutcome>();
+        // Reports at most every 1 % so that the GUI thread's queue stays short.
+        const sim::ProgressFn progress = [last, self](double f) {
+            if (f - last->load() < 0.01 && f < 1.0) {
+                return;
+            }
+            last->store(f);
+            if (self) {
+                QMetaObject::invokeMethod(
+                    self.data(), [self, f] { if (self) { emit self->simulationProgress(f); } },
+                    Qt::QueuedConnection);
+            }
+        };
+        try {
+            out->result = sim::simulate(s, options, token, progress);
+        } catch (const InputError& e) {
+            out->error = e.what();
+        } catch (const std::exception& e) {
+            out->error = std::string("internal error: ") + e.what();
+        }
+        out->wall_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return SimOutcomePtr(std::move(out));
+    }));
+}
+
+void Runner::cancelSimulation() {
+    stop_.request_stop();
+}
+
+void Runner::requestComparison(std::vector<model::Scenario> configs) {
+    comparison_.waitForFinished();
+    const hwdb::Database* db = &db_;
+    comparison_.setFuture(QtConcurrent::run([configs = std::move(configs), db]() {
+        auto out = std::make_shared<Comparison>();
+        AnalysisParts parts;
+        parts.what_ifs = false;
+        parts.training = false;
+        for (const auto& s : configs) {
+            try {
+                out->analyses.emplace_back(analyze(s, *db, parts));
+                out->errors.emplace_back();
+            } catch (const std::exception& e) {
+                out->analyses.emplace_back(std::nullopt);
+                out->errors.emplace_back(e.what());
+            }
+        }
+        return ComparisonPtr(std::move(out));
+    }));
+}
+
+} // namespace gpuplan::gui

@@ -1,0 +1,89 @@
+#pragma once
+/// The one place the desktop app runs the core: every job copies its scenario (a value type),
+/// runs on a worker thread through QtConcurrent and comes back as a value in a signal. Errors
+/// are caught here (the GUI's boundary, STYLE.md §3) and reported as messages.
+///
+/// Three kinds of job: the live analysis (latest wins: a request made while one runs replaces
+/// any waiting one, so typing never queues stale work), the simulation (progress and cancel
+/// through a std::stop_token), and comparisons of pinned configurations.
+
+#include "gui/analysis.hpp"
+#include "hwdb/database.hpp"
+#include "model/scenario.hpp"
+#include "sim/simulate.hpp"
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <vector>
+
+namespace gpuplan::gui {
+
+using AnalysisPtr = std::shared_ptr<const Analysis>;
+using SimOutcomePtr = std::shared_ptr<const SimOutcome>;
+
+/// The analyses of several configurations, in order, or why one failed.
+struct Comparison {
+    std::vector<std::optional<Analysis>> analyses;
+    std::vector<std::string> errors;  ///< per configuration; empty when it succeeded
+};
+using ComparisonPtr = std::shared_ptr<const Comparison>;
+
+class Runner : public QObject {
+    Q_OBJECT
+  public:
+    /// `db` must outlive the runner (jobs read it concurrently; it is never modified).
+    explicit Runner(const hwdb::Database& db, QObject* parent = nullptr);
+    ~Runner() override;
+
+    /// Analyzes `s` off the GUI thread; analysisReady or analysisFailed follows. A request made
+    /// while a job runs waits, replacing any request waiting before it.
+    void requestAnalysis(model::Scenario s, AnalysisParts parts = {});
+    /// Starts a simulation (cancelling a running one); progress, then simulationFinished.
+    void startSimulation(model::Scenario s, sim::SimOptions options = {});
+    /// Asks a running simulation to stop; it finishes with result.stopped set.
+    void cancelSimulation();
+    /// Analyzes several configurations (no what-ifs) in one job; comparisonReady follows.
+    void requestComparison(std::vector<model::Scenario> configs);
+
+    [[nodiscard]] bool analysisRunning() const { return analysis_.isRunning(); }
+    [[nodiscard]] bool simulationRunning() const { return simulation_.isRunning(); }
+    [[nodiscard]] const hwdb::Database& database() const { return db_; }
+    /// Waits for every job (tests and shutdown).
+    void waitForIdle();
+
+  signals:
+    void analysisStarted();
+    void analysisReady(gpuplan::gui::AnalysisPtr analysis);
+    void analysisFailed(QString message);
+    void simulationProgress(double fraction);
+    void simulationFinished(gpuplan::gui::SimOutcomePtr outcome);
+    void comparisonReady(gpuplan::gui::ComparisonPtr comparison);
+
+  private:
+    struct AnalysisResult {
+        AnalysisPtr analysis;
+        QString error;
+    };
+    void startAnalysis(model::Scenario s, AnalysisParts parts);
+    void analysisDone();
+
+    const hwdb::Database& db_;
+    QFutureWatcher<AnalysisResult> analysis_;
+    std::optional<std::pair<model::Scenario, AnalysisParts>> pending_;
+    QFutureWatcher<SimOutcomePtr> simulation_;
+    std::stop_source stop_;
+    std::shared_ptr<std::atomic<double>> last_progress_;
+    QFutureWatcher<ComparisonPtr> comparison_;
+};
+
+} // namespace gpuplan::gui
+
+Q_DECLARE_METATYPE(gpuplan::gui::AnalysisPtr)
+Q_DECLARE_METATYPE(gpuplan::gui::SimOutcomePtr)
+Q_DECLARE_METATYPE(gpuplan::gui::ComparisonPtr)

@@ -1,0 +1,486 @@
+#include "gui/table_models.hpp"
+
+#include "gui/ui_util.hpp"
+#include "model/memory.hpp"
+
+#include <QBrush>
+#include <QColor>
+
+namespace gpuplan::gui {
+
+namespace {
+
+QVariant header(const QStringList& names, int section, Qt::Orientation o, int role) {
+    if (role != Qt::DisplayRole || o != Qt::Horizontal || section < 0 || section >= names.size()) {
+        return {};
+    }
+    return names.at(section);
+}
+
+QString yesNo(bool b) {
+    return b ? QObject::tr("yes") : QObject::tr("no");
+}
+
+} // namespace
+
+// ---- FiguresModel ----
+
+void FiguresModel::setRows(Rows rows) {
+    beginResetModel();
+    rows_ = std::move(rows);
+    endResetModel();
+}
+
+int FiguresModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int FiguresModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : 2;
+}
+
+QVariant FiguresModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || role != Qt::DisplayRole) {
+        return {};
+    }
+    const auto& row = rows_.at(static_cast<std::size_t>(index.row()));
+    return index.column() == 0 ? row.first : row.second;
+}
+
+QVariant FiguresModel::headerData(int section, Qt::Orientation o, int role) const {
+    return header({tr("figure"), tr("value")}, section, o, role);
+}
+
+QString FiguresModel::value(const QString& figure) const {
+    for (const auto& [k, v] : rows_) {
+        if (k == figure) {
+            return v;
+        }
+    }
+    return {};
+}
+
+FiguresModel::Rows servingRows(const Analysis& a) {
+    const model::ServingEstimate& e = a.serving();
+    const model::MemoryEstimate& m = e.memory;
+    const auto& w = a.scenario.workload;
+    FiguresModel::Rows r;
+    const auto add = [&r](const QString& k, const QString& v) { r.emplace_back(k, v); };
+    add(QObject::tr("fits"), m.fits ? QObject::tr("yes") : QObject::tr("NO"));
+    add(QObject::tr("TTFT (alone)"), formatTime(e.ttft));
+    add(QObject::tr("TTFT (under load)"), formatTime(e.ttft_loaded));
+    add(QObject::tr("TPOT"), formatTime(e.tpot));
+    add(QObject::tr("throughput"), formatNumber(e.throughput) + QObject::tr(" tok/s"));
+    add(QObject::tr("throughput per GPU"),
+        formatNumber(a.scenario.deployment.gpus > 0 ? e.throughput / a.scenario.deployment.gpus : 0) +
+            QObject::tr(" tok/s"));
+    add(QObject::tr("peak throughput"), formatNumber(e.peak_throughput) + QObject::tr(" tok/s at %1").arg(e.peak_concurrency));
+    add(QObject::tr("running per replica"), QString::number(e.running) + QObject::tr(" of %1 asked").arg(w.concurrency));
+    add(QObject::tr("single-stream bound"), formatNumber(e.single_stream_bound) + QObject::tr(" tok/s"));
+    add(QObject::tr("prefill MFU / MBU"), formatPercent(e.prefill.mfu) + QStringLiteral(" / ") + formatPercent(e.prefill.mbu));
+    add(QObject::tr("decode MFU / MBU"), formatPercent(e.decode.mfu) + QStringLiteral(" / ") + formatPercent(e.decode.mbu));
+    add(QObject::tr("KV cache"), QObject::tr("%1 tokens in %2 blocks of %3")
+                                     .arg(formatNumber(static_cast<double>(m.kv_tokens)))
+                                     .arg(formatNumber(static_cast<double>(m.kv_blocks)))
+                                     .arg(m.engine.block_size));
+    add(QObject::tr("max concurrency"), QObject::tr("%1 x at %2 tokens (bound by %3)")
+                                            .arg(QString::number(m.max_concurrency, 'f', 2))
+                                            .arg(m.engine.max_model_len)
+                                            .arg(qs(std::string(model::to_string(m.concurrency_limit)))));
+    add(QObject::tr("error band"), QObject::tr("±%1 % (P90), %2 profile")
+                                       .arg(QString::number(e.error_band.p90 * 100, 'f', 0))
+                                       .arg(qs(std::string(model::to_string(e.provenance.kind)))));
+    add(QObject::tr("computed in"), QString::number(a.compute_ms, 'f', 1) + QObject::tr(" ms"));
+    return r;
+}
+
+FiguresModel::Rows powerRows(const model::PowerEstimate& p) {
+    FiguresModel::Rows r;
+    const auto add = [&r](const QString& k, const QString& v) { r.emplace_back(k, v); };
+    add(QObject::tr("GPU idle / resident / board"), formatWatts(p.levels.idle) + QStringLiteral(" / ") +
+                                                        formatWatts(p.levels.resident) + QStringLiteral(" / ") +
+                                                        formatWatts(p.levels.board));
+    add(QObject::tr("per-GPU limit"), formatWatts(p.limit.per_gpu) + QStringLiteral(" (") +
+                                          qs(std::string(model::to_string(p.limit.source))) + QStringLiteral(")"));
+    add(QObject::tr("limited"), yesNo(p.limited) + (p.unreachable ? QObject::tr(" (unreachable)") : QString()));
+    add(QObject::tr("prefill clock / slowdown"), formatPercent(p.prefill.clock) + QStringLiteral(" / ") +
+                                                     QString::number(p.prefill.slowdown, 'f', 3) + QStringLiteral("x"));
+    add(QObject::tr("steady clock / slowdown"), formatPercent(p.steady.clock) + QStringLiteral(" / ") +
+                                                    QString::number(p.steady.slowdown, 'f', 3) + QStringLiteral("x"));
+    add(QObject::tr("throughput capped"), formatNumber(p.capped.throughput) + QObject::tr(" tok/s (%1 lost)").arg(formatPercent(p.throughput_loss)));
+    add(QObject::tr("GPU average / peak"), formatWatts(p.gpu_average) + QStringLiteral(" / ") + formatWatts(p.gpu_peak));
+    add(QObject::tr("nodes"), QString::number(p.nodes) + (p.node.known ? QString() : QObject::tr(" (no host power counted)")));
+    add(QObject::tr("deployment average / peak / resident"),
+        formatWatts(p.deployment_average) + QStringLiteral(" / ") + formatWatts(p.deployment_peak) +
+            QStringLiteral(" / ") + formatWatts(p.deployment_idle));
+    add(QObject::tr("facility average (PUE %1)").arg(QString::number(p.pue, 'f', 2)), formatWatts(p.facility_average));
+    add(QObject::tr("energy per output token"), QString::number(p.energy_per_token_j, 'f', 3) + QObject::tr(" J"));
+    add(QObject::tr("node peak uncapped / capped"), formatWatts(p.node_peak_uncapped) + QStringLiteral(" / ") + formatWatts(p.node_peak));
+    add(QObject::tr("oversubscription"), formatPercent(p.oversubscription));
+    for (const auto& n : p.notes) {
+        add(QObject::tr("note"), qs(n));
+    }
+    return r;
+}
+
+FiguresModel::Rows rackRows(const model::RackPlan& p) {
+    FiguresModel::Rows r;
+    const auto add = [&r](const QString& k, const QString& v) { r.emplace_back(k, v); };
+    add(QObject::tr("node power (peak, at the wall)"), formatWatts(p.node_power));
+    add(QObject::tr("nodes"), QString::number(p.nodes));
+    add(QObject::tr("nodes per rack"), QString::number(p.nodes_per_rack));
+    add(QObject::tr("racks"), QString::number(p.racks));
+    add(QObject::tr("binding limit"), qs(std::string(model::to_string(p.binding))));
+    add(QObject::tr("rack power"), formatWatts(p.rack_power));
+    add(QObject::tr("PDU nameplate / usable / rack capacity"), formatWatts(p.pdu_nameplate) + QStringLiteral(" / ") +
+                                                                  formatWatts(p.pdu_usable) + QStringLiteral(" / ") +
+                                                                  formatWatts(p.pdu_capacity));
+    add(QObject::tr("feasible"), yesNo(p.feasible));
+    for (const auto& l : p.limits) {
+        add(QObject::tr("limit %1").arg(qs(std::string(model::to_string(l.which)))),
+            QObject::tr("%1 nodes fit; headroom %2").arg(l.nodes_fit).arg(QString::number(l.headroom, 'f', 0)));
+    }
+    for (const auto& w : p.warnings) {
+        add(QObject::tr("warning"), qs(w));
+    }
+    return r;
+}
+
+FiguresModel::Rows costRows(const model::CostInputs& in, const model::CostEstimate& c) {
+    FiguresModel::Rows r;
+    const auto add = [&r](const QString& k, const QString& v) { r.emplace_back(k, v); };
+    add(QObject::tr("currency"), qs(c.currency));
+    add(QObject::tr("GPUs / nodes"), QStringLiteral("%1 / %2").arg(in.gpus).arg(in.nodes));
+    add(QObject::tr("serving hours per month"), formatNumber(c.hours_serving));
+    add(QObject::tr("output tokens per month"), formatNumber(c.tokens / 1e6, 1) + QObject::tr(" M"));
+    add(QObject::tr("capex"), formatMoney(c.capex) + (in.capex_source.empty() ? QString() : QStringLiteral(" (") + qs(in.capex_source) + QStringLiteral(")")));
+    add(QObject::tr("capex amortized / month"), formatMoney(c.capex_monthly));
+    add(QObject::tr("energy / month"), formatMoney(c.energy_monthly) + QObject::tr(" (%1 kWh at the facility)").arg(formatNumber(c.facility_kwh)));
+    add(QObject::tr("maintenance / month"), formatMoney(c.maintenance_monthly));
+    add(QObject::tr("colocation / month"), formatMoney(c.colocation_monthly));
+    add(QObject::tr("own / month"), formatMoney(c.own_monthly));
+    add(QObject::tr("rent / month"), formatMoney(c.rent_monthly) + (in.rent_source.empty() ? QString() : QStringLiteral(" (") + qs(in.rent_source) + QStringLiteral(")")));
+    add(QObject::tr("own per million tokens"), formatMoney(c.own_per_million_tokens));
+    add(QObject::tr("rent per million tokens"), formatMoney(c.rent_per_million_tokens));
+    add(QObject::tr("break-even month"), c.break_even_month ? QString::number(*c.break_even_month) : QObject::tr("never (or not priced)"));
+    add(QObject::tr("cheaper"), c.cheaper.empty() ? QStringLiteral("\u2013") : qs(c.cheaper));
+    for (const auto& n : c.notes) {
+        add(QObject::tr("note"), qs(n));
+    }
+    return r;
+}
+
+FiguresModel::Rows trainingRows(const model::TrainingEstimate& t) {
+    const model::LayoutResult& x = t.result;
+    FiguresModel::Rows r;
+    const auto add = [&r](const QString& k, const QString& v) { r.emplace_back(k, v); };
+    const auto& l = x.layout;
+    add(QObject::tr("layout"), QObject::tr("tp %1 × pp %2 × dp %3 × cp %4, ep %5, ZeRO-%6, micro-batch %7, %8 recompute")
+                                   .arg(l.tp).arg(l.pp).arg(l.dp).arg(l.cp).arg(l.ep).arg(l.zero).arg(l.micro_batch)
+                                   .arg(qs(std::string(model::to_string(l.recompute)))));
+    add(QObject::tr("fits"), x.fits ? QObject::tr("yes") : QObject::tr("NO"));
+    add(QObject::tr("memory per GPU (fullest stage)"), formatGiB(x.memory.total) + QObject::tr(" of ") + formatGiB(x.memory.capacity));
+    add(QObject::tr("step time"), formatTime(x.step.total));
+    add(QObject::tr("MFU / HFU"), formatPercent(x.mfu) + QStringLiteral(" / ") + formatPercent(x.hfu));
+    add(QObject::tr("tokens/s (per GPU)"), formatNumber(x.tokens_per_s) + QStringLiteral(" (") + formatNumber(x.tokens_per_s_per_gpu) + QStringLiteral(")"));
+    add(QObject::tr("time to train"), QString::number(x.time_to_train.si() / 86400.0, 'f', 1) + QObject::tr(" days"));
+    add(QObject::tr("GPU-hours"), formatNumber(x.gpu_hours));
+    add(QObject::tr("compute (PF-days)"), formatNumber(t.pf_days, 0));
+    add(QObject::tr("rent cost"), formatMoney(t.rent_cost));
+    add(QObject::tr("energy cost"), formatMoney(t.energy_cost));
+    add(QObject::tr("energy"), t.energy_kwh ? formatNumber(*t.energy_kwh) + QObject::tr(" kWh") : QStringLiteral("\u2013"));
+    add(QObject::tr("scaling efficiency"), formatPercent(t.scaling_efficiency));
+    add(QObject::tr("parameters (trained)"), formatNumber(t.params / 1e9, 2) + QObject::tr(" B (") + formatNumber(t.trainable_params / 1e9, 3) + QObject::tr(" B)"));
+    for (const auto& n : t.notes) {
+        add(QObject::tr("note"), qs(n));
+    }
+    return r;
+}
+
+FiguresModel::Rows simulationRows(const sim::SimResult& s, double wall_s) {
+    FiguresModel::Rows r;
+    const auto add = [&r](const QString& k, const QString& v) { r.emplace_back(k, v); };
+    const auto& o = s.overall;
+    add(QObject::tr("requests arrived / completed"), QStringLiteral("%1 / %2").arg(o.arrived).arg(o.completed));
+    add(QObject::tr("rejected / timed out / cancelled"), QStringLiteral("%1 / %2 / %3").arg(o.rejected).arg(o.timed_out).arg(o.cancelled));
+    add(QObject::tr("SLO attainment"), formatPercent(o.slo_attainment));
+    add(QObject::tr("goodput"), QString::number(o.goodput_rps, 'f', 2) + QObject::tr(" req/s"));
+    add(QObject::tr("output tokens/s"), formatNumber(s.output_tok_s));
+    add(QObject::tr("TTFT p50 / p99"), formatTime(Seconds(o.ttft.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.ttft.p99)));
+    add(QObject::tr("TPOT p50 / p99"), formatTime(Seconds(o.tpot.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.tpot.p99)));
+    add(QObject::tr("E2E p50 / p99"), formatTime(Seconds(o.e2e.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.e2e.p99)));
+    add(QObject::tr("queue p99"), formatTime(Seconds(o.queue.p99)));
+    add(QObject::tr("KV use mean / max"), formatPercent(s.kv_use_mean) + QStringLiteral(" / ") + formatPercent(s.kv_use_max));
+    add(QObject::tr("preemptions"), QString::number(s.preemptions));
+    add(QObject::tr("prefix hit rate"), formatPercent(s.prefix_hit_rate));
+    add(QObject::tr("mean batch size"), QString::number(s.batch_size_mean, 'f', 1));
+    add(QObject::tr("simulated time"), QString::number(s.duration_s, 'f', 1) + QObject::tr(" s"));
+    add(QObject::tr("stopped early"), yesNo(s.stopped));
+    add(QObject::tr("steps / events"), QStringLiteral("%1 / %2").arg(s.steps).arg(s.events));
+    add(QObject::tr("wall time"), QString::number(wall_s, 'f', 2) + QObject::tr(" s"));
+    if (s.cloud_spend.amount > 0) {
+        add(QObject::tr("cloud spend"), formatMoney(s.cloud_spend));
+    }
+    return r;
+}
+
+// ---- MemoryTableModel ----
+
+void MemoryTableModel::setEstimate(const model::MemoryEstimate& m) {
+    beginResetModel();
+    rows_ = {{tr("weights"), m.weights},
+             {tr("KV cache pool"), Bytes(std::max(0.0, m.kv_budget.si()))},
+             {tr("activations (peak)"), m.activations},
+             {tr("non-torch (NCCL, cuBLAS)"), m.non_torch},
+             {tr("CUDA graphs"), m.cuda_graphs},
+             {tr("CUDA context"), m.cuda_context},
+             {tr("free"), m.free},
+             {tr("capacity (as CUDA reports)"), m.capacity}};
+    capacity_ = m.capacity;
+    endResetModel();
+}
+
+int MemoryTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int MemoryTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : 3;
+}
+
+QVariant MemoryTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid()) {
+        return {};
+    }
+    const auto& [name, size] = rows_.at(static_cast<std::size_t>(index.row()));
+    if (role == Qt::ForegroundRole && size.si() < 0) {
+        return QBrush(QColor(QStringLiteral("#d32f2f")));
+    }
+    if (role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (index.column()) {
+    case 0: return name;
+    case 1: return formatGiB(size);
+    default: return capacity_.si() > 0 ? formatPercent(size / capacity_) : QString();
+    }
+}
+
+QVariant MemoryTableModel::headerData(int section, Qt::Orientation o, int role) const {
+    return header({tr("item"), tr("size"), tr("share")}, section, o, role);
+}
+
+// ---- WhatIfTableModel ----
+
+void WhatIfTableModel::setWhatIfs(std::vector<model::WhatIf> w) {
+    beginResetModel();
+    rows_ = std::move(w);
+    endResetModel();
+}
+
+int WhatIfTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int WhatIfTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : 8;
+}
+
+QVariant WhatIfTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid()) {
+        return {};
+    }
+    const model::WhatIf& x = rows_.at(static_cast<std::size_t>(index.row()));
+    if (role == Qt::ForegroundRole && !x.applicable) {
+        return QBrush(QColor(QStringLiteral("#9e9e9e")));
+    }
+    if (role == Qt::ToolTipRole) {
+        return x.applicable ? tr("Double-click to apply: %1").arg(qs(x.change)) : qs(x.note);
+    }
+    if (role != Qt::DisplayRole) {
+        return {};
+    }
+    if (!x.applicable && index.column() > 0 && index.column() < 7) {
+        return index.column() == 1 ? tr("n/a") : QVariant();
+    }
+    switch (index.column()) {
+    case 0: return qs(x.change);
+    case 1: return yesNo(x.fits);
+    case 2: return x.gpus;
+    case 3: return formatTime(x.ttft);
+    case 4: return formatTime(x.tpot);
+    case 5: return formatNumber(x.throughput);
+    case 6: return QString::number(x.throughput_gain, 'f', 2) + QStringLiteral("x");
+    default: return qs(x.note);
+    }
+}
+
+QVariant WhatIfTableModel::headerData(int section, Qt::Orientation o, int role) const {
+    return header({tr("change"), tr("fits"), tr("GPUs"), tr("TTFT"), tr("TPOT"), tr("tok/s"),
+                   tr("gain"), tr("note")},
+                  section, o, role);
+}
+
+// ---- ClassTableModel ----
+
+void ClassTableModel::setResult(const sim::SimResult& r) {
+    beginResetModel();
+    rows_ = r.classes;
+    endResetModel();
+}
+
+int ClassTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int ClassTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : 9;
+}
+
+QVariant ClassTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid()) {
+        return {};
+    }
+    const sim::ClassResult& c = rows_.at(static_cast<std::size_t>(index.row()));
+    if (role == Qt::ForegroundRole && index.column() == 8) {
+        return QBrush(QColor(c.slo_met ? QStringLiteral("#2e7d32") : QStringLiteral("#d32f2f")));
+    }
+    if (role != Qt::DisplayRole) {
+        return {};
+    }
+    const auto& s = c.summary;
+    switch (index.column()) {
+    case 0: return qs(c.name);
+    case 1: return static_cast<qlonglong>(s.arrived);
+    case 2: return static_cast<qlonglong>(s.completed);
+    case 3: return static_cast<qlonglong>(s.rejected + s.timed_out);
+    case 4: return formatTime(Seconds(s.ttft.p50)) + QStringLiteral(" / ") + formatTime(Seconds(s.ttft.p99));
+    case 5: return formatTime(Seconds(s.tpot.p50)) + QStringLiteral(" / ") + formatTime(Seconds(s.tpot.p99));
+    case 6: return formatTime(Seconds(s.e2e.p99));
+    case 7: return formatPercent(s.slo_attainment);
+    default: return yesNo(c.slo_met);
+    }
+}
+
+QVariant ClassTableModel::headerData(int section, Qt::Orientation o, int role) const {
+    return header({tr("class"), tr("arrived"), tr("completed"), tr("failed"), tr("TTFT p50 / p99"),
+                   tr("TPOT p50 / p99"), tr("E2E p99"), tr("SLO attainment"), tr("SLO met")},
+                  section, o, role);
+}
+
+// ---- LayoutTableModel ----
+
+void LayoutTableModel::setLayouts(std::vector<model::LayoutResult> rows, QString currency) {
+    beginResetModel();
+    rows_ = std::move(rows);
+    currency_ = std::move(currency);
+    endResetModel();
+}
+
+int LayoutTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int LayoutTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : 10;
+}
+
+QVariant LayoutTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || role != Qt::DisplayRole) {
+        return {};
+    }
+    const model::LayoutResult& r = rows_.at(static_cast<std::size_t>(index.row()));
+    const auto& l = r.layout;
+    switch (index.column()) {
+    case 0: return QStringLiteral("%1×%2×%3×%4").arg(l.tp).arg(l.pp).arg(l.dp).arg(l.cp);
+    case 1: return l.ep;
+    case 2: return l.zero;
+    case 3: return l.micro_batch;
+    case 4: return qs(std::string(model::to_string(l.recompute))) +
+                   (l.virtual_stages > 1 ? QStringLiteral(", v%1").arg(l.virtual_stages) : QString());
+    case 5: return formatGiB(r.memory.total);
+    case 6: return formatTime(r.step.total);
+    case 7: return formatPercent(r.mfu);
+    case 8: return QString::number(r.time_to_train.si() / 86400.0, 'f', 1);
+    default: return r.cost > 0 ? formatNumber(r.cost) + QStringLiteral(" ") + currency_ : QStringLiteral("\u2013");
+    }
+}
+
+QVariant LayoutTableModel::headerData(int section, Qt::Orientation o, int role) const {
+    return header({tr("tp×pp×dp×cp"), tr("ep"), tr("ZeRO"), tr("micro-batch"), tr("recompute"),
+                   tr("GiB/GPU"), tr("step"), tr("MFU"), tr("days"), tr("cost")},
+                  section, o, role);
+}
+
+// ---- CompareTableModel ----
+
+QStringList CompareTableModel::figureNames() {
+    return {tr("GPU"), tr("GPUs (tp × pp × dp)"), tr("precision (weights / KV)"), tr("fits"),
+            tr("KV tokens"), tr("TTFT"), tr("TPOT"), tr("throughput (tok/s)"), tr("tok/s per GPU"),
+            tr("decode binds"), tr("power average"), tr("rent per million tokens"),
+            tr("own per million tokens")};
+}
+
+void CompareTableModel::setConfigurations(QStringList names, std::vector<std::optional<Analysis>> analyses,
+                                          std::vector<std::string> errors) {
+    beginResetModel();
+    names_ = std::move(names);
+    columns_.clear();
+    for (std::size_t i = 0; i < analyses.size(); ++i) {
+        QStringList col;
+        if (!analyses[i]) {
+            col << (i < errors.size() ? qs(errors[i]) : tr("failed"));
+            while (col.size() < figureNames().size()) {
+                col << QString();
+            }
+            columns_.push_back(col);
+            continue;
+        }
+        const Analysis& a = *analyses[i];
+        const auto& d = a.scenario.deployment;
+        const auto& e = a.serving();
+        col << qs(d.gpu.name)
+            << QStringLiteral("%1 (%2 × %3 × %4)").arg(d.gpus).arg(d.par.tp).arg(d.par.pp).arg(d.par.dp)
+            << qs(d.prec.weights.name) + QStringLiteral(" / ") + qs(d.prec.kv_cache.name)
+            << yesNo(e.memory.fits) << formatNumber(static_cast<double>(e.memory.kv_tokens))
+            << formatTime(e.ttft) << formatTime(e.tpot) << formatNumber(e.throughput)
+            << formatNumber(d.gpus > 0 ? e.throughput / d.gpus : 0)
+            << qs(std::string(model::to_string(a.bottleneck.decode.binding)))
+            << (a.power ? formatWatts(a.power->deployment_average) : QStringLiteral("\u2013"))
+            << (a.cost ? formatMoney(a.cost->rent_per_million_tokens) : QStringLiteral("\u2013"))
+            << (a.cost ? formatMoney(a.cost->own_per_million_tokens) : QStringLiteral("\u2013"));
+        columns_.push_back(col);
+    }
+    endResetModel();
+}
+
+int CompareTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(figureNames().size());
+}
+
+int CompareTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(columns_.size()) + 1;
+}
+
+QVariant CompareTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || role != Qt::DisplayRole) {
+        return {};
+    }
+    if (index.column() == 0) {
+        return figureNames().at(index.row());
+    }
+    const QStringList& col = columns_.at(static_cast<std::size_t>(index.column() - 1));
+    return index.row() < col.size() ? col.at(index.row()) : QString();
+}
+
+QVariant CompareTableModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (role != Qt::DisplayRole || o != Qt::Horizontal) {
+        return {};
+    }
+    if (section == 0) {
+        return tr("figure");
+    }
+    return section - 1 < names_.size() ? names_.at(section - 1) : QString();
+}
+
+} // namespace gpuplan::gui

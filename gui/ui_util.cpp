@@ -1,0 +1,101 @@
+#include "gui/ui_util.hpp"
+
+#include <QAbstractItemModel>
+#include <QFile>
+#include <QLabel>
+#include <QLocale>
+#include <QTextStream>
+#include <QWidget>
+
+#include <cmath>
+
+namespace gpuplan::gui {
+
+QString formatTime(Seconds s) {
+    const double v = s.si();
+    if (std::fabs(v) >= 1.0) {
+        return QString::number(v, 'f', 2) + QStringLiteral(" s");
+    }
+    return QString::number(v * 1e3, 'f', 1) + QStringLiteral(" ms");
+}
+
+QString formatGiB(Bytes b) {
+    return QString::number(b.si() / kGiB, 'f', 2) + QStringLiteral(" GiB");
+}
+
+QString formatPercent(double fraction) {
+    return QString::number(fraction * 100.0, 'f', 1) + QStringLiteral(" %");
+}
+
+QString formatNumber(double v, int decimals) {
+    QLocale c(QLocale::English);
+    return c.toString(v, 'f', decimals);
+}
+
+QString formatWatts(Watts w) {
+    if (std::fabs(w.si()) >= 1e3) {
+        return QString::number(w.si() / 1e3, 'f', 2) + QStringLiteral(" kW");
+    }
+    return QString::number(w.si(), 'f', 0) + QStringLiteral(" W");
+}
+
+QString formatMoney(const std::optional<model::Money>& m) {
+    if (!m) {
+        return QStringLiteral("\u2013");
+    }
+    const QString amount = formatNumber(m->amount, 2);
+    if (m->currency == "USD") {
+        return QStringLiteral("$") + amount;
+    }
+    return amount + QStringLiteral(" ") + qs(m->currency);
+}
+
+namespace {
+
+QString csvCell(QString s) {
+    if (s.contains(QLatin1Char(',')) || s.contains(QLatin1Char('"')) ||
+        s.contains(QLatin1Char('\n'))) {
+        s.replace(QStringLiteral("\""), QStringLiteral("\"\""));
+        return QStringLiteral("\"") + s + QStringLiteral("\"");
+    }
+    return s;
+}
+
+} // namespace
+
+bool writeCsv(const QAbstractItemModel& model, const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
+        return false;
+    }
+    QTextStream out(&f);
+    QStringList header;
+    for (int c = 0; c < model.columnCount(); ++c) {
+        header << csvCell(model.headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+    }
+    out << header.join(QLatin1Char(',')) << '\n';
+    for (int r = 0; r < model.rowCount(); ++r) {
+        QStringList row;
+        for (int c = 0; c < model.columnCount(); ++c) {
+            row << csvCell(model.data(model.index(r, c), Qt::DisplayRole).toString());
+        }
+        out << row.join(QLatin1Char(',')) << '\n';
+    }
+    out.flush();
+    return f.error() == QFile::NoError;
+}
+
+void setFieldError(QWidget* field, QLabel* label, const QString& message) {
+    const bool bad = !message.isEmpty();
+    if (field) {
+        field->setProperty("invalid", bad);
+        field->setStyleSheet(bad ? QStringLiteral("border: 2px solid #d32f2f;") : QString());
+        field->setToolTip(message);
+    }
+    if (label) {
+        label->setText(message);
+        label->setVisible(bad);
+    }
+}
+
+} // namespace gpuplan::gui

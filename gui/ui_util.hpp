@@ -1,0 +1,49 @@
+#pragma once
+/// Small helpers shared by the views: text from core values (formatting only, no arithmetic
+/// beyond unit scaling), CSV export of any item model, and inline field errors.
+
+#include "model/money.hpp"
+#include "model/units.hpp"
+
+#include <QString>
+
+#include <optional>
+#include <string>
+
+class QAbstractItemModel;
+class QLabel;
+class QWidget;
+
+namespace gpuplan::gui {
+
+/// UTF-8 std::string to QString.
+[[nodiscard]] inline QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+/// A C string (UTF-8) to QString.
+[[nodiscard]] inline QString qs(const char* s) {
+    return QString::fromUtf8(s);
+}
+
+/// "12.3 ms" (below 1 s) or "1.23 s".
+[[nodiscard]] QString formatTime(Seconds s);
+/// "12.55 GiB".
+[[nodiscard]] QString formatGiB(Bytes b);
+/// "42.0 %" from a fraction.
+[[nodiscard]] QString formatPercent(double fraction);
+/// A number with `decimals` decimals and thousands grouping ("12,345.6").
+[[nodiscard]] QString formatNumber(double v, int decimals = 0);
+/// "12.50 kW" or "350 W".
+[[nodiscard]] QString formatWatts(Watts w);
+/// "$12,345.67" / "12,345.67 CNY", or "–" when empty.
+[[nodiscard]] QString formatMoney(const std::optional<model::Money>& m);
+
+/// Writes `model` (header row, then every row, display text) as CSV to `path`. Returns false
+/// when the file cannot be written.
+bool writeCsv(const QAbstractItemModel& model, const QString& path);
+
+/// Marks `field` as invalid (red frame, tooltip) and shows `message` in `label` (empty message:
+/// valid again, label hidden).
+void setFieldError(QWidget* field, QLabel* label, const QString& message);
+
+} // namespace gpuplan::gui

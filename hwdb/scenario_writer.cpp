@@ -1,0 +1,782 @@
+// Scenario YAML writer: plain string building, key order as in docs/scenario-schema.md. Every
+// value is written in a form the loader reads back to the same double (checked here for
+// quantities and prices by parsing the candidate text), so load → save → load is lossless.
+#include "hwdb/scenario_writer.hpp"
+
+#include "hwdb/model_yaml_writer.hpp"
+#include "model/error.hpp"
+#include "model/unit_parser.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <initializer_list>
+#include <utility>
+
+namespace gpuplan::hwdb {
+namespace {
+
+using model::Dimension;
+
+/// Shortest text that reads back to the same double (std::to_chars without a format).
+std::string num(double v) {
+    GPUPLAN_CHECK(std::isfinite(v), "scenario_to_yaml: a number is not finite");
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    GPUPLAN_CHECK(r.ec == std::errc(), "scenario_to_yaml: to_chars failed");
+    return std::string(buf, r.ptr);
+}
+
+/// A YAML double-quoted scalar (YAML 1.2 §7.3.1).
+std::string quoted(const std::string& s) {
+    std::string out = "\"";
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (ch == '"' || ch == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (ch == '\n') {
+            out += "\\n";
+        } else if (ch == '\t') {
+            out += "\\t";
+        } else if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += ch;
+        }
+    }
+    return out + "\"";
+}
+
+/// A string as a plain scalar when that is unambiguous (names such as "llama-3.1-70b"), else
+/// double-quoted.
+std::string str(const std::string& s) {
+    if (s.empty() || !std::isalpha(static_cast<unsigned char>(s.front()))) {
+        return quoted(s);
+    }
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (!std::isalnum(c) && ch != '-' && ch != '_' && ch != '.' && ch != '/') {
+            return quoted(s);
+        }
+    }
+    for (const char* reserved : {"true", "false", "null", "yes", "no", "on", "off", "y", "n",
+                                 "True", "False", "Null", "NULL", "TRUE", "FALSE", "Yes", "No",
+                                 "On", "Off", "YES", "NO", "ON", "OFF", "Y", "N"}) {
+        if (s == reserved) {
+            return quoted(s);
+        }
+    }
+    return s;
+}
+
+const char* boolean(bool b) {
+    return b ? "true" : "false";
+}
+
+struct Unit {
+    const char* symbol;
+    double to_si;
+};
+
+/// The shortest "<number> <unit>" among `units` that parse_quantity reads back to exactly `si`
+/// (the first of equally short ones); the SI base unit, which is among them, always does.
+std::string quantity(double si, Dimension dim, std::initializer_list<Unit> units) {
+    std::string best;
+    for (const Unit& u : units) {
+        const double v = si / u.to_si;
+        if (!std::isfinite(v)) {
+            continue;
+        }
+        std::string text = num(v) + " " + u.symbol;
+        const auto back = model::parse_quantity(text, dim);
+        if (back.si && *back.si == si && (best.empty() || text.size() < best.size())) {
+            best = std::move(text);
+        }
+    }
+    GPUPLAN_CHECK(!best.empty(), "scenario_to_yaml: no unit reads back a quantity");
+    return best;
+}
+
+std::string bytes(Bytes b) {
+    return quantity(b.si(), Dimension::Bytes,
+                    {{"TiB", kTiB}, {"GiB", kGiB}, {"MiB", kMiB},
+                     {"KiB", kKiB}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"B", 1}});
+}
+
+std::string seconds(Seconds s) {
+    return quantity(s.si(), Dimension::Seconds,
+                    {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60}, {"h", 3600},
+                     {"d", 86400}});
+}
+
+std::string bandwidth(BytesPerSecond r) {
+    return quantity(r.si(), Dimension::BytesPerSecond,
+                    {{"TB/s", 1e12}, {"GB/s", 1e9}, {"MB/s", 1e6}, {"GiB/s", kGiB},
+                     {"MiB/s", kMiB}, {"B/s", 1}});
+}
+
+std::string watts(Watts w) {
+    return quantity(w.si(), Dimension::Watts, {{"MW", 1e6}, {"kW", 1e3}, {"W", 1}});
+}
+
+std::string price(const model::Price& p) {
+    std::string text = model::to_string(p);
+    const auto back = model::parse_price(text);
+    if (back.price && *back.price == p) {
+        return text;
+    }
+    text = num(p.money.amount) + " " + p.money.currency + model::to_string(p.per);
+    const auto again = model::parse_price(text);
+    GPUPLAN_CHECK(again.price && *again.price == p, "scenario_to_yaml: a price does not read back");
+    return text;
+}
+
+const char* engine_name(model::EngineKind k) {
+    return model::to_string(k);
+}
+
+const char* all_reduce_name(model::AllReduceAlgorithm a) {
+    switch (a) {
+    case model::AllReduceAlgorithm::Auto: return "auto";
+    case model::AllReduceAlgorithm::Ring: return "ring";
+    case model::AllReduceAlgorithm::Tree: return "tree";
+    }
+    return "auto";
+}
+
+const char* length_kind_name(model::LengthKind k) {
+    switch (k) {
+    case model::LengthKind::Fixed: return "fixed";
+    case model::LengthKind::Uniform: return "uniform";
+    case model::LengthKind::Normal: return "normal";
+    case model::LengthKind::LogNormal: return "lognormal";
+    case model::LengthKind::Empirical: return "empirical";
+    }
+    return "fixed";
+}
+
+const char* arrival_name(model::ArrivalKind k) {
+    switch (k) {
+    case model::ArrivalKind::Poisson: return "poisson";
+    case model::ArrivalKind::Gamma: return "gamma";
+    case model::ArrivalKind::Constant: return "constant";
+    case model::ArrivalKind::ClosedLoop: return "closed_loop";
+    case model::ArrivalKind::Trace: return "trace";
+    }
+    return "poisson";
+}
+
+const char* curve_name(model::RateCurveKind k) {
+    switch (k) {
+    case model::RateCurveKind::Flat: return "flat";
+    case model::RateCurveKind::Step: return "step";
+    case model::RateCurveKind::Diurnal: return "diurnal";
+    }
+    return "flat";
+}
+
+const char* route_name(model::RouteTarget r) {
+    switch (r) {
+    case model::RouteTarget::Any: return "any";
+    case model::RouteTarget::Local: return "local";
+    case model::RouteTarget::Cloud: return "cloud";
+    }
+    return "any";
+}
+
+const char* router_name(model::RouterPolicy r) {
+    switch (r) {
+    case model::RouterPolicy::RoundRobin: return "round_robin";
+    case model::RouterPolicy::LeastOutstanding: return "least_outstanding";
+    case model::RouterPolicy::LeastKv: return "least_kv";
+    case model::RouterPolicy::PrefixAffinity: return "prefix_affinity";
+    }
+    return "least_outstanding";
+}
+
+const char* compute_name(model::ComputeType c) {
+    switch (c) {
+    case model::ComputeType::Fp16: return "fp16";
+    case model::ComputeType::Fp8: return "fp8";
+    default: return "bf16";
+    }
+}
+
+/// Text of a block with its indentation.
+class Out {
+  public:
+    void line(int indent, const std::string& key, const std::string& value) {
+        text_ += std::string(static_cast<std::size_t>(indent), ' ') + key + ": " + value + "\n";
+    }
+    void open(int indent, const std::string& key) {
+        text_ += std::string(static_cast<std::size_t>(indent), ' ') + key + ":\n";
+    }
+    void raw(const std::string& s) { text_ += s; }
+    [[nodiscard]] const std::string& text() const { return text_; }
+
+  private:
+    std::string text_;
+};
+
+/// A length distribution: a bare integer for the plain fixed case, else a flow mapping.
+std::string length(const model::LengthDistribution& d) {
+    const model::LengthDistribution plain;
+    const bool whole = d.mean >= 0 && d.mean == std::floor(d.mean) && d.mean <= (1 << 28);
+    if (d.kind == model::LengthKind::Fixed && whole && d.stddev == 0 && d.min == plain.min &&
+        d.max == plain.max && d.values.empty() && d.weights.empty()) {
+        return std::to_string(static_cast<long long>(d.mean));
+    }
+    std::string s = std::string("{dist: ") + length_kind_name(d.kind);
+    const bool needs_mean = d.kind == model::LengthKind::Fixed ||
+                            d.kind == model::LengthKind::Normal ||
+                            d.kind == model::LengthKind::LogNormal;
+    if (needs_mean || d.mean != plain.mean) {
+        s += ", mean: " + num(d.mean);
+    }
+    if (d.stddev != 0) {
+        s += ", stddev: " + num(d.stddev);
+    }
+    const bool uniform = d.kind == model::LengthKind::Uniform;
+    if (uniform || d.min != plain.min) {
+        s += ", min: " + std::to_string(d.min);
+    }
+    if (uniform || d.max != plain.max) {
+        s += ", max: " + std::to_string(d.max);
+    }
+    const auto list = [&s](const char* key, const auto& values) {
+        s += std::string(", ") + key + ": [";
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            s += (i > 0 ? ", " : "") + num(static_cast<double>(values[i]));
+        }
+        s += "]";
+    };
+    if (!d.values.empty()) {
+        list("values", d.values);
+    }
+    if (!d.weights.empty()) {
+        list("weights", d.weights);
+    }
+    return s + "}";
+}
+
+void write_hardware(Out& o, const model::Scenario& s) {
+    const auto& d = s.deployment;
+    o.open(0, "hardware");
+    o.line(2, "accelerator", str(s.accelerator_ref.empty() ? d.gpu.name : s.accelerator_ref));
+    if (!s.node_ref.empty()) {
+        o.line(2, "node", str(s.node_ref));
+    }
+    o.line(2, "count", std::to_string(d.gpus));
+    o.line(2, "tp", std::to_string(d.par.tp));
+    o.line(2, "pp", std::to_string(d.par.pp));
+    o.line(2, "dp", std::to_string(d.par.dp));
+    o.line(2, "ep", std::to_string(d.par.ep));
+    o.line(2, "gpus_per_node", std::to_string(d.gpus_per_node));
+    if (!d.intra_node_link.name.empty()) {
+        o.line(2, "intra_node_link", str(d.intra_node_link.name));
+    }
+    if (d.inter_node_link) {
+        o.line(2, "inter_node_link", str(d.inter_node_link->name));
+    }
+}
+
+void write_precision(Out& o, const model::Precisions& p) {
+    o.open(0, "precision");
+    o.line(2, "weights", str(p.weights.name));
+    o.line(2, "activations", str(p.activations.name));
+    o.line(2, "kv_cache", str(p.kv_cache.name));
+    if (p.embeddings) {
+        o.line(2, "embeddings", str(p.embeddings->name));
+    }
+}
+
+void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerConfig& sc) {
+    const model::SchedulerConfig dflt;
+    o.open(0, "engine");
+    o.line(2, "kind", engine_name(e.kind));
+    const auto opt_int = [&o](const char* key, const std::optional<int>& v) {
+        if (v) {
+            o.line(2, key, std::to_string(*v));
+        }
+    };
+    const auto opt_bool = [&o](const char* key, const std::optional<bool>& v) {
+        if (v) {
+            o.line(2, key, boolean(*v));
+        }
+    };
+    const auto opt_bytes = [&o](const char* key, const std::optional<Bytes>& v) {
+        if (v) {
+            o.line(2, key, bytes(*v));
+        }
+    };
+    opt_int("max_model_len", e.max_model_len);
+    if (e.gpu_memory_utilization) {
+        o.line(2, "gpu_memory_utilization", num(*e.gpu_memory_utilization));
+    }
+    opt_int("max_num_seqs", e.max_num_seqs);
+    opt_int("max_num_batched_tokens", e.max_num_batched_tokens);
+    opt_int("block_size", e.block_size);
+    opt_bool("enable_prefix_caching", e.enable_prefix_caching);
+    opt_bool("enable_chunked_prefill", e.enable_chunked_prefill);
+    if (!e.cuda_graphs) {
+        o.line(2, "enforce_eager", "true");
+    }
+    if (e.all_reduce != model::AllReduceAlgorithm::Auto) {
+        o.line(2, "all_reduce", all_reduce_name(e.all_reduce));
+    }
+    opt_bytes("usable_memory", e.usable_memory);
+    opt_bytes("non_torch_memory", e.non_torch_memory);
+    opt_bytes("cuda_graph_memory", e.cuda_graph_memory);
+    opt_bytes("cuda_context_memory", e.cuda_context_memory);
+    opt_bytes("activation_memory", e.activation_memory);
+    if (e.activation_workspace_factor != 1.0) {
+        o.line(2, "activation_workspace_factor", num(e.activation_workspace_factor));
+    }
+    opt_bytes("kv_cache_memory", e.kv_cache_memory);
+    // The simulator's scheduler keys.
+    if (sc.batching != dflt.batching) {
+        o.line(2, "batching", sc.batching == model::BatchingMode::Static ? "static" : "continuous");
+    }
+    if (sc.static_batch_size != dflt.static_batch_size) {
+        o.line(2, "static_batch_size", std::to_string(sc.static_batch_size));
+    }
+    if (sc.static_max_wait != dflt.static_max_wait) {
+        o.line(2, "static_max_wait", seconds(sc.static_max_wait));
+    }
+    if (sc.policy != dflt.policy) {
+        o.line(2, "scheduling_policy",
+               sc.policy == model::SchedulingPolicy::Priority ? "priority" : "fcfs");
+    }
+    if (sc.preemption_mode != dflt.preemption_mode) {
+        o.line(2, "preemption_mode",
+               sc.preemption_mode == model::PreemptionMode::Swap ? "swap" : "recompute");
+    }
+    if (sc.swap_space != dflt.swap_space) {
+        o.line(2, "swap_space", bytes(sc.swap_space));
+    }
+    if (sc.swap_bandwidth) {
+        o.line(2, "swap_bandwidth", bandwidth(*sc.swap_bandwidth));
+    }
+    if (sc.watermark != dflt.watermark) {
+        o.line(2, "watermark", num(sc.watermark));
+    }
+}
+
+void write_class(Out& o, const model::RequestClass& c) {
+    const model::RequestClass dflt;
+    o.raw("    - name: " + str(c.name) + "\n");
+    const int in = 6;
+    if (c.share != dflt.share) {
+        o.line(in, "share", num(c.share));
+    }
+    o.line(in, "input", length(c.input));
+    o.line(in, "output", length(c.output));
+    if (c.shared_prefix != dflt.shared_prefix) {
+        o.line(in, "shared_prefix", std::to_string(c.shared_prefix));
+    }
+    if (c.prefix_groups != dflt.prefix_groups) {
+        o.line(in, "prefix_groups", std::to_string(c.prefix_groups));
+    }
+    if (c.priority != dflt.priority) {
+        o.line(in, "priority", std::to_string(c.priority));
+    }
+    if (c.ttft || c.tpot || c.e2e) {
+        std::string slo;
+        const auto add = [&slo](const char* key, const std::optional<Seconds>& v) {
+            if (v) {
+                slo += (slo.empty() ? "" : ", ") + std::string(key) + ": " + seconds(*v);
+            }
+        };
+        add("ttft", c.ttft);
+        add("tpot", c.tpot);
+        add("e2e", c.e2e);
+        o.line(in, "slo", "{" + slo + "}");
+    }
+    if (c.route != dflt.route) {
+        o.line(in, "route", route_name(c.route));
+    }
+    if (c.agent) {
+        o.open(in, "agent");
+        o.line(in + 2, "steps", std::to_string(c.agent->steps));
+        o.line(in + 2, "step_input", length(c.agent->step_input));
+        o.line(in + 2, "think_time", seconds(c.agent->think_time));
+    }
+}
+
+void write_workload(Out& o, const model::Scenario& s, const ScenarioYamlOptions& opt) {
+    const auto& w = s.workload;
+    o.open(0, "workload");
+    o.line(2, "input_tokens", std::to_string(w.input_tokens));
+    o.line(2, "output_tokens", std::to_string(w.output_tokens));
+    o.line(2, "concurrency", std::to_string(w.concurrency));
+    if (w.requests_per_s) {
+        o.line(2, "requests_per_s", num(*w.requests_per_s));
+    }
+    if (w.requests) {
+        o.line(2, "requests", std::to_string(*w.requests));
+    }
+    if (w.duration) {
+        o.line(2, "duration", seconds(*w.duration));
+    }
+    const model::ArrivalProcess& a = w.arrival;
+    const model::ArrivalProcess dflt;
+    o.open(2, "arrival");
+    o.line(4, "process", arrival_name(a.kind));
+    if (a.requests_per_s) {
+        o.line(4, "requests_per_s", num(*a.requests_per_s));
+    }
+    if (a.cv != dflt.cv) {
+        o.line(4, "cv", num(a.cv));
+    }
+    if (a.users != dflt.users) {
+        o.line(4, "users", std::to_string(a.users));
+    }
+    if (a.think_time != dflt.think_time) {
+        o.line(4, "think_time", seconds(a.think_time));
+    }
+    if (a.trace_speedup != dflt.trace_speedup) {
+        o.line(4, "trace_speedup", num(a.trace_speedup));
+    }
+    if (a.curve != dflt.curve) {
+        const model::RateCurve& c = a.curve;
+        o.open(4, "rate_curve");
+        o.line(6, "kind", curve_name(c.kind));
+        if (!c.steps.empty()) {
+            o.open(6, "steps");
+            for (const auto& p : c.steps) {
+                o.raw("        - {at: " + seconds(p.at) + ", requests_per_s: " +
+                      num(p.requests_per_s) + "}\n");
+            }
+        }
+        o.line(6, "period", seconds(c.period));
+        o.line(6, "amplitude", num(c.amplitude));
+        o.line(6, "peak_at", seconds(c.peak_at));
+    }
+    if (!w.trace.empty()) {
+        o.open(2, "trace");
+        o.line(4, "file", str(opt.trace_file.empty() ? s.name + ".trace.csv" : opt.trace_file));
+        o.line(4, "format", "plain");
+    }
+    if (!w.classes.empty()) {
+        o.open(2, "classes");
+        for (const auto& c : w.classes) {
+            write_class(o, c);
+        }
+    }
+}
+
+void write_slo(Out& o, const model::Slo& slo) {
+    o.open(0, "slo");
+    if (slo.ttft) {
+        o.line(2, "ttft", seconds(*slo.ttft));
+    }
+    if (slo.tpot) {
+        o.line(2, "tpot", seconds(*slo.tpot));
+    }
+    if (slo.e2e) {
+        o.line(2, "e2e", seconds(*slo.e2e));
+    }
+    o.line(2, "percentile", num(slo.percentile));
+}
+
+void write_power(Out& o, const model::PowerBudget& b, const model::PowerModel& m) {
+    const model::PowerModel dflt;
+    Out p;
+    const auto opt_w = [&p](const char* key, const std::optional<Watts>& v) {
+        if (v) {
+            p.line(2, key, watts(*v));
+        }
+    };
+    opt_w("gpu_cap", b.gpu_cap);
+    opt_w("node_cap", b.node_cap);
+    opt_w("rack_budget", b.rack_budget);
+    if (b.pue) {
+        p.line(2, "pue", num(*b.pue));
+    }
+    opt_w("board_power", m.board_power);
+    opt_w("idle_power", m.idle_power);
+    opt_w("resident_power", m.resident_power);
+    opt_w("host_power", m.host_power);
+    const auto coef = [&p](const char* key, double v, double d) {
+        if (v != d) {
+            p.line(2, key, num(v));
+        }
+    };
+    coef("psu_efficiency", m.psu_efficiency, dflt.psu_efficiency);
+    coef("idle_fraction", m.idle_fraction, dflt.idle_fraction);
+    coef("resident_fraction", m.resident_fraction, dflt.resident_fraction);
+    coef("compute_weight", m.compute_weight, dflt.compute_weight);
+    coef("memory_weight", m.memory_weight, dflt.memory_weight);
+    coef("dynamic_exponent", m.dynamic_exponent, dflt.dynamic_exponent);
+    coef("memory_core_share", m.memory_core_share, dflt.memory_core_share);
+    coef("memory_clock_sensitivity", m.memory_clock_sensitivity, dflt.memory_clock_sensitivity);
+    coef("min_clock", m.min_clock, dflt.min_clock);
+    if (!p.text().empty()) {
+        o.open(0, "power");
+        o.raw(p.text());
+    }
+}
+
+void write_prices(Out& o, const model::Prices& pr) {
+    Out p;
+    const auto opt_p = [&p](const char* key, const std::optional<model::Price>& v) {
+        if (v) {
+            p.line(2, key, price(*v));
+        }
+    };
+    opt_p("gpu_hour", pr.gpu_hour);
+    opt_p("gpu_purchase", pr.gpu_purchase);
+    opt_p("electricity", pr.electricity);
+    opt_p("node_purchase", pr.node_purchase);
+    if (!p.text().empty()) {
+        o.open(0, "prices");
+        o.raw(p.text());
+    }
+}
+
+void write_rack(Out& o, const model::RackConfig& r) {
+    const model::RackConfig dflt;
+    if (r == dflt) {
+        return;
+    }
+    o.open(0, "rack");
+    if (r.pdu != dflt.pdu) {
+        o.open(2, "pdu");
+        o.line(4, "amps", num(r.pdu.current_a) + " A");
+        o.line(4, "volts", num(r.pdu.voltage_v) + " V");
+        o.line(4, "phases", std::to_string(r.pdu.phases));
+        o.line(4, "derating", num(r.pdu.derating));
+        o.line(4, "count", std::to_string(r.pdu.count));
+        o.line(4, "redundant", boolean(r.pdu.redundant));
+    }
+    if (r.cooling != dflt.cooling) {
+        o.open(2, "cooling");
+        o.line(4, "kind", model::to_string(r.cooling.kind));
+        if (r.cooling.limit) {
+            o.line(4, "limit", watts(*r.cooling.limit));
+        }
+    }
+    if (r.rack_units != dflt.rack_units) {
+        o.line(2, "rack_units", std::to_string(r.rack_units));
+    }
+    if (r.nodes) {
+        o.line(2, "nodes", std::to_string(*r.nodes));
+    }
+    if (r.nodes_per_rack) {
+        o.line(2, "nodes_per_rack", std::to_string(*r.nodes_per_rack));
+    }
+}
+
+void write_cost(Out& o, const model::CostConfig& c) {
+    const model::CostConfig dflt;
+    if (c == dflt) {
+        return;
+    }
+    o.open(0, "cost");
+    o.line(2, "amortization_years", num(c.amortization_years));
+    o.line(2, "residual_fraction", num(c.residual_fraction));
+    o.line(2, "maintenance_fraction", num(c.maintenance_fraction));
+    if (c.colocation) {
+        o.line(2, "colocation", price(*c.colocation));
+    }
+    if (c.utilization == dflt.utilization) {
+        o.line(2, "utilization", "steady");
+    } else {
+        o.line(2, "utilization", "{hours_per_day: " + num(c.utilization.hours_per_day) +
+                                     ", days_per_month: " + num(c.utilization.days_per_month) +
+                                     "}");
+    }
+    o.line(2, "off_hours", model::to_string(c.off_hours));
+}
+
+void write_cluster(Out& o, const model::Cluster& c) {
+    const model::Cluster dflt;
+    if (c == dflt) {
+        return;
+    }
+    o.open(0, "cluster");
+    if (c.replicas) {
+        o.line(2, "replicas", std::to_string(*c.replicas));
+    }
+    o.line(2, "router", router_name(c.router));
+    const model::Admission& a = c.admission;
+    if (a != dflt.admission) {
+        o.open(2, "admission");
+        if (a.max_queue) {
+            o.line(4, "max_queue", std::to_string(*a.max_queue));
+        }
+        if (a.max_concurrency) {
+            o.line(4, "max_concurrency", std::to_string(*a.max_concurrency));
+        }
+        if (a.timeout) {
+            o.line(4, "timeout", seconds(*a.timeout));
+        }
+        o.line(4, "max_retries", std::to_string(a.max_retries));
+        o.line(4, "retry_backoff", seconds(a.retry_backoff));
+    }
+    if (c.cold_start != dflt.cold_start) {
+        o.open(2, "cold_start");
+        if (c.cold_start.load_bandwidth) {
+            o.line(4, "load_bandwidth", bandwidth(*c.cold_start.load_bandwidth));
+        }
+        o.line(4, "startup", seconds(c.cold_start.startup));
+        o.line(4, "at_start", boolean(c.cold_start.at_start));
+    }
+    if (!c.scale.empty()) {
+        o.open(2, "scale");
+        for (const auto& e : c.scale) {
+            o.raw("    - {at: " + seconds(e.at) + ", replicas: " + std::to_string(e.replicas) +
+                  "}\n");
+        }
+    }
+    if (c.cloud) {
+        const model::CloudEndpoint& e = *c.cloud;
+        o.open(2, "cloud");
+        o.line(4, "name", str(e.name));
+        o.line(4, "ttft_median", seconds(e.ttft_median));
+        o.line(4, "ttft_sigma", num(e.ttft_sigma));
+        o.line(4, "output_tokens_per_s", num(e.output_tokens_per_s));
+        if (e.rate_limit_rps) {
+            o.line(4, "rate_limit_rps", num(*e.rate_limit_rps));
+        }
+        if (e.input_price) {
+            o.line(4, "input_price", price(*e.input_price));
+        }
+        if (e.output_price) {
+            o.line(4, "output_price", price(*e.output_price));
+        }
+    }
+    o.line(2, "cloud_fallback", boolean(c.cloud_fallback));
+}
+
+void write_training(Out& o, const model::TrainingConfig& t) {
+    const model::TrainingConfig dflt;
+    const model::TrainingLayout& l = t.layout;
+    o.open(0, "training");
+    o.line(2, "tokens", num(t.tokens));
+    o.line(2, "global_batch", std::to_string(t.global_batch));
+    o.line(2, "seq_len", std::to_string(t.seq_len));
+    o.line(2, "tp", std::to_string(l.tp));
+    o.line(2, "pp", std::to_string(l.pp));
+    o.line(2, "cp", std::to_string(l.cp));
+    o.line(2, "ep", std::to_string(l.ep));
+    o.line(2, "zero", std::to_string(l.zero));
+    o.line(2, "micro_batch", std::to_string(l.micro_batch));
+    o.line(2, "virtual_stages", std::to_string(l.virtual_stages));
+    o.line(2, "recompute", model::to_string(l.recompute));
+    o.line(2, "sequence_parallel", boolean(l.sequence_parallel));
+    o.line(2, "compute", compute_name(t.compute));
+    o.line(2, "master_weights_fp32", boolean(t.master_weights_fp32));
+    o.line(2, "optimizer", model::to_string(t.optimizer));
+    o.line(2, "method", model::to_string(t.method));
+    if (t.method != model::FinetuneMethod::Full) {
+        o.open(2, "lora");
+        o.line(4, "rank", std::to_string(t.lora.rank));
+        std::string list = "[";
+        for (std::size_t i = 0; i < t.lora.target_modules.size(); ++i) {
+            list += (i > 0 ? ", " : "") + str(t.lora.target_modules[i]);
+        }
+        o.line(4, "target_modules", list + "]");
+        o.line(4, "qlora_base_bits", num(t.lora.qlora_base_bits));
+    }
+    o.line(2, "flash_attention", boolean(t.flash_attention));
+    o.line(2, "dropout", boolean(t.dropout));
+    if (t.grad_reduce_overlap) {
+        o.line(2, "grad_reduce_overlap", num(*t.grad_reduce_overlap));
+    }
+    if (t.data_loader_tokens_per_s) {
+        o.line(2, "data_loader_tokens_per_s", num(*t.data_loader_tokens_per_s));
+    }
+    if (t.fragmentation) {
+        o.line(2, "fragmentation", num(*t.fragmentation));
+    }
+    if (t.runtime_overhead) {
+        o.line(2, "runtime_overhead", bytes(*t.runtime_overhead));
+    }
+    if (t.average_gpu_power) {
+        o.line(2, "average_gpu_power", watts(*t.average_gpu_power));
+    }
+}
+
+/// The model as an inline mapping: the catalog entry of model_to_yaml, re-indented under
+/// `model:`.
+std::string inline_model(const model::ModelSpec& m) {
+    const std::string file = model_to_yaml(m);
+    const std::string head = "schema: 1\nmodels:\n  - ";
+    GPUPLAN_CHECK(file.rfind(head, 0) == 0, "scenario_to_yaml: unexpected model_to_yaml layout");
+    return "model:\n    " + file.substr(head.size());
+}
+
+} // namespace
+
+std::string scenario_to_yaml(const model::Scenario& s, const ScenarioYamlOptions& options) {
+    Out o;
+    o.raw("schema: 1\n");
+    if (!s.name.empty()) {
+        o.line(0, "name", str(s.name));
+    }
+    if (!s.description.empty()) {
+        o.line(0, "description", quoted(s.description));
+    }
+    if (s.model_ref.empty()) {
+        o.raw(inline_model(s.deployment.model));
+    } else {
+        o.line(0, "model", str(s.model_ref));
+    }
+    write_hardware(o, s);
+    write_precision(o, s.deployment.prec);
+    write_engine(o, s.deployment.engine, s.scheduler);
+    write_workload(o, s, options);
+    write_slo(o, s.slo);
+    write_power(o, s.power, s.power_model);
+    write_prices(o, s.prices);
+    write_rack(o, s.rack);
+    write_cost(o, s.cost);
+    write_cluster(o, s.cluster);
+    if (s.training) {
+        write_training(o, *s.training);
+    }
+    o.line(0, "seed", std::to_string(s.seed));
+    return o.text();
+}
+
+std::string trace_to_csv(const std::vector<model::TraceRecord>& trace) {
+    std::string out = "arrival_s,input_tokens,output_tokens\n";
+    for (const auto& r : trace) {
+        out += num(r.arrival.si()) + "," + std::to_string(r.input_tokens) + "," +
+               std::to_string(r.output_tokens) + "\n";
+    }
+    return out;
+}
+
+namespace {
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) {
+        throw InputError(path.string() + ": cannot write the file; check the folder and its "
+                                         "permissions");
+    }
+    out << text;
+    out.flush();
+    if (!out) {
+        throw InputError(path.string() + ": writing failed; check the free disk space");
+    }
+}
+
+} // namespace
+
+void save_scenario(const std::filesystem::path& path, const model::Scenario& s) {
+    ScenarioYamlOptions options;
+    if (!s.workload.trace.empty()) {
+        options.trace_file = path.stem().string() + ".trace.csv";
+        write_text(path.parent_path() / options.trace_file, trace_to_csv(s.workload.trace));
+    }
+    write_text(path, scenario_to_yaml(s, options));
+}
+
+} // namespace gpuplan::hwdb

@@ -1,0 +1,316 @@
+#include "hwdb/detail/workload_reader.hpp"
+
+#include "hwdb/trace_loader.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpuplan::hwdb::detail {
+namespace {
+
+using model::Dimension;
+
+std::optional<Seconds> opt_seconds(MapReader& m, const std::string& key, bool positive = true) {
+    if (auto v = m.opt_quantity(key, Dimension::Seconds, positive)) {
+        return Seconds(*v);
+    }
+    return std::nullopt;
+}
+
+std::optional<model::Price> opt_token_price(MapReader& m, const std::string& key) {
+    if (!m.has(key)) {
+        (void)m.opt_string(key);
+        return std::nullopt;
+    }
+    model::Price p = m.price(key);
+    if (p.per != model::PriceBasis::MillionTokens) {
+        m.fail_at(key, "wrong price unit; write a price per million tokens, e.g. '$3/Mtok'");
+    }
+    return p;
+}
+
+// Picks one of `names` (index into `values`) for a string key; fails listing the choices.
+template <class E>
+std::optional<E> opt_choice(MapReader& m, const std::string& key,
+                            std::initializer_list<std::pair<const char*, E>> choices) {
+    const auto text = m.opt_string(key);
+    if (!text) {
+        return std::nullopt;
+    }
+    std::string list;
+    for (const auto& [name, value] : choices) {
+        if (*text == name) {
+            return value;
+        }
+        list += list.empty() ? name : std::string(", ") + name;
+    }
+    m.fail_at(key, "unknown value '" + *text + "'; use one of " + list);
+}
+
+std::vector<double> number_list(MapReader& m, const std::string& key) {
+    std::vector<double> out;
+    for (const auto& s : m.string_list(key)) {
+        try {
+            std::size_t used = 0;
+            const double v = std::stod(s, &used);
+            if (used != s.size()) {
+                throw std::invalid_argument(s);
+            }
+            out.push_back(v);
+        } catch (const std::exception&) {
+            m.fail_at(key, "'" + s + "' is not a number; give a list of numbers");
+        }
+    }
+    return out;
+}
+
+model::LengthDistribution read_length(MapReader& parent, const std::string& key,
+                                      const model::LengthDistribution& fallback,
+                                      const std::filesystem::path& base) {
+    if (!parent.has(key)) {
+        (void)parent.opt_string(key);
+        return fallback;
+    }
+    if (parent.node()[key].IsScalar()) {
+        // A bare number is a fixed length.
+        return model::LengthDistribution::fixed(parent.integer(key, 0, 1 << 28));
+    }
+    MapReader m = parent.map(key);
+    model::LengthDistribution d;
+    d.kind = opt_choice<model::LengthKind>(m, "dist", {{"fixed", model::LengthKind::Fixed},
+                                                       {"uniform", model::LengthKind::Uniform},
+                                                       {"normal", model::LengthKind::Normal},
+                                                       {"lognormal", model::LengthKind::LogNormal},
+                                                       {"empirical", model::LengthKind::Empirical}})
+                 .value_or(model::LengthKind::Fixed);
+    constexpr long long kMax = 1 << 28;
+    if (const auto v = m.opt_integer("value", 0, kMax)) {
+        d.mean = *v;
+    }
+    if (const auto v = m.opt_number("mean", 0, kMax)) {
+        d.mean = *v;
+    }
+    d.stddev = m.opt_number("stddev", 0, kMax).value_or(0);
+    d.min = m.opt_integer("min", 0, kMax).value_or(1);
+    d.max = m.opt_integer("max", 0, kMax).value_or(d.max);
+    if (d.kind == model::LengthKind::Uniform && (!m.has("min") || !m.has("max"))) {
+        m.fail_here("a uniform length needs min and max");
+    }
+    if ((d.kind == model::LengthKind::Normal || d.kind == model::LengthKind::LogNormal) && !m.has("mean")) {
+        m.fail_here("a normal or lognormal length needs mean (and stddev)");
+    }
+    if (d.kind == model::LengthKind::Fixed && !m.has("value") && !m.has("mean")) {
+        m.fail_here("a fixed length needs value");
+    }
+    if (d.min > d.max) {
+        m.fail_at("min", "min " + std::to_string(d.min) + " is above max " + std::to_string(d.max));
+    }
+    for (const double v : number_list(m, "values")) {
+        d.values.push_back(static_cast<int>(v));
+    }
+    d.weights = number_list(m, "weights");
+    if (const auto file = m.opt_string("file")) {
+        const std::string column = m.string_or("column", "");
+        try {
+            d.values = load_length_column(base / *file, column);
+        } catch (const ConfigError&) {
+            throw;
+        } catch (const InputError& e) {
+            m.fail_at("file", e.what());
+        }
+    } else {
+        (void)m.opt_string("column");
+    }
+    if (d.kind == model::LengthKind::Empirical && d.values.empty()) {
+        m.fail_here("an empirical length needs values (a list) or file (a CSV column)");
+    }
+    if (!d.weights.empty() && d.weights.size() != d.values.size()) {
+        m.fail_at("weights", "give one weight per value (" + std::to_string(d.values.size()) + ")");
+    }
+    m.finish();
+    return d;
+}
+
+model::ArrivalProcess read_arrival(MapReader& m) {
+    model::ArrivalProcess a;
+    a.kind = opt_choice<model::ArrivalKind>(m, "process", {{"poisson", model::ArrivalKind::Poisson},
+                                                           {"gamma", model::ArrivalKind::Gamma},
+                                                           {"constant", model::ArrivalKind::Constant},
+                                                           {"closed_loop", model::ArrivalKind::ClosedLoop},
+                                                           {"trace", model::ArrivalKind::Trace}})
+                 .value_or(model::ArrivalKind::Poisson);
+    a.requests_per_s = m.opt_number("requests_per_s", 1e-9, 1e9);
+    a.cv = m.opt_number("cv", 1e-3, 100).value_or(1.0);
+    a.users = m.opt_integer("users", 1, 1 << 24).value_or(1);
+    a.think_time = opt_seconds(m, "think_time", false).value_or(Seconds(0));
+    a.trace_speedup = m.opt_number("trace_speedup", 1e-6, 1e6).value_or(1.0);
+    if (auto c = m.opt_map("rate_curve")) {
+        a.curve.kind = opt_choice<model::RateCurveKind>(*c, "kind", {{"flat", model::RateCurveKind::Flat},
+                                                                     {"step", model::RateCurveKind::Step},
+                                                                     {"diurnal", model::RateCurveKind::Diurnal}})
+                           .value_or(model::RateCurveKind::Flat);
+        for (auto& s : c->map_list("steps")) {
+            model::RatePoint p;
+            p.at = Seconds(s.quantity("at", Dimension::Seconds, false));
+            p.requests_per_s = s.number("requests_per_s", 0, 1e9);
+            s.finish();
+            if (!a.curve.steps.empty() && p.at < a.curve.steps.back().at) {
+                c->fail_at("steps", "steps must be sorted by 'at'");
+            }
+            a.curve.steps.push_back(p);
+        }
+        a.curve.period = opt_seconds(*c, "period").value_or(a.curve.period);
+        a.curve.amplitude = c->opt_number("amplitude", 0, 0.999).value_or(a.curve.amplitude);
+        a.curve.peak_at = opt_seconds(*c, "peak_at", false).value_or(a.curve.peak_at);
+        if (a.curve.kind == model::RateCurveKind::Step && a.curve.steps.empty()) {
+            c->fail_here("a step rate curve needs steps: [{at: 60 s, requests_per_s: 20}, ...]");
+        }
+        c->finish();
+    }
+    m.finish();
+    return a;
+}
+
+model::RequestClass read_class(MapReader& m, const model::Workload& w, const std::filesystem::path& base) {
+    model::RequestClass c;
+    c.name = m.string("name");
+    c.share = m.opt_number("share", 0, 1e9).value_or(1.0);
+    c.input = read_length(m, "input", model::LengthDistribution::fixed(w.input_tokens), base);
+    c.output = read_length(m, "output", model::LengthDistribution::fixed(w.output_tokens), base);
+    c.shared_prefix = m.opt_integer("shared_prefix", 0, 1 << 28).value_or(0);
+    c.prefix_groups = m.opt_integer("prefix_groups", 1, 1 << 24).value_or(1);
+    c.priority = m.opt_integer("priority", -1000000, 1000000).value_or(0);
+    if (auto slo = m.opt_map("slo")) {
+        c.ttft = opt_seconds(*slo, "ttft");
+        c.tpot = opt_seconds(*slo, "tpot");
+        c.e2e = opt_seconds(*slo, "e2e");
+        slo->finish();
+    }
+    c.route = opt_choice<model::RouteTarget>(m, "route", {{"any", model::RouteTarget::Any},
+                                                          {"local", model::RouteTarget::Local},
+                                                          {"cloud", model::RouteTarget::Cloud}})
+                  .value_or(model::RouteTarget::Any);
+    if (auto a = m.opt_map("agent")) {
+        model::AgentSession s;
+        s.steps = a->opt_integer("steps", 1, 1 << 20).value_or(s.steps);
+        s.step_input = read_length(*a, "step_input", s.step_input, base);
+        s.think_time = opt_seconds(*a, "think_time", false).value_or(Seconds(0));
+        a->finish();
+        c.agent = s;
+    }
+    m.finish();
+    return c;
+}
+
+}  // namespace
+
+void read_sim_workload(MapReader& m, model::Workload& w, const std::filesystem::path& base_dir) {
+    w.requests = m.opt_integer("requests", 1, 1 << 30);
+    if (auto d = m.opt_quantity("duration", Dimension::Seconds)) {
+        w.duration = Seconds(*d);
+    }
+    bool arrival_given = false;
+    if (auto a = m.opt_map("arrival")) {
+        arrival_given = a->has("process");
+        w.arrival = read_arrival(*a);
+    }
+    if (auto t = m.opt_map("trace")) {
+        const std::string file = t->string("file");
+        const std::string fmt = t->string_or("format", "auto");
+        const auto format = find_trace_format(fmt);
+        if (!format) {
+            t->fail_at("format", "unknown trace format '" + fmt + "'; use auto, azure, vidur or plain");
+        }
+        try {
+            w.trace = load_trace(base_dir / file, *format);
+        } catch (const ConfigError&) {
+            throw;
+        } catch (const InputError& e) {
+            t->fail_at("file", e.what());
+        }
+        t->finish();
+        if (!arrival_given) {
+            w.arrival.kind = model::ArrivalKind::Trace;
+        }
+    }
+    for (auto& c : m.map_list("classes")) {
+        w.classes.push_back(read_class(c, w, base_dir));
+    }
+}
+
+void read_scheduler(MapReader& m, model::SchedulerConfig& s) {
+    s.batching = opt_choice<model::BatchingMode>(m, "batching", {{"continuous", model::BatchingMode::Continuous},
+                                                                 {"static", model::BatchingMode::Static}})
+                     .value_or(s.batching);
+    s.static_batch_size = m.opt_integer("static_batch_size", 1, 1 << 20).value_or(s.static_batch_size);
+    s.static_max_wait = opt_seconds(m, "static_max_wait", false).value_or(s.static_max_wait);
+    s.policy = opt_choice<model::SchedulingPolicy>(m, "scheduling_policy",
+                                                   {{"fcfs", model::SchedulingPolicy::Fcfs},
+                                                    {"priority", model::SchedulingPolicy::Priority}})
+                   .value_or(s.policy);
+    s.preemption_mode = opt_choice<model::PreemptionMode>(m, "preemption_mode",
+                                                          {{"recompute", model::PreemptionMode::Recompute},
+                                                           {"swap", model::PreemptionMode::Swap}})
+                            .value_or(s.preemption_mode);
+    if (auto v = m.opt_quantity("swap_space", Dimension::Bytes, false)) {
+        s.swap_space = Bytes(*v);
+    }
+    if (auto v = m.opt_quantity("swap_bandwidth", Dimension::BytesPerSecond)) {
+        s.swap_bandwidth = BytesPerSecond(*v);
+    }
+    s.watermark = m.opt_number("watermark", 0.0, 0.99).value_or(s.watermark);
+}
+
+model::Cluster read_cluster(std::optional<MapReader> m) {
+    model::Cluster c;
+    if (!m) {
+        return c;
+    }
+    c.replicas = m->opt_integer("replicas", 1, 1 << 20);
+    c.router = opt_choice<model::RouterPolicy>(*m, "router", {{"round_robin", model::RouterPolicy::RoundRobin},
+                                                              {"least_outstanding", model::RouterPolicy::LeastOutstanding},
+                                                              {"least_kv", model::RouterPolicy::LeastKv},
+                                                              {"prefix_affinity", model::RouterPolicy::PrefixAffinity}})
+                   .value_or(c.router);
+    if (auto a = m->opt_map("admission")) {
+        c.admission.max_queue = a->opt_integer("max_queue", 0, 1 << 30);
+        c.admission.max_concurrency = a->opt_integer("max_concurrency", 1, 1 << 30);
+        c.admission.timeout = opt_seconds(*a, "timeout");
+        c.admission.max_retries = a->opt_integer("max_retries", 0, 1000).value_or(0);
+        c.admission.retry_backoff = opt_seconds(*a, "retry_backoff", false).value_or(c.admission.retry_backoff);
+        a->finish();
+    }
+    if (auto s = m->opt_map("cold_start")) {
+        if (auto v = s->opt_quantity("load_bandwidth", Dimension::BytesPerSecond)) {
+            c.cold_start.load_bandwidth = BytesPerSecond(*v);
+        }
+        c.cold_start.startup = opt_seconds(*s, "startup", false).value_or(Seconds(0));
+        c.cold_start.at_start = s->boolean_or("at_start", false);
+        s->finish();
+    }
+    for (auto& e : m->map_list("scale")) {
+        model::ScaleEvent ev;
+        ev.at = Seconds(e.quantity("at", Dimension::Seconds, false));
+        ev.replicas = e.integer("replicas", 1, 1 << 20);
+        e.finish();
+        c.scale.push_back(ev);
+    }
+    if (auto cl = m->opt_map("cloud")) {
+        model::CloudEndpoint ep;
+        ep.name = cl->string_or("name", ep.name);
+        ep.ttft_median = opt_seconds(*cl, "ttft_median").value_or(ep.ttft_median);
+        ep.ttft_sigma = cl->opt_number("ttft_sigma", 0, 5).value_or(ep.ttft_sigma);
+        ep.output_tokens_per_s = cl->opt_number("output_tokens_per_s", 1e-3, 1e9).value_or(ep.output_tokens_per_s);
+        ep.rate_limit_rps = cl->opt_number("rate_limit_rps", 1e-6, 1e9);
+        ep.input_price = opt_token_price(*cl, "input_price");
+        ep.output_price = opt_token_price(*cl, "output_price");
+        cl->finish();
+        c.cloud = ep;
+    }
+    c.cloud_fallback = m->boolean_or("cloud_fallback", true);
+    m->finish();
+    return c;
+}
+
+}  // namespace gpuplan::hwdb::detail

@@ -1,0 +1,461 @@
+#pragma once
+/// The training planner: memory per GPU under ZeRO/FSDP and tensor, pipeline, data, context and
+/// expert parallelism; the time of one optimizer step on the same calibrated roofline as
+/// inference (model/kernel_time.hpp, model/comm.hpp); MFU and HFU, time and GPU-hours to train,
+/// scaling from one GPU, energy and cost; and a search over layouts. The formulas and their
+/// sources are in training.cpp and docs/training.md:
+///   model states (ZeRO, Rajbhandari et al. 2020 §3.1, §5): (2 + 2 + K) bytes per parameter,
+///     K = 12 for mixed-precision Adam, sharded over data parallel by stage 1 (K), 2 (+ grads)
+///     and 3 (+ weights);
+///   activations (Korthikanti et al. 2022, eq. 1–5): s·b·h·(34 + 5·a·s/h) bytes per layer and
+///     micro-batch, ÷ t with tensor and sequence parallelism, without the 5·a·s/h term under
+///     selective recomputation, 2·s·b·h under full recomputation; 1F1B keeps up to p micro-batches
+///     in flight on the first stage (Narayanan et al. 2021 §2.2);
+///   FLOPs (Korthikanti et al. 2022 §6, PaLM Appendix B): 6 × matmul parameters + 12·L·h·s per
+///     token, recomputation adding its forward;
+///   pipeline bubble (p − 1)/(m + p − 1) of a 1F1B step (Narayanan et al. 2021 §2.2.1).
+/// TrainingModel::evaluate is allocation-free so that search_layouts ranks > 10,000 layouts/s.
+
+#include "model/deployment.hpp"
+#include "model/efficiency.hpp"
+#include "model/money.hpp"
+#include "model/power_model.hpp"
+#include "model/precision.hpp"
+#include "model/units.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuplan::model {
+
+/// What is recomputed in the backward pass instead of stored (Korthikanti et al. 2022 §5).
+enum class Recompute : std::uint8_t {
+    None,      ///< every activation is stored
+    Selective, ///< the attention core (QKᵀ, softmax, dropout, ×V) is recomputed
+    Full,      ///< only each layer's input is stored; the whole forward runs again
+};
+
+/// The optimizer whose state sizes the K term of the ZeRO accounting.
+enum class TrainOptimizer : std::uint8_t {
+    Adam,        ///< fp32 first and second moments (8 B per parameter)
+    Adam8bit,    ///< block-wise 8-bit moments (Dettmers et al. 2022: 2 B per parameter)
+    SgdMomentum, ///< one fp32 momentum buffer (4 B per parameter)
+};
+
+/// Which parameters are trained.
+enum class FinetuneMethod : std::uint8_t {
+    Full,  ///< every parameter
+    Lora,  ///< low-rank adapters on a frozen 16-bit base (Hu et al. 2021)
+    Qlora, ///< low-rank adapters on a frozen 4-bit NF4 base (Dettmers et al. 2023)
+};
+
+/// What the layout search ranks by.
+enum class RankBy : std::uint8_t { Time, Cost };
+
+/// "none", "selective", "full".
+[[nodiscard]] const char* to_string(Recompute r);
+/// "adam", "adam-8bit", "sgd-momentum".
+[[nodiscard]] const char* to_string(TrainOptimizer o);
+/// "full", "lora", "qlora".
+[[nodiscard]] const char* to_string(FinetuneMethod f);
+/// "time", "cost".
+[[nodiscard]] const char* to_string(RankBy r);
+/// Parses to_string's names (also "adamw", "adamw-8bit", "sgd"); nullopt when unknown.
+[[nodiscard]] std::optional<Recompute> find_recompute(std::string_view name);
+[[nodiscard]] std::optional<TrainOptimizer> find_optimizer(std::string_view name);
+[[nodiscard]] std::optional<FinetuneMethod> find_finetune_method(std::string_view name);
+
+/// How one training job is laid out over its GPUs. GPUs = tp × pp × dp × cp; expert parallelism
+/// is carved out of the data-parallel ranks (ep divides dp), as in Megatron-Core. Rank order is
+/// tp fastest, then cp, then dp, then pp (Megatron-Core's "tp-cp-ep-dp-pp").
+struct TrainingLayout {
+    int tp = 1; ///< tensor parallel
+    int pp = 1; ///< pipeline stages (1F1B schedule)
+    int dp = 1; ///< data-parallel replicas
+    int cp = 1; ///< context parallel (ring attention over the sequence)
+    int ep = 1; ///< expert parallel (MoE only)
+    /// ZeRO stage 0–3 over the dp × cp ranks: 1 shards optimizer states (Megatron's distributed
+    /// optimizer), 2 also gradients (FSDP SHARD_GRAD_OP), 3 also weights (FSDP FULL_SHARD).
+    int zero = 0;
+    int micro_batch = 1; ///< sequences per micro-batch
+    /// Model chunks per pipeline stage (Megatron's interleaved 1F1B, Narayanan et al. 2021
+    /// §2.2.2): the bubble shrinks by this factor, pipeline sends grow by it. 1: plain 1F1B.
+    int virtual_stages = 1;
+    Recompute recompute = Recompute::Selective;
+    bool sequence_parallel = true; ///< Megatron sequence parallelism (only with tp > 1)
+    friend bool operator==(const TrainingLayout&, const TrainingLayout&) = default;
+};
+
+/// Low-rank adapters (LoRA / QLoRA).
+struct LoraConfig {
+    int rank = 16;
+    /// Adapted linear layers, PEFT names: q_proj k_proj v_proj o_proj gate_proj up_proj
+    /// down_proj, or "all-linear".
+    std::vector<std::string> target_modules{"q_proj", "k_proj", "v_proj", "o_proj"};
+    /// Bits per frozen base weight under QLoRA: 4-bit NF4 with double quantization is 4.127
+    /// (Dettmers et al. 2023 §3: 0.127 bits of constants per parameter).
+    double qlora_base_bits = 4.127;
+    friend bool operator==(const LoraConfig&, const LoraConfig&) = default;
+};
+
+/// Overlap of the data-parallel gradient reduction with the backward pass when not given:
+/// PyTorch DDP and Megatron-LM's --overlap-grad-reduce launch each gradient bucket's
+/// reduction as soon as its backward finishes, leaving about the last bucket exposed (Li et al.
+/// 2020, PyTorch Distributed, VLDB, §3.2.3). 0.8 is a round stated guess [U]; use 0 for runs
+/// without overlap (Megatron-LM 2021).
+inline constexpr double kDefaultGradReduceOverlap = 0.8;
+/// Fraction of activations and temporary buffers lost to caching-allocator fragmentation when
+/// not given: ZeRO-R (Rajbhandari et al. 2020 §3.2, §6.3) reports out-of-memory with over 30 %
+/// of memory free in extreme cases; 10 % is a stated guess for the usual case [U].
+inline constexpr double kDefaultFragmentation = 0.10;
+
+/// A training or fine-tuning job: what to train on, how, and the named overridable defaults.
+struct TrainingConfig {
+    double tokens = 0;    ///< tokens to train on (e.g. 300e9)
+    int global_batch = 0; ///< sequences per optimizer step
+    int seq_len = 0;      ///< tokens per sequence
+    TrainingLayout layout;
+    ComputeType compute = ComputeType::Bf16; ///< GEMM path: bf16 (or fp16) or fp8
+    bool master_weights_fp32 = true;         ///< fp32 master copy in the optimizer state
+    TrainOptimizer optimizer = TrainOptimizer::Adam;
+    FinetuneMethod method = FinetuneMethod::Full;
+    LoraConfig lora;
+    /// FlashAttention: the s² attention matrix is never stored, and its backward recomputes it
+    /// (so selective recomputation adds nothing). false: Megatron-LM's unfused attention as in
+    /// Korthikanti et al. 2022.
+    bool flash_attention = true;
+    /// Dropout after attention and MLP (GPT-3, Megatron defaults) adds its 1-byte masks to the
+    /// activations; Llama-style pre-training uses none.
+    bool dropout = false;
+    /// Fraction of the data-parallel reduction hidden behind backward compute, [0, 1].
+    /// nullopt: kDefaultGradReduceOverlap.
+    std::optional<double> grad_reduce_overlap;
+    /// Tokens per second one node's input pipeline (data loader) delivers. nullopt: never stalls.
+    std::optional<double> data_loader_tokens_per_s;
+    /// Allocator fragmentation, a fraction of activations and buffers. nullopt: 0.10.
+    std::optional<double> fragmentation;
+    /// CUDA context, NCCL and cuBLAS workspaces per GPU. nullopt: 0.9 GiB on one GPU, 2.7 GiB
+    /// with communicators (training.cpp, after memory.cpp's inference defaults).
+    std::optional<Bytes> runtime_overhead;
+    /// Average power per GPU over the run, when measured. nullopt: the power model
+    /// (model/power.hpp) at the step's achieved FLOP and byte rates (TrainingEstimate::
+    /// power_basis says which was used).
+    std::optional<Watts> average_gpu_power;
+    friend bool operator==(const TrainingConfig&, const TrainingConfig&) = default;
+};
+
+/// Why a layout cannot run (None when it can).
+enum class LayoutIssue : std::uint8_t {
+    None,
+    GpuCount,       ///< tp × pp × dp × cp is not the GPU count
+    Heads,          ///< tp does not divide the attention heads
+    KvHeads,        ///< tp and the KV heads do not divide one another
+    Ffn,            ///< tp does not divide the MLP size
+    Layers,         ///< more stages than layers
+    Sequence,       ///< cp does not divide the sequence into 2·cp chunks
+    Experts,        ///< ep does not divide dp and the expert count
+    NotMoe,         ///< ep > 1 on a dense model
+    Batch,          ///< dp does not divide the global batch
+    MicroBatch,     ///< micro_batch does not divide the per-replica batch
+    ZeroStage,      ///< ZeRO stage outside 0–3
+    ZeroPipeline,   ///< ZeRO-2/3 with pipeline parallelism (DeepSpeed refuses it)
+    Interleave,     ///< virtual stages without pp > 1, enough layers, or m divisible by pp
+    NoInterNodeLink ///< a group spans nodes and there is no network
+};
+
+/// One lowercase sentence saying what is wrong and how to fix it.
+[[nodiscard]] const char* to_string(LayoutIssue issue);
+
+/// Time of one optimizer step, split into what the issue asks to see. compute + exposed_comm +
+/// bubble + optimizer + input_stall = total.
+struct StepBreakdown {
+    Seconds compute;      ///< forward + backward (+ recompute) kernels, m micro-batches
+    Seconds exposed_comm; ///< TP, CP, EP and PP communication plus the unhidden DP reduction
+    Seconds bubble;       ///< pipeline fill and drain: (p − 1) micro-batch slots
+    Seconds optimizer;    ///< the optimizer step over this GPU's shard (memory-bound)
+    Seconds input_stall;  ///< waiting for the data loader
+    Seconds total;
+    // Communication details (before overlap), per step.
+    Seconds tp_comm;    ///< tensor-parallel all-reduces / all-gathers + reduce-scatters
+    Seconds pp_comm;    ///< activation and gradient sends between stages
+    Seconds dp_comm;    ///< gradient (and ZeRO-3 parameter) collectives, before overlap
+    Seconds dp_exposed; ///< the part of dp_comm not hidden behind backward compute
+    Seconds ep_comm;    ///< expert all-to-all
+    Seconds cp_comm;    ///< context-parallel KV exchange not hidden behind attention
+    friend bool operator==(const StepBreakdown&, const StepBreakdown&) = default;
+};
+
+/// Memory of one GPU of one pipeline stage, with the verdict.
+struct StageMemory {
+    int stage = 0;
+    int layers = 0;
+    /// Micro-batches whose activations are held: min(m, p − k) under 1F1B; with v virtual
+    /// stages ((v − 1)·p + 2(p − k) − 1)/v (Megatron's interleaved warm-up, Korthikanti §4.2.3).
+    double in_flight = 0;
+    Bytes weights; ///< compute copy (frozen base included for LoRA)
+    Bytes gradients;
+    Bytes optimizer_states; ///< master weights and moments
+    Bytes activations;      ///< stored activations of the micro-batches in flight
+    Bytes logits;           ///< fp32 logits of the loss (last stage)
+    Bytes buffers;          ///< communication buckets, ZeRO-3 gathered layers
+    Bytes runtime;          ///< CUDA context, NCCL, cuBLAS
+    Bytes fragmentation;
+    Bytes total;
+    Bytes capacity; ///< what CUDA reports (99 % of the physical memory)
+    Bytes free;     ///< capacity − total; negative when short
+    bool fits = false;
+    friend bool operator==(const StageMemory&, const StageMemory&) = default;
+};
+
+/// One layout's answer. Allocation-free (TrainingModel::evaluate builds it in the search loop).
+struct LayoutResult {
+    TrainingLayout layout;
+    LayoutIssue issue = LayoutIssue::None;
+    bool fits = false;
+    StageMemory memory;    ///< the binding (fullest) stage
+    int micro_batches = 0; ///< m: micro-batches per step per pipeline (gradient accumulation)
+    StepBreakdown step;
+    double tokens_per_s = 0;
+    double tokens_per_s_per_gpu = 0;
+    double mfu = 0;       ///< model FLOPs / (step time × GPUs × dense peak of the compute path)
+    double hfu = 0;       ///< the same with recomputation counted
+    Flops model_flops;    ///< per step, all GPUs
+    Flops hardware_flops; ///< per step, all GPUs, recomputation included
+    double steps = 0;     ///< optimizer steps to train the tokens
+    Seconds time_to_train;
+    double gpu_hours = 0;
+    Watts average_gpu_power; ///< 0 when unknown
+    Joules energy;           ///< GPUs only, facility PUE excluded; 0 when unknown
+    double cost = 0;         ///< in the ranking currency (0 when no prices)
+    friend bool operator==(const LayoutResult&, const LayoutResult&) = default;
+};
+
+/// Prices and facility figures for energy and cost (the scenario's prices: and power:).
+struct TrainingCostInputs {
+    std::optional<Price> gpu_hour;    ///< rent per GPU-hour
+    std::optional<Price> electricity; ///< per kWh, for owned hardware
+    std::optional<double> pue;        ///< facility power usage effectiveness
+    PowerModel power_model;           ///< the scenario's power-model overrides
+    friend bool operator==(const TrainingCostInputs&, const TrainingCostInputs&) = default;
+};
+
+/// The training cost model of one job on one kind of hardware, with everything that does not
+/// depend on the layout precomputed. `evaluate` neither allocates nor throws.
+class TrainingModel {
+  public:
+    /// `hw` supplies the model, GPU, GPU count, GPUs per node, links and clock derating (its
+    /// `par`, `prec` and `engine` are ignored). Throws InvalidArgument when the job is
+    /// inconsistent (no tokens, batch or sequence; unknown LoRA module; no peak for the compute
+    /// path; a negative override).
+    TrainingModel(const Deployment& hw, const TrainingConfig& cfg, const EfficiencyProfile& profile,
+                  const TrainingCostInputs& prices = {});
+
+    /// The memory, step time and throughput of `layout` on all GPUs. O(1), allocation-free.
+    [[nodiscard]] LayoutResult evaluate(const TrainingLayout& layout) const noexcept;
+
+    /// Memory of every pipeline stage of `layout` (a valid layout).
+    [[nodiscard]] std::vector<StageMemory> stage_memory(const TrainingLayout& layout) const;
+
+    /// The step time of the whole global batch on one GPU with no communication, memory not
+    /// checked (the reference of the scaling efficiency).
+    [[nodiscard]] Seconds single_gpu_step(const TrainingLayout& layout) const noexcept;
+
+    /// Model FLOPs per trained token (6 × matmul parameters + 12·L·h·s, or 4× frozen for LoRA).
+    [[nodiscard]] double model_flops_per_token() const { return model_flops_token_; }
+    /// Total parameters.
+    [[nodiscard]] double params() const { return params_; }
+    /// Trained parameters (all, or the adapters).
+    [[nodiscard]] double trainable_params() const { return trainable_; }
+    /// K: optimizer-state bytes per trained parameter (12 for mixed-precision Adam).
+    [[nodiscard]] double optimizer_bytes_per_param() const { return k_; }
+    /// The resolved overlap, fragmentation and runtime defaults.
+    [[nodiscard]] double grad_reduce_overlap() const { return overlap_; }
+    [[nodiscard]] double fragmentation() const { return frag_; }
+    /// Runtime overhead per GPU (multi-GPU communicators included when gpus > 1).
+    [[nodiscard]] Bytes runtime_overhead() const { return Bytes(runtime_); }
+    /// Dense datasheet peak of the compute path (MFU denominator).
+    [[nodiscard]] FlopsPerSecond peak() const { return FlopsPerSecond(nominal_peak_); }
+    [[nodiscard]] int gpus() const { return gpus_; }
+    [[nodiscard]] const TrainingConfig& config() const { return cfg_; }
+    /// How the average power is found: "given", "power-model" or "unknown".
+    [[nodiscard]] const char* power_basis() const;
+
+  private:
+    struct Geometry;
+    struct StageTime {
+        double compute = 0, tp = 0, ep = 0, cp = 0, pp = 0, fwd = 0, bwd = 0;
+        double mem = 0; ///< memory-roof seconds of the kernels (bytes / achieved bandwidth)
+        [[nodiscard]] double total() const { return compute + tp + ep + cp + pp; }
+    };
+    [[nodiscard]] LayoutIssue check(const TrainingLayout& l) const noexcept;
+    [[nodiscard]] Geometry geometry(const TrainingLayout& l) const noexcept;
+    [[nodiscard]] StageMemory memory_of(const TrainingLayout& l, const Geometry& g,
+                                        int stage) const noexcept;
+    [[nodiscard]] StageTime stage_time(const TrainingLayout& l, const Geometry& g, int stage,
+                                       bool with_comm) const noexcept;
+    [[nodiscard]] double link_bw(int size, int stride, double message) const noexcept;
+    [[nodiscard]] double link_lat(int size, int stride) const noexcept;
+    void finish(LayoutResult& r, const TrainingLayout& l, const Geometry& g) const noexcept;
+
+    TrainingConfig cfg_;
+    EfficiencyProfile prof_;
+    ModelSpec model_;
+    Deployment hw_;
+    int gpus_ = 1, gpus_per_node_ = 8;
+    bool has_network_ = false;
+    double params_ = 0, trainable_ = 0, k_ = 12;
+    double overlap_ = kDefaultGradReduceOverlap, frag_ = kDefaultFragmentation;
+    double runtime_ = 0;
+    double peak_ = 0, nominal_peak_ = 0, peak_attn_ = 0, bw_ = 0;
+    double wb_ = 2;            ///< bytes per weight element read by a GEMM
+    double frozen_bits_ = 16;  ///< bits per frozen linear weight (LoRA 16, QLoRA 4.127)
+    double opt_rw_bytes_ = 28; ///< optimizer-step traffic per trained parameter
+    double model_flops_token_ = 0, recompute_flops_token_full_ = 0, recompute_flops_token_sel_ = 0;
+    double lora_attn_in_ = 0, lora_attn_out_ = 0, lora_mlp_in_ = 0, lora_mlp_out_ = 0;
+    double lora_layer_ = 0;   ///< adapter parameters per layer (whole, not sharded)
+    double lora_modules_ = 0; ///< adapted linears per layer
+    double loader_ = 0;       ///< tokens/s per node; 0: unlimited
+    double avg_power_ = 0;
+    bool has_power_ = false;
+    double resident_power_ = 0, board_power_ = 0; ///< GpuPowerLevels of model/power.hpp
+    PowerModel power_model_;
+    double rent_per_gpu_s_ = 0, energy_price_per_j_ = 0, pue_ = 1;
+};
+
+/// Everything `gpuplan train` reports for one layout.
+struct TrainingEstimate {
+    LayoutResult result;
+    std::vector<StageMemory> stages; ///< per pipeline stage, the verdict of each
+    double params = 0;
+    double trainable_params = 0;
+    double state_bytes_per_param = 0; ///< 2 + 2 + K before sharding (16 for mixed-precision Adam)
+    Flops total_flops;                ///< model FLOPs for all tokens
+    double pf_days = 0;               ///< total_flops / (1e15 FLOP/s × 86,400 s)
+    double consumed_tokens_per_s = 0; ///< what the GPUs could consume without input stalls
+    double loader_tokens_per_s = 0;   ///< what the data loaders deliver (0: unlimited)
+    // Scaling from one GPU to N (same micro-batch and recomputation, memory not checked).
+    Seconds single_gpu_step;
+    double speedup = 0;
+    double scaling_efficiency = 0;
+    double serial_fraction = 0;         ///< Amdahl's s implied by the speed-up
+    std::optional<double> amdahl_limit; ///< 1 / s; nullopt when s = 0
+    // Energy and cost.
+    std::string power_basis;                   ///< "given", "power-model" or "unknown"
+    std::optional<double> energy_kwh;          ///< GPUs × average power × time (facility: × PUE)
+    std::optional<double> facility_energy_kwh; ///< × PUE when a PUE is given
+    std::optional<Money> rent_cost;            ///< GPU-hours × rent per GPU-hour
+    std::optional<Money> energy_cost;          ///< facility energy × electricity price
+    double grad_reduce_overlap = 0;
+    double fragmentation = 0;
+    Bytes runtime_overhead;
+    std::vector<std::string> notes; ///< why it does not fit, what stalls, what was assumed
+    friend bool operator==(const TrainingEstimate&, const TrainingEstimate&) = default;
+};
+
+/// The full estimate of the configured layout. Throws InvalidArgument naming the fix when the
+/// layout cannot run (see LayoutIssue).
+[[nodiscard]] TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& cfg,
+                                                 const EfficiencyProfile& profile,
+                                                 const TrainingCostInputs& prices = {});
+
+/// Which layouts the search enumerates. Pinned dimensions (set optionals) are not varied.
+struct SearchOptions {
+    int top = 5;
+    RankBy rank_by = RankBy::Time;
+    int max_micro_batch = 16;
+    int max_cp = 16; ///< context parallelism is tried only where seq_len / cp >= 2048
+    std::optional<int> tp, pp, cp, ep, zero, micro_batch, virtual_stages;
+    std::optional<Recompute> recompute;
+    friend bool operator==(const SearchOptions&, const SearchOptions&) = default;
+};
+
+/// The ranked layouts and how many were looked at.
+struct SearchResult {
+    std::vector<LayoutResult> top; ///< fitting layouts, best first
+    long long enumerated = 0;      ///< layouts generated
+    long long invalid = 0;         ///< cannot run (LayoutIssue)
+    long long not_fitting = 0;     ///< valid but out of memory
+    long long fitting = 0;
+    std::optional<LayoutResult> closest_miss; ///< the non-fitting layout short by the least
+    std::string why;                          ///< why the best wins (or why none fits)
+    friend bool operator==(const SearchResult&, const SearchResult&) = default;
+};
+
+/// Enumerates TP × PP × DP × CP × EP × ZeRO stage × micro-batch × recomputation (× virtual
+/// pipeline stages 1, 2, 4) for the
+/// configured GPUs and global batch, drops layouts that cannot run or do not fit, and ranks the
+/// rest by time to train (or cost). Allocation-free per layout; > 10,000 layouts/s on one core
+/// (bench/training_bench.cpp). Throws InvalidArgument when ranking by cost without prices.
+[[nodiscard]] SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
+                                          const EfficiencyProfile& profile,
+                                          const SearchOptions& options,
+                                          const TrainingCostInputs& prices = {});
+
+// ---- Closed-form helpers (hand calculations, docs and tests) ----
+
+/// Training compute C = 6·N·D FLOPs for N parameters and D tokens (Kaplan et al. 2020 §2.1;
+/// Hoffmann et al. 2022).
+[[nodiscard]] Flops training_compute(double params, double tokens);
+
+/// FLOPs expressed in PF-days: C / (1e15 FLOP/s × 86,400 s) (Brown et al. 2020, Table D.1).
+[[nodiscard]] double pf_days(Flops flops);
+
+/// A compute-optimal model size and token count (Chinchilla: D ≈ 20·N, C = 6·N·D; Hoffmann et
+/// al. 2022, Table 3).
+struct ComputeOptimal {
+    double params = 0;
+    double tokens = 0;
+    Flops compute;
+    friend bool operator==(const ComputeOptimal&, const ComputeOptimal&) = default;
+};
+/// Tokens for N parameters: 20·N, and C = 6·N·20·N.
+[[nodiscard]] ComputeOptimal chinchilla_for_params(double params);
+/// Parameters and tokens for a budget C: N = sqrt(C / 120), D = 20·N.
+[[nodiscard]] ComputeOptimal chinchilla_for_compute(Flops compute);
+
+/// Amdahl's law: speed-up on n workers with a serial fraction s: 1 / (s + (1 − s)/n).
+[[nodiscard]] double amdahl_speedup(double serial_fraction, double n);
+/// The serial fraction implied by a measured speed-up S on n > 1 workers: (n/S − 1)/(n − 1).
+[[nodiscard]] double amdahl_serial_fraction(double speedup, double n);
+
+/// K, optimizer-state bytes per trained parameter: fp32 master (4, when kept) plus the moments
+/// (Adam 8, 8-bit Adam 2, SGD momentum 4). Mixed-precision Adam: 12 (ZeRO §3.1).
+[[nodiscard]] double optimizer_state_bytes(TrainOptimizer optimizer, bool master_weights_fp32);
+
+/// Model states per GPU for Ψ parameters on nd data-parallel GPUs (ZeRO §5, Fig. 1): 16-bit
+/// weights 2Ψ and gradients 2Ψ, optimizer KΨ; stage 1 divides KΨ by nd, stage 2 also the
+/// gradients, stage 3 also the weights.
+struct ModelStates {
+    Bytes weights;
+    Bytes gradients;
+    Bytes optimizer;
+    [[nodiscard]] Bytes total() const { return weights + gradients + optimizer; }
+    friend bool operator==(const ModelStates&, const ModelStates&) = default;
+};
+[[nodiscard]] ModelStates zero_model_states(double params, double k, int stage, int nd);
+
+/// The shape of one activation-memory question.
+struct ActivationShape {
+    int seq = 0; ///< s (the full sequence; cp divides it)
+    int micro_batch = 1;
+    int tp = 1;
+    int cp = 1;
+    bool sequence_parallel = false;
+    Recompute recompute = Recompute::None;
+    bool flash_attention = false;
+    bool dropout = true;
+};
+
+/// Stored activation bytes of one transformer layer for one micro-batch, 16-bit activations and
+/// 1-byte dropout masks (Korthikanti et al. 2022 §4.1–4.2). For a GPT layer (MHA, 4h GELU MLP,
+/// dropout) this is s·b·h·(34 + 5·a·s/h) without parallelism, s·b·h·(10 + 24/t + 5·a·s/(h·t))
+/// with tensor parallelism, s·b·h/t·(34 + 5·a·s/h) with sequence parallelism, the 5·a·s/h term
+/// dropped by selective recomputation or FlashAttention, and 2·s·b·h (÷ t with sequence
+/// parallelism) under full recomputation; the general form counts GQA, gated MLPs and MoE.
+[[nodiscard]] Bytes activation_bytes_per_layer(const ModelSpec& m, const ActivationShape& shape,
+                                               bool moe_layer = false);
+
+} // namespace gpuplan::model

@@ -1,0 +1,127 @@
+// estimate_training: the full report of one layout (per-stage memory, scaling, energy, cost).
+#include "model/error.hpp"
+#include "model/training.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace gpuplan::model {
+
+namespace {
+
+std::string gib(Bytes b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b.si() / kGiB);
+    return buf;
+}
+
+std::string pct(double f) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f %%", f * 100.0);
+    return buf;
+}
+
+std::string layout_text(const TrainingLayout& l) {
+    return "tp " + std::to_string(l.tp) + " × pp " + std::to_string(l.pp) + " × dp " +
+           std::to_string(l.dp) + (l.cp > 1 ? " × cp " + std::to_string(l.cp) : "") +
+           (l.ep > 1 ? " (ep " + std::to_string(l.ep) + ")" : "");
+}
+
+} // namespace
+
+TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& cfg,
+                                   const EfficiencyProfile& profile,
+                                   const TrainingCostInputs& prices) {
+    const TrainingModel model(hw, cfg, profile, prices);
+    TrainingEstimate e;
+    e.result = model.evaluate(cfg.layout);
+    if (e.result.issue != LayoutIssue::None) {
+        throw InvalidArgument("training layout " + layout_text(cfg.layout) + " on " +
+                              std::to_string(hw.gpus) + " GPUs with global batch " +
+                              std::to_string(cfg.global_batch) + ", micro-batch " +
+                              std::to_string(cfg.layout.micro_batch) + ", zero " +
+                              std::to_string(cfg.layout.zero) + ": " + to_string(e.result.issue));
+    }
+    const LayoutResult& r = e.result;
+    e.stages = model.stage_memory(cfg.layout);
+    e.params = model.params();
+    e.trainable_params = model.trainable_params();
+    e.state_bytes_per_param = 2.0 + 2.0 + model.optimizer_bytes_per_param();
+    e.total_flops = Flops(model.model_flops_per_token() * cfg.tokens);
+    e.pf_days = pf_days(e.total_flops);
+    e.grad_reduce_overlap = model.grad_reduce_overlap();
+    e.fragmentation = model.fragmentation();
+    e.runtime_overhead = model.runtime_overhead();
+
+    // What the GPUs could consume without waiting, and what the loaders give.
+    const double tokens_step = static_cast<double>(cfg.global_batch) * cfg.seq_len;
+    const Seconds busy = r.step.total - r.step.input_stall;
+    e.consumed_tokens_per_s = busy.si() > 0 ? tokens_step / busy.si() : 0.0;
+    if (cfg.data_loader_tokens_per_s) {
+        const double nodes =
+            std::ceil(static_cast<double>(hw.gpus) / std::max(1, hw.gpus_per_node));
+        e.loader_tokens_per_s = *cfg.data_loader_tokens_per_s * nodes;
+    }
+
+    // Scaling from one GPU: the same global batch as gradient accumulation on one device, with
+    // no communication (memory not checked); Amdahl's serial fraction from the speed-up.
+    const double n = hw.gpus;
+    e.single_gpu_step = model.single_gpu_step(cfg.layout);
+    e.speedup = r.step.total.si() > 0 ? e.single_gpu_step / r.step.total : 0.0;
+    e.scaling_efficiency = e.speedup / n;
+    e.serial_fraction = amdahl_serial_fraction(e.speedup, n);
+    if (e.serial_fraction > 0) {
+        e.amdahl_limit = 1.0 / e.serial_fraction;
+    }
+
+    // Energy and cost.
+    e.power_basis = model.power_basis();
+    if (r.energy.si() > 0) {
+        e.energy_kwh = r.energy.si() / 3.6e6;
+        if (prices.pue) {
+            e.facility_energy_kwh = *e.energy_kwh * *prices.pue;
+        }
+    }
+    if (prices.gpu_hour) {
+        e.rent_cost = prices.gpu_hour->money * r.gpu_hours;
+    }
+    if (prices.electricity && e.energy_kwh) {
+        const double kwh = e.facility_energy_kwh.value_or(*e.energy_kwh);
+        e.energy_cost = prices.electricity->money * kwh;
+    }
+
+    // Notes: the verdict per stage, stalls, what was assumed.
+    for (const StageMemory& s : e.stages) {
+        if (!s.fits) {
+            e.notes.push_back("stage " + std::to_string(s.stage) + " needs " + gib(s.total) +
+                              " of " + gib(s.capacity) + ", " + gib(-s.free) +
+                              " short: try a higher zero stage, full recomputation, a smaller "
+                              "micro-batch, more tp/pp, or gpuplan train --search");
+        }
+    }
+    if (r.step.input_stall.si() > 0) {
+        e.notes.push_back("input-bound: the data loaders deliver " +
+                          std::to_string(static_cast<long long>(e.loader_tokens_per_s)) +
+                          " tokens/s but the GPUs could consume " +
+                          std::to_string(static_cast<long long>(e.consumed_tokens_per_s)) +
+                          "; the GPUs wait " + pct(r.step.input_stall / r.step.total) +
+                          " of each step (prefetch asynchronously, add loader workers)");
+    }
+    if (n > 1 && e.scaling_efficiency < 0.6) {
+        e.notes.push_back("scaling efficiency " + pct(e.scaling_efficiency) +
+                          " is below 60 %: look at communication and input stalls first "
+                          "(DOMAIN.md §5)");
+    }
+    if (cfg.layout.tp > hw.gpus_per_node) {
+        e.notes.push_back("tensor parallelism spans nodes: its per-layer collectives cross the "
+                          "network");
+    }
+    if (e.power_basis == "unknown") {
+        e.notes.push_back("no board power for this accelerator and no average_gpu_power given: "
+                          "energy and electricity cost are not computed");
+    }
+    return e;
+}
+
+} // namespace gpuplan::model

@@ -1,0 +1,209 @@
+// `gpuplan calib import|fit|validate` end to end through the real binary: output, exit codes,
+// messages, and a fit that recovers the coefficients synthetic torch_profile.py data were made
+// with.
+#include "calib/predict.hpp"
+#include "hwdb/database.hpp"
+#include "hwdb/profile_loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+using namespace gpuplan;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+    int exit_code;
+    std::string out; // stdout and stderr together
+};
+
+RunResult run(const std::string& args) {
+    const std::string cmd = std::string(GPUPLAN_CLI) + " " + args + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) {
+        out.append(buf, n);
+    }
+    const int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string fx(const std::string& rel) {
+    return std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/calib/" + rel;
+}
+
+bool has(const std::string& text, const std::string& what) {
+    return text.find(what) != std::string::npos;
+}
+
+model::EfficiencyProfile truth() {
+    model::EfficiencyProfile p = model::default_profile();
+    p.gemm.e_max = 0.78;
+    p.gemm.m_half = 80;
+    p.gemm.nk_half = 1e6;
+    p.gemm.dtype_scale[static_cast<std::size_t>(model::ComputeType::Fp8)] = 0.8;
+    p.memory = {0.88, 2.0 * 1024 * 1024};
+    p.attention_prefill = {0.72, 700};
+    p.attention_decode = {0.93, 5.0 * 1024 * 1024};
+    return p;
+}
+
+// A torch_profile.py CSV for an H100 whose times are the model's with truth().
+void write_synthetic_torch_csv(const fs::path& file) {
+    const auto db = hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    const calib::Hardware hw{db.accelerator("h100-sxm"), db.interconnects()};
+    std::ofstream out(file);
+    out << "# gpu: NVIDIA H100 80GB HBM3\nop,m,n,k,dtype,batch,seq,time_us\n";
+    auto time_us = [&](model::Measurement m) {
+        m.gpu = "h100-sxm";
+        m.time_s = 1;
+        return calib::predict(*calib::prepare(m, hw), truth(), 0.0) * 1e6;
+    };
+    char line[256];
+    for (const char* dtype : {"bf16", "fp8"}) {
+        for (double m : {1.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0}) {
+            for (auto [k, n] : {std::pair{1024.0, 1024.0},
+                                {4096.0, 6144.0},
+                                {4096.0, 28672.0},
+                                {8192.0, 10240.0}}) {
+                model::Measurement g;
+                g.op_class = model::OpClass::Gemm;
+                g.m = m;
+                g.k = k;
+                g.n = n;
+                g.dtype = dtype;
+                std::snprintf(line, sizeof line, "matmul,%g,%g,%g,%s,1,0,%.12g\n", m, n, k, dtype,
+                              time_us(g));
+                out << line;
+            }
+        }
+    }
+    for (int batch : {1, 2, 4}) {
+        for (double seq : {256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
+            model::Measurement a;
+            a.op_class = model::OpClass::AttentionPrefill;
+            a.batch = batch;
+            a.tokens = seq;
+            a.heads = 32;
+            a.kv_heads = 32;
+            a.head_dim = 128;
+            std::snprintf(line, sizeof line, "sdpa_prefill,0,32,128,bf16,%d,%g,%.12g\n", batch, seq,
+                          time_us(a));
+            out << line;
+            a.op_class = model::OpClass::AttentionDecode;
+            a.tokens = 1;
+            a.context = seq;
+            a.batch = batch * 16;
+            std::snprintf(line, sizeof line, "sdpa_decode,0,32,128,bf16,%d,%g,%.12g\n", batch * 16,
+                          seq, time_us(a));
+            out << line;
+        }
+    }
+    for (int e = 12; e <= 30; ++e) {
+        model::Measurement c;
+        c.op_class = model::OpClass::MemoryBound;
+        c.bytes = 2.0 * 2 * std::ldexp(1.0, e);
+        std::snprintf(line, sizeof line, "copy,%g,0,0,bf16,1,0,%.12g\n", std::ldexp(1.0, e),
+                      time_us(c));
+        out << line;
+    }
+}
+
+} // namespace
+
+TEST(CalibCli, HelpForEachCommand) {
+    for (const char* cmd : {"calib import", "calib fit", "calib validate"}) {
+        const auto r = run(std::string(cmd) + " --help");
+        EXPECT_EQ(r.exit_code, 0) << cmd;
+        EXPECT_TRUE(has(r.out, "usage: gpuplan " + std::string(cmd))) << r.out;
+    }
+    EXPECT_TRUE(has(run("--help").out, "calib validate"));
+}
+
+TEST(CalibCli, ImportSummarisesAndWritesPoints) {
+    const auto r = run("calib import " + fx("vidur") + " " + fx("blis"));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(has(r.out, "a100-sxm-80gb")) << r.out;
+    EXPECT_TRUE(has(r.out, "h100-sxm"));
+    EXPECT_TRUE(has(r.out, "51 points from 6 files; 1 files in no known format skipped")) << r.out;
+    const auto y = run("calib import " + fx("torch/torch_profile.csv") + " -o -");
+    ASSERT_EQ(y.exit_code, 0) << y.out;
+    EXPECT_TRUE(has(y.out, "schema: 1"));
+    EXPECT_TRUE(has(y.out, "gpu: h100-sxm")) << y.out; // the CUDA name resolved through the hwdb
+    EXPECT_TRUE(has(y.out, "op_class: attention_decode"));
+}
+
+TEST(CalibCli, BadInputExitsWithTwoAndALocatedMessage) {
+    auto r = run("calib import " + fx("bad/bad_number.csv") + " --format torch --gpu h100-sxm");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(has(r.out, "bad_number.csv:2:32: time_us: expected a number, found '12x'"))
+        << r.out;
+    r = run("calib import " + fx("bad/bad_number.csv") + " --format nope");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(has(r.out, "unknown --format 'nope'")) << r.out;
+    r = run("calib fit " + fx("blis") + " --gpu no-such-gpu");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(has(r.out, "unknown accelerator 'no-such-gpu'")) << r.out;
+    r = run("calib fit " + fx("blis") + " --gpu a100-sxm-80gb");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(
+        has(r.out, "no point was measured on 'a100-sxm-80gb'; the points are from: h100-sxm"))
+        << r.out;
+    r = run("calib validate " + fx("no-such-dir"));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(has(r.out, "no such file or folder")) << r.out;
+    r = run("calib fit");
+    EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(CalibCli, FitRecoversSyntheticCoefficientsAndValidateReportsThem) {
+    const fs::path dir = fs::temp_directory_path() / "gpuplan-calib-cli-test";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "data");
+    write_synthetic_torch_csv(dir / "data" / "torch_profile.csv");
+    const fs::path out = dir / "h100-test.yaml";
+    const auto r = run("calib fit " + (dir / "data").string() +
+                       " --gpu h100-sxm --with-points -o " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(has(r.out, "wrote " + out.string())) << r.out;
+    const auto f = hwdb::read_profile_file(out);
+    const auto t = truth();
+    EXPECT_NEAR(f.profile.gemm.e_max / t.gemm.e_max, 1.0, 1e-3);
+    EXPECT_NEAR(f.profile.gemm.m_half / t.gemm.m_half, 1.0, 1e-3);
+    EXPECT_NEAR(f.profile.gemm.nk_half / t.gemm.nk_half, 1.0, 1e-2);
+    EXPECT_NEAR(f.profile.gemm.dtype_scale[static_cast<std::size_t>(model::ComputeType::Fp8)], 0.8,
+                1e-3);
+    EXPECT_NEAR(f.profile.memory.max, t.memory.max, 1e-3);
+    EXPECT_NEAR(f.profile.memory.half / t.memory.half, 1.0, 1e-2);
+    EXPECT_NEAR(f.profile.attention_prefill.max, t.attention_prefill.max, 1e-3);
+    EXPECT_NEAR(f.profile.attention_decode.max, t.attention_decode.max, 1e-3);
+    EXPECT_EQ(f.gpu, "h100-sxm");
+    EXPECT_TRUE(has(f.command, "calib fit"));
+    EXPECT_FALSE(f.points.empty());
+    EXPECT_LT(f.profile.error_band.mape, 1e-3);
+
+    const auto v = run("calib validate " + (dir / "data").string() + " --profile " + out.string() +
+                       " --all --by-op");
+    ASSERT_EQ(v.exit_code, 0) << v.out;
+    EXPECT_TRUE(has(v.out, "h100-sxm: " + out.string())) << v.out;
+    EXPECT_TRUE(has(v.out, "attention_decode")) << v.out;
+    EXPECT_TRUE(has(v.out, "sdpa_prefill")) << v.out;
+    const auto j = run("calib validate " + (dir / "data").string() + " --profile " + out.string() +
+                       " --all --json");
+    ASSERT_EQ(j.exit_code, 0) << j.out;
+    EXPECT_TRUE(has(j.out, "\"gpu\": \"h100-sxm\"")) << j.out;
+    // Without --profile, the committed profile of the GPU is found in hwdb/profiles.
+    const auto d = run("calib validate " + (dir / "data").string());
+    ASSERT_EQ(d.exit_code, 0) << d.out;
+    EXPECT_TRUE(has(d.out, "hwdb/profiles/h100-sxm.yaml")) << d.out;
+    fs::remove_all(dir);
+}

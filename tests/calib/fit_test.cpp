@@ -1,0 +1,310 @@
+// Fitting: the linear building blocks and the joint fit recover known coefficients exactly
+// from synthetic data made by the model itself; statistics and the hold-out rule.
+#include "calib/fit.hpp"
+
+#include "calib/predict.hpp"
+#include "model/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace gpuplan;
+using calib::Measurement;
+using model::OpClass;
+
+namespace {
+
+model::AcceleratorSpec test_gpu() {
+    model::AcceleratorSpec g;
+    g.name = "test-gpu";
+    g.architecture = "hopper";
+    g.memory = Bytes(80e9);
+    g.memory_bandwidth = BytesPerSecond(3.35e12);
+    g.dense.bf16 = FlopsPerSecond(989e12);
+    g.dense.fp16 = FlopsPerSecond(989e12);
+    g.dense.fp8 = FlopsPerSecond(1979e12);
+    return g;
+}
+
+calib::Hardware test_hw() {
+    model::InterconnectSpec nvs;
+    nvs.name = "test-nvswitch";
+    nvs.kind = model::LinkKind::NvSwitch;
+    nvs.bandwidth_per_direction = BytesPerSecond(450e9);
+    nvs.latency = Seconds(2e-6);
+    return calib::Hardware{test_gpu(), {nvs}};
+}
+
+// The coefficients the synthetic data are made with.
+model::EfficiencyProfile truth() {
+    model::EfficiencyProfile p = model::default_profile();
+    p.gemm.e_max = 0.8;
+    p.gemm.m_half = 64;
+    p.gemm.nk_half = 2e6;
+    p.gemm.dtype_scale[static_cast<std::size_t>(model::ComputeType::Fp8)] = 0.85;
+    p.memory = {0.9, 1024.0 * 1024};
+    p.attention_prefill = {0.75, 600};
+    p.attention_decode = {0.92, 3.0 * 1024 * 1024};
+    p.comm.bandwidth = {0.7, 256.0 * 1024};
+    p.comm.collective_overhead = Seconds(5e-6);
+    return p;
+}
+
+constexpr double kHarnessOffset = 20e-6;
+
+// Points on a grid of each class, timed by the truth profile (host-timed ones plus the offset).
+std::vector<Measurement> synthetic(const calib::Hardware& hw) {
+    std::vector<Measurement> pts;
+    auto add = [&](Measurement m) {
+        m.gpu = "test-gpu";
+        m.source = m.timing == model::Timing::Host ? "harness" : "synthetic";
+        m.time_s = 1.0; // replaced below
+        const auto p = calib::prepare(m, hw);
+        EXPECT_TRUE(p.has_value());
+        m.time_s = calib::predict(*p, truth(), kHarnessOffset);
+        pts.push_back(m);
+    };
+    for (const char* dtype : {"bf16", "fp8"}) {
+        for (double m : {1.0, 8.0, 32.0, 128.0, 512.0, 2048.0, 8192.0}) {
+            for (auto [k, n] : {std::pair{512.0, 512.0},
+                                {1024.0, 2048.0},
+                                {4096.0, 4096.0},
+                                {4096.0, 14336.0},
+                                {8192.0, 28672.0}}) {
+                Measurement g;
+                g.op_class = OpClass::Gemm;
+                g.op = "gemm";
+                g.m = m;
+                g.k = k;
+                g.n = n;
+                g.dtype = dtype;
+                add(g);
+            }
+        }
+    }
+    for (int e = 10; e <= 30; ++e) {
+        for (auto timing : {model::Timing::Kernel, model::Timing::Host}) {
+            Measurement s;
+            s.op_class = OpClass::MemoryBound;
+            s.op = timing == model::Timing::Host ? "copy" : "stream";
+            s.bytes = std::ldexp(1.0, e) * 1.5;
+            s.timing = timing;
+            add(s);
+        }
+    }
+    for (double seq : {128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
+        for (int batch : {1, 2, 4}) {
+            Measurement a;
+            a.op_class = OpClass::AttentionPrefill;
+            a.batch = batch;
+            a.tokens = seq;
+            a.heads = 32;
+            a.kv_heads = 8;
+            a.head_dim = 128;
+            add(a);
+        }
+    }
+    for (int batch : {1, 8, 64, 256}) {
+        for (double ctx : {256.0, 2048.0, 16384.0}) {
+            Measurement a;
+            a.op_class = OpClass::AttentionDecode;
+            a.batch = batch;
+            a.tokens = 1;
+            a.context = ctx;
+            a.heads = 32;
+            a.kv_heads = 8;
+            a.head_dim = 128;
+            add(a);
+        }
+    }
+    for (int e = 11; e <= 26; ++e) {
+        for (int n : {2, 4, 8}) {
+            Measurement c;
+            c.op_class = OpClass::AllReduce;
+            c.bytes = std::ldexp(1.0, e);
+            c.tp = n;
+            c.link = "test-nvswitch";
+            add(c);
+        }
+        Measurement s;
+        s.op_class = OpClass::SendRecv;
+        s.bytes = std::ldexp(1.0, e) * 3;
+        s.tp = 2;
+        s.link = "test-nvswitch";
+        add(s);
+    }
+    return pts;
+}
+
+void expect_rel(double got, double want, double tol, const char* what) {
+    EXPECT_NEAR(got / want, 1.0, tol) << what << ": got " << got << ", want " << want;
+}
+
+} // namespace
+
+TEST(FitSaturating, RecoversMaxAndHalfExactly) {
+    const model::SaturatingCurve c{0.83, 5000};
+    std::vector<calib::CurvePoint> pts;
+    for (double x : {100.0, 1000.0, 1e4, 1e5, 1e6}) {
+        const double ideal = x / 1e12;
+        pts.push_back({x, ideal, ideal / c.at(x)});
+    }
+    const auto fit = calib::fit_saturating(pts);
+    ASSERT_TRUE(fit.has_value());
+    EXPECT_NEAR(fit->max, 0.83, 1e-12);
+    EXPECT_NEAR(fit->half, 5000, 1e-6);
+}
+
+TEST(FitSaturating, ConstantEfficiencyGivesZeroHalfAndTooFewPointsNothing) {
+    std::vector<calib::CurvePoint> pts;
+    for (double x : {1.0, 10.0, 100.0}) {
+        pts.push_back({x, 1.0, 1.0 / 0.5});
+    }
+    const auto fit = calib::fit_saturating(pts);
+    ASSERT_TRUE(fit.has_value());
+    EXPECT_NEAR(fit->max, 0.5, 1e-12);
+    EXPECT_NEAR(fit->half, 0.0, 1e-9);
+    EXPECT_FALSE(calib::fit_saturating({pts[0]}).has_value());
+}
+
+TEST(FitAlphaBeta, RecoversLatencyAndBandwidthExactly) {
+    std::vector<double> bytes, times;
+    for (double b : {1e3, 1e5, 1e7, 1e9}) {
+        bytes.push_back(b);
+        times.push_back(12e-6 + b / 150e9);
+    }
+    const auto ab = calib::fit_alpha_beta(bytes, times);
+    ASSERT_TRUE(ab.has_value());
+    EXPECT_NEAR(ab->alpha_s, 12e-6, 1e-15);
+    EXPECT_NEAR(ab->bandwidth / 150e9, 1.0, 1e-9);
+    EXPECT_NEAR(ab->mape, 0.0, 1e-9);
+}
+
+TEST(ErrorStats, MeanMedianNearestRankP90AndWorst) {
+    const auto s = calib::error_stats({0.1, 0.4, 0.2, 0.3, 0.0, 0.5, 0.6, 0.7, 0.8, 0.9});
+    EXPECT_EQ(s.n, 10);
+    EXPECT_NEAR(s.mape, 0.45, 1e-12);
+    EXPECT_NEAR(s.median, 0.45, 1e-12);
+    EXPECT_NEAR(s.p90, 0.8, 1e-12); // the 9th of 10 sorted values
+    EXPECT_NEAR(s.max, 0.9, 1e-12);
+    EXPECT_EQ(s.worst, 9);
+    EXPECT_EQ(calib::error_stats({}).n, 0);
+    const auto w = calib::weighted_error_stats({0.1, 0.5}, {3.0, 1.0});
+    EXPECT_NEAR(w.mape, (0.3 + 0.5) / 4.0, 1e-12);
+    EXPECT_NEAR(w.median, 0.1, 1e-12);
+    EXPECT_NEAR(w.p90, 0.5, 1e-12);
+}
+
+TEST(HoldOut, IsStableAndHoldsOutAboutOneInFive) {
+    Measurement m;
+    m.gpu = "h100-sxm";
+    m.op = "mlp_up_proj";
+    m.m = 4096;
+    m.k = 4096;
+    m.n = 22016;
+    m.dtype = "fp16";
+    // A fixed value: the split must not change between runs, compilers or machines.
+    EXPECT_EQ(calib::shape_hash(m), calib::shape_hash(m));
+    EXPECT_EQ(calib::shape_hash(m) % 5, 0u);
+    Measurement timed = m;
+    timed.time_s = 123;
+    timed.source_file = "elsewhere.csv";
+    timed.row = 7;
+    EXPECT_EQ(calib::is_held_out(timed, 5), calib::is_held_out(m, 5)); // shape only
+    int held = 0;
+    for (int i = 1; i <= 5000; ++i) {
+        m.m = i;
+        held += calib::is_held_out(m, 5) ? 1 : 0;
+    }
+    EXPECT_NEAR(held / 5000.0, 0.2, 0.02);
+    EXPECT_FALSE(calib::is_held_out(m, 1));
+}
+
+TEST(FitProfile, RecoversKnownCoefficientsFromSyntheticData) {
+    const calib::Hardware hw = test_hw();
+    const auto pts = synthetic(hw);
+    calib::FitOptions opt;
+    opt.prior_weight = 0.0;
+    opt.max_iterations = 500;
+    const calib::FitReport rep = calib::fit_profile(pts, hw, model::default_profile(), opt);
+    const auto& p = rep.profile;
+    const auto t = truth();
+    const double tol = 1e-4;
+    expect_rel(p.gemm.e_max, t.gemm.e_max, tol, "gemm.e_max");
+    expect_rel(p.gemm.m_half, t.gemm.m_half, tol, "gemm.m_half");
+    expect_rel(p.gemm.nk_half, t.gemm.nk_half, tol, "gemm.nk_half");
+    expect_rel(p.gemm.dtype_scale[static_cast<std::size_t>(model::ComputeType::Fp8)], 0.85, tol,
+               "fp8 scale");
+    expect_rel(p.memory.max, t.memory.max, tol, "memory.max");
+    expect_rel(p.memory.half, t.memory.half, tol, "memory.half");
+    expect_rel(p.attention_prefill.max, t.attention_prefill.max, tol, "prefill.max");
+    expect_rel(p.attention_prefill.half, t.attention_prefill.half, tol, "prefill.half");
+    expect_rel(p.attention_decode.max, t.attention_decode.max, tol, "decode.max");
+    expect_rel(p.attention_decode.half, t.attention_decode.half, tol, "decode.half");
+    expect_rel(p.comm.bandwidth.max, t.comm.bandwidth.max, tol, "comm.max");
+    expect_rel(p.comm.bandwidth.half, t.comm.bandwidth.half, tol, "comm.half");
+    expect_rel(p.comm.collective_overhead.si(), t.comm.collective_overhead.si(), tol,
+               "comm.overhead");
+    ASSERT_EQ(rep.offsets.size(), 1u);
+    EXPECT_EQ(rep.offsets[0].source, "harness");
+    expect_rel(rep.offsets[0].offset.si(), kHarnessOffset, tol, "harness offset");
+    EXPECT_LT(rep.held_out.mape, 1e-4);
+    EXPECT_GT(rep.held_out.n, 0);
+    EXPECT_EQ(rep.skipped, 0);
+    for (const auto& c : rep.classes) {
+        EXPECT_TRUE(c.fitted) << model::to_string(c.op_class);
+    }
+}
+
+TEST(FitProfile, KeepsTheBaseCurveOfAClassWithTooFewPoints) {
+    const calib::Hardware hw = test_hw();
+    std::vector<Measurement> pts;
+    for (const auto& m : synthetic(hw)) {
+        if (m.op_class != OpClass::AttentionPrefill) {
+            pts.push_back(m);
+        }
+    }
+    const auto base = model::default_profile();
+    const auto rep = calib::fit_profile(pts, hw, base, {});
+    EXPECT_EQ(rep.profile.attention_prefill, base.attention_prefill);
+    bool noted = false;
+    for (const auto& c : rep.classes) {
+        EXPECT_NE(c.op_class, OpClass::AttentionPrefill);
+    }
+    for (const auto& n : rep.notes) {
+        noted = noted || n.find("attention_prefill") != std::string::npos;
+    }
+    EXPECT_FALSE(noted); // no prefill points at all: nothing to note, nothing reported
+}
+
+TEST(FitProfile, ThrowsWhenNoPointOfTheGpuCanBePredicted) {
+    Measurement m;
+    m.gpu = "other-gpu";
+    m.op_class = OpClass::MemoryBound;
+    m.bytes = 1e6;
+    m.time_s = 1e-5;
+    EXPECT_THROW((void)calib::fit_profile({m}, test_hw(), model::default_profile(), {}),
+                 InputError);
+}
+
+TEST(Evaluate, ReportsPerClassAndSkipsUnpredictablePoints) {
+    const calib::Hardware hw = test_hw();
+    auto pts = synthetic(hw);
+    Measurement unknown_link;
+    unknown_link.gpu = "test-gpu";
+    unknown_link.op_class = OpClass::AllReduce;
+    unknown_link.bytes = 1e6;
+    unknown_link.tp = 16;
+    unknown_link.time_s = 1e-4;
+    pts.push_back(unknown_link);
+    const auto ev = calib::evaluate(pts, hw, truth(), {{"harness", Seconds(kHarnessOffset), 1}},
+                                    calib::Subset::All);
+    EXPECT_EQ(ev.skipped, 1);
+    EXPECT_LT(ev.all.max, 1e-9);
+    EXPECT_EQ(ev.classes.size(), 6u);
+    const auto biased =
+        calib::evaluate(pts, hw, model::default_profile(), {}, calib::Subset::HeldOut);
+    EXPECT_GT(biased.all.mape, 0.01);
+    EXPECT_LT(biased.all.n, ev.all.n);
+}

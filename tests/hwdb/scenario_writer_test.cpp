@@ -1,0 +1,175 @@
+#include "hwdb/scenario_writer.hpp"
+
+#include "hwdb/scenario_loader.hpp"
+#include "model/unit_parser.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace gpuplan;
+
+namespace {
+
+const hwdb::Database& db() {
+    static const hwdb::Database d =
+        hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    return d;
+}
+
+std::filesystem::path temp_dir() {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("gpuplan-writer-" + std::to_string(::testing::UnitTest::GetInstance()
+                                                             ->random_seed()));
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+std::string read(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Saves, loads back and checks equality, and that a second save writes identical text.
+void expect_round_trip(const model::Scenario& s, const std::string& stem) {
+    const auto path = temp_dir() / (stem + ".yaml");
+    hwdb::save_scenario(path, s);
+    const std::string first = read(path);
+    model::Scenario back;
+    try {
+        back = hwdb::load_scenario(path, db());
+    } catch (const std::exception& e) {
+        FAIL() << "the written scenario does not load: " << e.what() << "\n" << first;
+    }
+    EXPECT_TRUE(back == s) << "load -> save -> load changed the scenario:\n" << first;
+    EXPECT_TRUE(back.deployment == s.deployment) << "deployment differs";
+    EXPECT_TRUE(back.workload == s.workload) << "workload differs";
+    EXPECT_TRUE(back.training == s.training) << "training differs";
+    hwdb::save_scenario(path, back);
+    EXPECT_EQ(read(path), first) << "a second save wrote different text";
+}
+
+} // namespace
+
+TEST(ScenarioWriter, EveryExampleRoundTripsLosslessly) {
+    int count = 0;
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::string(GPUPLAN_SOURCE_DIR) + "/examples")) {
+        if (e.path().extension() != ".yaml") {
+            continue;
+        }
+        SCOPED_TRACE(e.path().string());
+        const model::Scenario s = hwdb::load_scenario(e.path(), db());
+        expect_round_trip(s, e.path().stem().string());
+        ++count;
+    }
+    EXPECT_GE(count, 5);
+}
+
+TEST(ScenarioWriter, TextParsesDirectlyWithoutFiles) {
+    const model::Scenario s =
+        hwdb::load_scenario(std::string(GPUPLAN_SOURCE_DIR) + "/examples/llama70b-4xh100.yaml", db());
+    const std::string text = hwdb::scenario_to_yaml(s);
+    EXPECT_EQ(text.rfind("schema: 1\n", 0), 0u);
+    EXPECT_TRUE(hwdb::parse_scenario(text, "llama70b-4xh100.yaml", db()) == s) << text;
+}
+
+TEST(ScenarioWriter, InlineModelOddValuesAndSimulatorKeysRoundTrip) {
+    model::Scenario s = hwdb::parse_scenario(R"(schema: 1
+name: "odd: name # with symbols"
+description: "two\nlines"
+model: llama-3.1-8b
+hardware:
+  accelerator: h100-sxm
+  tp: 2
+  dp: 2
+)",
+                                             "odd.yaml", db());
+    s.model_ref.clear();  // inline: as after a config.json import
+    s.deployment.model.name = "my-imported-model";
+    s.deployment.engine.usable_memory = Bytes(79.21 * 1024 * 1024 * 1024);
+    s.deployment.engine.gpu_memory_utilization = 0.8734;
+    s.deployment.engine.activation_memory = Bytes(1234567);
+    s.slo.ttft = Seconds(0.3333);
+    s.slo.tpot = Seconds(0.05);
+    s.power.gpu_cap = Watts(512.5);
+    s.power.pue = 1.27;
+    s.power_model.min_clock = 0.33;
+    s.prices.gpu_hour = model::Price{{2.123456, "USD"}, model::PriceBasis::Hour};
+    s.prices.electricity = model::Price{{0.085, "EUR"}, model::PriceBasis::KilowattHour};
+    s.rack.pdu.current_a = 16;
+    s.rack.pdu.phases = 1;
+    s.rack.pdu.voltage_v = 230;
+    s.rack.cooling.kind = model::CoolingKind::Liquid;
+    s.cost.utilization.hours_per_day = 10;
+    s.cost.off_hours = model::OffHours::Off;
+    s.cost.colocation = model::Price{{150, "USD"}, model::PriceBasis::KilowattMonth};
+    auto& w = s.workload;
+    w.requests = 500;
+    w.duration = Seconds(90);
+    w.arrival.kind = model::ArrivalKind::Gamma;
+    w.arrival.cv = 2.5;
+    w.arrival.requests_per_s = 7.25;
+    w.arrival.curve.kind = model::RateCurveKind::Step;
+    w.arrival.curve.steps = {{Seconds(30), 40}, {Seconds(60), 8}};
+    model::RequestClass chat;
+    chat.name = "chat";
+    chat.share = 0.6;
+    chat.input.kind = model::LengthKind::LogNormal;
+    chat.input.mean = 600.5;
+    chat.input.stddev = 500;
+    chat.input.min = 16;
+    chat.input.max = 6000;
+    chat.output.kind = model::LengthKind::Uniform;
+    chat.output.min = 20;
+    chat.output.max = 400;
+    chat.ttft = Seconds(1);
+    chat.route = model::RouteTarget::Local;
+    model::RequestClass agent;
+    agent.name = "agent";
+    agent.input.kind = model::LengthKind::Empirical;
+    agent.input.values = {10, 20, 30};
+    agent.input.weights = {0.2, 0.3, 0.5};
+    agent.agent = model::AgentSession{};
+    agent.agent->think_time = Seconds(2);
+    w.classes = {chat, agent};
+    s.scheduler.policy = model::SchedulingPolicy::Priority;
+    s.scheduler.preemption_mode = model::PreemptionMode::Swap;
+    s.cluster.replicas = 3;
+    s.cluster.router = model::RouterPolicy::PrefixAffinity;
+    s.cluster.admission.max_queue = 64;
+    s.cluster.admission.timeout = Seconds(2);
+    s.cluster.cold_start.load_bandwidth = BytesPerSecond(2e9);
+    s.cluster.scale = {{Seconds(120), 4}};
+    s.cluster.cloud = model::CloudEndpoint{};
+    s.cluster.cloud->input_price = model::Price{{3, "USD"}, model::PriceBasis::MillionTokens};
+    s.seed = 42;
+    expect_round_trip(s, "odd");
+}
+
+TEST(ScenarioWriter, TraceIsWrittenBesideTheScenario) {
+    model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/simulate-trace.yaml", db());
+    ASSERT_FALSE(s.workload.trace.empty());
+    const auto path = temp_dir() / "with-trace.yaml";
+    hwdb::save_scenario(path, s);
+    EXPECT_TRUE(std::filesystem::exists(temp_dir() / "with-trace.trace.csv"));
+    EXPECT_NE(read(path).find("file: with-trace.trace.csv"), std::string::npos);
+    EXPECT_TRUE(hwdb::load_scenario(path, db()) == s);
+}
+
+TEST(ScenarioWriter, QuantitiesUseReadableUnits) {
+    model::Scenario s =
+        hwdb::load_scenario(std::string(GPUPLAN_SOURCE_DIR) + "/examples/llama70b-4xh100.yaml", db());
+    s.deployment.engine.kv_cache_memory = Bytes(80.0 * 1024 * 1024 * 1024);
+    s.slo.ttft = Seconds(0.5);
+    s.power.node_cap = Watts(8000);
+    const std::string text = hwdb::scenario_to_yaml(s);
+    EXPECT_NE(text.find("kv_cache_memory: 80 GiB"), std::string::npos) << text;
+    EXPECT_NE(text.find("ttft: 0.5 s"), std::string::npos) << text;
+    EXPECT_NE(text.find("node_cap: 8 kW"), std::string::npos) << text;
+}

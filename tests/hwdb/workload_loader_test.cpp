@@ -1,0 +1,174 @@
+// The simulator's scenario keys (workload arrivals, classes and traces, the engine's scheduler
+// keys, the cluster block), --set overrides, and the trace CSV parser.
+#include "hwdb/scenario_loader.hpp"
+#include "hwdb/trace_loader.hpp"
+
+#include "model/error.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace gpuplan;
+
+namespace {
+
+const hwdb::Database& db() {
+    static const hwdb::Database d = hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    return d;
+}
+
+constexpr const char* kBase = R"(schema: 1
+model: llama-3.1-8b
+hardware:
+  accelerator: h100-sxm
+)";
+
+model::Scenario parse(const std::string& extra, const std::vector<hwdb::ScenarioOverride>& o = {}) {
+    return hwdb::parse_scenario(std::string(kBase) + extra, std::string(GPUPLAN_SOURCE_DIR) + "/examples/s.yaml",
+                                db(), o);
+}
+
+std::string error_of(const std::string& extra) {
+    try {
+        (void)parse(extra);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+}  // namespace
+
+TEST(WorkloadLoader, ReadsArrivalsClassesSchedulerAndCluster) {
+    const model::Scenario s = parse(R"(engine:
+  scheduling_policy: priority
+  preemption_mode: swap
+  swap_space: 8 GiB
+  batching: static
+  static_batch_size: 4
+  static_max_wait: 20 ms
+  watermark: 0.01
+workload:
+  requests_per_s: 3
+  requests: 500
+  duration: 2 min
+  arrival:
+    process: gamma
+    cv: 2
+    rate_curve:
+      kind: step
+      steps: [{at: 10 s, requests_per_s: 9}]
+  classes:
+    - name: chat
+      share: 2
+      shared_prefix: 100
+      input: {dist: lognormal, mean: 700, stddev: 300, max: 4000}
+      output: 128
+      slo: {ttft: 500 ms, tpot: 40 ms}
+    - name: agent
+      prefix_groups: 4
+      priority: -1
+      route: local
+      input: {dist: empirical, values: [100, 200], weights: [1, 3]}
+      agent: {steps: 5, step_input: {dist: uniform, min: 10, max: 20}, think_time: 1 s}
+cluster:
+  replicas: 3
+  router: prefix_affinity
+  admission: {max_queue: 10, max_concurrency: 64, timeout: 3 s, max_retries: 2, retry_backoff: 500 ms}
+  cold_start: {load_bandwidth: 2 GB/s, startup: 20 s, at_start: true}
+  scale: [{at: 60 s, replicas: 5}]
+  cloud: {ttft_median: 700 ms, output_tokens_per_s: 60, rate_limit_rps: 2, input_price: $3/Mtok, output_price: $15/Mtok}
+  cloud_fallback: false
+)");
+    EXPECT_EQ(s.scheduler.policy, model::SchedulingPolicy::Priority);
+    EXPECT_EQ(s.scheduler.preemption_mode, model::PreemptionMode::Swap);
+    EXPECT_DOUBLE_EQ(s.scheduler.swap_space.si(), 8.0 * kGiB);
+    EXPECT_TRUE(s.scheduler.swap_bandwidth.has_value());  // from the H100's host link
+    EXPECT_EQ(s.scheduler.batching, model::BatchingMode::Static);
+    EXPECT_EQ(s.scheduler.static_batch_size, 4);
+    EXPECT_DOUBLE_EQ(s.scheduler.static_max_wait.si(), 0.02);
+    const auto& w = s.workload;
+    EXPECT_EQ(w.requests, 500);
+    EXPECT_DOUBLE_EQ(w.duration->si(), 120.0);
+    EXPECT_EQ(w.arrival.kind, model::ArrivalKind::Gamma);
+    EXPECT_DOUBLE_EQ(w.arrival.cv, 2.0);
+    ASSERT_EQ(w.arrival.curve.steps.size(), 1u);
+    EXPECT_DOUBLE_EQ(w.arrival.curve.steps[0].requests_per_s, 9.0);
+    ASSERT_EQ(w.classes.size(), 2u);
+    EXPECT_EQ(w.classes[0].input.kind, model::LengthKind::LogNormal);
+    EXPECT_EQ(w.classes[0].output, model::LengthDistribution::fixed(128));
+    EXPECT_DOUBLE_EQ(w.classes[0].ttft->si(), 0.5);
+    EXPECT_EQ(w.classes[1].input.values, (std::vector<int>{100, 200}));
+    EXPECT_EQ(w.classes[1].route, model::RouteTarget::Local);
+    ASSERT_TRUE(w.classes[1].agent.has_value());
+    EXPECT_EQ(w.classes[1].agent->steps, 5);
+    EXPECT_EQ(w.classes[1].agent->step_input.kind, model::LengthKind::Uniform);
+    const auto& c = s.cluster;
+    EXPECT_EQ(c.replicas, 3);
+    EXPECT_EQ(c.router, model::RouterPolicy::PrefixAffinity);
+    EXPECT_EQ(c.admission.max_retries, 2);
+    EXPECT_DOUBLE_EQ(c.cold_start.load_bandwidth->si(), 2e9);
+    ASSERT_EQ(c.scale.size(), 1u);
+    ASSERT_TRUE(c.cloud.has_value());
+    EXPECT_DOUBLE_EQ(c.cloud->output_price->money.amount, 15.0);
+    EXPECT_FALSE(c.cloud_fallback);
+}
+
+TEST(WorkloadLoader, UnknownKeysAndBadValuesAreErrors) {
+    EXPECT_NE(error_of("workload:\n  arival: {process: poisson}\n").find("arival"), std::string::npos);
+    EXPECT_NE(error_of("workload:\n  arrival: {process: poison}\n").find("poisson"), std::string::npos);
+    EXPECT_NE(error_of("workload:\n  classes:\n    - name: a\n      input: {dist: uniform, min: 5}\n")
+                  .find("needs min and max"),
+              std::string::npos);
+    EXPECT_NE(error_of("cluster:\n  router: random\n").find("round_robin"), std::string::npos);
+    EXPECT_NE(error_of("cluster:\n  cloud: {input_price: $3/h}\n").find("Mtok"), std::string::npos);
+    EXPECT_NE(error_of("engine:\n  scheduling_policy: lifo\n").find("fcfs"), std::string::npos);
+    EXPECT_NE(error_of("workload:\n  trace: {file: no-such.csv}\n").find("cannot open"), std::string::npos);
+}
+
+TEST(WorkloadLoader, TraceFileIsRelativeToTheScenarioAndSwitchesToReplay) {
+    const model::Scenario s = parse("workload:\n  trace: {file: traces/chat-burst.csv, format: plain}\n");
+    EXPECT_EQ(s.workload.arrival.kind, model::ArrivalKind::Trace);
+    EXPECT_EQ(s.workload.trace.size(), 581u);
+    EXPECT_DOUBLE_EQ(s.workload.trace.front().arrival.si(), 0.0);
+}
+
+TEST(WorkloadLoader, OverridesApplyBeforeReading) {
+    const model::Scenario s = parse("workload:\n  requests_per_s: 2\n",
+                                    {{"workload.requests_per_s", "8"},
+                                     {"engine.max_num_seqs", "64"},
+                                     {"cluster.admission.max_queue", "5"}});
+    EXPECT_DOUBLE_EQ(*s.workload.requests_per_s, 8.0);
+    EXPECT_EQ(s.deployment.engine.max_num_seqs, 64);
+    EXPECT_EQ(s.cluster.admission.max_queue, 5);
+    EXPECT_THROW((void)parse("", {{"engine.max_num_sqs", "64"}}), ConfigError);
+}
+
+TEST(TraceLoader, ReadsTheThreeLayouts) {
+    const auto plain = hwdb::parse_trace("arrival_s,input_tokens,output_tokens\n1.5,100,20\n2.0,50,5\n", "p.csv");
+    ASSERT_EQ(plain.size(), 2u);
+    EXPECT_DOUBLE_EQ(plain[1].arrival.si(), 0.5);
+    EXPECT_EQ(plain[1].input_tokens, 50);
+    const auto vidur = hwdb::parse_trace("arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,4808,10\n0.052,3180,8\n",
+                                         "v.csv", hwdb::TraceFormat::Vidur);
+    EXPECT_EQ(vidur[0].input_tokens, 4808);
+    EXPECT_DOUBLE_EQ(vidur[1].arrival.si(), 0.052);
+    const auto azure = hwdb::parse_trace(
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,4808,10\n"
+        "2023-11-16 18:15:47.1805900,3180,8\n2023-11-17 00:00:00.0000000,1,1\n",
+        "a.csv");
+    EXPECT_NEAR(azure[1].arrival.si(), 0.5, 1e-6);
+    EXPECT_NEAR(azure[2].arrival.si(), 5 * 3600 + 44 * 60 + 13.31941, 1e-5);
+    const auto example = hwdb::load_trace(std::string(GPUPLAN_SOURCE_DIR) + "/examples/traces/chat-azure-layout.csv");
+    EXPECT_EQ(example.size(), 40u);
+}
+
+TEST(TraceLoader, ErrorsNameTheLine) {
+    try {
+        (void)hwdb::parse_trace("arrival_s,input_tokens,output_tokens\n1,2,3\n2,x,3\n", "t.csv");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("t.csv:3:"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((void)hwdb::parse_trace("a,b,c\n1,2,3\n", "t.csv"), InputError);
+    EXPECT_THROW((void)hwdb::parse_trace("arrival_s,input_tokens,output_tokens\n", "t.csv"), InputError);
+}
