@@ -3,6 +3,7 @@
 // figures; optionally write per-request and time-series CSVs and a Chrome trace.
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
+#include "cli/power_report.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
 #include "hwdb/scenario_loader.hpp"
@@ -54,6 +55,39 @@ nlohmann::json summary_json(const sim::RequestSummary& s) {
             {"queue_s", latency_json(s.queue)}};
 }
 
+nlohmann::json power_result_json(const sim::PowerResult& p) {
+    if (!p.modelled) {
+        return {{"modelled", false}, {"notes", p.notes}};
+    }
+    return {{"modelled", true},
+            {"limit_w", p.limit_w},
+            {"limit_source", p.limit_source},
+            {"capped", p.capped},
+            {"idle_power_w", p.idle_w},
+            {"resident_power_w", p.resident_w},
+            {"board_power_w", p.board_w},
+            {"gpus", p.gpus},
+            {"nodes", p.nodes},
+            {"nodes_per_rack", p.nodes_per_rack},
+            {"racks", p.racks},
+            {"pue", p.pue},
+            {"span_s", p.span_s},
+            {"gpu_energy_j", p.gpu_energy_j},
+            {"busy_energy_j", p.busy_energy_j},
+            {"host_energy_j", p.host_energy_j},
+            {"energy_j", p.energy_j},
+            {"facility_energy_j", p.facility_energy_j},
+            {"avg_power_w", p.avg_power_w},
+            {"peak_power_w", p.peak_power_w},
+            {"gpu_avg_power_w", p.gpu_avg_power_w},
+            {"gpu_peak_power_w", p.gpu_peak_power_w},
+            {"energy_j_per_token", p.energy_j_per_token},
+            {"energy_j_per_request", p.energy_j_per_request},
+            {"mean_clock", p.mean_clock},
+            {"capped_time_share", p.capped_time_share},
+            {"notes", p.notes}};
+}
+
 nlohmann::json result_json(const model::Scenario& s, const sim::SimResult& r) {
     nlohmann::json j;
     j["scenario"] = s.name;
@@ -97,6 +131,11 @@ nlohmann::json result_json(const model::Scenario& s, const sim::SimResult& r) {
     j["steps"] = r.steps;
     j["events"] = r.events;
     j["cloud"] = {{"requests", o.cloud}, {"spend", r.cloud_spend.amount}, {"currency", r.cloud_spend.currency}};
+    const auto null_unless = [&](double v) { return r.power.modelled ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    j["energy_j_per_token"] = null_unless(r.power.energy_j_per_token);
+    j["avg_power_w"] = null_unless(r.power.avg_power_w);
+    j["peak_power_w"] = null_unless(r.power.peak_power_w);
+    j["power"] = power_result_json(r.power);
     nlohmann::json slo_by_class = nlohmann::json::object();
     nlohmann::json classes = nlohmann::json::array();
     for (const auto& c : r.classes) {
@@ -200,6 +239,28 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
     if (o.cloud > 0 || r.cloud_spend.amount > 0) {
         out << "cloud        " << o.cloud << " requests, spend " << model::to_string(r.cloud_spend) << '\n';
     }
+    const auto& p = r.power;
+    if (!p.modelled) {
+        for (const auto& n : p.notes) {
+            out << "power        " << n << '\n';
+        }
+        return;
+    }
+    out << "power        average " << watts(Watts(p.avg_power_w)) << ", peak " << watts(Watts(p.peak_power_w))
+        << " (1 s bins) at the wall for " << p.gpus << " GPU" << (p.gpus == 1 ? "" : "s") << " on " << p.nodes
+        << " node" << (p.nodes == 1 ? "" : "s") << "; per GPU average " << watts(Watts(p.gpu_avg_power_w))
+        << ", step peak " << watts(Watts(p.gpu_peak_power_w)) << '\n'
+        << "energy       " << fixed(p.facility_energy_j / 3.6e6, 3) << " kWh"
+        << (p.pue != 1.0 ? " (PUE " + fixed(p.pue, 2) + ")" : "") << ", " << fixed(p.energy_j_per_token, 3)
+        << " J per output token, " << fixed(p.energy_j_per_request, 1) << " J per request\n";
+    if (p.capped) {
+        out << "power limit  " << watts(Watts(p.limit_w)) << " per GPU (" << p.limit_source << "): steps ran at "
+            << fixed(p.mean_clock, 2) << " of the datasheet clock on average, " << pct(p.capped_time_share)
+            << " of busy time below full clock\n";
+    }
+    for (const auto& n : p.notes) {
+        out << "note         " << n << '\n';
+    }
 }
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -239,13 +300,38 @@ void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, c
                '\n';
     }
     write_file(dir / "requests.csv", req);
-    std::string ts = "t_s,arrivals,completions,running,waiting,kv_use,input_tok_s,output_tok_s\n";
+    std::string ts = "t_s,arrivals,completions,running,waiting,kv_use,input_tok_s,output_tok_s,power_w\n";
     for (const auto& b : r.series) {
         ts += num(b.t_s) + ',' + std::to_string(b.arrivals) + ',' + std::to_string(b.completions) + ',' +
               num(b.running) + ',' + num(b.waiting) + ',' + num(b.kv_use) + ',' + num(b.input_tok_s) + ',' +
-              num(b.output_tok_s) + '\n';
+              num(b.output_tok_s) + ',' + num(b.power_w) + '\n';
     }
     write_file(dir / "timeseries.csv", ts);
+    if (r.power.modelled) {
+        // One column per replica (each of its GPUs), node and rack, then the whole deployment.
+        const auto& p = r.power;
+        std::string pw = "t_s";
+        for (std::size_t i = 0; i < p.gpu_w.size(); ++i) {
+            pw += ",replica" + std::to_string(i) + "_gpu_w";
+        }
+        for (std::size_t i = 0; i < p.node_w.size(); ++i) {
+            pw += ",node" + std::to_string(i) + "_w";
+        }
+        for (std::size_t i = 0; i < p.rack_w.size(); ++i) {
+            pw += ",rack" + std::to_string(i) + "_w";
+        }
+        pw += ",total_w\n";
+        for (std::size_t t = 0; t < p.total_w.size(); ++t) {
+            pw += std::to_string(t);
+            for (const auto* group : {&p.gpu_w, &p.node_w, &p.rack_w}) {
+                for (const auto& series : *group) {
+                    pw += ',' + num(series[t]);
+                }
+            }
+            pw += ',' + num(p.total_w[t]) + '\n';
+        }
+        write_file(dir / "power.csv", pw);
+    }
     // Chrome trace event format (Perfetto and chrome://tracing open it): one track per replica,
     // one complete ("X") slice per engine step, times in microseconds.
     nlohmann::json events = nlohmann::json::array();
@@ -264,7 +350,9 @@ void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, c
                           {"args", {{"prefills", st.prefills},
                                     {"prefill_tokens", st.prefill_tokens},
                                     {"decodes", st.decodes},
-                                    {"preempted", st.preempted}}}});
+                                    {"preempted", st.preempted},
+                                    {"clock", st.clock},
+                                    {"gpu_power_w", st.power_w}}}});
     }
     write_file(dir / "trace.json", nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + '\n');
     write_file(dir / "summary.json", result_json(s, r).dump(2) + '\n');
@@ -343,6 +431,8 @@ int run_simulate(CliContext& ctx) {
         ("profile", po::value(&profile), "efficiency profile YAML (default: hwdb/profiles for the GPU)")
         ("json", "machine-readable output");
     // clang-format on
+    PowerFlags power_flags;
+    add_power_options(desc, power_flags);
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
@@ -394,6 +484,7 @@ int run_simulate(CliContext& ctx) {
             o.push_back({sweep_key, sweep_values[i]});
         }
         model::Scenario s = hwdb::load_scenario(file, ctx.db(), o);
+        apply_power_flags(s, power_flags);
         if (rate) {
             s.workload.requests_per_s = *rate;
             s.workload.arrival.requests_per_s = *rate;
@@ -417,6 +508,12 @@ int run_simulate(CliContext& ctx) {
     opts.keep_requests = !out_dir.empty();
     opts.keep_steps = !out_dir.empty();
     const bool json = vm.count("json") > 0;
+    // The node of each run (host power, GPUs per node); a sweep may change hardware.node.
+    std::vector<sim::SimOptions> run_opts(runs, opts);
+    for (std::size_t i = 0; i < runs; ++i) {
+        run_opts[i].node = scenario_node(ctx, scenarios[i]);
+    }
+    opts = run_opts.front();
 
     if (runs == 1) {
         ProgressBar bar(true);
@@ -436,7 +533,8 @@ int run_simulate(CliContext& ctx) {
         } else {
             print_result(*ctx.out, scenarios.front(), r);
             if (!out_dir.empty()) {
-                *ctx.out << "wrote " << out_dir << "/{requests.csv,timeseries.csv,trace.json,summary.json}\n";
+                *ctx.out << "wrote " << out_dir << "/{requests.csv,timeseries.csv,trace.json,summary.json"
+                         << (r.power.modelled ? ",power.csv" : "") << "}\n";
             }
         }
         return 0;
@@ -452,7 +550,7 @@ int run_simulate(CliContext& ctx) {
             pool.emplace_back([&] {
                 for (std::size_t i = next++; i < runs; i = next++) {
                     try {
-                        results[i] = sim::simulate(scenarios[i], opts);
+                        results[i] = sim::simulate(scenarios[i], run_opts[i]);
                     } catch (...) {
                         errors[i] = std::current_exception();
                     }
@@ -480,7 +578,7 @@ int run_simulate(CliContext& ctx) {
         return 0;
     }
     Table t({sweep_key, "done", "failed", "req/s", "tok/s", "goodput", "TTFT p50 ms", "TTFT p99 ms",
-             "TPOT p50 ms", "TPOT p99 ms", "E2E p99 s", "preempt"});
+             "TPOT p50 ms", "TPOT p99 ms", "E2E p99 s", "preempt", "avg W", "J/tok"});
     for (std::size_t i = 0; i < runs; ++i) {
         const auto& r = results[i];
         const auto& o = r.overall;
@@ -491,7 +589,8 @@ int run_simulate(CliContext& ctx) {
         t.add_row({sweep_values[i], std::to_string(o.completed), std::to_string(o.rejected + o.timed_out),
                    fixed(o.throughput_rps, 2), fixed(r.total_tok_s, 0), fixed(o.goodput_rps, 2),
                    ms(o.ttft.p50), ms(o.ttft.p99), ms(o.tpot.p50), ms(o.tpot.p99), fixed(o.e2e.p99, 2),
-                   std::to_string(r.preemptions)});
+                   std::to_string(r.preemptions), r.power.modelled ? fixed(r.power.avg_power_w, 0) : "-",
+                   r.power.modelled ? fixed(r.power.energy_j_per_token, 3) : "-"});
     }
     t.print(*ctx.out);
     return 0;

@@ -2,10 +2,12 @@
 // (model/training.hpp). A scenario file with a `training:` block and/or flags.
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
+#include "cli/power_report.hpp"
 #include "cli/report_json.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
 #include "hwdb/scenario_loader.hpp"
+#include "model/power.hpp"
 #include "model/training.hpp"
 #include "model/unit_parser.hpp"
 
@@ -192,12 +194,19 @@ model::Scenario build(CliContext& ctx, const TrainFlags& f) {
     return s;
 }
 
-model::TrainingCostInputs cost_inputs(const model::Scenario& s) {
+model::TrainingCostInputs cost_inputs(CliContext& ctx, const model::Scenario& s) {
     model::TrainingCostInputs p;
     p.gpu_hour = hourly_rent(s);
     p.electricity = s.prices.electricity;
     p.pue = s.power.pue;
     p.power_model = s.power_model;
+    // A power cap (or a node/rack budget) becomes a per-GPU limit, as for serving.
+    if (has_power_limit(s) && (s.deployment.gpu.board_power || s.power_model.board_power)) {
+        const model::GpuPowerLevels levels = model::power_levels(s.deployment.gpu, s.power_model);
+        p.gpu_power_limit = model::gpu_power_limit(s.power, levels, scenario_node(ctx, s, nullptr),
+                                                   s.power_model, s.rack.nodes_per_rack)
+                                .per_gpu;
+    }
     return p;
 }
 
@@ -299,6 +308,11 @@ nlohmann::json train_json(const model::Scenario& s, const model::TrainingEstimat
     const auto opt_num = [](const std::optional<double>& v) {
         return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
     };
+    j["power_limit"] = {{"per_gpu_w", e.power_limit ? nlohmann::json(e.power_limit->si())
+                                                    : nlohmann::json(nullptr)},
+                        {"clock", e.clock},
+                        {"slowdown", e.power_slowdown},
+                        {"busy_gpu_power_w", r.busy_gpu_power.si()}};
     j["energy"] = {{"basis", e.power_basis},
                    {"average_gpu_power_w", r.average_gpu_power.si()},
                    {"energy_kwh", opt_num(e.energy_kwh)},
@@ -508,7 +522,7 @@ int run_train(CliContext& ctx) {
     ScenarioFlags pf;
     pf.profile = f.profile;
     const model::EfficiencyProfile profile = choose_profile(ctx, pf, s.deployment.gpu);
-    const model::TrainingCostInputs prices = cost_inputs(s);
+    const model::TrainingCostInputs prices = cost_inputs(ctx, s);
     model::TrainingConfig cfg = *s.training;
 
     nlohmann::json search_j;

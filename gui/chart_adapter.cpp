@@ -82,6 +82,10 @@ int ChartPanel::pointCount() const {
     return n;
 }
 
+QString ChartPanel::message() const {
+    return hasChart() ? QString() : message_->text();
+}
+
 QString ChartPanel::title() const {
     return hasChart() ? view_->chart()->title() : QString();
 }
@@ -340,13 +344,14 @@ void ChartAdapter::latencyCdf(ChartPanel& p, const sim::SimResult& r, Latency wh
 
 namespace {
 
+/// A chart of per-bin levels over time, or nullptr (with the panel showing why).
 template <class F>
-void timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title, const QString& unit,
+QChart* timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title, const QString& unit,
                 std::initializer_list<std::pair<QString, F>> lines, std::initializer_list<const char*> colors,
                 std::optional<double> fixed_max = std::nullopt) {
     if (r.series.empty()) {
         p.showMessage(QObject::tr("The simulation recorded no time series."));
-        return;
+        return nullptr;
     }
     QChart* c = newChart(title);
     double vmax = 0;
@@ -371,32 +376,62 @@ void timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title, co
     for (auto* s : made) {
         attach(s, x, y);
     }
-    p.setChart(c);
+    return c;
 }
 
 } // namespace
 
 void ChartAdapter::throughput(ChartPanel& p, const sim::SimResult& r) {
     using F = double (*)(const sim::TimeBin&);
-    timeSeries<F>(p, r, QObject::tr("Throughput over time"), QObject::tr("tokens/s"),
+    QChart* c = timeSeries<F>(p, r, QObject::tr("Throughput over time"), QObject::tr("tokens/s"),
                   {{QObject::tr("output tokens/s"), [](const sim::TimeBin& b) { return b.output_tok_s; }},
                    {QObject::tr("input tokens/s"), [](const sim::TimeBin& b) { return b.input_tok_s; }}},
                   {"#1565c0", "#ef6c00"});
+    if (c) {
+        p.setChart(c);
+    }
 }
 
 void ChartAdapter::queue(ChartPanel& p, const sim::SimResult& r) {
     using F = double (*)(const sim::TimeBin&);
-    timeSeries<F>(p, r, QObject::tr("Queue length and running sequences"), QObject::tr("requests"),
+    QChart* c = timeSeries<F>(p, r, QObject::tr("Queue length and running sequences"), QObject::tr("requests"),
                   {{QObject::tr("waiting"), [](const sim::TimeBin& b) { return b.waiting; }},
                    {QObject::tr("running"), [](const sim::TimeBin& b) { return b.running; }}},
                   {"#c62828", "#2e7d32"});
+    if (c) {
+        p.setChart(c);
+    }
 }
 
 void ChartAdapter::kvUse(ChartPanel& p, const sim::SimResult& r) {
     using F = double (*)(const sim::TimeBin&);
-    timeSeries<F>(p, r, QObject::tr("KV cache use over time"), QObject::tr("% of KV blocks"),
+    QChart* c = timeSeries<F>(p, r, QObject::tr("KV cache use over time"), QObject::tr("% of KV blocks"),
                   {{QObject::tr("KV blocks in use"), [](const sim::TimeBin& b) { return b.kv_use * 100.0; }}},
                   {"#6a1b9a"}, 100.0);
+    if (c) {
+        p.setChart(c);
+    }
+}
+
+void ChartAdapter::power(ChartPanel& p, const sim::SimResult& r) {
+    if (!r.power.modelled) {
+        QStringList notes;
+        for (const auto& n : r.power.notes) {
+            notes << qs(n);
+        }
+        p.showMessage(QObject::tr("Power was not modelled. %1").arg(notes.join(QStringLiteral(" "))));
+        return;
+    }
+    using F = double (*)(const sim::TimeBin&);
+    QChart* c = timeSeries<F>(p, r,
+                              QObject::tr("Power at the wall: %1 average, %2 peak")
+                                  .arg(formatWatts(Watts(r.power.avg_power_w)), formatWatts(Watts(r.power.peak_power_w))),
+                              QObject::tr("kW"),
+                              {{QObject::tr("deployment (wall)"), [](const sim::TimeBin& b) { return b.power_w / 1e3; }}},
+                              {"#bf360c"});
+    if (c) {
+        p.setChart(c);
+    }
 }
 
 void ChartAdapter::sloAttainment(ChartPanel& p, const sim::SimResult& r) {

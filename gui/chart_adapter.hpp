@@ -44,6 +44,8 @@ class ChartPanel : public QWidget {
     [[nodiscard]] int pointCount() const;
     /// The chart's title ("" without a chart).
     [[nodiscard]] QString title() const;
+    /// The message shown instead of a chart ("" with a chart).
+    [[nodiscard]] QString message() const;
 
     /// Renders the chart as shown (the panel's size) to a PNG or SVG file. Returns false
     /// without a chart or when the file cannot be written.
@@ -81,6 +83,9 @@ class ChartAdapter {
     static void queue(ChartPanel& p, const sim::SimResult& r);
     /// Mean KV-block use over time.
     static void kvUse(ChartPanel& p, const sim::SimResult& r);
+    /// The deployment's wall power over time (when the simulator modelled it), with the
+    /// per-GPU limit's share as a note in the title.
+    static void power(ChartPanel& p, const sim::SimResult& r);
     /// SLO attainment per request class.
     static void sloAttainment(ChartPanel& p, const sim::SimResult& r);
 

@@ -1,1 +1,51 @@
-int main() { return 0; }
+// gpuplan-gui: the desktop planning app. `gpuplan-gui [--hwdb DIR]... [FILE]` opens FILE, a
+// scenario in the CLI's YAML format.
+#include "gui/main_window.hpp"
+#include "gui/ui_util.hpp"
+#include "hwdb/database.hpp"
+#include "model/error.hpp"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QMessageBox>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("gpuplan-gui"));
+    QApplication::setOrganizationName(QStringLiteral("gpuplan"));
+    QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("gpuplan desktop app: plan LLM serving and training on GPUs"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption hwdb(QStringLiteral("hwdb"),
+                                  QStringLiteral("add a folder of hwdb YAML (overrides built-in entries by name)"),
+                                  QStringLiteral("DIR"));
+    parser.addOption(hwdb);
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("scenario YAML to open"), QStringLiteral("[FILE]"));
+    parser.process(app);
+
+    std::vector<std::filesystem::path> extra;
+    for (const QString& d : parser.values(hwdb)) {
+        extra.emplace_back(d.toStdString());
+    }
+    std::optional<gpuplan::hwdb::Database> db;
+    try {
+        db = gpuplan::hwdb::Database::load(gpuplan::hwdb::default_folders(extra));
+    } catch (const std::exception& e) {
+        // Without a hardware database nothing can be planned: say why and stop.
+        std::cerr << "error: " << e.what() << '\n';
+        QMessageBox::critical(nullptr, QStringLiteral("gpuplan"),
+                              QStringLiteral("Cannot load the hardware database:\n") + gpuplan::gui::qs(e.what()));
+        return 2;
+    }
+    gpuplan::gui::MainWindow window(*db);
+    const QStringList files = parser.positionalArguments();
+    if (!files.isEmpty()) {
+        window.openFile(files.first());
+    }
+    window.show();
+    return QApplication::exec();
+}

@@ -31,6 +31,16 @@ Runner::Runner(const hwdb::Database& db, QObject* parent)
     });
     connect(&comparison_, &QFutureWatcher<ComparisonPtr>::finished, this,
             [this] { emit comparisonReady(comparison_.result()); });
+    connect(&search_, &QFutureWatcher<AnalysisResult>::finished, this, [this] {
+        const AnalysisResult r = search_.result();
+        if (r.analysis) {
+            emit layoutSearchReady(r.analysis);
+        } else {
+            auto failed = std::make_shared<Analysis>();
+            failed->training_error = r.error.toStdString();
+            emit layoutSearchReady(failed);
+        }
+    });
 }
 
 Runner::~Runner() {
@@ -42,6 +52,7 @@ void Runner::waitForIdle() {
     analysis_.waitForFinished();
     simulation_.waitForFinished();
     comparison_.waitForFinished();
+    search_.waitForFinished();
 }
 
 void Runner::requestAnalysis(model::Scenario s, AnalysisParts parts) {
@@ -143,6 +154,22 @@ void Runner::requestComparison(std::vector<model::Scenario> configs) {
             }
         }
         return ComparisonPtr(std::move(out));
+    }));
+}
+
+void Runner::requestLayoutSearch(model::Scenario s) {
+    search_.waitForFinished();
+    const hwdb::Database* db = &db_;
+    search_.setFuture(QtConcurrent::run([s = std::move(s), db]() -> AnalysisResult {
+        AnalysisParts parts;
+        parts.what_ifs = false;
+        parts.power_cost = false;
+        parts.layout_search = true;
+        try {
+            return {std::make_shared<const Analysis>(analyze(s, *db, parts)), {}};
+        } catch (const std::exception& e) {
+            return {nullptr, QString::fromStdString(e.what())};
+        }
     }));
 }
 

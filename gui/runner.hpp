@@ -50,9 +50,13 @@ class Runner : public QObject {
     void cancelSimulation();
     /// Analyzes several configurations (no what-ifs) in one job; comparisonReady follows.
     void requestComparison(std::vector<model::Scenario> configs);
+    /// Plans the scenario's training job with the layout search; layoutSearchReady follows
+    /// (with the error in training_error when the search fails).
+    void requestLayoutSearch(model::Scenario s);
 
     [[nodiscard]] bool analysisRunning() const { return analysis_.isRunning(); }
     [[nodiscard]] bool simulationRunning() const { return simulation_.isRunning(); }
+    [[nodiscard]] bool searchRunning() const { return search_.isRunning(); }
     [[nodiscard]] const hwdb::Database& database() const { return db_; }
     /// Waits for every job (tests and shutdown).
     void waitForIdle();
@@ -64,6 +68,7 @@ class Runner : public QObject {
     void simulationProgress(double fraction);
     void simulationFinished(gpuplan::gui::SimOutcomePtr outcome);
     void comparisonReady(gpuplan::gui::ComparisonPtr comparison);
+    void layoutSearchReady(gpuplan::gui::AnalysisPtr analysis);
 
   private:
     struct AnalysisResult {
@@ -80,6 +85,7 @@ class Runner : public QObject {
     std::stop_source stop_;
     std::shared_ptr<std::atomic<double>> last_progress_;
     QFutureWatcher<ComparisonPtr> comparison_;
+    QFutureWatcher<AnalysisResult> search_;
 };
 
 } // namespace gpuplan::gui

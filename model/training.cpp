@@ -1122,7 +1122,7 @@ void TrainingModel::finish(LayoutResult& r, const TrainingLayout& l,
     // datasheet bandwidth, at the clock the derating leaves. Waiting (bubble, exposed
     // communication, input stalls) lowers both, so it is charged near the resident power.
     double watts = avg_power_;
-    if (watts <= 0 && has_power_ && total > 0) {
+    if (has_power_ && total > 0) {
         const double bytes_per_gpu = (m * ts.mem + b.optimizer.si()) * bw_ * prof_.memory.max;
         StepActivity a;
         a.compute = std::min(1.0, r.hfu);
@@ -1131,7 +1131,17 @@ void TrainingModel::finish(LayoutResult& r, const TrainingLayout& l,
         levels.resident = Watts(resident_power_);
         levels.board = Watts(board_power_);
         levels.idle = levels.resident;
-        watts = step_power(a, levels, power_model_, hw_.clocks.compute).si();
+        if (watts <= 0) {
+            watts = step_power(a, levels, power_model_, hw_.clocks.compute).si();
+        }
+        // While kernels run the activity is the step's divided by the busy share.
+        const double busy = (b.compute + b.optimizer).si();
+        if (busy > 0) {
+            StepActivity k;
+            k.compute = std::min(1.0, a.compute * total / busy);
+            k.memory = std::min(1.0, a.memory * total / busy);
+            r.busy_gpu_power = step_power(k, levels, power_model_, hw_.clocks.compute);
+        }
     }
     r.average_gpu_power = Watts(watts);
     r.energy = Joules(watts * n * r.time_to_train.si());

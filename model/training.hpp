@@ -228,8 +228,11 @@ struct LayoutResult {
     Seconds time_to_train;
     double gpu_hours = 0;
     Watts average_gpu_power; ///< 0 when unknown
-    Joules energy;           ///< GPUs only, facility PUE excluded; 0 when unknown
-    double cost = 0;         ///< in the ranking currency (0 when no prices)
+    /// Per GPU while kernels run (compute and optimizer): what a power limit holds down; 0 when
+    /// unknown.
+    Watts busy_gpu_power;
+    Joules energy;   ///< GPUs only, facility PUE excluded; 0 when unknown
+    double cost = 0; ///< in the ranking currency (0 when no prices)
     friend bool operator==(const LayoutResult&, const LayoutResult&) = default;
 };
 
@@ -239,6 +242,9 @@ struct TrainingCostInputs {
     std::optional<Price> electricity; ///< per kWh, for owned hardware
     std::optional<double> pue;        ///< facility power usage effectiveness
     PowerModel power_model;           ///< the scenario's power-model overrides
+    /// Per-GPU power limit (a cap, or a node or rack budget turned into one, model/power.hpp
+    /// gpu_power_limit): the GPUs run at the highest clock whose busy power fits.
+    std::optional<Watts> gpu_power_limit;
     friend bool operator==(const TrainingCostInputs&, const TrainingCostInputs&) = default;
 };
 
@@ -348,6 +354,10 @@ struct TrainingEstimate {
     std::optional<double> facility_energy_kwh; ///< × PUE when a PUE is given
     std::optional<Money> rent_cost;            ///< GPU-hours × rent per GPU-hour
     std::optional<Money> energy_cost;          ///< facility energy × electricity price
+    // Under a power limit (TrainingCostInputs::gpu_power_limit).
+    std::optional<Watts> power_limit; ///< the per-GPU limit applied
+    double clock = 1.0;               ///< core clock factor the limiter settles at
+    double power_slowdown = 1.0;      ///< step time under the limit / uncapped
     double grad_reduce_overlap = 0;
     double fragmentation = 0;
     Bytes runtime_overhead;

@@ -1,7 +1,9 @@
 // estimate_training: the full report of one layout (per-stage memory, scaling, energy, cost).
 #include "model/error.hpp"
+#include "model/power.hpp"
 #include "model/training.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -33,9 +35,39 @@ std::string layout_text(const TrainingLayout& l) {
 TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& cfg,
                                    const EfficiencyProfile& profile,
                                    const TrainingCostInputs& prices) {
-    const TrainingModel model(hw, cfg, profile, prices);
+    // A power limit: the highest core clock whose busy power fits (model/power.hpp solve_clock,
+    // the same limiter as serving); the clocks derate compute and bandwidth.
+    Deployment run = hw;
+    double clock = 1.0;
+    Seconds uncapped_step;
+    if (prices.gpu_power_limit && !cfg.average_gpu_power &&
+        (hw.gpu.board_power || prices.power_model.board_power)) {
+        const auto at = [&](double k) {
+            Deployment dk = hw;
+            const ClockFactors f = clock_factors(k, prices.power_model);
+            dk.clocks = {hw.clocks.compute * f.compute, hw.clocks.memory * f.memory};
+            return TrainingModel(dk, cfg, profile, prices).evaluate(cfg.layout);
+        };
+        const LayoutResult full = at(1.0);
+        uncapped_step = full.step.total;
+        if (full.issue == LayoutIssue::None && full.busy_gpu_power > *prices.gpu_power_limit) {
+            const double min_clock = std::clamp(prices.power_model.min_clock, 1e-3, 1.0);
+            clock = solve_clock([&](double k) { return at(k).busy_gpu_power; },
+                                *prices.gpu_power_limit, min_clock);
+            const ClockFactors f = clock_factors(clock, prices.power_model);
+            run.clocks = {hw.clocks.compute * f.compute, hw.clocks.memory * f.memory};
+        }
+    }
+    const TrainingModel model(run, cfg, profile, prices);
     TrainingEstimate e;
     e.result = model.evaluate(cfg.layout);
+    if (prices.gpu_power_limit) {
+        e.power_limit = prices.gpu_power_limit;
+        e.clock = clock;
+        if (uncapped_step.si() > 0) {
+            e.power_slowdown = e.result.step.total / uncapped_step;
+        }
+    }
     if (e.result.issue != LayoutIssue::None) {
         throw InvalidArgument("training layout " + layout_text(cfg.layout) + " on " +
                               std::to_string(hw.gpus) + " GPUs with global batch " +
@@ -116,6 +148,14 @@ TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& c
     if (cfg.layout.tp > hw.gpus_per_node) {
         e.notes.push_back("tensor parallelism spans nodes: its per-layer collectives cross the "
                           "network");
+    }
+    if (e.clock < 1.0) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf,
+                      "the %.0f W per-GPU power limit holds the core clock at %.0f %%: each step "
+                      "takes %.2fx as long",
+                      e.power_limit->si(), e.clock * 100.0, e.power_slowdown);
+        e.notes.emplace_back(buf);
     }
     if (e.power_basis == "unknown") {
         e.notes.push_back("no board power for this accelerator and no average_gpu_power given: "

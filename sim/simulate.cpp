@@ -2,9 +2,12 @@
 
 #include "model/error.hpp"
 #include "model/memory.hpp"
+#include "model/power.hpp"
+#include "model/rack.hpp"
 #include "model/step_cost.hpp"
 #include "sim/detail/cluster.hpp"
 #include "sim/detail/metrics.hpp"
+#include "sim/detail/power_observer.hpp"
 #include "sim/detail/source.hpp"
 #include "sim/simulation.hpp"
 
@@ -66,6 +69,52 @@ void validate_workload(const model::Workload& w, const std::vector<model::Reques
     }
 }
 
+// The power observer's setup: the GPU's levels, the node, the per-GPU limit the scenario's
+// budget implies and how nodes group into racks. nullopt when the accelerator has no board
+// power and nothing limits it (power is then not modelled); with a limit, power_levels throws
+// and names the key to set.
+std::optional<detail::PowerSetup> power_setup(const model::Scenario& scenario,
+                                              const SimOptions& options,
+                                              const model::StepCostModel& cost, int replicas) {
+    const model::Deployment& d = scenario.deployment;
+    const model::PowerModel& pm = scenario.power_model;
+    const model::PowerBudget& b = scenario.power;
+    const bool limited = b.gpu_cap || b.node_cap || (b.rack_budget && scenario.rack.nodes_per_rack);
+    if (!limited && !pm.board_power && !d.gpu.board_power) {
+        return std::nullopt;
+    }
+    detail::PowerSetup ps;
+    ps.levels = model::power_levels(d.gpu, pm);
+    ps.model = pm;
+    ps.node = options.node.value_or(model::unknown_node(d.gpus_per_node, pm));
+    ps.limit = model::gpu_power_limit(b, ps.levels, ps.node, pm, scenario.rack.nodes_per_rack);
+    ps.notes = ps.limit.notes;
+    if (!ps.node.known && !pm.host_power) {
+        ps.notes.emplace_back("no node given: host power (CPUs, switches, fans) not counted; set "
+                              "hardware.node or power.host_power");
+    }
+    ps.peak = cost.peak_flops();
+    ps.bandwidth = cost.bandwidth();
+    ps.replica_gpus = cost.replica_gpus();
+    ps.pue = b.pue.value_or(1.0);
+    if (scenario.rack.nodes_per_rack) {
+        ps.nodes_per_rack = *scenario.rack.nodes_per_rack;
+    } else {
+        // Pack racks as `gpuplan rack` does on its default basis: every GPU at its limit.
+        const int gpus = replicas * cost.replica_gpus();
+        const int nodes = (gpus + ps.node.gpus - 1) / ps.node.gpus;
+        const Watts per_gpu = std::min(ps.levels.board, std::max(ps.limit.per_gpu, ps.levels.resident));
+        const Watts node_peak = model::node_wall_power(per_gpu, ps.node.gpus, ps.node, pm);
+        const model::RackPlan plan =
+            model::plan_racks(node_peak, ps.node.rack_units, std::max(1, nodes), scenario.rack, b.rack_budget);
+        ps.nodes_per_rack = std::max(1, plan.nodes_per_rack);
+        if (!plan.feasible) {
+            ps.notes.emplace_back("not even one node fits the rack's limits; the rack series counts one node per rack");
+        }
+    }
+    return ps;
+}
+
 }  // namespace
 
 SimResult simulate(const model::Scenario& scenario, const SimOptions& options, std::stop_token stop,
@@ -87,7 +136,8 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         }
         return result;
     }
-    const model::StepCostModel cost(d, options.profile.value_or(model::default_profile()));
+    const model::EfficiencyProfile profile = options.profile.value_or(model::default_profile());
+    const model::StepCostModel cost(d, profile);
     const model::EngineSettings& eng = mem.engine;
 
     detail::ClusterSetup setup;
@@ -160,9 +210,24 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         limits.max_arrivals = 1000;
     }
 
+    // Power: observed per step; a limit below the board power slows the steps that would draw
+    // more (model::PowerCappedStepCost keeps one step-cost model per clock level).
+    const std::optional<detail::PowerSetup> power = power_setup(scenario, options, cost, setup.replicas);
+    std::optional<model::PowerCappedStepCost> capped;
+    if (power && power->limit.per_gpu < power->levels.board) {
+        capped.emplace(d, profile, scenario.power_model, power->limit.per_gpu);
+        rc.capped = &*capped;
+    }
+
     Simulation sim(result.seed);
     detail::Metrics metrics(slos, setup.replicas, options.keep_requests, options.keep_steps,
                             options.max_steps_kept);
+    if (power) {
+        metrics.enable_power(*power);
+    } else {
+        result.power.notes.emplace_back("accelerator '" + d.gpu.name +
+                                        "' has no board power: power not modelled; set power.board_power");
+    }
     detail::RequestPool pool;
     detail::Cluster cluster(sim, cost, pool, metrics, setup, sim.rng().fork(10));
     detail::WorkloadSource source(sim, pool, cluster, w, classes, limits, sim.rng().fork(20));

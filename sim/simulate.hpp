@@ -6,6 +6,7 @@
 /// model::StepCostModel gives for that exact batch.
 
 #include "model/efficiency.hpp"
+#include "model/power.hpp"
 #include "model/scenario.hpp"
 #include "sim/result.hpp"
 
@@ -25,14 +26,21 @@ struct SimOptions {
     bool keep_requests = false;            ///< fill SimResult::requests
     bool keep_steps = false;               ///< fill SimResult::step_log
     std::size_t max_steps_kept = 200000;   ///< cap on the step log
+    /// The node the GPUs sit in, for host power and GPUs per node (the front end resolves the
+    /// scenario's hwdb server with model::node_power_of). nullopt: model::unknown_node of
+    /// Deployment::gpus_per_node (host power from power.host_power, else not counted).
+    std::optional<model::NodePower> node;
 };
 
 /// Progress in [0, 1] (requests finished / requests expected, or simulated time / duration).
 using ProgressFn = std::function<void(double fraction)>;
 
 /// Simulates the scenario. Deterministic: the same scenario, options and seed give an identical
-/// result. Throws InvalidArgument for an inconsistent scenario (no classes with a positive
-/// share, an empty trace for trace replay, ...); a deployment that does not fit gives
+/// result. A power limit (scenario.power turned into a per-GPU limit by model::gpu_power_limit)
+/// runs every step at the highest clock whose power fits (model::PowerCappedStepCost); power
+/// and energy are observed per step (SimResult::power). Throws InvalidArgument for an
+/// inconsistent scenario (no classes with a positive share, an empty trace for trace replay, a
+/// power limit on an accelerator without board power, ...); a deployment that does not fit gives
 /// `ok == false` with reasons. Stops early (result.stopped) when `stop` is requested. Cost:
 /// O(events × log pending + Σ sequences per step).
 [[nodiscard]] SimResult simulate(const model::Scenario& scenario, const SimOptions& options = {},

@@ -251,9 +251,13 @@ void Metrics::step(const StepSample& s) {
     } else {
         decode_time_ += d;
     }
+    double power = 0;
+    if (power_) {
+        power = power_->step(s.replica, s.start, s.compute_end, s.end, s.cost, s.clock);
+    }
     if (keep_steps_ && step_log_.size() < max_steps_) {
         step_log_.push_back(StepRecord{s.replica, tick_s(s.start), tick_s(d), s.prefills,
-                                       s.prefill_tokens, s.decodes, s.preempted});
+                                       s.prefill_tokens, s.decodes, s.preempted, s.clock, power});
     }
 }
 
@@ -282,7 +286,12 @@ void Metrics::replica_up(int replica, Tick at) {
         replicas_.resize(static_cast<std::size_t>(replica) + 1);
     }
     replicas_[static_cast<std::size_t>(replica)].up = at;
+    if (power_) {
+        power_->replica_up(replica, at);
+    }
 }
+
+void Metrics::enable_power(PowerSetup setup) { power_.emplace(std::move(setup)); }
 
 void Metrics::routed(int replica) { ++replicas_[static_cast<std::size_t>(replica)].requests; }
 
@@ -385,6 +394,9 @@ void Metrics::finish(Tick end, SimResult& out) {
         b.kv_use = get(kKv, i) / reps;
         b.input_tok_s = get(kInTok, i);
         b.output_tok_s = get(kOutTok, i);
+    }
+    if (power_) {
+        power_->finish(end, all.s.output_tokens, all.s.completed, out);
     }
     out.requests = std::move(records_);
     out.step_log = std::move(step_log_);

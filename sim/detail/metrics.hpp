@@ -3,6 +3,8 @@
 /// requests; it keeps time integrals, 1-second bins and the per-request samples from which
 /// finish() computes the SimResult summaries. It never influences the simulation.
 
+#include "model/step_cost.hpp"
+#include "sim/detail/power_observer.hpp"
 #include "sim/detail/request.hpp"
 #include "sim/result.hpp"
 #include "sim/tick.hpp"
@@ -31,6 +33,9 @@ struct StepSample {
     int preempted = 0;
     std::int64_t used_blocks = 0;
     std::int64_t total_blocks = 0;
+    const model::StepCost* cost = nullptr;  ///< the step's cost (null: swap traffic only)
+    double clock = 1.0;                     ///< core clock factor it ran at
+    Tick compute_end = 0;                   ///< start + the cost's time (swap time follows)
 };
 
 class Metrics {
@@ -54,6 +59,8 @@ public:
     void replica_up(int replica, Tick at);
     void routed(int replica);
     void cloud_cost(double amount, const std::string& currency);
+    /// Observes power and energy too (SimResult::power); without it power is not modelled.
+    void enable_power(PowerSetup setup);
 
     /// Builds the result (summaries, series); `end` is the time of the last event.
     void finish(Tick end, SimResult& out);
@@ -103,6 +110,7 @@ private:
     Tick last_finish_ = 0;
     double cloud_spend_ = 0;
     std::string cloud_currency_ = "USD";
+    std::optional<PowerObserver> power_;
 };
 
 }  // namespace gpuplan::sim::detail

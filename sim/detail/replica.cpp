@@ -517,9 +517,22 @@ void Replica::start_step() {
         return;
     }
     busy_ = true;
-    double t = batch_.empty() ? 0.0 : cost_.cost(stats).time.si();
-    t += swap_time_;
+    double t = 0.0;
+    if (!batch_.empty()) {
+        if (cfg_.capped) {
+            const model::PowerCappedStepCost::Step st = cfg_.capped->cost(stats);
+            step_cost_ = st.cost;
+            sample.clock = st.clock;
+        } else {
+            step_cost_ = cost_.cost(stats);
+            sample.clock = cost_.clocks().compute;
+        }
+        t = step_cost_.time.si();
+        sample.cost = &step_cost_;
+    }
     step_start_ = sim_.now();
+    sample.compute_end = step_start_ + to_tick(Seconds(t));
+    t += swap_time_;
     const Tick end = step_start_ + std::max<Tick>(1, to_tick(Seconds(t)));
     sample.replica = cfg_.id;
     sample.start = step_start_;

@@ -6,8 +6,9 @@
 /// admitted (or lowest-priority) sequence when blocks run out; then waiting requests, only if
 /// nothing was preempted, while the token budget and max_num_seqs allow, with a prefix-cache
 /// lookup on first admission. Static batching forms a batch, runs it to completion, then forms
-/// the next.
+/// the next. Under a power limit a step takes the time of model::PowerCappedStepCost instead.
 
+#include "model/power.hpp"
 #include "model/step_cost.hpp"
 #include "model/workload.hpp"
 #include "sim/block_manager.hpp"
@@ -48,6 +49,9 @@ struct ReplicaConfig {
     double block_bytes = 0;        ///< KV bytes of one block on one GPU (swap traffic)
     double swap_bandwidth = 25e9;  ///< bytes/s per GPU
     int classes = 1;
+    /// Under a power limit: each step runs at the highest clock whose power fits (not owned;
+    /// outlives the replica). Null: every step at the deployment's own clocks.
+    const model::PowerCappedStepCost* capped = nullptr;
 };
 
 class Replica final : public EventHandler {
@@ -134,6 +138,7 @@ private:
     bool kick_pending_ = false;
     bool timer_pending_ = false;
     Tick step_start_ = 0;
+    model::StepCost step_cost_;  // the running step's cost (the power observer reads it)
 };
 
 }  // namespace gpuplan::sim::detail

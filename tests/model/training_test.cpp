@@ -446,5 +446,24 @@ TEST(TrainingCases, EnergyUsesThePowerModelOrAGivenAverage) {
     EXPECT_NEAR(g.energy_cost->amount, 0.10 * *g.facility_energy_kwh, 1e-9 * hours);
 }
 
+TEST(TrainingCases, APowerLimitSlowsTheStepAndHoldsTheBusyPower) {
+    // The articles' rack that tripped its PDU: capped GPUs, a longer run.
+    const Deployment d = cluster(llama2_13b(), a100(), 4);
+    const TrainingConfig c = thirteen_b(std::nullopt);
+    const TrainingEstimate free = estimate_training(d, c, default_profile());
+    TrainingCostInputs capped;
+    capped.gpu_power_limit = Watts(200);
+    const TrainingEstimate e = estimate_training(d, c, default_profile(), capped);
+    EXPECT_LT(e.clock, 1.0);
+    EXPECT_GT(e.power_slowdown, 1.2);
+    EXPECT_NEAR(e.result.step.total / free.result.step.total, e.power_slowdown, 1e-9);
+    EXPECT_LE(e.result.busy_gpu_power.si(), 200.0 + 1e-6);
+    EXPECT_GT(free.result.busy_gpu_power.si(), 200.0);
+    EXPECT_LT(e.result.energy, free.result.energy); // slower clocks spend less per operation
+    // A limit above the busy power changes nothing.
+    capped.gpu_power_limit = Watts(1000);
+    EXPECT_DOUBLE_EQ(estimate_training(d, c, default_profile(), capped).clock, 1.0);
+}
+
 } // namespace
 } // namespace gpuplan::model

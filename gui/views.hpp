@@ -1,0 +1,245 @@
+#pragma once
+/// The result views of the main window's tabs. Each shows values the runner computed; none
+/// computes. Every view lists its charts and tables so that the window can export them (charts
+/// as PNG and SVG, tables as CSV).
+
+#include "gui/analysis.hpp"
+#include "gui/runner.hpp"
+#include "gui/scenario_document.hpp"
+
+#include <QList>
+#include <QPair>
+#include <QString>
+#include <QWidget>
+
+class QAbstractItemModel;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QDoubleSpinBox;
+class QComboBox;
+class QCheckBox;
+class QTableView;
+
+namespace gpuplan::gui {
+
+class ChartPanel;
+class ClassTableModel;
+class CompareTableModel;
+class FiguresModel;
+class LayoutTableModel;
+class MemoryTableModel;
+class WhatIfTableModel;
+
+/// What a tab can export.
+class ExportableView {
+  public:
+    virtual ~ExportableView() = default;
+    /// The charts shown, in order.
+    [[nodiscard]] virtual QList<ChartPanel*> charts() const = 0;
+    /// The tables shown, each with a file-name key.
+    [[nodiscard]] virtual QList<QPair<QString, const QAbstractItemModel*>> tables() const = 0;
+};
+
+/// A red banner for errors, hidden until shown.
+QLabel* makeBanner();
+/// The banner's style sheet.
+QString bannerStyle();
+
+/// The live analytic view: memory against capacity, the roofline with the prefill and decode
+/// operating points, the binding resource per phase, the serving figures and the ranked
+/// what-ifs (double-click one, or select it and press Apply, to apply it to the scenario).
+class PlanningView : public QWidget, public ExportableView {
+    Q_OBJECT
+  public:
+    PlanningView(ScenarioDocument& doc, QWidget* parent = nullptr);
+    void showAnalysis(const AnalysisPtr& a);
+    void showError(const QString& message);
+    /// Applies the what-if in `row` of the table to the document. Returns false when it is
+    /// not applicable.
+    bool applyWhatIf(int row);
+    [[nodiscard]] QList<ChartPanel*> charts() const override;
+    [[nodiscard]] QList<QPair<QString, const QAbstractItemModel*>> tables() const override;
+    [[nodiscard]] const WhatIfTableModel& whatIfs() const { return *whatIfs_; }
+    [[nodiscard]] const FiguresModel& figures() const { return *figures_; }
+    [[nodiscard]] QString errorText() const;
+    [[nodiscard]] const AnalysisPtr& analysis() const { return analysis_; }
+
+  signals:
+    /// The view finished drawing `analysis` (charts and tables updated).
+    void shown();
+
+  private:
+    ScenarioDocument& doc_;
+    AnalysisPtr analysis_;
+    QLabel* banner_;
+    QLabel* summary_;
+    QLabel* prefill_;
+    QLabel* decode_;
+    QLabel* capacity_;
+    ChartPanel* memory_;
+    ChartPanel* roofline_;
+    FiguresModel* figures_;
+    MemoryTableModel* memoryTable_;
+    WhatIfTableModel* whatIfs_;
+    QTableView* whatIfView_;
+};
+
+/// The simulation tab: runs the discrete-event simulator through the runner with progress and
+/// cancel, then shows the latency CDFs, throughput, queue, KV use and power over time, SLO
+/// attainment per class and the summaries.
+class SimulationView : public QWidget, public ExportableView {
+    Q_OBJECT
+  public:
+    SimulationView(ScenarioDocument& doc, Runner& runner, QWidget* parent = nullptr);
+    /// Starts a run of the document's scenario (`requests` overrides the count when > 0).
+    void start();
+    void cancel();
+    [[nodiscard]] QList<ChartPanel*> charts() const override;
+    [[nodiscard]] QList<QPair<QString, const QAbstractItemModel*>> tables() const override;
+    [[nodiscard]] const SimOutcomePtr& outcome() const { return outcome_; }
+
+  signals:
+    /// A run finished (or failed) and the charts show it.
+    void shown();
+
+  private:
+    void finished(const SimOutcomePtr& outcome);
+
+    ScenarioDocument& doc_;
+    Runner& runner_;
+    SimOutcomePtr outcome_;
+    QPushButton* run_;
+    QPushButton* cancel_;
+    QSpinBox* requests_;
+    QProgressBar* progress_;
+    QLabel* banner_;
+    ChartPanel* power_;
+    ChartPanel* ttft_;
+    ChartPanel* tpot_;
+    ChartPanel* e2e_;
+    ChartPanel* throughput_;
+    ChartPanel* queue_;
+    ChartPanel* kv_;
+    ChartPanel* slo_;
+    FiguresModel* summary_;
+    ClassTableModel* classes_;
+};
+
+/// Power, racks and cost: the power estimate, the rack layout and its binding limit, monthly
+/// cost own vs rent, cost per million tokens and rent vs buy over time; with the rack and cost
+/// settings of the scenario.
+class PowerCostView : public QWidget, public ExportableView {
+    Q_OBJECT
+  public:
+    PowerCostView(ScenarioDocument& doc, QWidget* parent = nullptr);
+    void showAnalysis(const AnalysisPtr& a);
+    [[nodiscard]] QList<ChartPanel*> charts() const override;
+    [[nodiscard]] QList<QPair<QString, const QAbstractItemModel*>> tables() const override;
+
+  public slots:
+    void refresh();
+
+  private:
+    ScenarioDocument& doc_;
+    bool refreshing_ = false;
+    QLabel* banner_;
+    QLabel* headline_;
+    ChartPanel* monthly_;
+    ChartPanel* rentVsBuy_;
+    ChartPanel* rack_;
+    FiguresModel* power_;
+    FiguresModel* rackFigures_;
+    FiguresModel* cost_;
+    QDoubleSpinBox* years_;
+    QDoubleSpinBox* residual_;
+    QDoubleSpinBox* maintenance_;
+    QDoubleSpinBox* hours_;
+    QComboBox* offHours_;
+    QDoubleSpinBox* amps_;
+    QDoubleSpinBox* volts_;
+    QComboBox* phases_;
+    QComboBox* cooling_;
+    QSpinBox* nodesPerRack_;
+};
+
+/// The training planner: memory per GPU by stage, the step-time breakdown, MFU, time and cost
+/// to train, and the top layouts of the search; with the job's settings.
+class TrainingView : public QWidget, public ExportableView {
+    Q_OBJECT
+  public:
+    TrainingView(ScenarioDocument& doc, Runner& runner, QWidget* parent = nullptr);
+    void showAnalysis(const AnalysisPtr& a);
+    /// Runs the layout search for the document's scenario.
+    void search();
+    [[nodiscard]] QList<ChartPanel*> charts() const override;
+    [[nodiscard]] QList<QPair<QString, const QAbstractItemModel*>> tables() const override;
+
+  public slots:
+    void refresh();
+
+  private:
+    ScenarioDocument& doc_;
+    Runner& runner_;
+    bool refreshing_ = false;
+    QLabel* banner_;
+    QCheckBox* enabled_;
+    QDoubleSpinBox* tokens_;
+    QSpinBox* globalBatch_;
+    QSpinBox* seqLen_;
+    QSpinBox* tp_;
+    QSpinBox* pp_;
+    QSpinBox* cp_;
+    QSpinBox* zero_;
+    QSpinBox* microBatch_;
+    QComboBox* recompute_;
+    QComboBox* method_;
+    QPushButton* search_;
+    QLabel* searchStatus_;
+    ChartPanel* memory_;
+    ChartPanel* step_;
+    FiguresModel* figures_;
+    LayoutTableModel* layouts_;
+    QTableView* layoutView_;
+};
+
+/// Up to four pinned configurations side by side for the current workload.
+class CompareView : public QWidget, public ExportableView {
+    Q_OBJECT
+  public:
+    static constexpr int kMaxPinned = 4;
+    CompareView(ScenarioDocument& doc, Runner& runner, QWidget* parent = nullptr);
+    /// Pins the document's current configuration; false when four are pinned already.
+    bool pinCurrent();
+    void clear();
+    [[nodiscard]] int pinnedCount() const { return static_cast<int>(pinned_.size()); }
+    [[nodiscard]] QList<ChartPanel*> charts() const override;
+    [[nodiscard]] QList<QPair<QString, const QAbstractItemModel*>> tables() const override;
+    [[nodiscard]] const CompareTableModel& table() const { return *table_; }
+
+  public slots:
+    /// Re-evaluates the pinned configurations with the document's current workload.
+    void recompute();
+
+  signals:
+    void shown();
+
+  private:
+    void showComparison(const ComparisonPtr& c);
+
+    ScenarioDocument& doc_;
+    Runner& runner_;
+    std::vector<model::Scenario> pinned_;
+    QStringList names_;
+    QPushButton* pin_;
+    QPushButton* clear_;
+    QLabel* note_;
+    CompareTableModel* table_;
+    ChartPanel* throughput_;
+    ChartPanel* perGpu_;
+    ChartPanel* tpot_;
+    ChartPanel* cost_;
+};
+
+} // namespace gpuplan::gui

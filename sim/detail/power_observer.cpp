@@ -1,0 +1,159 @@
+#include "sim/detail/power_observer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuplan::sim::detail {
+
+PowerObserver::PowerObserver(PowerSetup setup) : s_(std::move(setup)) {
+    s_.replica_gpus = std::max(1, s_.replica_gpus);
+    s_.nodes_per_rack = std::max(1, s_.nodes_per_rack);
+}
+
+PowerObserver::Replica& PowerObserver::at(int replica) {
+    const auto i = static_cast<std::size_t>(replica);
+    if (replicas_.size() <= i) {
+        replicas_.resize(i + 1);
+    }
+    return replicas_[i];
+}
+
+void PowerObserver::replica_up(int replica, Tick at_tick) { at(replica).up = at_tick; }
+
+void PowerObserver::add_extra(Replica& r, Tick a, Tick b, double watts) {
+    if (b <= a || watts == 0) {
+        return;
+    }
+    const auto first = static_cast<std::size_t>(a / kTicksPerSecond);
+    const auto last = static_cast<std::size_t>((b - 1) / kTicksPerSecond);
+    if (r.extra.size() <= last) {
+        r.extra.resize(last + 1, 0.0);
+    }
+    for (std::size_t i = first; i <= last; ++i) {
+        const Tick lo = std::max<Tick>(a, static_cast<Tick>(i) * kTicksPerSecond);
+        const Tick hi = std::min<Tick>(b, static_cast<Tick>(i + 1) * kTicksPerSecond);
+        r.extra[i] += watts * tick_s(hi - lo);
+    }
+}
+
+double PowerObserver::step(int replica, Tick start, Tick compute_end, Tick end,
+                           const model::StepCost* cost, double clock) {
+    Replica& r = at(replica);
+    compute_end = cost ? std::clamp(compute_end, start, end) : start;
+    const double resident = s_.levels.resident.si();
+    double p = resident;
+    if (cost) {
+        // The activity is measured against the datasheet rates on the step as costed at this
+        // clock (model/power.hpp); the clock enters through the energy per operation.
+        const model::StepActivity a = model::step_activity(*cost, s_.peak, s_.bandwidth);
+        p = model::step_power(a, s_.levels, s_.model, clock).si();
+    }
+    const double compute_s = tick_s(compute_end - start);
+    const double total_s = tick_s(end - start);
+    add_extra(r, start, compute_end, p - resident);
+    const double energy = p * compute_s + resident * (total_s - compute_s);
+    r.busy += end - start;
+    r.busy_energy += energy;
+    peak_step_ = std::max(peak_step_, p);
+    clock_time_ += clock * compute_s;
+    compute_time_ += compute_s;
+    if (clock < 1.0) {
+        capped_time_ += compute_s;
+    }
+    return total_s > 0 ? energy / total_s : p;
+}
+
+void PowerObserver::finish(Tick end, std::int64_t output_tokens, std::int64_t completed,
+                           SimResult& out) const {
+    PowerResult& pr = out.power;
+    pr = PowerResult{};
+    pr.modelled = true;
+    pr.notes = s_.notes;
+    pr.limit_w = s_.limit.per_gpu.si();
+    pr.limit_source = model::to_string(s_.limit.source);
+    pr.capped = s_.limit.per_gpu < s_.levels.board;
+    pr.idle_w = s_.levels.idle.si();
+    pr.resident_w = s_.levels.resident.si();
+    pr.board_w = s_.levels.board.si();
+    pr.pue = s_.pue;
+    pr.span_s = tick_s(std::max<Tick>(end, 0));
+    const int rg = s_.replica_gpus;
+    const int per_node = std::max(1, s_.node.gpus);
+    pr.gpus = static_cast<int>(replicas_.size()) * rg;
+    pr.nodes = (pr.gpus + per_node - 1) / per_node;
+    pr.nodes_per_rack = s_.nodes_per_rack;
+    pr.racks = (pr.nodes + s_.nodes_per_rack - 1) / s_.nodes_per_rack;
+    const double psu = s_.model.psu_efficiency > 0 ? s_.model.psu_efficiency : 1.0;
+    const double host = s_.node.host.si();
+
+    // Per replica: baseline (idle before up, resident after) plus the steps' extra energy.
+    const auto nbins = static_cast<std::size_t>((std::max<Tick>(end, 0) + kTicksPerSecond - 1) / kTicksPerSecond);
+    const auto overlap = [](Tick a, Tick b, Tick lo, Tick hi) {
+        return tick_s(std::max<Tick>(0, std::min(b, hi) - std::max(a, lo)));
+    };
+    pr.gpu_w.assign(replicas_.size(), std::vector<double>(nbins, 0.0));
+    double gpu_energy = 0;
+    for (std::size_t r = 0; r < replicas_.size(); ++r) {
+        const Replica& rep = replicas_[r];
+        const Tick up = std::clamp<Tick>(rep.up, 0, std::max<Tick>(end, 0));
+        for (std::size_t i = 0; i < nbins; ++i) {
+            const Tick lo = static_cast<Tick>(i) * kTicksPerSecond;
+            const Tick hi = std::min<Tick>(end, lo + kTicksPerSecond);
+            const double joules = pr.idle_w * overlap(0, up, lo, hi) +
+                                  pr.resident_w * overlap(up, end, lo, hi) +
+                                  (i < rep.extra.size() ? rep.extra[i] : 0.0);
+            gpu_energy += joules * rg;
+            pr.gpu_w[r][i] = joules / tick_s(hi - lo);
+        }
+        pr.busy_energy_j += rep.busy_energy * rg;
+    }
+    pr.gpu_energy_j = gpu_energy;
+    pr.host_energy_j = host * (static_cast<double>(pr.gpus) / per_node) * pr.span_s;
+    pr.energy_j = pr.gpu_energy_j / psu + pr.host_energy_j;
+    pr.facility_energy_j = pr.energy_j * pr.pue;
+    if (pr.span_s > 0) {
+        pr.avg_power_w = pr.energy_j / pr.span_s;
+        if (pr.gpus > 0) {
+            pr.gpu_avg_power_w = pr.gpu_energy_j / (pr.gpus * pr.span_s);
+        }
+    }
+    pr.gpu_peak_power_w = peak_step_;
+    if (output_tokens > 0) {
+        pr.energy_j_per_token = pr.facility_energy_j / static_cast<double>(output_tokens);
+    }
+    if (completed > 0) {
+        pr.energy_j_per_request = pr.facility_energy_j / static_cast<double>(completed);
+    }
+    if (compute_time_ > 0) {
+        pr.mean_clock = clock_time_ / compute_time_;
+        pr.capped_time_share = capped_time_ / compute_time_;
+    }
+
+    // Nodes are filled with GPUs in replica order; a partly used node carries its host share.
+    pr.node_w.assign(static_cast<std::size_t>(pr.nodes), std::vector<double>(nbins, 0.0));
+    for (int g = 0; g < pr.gpus; ++g) {
+        const auto& src = pr.gpu_w[static_cast<std::size_t>(g / rg)];
+        auto& dst = pr.node_w[static_cast<std::size_t>(g / per_node)];
+        for (std::size_t i = 0; i < nbins; ++i) {
+            dst[i] += src[i] / psu + host / per_node;
+        }
+    }
+    pr.rack_w.assign(static_cast<std::size_t>(pr.racks), std::vector<double>(nbins, 0.0));
+    pr.total_w.assign(nbins, 0.0);
+    for (int n = 0; n < pr.nodes; ++n) {
+        auto& rack = pr.rack_w[static_cast<std::size_t>(n / s_.nodes_per_rack)];
+        const auto& node = pr.node_w[static_cast<std::size_t>(n)];
+        for (std::size_t i = 0; i < nbins; ++i) {
+            rack[i] += node[i];
+            pr.total_w[i] += node[i];
+        }
+    }
+    for (std::size_t i = 0; i < nbins; ++i) {
+        pr.peak_power_w = std::max(pr.peak_power_w, pr.total_w[i]);
+        if (i < out.series.size()) {
+            out.series[i].power_w = pr.total_w[i];
+        }
+    }
+}
+
+}  // namespace gpuplan::sim::detail

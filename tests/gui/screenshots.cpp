@@ -1,0 +1,99 @@
+// Writes a screenshot of every tab of gpuplan-gui to the folder given (docs/images through the
+// `screenshots` target), each on an example scenario, drawn on Qt's offscreen platform.
+#include "gui/main_window.hpp"
+#include "gui/views.hpp"
+#include "hwdb/database.hpp"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QDir>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTabWidget>
+
+#include <iostream>
+
+using gpuplan::gui::MainWindow;
+
+namespace {
+
+QString example(const char* name) {
+    return QString::fromStdString(std::string(GPUPLAN_SOURCE_DIR) + "/examples/" + name);
+}
+
+bool open(MainWindow& w, const char* file) {
+    QSignalSpy shown(&w, &MainWindow::analysisShown);
+    QString error;
+    if (!w.openFile(example(file), &error)) {
+        std::cerr << "cannot open " << file << ": " << error.toStdString() << '\n';
+        return false;
+    }
+    return shown.wait(30000);
+}
+
+bool save(MainWindow& w, const QDir& dir, const char* name) {
+    QApplication::processEvents();
+    w.repaint();
+    const QString path = dir.filePath(QString::fromLatin1(name));
+    if (!w.grab().save(path, "PNG")) {
+        std::cerr << "cannot write " << path.toStdString() << '\n';
+        return false;
+    }
+    std::cout << "wrote " << path.toStdString() << '\n';
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) {
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    }
+    QApplication app(argc, argv);
+    const QDir dir(argc > 1 ? QString::fromLocal8Bit(argv[1]) : QStringLiteral("."));
+    QDir().mkpath(dir.path());
+    const auto db = gpuplan::hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    MainWindow w(db);
+    w.setDebounce(0);
+    w.resize(1680, 1020);
+    w.show();
+    bool ok = true;
+
+    ok &= open(w, "llama70b-4xh100.yaml");
+    w.tabs().setCurrentWidget(&w.planning());
+    ok &= save(w, dir, "gui-planning.png");
+
+    ok &= open(w, "simulate-chat.yaml");
+    w.tabs().setCurrentWidget(&w.simulation());
+    w.findChild<QSpinBox*>(QStringLiteral("sim_requests"))->setValue(600);
+    QSignalSpy done(&w.runner(), &gpuplan::gui::Runner::simulationFinished);
+    w.simulation().start();
+    ok &= done.wait(300000);
+    ok &= save(w, dir, "gui-simulation.png");
+
+    ok &= open(w, "cost-rent-vs-buy.yaml");
+    w.tabs().setCurrentWidget(&w.powerCost());
+    ok &= save(w, dir, "gui-power-cost.png");
+
+    ok &= open(w, "train-llama70b-2x8xh100.yaml");
+    w.tabs().setCurrentWidget(&w.training());
+    QSignalSpy searched(&w.runner(), &gpuplan::gui::Runner::layoutSearchReady);
+    w.training().search();
+    ok &= searched.wait(300000);
+    ok &= save(w, dir, "gui-training.png");
+
+    // Llama-3.1-70B on 4 x H100, on 2 x H200 and on 8 x H100 (2 replicas).
+    ok &= open(w, "llama70b-4xh100.yaml");
+    w.tabs().setCurrentWidget(&w.compare());
+    QSignalSpy compared(&w.compare(), &gpuplan::gui::CompareView::shown);
+    w.compare().pinCurrent();
+    auto* dp = w.findChild<QSpinBox*>(QStringLiteral("dp"));
+    dp->setValue(2);
+    w.compare().pinCurrent();
+    open(w, "llama70b-2xh200.yaml");
+    w.compare().pinCurrent();
+    while (w.compare().table().columnCount() < 4 && compared.wait(30000)) {
+    }
+    ok &= save(w, dir, "gui-compare.png");
+    return ok ? 0 : 1;
+}
