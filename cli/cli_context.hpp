@@ -43,5 +43,6 @@ int run_calib_import(CliContext& ctx);
 int run_calib_fit(CliContext& ctx);
 int run_calib_validate(CliContext& ctx);
 int run_simulate(CliContext& ctx);
+int run_plan(CliContext& ctx);
 
 }  // namespace gpuplan::cli

@@ -32,6 +32,7 @@ constexpr Subcommand kSubcommands[] = {
     {"calib fit", gpuplan::cli::run_calib_fit, "fit an efficiency profile to measured points"},
     {"calib validate", gpuplan::cli::run_calib_validate, "model error vs measurements, fitted and default profile"},
     {"simulate", gpuplan::cli::run_simulate, "discrete-event serving simulation: latency tails, queues, goodput"},
+    {"plan", gpuplan::cli::run_plan, "sizing search: cheapest GPUs, layout and precision that meet the SLOs"},
 };
 
 void print_usage(std::ostream& out) {

@@ -122,7 +122,7 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
     const auto& w = s.workload;
     const double band = e.error_band.p90;
     out << "\nspeed for " << w.input_tokens << " input + " << w.output_tokens << " output tokens, "
-        << w.concurrency << " sequences in flight (error band ±" << fixed(band * 100, 0) << " % P90)\n";
+        << w.concurrency << " sequences in flight (error band ±" << fixed(band * 100, 0) << " % P90 per kernel; whole steps: docs/calibration.md §5b)\n";
     Table t({"figure", "value", "MFU", "MBU"});
     t.add_row({"TTFT (alone)", ms(e.ttft), pct(e.prefill.mfu), pct(e.prefill.mbu)});
     t.add_row({"TTFT (under load)", ms(e.ttft_loaded), "", ""});

@@ -1,5 +1,7 @@
 #include "gui/analysis.hpp"
 
+#include "hwdb/profile_loader.hpp"
+#include "hwdb/scenario_loader.hpp"
 #include "model/error.hpp"
 #include "model/memory.hpp"
 #include "model/precision.hpp"
@@ -10,9 +12,39 @@
 
 namespace gpuplan::gui {
 
-model::EfficiencyProfile profile_for(const model::AcceleratorSpec&) {
-    // The CLI's choose_profile() uses the built-in profile; the app must show the same numbers.
-    return model::default_profile();
+Core::Core(const hwdb::Database& db, std::vector<std::filesystem::path> hwdb_folders) : db_(db) {
+    for (const auto& f : hwdb_folders) {
+        profile_folders_.push_back(f / "profiles");
+    }
+}
+
+model::EfficiencyProfile Core::profile_for(const model::AcceleratorSpec& gpu) const {
+    const std::lock_guard lock(mutex_);
+    if (const auto it = profiles_.find(gpu.name); it != profiles_.end()) {
+        return it->second;
+    }
+    // The CLI's choose_profile() without --profile: the app must show the same numbers.
+    model::EfficiencyProfile p =
+        hwdb::find_profile_for_gpu(profile_folders_, gpu).value_or(model::default_profile());
+    profiles_.emplace(gpu.name, p);
+    return p;
+}
+
+const model::ServerSpec* Core::server_of(const model::Scenario& s) const {
+    if (s.node_ref.empty()) {
+        return nullptr;
+    }
+    try {
+        return &db_.server(s.node_ref);
+    } catch (const InputError&) {
+        return nullptr;
+    }
+}
+
+model::NodePower Core::node_of(const model::Scenario& s) const {
+    const model::ServerSpec* server = server_of(s);
+    return server ? model::node_power_of(*server, s.power_model)
+                  : model::unknown_node(s.deployment.gpus_per_node, s.power_model);
 }
 
 std::optional<model::Price> hourly_rent(const model::Scenario& s) {
@@ -43,38 +75,50 @@ std::vector<model::AcceleratorSpec> what_if_candidates(const hwdb::Database& db,
 
 namespace {
 
-const model::ServerSpec* server_of(const model::Scenario& s, const hwdb::Database& db) {
-    if (s.node_ref.empty()) {
-        return nullptr;
+std::optional<BytesPerSecond> host_link_bandwidth(const hwdb::Database& db, const model::AcceleratorSpec& gpu) {
+    if (gpu.host_link.empty()) {
+        return std::nullopt;
     }
     try {
-        return &db.server(s.node_ref);
+        return db.interconnect(gpu.host_link).bandwidth_per_direction;
     } catch (const InputError&) {
-        return nullptr;
+        return std::nullopt;  // the loader keeps the simulator's default then, too
     }
 }
 
-model::NodePower node_of(const model::Scenario& s, const model::ServerSpec* server) {
-    return server ? model::node_power_of(*server, s.power_model)
-                  : model::unknown_node(s.deployment.gpus_per_node, s.power_model);
+/// Re-derives the swap bandwidth after the accelerator changed from `old_gpu`.
+void follow_swap_bandwidth(model::Scenario& s, const hwdb::Database& db, const model::AcceleratorSpec& old_gpu) {
+    auto& swap = s.scheduler.swap_bandwidth;
+    const auto old_host = host_link_bandwidth(db, old_gpu);
+    if (!swap || (old_host && *swap == *old_host)) {
+        swap = host_link_bandwidth(db, s.deployment.gpu);
+    }
 }
 
 } // namespace
 
-Analysis analyze(const model::Scenario& s, const hwdb::Database& db, const AnalysisParts& parts) {
+void change_hardware(model::Scenario& s, const hwdb::Database& db, const std::string& accelerator,
+                     const std::string& node) {
+    const model::AcceleratorSpec old = s.deployment.gpu;
+    hwdb::set_hardware(s, db, accelerator, node);
+    follow_swap_bandwidth(s, db, old);
+}
+
+Analysis analyze(const model::Scenario& s, const Core& core, const AnalysisParts& parts) {
     const auto start = std::chrono::steady_clock::now();
     Analysis a;
     a.scenario = s;
     const auto& d = s.deployment;
-    const model::EfficiencyProfile profile = profile_for(d.gpu);
+    const hwdb::Database& db = core.db();
+    const model::EfficiencyProfile profile = core.profile_for(d.gpu);
     a.bottleneck = model::find_bottleneck(d, s.workload, profile);
     if (parts.what_ifs) {
         const auto candidates = what_if_candidates(db, d.gpu);
         a.what_ifs = model::what_ifs(d, s.workload, profile, candidates);
     }
     if (parts.power_cost) {
-        const model::ServerSpec* server = server_of(s, db);
-        const model::NodePower node = node_of(s, server);
+        const model::ServerSpec* server = core.server_of(s);
+        const model::NodePower node = core.node_of(s);
         try {
             a.power = model::estimate_power(d, s.workload, profile, s.power_model, s.power, node,
                                             s.slo, s.rack.nodes_per_rack);
@@ -191,9 +235,11 @@ bool apply_what_if(model::Scenario& s, const model::WhatIf& x, const hwdb::Datab
         if (!g) {
             return false;
         }
+        const model::AcceleratorSpec old = d.gpu;
         d.gpu = *g;
         s.accelerator_ref = g->name;
         s.node_ref.clear();
+        follow_swap_bandwidth(s, db, old);
         return true;
     }
     return false;

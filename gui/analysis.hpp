@@ -16,6 +16,9 @@
 #include "model/training.hpp"
 #include "sim/result.hpp"
 
+#include <filesystem>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,9 +55,32 @@ struct Analysis {
     [[nodiscard]] const model::ServingEstimate& serving() const { return bottleneck.estimate; }
 };
 
-/// The efficiency profile the app uses for `gpu`: the same choice as the CLI (the built-in
-/// spec-sheet profile).
-[[nodiscard]] model::EfficiencyProfile profile_for(const model::AcceleratorSpec& gpu);
+/// What the app reads besides the scenario: the hardware database, the efficiency profiles
+/// and the nodes' power figures, resolved as the CLI resolves them. Thread-safe: the runner's
+/// jobs share one.
+class Core {
+  public:
+    /// `db` must outlive the Core; `hwdb_folders` are the folders it was loaded from, whose
+    /// profiles/ subfolders hold efficiency profiles (later folders win, as in the CLI).
+    explicit Core(const hwdb::Database& db,
+                  std::vector<std::filesystem::path> hwdb_folders = hwdb::default_folders({}));
+
+    [[nodiscard]] const hwdb::Database& db() const { return db_; }
+    /// The profile for `gpu`, chosen as the CLI's choose_profile() does: one measured on it
+    /// (or borrowed from its architecture) in a profiles folder, else model::default_profile().
+    /// Each GPU's files are read once. Throws ConfigError for a bad profile file.
+    [[nodiscard]] model::EfficiencyProfile profile_for(const model::AcceleratorSpec& gpu) const;
+    /// The scenario's hwdb server, or null when it names none.
+    [[nodiscard]] const model::ServerSpec* server_of(const model::Scenario& s) const;
+    /// The scenario's node as power figures (its server, else an unknown node).
+    [[nodiscard]] model::NodePower node_of(const model::Scenario& s) const;
+
+  private:
+    const hwdb::Database& db_;
+    std::vector<std::filesystem::path> profile_folders_;
+    mutable std::mutex mutex_;
+    mutable std::map<std::string, model::EfficiencyProfile> profiles_;
+};
 
 /// The rent per GPU-hour: the scenario's price, else the accelerator's newest USD cloud price
 /// in hwdb (the CLI's rule); nullopt when neither exists.
@@ -68,8 +94,15 @@ struct Analysis {
 /// Runs the analytic model and, per `parts`, the what-ifs, power, racks, cost and training.
 /// Throws InputError when the serving estimate itself fails (an invalid deployment or
 /// workload); failures of the optional parts are recorded in the result instead.
-[[nodiscard]] Analysis analyze(const model::Scenario& s, const hwdb::Database& db,
+[[nodiscard]] Analysis analyze(const model::Scenario& s, const Core& core,
                                const AnalysisParts& parts = {});
+
+/// Sets the scenario's accelerator and node as hwdb::set_hardware does, and, as the scenario
+/// loader does, the swap bandwidth to the accelerator's host link when it was unset or taken
+/// from the previous accelerator's (so a scenario built in the app saves and loads back equal).
+/// Throws InputError for unknown names.
+void change_hardware(model::Scenario& s, const hwdb::Database& db, const std::string& accelerator,
+                     const std::string& node);
 
 /// Applies a what-if (by its key, as model::what_ifs names it) to the scenario: the same change
 /// the what-if was estimated with. Returns false when the key is unknown or not applicable.

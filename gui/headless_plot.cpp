@@ -38,7 +38,7 @@ void render(const QString& key, const QDir& dir, QSize size, PlotFiles& out,
 
 } // namespace
 
-PlotFiles render_plots(const model::Scenario& s, const hwdb::Database& db, const QString& folder,
+PlotFiles render_plots(const model::Scenario& s, const Core& core, const QString& folder,
                        bool simulate, std::optional<int> requests, QSize size) {
     QDir dir(folder);
     if (!dir.exists() && !QDir().mkpath(folder)) {
@@ -47,7 +47,7 @@ PlotFiles render_plots(const model::Scenario& s, const hwdb::Database& db, const
     PlotFiles out;
     AnalysisParts parts;
     parts.what_ifs = false;
-    const Analysis a = analyze(s, db, parts);
+    const Analysis a = analyze(s, core, parts);
     const auto& e = a.serving();
     render(QStringLiteral("memory"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::memory(p, e.memory); });
     if (e.memory.fits) {
@@ -82,6 +82,8 @@ PlotFiles render_plots(const model::Scenario& s, const hwdb::Database& db, const
         sim::SimOptions o;
         o.keep_requests = true;
         o.requests = requests;
+        o.profile = core.profile_for(s.deployment.gpu);
+        o.node = core.node_of(s);
         const sim::SimResult r = sim::simulate(s, o);
         if (!r.ok) {
             QStringList reasons;

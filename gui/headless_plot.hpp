@@ -3,6 +3,7 @@
 /// `gpuplan-plot` and so for the CLI's `--plot DIR`. The same ChartAdapter draws them as in
 /// the desktop app.
 
+#include "gui/analysis.hpp"
 #include "hwdb/database.hpp"
 #include "model/scenario.hpp"
 
@@ -27,7 +28,7 @@ struct PlotFiles {
 /// queue.png, kv_use.png, power.png, slo_attainment.png). `requests` overrides the simulated request
 /// count. Needs a QApplication. Throws InputError when the scenario cannot be estimated or
 /// simulated, or the folder cannot be written.
-PlotFiles render_plots(const model::Scenario& s, const hwdb::Database& db, const QString& folder,
+PlotFiles render_plots(const model::Scenario& s, const Core& core, const QString& folder,
                        bool simulate, std::optional<int> requests = std::nullopt,
                        QSize size = QSize(1100, 680));
 

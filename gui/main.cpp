@@ -32,8 +32,9 @@ int main(int argc, char** argv) {
         extra.emplace_back(d.toStdString());
     }
     std::optional<gpuplan::hwdb::Database> db;
+    const auto folders = gpuplan::hwdb::default_folders(extra);
     try {
-        db = gpuplan::hwdb::Database::load(gpuplan::hwdb::default_folders(extra));
+        db = gpuplan::hwdb::Database::load(folders);
     } catch (const std::exception& e) {
         // Without a hardware database nothing can be planned: say why and stop.
         std::cerr << "error: " << e.what() << '\n';
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
                               QStringLiteral("Cannot load the hardware database:\n") + gpuplan::gui::qs(e.what()));
         return 2;
     }
-    gpuplan::gui::MainWindow window(*db);
+    gpuplan::gui::MainWindow window(*db, folders);
     const QStringList files = parser.positionalArguments();
     if (!files.isEmpty()) {
         window.openFile(files.first());

@@ -35,10 +35,11 @@ QSettings settings() {
 
 } // namespace
 
-MainWindow::MainWindow(const hwdb::Database& db, QWidget* parent)
-    : QMainWindow(parent), db_(db) {
+MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::path> hwdb_folders,
+                       QWidget* parent)
+    : QMainWindow(parent), db_(db), core_(db, std::move(hwdb_folders)) {
     doc_ = new ScenarioDocument(db_, default_scenario(db_), this);
-    runner_ = new Runner(db_, this);
+    runner_ = new Runner(core_, this);
     panel_ = new ScenarioPanel(*doc_);
     planning_ = new PlanningView(*doc_);
     simulation_ = new SimulationView(*doc_, *runner_);
@@ -67,9 +68,9 @@ MainWindow::MainWindow(const hwdb::Database& db, QWidget* parent)
     connect(doc_, &ScenarioDocument::scenarioChanged, this, &MainWindow::scheduleAnalysis);
     connect(doc_, &ScenarioDocument::fileStateChanged, this, &MainWindow::updateTitle);
     connect(runner_, &Runner::analysisReady, this, [this](const AnalysisPtr& a) {
-        planning_->showAnalysis(a);
-        powerCost_->showAnalysis(a);
-        training_->showAnalysis(a);
+        // Only the visible tab draws now; the others draw when they are shown.
+        latest_ = a;
+        showLatest();
         lastLatencyMs_ = sinceEdit_.isValid() ? static_cast<double>(sinceEdit_.nsecsElapsed()) / 1e6 : -1;
         statusBar()->showMessage(tr("estimated in %1 ms (edit to display %2 ms)")
                                      .arg(a->compute_ms, 0, 'f', 1)
@@ -82,6 +83,7 @@ MainWindow::MainWindow(const hwdb::Database& db, QWidget* parent)
         statusBar()->showMessage(tr("the scenario cannot be estimated; see the Planning tab"));
         emit analysisShown(lastLatencyMs_);
     });
+    connect(tabs_, &QTabWidget::currentChanged, this, [this] { showLatest(); });
     resize(1500, 940);
     updateTitle();
     scheduleAnalysis();
@@ -90,6 +92,25 @@ MainWindow::MainWindow(const hwdb::Database& db, QWidget* parent)
 MainWindow::~MainWindow() {
     runner_->cancelSimulation();
     runner_->waitForIdle();
+    // The undo stack signals "clean" while it is destroyed; nobody may listen by then.
+    doc_->blockSignals(true);
+    runner_->blockSignals(true);
+}
+
+void MainWindow::showLatest() {
+    if (!latest_) {
+        return;
+    }
+    QWidget* current = tabs_->currentWidget();
+    const auto show = [&](QWidget* view, const auto& draw) {
+        if (view == current && shownIn_[view] != latest_) {
+            draw();
+            shownIn_[view] = latest_;
+        }
+    };
+    show(planning_, [&] { planning_->showAnalysis(latest_); });
+    show(powerCost_, [&] { powerCost_->showAnalysis(latest_); });
+    show(training_, [&] { training_->showAnalysis(latest_); });
 }
 
 void MainWindow::setDebounce(int ms) {

@@ -12,6 +12,8 @@
 #include <QStringList>
 #include <QTimer>
 
+#include <map>
+
 class QMenu;
 class QTabWidget;
 
@@ -28,8 +30,11 @@ class TrainingView;
 class MainWindow : public QMainWindow {
     Q_OBJECT
   public:
-    /// `db` must outlive the window.
-    explicit MainWindow(const hwdb::Database& db, QWidget* parent = nullptr);
+    /// `db` must outlive the window; `hwdb_folders` are the folders it was loaded from (their
+    /// profiles/ subfolders hold the efficiency profiles).
+    explicit MainWindow(const hwdb::Database& db,
+                        std::vector<std::filesystem::path> hwdb_folders = hwdb::default_folders({}),
+                        QWidget* parent = nullptr);
     ~MainWindow() override;
 
     /// Opens a scenario file; shows the error in a dialog (or returns it) when it fails.
@@ -59,7 +64,8 @@ class MainWindow : public QMainWindow {
     [[nodiscard]] QStringList recentFiles() const;
 
   signals:
-    /// An analysis was shown in every tab; `ms` is the time since the edit that caused it.
+    /// An analysis was shown in the visible tab (the others draw it when they are shown); `ms`
+    /// is the time since the edit that caused it.
     void analysisShown(double ms);
 
   protected:
@@ -67,6 +73,7 @@ class MainWindow : public QMainWindow {
 
   private:
     void buildMenus();
+    void showLatest();
     void scheduleAnalysis();
     void updateTitle();
     void addRecent(const QString& path);
@@ -75,6 +82,7 @@ class MainWindow : public QMainWindow {
     [[nodiscard]] ExportableView* currentView() const;
 
     const hwdb::Database& db_;
+    Core core_;
     ScenarioDocument* doc_;
     Runner* runner_;
     ScenarioPanel* panel_;
@@ -85,6 +93,8 @@ class MainWindow : public QMainWindow {
     TrainingView* training_;
     CompareView* compare_;
     QMenu* recentMenu_ = nullptr;
+    AnalysisPtr latest_;                      ///< the newest analysis
+    std::map<QWidget*, AnalysisPtr> shownIn_; ///< what each tab last drew
     QTimer debounce_;
     QElapsedTimer sinceEdit_;
     double lastLatencyMs_ = -1;

@@ -71,9 +71,11 @@ int main(int argc, char** argv) {
     }
     QApplication app(argc, argv);
     try {
-        const auto db = gpuplan::hwdb::Database::load(gpuplan::hwdb::default_folders(extra));
+        const auto folders = gpuplan::hwdb::default_folders(extra);
+        const auto db = gpuplan::hwdb::Database::load(folders);
+        const gpuplan::gui::Core core(db, folders);
         const gpuplan::model::Scenario s = gpuplan::hwdb::load_scenario(scenario, db);
-        const auto result = gpuplan::gui::render_plots(s, db, QString::fromStdString(out), simulate, requests);
+        const auto result = gpuplan::gui::render_plots(s, core, QString::fromStdString(out), simulate, requests);
         for (const QString& f : result.files) {
             std::cout << "wrote " << f.toStdString() << '\n';
         }

@@ -20,8 +20,8 @@ QString message_of(const std::exception& e, bool internal) {
 
 } // namespace
 
-Runner::Runner(const hwdb::Database& db, QObject* parent)
-    : QObject(parent), db_(db), last_progress_(std::make_shared<std::atomic<double>>(-1.0)) {
+Runner::Runner(const Core& core, QObject* parent)
+    : QObject(parent), core_(core), last_progress_(std::make_shared<std::atomic<double>>(-1.0)) {
     qRegisterMetaType<AnalysisPtr>();
     qRegisterMetaType<SimOutcomePtr>();
     qRegisterMetaType<ComparisonPtr>();
@@ -65,10 +65,10 @@ void Runner::requestAnalysis(model::Scenario s, AnalysisParts parts) {
 
 void Runner::startAnalysis(model::Scenario s, AnalysisParts parts) {
     emit analysisStarted();
-    const hwdb::Database* db = &db_;
-    analysis_.setFuture(QtConcurrent::run([s = std::move(s), parts, db]() -> AnalysisResult {
+    const Core* core = &core_;
+    analysis_.setFuture(QtConcurrent::run([s = std::move(s), parts, core]() -> AnalysisResult {
         try {
-            return {std::make_shared<const Analysis>(analyze(s, *db, parts)), {}};
+            return {std::make_shared<const Analysis>(analyze(s, *core, parts)), {}};
         } catch (const InputError& e) {
             return {nullptr, message_of(e, false)};
         } catch (const std::exception& e) {
@@ -104,7 +104,8 @@ void Runner::startSimulation(model::Scenario s, sim::SimOptions options) {
     const std::stop_token token = stop_.get_token();
     auto last = last_progress_;
     QPointer<Runner> self(this);
-    simulation_.setFuture(QtConcurrent::run([s = std::move(s), options, token, last, self]() {
+    const Core* core = &core_;
+    simulation_.setFuture(QtConcurrent::run([s = std::move(s), options, token, last, self, core]() mutable {
         const auto start = std::chrono::steady_clock::now();
         auto out = std::make_shared<SimOutcome>();
         // Reports at most every 1 % so that the GUI thread's queue stays short.
@@ -120,6 +121,13 @@ void Runner::startSimulation(model::Scenario s, sim::SimOptions options) {
             }
         };
         try {
+            // The CLI's choices: the GPU's efficiency profile and the scenario's node.
+            if (!options.profile) {
+                options.profile = core->profile_for(s.deployment.gpu);
+            }
+            if (!options.node) {
+                options.node = core->node_of(s);
+            }
             out->result = sim::simulate(s, options, token, progress);
         } catch (const InputError& e) {
             out->error = e.what();
@@ -138,15 +146,15 @@ void Runner::cancelSimulation() {
 
 void Runner::requestComparison(std::vector<model::Scenario> configs) {
     comparison_.waitForFinished();
-    const hwdb::Database* db = &db_;
-    comparison_.setFuture(QtConcurrent::run([configs = std::move(configs), db]() {
+    const Core* core = &core_;
+    comparison_.setFuture(QtConcurrent::run([configs = std::move(configs), core]() {
         auto out = std::make_shared<Comparison>();
         AnalysisParts parts;
         parts.what_ifs = false;
         parts.training = false;
         for (const auto& s : configs) {
             try {
-                out->analyses.emplace_back(analyze(s, *db, parts));
+                out->analyses.emplace_back(analyze(s, *core, parts));
                 out->errors.emplace_back();
             } catch (const std::exception& e) {
                 out->analyses.emplace_back(std::nullopt);
@@ -159,14 +167,14 @@ void Runner::requestComparison(std::vector<model::Scenario> configs) {
 
 void Runner::requestLayoutSearch(model::Scenario s) {
     search_.waitForFinished();
-    const hwdb::Database* db = &db_;
-    search_.setFuture(QtConcurrent::run([s = std::move(s), db]() -> AnalysisResult {
+    const Core* core = &core_;
+    search_.setFuture(QtConcurrent::run([s = std::move(s), core]() -> AnalysisResult {
         AnalysisParts parts;
         parts.what_ifs = false;
         parts.power_cost = false;
         parts.layout_search = true;
         try {
-            return {std::make_shared<const Analysis>(analyze(s, *db, parts)), {}};
+            return {std::make_shared<const Analysis>(analyze(s, *core, parts)), {}};
         } catch (const std::exception& e) {
             return {nullptr, QString::fromStdString(e.what())};
         }

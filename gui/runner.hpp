@@ -37,14 +37,15 @@ using ComparisonPtr = std::shared_ptr<const Comparison>;
 class Runner : public QObject {
     Q_OBJECT
   public:
-    /// `db` must outlive the runner (jobs read it concurrently; it is never modified).
-    explicit Runner(const hwdb::Database& db, QObject* parent = nullptr);
+    /// `core` must outlive the runner (jobs read it concurrently).
+    explicit Runner(const Core& core, QObject* parent = nullptr);
     ~Runner() override;
 
     /// Analyzes `s` off the GUI thread; analysisReady or analysisFailed follows. A request made
     /// while a job runs waits, replacing any request waiting before it.
     void requestAnalysis(model::Scenario s, AnalysisParts parts = {});
-    /// Starts a simulation (cancelling a running one); progress, then simulationFinished.
+    /// Starts a simulation (cancelling a running one) with the scenario's efficiency profile and
+    /// node, as the CLI's simulate; progress, then simulationFinished.
     void startSimulation(model::Scenario s, sim::SimOptions options = {});
     /// Asks a running simulation to stop; it finishes with result.stopped set.
     void cancelSimulation();
@@ -57,7 +58,7 @@ class Runner : public QObject {
     [[nodiscard]] bool analysisRunning() const { return analysis_.isRunning(); }
     [[nodiscard]] bool simulationRunning() const { return simulation_.isRunning(); }
     [[nodiscard]] bool searchRunning() const { return search_.isRunning(); }
-    [[nodiscard]] const hwdb::Database& database() const { return db_; }
+    [[nodiscard]] const Core& core() const { return core_; }
     /// Waits for every job (tests and shutdown).
     void waitForIdle();
 
@@ -78,7 +79,7 @@ class Runner : public QObject {
     void startAnalysis(model::Scenario s, AnalysisParts parts);
     void analysisDone();
 
-    const hwdb::Database& db_;
+    const Core& core_;
     QFutureWatcher<AnalysisResult> analysis_;
     std::optional<std::pair<model::Scenario, AnalysisParts>> pending_;
     QFutureWatcher<SimOutcomePtr> simulation_;

@@ -1,5 +1,6 @@
 #include "gui/scenario_document.hpp"
 
+#include "gui/analysis.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "hwdb/scenario_writer.hpp"
 #include "model/error.hpp"
@@ -89,7 +90,7 @@ model::Scenario default_scenario(const hwdb::Database& db) {
     s.name = "new-scenario";
     s.model_ref = "llama-3.1-8b";
     s.deployment.model = db.model(s.model_ref);
-    hwdb::set_hardware(s, db, "h100-sxm");
+    change_hardware(s, db, "h100-sxm", "");
     s.workload.concurrency = 32;
     s.deployment.engine.max_model_len = 8192;
     return s;

@@ -1,5 +1,6 @@
 #include "gui/scenario_panel.hpp"
 
+#include "gui/analysis.hpp"
 #include "gui/ui_util.hpp"
 #include "hwdb/hf_import.hpp"
 #include "hwdb/scenario_loader.hpp"
@@ -341,7 +342,7 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
                     node.clear();
                 }
             }
-            hwdb::set_hardware(s, doc_.database(), name.toStdString(), node);
+            change_hardware(s, doc_.database(), name.toStdString(), node);
         });
     });
     form->addRow(tr("GPU"), gpu_);
@@ -361,7 +362,7 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
     connect(node_, &QComboBox::activated, this, [this](int index) {
         const QString name = node_->itemData(index).toString();
         apply(tr("choose node"), kNode, node_, [&](model::Scenario& s) {
-            hwdb::set_hardware(s, doc_.database(), s.accelerator_ref.empty() ? s.deployment.gpu.name : s.accelerator_ref,
+            change_hardware(s, doc_.database(), s.accelerator_ref.empty() ? s.deployment.gpu.name : s.accelerator_ref,
                                name.toStdString());
         });
     });

@@ -45,22 +45,6 @@ std::optional<double> opt_electric(MapReader& m, const std::string& key, const c
     return v;
 }
 
-template <class E>
-std::optional<E> opt_choice(MapReader& m, const std::string& key,
-                            std::initializer_list<std::pair<const char*, E>> choices) {
-    const auto text = m.opt_string(key);
-    if (!text) {
-        return std::nullopt;
-    }
-    std::string list;
-    for (const auto& [name, value] : choices) {
-        if (*text == name) {
-            return value;
-        }
-        list += (list.empty() ? "" : ", ") + std::string(name);
-    }
-    m.fail_at(key, "unknown value '" + *text + "'; use one of " + list);
-}
 
 } // namespace
 

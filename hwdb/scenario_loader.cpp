@@ -1,5 +1,6 @@
 #include "hwdb/scenario_loader.hpp"
 
+#include "hwdb/detail/plan_reader.hpp"
 #include "hwdb/detail/power_cost_reader.hpp"
 #include "hwdb/detail/spec_readers.hpp"
 #include "hwdb/detail/training_reader.hpp"
@@ -335,6 +336,9 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     s.rack = detail::read_rack(root.opt_map("rack"));
     s.cost = detail::read_cost(root.opt_map("cost"));
     s.cluster = detail::read_cluster(root.opt_map("cluster"));
+    if (auto plan = root.opt_map("plan")) {
+        s.plan = detail::read_plan(std::move(*plan), db);
+    }
     auto training = root.opt_map("training");  // read after the hardware validates
     if (!s.scheduler.swap_bandwidth && !s.deployment.gpu.host_link.empty()) {
         // Swapped KV blocks cross the accelerator's host link.

@@ -702,6 +702,69 @@ void write_training(Out& o, const model::TrainingConfig& t) {
     }
 }
 
+void write_plan(Out& o, const model::PlanConfig& p) {
+    const model::PlanConfig dflt;
+    o.open(0, "plan");
+    if (!p.candidates.empty()) {
+        o.open(2, "candidates");
+        for (const auto& c : p.candidates) {
+            o.raw("    - accelerator: " + str(c.accelerator_ref.empty() ? c.gpu.name : c.accelerator_ref) + "\n");
+            if (!c.node_ref.empty()) {
+                o.line(6, "node", str(c.node_ref));
+            }
+            if (c.gpu_hour) {
+                o.line(6, "gpu_hour", price(*c.gpu_hour));
+            }
+            if (c.gpu_purchase) {
+                o.line(6, "gpu_purchase", price(*c.gpu_purchase));
+            }
+            if (c.node_purchase) {
+                o.line(6, "node_purchase", price(*c.node_purchase));
+            }
+        }
+    }
+    o.line(2, "max_gpus", std::to_string(p.max_gpus));
+    const auto ints = [&o](const char* key, const std::vector<int>& v) {
+        if (v.empty()) {
+            return;
+        }
+        std::string list = "[";
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            list += (i > 0 ? ", " : "") + std::to_string(v[i]);
+        }
+        o.line(2, key, list + "]");
+    };
+    const auto precisions = [&o](const char* key, const std::vector<model::Precision>& v) {
+        if (v.empty()) {
+            return;
+        }
+        std::string list = "[";
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            list += (i > 0 ? ", " : "") + str(v[i].name);
+        }
+        o.line(2, key, list + "]");
+    };
+    ints("tp", p.tp);
+    ints("pp", p.pp);
+    precisions("weights", p.weights);
+    precisions("kv_cache", p.kv_cache);
+    ints("max_num_seqs", p.max_num_seqs);
+    if (p.budget) {
+        o.line(2, "budget", price(*p.budget));
+    }
+    if (p.power_budget) {
+        o.line(2, "power_budget", watts(*p.power_budget));
+    }
+    if (p.max_racks) {
+        o.line(2, "max_racks", std::to_string(*p.max_racks));
+    }
+    o.line(2, "pricing", model::to_string(p.pricing));
+    o.line(2, "top", std::to_string(p.top));
+    o.line(2, "requests", std::to_string(p.requests));
+    o.line(2, "max_simulations", std::to_string(p.max_simulations));
+    o.line(2, "prune_margin", num(p.prune_margin));
+}
+
 /// The model as an inline mapping: the catalog entry of model_to_yaml, re-indented under
 /// `model:`.
 std::string inline_model(const model::ModelSpec& m) {
@@ -739,6 +802,9 @@ std::string scenario_to_yaml(const model::Scenario& s, const ScenarioYamlOptions
     write_cluster(o, s.cluster);
     if (s.training) {
         write_training(o, *s.training);
+    }
+    if (s.plan) {
+        write_plan(o, *s.plan);
     }
     o.line(0, "seed", std::to_string(s.seed));
     return o.text();

@@ -11,27 +11,13 @@ constexpr long long kMaxCount = 1'000'000;
 constexpr int kMaxDim = 1 << 24;  // larger than any real hidden size, vocabulary or context
 
 template <class Q> std::optional<Q> opt_q(MapReader& m, const std::string& key, Dimension dim) {
-    if (auto v = m.opt_quantity(key, dim)) {
-        return Q(*v);
-    }
-    return std::nullopt;
+    return opt_typed<Q>(m, key, dim);
 }
 
 template <class E>
 E read_enum(MapReader& m, const std::string& key, E fallback,
             std::initializer_list<std::pair<const char*, E>> options) {
-    const auto text = m.opt_string(key);
-    if (!text) {
-        return fallback;
-    }
-    std::string list;
-    for (const auto& [name, value] : options) {
-        if (*text == name) {
-            return value;
-        }
-        list += (list.empty() ? "" : ", ") + std::string(name);
-    }
-    m.fail_at(key, "unknown value '" + *text + "'; use one of " + list);
+    return opt_choice(m, key, options).value_or(fallback);
 }
 
 }  // namespace

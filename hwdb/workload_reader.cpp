@@ -30,23 +30,6 @@ std::optional<model::Price> opt_token_price(MapReader& m, const std::string& key
     return p;
 }
 
-// Picks one of `names` (index into `values`) for a string key; fails listing the choices.
-template <class E>
-std::optional<E> opt_choice(MapReader& m, const std::string& key,
-                            std::initializer_list<std::pair<const char*, E>> choices) {
-    const auto text = m.opt_string(key);
-    if (!text) {
-        return std::nullopt;
-    }
-    std::string list;
-    for (const auto& [name, value] : choices) {
-        if (*text == name) {
-            return value;
-        }
-        list += list.empty() ? name : std::string(", ") + name;
-    }
-    m.fail_at(key, "unknown value '" + *text + "'; use one of " + list);
-}
 
 std::vector<double> number_list(MapReader& m, const std::string& key) {
     std::vector<double> out;

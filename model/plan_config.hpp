@@ -19,6 +19,8 @@ namespace gpuplan::model {
 /// One hardware candidate: an accelerator, optionally in a server, with optional prices that
 /// override the hwdb estimates (the scenario's own `prices:` price the scenario's hardware).
 struct PlanCandidate {
+    std::string accelerator_ref;       ///< hwdb name as written
+    std::string node_ref;              ///< hwdb server name as written, "" when none
     AcceleratorSpec gpu;
     std::optional<ServerSpec> node;    ///< host power, links, GPUs per node, node price
     InterconnectSpec intra_node_link;  ///< the node's link, else the GPU's scale-up or host link

@@ -6,6 +6,7 @@
 #include "model/cost.hpp"
 #include "model/deployment.hpp"
 #include "model/money.hpp"
+#include "model/plan_config.hpp"
 #include "model/power_model.hpp"
 #include "model/rack.hpp"
 #include "model/training.hpp"
@@ -80,6 +81,7 @@ struct Scenario {
     SchedulerConfig scheduler;  ///< simulator: replica scheduler knobs beyond EngineConfig
     Cluster cluster;            ///< simulator: replicas, router, admission, cloud
     std::optional<TrainingConfig> training;  ///< a training job (`training:` block), when given
+    std::optional<PlanConfig> plan;  ///< the sizing search (`plan:` block), when given
     std::uint64_t seed = 1;
     friend bool operator==(const Scenario&, const Scenario&) = default;
 };

@@ -9,10 +9,12 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <initializer_list>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpuplan::hwdb::detail {
@@ -79,6 +81,34 @@ private:
     std::string path_;
     std::vector<std::string> asked_;  // every key an accessor asked for, present or not
 };
+
+/// An optional string key whose value must be one of `choices`; the error lists them.
+template <class E>
+[[nodiscard]] std::optional<E> opt_choice(MapReader& m, const std::string& key,
+                                          std::initializer_list<std::pair<const char*, E>> choices) {
+    const auto text = m.opt_string(key);
+    if (!text) {
+        return std::nullopt;
+    }
+    std::string list;
+    for (const auto& [name, value] : choices) {
+        if (*text == name) {
+            return value;
+        }
+        list.append(list.empty() ? "" : ", ").append(name);
+    }
+    m.fail_at(key, "unknown value '" + *text + "'; use one of " + list);
+}
+
+/// An optional quantity as its strong type (Bytes, Seconds, Watts, ...).
+template <class Q>
+[[nodiscard]] std::optional<Q> opt_typed(MapReader& m, const std::string& key, model::Dimension dim,
+                                         bool positive = true) {
+    if (auto v = m.opt_quantity(key, dim, positive)) {
+        return Q(*v);
+    }
+    return std::nullopt;
+}
 
 /// The closest candidate by edit distance, when it is close enough to be a likely typo.
 [[nodiscard]] std::optional<std::string> closest(const std::string& word,

@@ -361,3 +361,53 @@ TEST(Cli, EstimateShowsPowerFiguresUnderACap) {
               std::string::npos);
     EXPECT_EQ(run("estimate " + src("examples/llama70b-4xh100.yaml") + " --gpu-cap 350").exit_code, 2);  // no unit
 }
+
+TEST(Cli, SimulateReportsEnergyAndACapLowersPowerAndThroughput) {
+    const auto free = run("simulate " + src("examples/simulate-chat.yaml") + " --duration 20 --json");
+    ASSERT_EQ(free.exit_code, 0) << free.out;
+    for (const char* key : {"energy_j_per_token", "avg_power_w", "peak_power_w"}) {
+        EXPECT_GT(json_number(free.out, key), 0) << key;
+    }
+    const auto capped = run("simulate " + src("examples/simulate-chat.yaml") + " --duration 20 --gpu-cap '350 W' --json");
+    ASSERT_EQ(capped.exit_code, 0) << capped.out;
+    EXPECT_LE(json_number(capped.out, "peak_power_w"), 350 + 1e-6);
+    EXPECT_LT(json_number(capped.out, "avg_power_w"), json_number(free.out, "avg_power_w"));
+    EXPECT_GT(json_number(capped.out, "p99", capped.out.find("\"tpot_s\"")),
+              json_number(free.out, "p99", free.out.find("\"tpot_s\"")));
+    const auto human = run("simulate " + src("examples/simulate-chat.yaml") + " --duration 10 --gpu-cap 350W");
+    EXPECT_NE(human.out.find("J per output token"), std::string::npos) << human.out;
+    EXPECT_NE(human.out.find("power limit  350 W per GPU (gpu_cap)"), std::string::npos) << human.out;
+}
+
+TEST(Cli, PlanAnswersTheExampleAndSaysWhenNothingMeetsTheSlo) {
+    const auto r = run("plan " + src("examples/plan-search.yaml") + " --top 2 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("\"found\": true"), std::string::npos) << r.out;
+    const auto first = r.out.find("\"ranked\": [");
+    ASSERT_NE(first, std::string::npos);
+    EXPECT_NE(r.out.find("\"meets_slo\": true", first), std::string::npos);
+    EXPECT_GT(json_number(r.out, "monthly", first), 0);
+    EXPECT_LE(json_number(r.out, "gpus", first), 16);  // plan.max_gpus
+    // One thread or many: the same answer.
+    EXPECT_EQ(run("plan " + src("examples/plan-search.yaml") + " --top 2 --json --threads 1").out, r.out);
+    const auto human = run("plan " + src("examples/plan-search.yaml") + " --top 1");
+    EXPECT_EQ(human.exit_code, 0);
+    EXPECT_NE(human.out.find("cheapest meeting every SLO"), std::string::npos) << human.out;
+
+    // 1 ms per token is beyond every candidate: a clear no, with the closest miss.
+    const auto no = run("plan " + src("examples/plan-search.yaml") + " --set slo.tpot='1 ms' --json");
+    ASSERT_EQ(no.exit_code, 0) << no.out;
+    EXPECT_NE(no.out.find("\"found\": false"), std::string::npos);
+    EXPECT_NE(no.out.find("\"verdict\": \"nothing meets the SLO"), std::string::npos) << no.out;
+    EXPECT_EQ(no.out.find("\"closest_miss\": null"), std::string::npos);
+    const auto no_human = run("plan " + src("examples/plan-search.yaml") + " --set slo.tpot='1 ms'");
+    EXPECT_NE(no_human.out.find("NO ANSWER    nothing meets the SLO"), std::string::npos) << no_human.out;
+    // Under a budget the cheapest configuration meeting the SLO is named with what it breaks.
+    const auto poor = run("plan " + src("examples/plan-search.yaml") + " --budget '$500/month'");
+    EXPECT_NE(poor.out.find("within the plan's constraints"), std::string::npos) << poor.out;
+
+    EXPECT_EQ(run("plan " + src("examples/plan-search.yaml") + " --budget '$500'").exit_code, 2);  // not monthly
+    EXPECT_EQ(run("plan " + src("examples/plan-search.yaml") + " --candidate no-such-gpu").exit_code, 2);
+    EXPECT_EQ(run("plan " + src("examples/plan-search.yaml") + " --set plan.tpp=[1]").exit_code, 2);
+    EXPECT_EQ(run("plan --help").exit_code, 0);
+}

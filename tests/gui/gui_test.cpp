@@ -47,8 +47,9 @@ QApplication& app() {
         qputenv("QT_QPA_PLATFORM", "offscreen");
     }
     QStandardPaths::setTestModeEnabled(true);  // recent files go to a test settings file
-    static QApplication a(argc, argv);
-    return a;
+    // Never destroyed: Qt's own statics may be gone by the time a static QApplication would be.
+    static QApplication* a = new QApplication(argc, argv);
+    return *a;
 }
 
 const hwdb::Database& db() {
@@ -255,7 +256,8 @@ TEST_F(GuiTest, EveryApplicableWhatIfReproducesItsEstimate) {
     for (const char* file : {"llama70b-4xh100.yaml", "7b-on-rtx4090.yaml", "deepseek-v3-8xh200.yaml"}) {
         SCOPED_TRACE(file);
         const model::Scenario s = hwdb::load_scenario(example(file).toStdString(), db());
-        const gui::Analysis a = gui::analyze(s, db());
+        const gui::Core core(db());
+        const gui::Analysis a = gui::analyze(s, core);
         for (const auto& x : a.what_ifs) {
             if (!x.applicable) {
                 continue;
@@ -263,7 +265,7 @@ TEST_F(GuiTest, EveryApplicableWhatIfReproducesItsEstimate) {
             SCOPED_TRACE(x.name);
             model::Scenario changed = s;
             ASSERT_TRUE(gui::apply_what_if(changed, x, db(), a.serving().memory));
-            const auto e = model::estimate_serving(changed.deployment, changed.workload, gui::profile_for(changed.deployment.gpu));
+            const auto e = model::estimate_serving(changed.deployment, changed.workload, core.profile_for(changed.deployment.gpu));
             EXPECT_DOUBLE_EQ(e.throughput, x.throughput);
             EXPECT_EQ(changed.deployment.gpus, x.gpus);
         }
@@ -300,6 +302,9 @@ TEST_F(GuiTest, ASimulationCanBeCancelled) {
     Fixture f;
     QString error;
     ASSERT_TRUE(f.w.openFile(example("simulate-chat.yaml"), &error));
+    model::Scenario endless = f.w.document().scenario();
+    endless.workload.duration.reset();  // run until the requests are sent: far longer than the test
+    f.w.document().edit(endless, QStringLiteral("no duration"));
     child<QSpinBox>(f.w, "sim_requests")->setValue(5'000'000);
     QSignalSpy done(&f.w.runner(), &gui::Runner::simulationFinished);
     f.w.simulation().start();
@@ -313,12 +318,14 @@ TEST_F(GuiTest, ASimulationCanBeCancelled) {
 TEST_F(GuiTest, PowerCostAndTrainingTabsShowTheCoreResults) {
     Fixture f;
     QString error;
+    f.w.tabs().setCurrentWidget(&f.w.powerCost());
     ASSERT_TRUE(f.w.openFile(example("cost-rent-vs-buy.yaml"), &error)) << error.toStdString();
     ASSERT_TRUE(waitShown(f.w));
     for (gui::ChartPanel* c : f.w.powerCost().charts()) {
         SCOPED_TRACE(c->key().toStdString());
         EXPECT_TRUE(c->hasChart()) << c->message().toStdString();
     }
+    f.w.tabs().setCurrentWidget(&f.w.training());
     ASSERT_TRUE(f.w.openFile(example("train-llama70b-2x8xh100.yaml"), &error)) << error.toStdString();
     ASSERT_TRUE(waitShown(f.w));
     for (gui::ChartPanel* c : f.w.training().charts()) {
@@ -352,13 +359,17 @@ TEST_F(GuiTest, PinnedConfigurationsAreComparedSideBySide) {
     EXPECT_FALSE(f.w.compare().pinCurrent()) << "at most four";
 }
 
-TEST_F(GuiTest, ImportedConfigIsSavedInlineAndReloads) {
+TEST_F(GuiTest, ImportedConfigAndAppBuiltScenariosSaveAndReloadEqual) {
     QTemporaryDir tmp;
     Fixture f;
     const QString config = QString::fromStdString(std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/hf/qwen2.5-7b.json");
     ASSERT_TRUE(f.w.panel().importConfig(config)) << f.w.panel().errorFor(f.w.findChild<QComboBox*>(QStringLiteral("model"))).toStdString();
     EXPECT_TRUE(f.w.document().scenario().model_ref.empty());
     ASSERT_TRUE(waitShown(f.w));
+    // A scenario built in the app (not loaded) saves and loads back equal too.
+    auto* gpu = child<QComboBox>(f.w, "gpu");
+    emit gpu->activated(gpu->findData(QStringLiteral("a100-sxm-80gb")));
+    ASSERT_EQ(f.w.document().scenario().deployment.gpu.name, "a100-sxm-80gb");
     const QString saved = tmp.filePath(QStringLiteral("imported.yaml"));
     QString error;
     ASSERT_TRUE(f.w.saveFile(saved, &error)) << error.toStdString();
@@ -387,7 +398,8 @@ TEST_F(GuiTest, ChartsAndTablesExport) {
 TEST_F(GuiTest, HeadlessPlotsAreWritten) {
     QTemporaryDir tmp;
     const model::Scenario s = hwdb::load_scenario(example("simulate-chat.yaml").toStdString(), db());
-    const auto out = gui::render_plots(s, db(), tmp.path(), true, 100);
+    const gui::Core core(db());
+    const auto out = gui::render_plots(s, core, tmp.path(), true, 100);
     for (const char* name : {"memory.png", "roofline.png", "ttft_cdf.png", "throughput.png", "slo_attainment.png"}) {
         EXPECT_TRUE(out.files.contains(QDir(tmp.path()).filePath(QString::fromLatin1(name))))
             << name << " missing; notes: " << out.notes.join(QStringLiteral("; ")).toStdString();
@@ -402,29 +414,40 @@ TEST_F(GuiTest, EditToRedrawLatencyFor70bOn8Gpus) {
     model::Scenario s = f.w.document().scenario();
     s.model_ref = "llama-3.1-70b";
     s.deployment.model = db().model(s.model_ref);
-    hwdb::set_hardware(s, db(), "h100-sxm", "dgx-h100");
+    gui::change_hardware(s, db(), "h100-sxm", "dgx-h100");
     s.deployment.par = {8, 1, 1, 1};
     s.deployment.gpus = 8;
     s.workload.concurrency = 64;
     f.w.document().reset(s);
     ASSERT_TRUE(waitShown(f.w));
     auto* box = child<QSpinBox>(f.w, "concurrency");
-    std::vector<double> total, compute;
-    for (int i = 0; i < 15; ++i) {
+    std::vector<double> total, shown, compute, window;
+    const auto ms_since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    };
+    for (int i = 0; i < 21; ++i) {
         const auto start = std::chrono::steady_clock::now();
         QSignalSpy spy(&f.w, &MainWindow::analysisShown);
         box->setValue(i % 2 == 0 ? 128 : 64);
         ASSERT_TRUE(spy.wait(20000));
-        f.w.repaint();  // draw the updated charts and tables now
-        total.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        shown.push_back(ms_since(start));
+        f.w.planning().repaint();  // paint the analytic view with its new charts and tables now
+        total.push_back(ms_since(start));
+        f.w.repaint();  // the whole window, as an upper bound
+        window.push_back(ms_since(start));
         compute.push_back(f.w.planning().analysis()->compute_ms);
     }
-    std::sort(total.begin(), total.end());
-    std::sort(compute.begin(), compute.end());
-    const double median = total[total.size() / 2];
-    std::cout << "[ latency  ] edit -> re-estimate -> redraw, llama-3.1-70b on 8 x h100-sxm (tp 8): median "
-              << median << " ms, max " << total.back() << " ms; core analysis median "
-              << compute[compute.size() / 2] << " ms (debounce 0; the app adds 30 ms)\n";
-    RecordProperty("edit_to_redraw_median_ms", std::to_string(median));
-    EXPECT_LT(median, 500.0);
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    const double m = median(total);
+    std::cout << "[ latency  ] llama-3.1-70b on 8 x h100-sxm (tp 8), median of " << total.size()
+              << " edits: edit -> re-estimate -> redraw " << m << " ms (max "
+              << *std::max_element(total.begin(), total.end()) << "); of which core analysis "
+              << median(compute) << " ms, until shown " << median(shown)
+              << " ms; repainting the whole window instead " << median(window)
+              << " ms. Debounce 0 here; the app waits 30 ms after the last keystroke.\n";
+    RecordProperty("edit_to_redraw_median_ms", std::to_string(m));
+    EXPECT_LT(m, 500.0);
 }

@@ -1,6 +1,7 @@
 // Writes a screenshot of every tab of gpuplan-gui to the folder given (docs/images through the
 // `screenshots` target), each on an example scenario, drawn on Qt's offscreen platform.
 #include "gui/main_window.hpp"
+#include "gui/table_models.hpp"
 #include "gui/views.hpp"
 #include "hwdb/database.hpp"
 

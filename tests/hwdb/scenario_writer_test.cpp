@@ -173,3 +173,33 @@ TEST(ScenarioWriter, QuantitiesUseReadableUnits) {
     EXPECT_NE(text.find("ttft: 0.5 s"), std::string::npos) << text;
     EXPECT_NE(text.find("node_cap: 8 kW"), std::string::npos) << text;
 }
+
+TEST(ScenarioWriter, PlanBlockRoundTrips) {
+    const model::Scenario s = hwdb::parse_scenario(R"(schema: 1
+model: llama-3.1-70b
+hardware:
+  accelerator: h100-sxm
+  tp: 4
+plan:
+  candidates:
+    - accelerator: h100-sxm
+      node: dgx-h100
+      gpu_hour: $2.49/h
+    - {accelerator: h200-sxm, gpu_purchase: $31000}
+  max_gpus: 16
+  tp: [2, 4, 8]
+  weights: [bf16, fp8]
+  kv_cache: [fp8]
+  max_num_seqs: [256, 512]
+  budget: $50000/month
+  power_budget: 40 kW
+  max_racks: 2
+  pricing: rent
+  top: 3
+  requests: 400
+  prune_margin: 0.5
+)",
+                                                   "plan.yaml", db());
+    ASSERT_TRUE(s.plan.has_value());
+    expect_round_trip(s, "plan");
+}

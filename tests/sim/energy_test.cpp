@@ -21,8 +21,9 @@ using test::llama8b_scenario;
 
 SimResult run(const model::Scenario& s, SimOptions o = {}) {
     SimResult r = simulate(s, o);
-    EXPECT_TRUE(r.ok);
-    EXPECT_TRUE(r.power.modelled);
+    if (!r.ok || !r.power.modelled) {
+        ADD_FAILURE() << "the run failed or did not model power";
+    }
     return r;
 }
 
@@ -33,11 +34,12 @@ double bin_width(const PowerResult& p, std::size_t i) {
 TEST(SimEnergy, EnergyIsTheIntegralOfPowerOverSteps) {
     // Two replicas, both cold-starting (idle first), swapping preemptions on a small KV pool:
     // every power state of the observer occurs.
-    model::Scenario s = llama8b_scenario(800, 200, 6.0, 120);
+    model::Scenario s = llama8b_scenario(200, 600, 40.0, 64);
     s.cluster.replicas = 2;
     s.cluster.cold_start.at_start = true;
     s.cluster.cold_start.startup = Seconds(3);
-    s.deployment.engine.kv_cache_memory = Bytes(0.25 * kGiB);
+    s.deployment.engine.max_model_len = 2048;
+    s.deployment.engine.kv_cache_memory = Bytes(0.25 * kGiB);  // 128 blocks: ~2 requests each
     s.scheduler.preemption_mode = model::PreemptionMode::Swap;
     s.scheduler.swap_space = Bytes(4 * kGiB);
     SimOptions o;

@@ -1,0 +1,301 @@
+// `gpuplan plan FILE`: the sizing search (sim/sizing_search.hpp). Flags become overrides of the
+// scenario's `plan:` block, so they are checked exactly like the file's keys; the report ranks
+// the cheapest configurations that meet the SLOs, or says that nothing does and which came
+// closest (docs/plan.md).
+#include "cli/cli_context.hpp"
+#include "cli/options.hpp"
+#include "cli/power_report.hpp"
+#include "cli/scenario_options.hpp"
+#include "cli/table.hpp"
+#include "hwdb/scenario_loader.hpp"
+#include "sim/sizing_search.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <thread>
+#include <unistd.h>
+
+namespace gpuplan::cli {
+namespace {
+
+struct PlanFlags {
+    std::vector<std::string> sets, candidates;
+    std::string budget, power_budget, pricing, tp, pp, weights, kv, seqs;
+    std::optional<int> max_gpus, max_racks, top, requests, max_simulations, threads;
+};
+
+// "a,b,c" as a YAML flow list of plain scalars.
+std::string flow_list(const std::string& csv) {
+    return "[" + csv + "]";
+}
+
+std::vector<hwdb::ScenarioOverride> overrides_of(const PlanFlags& f) {
+    std::vector<hwdb::ScenarioOverride> out;
+    for (const auto& s : f.sets) {
+        const auto eq = s.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            throw UsageError("--set '" + s + "': write key.path=value, e.g. --set plan.top=3");
+        }
+        out.push_back({s.substr(0, eq), s.substr(eq + 1)});
+    }
+    if (!f.candidates.empty()) {
+        // GPU[@NODE], each a plan.candidates entry.
+        std::string list = "[";
+        for (const auto& c : f.candidates) {
+            const auto at = c.find('@');
+            if (c.empty() || at == 0 || c.find_first_of("{}[],:\"'") != std::string::npos) {
+                throw UsageError("--candidate '" + c + "': write an accelerator name, optionally @node, "
+                                 "e.g. --candidate h100-sxm@dgx-h100");
+            }
+            list += std::string(list.size() > 1 ? ", " : "") + "{accelerator: " + c.substr(0, at) +
+                    (at == std::string::npos ? "" : ", node: " + c.substr(at + 1)) + "}";
+        }
+        out.push_back({"plan.candidates", list + "]"});
+    }
+    const auto quoted = [](const std::string& v) { return "'" + v + "'"; };
+    if (!f.budget.empty()) out.push_back({"plan.budget", quoted(f.budget)});
+    if (!f.power_budget.empty()) out.push_back({"plan.power_budget", quoted(f.power_budget)});
+    if (!f.pricing.empty()) out.push_back({"plan.pricing", f.pricing});
+    if (!f.tp.empty()) out.push_back({"plan.tp", flow_list(f.tp)});
+    if (!f.pp.empty()) out.push_back({"plan.pp", flow_list(f.pp)});
+    if (!f.weights.empty()) out.push_back({"plan.weights", flow_list(f.weights)});
+    if (!f.kv.empty()) out.push_back({"plan.kv_cache", flow_list(f.kv)});
+    if (!f.seqs.empty()) out.push_back({"plan.max_num_seqs", flow_list(f.seqs)});
+    const auto number = [&](const char* key, const std::optional<int>& v) {
+        if (v) {
+            out.push_back({key, std::to_string(*v)});
+        }
+    };
+    number("plan.max_gpus", f.max_gpus);
+    number("plan.max_racks", f.max_racks);
+    number("plan.top", f.top);
+    number("plan.requests", f.requests);
+    number("plan.max_simulations", f.max_simulations);
+    return out;
+}
+
+nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+nlohmann::json row_json(const sim::SizingRow& r) {
+    const auto& k = r.config;
+    nlohmann::json slo = nlohmann::json::array();
+    for (const auto& m : r.margins) {
+        slo.push_back({{"class", m.request_class},
+                       {"metric", m.metric},
+                       {"value_s", m.value_s},
+                       {"target_s", m.target_s},
+                       {"margin", m.margin()}});
+    }
+    return {{"gpu", k.gpu},
+            {"node", k.node.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.node)},
+            {"gpus", k.gpus},
+            {"tp", k.par.tp},
+            {"pp", k.par.pp},
+            {"replicas", k.par.dp},
+            {"weights", k.weights.name},
+            {"kv_cache", k.kv_cache.name},
+            {"max_num_seqs", k.max_num_seqs},
+            {"stage", sim::to_string(r.stage)},
+            {"reason", r.reason},
+            {"meets_slo", r.meets_slo},
+            {"currency", r.currency},
+            {"monthly", opt(r.monthly)},
+            {"own_monthly", opt(r.own_monthly)},
+            {"rent_monthly", opt(r.rent_monthly)},
+            {"per_million_tokens", opt(r.per_million_tokens)},
+            {"tokens_per_month", r.tokens_per_month},
+            {"capacity_rps", r.capacity_rps},
+            {"offered_rps", r.offered_rps},
+            {"gpu_limit_w", r.gpu_limit_w},
+            {"avg_power_w", r.avg_power_w},
+            {"peak_power_w", r.peak_power_w},
+            {"nodes", r.nodes},
+            {"racks", r.racks},
+            {"rack_binding", r.rack_binding},
+            {"slo", slo},
+            {"binding_slo", r.binding_slo},
+            {"binding_resource", r.binding_resource},
+            {"miss_ratio", std::isfinite(r.miss_ratio) ? nlohmann::json(r.miss_ratio) : nlohmann::json(nullptr)},
+            {"simulated",
+             r.stage == sim::SizingStage::Simulated
+                 ? nlohmann::json{{"output_tok_s", r.sim_throughput_tok_s},
+                                  {"avg_power_w", r.sim_avg_power_w},
+                                  {"peak_power_w", r.sim_peak_power_w},
+                                  {"energy_j_per_token", r.sim_energy_j_per_token},
+                                  {"failed", r.failed}}
+                 : nlohmann::json(nullptr)},
+            {"notes", r.notes}};
+}
+
+std::string layout(const sim::SizingConfig& k) {
+    std::string s = k.gpu + (k.node.empty() ? "" : "@" + k.node) + " tp" + std::to_string(k.par.tp);
+    if (k.par.pp > 1) {
+        s += " pp" + std::to_string(k.par.pp);
+    }
+    return s + " x" + std::to_string(k.par.dp);
+}
+
+std::string tightest(const sim::SizingRow& r) {
+    const sim::SloMargin* t = nullptr;
+    for (const auto& m : r.margins) {
+        if (!t || m.value_s / m.target_s > t->value_s / t->target_s) {
+            t = &m;
+        }
+    }
+    if (!t) {
+        return "-";
+    }
+    const auto ms = [](double s) { return fixed(s * 1e3, s < 0.1 ? 1 : 0); };
+    return t->request_class + " " + t->metric + " " + ms(t->value_s) + "/" + ms(t->target_s) + " ms";
+}
+
+std::string slo_margin(const sim::SizingRow& r) {
+    if (r.margins.empty()) {
+        return "-";
+    }
+    double m = r.margins.front().margin();
+    for (const auto& x : r.margins) {
+        m = std::min(m, x.margin());
+    }
+    return fixed(100 * m, 0) + " %";
+}
+
+void print_rows(std::ostream& out, const std::vector<sim::SizingRow>& rows, const std::string& currency,
+                double percentile) {
+    Table t({"#", "configuration", "GPUs", "precision", "seqs", currency + "/month", currency + "/Mtok", "avg kW",
+             "peak kW", "racks", "tightest SLO (p" + fixed(percentile, 0) + ")", "margin", "binding"});
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& r = rows[i];
+        const auto& k = r.config;
+        t.add_row({std::to_string(i + 1), layout(k), std::to_string(k.gpus), k.weights.name + "/" + k.kv_cache.name,
+                   std::to_string(k.max_num_seqs), r.monthly ? fixed(*r.monthly, 0) : "-",
+                   r.per_million_tokens ? fixed(*r.per_million_tokens, 3) : "-", fixed(r.avg_power_w / 1e3, 2),
+                   fixed(r.peak_power_w / 1e3, 2), std::to_string(r.racks), tightest(r),
+                   slo_margin(r),
+                   r.binding_resource.empty() ? "-" : r.binding_resource});
+    }
+    t.print(out);
+}
+
+}  // namespace
+
+int run_plan(CliContext& ctx) {
+    po::options_description desc("options");
+    std::string file;
+    PlanFlags f;
+    // clang-format off
+    desc.add_options()
+        ("file", po::value(&file)->required(), "scenario YAML with a workload, SLOs and optionally a plan: block")
+        ("candidate", po::value(&f.candidates)->composing(), "hardware to try: GPU or GPU@NODE (repeatable; replaces plan.candidates)")
+        ("max-gpus", po::value<int>()->notifier([&](int v) { f.max_gpus = v; }), "most GPUs in one configuration (default 64)")
+        ("tp", po::value(&f.tp), "tensor-parallel sizes, e.g. 1,2,4 (default 1,2,4,8 within a node)")
+        ("pp", po::value(&f.pp), "pipeline sizes, e.g. 1,2 (default 1)")
+        ("weights", po::value(&f.weights), "weight precisions to try, e.g. bf16,fp8")
+        ("kv", po::value(&f.kv), "KV-cache precisions to try, e.g. bf16,fp8")
+        ("max-num-seqs", po::value(&f.seqs), "engine max_num_seqs values to try, e.g. 64,256")
+        ("budget", po::value(&f.budget), "monthly budget, e.g. '$40000/month'")
+        ("power-budget", po::value(&f.power_budget), "ceiling on the deployment's peak power at the wall, e.g. '20 kW'")
+        ("max-racks", po::value<int>()->notifier([&](int v) { f.max_racks = v; }), "ceiling on racks")
+        ("pricing", po::value(&f.pricing), "rank by own (default) or rent")
+        ("top", po::value<int>()->notifier([&](int v) { f.top = v; }), "configurations to rank (default 5)")
+        ("requests", po::value<int>()->notifier([&](int v) { f.requests = v; }), "requests per simulation (default 1000)")
+        ("max-simulations", po::value<int>()->notifier([&](int v) { f.max_simulations = v; }), "simulation budget (default 64)")
+        ("threads", po::value<int>()->notifier([&](int v) { f.threads = v; }), "worker threads (default: all cores)")
+        ("set", po::value(&f.sets)->composing(), "override a scenario key: --set slo.ttft='300 ms' (repeatable)")
+        ("json", "machine-readable output");
+    // clang-format on
+    PowerFlags power_flags;
+    add_power_options(desc, power_flags);
+    po::positional_options_description pos;
+    pos.add("file", 1);
+    po::variables_map vm;
+    if (!parse_options("plan", ctx.args, desc, pos, vm, *ctx.out,
+                       "FILE [--candidate GPU[@NODE]]... [--budget P] [--power-budget W] [--max-gpus N] "
+                       "[--top N] [--set key=value]... [--json]")) {
+        return 0;
+    }
+    if (f.threads && *f.threads < 1) {
+        throw UsageError("--threads must be at least 1");
+    }
+    model::Scenario s = hwdb::load_scenario(file, ctx.db(), overrides_of(f));
+    apply_power_flags(s, power_flags);
+    std::optional<model::ServerSpec> node;
+    if (!s.node_ref.empty()) {
+        node = ctx.db().server(s.node_ref);
+    }
+    sim::SizingOptions o;
+    o.threads = f.threads.value_or(0);
+    for (const auto& c : sim::effective_plan(s, node).candidates) {
+        if (o.profiles.count(c.gpu.name) == 0) {
+            o.profiles.emplace(c.gpu.name, choose_profile(ctx, ScenarioFlags{}, c.gpu));
+        }
+    }
+    const bool tty = isatty(fileno(stderr)) != 0;
+    const sim::SizingResult r = sim::size_deployment(s, node, o, {}, [&](double p) {
+        if (tty) {
+            std::fprintf(stderr, "\rsimulating %3d %%", static_cast<int>(p * 100));
+            std::fflush(stderr);
+        }
+    });
+    if (tty) {
+        std::fprintf(stderr, "\r%20s\r", "");
+    }
+
+    if (vm.count("json")) {
+        nlohmann::json j;
+        j["scenario"] = s.name;
+        j["found"] = r.found;
+        j["verdict"] = r.verdict;
+        j["currency"] = r.currency;
+        j["pricing"] = model::to_string(r.pricing);
+        j["shapes"] = r.shapes;
+        j["configurations"] = r.configurations;
+        j["simulated"] = r.simulated;
+        j["exhausted"] = r.exhausted;
+        j["stages"] = r.stages;
+        nlohmann::json ranked = nlohmann::json::array();
+        for (const auto& row : r.ranked) {
+            ranked.push_back(row_json(row));
+        }
+        j["ranked"] = ranked;
+        j["closest_miss"] = r.closest_miss ? row_json(*r.closest_miss) : nlohmann::json(nullptr);
+        j["notes"] = r.notes;
+        *ctx.out << j.dump(2) << '\n';
+        return 0;
+    }
+    auto& out = *ctx.out;
+    const auto& d = s.deployment;
+    out << "plan " << s.name << ": " << d.model.name << ", SLO p" << fixed(s.slo.percentile, 0);
+    if (s.slo.ttft) out << " TTFT " << fixed(s.slo.ttft->si() * 1e3, 0) << " ms";
+    if (s.slo.tpot) out << " TPOT " << fixed(s.slo.tpot->si() * 1e3, 0) << " ms";
+    if (s.slo.e2e) out << " E2E " << fixed(s.slo.e2e->si(), 1) << " s";
+    out << " (per-class SLOs where given), ranked by " << model::to_string(r.pricing) << " cost\n"
+        << "searched     " << r.shapes << " replica shapes, " << r.configurations << " configurations with "
+        << "replica counts; " << r.simulated << " simulated\n"
+        << "stopped at   ";
+    std::string sep;
+    for (const auto& [stage, n] : r.stages) {
+        out << sep << stage << ' ' << n;
+        sep = ", ";
+    }
+    out << " (docs/plan.md)\n\n";
+    if (r.found) {
+        print_rows(out, r.ranked, r.currency, s.slo.percentile);
+        out << '\n';
+    } else if (r.closest_miss && r.closest_miss->monthly) {
+        out << "closest miss:\n";
+        print_rows(out, {*r.closest_miss}, r.currency, s.slo.percentile);
+        out << '\n';
+    }
+    out << (r.found ? "answer       " : "NO ANSWER    ") << r.verdict << '\n';
+    for (const auto& n : r.notes) {
+        out << "note         " << n << '\n';
+    }
+    return 0;
+}
+
+}  // namespace gpuplan::cli
