@@ -1,6 +1,7 @@
 // `gpuplan fit`, `gpuplan estimate` and `gpuplan compare`: the analytic model's answers.
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
+#include "cli/plot_option.hpp"
 #include "cli/power_report.hpp"
 #include "cli/report_json.hpp"
 #include "cli/scenario_options.hpp"
@@ -165,7 +166,9 @@ int run_estimate(CliContext& ctx) {
     PowerFlags pflags;
     add_power_options(desc, pflags);
     int cached = 0;
+    std::string plot_dir;
     desc.add_options()("cached-prefix", po::value(&cached), "prompt tokens per request served by the prefix cache")(
+        "plot", po::value(&plot_dir), "also draw the desktop app's charts as PNG files into DIR (needs gpuplan-plot)")(
         "json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("file", 1);
@@ -198,12 +201,16 @@ int run_estimate(CliContext& ctx) {
             j["power"] = power_json(*power);
         }
         *ctx.out << j.dump(2) << '\n';
-        return 0;
+    } else {
+        print_estimate(*ctx.out, s, e, b, whatifs);
+        if (power) {
+            *ctx.out << "\nunder the power limit (analytic; figures above are uncapped)\n";
+            print_power(*ctx.out, *power);
+        }
     }
-    print_estimate(*ctx.out, s, e, b, whatifs);
-    if (power) {
-        *ctx.out << "\nunder the power limit (analytic; figures above are uncapped)\n";
-        print_power(*ctx.out, *power);
+    if (!plot_dir.empty()) {
+        ctx.out->flush();
+        write_plots(s, plot_dir, false, std::nullopt, *ctx.err);
     }
     return 0;
 }

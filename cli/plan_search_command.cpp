@@ -48,7 +48,8 @@ std::vector<hwdb::ScenarioOverride> overrides_of(const PlanFlags& f) {
         for (const auto& c : f.candidates) {
             const auto at = c.find('@');
             if (c.empty() || at == 0 || c.find_first_of("{}[],:\"'") != std::string::npos) {
-                throw UsageError("--candidate '" + c + "': write an accelerator name, optionally @node, "
+                throw UsageError("--candidate '" + c +
+                                 "': write an accelerator name, optionally @node, "
                                  "e.g. --candidate h100-sxm@dgx-h100");
             }
             list += std::string(list.size() > 1 ? ", " : "") + "{accelerator: " + c.substr(0, at) +
@@ -57,14 +58,22 @@ std::vector<hwdb::ScenarioOverride> overrides_of(const PlanFlags& f) {
         out.push_back({"plan.candidates", list + "]"});
     }
     const auto quoted = [](const std::string& v) { return "'" + v + "'"; };
-    if (!f.budget.empty()) out.push_back({"plan.budget", quoted(f.budget)});
-    if (!f.power_budget.empty()) out.push_back({"plan.power_budget", quoted(f.power_budget)});
-    if (!f.pricing.empty()) out.push_back({"plan.pricing", f.pricing});
-    if (!f.tp.empty()) out.push_back({"plan.tp", flow_list(f.tp)});
-    if (!f.pp.empty()) out.push_back({"plan.pp", flow_list(f.pp)});
-    if (!f.weights.empty()) out.push_back({"plan.weights", flow_list(f.weights)});
-    if (!f.kv.empty()) out.push_back({"plan.kv_cache", flow_list(f.kv)});
-    if (!f.seqs.empty()) out.push_back({"plan.max_num_seqs", flow_list(f.seqs)});
+    if (!f.budget.empty())
+        out.push_back({"plan.budget", quoted(f.budget)});
+    if (!f.power_budget.empty())
+        out.push_back({"plan.power_budget", quoted(f.power_budget)});
+    if (!f.pricing.empty())
+        out.push_back({"plan.pricing", f.pricing});
+    if (!f.tp.empty())
+        out.push_back({"plan.tp", flow_list(f.tp)});
+    if (!f.pp.empty())
+        out.push_back({"plan.pp", flow_list(f.pp)});
+    if (!f.weights.empty())
+        out.push_back({"plan.weights", flow_list(f.weights)});
+    if (!f.kv.empty())
+        out.push_back({"plan.kv_cache", flow_list(f.kv)});
+    if (!f.seqs.empty())
+        out.push_back({"plan.max_num_seqs", flow_list(f.seqs)});
     const auto number = [&](const char* key, const std::optional<int>& v) {
         if (v) {
             out.push_back({key, std::to_string(*v)});
@@ -78,7 +87,9 @@ std::vector<hwdb::ScenarioOverride> overrides_of(const PlanFlags& f) {
     return out;
 }
 
-nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json opt(const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 
 nlohmann::json row_json(const sim::SizingRow& r) {
     const auto& k = r.config;
@@ -119,15 +130,15 @@ nlohmann::json row_json(const sim::SizingRow& r) {
             {"slo", slo},
             {"binding_slo", r.binding_slo},
             {"binding_resource", r.binding_resource},
-            {"miss_ratio", std::isfinite(r.miss_ratio) ? nlohmann::json(r.miss_ratio) : nlohmann::json(nullptr)},
-            {"simulated",
-             r.stage == sim::SizingStage::Simulated
-                 ? nlohmann::json{{"output_tok_s", r.sim_throughput_tok_s},
-                                  {"avg_power_w", r.sim_avg_power_w},
-                                  {"peak_power_w", r.sim_peak_power_w},
-                                  {"energy_j_per_token", r.sim_energy_j_per_token},
-                                  {"failed", r.failed}}
-                 : nlohmann::json(nullptr)},
+            {"miss_ratio",
+             std::isfinite(r.miss_ratio) ? nlohmann::json(r.miss_ratio) : nlohmann::json(nullptr)},
+            {"simulated", r.stage == sim::SizingStage::Simulated
+                              ? nlohmann::json{{"output_tok_s", r.sim_throughput_tok_s},
+                                               {"avg_power_w", r.sim_avg_power_w},
+                                               {"peak_power_w", r.sim_peak_power_w},
+                                               {"energy_j_per_token", r.sim_energy_j_per_token},
+                                               {"failed", r.failed}}
+                              : nlohmann::json(nullptr)},
             {"notes", r.notes}};
 }
 
@@ -150,7 +161,8 @@ std::string tightest(const sim::SizingRow& r) {
         return "-";
     }
     const auto ms = [](double s) { return fixed(s * 1e3, s < 0.1 ? 1 : 0); };
-    return t->request_class + " " + t->metric + " " + ms(t->value_s) + "/" + ms(t->target_s) + " ms";
+    return t->request_class + " " + t->metric + " " + ms(t->value_s) + "/" + ms(t->target_s) +
+           " ms";
 }
 
 std::string slo_margin(const sim::SizingRow& r) {
@@ -164,24 +176,26 @@ std::string slo_margin(const sim::SizingRow& r) {
     return fixed(100 * m, 0) + " %";
 }
 
-void print_rows(std::ostream& out, const std::vector<sim::SizingRow>& rows, const std::string& currency,
-                double percentile) {
-    Table t({"#", "configuration", "GPUs", "precision", "seqs", currency + "/month", currency + "/Mtok", "avg kW",
-             "peak kW", "racks", "tightest SLO (p" + fixed(percentile, 0) + ")", "margin", "binding"});
+void print_rows(std::ostream& out, const std::vector<sim::SizingRow>& rows,
+                const std::string& currency, double percentile) {
+    Table t({"#", "configuration", "GPUs", "precision", "seqs", currency + "/month",
+             currency + "/Mtok", "avg kW", "peak kW", "racks",
+             "tightest SLO (p" + fixed(percentile, 0) + ")", "margin", "binding"});
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const auto& r = rows[i];
         const auto& k = r.config;
-        t.add_row({std::to_string(i + 1), layout(k), std::to_string(k.gpus), k.weights.name + "/" + k.kv_cache.name,
-                   std::to_string(k.max_num_seqs), r.monthly ? fixed(*r.monthly, 0) : "-",
-                   r.per_million_tokens ? fixed(*r.per_million_tokens, 3) : "-", fixed(r.avg_power_w / 1e3, 2),
-                   fixed(r.peak_power_w / 1e3, 2), std::to_string(r.racks), tightest(r),
-                   slo_margin(r),
+        t.add_row({std::to_string(i + 1), layout(k), std::to_string(k.gpus),
+                   k.weights.name + "/" + k.kv_cache.name, std::to_string(k.max_num_seqs),
+                   r.monthly ? fixed(*r.monthly, 0) : "-",
+                   r.per_million_tokens ? fixed(*r.per_million_tokens, 3) : "-",
+                   fixed(r.avg_power_w / 1e3, 2), fixed(r.peak_power_w / 1e3, 2),
+                   std::to_string(r.racks), tightest(r), slo_margin(r),
                    r.binding_resource.empty() ? "-" : r.binding_resource});
     }
     t.print(out);
 }
 
-}  // namespace
+} // namespace
 
 int run_plan(CliContext& ctx) {
     po::options_description desc("options");
@@ -213,9 +227,10 @@ int run_plan(CliContext& ctx) {
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
-    if (!parse_options("plan", ctx.args, desc, pos, vm, *ctx.out,
-                       "FILE [--candidate GPU[@NODE]]... [--budget P] [--power-budget W] [--max-gpus N] "
-                       "[--top N] [--set key=value]... [--json]")) {
+    if (!parse_options(
+            "plan", ctx.args, desc, pos, vm, *ctx.out,
+            "FILE [--candidate GPU[@NODE]]... [--budget P] [--power-budget W] [--max-gpus N] "
+            "[--top N] [--set key=value]... [--json]")) {
         return 0;
     }
     if (f.threads && *f.threads < 1) {
@@ -270,11 +285,15 @@ int run_plan(CliContext& ctx) {
     auto& out = *ctx.out;
     const auto& d = s.deployment;
     out << "plan " << s.name << ": " << d.model.name << ", SLO p" << fixed(s.slo.percentile, 0);
-    if (s.slo.ttft) out << " TTFT " << fixed(s.slo.ttft->si() * 1e3, 0) << " ms";
-    if (s.slo.tpot) out << " TPOT " << fixed(s.slo.tpot->si() * 1e3, 0) << " ms";
-    if (s.slo.e2e) out << " E2E " << fixed(s.slo.e2e->si(), 1) << " s";
+    if (s.slo.ttft)
+        out << " TTFT " << fixed(s.slo.ttft->si() * 1e3, 0) << " ms";
+    if (s.slo.tpot)
+        out << " TPOT " << fixed(s.slo.tpot->si() * 1e3, 0) << " ms";
+    if (s.slo.e2e)
+        out << " E2E " << fixed(s.slo.e2e->si(), 1) << " s";
     out << " (per-class SLOs where given), ranked by " << model::to_string(r.pricing) << " cost\n"
-        << "searched     " << r.shapes << " replica shapes, " << r.configurations << " configurations with "
+        << "searched     " << r.shapes << " replica shapes, " << r.configurations
+        << " configurations with "
         << "replica counts; " << r.simulated << " simulated\n"
         << "stopped at   ";
     std::string sep;
@@ -298,4 +317,4 @@ int run_plan(CliContext& ctx) {
     return 0;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -3,6 +3,7 @@
 // figures; optionally write per-request and time-series CSVs and a Chrome trace.
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
+#include "cli/plot_option.hpp"
 #include "cli/power_report.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
@@ -409,6 +410,7 @@ int run_simulate(CliContext& ctx) {
     std::string trace;
     std::string trace_format = "auto";
     std::string out_dir;
+    std::string plot_dir;
     std::string sweep;
     std::string profile;
     std::vector<std::string> sets;
@@ -428,6 +430,7 @@ int run_simulate(CliContext& ctx) {
         ("set", po::value(&sets)->composing(), "override a scenario key: --set engine.max_num_seqs=64 (repeatable)")
         ("sweep", po::value(&sweep), "run once per value, in parallel: --sweep workload.requests_per_s=2,4,8")
         ("out", po::value(&out_dir), "write requests.csv, timeseries.csv, trace.json and summary.json here")
+        ("plot", po::value(&plot_dir), "also draw the desktop app's charts (latency CDFs, throughput, queue, KV, power) as PNG files into DIR (needs gpuplan-plot)")
         ("profile", po::value(&profile), "efficiency profile YAML (default: hwdb/profiles for the GPU)")
         ("json", "machine-readable output");
     // clang-format on
@@ -449,6 +452,9 @@ int run_simulate(CliContext& ctx) {
     }
     if (rate && !(*rate > 0)) {
         throw UsageError("--rate must be > 0 requests/s");
+    }
+    if (!plot_dir.empty() && !sweep.empty()) {
+        throw UsageError("--plot draws one run; leave out --sweep (or use --set for one value)");
     }
     const auto overrides = parse_sets(sets);
     std::vector<model::TraceRecord> trace_records;
@@ -536,6 +542,18 @@ int run_simulate(CliContext& ctx) {
                 *ctx.out << "wrote " << out_dir << "/{requests.csv,timeseries.csv,trace.json,summary.json"
                          << (r.power.modelled ? ",power.csv" : "") << "}\n";
             }
+        }
+        if (!plot_dir.empty()) {
+            // gpuplan-plot re-runs this simulation (deterministic: same scenario and seed).
+            model::Scenario shown = scenarios.front();
+            if (seed) {
+                shown.seed = *seed;
+            }
+            if (duration) {
+                shown.workload.duration = Seconds(*duration);
+            }
+            ctx.out->flush();
+            write_plots(shown, plot_dir, true, requests, *ctx.err);
         }
         return 0;
     }

@@ -16,8 +16,8 @@ std::vector<int> int_list(MapReader& m, const std::string& key, int min, int max
         int v = 0;
         const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
         if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < min || v > max) {
-            m.fail_at(key, "'" + s + "' is not a whole number from " + std::to_string(min) + " to " +
-                               std::to_string(max) + "; give a list such as [1, 2, 4]");
+            m.fail_at(key, "'" + s + "' is not a whole number from " + std::to_string(min) +
+                               " to " + std::to_string(max) + "; give a list such as [1, 2, 4]");
         }
         out.push_back(v);
     }
@@ -45,7 +45,7 @@ std::vector<model::Precision> precision_list(MapReader& m, const std::string& ke
 std::optional<model::Price> price_of(MapReader& m, const std::string& key, model::PriceBasis basis,
                                      const char* example) {
     if (!m.has(key)) {
-        (void)m.opt_string(key);  // marks the key as known
+        (void)m.opt_string(key); // marks the key as known
         return std::nullopt;
     }
     const model::Price p = m.price(key);
@@ -82,7 +82,7 @@ model::PlanCandidate read_candidate(MapReader m, const Database& db) {
     return c;
 }
 
-}  // namespace
+} // namespace
 
 model::PlanConfig read_plan(MapReader m, const Database& db) {
     model::PlanConfig p;
@@ -117,4 +117,4 @@ model::PlanConfig read_plan(MapReader m, const Database& db) {
     return p;
 }
 
-}  // namespace gpuplan::hwdb::detail
+} // namespace gpuplan::hwdb::detail

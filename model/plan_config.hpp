@@ -19,11 +19,11 @@ namespace gpuplan::model {
 /// One hardware candidate: an accelerator, optionally in a server, with optional prices that
 /// override the hwdb estimates (the scenario's own `prices:` price the scenario's hardware).
 struct PlanCandidate {
-    std::string accelerator_ref;       ///< hwdb name as written
-    std::string node_ref;              ///< hwdb server name as written, "" when none
+    std::string accelerator_ref; ///< hwdb name as written
+    std::string node_ref;        ///< hwdb server name as written, "" when none
     AcceleratorSpec gpu;
-    std::optional<ServerSpec> node;    ///< host power, links, GPUs per node, node price
-    InterconnectSpec intra_node_link;  ///< the node's link, else the GPU's scale-up or host link
+    std::optional<ServerSpec> node;   ///< host power, links, GPUs per node, node price
+    InterconnectSpec intra_node_link; ///< the node's link, else the GPU's scale-up or host link
     std::optional<InterconnectSpec> inter_node_link;
     int gpus_per_node = 8;
     std::optional<Price> gpu_hour;      ///< rent per GPU-hour
@@ -57,10 +57,10 @@ struct PlanConfig {
     std::optional<Watts> power_budget; ///< ceiling on the deployment's peak power at the wall
     std::optional<int> max_racks;      ///< ceiling on racks (model/rack.hpp on the capped peak)
     PlanPricing pricing = PlanPricing::Own;
-    int top = 5;                       ///< configurations to rank
+    int top = 5; ///< configurations to rank
     /// Requests per simulated configuration (the workload's own count when smaller).
     int requests = 1000;
-    int max_simulations = 64;          ///< simulator runs the search may spend
+    int max_simulations = 64; ///< simulator runs the search may spend
     /// The analytic pruning gives every configuration this much benefit of the doubt: a lone
     /// request's TTFT/TPOT/E2E must exceed the SLO by this fraction, and the replicas' capacity
     /// fall short of the rate by it, before the configuration is dropped without a simulation.
@@ -68,4 +68,4 @@ struct PlanConfig {
     friend bool operator==(const PlanConfig&, const PlanConfig&) = default;
 };
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

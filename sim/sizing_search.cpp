@@ -51,12 +51,15 @@ std::string fmt(double v, int digits) {
     return buf;
 }
 
-std::string ms(double s) { return fmt(s * 1e3, s < 0.1 ? 1 : 0) + " ms"; }
+std::string ms(double s) {
+    return fmt(s * 1e3, s < 0.1 ? 1 : 0) + " ms";
+}
 
 // Runs f(0..n-1) on up to `threads` workers; the first exception (by index) is rethrown, so
 // failures are as deterministic as results.
 template <class F> void parallel_for(std::size_t n, int threads, F&& f) {
-    const std::size_t workers = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, threads)));
+    const std::size_t workers =
+        std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, threads)));
     std::vector<std::exception_ptr> errors(n);
     if (workers <= 1) {
         for (std::size_t i = 0; i < n; ++i) {
@@ -114,8 +117,8 @@ double mean_length(const model::LengthDistribution& d) {
 /// A request class as the analytic pruning sees it: mean lengths and its SLOs.
 struct ClassView {
     std::string name;
-    double share = 1;           ///< of requests (agent sessions count their steps)
-    double input = 0;           ///< mean prompt, shared prefix included
+    double share = 1; ///< of requests (agent sessions count their steps)
+    double input = 0; ///< mean prompt, shared prefix included
     double output = 0;
     int shared_prefix = 0;
     std::optional<Seconds> ttft, tpot, e2e;
@@ -152,7 +155,8 @@ std::vector<ClassView> class_views(const model::Scenario& s) {
 /// Requests per second offered (0: closed loop or trace replay, no rate to size for).
 double offered_rate(const model::Scenario& s) {
     const model::Workload& w = s.workload;
-    if (w.arrival.kind == model::ArrivalKind::ClosedLoop || w.arrival.kind == model::ArrivalKind::Trace) {
+    if (w.arrival.kind == model::ArrivalKind::ClosedLoop ||
+        w.arrival.kind == model::ArrivalKind::Trace) {
         return 0.0;
     }
     double rate = w.arrival.requests_per_s.value_or(w.requests_per_s.value_or(1.0));
@@ -188,7 +192,8 @@ Mix analytic_mix(const model::Scenario& s, const std::vector<ClassView>& classes
     if (share > 0) {
         m.w.input_tokens = std::max(1, static_cast<int>(std::lround(in / share)));
         m.w.output_tokens = std::max(1, static_cast<int>(std::lround(out / share)));
-        m.cached_prefix = std::clamp(static_cast<int>(std::lround(prefix / share)), 0, m.w.input_tokens - 1);
+        m.cached_prefix =
+            std::clamp(static_cast<int>(std::lround(prefix / share)), 0, m.w.input_tokens - 1);
     }
     m.mean_output = m.w.output_tokens;
     return m;
@@ -207,8 +212,8 @@ model::PowerEstimate replica_power(const model::Scenario& t, const model::PlanCa
     d1.gpus = model::replica_gpus(d1.par);
     model::Workload w = mix.w;
     w.concurrency = std::max(1, model::replica_capacity(mem, w));
-    return model::estimate_power(d1, w, profile, t.power_model, t.power, node_of(c, t.power_model), t.slo,
-                                 t.rack.nodes_per_rack, mix.cached_prefix);
+    return model::estimate_power(d1, w, profile, t.power_model, t.power, node_of(c, t.power_model),
+                                 t.slo, t.rack.nodes_per_rack, mix.cached_prefix);
 }
 
 /// Cost and power of the configured deployment from its replica's full-batch estimate.
@@ -222,7 +227,8 @@ SizingCost cost_from(const model::Scenario& t, const model::PlanCandidate& c,
     const Watts host = node.host * share;
     SizingCost r;
     r.capacity_tok_s = replica.capped.throughput * d.par.dp;
-    const double served = offered_tok_s > 0 ? std::min(offered_tok_s, r.capacity_tok_s) : r.capacity_tok_s;
+    const double served =
+        offered_tok_s > 0 ? std::min(offered_tok_s, r.capacity_tok_s) : r.capacity_tok_s;
     const double load = r.capacity_tok_s > 0 ? served / r.capacity_tok_s : 0.0;
     // At part load the GPUs sit at the resident floor between steps: the offered share of the
     // full-batch draw above it (an average, as the simulator's observer measures it).
@@ -261,7 +267,7 @@ struct Shape {
     int tp = 1, pp = 1;
     model::Precision weights = model::bf16_precision();
     model::Precision kv = model::bf16_precision();
-    int seqs = 0;  // 0: the scenario's setting
+    int seqs = 0; // 0: the scenario's setting
 };
 
 /// What the analytic stage found for one shape: a row per replica count it considered (or
@@ -272,18 +278,23 @@ struct ShapeOutcome {
 
 /// The value at the scenario's percentile, as simulate() judges a class's SLO.
 double at_percentile(const LatencyStats& s, double p) {
-    if (p <= 50) return s.p50;
-    if (p <= 90) return s.p90;
-    if (p <= 95) return s.p95;
-    if (p <= 99) return s.p99;
+    if (p <= 50)
+        return s.p50;
+    if (p <= 90)
+        return s.p90;
+    if (p <= 95)
+        return s.p95;
+    if (p <= 99)
+        return s.p99;
     return s.max;
 }
 
 std::string config_text(const SizingConfig& k) {
     return std::to_string(k.gpus) + " x " + k.gpu + " (tp " + std::to_string(k.par.tp) +
-           (k.par.pp > 1 ? ", pp " + std::to_string(k.par.pp) : "") + ", " + std::to_string(k.par.dp) +
-           " replica" + (k.par.dp == 1 ? "" : "s") + ", " + k.weights.name + "/" + k.kv_cache.name +
-           ", max_num_seqs " + std::to_string(k.max_num_seqs) + ")";
+           (k.par.pp > 1 ? ", pp " + std::to_string(k.par.pp) : "") + ", " +
+           std::to_string(k.par.dp) + " replica" + (k.par.dp == 1 ? "" : "s") + ", " +
+           k.weights.name + "/" + k.kv_cache.name + ", max_num_seqs " +
+           std::to_string(k.max_num_seqs) + ")";
 }
 
 std::string money_text(double v, const std::string& currency) {
@@ -291,16 +302,19 @@ std::string money_text(double v, const std::string& currency) {
 }
 
 class Search {
-public:
-    Search(const model::Scenario& s, const std::optional<model::ServerSpec>& node, const SizingOptions& o,
-           std::stop_token stop, const ProgressFn& progress)
+  public:
+    Search(const model::Scenario& s, const std::optional<model::ServerSpec>& node,
+           const SizingOptions& o, std::stop_token stop, const ProgressFn& progress)
         : s_(s), opt_(o), stop_(std::move(stop)), progress_(progress) {
         plan_ = effective_plan(s, node);
-        threads_ = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        threads_ = o.threads > 0
+                       ? o.threads
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
         classes_ = class_views(s);
         if (classes_.empty()) {
-            throw InvalidArgument("plan: the workload has no class served locally with a positive share; "
-                                  "give workload.classes or input_tokens/output_tokens");
+            throw InvalidArgument(
+                "plan: the workload has no class served locally with a positive share; "
+                "give workload.classes or input_tokens/output_tokens");
         }
         if (plan_.budget && plan_.budget->per != model::PriceBasis::Month) {
             throw InvalidArgument("plan.budget must be a monthly amount, e.g. '$50000/month'");
@@ -313,27 +327,29 @@ public:
 
     SizingResult run();
 
-private:
+  private:
     const model::EfficiencyProfile& profile(const std::string& gpu) const {
         const auto it = opt_.profiles.find(gpu);
         return it != opt_.profiles.end() ? it->second : default_profile_;
     }
     /// The outcome of confirming a list with the simulator.
     struct Confirmed {
-        std::vector<std::size_t> ranked;  ///< the first `want` passes, none preceded by an untested one
-        std::vector<std::size_t> passed;  ///< every pass, in list order (one per shape)
+        std::vector<std::size_t>
+            ranked; ///< the first `want` passes, none preceded by an untested one
+        std::vector<std::size_t> passed; ///< every pass, in list order (one per shape)
     };
     Confirmed confirm(std::vector<SizingRow>& rows, const std::vector<int>& shape_of,
-                      const std::vector<std::size_t>& order, std::vector<char>& simulated, std::size_t want,
-                      std::size_t sim_budget, SizingResult& res) const;
+                      const std::vector<std::size_t>& order, std::vector<char>& simulated,
+                      std::size_t want, std::size_t sim_budget, SizingResult& res) const;
     std::vector<Shape> shapes() const;
     ShapeOutcome analyse(const Shape& sh) const;
     void simulate_row(SizingRow& row) const;
     void explain(SizingRow& row) const;
     [[nodiscard]] std::tuple<double, int, double, int, int, int, std::string, std::string, int, int>
     key(const SizingRow& r) const {
-        return {r.monthly.value_or(kInf), r.config.gpus, r.peak_power_w, r.config.candidate, r.config.par.tp,
-                r.config.par.pp, r.config.weights.name, r.config.kv_cache.name, r.config.max_num_seqs,
+        return {r.monthly.value_or(kInf), r.config.gpus,          r.peak_power_w,
+                r.config.candidate,       r.config.par.tp,        r.config.par.pp,
+                r.config.weights.name,    r.config.kv_cache.name, r.config.max_num_seqs,
                 r.config.par.dp};
     }
 
@@ -406,11 +422,13 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
                                                  std::to_string(cand.gpus_per_node) + " GPUs");
     }
     if (base.config.gpus > plan_.max_gpus) {
-        return stop_at(SizingStage::Capacity, "one replica needs " + std::to_string(base.config.gpus) +
-                                                  " GPUs, more than max_gpus " + std::to_string(plan_.max_gpus));
+        return stop_at(SizingStage::Capacity,
+                       "one replica needs " + std::to_string(base.config.gpus) +
+                           " GPUs, more than max_gpus " + std::to_string(plan_.max_gpus));
     }
     const model::EfficiencyProfile& prof = profile(cand.gpu.name);
     model::Scenario t = configured_scenario(s_, cand, base.config);
+    t.workload.trace.clear();  // the analytic model never reads it; a replayed trace can be large
     model::MemoryEstimate mem;
     model::PowerEstimate replica;
     // An impossible layout (heads not divisible by tp, a precision the GPU has no path for, a
@@ -445,11 +463,12 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
                 base.lone_ttft_s = ttft;
                 base.lone_tpot_s = tpot;
             }
-            const auto check = [&](const std::optional<Seconds>& target, double value, const char* metric) {
+            const auto check = [&](const std::optional<Seconds>& target, double value,
+                                   const char* metric) {
                 if (target && target->si() > 0 && value / target->si() > worst) {
                     worst = value / target->si();
-                    worst_text = "a lone " + c.name + " request's " + metric + " is " + ms(value) + ", SLO " +
-                                 ms(target->si());
+                    worst_text = "a lone " + c.name + " request's " + metric + " is " + ms(value) +
+                                 ", SLO " + ms(target->si());
                 }
             };
             check(c.ttft, ttft, "TTFT");
@@ -470,12 +489,15 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
         if (!(cap_rps > 0)) {
             return stop_at(SizingStage::Capacity, "a replica serves no requests at this load");
         }
-        dp_min = std::max(1, static_cast<int>(std::ceil(offered_rps_ / (cap_rps * (1.0 + plan_.prune_margin)) - 1e-9)));
+        dp_min = std::max(1, static_cast<int>(std::ceil(
+                                 offered_rps_ / (cap_rps * (1.0 + plan_.prune_margin)) - 1e-9)));
         if (dp_min > dp_max) {
             base.capacity_rps = cap_rps * dp_max;
             return stop_at(SizingStage::Capacity,
-                           fmt(dp_max, 0) + " replicas (max_gpus " + std::to_string(plan_.max_gpus) + ") sustain " +
-                               fmt(cap_rps * dp_max, 2) + " requests/s, the workload sends " + fmt(offered_rps_, 2),
+                           fmt(dp_max, 0) + " replicas (max_gpus " +
+                               std::to_string(plan_.max_gpus) + ") sustain " +
+                               fmt(cap_rps * dp_max, 2) + " requests/s, the workload sends " +
+                               fmt(offered_rps_, 2),
                            offered_rps_ / (cap_rps * dp_max));
         }
     }
@@ -485,16 +507,18 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
         row.config.gpus = base.config.gpus * dp;
         row.capacity_rps = cap_rps * dp;
         row.miss_ratio = 0;
-        const model::Scenario tk = configured_scenario(s_, cand, row.config);
+        // configured_scenario(s_, cand, row.config) differs from `t` only in the replicas.
+        t.deployment.par.dp = dp;
+        t.deployment.gpus = row.config.gpus;
         SizingCost c;
         try {
-            c = cost_from(tk, cand, replica, offered_rps_ * mix_.mean_output);
+            c = cost_from(t, cand, replica, offered_rps_ * mix_.mean_output);
         } catch (const InvalidArgument& e) {
             row.stage = SizingStage::Price;
             row.reason = e.what();
             row.miss_ratio = kInf;
             out.rows.push_back(row);
-            break;  // the same prices fail for every replica count
+            break; // the same prices fail for every replica count
         }
         row.currency = c.currency;
         row.own_monthly = c.own_monthly;
@@ -508,8 +532,8 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
         row.peak_power_w = c.peak_power_w;
         row.nodes = c.nodes;
         row.notes = c.notes;
-        const model::RackPlan racks = model::plan_racks(Watts(c.node_peak_w), replica.node.rack_units, c.nodes,
-                                                        s_.rack, s_.power.rack_budget);
+        const model::RackPlan racks = model::plan_racks(
+            Watts(c.node_peak_w), replica.node.rack_units, c.nodes, s_.rack, s_.power.rack_budget);
         row.racks = racks.racks;
         row.rack_binding = model::to_string(racks.binding);
         const auto stop_row = [&](SizingStage stage, std::string reason, double ratio) {
@@ -519,14 +543,17 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
         };
         if (!row.monthly) {
             stop_row(SizingStage::Price,
-                     std::string(own ? "no purchase price" : "no rent per GPU-hour") + " for " + cand.gpu.name +
-                         (c.currency.empty() ? "" : " in " + c.currency) + "; give the candidate's " +
-                         (own ? "gpu_purchase or node_purchase" : "gpu_hour") + " or use pricing: " +
-                         (own ? "rent" : "own"),
+                     std::string(own ? "no purchase price" : "no rent per GPU-hour") + " for " +
+                         cand.gpu.name + (c.currency.empty() ? "" : " in " + c.currency) +
+                         "; give the candidate's " +
+                         (own ? "gpu_purchase or node_purchase" : "gpu_hour") +
+                         " or use pricing: " + (own ? "rent" : "own"),
                      kInf);
         } else if (plan_.budget && plan_.budget->money.currency != c.currency) {
             stop_row(SizingStage::Budget,
-                     "costs are in " + c.currency + ", the budget in " + plan_.budget->money.currency, kInf);
+                     "costs are in " + c.currency + ", the budget in " +
+                         plan_.budget->money.currency,
+                     kInf);
         } else if (plan_.budget && *row.monthly > plan_.budget->money.amount) {
             stop_row(SizingStage::Budget,
                      money_text(*row.monthly, c.currency) + "/month is over the budget of " +
@@ -534,15 +561,16 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
                      *row.monthly / plan_.budget->money.amount);
         } else if (plan_.power_budget && c.peak_power_w > plan_.power_budget->si()) {
             stop_row(SizingStage::Power,
-                     "peak " + fmt(c.peak_power_w / 1e3, 1) + " kW at the wall is over the power budget of " +
+                     "peak " + fmt(c.peak_power_w / 1e3, 1) +
+                         " kW at the wall is over the power budget of " +
                          fmt(plan_.power_budget->si() / 1e3, 1) + " kW",
                      c.peak_power_w / plan_.power_budget->si());
         } else if (!racks.feasible) {
             stop_row(SizingStage::Racks, "no node fits a rack (" + row.rack_binding + ")", kInf);
         } else if (plan_.max_racks && racks.racks > *plan_.max_racks) {
             stop_row(SizingStage::Racks,
-                     std::to_string(racks.racks) + " racks (" + row.rack_binding + " binds), at most " +
-                         std::to_string(*plan_.max_racks) + " allowed",
+                     std::to_string(racks.racks) + " racks (" + row.rack_binding +
+                         " binds), at most " + std::to_string(*plan_.max_racks) + " allowed",
                      static_cast<double>(racks.racks) / *plan_.max_racks);
         }
         out.rows.push_back(row);
@@ -551,10 +579,12 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
 }
 
 void Search::simulate_row(SizingRow& row) const {
-    const model::PlanCandidate& cand = plan_.candidates[static_cast<std::size_t>(row.config.candidate)];
+    const model::PlanCandidate& cand =
+        plan_.candidates[static_cast<std::size_t>(row.config.candidate)];
     const model::Scenario t = configured_scenario(s_, cand, row.config);
     SimOptions o;
-    o.requests = s_.workload.requests ? std::min(*s_.workload.requests, plan_.requests) : plan_.requests;
+    o.requests =
+        s_.workload.requests ? std::min(*s_.workload.requests, plan_.requests) : plan_.requests;
     o.profile = profile(cand.gpu.name);
     o.node = node_of(cand, t.power_model);
     const SimResult r = simulate(t, o, stop_);
@@ -569,7 +599,8 @@ void Search::simulate_row(SizingRow& row) const {
     row.margins.clear();
     bool meets = r.overall.completed > 0;
     for (const auto& c : r.classes) {
-        const auto add = [&](const std::optional<double>& target, const LatencyStats& st, const char* metric) {
+        const auto add = [&](const std::optional<double>& target, const LatencyStats& st,
+                             const char* metric) {
             if (target && st.count > 0) {
                 row.margins.push_back(SloMargin{c.name, metric, at_percentile(st, p), *target});
             }
@@ -597,7 +628,8 @@ void Search::simulate_row(SizingRow& row) const {
         row.binding_slo = tight->request_class + " " + tight->metric;
     }
     if (row.failed > 0 && r.overall.arrived > 0) {
-        worst = std::max(worst, 1.0 + static_cast<double>(row.failed) / static_cast<double>(r.overall.arrived));
+        worst = std::max(worst, 1.0 + static_cast<double>(row.failed) /
+                                          static_cast<double>(r.overall.arrived));
     }
     row.miss_ratio = worst;
     row.sim_throughput_tok_s = r.output_tok_s;
@@ -606,8 +638,8 @@ void Search::simulate_row(SizingRow& row) const {
     row.sim_peak_power_w = r.power.peak_power_w;
     row.sim_energy_j_per_token = r.power.energy_j_per_token;
     if (meets) {
-        row.reason = tight ? "meets every SLO; tightest " + row.binding_slo + " p" + fmt(p, 0) + " " +
-                                 ms(tight->value_s) + " of " + ms(tight->target_s)
+        row.reason = tight ? "meets every SLO; tightest " + row.binding_slo + " p" + fmt(p, 0) +
+                                 " " + ms(tight->value_s) + " of " + ms(tight->target_s)
                            : "serves every request (no SLO given)";
     } else if (row.failed > 0) {
         row.reason = std::to_string(row.failed) + " of " + std::to_string(r.overall.arrived) +
@@ -626,16 +658,22 @@ void Search::explain(SizingRow& row) const {
     if (row.stage != SizingStage::Simulated && row.margins.empty()) {
         return;
     }
-    const model::PlanCandidate& cand = plan_.candidates[static_cast<std::size_t>(row.config.candidate)];
+    const model::PlanCandidate& cand =
+        plan_.candidates[static_cast<std::size_t>(row.config.candidate)];
     const model::Scenario t = configured_scenario(s_, cand, row.config);
     model::Workload w = mix_.w;
-    w.concurrency = std::max(row.config.par.dp, static_cast<int>(std::lround(row.sim_mean_running)));
+    w.concurrency =
+        std::max(row.config.par.dp, static_cast<int>(std::lround(row.sim_mean_running)));
     try {
-        const model::BottleneckReport b = model::find_bottleneck(t.deployment, w, profile(cand.gpu.name), mix_.cached_prefix);
-        const bool prefill = row.binding_slo.size() >= 4 && row.binding_slo.compare(row.binding_slo.size() - 4, 4, "ttft") == 0;
-        row.binding_resource = b.capacity_binds ? model::to_string(model::Resource::MemoryCapacity)
-                                                : model::to_string(prefill ? b.prefill.binding : b.decode.binding);
-        if (row.gpu_limit_w > 0 && row.gpu_limit_w < t.deployment.gpu.board_power.value_or(Watts(kInf)).si()) {
+        const model::BottleneckReport b =
+            model::find_bottleneck(t.deployment, w, profile(cand.gpu.name), mix_.cached_prefix);
+        const bool prefill = row.binding_slo.size() >= 4 &&
+                             row.binding_slo.compare(row.binding_slo.size() - 4, 4, "ttft") == 0;
+        row.binding_resource =
+            b.capacity_binds ? model::to_string(model::Resource::MemoryCapacity)
+                             : model::to_string(prefill ? b.prefill.binding : b.decode.binding);
+        if (row.gpu_limit_w > 0 &&
+            row.gpu_limit_w < t.deployment.gpu.board_power.value_or(Watts(kInf)).si()) {
             row.binding_resource += " (under a " + fmt(row.gpu_limit_w, 0) + " W cap)";
         }
     } catch (const InvalidArgument&) {
@@ -648,8 +686,9 @@ void Search::explain(SizingRow& row) const {
 // waits for its smaller one, which ends the shape when it passes). A row the constraints
 // stopped keeps its stage and reason; the simulation only adds its verdict.
 Search::Confirmed Search::confirm(std::vector<SizingRow>& rows, const std::vector<int>& shape_of,
-                                  const std::vector<std::size_t>& order, std::vector<char>& simulated,
-                                  std::size_t want, std::size_t sim_budget, SizingResult& res) const {
+                                  const std::vector<std::size_t>& order,
+                                  std::vector<char>& simulated, std::size_t want,
+                                  std::size_t sim_budget, SizingResult& res) const {
     Confirmed c;
     while (true) {
         c.ranked.clear();
@@ -702,7 +741,8 @@ Search::Confirmed Search::confirm(std::vector<SizingRow>& rows, const std::vecto
             const double ratio = row.miss_ratio;
             simulate_row(row);
             if (stage != SizingStage::NotReached && row.stage == SizingStage::Simulated) {
-                row.reason = reason + (row.meets_slo ? "; it would meet every SLO" : "; it would also miss an SLO");
+                row.reason = reason + (row.meets_slo ? "; it would meet every SLO"
+                                                     : "; it would also miss an SLO");
                 row.stage = stage;
                 row.miss_ratio = ratio;
             }
@@ -712,7 +752,9 @@ Search::Confirmed Search::confirm(std::vector<SizingRow>& rows, const std::vecto
         }
         res.simulated += static_cast<int>(batch.size());
         if (progress_) {
-            const double f = sim_budget > 0 ? static_cast<double>(res.simulated) / static_cast<double>(sim_budget) : 1.0;
+            const double f = sim_budget > 0 ? static_cast<double>(res.simulated) /
+                                                  static_cast<double>(sim_budget)
+                                            : 1.0;
             progress_(std::min(1.0, f));
         }
     }
@@ -744,10 +786,12 @@ SizingResult Search::run() {
     }
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return key(rows[a]) < key(rows[b]); });
-    const std::size_t planned = std::min<std::size_t>(order.size(), static_cast<std::size_t>(plan_.max_simulations));
+    const std::size_t planned =
+        std::min<std::size_t>(order.size(), static_cast<std::size_t>(plan_.max_simulations));
 
     std::vector<char> simulated(rows.size(), 0);
-    const Confirmed first = confirm(rows, shape_of, order, simulated, static_cast<std::size_t>(plan_.top), planned, res);
+    const Confirmed first = confirm(rows, shape_of, order, simulated,
+                                    static_cast<std::size_t>(plan_.top), planned, res);
     std::vector<std::size_t> ranked = first.ranked;
     if ((res.exhausted || res.stopped) && ranked.empty()) {
         // Not proven the cheapest, but they meet the SLO: better than nothing.
@@ -771,8 +815,9 @@ SizingResult Search::run() {
         }
         std::stable_sort(constrained.begin(), constrained.end(),
                          [&](std::size_t a, std::size_t b) { return key(rows[a]) < key(rows[b]); });
-        const std::size_t budget = std::min<std::size_t>(
-            static_cast<std::size_t>(plan_.max_simulations), static_cast<std::size_t>(res.simulated) + constrained.size());
+        const std::size_t budget =
+            std::min<std::size_t>(static_cast<std::size_t>(plan_.max_simulations),
+                                  static_cast<std::size_t>(res.simulated) + constrained.size());
         const Confirmed second = confirm(rows, shape_of, constrained, simulated, 1, budget, res);
         if (!second.ranked.empty()) {
             over_constraints = second.ranked.front();
@@ -780,7 +825,8 @@ SizingResult Search::run() {
     }
 
     for (const auto& r : rows) {
-        ++res.stages[r.stage == SizingStage::Simulated ? (r.meets_slo ? "met_slo" : "missed_slo") : to_string(r.stage)];
+        ++res.stages[r.stage == SizingStage::Simulated ? (r.meets_slo ? "met_slo" : "missed_slo")
+                                                       : to_string(r.stage)];
     }
     res.found = !ranked.empty();
     parallel_for(ranked.size(), threads_, [&](std::size_t j) { explain(rows[ranked[j]]); });
@@ -807,15 +853,17 @@ SizingResult Search::run() {
             return key(rows[a]) < key(rows[b]);
         };
         for (std::size_t i = 0; i < rows.size() && !over_constraints; ++i) {
-            const bool considered = rows[i].stage == SizingStage::Simulated ||
-                                    (rows[i].stage != SizingStage::NotReached && std::isfinite(rows[i].miss_ratio));
+            const bool considered =
+                rows[i].stage == SizingStage::Simulated ||
+                (rows[i].stage != SizingStage::NotReached && std::isfinite(rows[i].miss_ratio));
             if (considered && (!best || better(i, *best))) {
                 best = i;
             }
         }
         if (!best) {
             for (std::size_t i = 0; i < rows.size(); ++i) {
-                if (rows[i].stage != SizingStage::NotReached && (!best || key(rows[i]) < key(rows[*best]))) {
+                if (rows[i].stage != SizingStage::NotReached &&
+                    (!best || key(rows[i]) < key(rows[*best]))) {
                     best = i;
                 }
             }
@@ -831,24 +879,32 @@ SizingResult Search::run() {
     if (res.found) {
         const SizingRow& b = res.ranked.front();
         res.verdict = "cheapest meeting every SLO: " + config_text(b.config) + " at " +
-                      money_text(*b.monthly, b.currency) + "/month (" + to_string(plan_.pricing) + ")" +
-                      (b.binding_slo.empty() ? "" : "; tightest " + b.binding_slo + ", " +
-                                                        fmt(100 * (1 - b.miss_ratio), 0) + " % margin");
+                      money_text(*b.monthly, b.currency) + "/month (" + to_string(plan_.pricing) +
+                      ")" +
+                      (b.binding_slo.empty() ? ""
+                                             : "; tightest " + b.binding_slo + ", " +
+                                                   fmt(100 * (1 - b.miss_ratio), 0) + " % margin");
     } else if (over_constraints) {
         const SizingRow& m = *res.closest_miss;
-        res.verdict = "nothing meets the SLO within the plan's constraints: the cheapest configuration that meets it, " +
+        res.verdict = "nothing meets the SLO within the plan's constraints: the cheapest "
+                      "configuration that meets it, " +
                       config_text(m.config) + ", breaks them: " + m.reason;
     } else if (res.closest_miss) {
         const SizingRow& m = *res.closest_miss;
-        res.verdict = "nothing meets the SLO: the closest miss is " + config_text(m.config) + ": " + m.reason;
+        res.verdict =
+            "nothing meets the SLO: the closest miss is " + config_text(m.config) + ": " + m.reason;
     } else {
-        res.verdict = "nothing meets the SLO: no configuration was considered; widen plan.candidates, tp or max_gpus";
+        res.verdict = "nothing meets the SLO: no configuration was considered; widen "
+                      "plan.candidates, tp or max_gpus";
     }
     if (res.exhausted) {
-        const auto untested = std::count_if(order.begin(), order.end(), [&](std::size_t i) { return !simulated[i]; });
-        res.notes.push_back("the search stopped after plan.max_simulations = " + std::to_string(plan_.max_simulations) +
-                            " simulations with " + std::to_string(untested) +
-                            " eligible configurations untested (the costlier ones); raise plan.max_simulations");
+        const auto untested =
+            std::count_if(order.begin(), order.end(), [&](std::size_t i) { return !simulated[i]; });
+        res.notes.push_back(
+            "the search stopped after plan.max_simulations = " +
+            std::to_string(plan_.max_simulations) + " simulations with " +
+            std::to_string(untested) +
+            " eligible configurations untested (the costlier ones); raise plan.max_simulations");
     }
     if (!has_slo_) {
         res.notes.push_back("no SLO given: every configuration that serves all requests qualifies");
@@ -859,9 +915,10 @@ SizingResult Search::run() {
     return res;
 }
 
-}  // namespace
+} // namespace
 
-model::PlanConfig effective_plan(const model::Scenario& s, const std::optional<model::ServerSpec>& node) {
+model::PlanConfig effective_plan(const model::Scenario& s,
+                                 const std::optional<model::ServerSpec>& node) {
     model::PlanConfig p = s.plan.value_or(model::PlanConfig{});
     if (p.candidates.empty()) {
         model::PlanCandidate c;
@@ -932,9 +989,10 @@ SizingCost sizing_cost(const model::Scenario& configured, const model::PlanCandi
 }
 
 SizingResult size_deployment(const model::Scenario& s, const std::optional<model::ServerSpec>& node,
-                             const SizingOptions& options, std::stop_token stop, const ProgressFn& progress) {
+                             const SizingOptions& options, std::stop_token stop,
+                             const ProgressFn& progress) {
     Search search(s, node, options, std::move(stop), progress);
     return search.run();
 }
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

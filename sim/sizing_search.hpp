@@ -38,22 +38,22 @@ namespace gpuplan::sim {
 
 /// One configuration of the search space.
 struct SizingConfig {
-    int candidate = 0;     ///< index into the hardware candidates
-    std::string gpu;       ///< accelerator name
-    std::string node;      ///< server name, "" when none
-    model::Parallelism par;  ///< tp, pp and dp (the replicas)
-    int gpus = 0;          ///< tp × pp × dp
+    int candidate = 0;      ///< index into the hardware candidates
+    std::string gpu;        ///< accelerator name
+    std::string node;       ///< server name, "" when none
+    model::Parallelism par; ///< tp, pp and dp (the replicas)
+    int gpus = 0;           ///< tp × pp × dp
     model::Precision weights = model::bf16_precision();
     model::Precision kv_cache = model::bf16_precision();
-    int max_num_seqs = 0;  ///< the engine limit (0: the scenario's engine setting)
+    int max_num_seqs = 0; ///< the engine limit (0: the scenario's engine setting)
     friend bool operator==(const SizingConfig&, const SizingConfig&) = default;
 };
 
 /// One SLO metric of one class against its target, from the simulation.
 struct SloMargin {
     std::string request_class;
-    std::string metric;    ///< "ttft", "tpot" or "e2e"
-    double value_s = 0;    ///< the class's percentile of the metric
+    std::string metric; ///< "ttft", "tpot" or "e2e"
+    double value_s = 0; ///< the class's percentile of the metric
     double target_s = 0;
     /// 1 − value ÷ target: the fraction of the target left (negative: missed by that much).
     [[nodiscard]] double margin() const { return target_s > 0 ? 1.0 - value_s / target_s : 0.0; }
@@ -62,16 +62,16 @@ struct SloMargin {
 
 /// Where a configuration stopped.
 enum class SizingStage {
-    Invalid,      ///< the layout is impossible (heads not divisible by tp, no compute path, ...)
-    Memory,       ///< does not fit in memory
-    Latency,      ///< a lone request misses an SLO (analytic)
-    Capacity,     ///< max_gpus of replicas cannot reach the rate (analytic)
-    Price,        ///< no price for the chosen pricing
-    Budget,       ///< over the monthly budget
-    Power,        ///< over the power budget
-    Racks,        ///< more racks than allowed, or no node fits a rack
-    Simulated,    ///< simulated: see meets_slo
-    NotReached,   ///< left unsimulated (the ranking was complete, or the simulation budget ran out)
+    Invalid,    ///< the layout is impossible (heads not divisible by tp, no compute path, ...)
+    Memory,     ///< does not fit in memory
+    Latency,    ///< a lone request misses an SLO (analytic)
+    Capacity,   ///< max_gpus of replicas cannot reach the rate (analytic)
+    Price,      ///< no price for the chosen pricing
+    Budget,     ///< over the monthly budget
+    Power,      ///< over the power budget
+    Racks,      ///< more racks than allowed, or no node fits a rack
+    Simulated,  ///< simulated: see meets_slo
+    NotReached, ///< left unsimulated (the ranking was complete, or the simulation budget ran out)
 };
 
 /// "invalid", "memory", "latency", "capacity", "price", "budget", "power", "racks",
@@ -82,58 +82,58 @@ enum class SizingStage {
 struct SizingRow {
     SizingConfig config;
     SizingStage stage = SizingStage::NotReached;
-    std::string reason;    ///< why it stopped there, with the numbers
+    std::string reason; ///< why it stopped there, with the numbers
     /// How far from feasible: the worst value ÷ limit over what it misses (1 or less: meets).
     /// Used to pick the closest miss when nothing meets the SLO.
     double miss_ratio = 0;
     // Analytic figures (model/).
-    double capacity_rps = 0;     ///< requests/s the replicas sustain at full batch, under the cap
-    double offered_rps = 0;      ///< the workload's arrival rate (0: closed loop or trace)
-    double lone_ttft_s = 0;      ///< a lone mean-length request, uncapped
+    double capacity_rps = 0; ///< requests/s the replicas sustain at full batch, under the cap
+    double offered_rps = 0;  ///< the workload's arrival rate (0: closed loop or trace)
+    double lone_ttft_s = 0;  ///< a lone mean-length request, uncapped
     double lone_tpot_s = 0;
     // Cost and power.
     std::string currency;
-    std::optional<double> monthly;        ///< by the plan's pricing
+    std::optional<double> monthly; ///< by the plan's pricing
     std::optional<double> own_monthly;
     std::optional<double> rent_monthly;
-    std::optional<double> per_million_tokens;  ///< by the plan's pricing, at the offered load
+    std::optional<double> per_million_tokens; ///< by the plan's pricing, at the offered load
     double tokens_per_month = 0;
-    double gpu_limit_w = 0;      ///< per-GPU power limit
-    double avg_power_w = 0;      ///< at the wall, at the offered load (analytic)
-    double peak_power_w = 0;     ///< at the wall, every GPU at its limit (provisioning)
+    double gpu_limit_w = 0;  ///< per-GPU power limit
+    double avg_power_w = 0;  ///< at the wall, at the offered load (analytic)
+    double peak_power_w = 0; ///< at the wall, every GPU at its limit (provisioning)
     int nodes = 0;
     int racks = 0;
-    std::string rack_binding;    ///< which rack limit binds ("budget", "pdu", ...)
+    std::string rack_binding; ///< which rack limit binds ("budget", "pdu", ...)
     // Simulation (stage Simulated).
     bool meets_slo = false;
     std::vector<SloMargin> margins;
-    std::string binding_slo;     ///< "<class> <metric>" with the smallest margin
-    std::string binding_resource;///< what limits that phase (model::Resource), or memory-capacity
-    double sim_throughput_tok_s = 0;  ///< output tokens/s
-    double sim_mean_running = 0;      ///< sequences running, all replicas, time average
+    std::string binding_slo;      ///< "<class> <metric>" with the smallest margin
+    std::string binding_resource; ///< what limits that phase (model::Resource), or memory-capacity
+    double sim_throughput_tok_s = 0; ///< output tokens/s
+    double sim_mean_running = 0;     ///< sequences running, all replicas, time average
     double sim_avg_power_w = 0;
     double sim_peak_power_w = 0;
     double sim_energy_j_per_token = 0;
-    std::int64_t failed = 0;          ///< rejected + timed out
+    std::int64_t failed = 0; ///< rejected + timed out
     std::vector<std::string> notes;
     friend bool operator==(const SizingRow&, const SizingRow&) = default;
 };
 
 /// The search's answer.
 struct SizingResult {
-    bool found = false;              ///< at least one configuration meets every SLO
-    std::vector<SizingRow> ranked;   ///< the cheapest meeting the SLO, best first (≤ plan.top)
+    bool found = false;            ///< at least one configuration meets every SLO
+    std::vector<SizingRow> ranked; ///< the cheapest meeting the SLO, best first (≤ plan.top)
     /// When nothing meets the SLO: the configuration that came closest (smallest miss_ratio,
     /// simulated ones first).
     std::optional<SizingRow> closest_miss;
-    std::string verdict;             ///< one sentence: the answer or why there is none
+    std::string verdict; ///< one sentence: the answer or why there is none
     std::string currency;
     model::PlanPricing pricing = model::PlanPricing::Own;
-    int shapes = 0;                  ///< replica shapes enumerated
-    int configurations = 0;          ///< shapes × replica counts considered
+    int shapes = 0;         ///< replica shapes enumerated
+    int configurations = 0; ///< shapes × replica counts considered
     int simulated = 0;
-    bool exhausted = false;          ///< the simulation budget ran out before the ranking was complete
-    bool stopped = false;            ///< the stop token ended the search
+    bool exhausted = false; ///< the simulation budget ran out before the ranking was complete
+    bool stopped = false;   ///< the stop token ended the search
     /// Configurations by where they stopped: the stage names of to_string(SizingStage), with
     /// "simulated" split into "met_slo" and "missed_slo".
     std::map<std::string, int> stages;
@@ -159,9 +159,8 @@ struct SizingOptions {
 /// The scenario of one configuration: the candidate's hardware and prices (the scenario's
 /// `prices:` are kept only for its own accelerator), the layout, precisions and max_num_seqs,
 /// and cluster.replicas = dp.
-[[nodiscard]] model::Scenario configured_scenario(const model::Scenario& s,
-                                                  const model::PlanCandidate& c,
-                                                  const SizingConfig& k);
+[[nodiscard]] model::Scenario
+configured_scenario(const model::Scenario& s, const model::PlanCandidate& c, const SizingConfig& k);
 
 /// Monthly cost and power of a configuration, as the search ranks it: model::cost_inputs and
 /// model::estimate_cost with the deployment at the offered load (its GPUs at the resident
@@ -188,10 +187,8 @@ struct SizingCost {
 /// [0, 1] as simulations finish; stops early (result.stopped) when `stop` is requested.
 /// Cost: one analytic estimate per shape and replica count, at most plan.max_simulations
 /// simulations, spread over the threads.
-[[nodiscard]] SizingResult size_deployment(const model::Scenario& s,
-                                           const std::optional<model::ServerSpec>& node = std::nullopt,
-                                           const SizingOptions& options = {},
-                                           std::stop_token stop = {},
-                                           const ProgressFn& progress = {});
+[[nodiscard]] SizingResult size_deployment(
+    const model::Scenario& s, const std::optional<model::ServerSpec>& node = std::nullopt,
+    const SizingOptions& options = {}, std::stop_token stop = {}, const ProgressFn& progress = {});
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -13,4 +13,4 @@ namespace gpuplan::hwdb::detail {
 /// links, else the accelerator's scale-up link, else its host link). Throws ConfigError.
 [[nodiscard]] model::PlanConfig read_plan(MapReader m, const Database& db);
 
-}  // namespace gpuplan::hwdb::detail
+} // namespace gpuplan::hwdb::detail

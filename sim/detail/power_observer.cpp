@@ -18,7 +18,9 @@ PowerObserver::Replica& PowerObserver::at(int replica) {
     return replicas_[i];
 }
 
-void PowerObserver::replica_up(int replica, Tick at_tick) { at(replica).up = at_tick; }
+void PowerObserver::replica_up(int replica, Tick at_tick) {
+    at(replica).up = at_tick;
+}
 
 void PowerObserver::add_extra(Replica& r, Tick a, Tick b, double watts) {
     if (b <= a || watts == 0) {
@@ -87,7 +89,8 @@ void PowerObserver::finish(Tick end, std::int64_t output_tokens, std::int64_t co
     const double host = s_.node.host.si();
 
     // Per replica: baseline (idle before up, resident after) plus the steps' extra energy.
-    const auto nbins = static_cast<std::size_t>((std::max<Tick>(end, 0) + kTicksPerSecond - 1) / kTicksPerSecond);
+    const auto nbins =
+        static_cast<std::size_t>((std::max<Tick>(end, 0) + kTicksPerSecond - 1) / kTicksPerSecond);
     const auto overlap = [](Tick a, Tick b, Tick lo, Tick hi) {
         return tick_s(std::max<Tick>(0, std::min(b, hi) - std::max(a, lo)));
     };
@@ -156,4 +159,4 @@ void PowerObserver::finish(Tick end, std::int64_t output_tokens, std::int64_t co
     }
 }
 
-}  // namespace gpuplan::sim::detail
+} // namespace gpuplan::sim::detail

@@ -38,7 +38,7 @@ struct PowerSetup {
 };
 
 class PowerObserver {
-public:
+  public:
     explicit PowerObserver(PowerSetup setup);
 
     /// Replica `replica` serves from `at` on (its GPUs idle before).
@@ -54,22 +54,22 @@ public:
     /// overall summary.
     void finish(Tick end, std::int64_t output_tokens, std::int64_t completed, SimResult& out) const;
 
-private:
+  private:
     struct Replica {
         Tick up = 0;
-        Tick busy = 0;              // Σ step durations
-        double busy_energy = 0;     // joules per GPU inside steps
-        std::vector<double> extra;  // per 1-s bin: joules per GPU above the resident floor
+        Tick busy = 0;             // Σ step durations
+        double busy_energy = 0;    // joules per GPU inside steps
+        std::vector<double> extra; // per 1-s bin: joules per GPU above the resident floor
     };
     void add_extra(Replica& r, Tick a, Tick b, double watts);
     Replica& at(int replica);
 
     PowerSetup s_;
     std::vector<Replica> replicas_;
-    double peak_step_ = 0;      // highest per-GPU step power
-    double clock_time_ = 0;     // Σ clock × compute seconds
-    double compute_time_ = 0;   // Σ compute seconds
-    double capped_time_ = 0;    // compute seconds below full clock
+    double peak_step_ = 0;    // highest per-GPU step power
+    double clock_time_ = 0;   // Σ clock × compute seconds
+    double compute_time_ = 0; // Σ compute seconds
+    double capped_time_ = 0;  // compute seconds below full clock
 };
 
-}  // namespace gpuplan::sim::detail
+} // namespace gpuplan::sim::detail

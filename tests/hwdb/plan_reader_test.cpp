@@ -12,7 +12,8 @@ using namespace gpuplan;
 namespace {
 
 const hwdb::Database& db() {
-    static const hwdb::Database d = hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    static const hwdb::Database d =
+        hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
     return d;
 }
 
@@ -35,7 +36,7 @@ std::string error_of(const std::string& extra) {
     return "no error";
 }
 
-}  // namespace
+} // namespace
 
 TEST(PlanReader, ReadsCandidatesListsAndConstraints) {
     const model::Scenario s = parse(R"(plan:
@@ -95,9 +96,11 @@ TEST(PlanReader, ReadsCandidatesListsAndConstraints) {
 }
 
 TEST(PlanReader, ErrorsNameTheKeyAndTheFix) {
-    EXPECT_NE(error_of("plan:\n  candidates:\n    - accelerator: h100-sxmm\n").find("plan.candidates"),
-              std::string::npos);
-    EXPECT_NE(error_of("plan:\n  candidates:\n    - accelerator: h100-sxm\n      node: dgx-a100\n").find("not h100-sxm"),
+    EXPECT_NE(
+        error_of("plan:\n  candidates:\n    - accelerator: h100-sxmm\n").find("plan.candidates"),
+        std::string::npos);
+    EXPECT_NE(error_of("plan:\n  candidates:\n    - accelerator: h100-sxm\n      node: dgx-a100\n")
+                  .find("not h100-sxm"),
               std::string::npos);
     EXPECT_NE(error_of("plan:\n  budget: $40000\n").find("$50000/month"), std::string::npos);
     EXPECT_NE(error_of("plan:\n  tp: [1, two]\n").find("whole number"), std::string::npos);

@@ -39,7 +39,7 @@ TEST(SimEnergy, EnergyIsTheIntegralOfPowerOverSteps) {
     s.cluster.cold_start.at_start = true;
     s.cluster.cold_start.startup = Seconds(3);
     s.deployment.engine.max_model_len = 2048;
-    s.deployment.engine.kv_cache_memory = Bytes(0.25 * kGiB);  // 128 blocks: ~2 requests each
+    s.deployment.engine.kv_cache_memory = Bytes(0.25 * kGiB); // 128 blocks: ~2 requests each
     s.scheduler.preemption_mode = model::PreemptionMode::Swap;
     s.scheduler.swap_space = Bytes(4 * kGiB);
     SimOptions o;
@@ -81,11 +81,12 @@ TEST(SimEnergy, EnergyIsTheIntegralOfPowerOverSteps) {
     EXPECT_EQ(p.total_w.size(), r.series.size());
     EXPECT_NEAR(series_j, p.energy_j, 1e-9 * p.energy_j);
     EXPECT_DOUBLE_EQ(p.energy_j, p.gpu_energy_j + p.host_energy_j);
-    EXPECT_DOUBLE_EQ(p.host_energy_j, 0.0);  // no node given
+    EXPECT_DOUBLE_EQ(p.host_energy_j, 0.0); // no node given
     EXPECT_NEAR(p.avg_power_w, p.energy_j / p.span_s, 1e-9);
     EXPECT_EQ(p.peak_power_w, *std::max_element(p.total_w.begin(), p.total_w.end()));
     EXPECT_GT(p.peak_power_w, p.avg_power_w);
-    EXPECT_DOUBLE_EQ(p.energy_j_per_token, p.energy_j / static_cast<double>(r.overall.output_tokens));
+    EXPECT_DOUBLE_EQ(p.energy_j_per_token,
+                     p.energy_j / static_cast<double>(r.overall.output_tokens));
     EXPECT_DOUBLE_EQ(p.energy_j_per_request, p.energy_j / static_cast<double>(r.overall.completed));
 }
 
@@ -120,7 +121,7 @@ TEST(SimEnergy, LoneRequestEnergyIsTheModelsStepPowerTimesStepTime) {
     // Steps are rounded to the nanosecond.
     EXPECT_NEAR(p.busy_energy_j, expected, 40 * 1e-9 * g.board.si());
     EXPECT_DOUBLE_EQ(p.gpu_peak_power_w, peak);
-    EXPECT_GT(peak, 600.0);  // a 6000-token prefill on one H100 draws near board power
+    EXPECT_GT(peak, 600.0); // a 6000-token prefill on one H100 draws near board power
     // The rest of the span is the resident floor (the request arrives at its first arrival).
     EXPECT_NEAR(p.gpu_energy_j, expected + g.resident.si() * (p.span_s - expected_time),
                 41 * 1e-9 * g.board.si());
@@ -148,7 +149,7 @@ TEST(SimEnergy, NodesCarryTheirHostShareAndRacksGroupNodes) {
     ASSERT_EQ(p.gpu_w.size(), 3u);
     for (std::size_t i = 0; i < p.total_w.size(); ++i) {
         EXPECT_NEAR(p.node_w[0][i], p.gpu_w[0][i] + p.gpu_w[1][i] + 500, 1e-9);
-        EXPECT_NEAR(p.node_w[1][i], p.gpu_w[2][i] + 250, 1e-9);  // half a node: half its host
+        EXPECT_NEAR(p.node_w[1][i], p.gpu_w[2][i] + 250, 1e-9); // half a node: half its host
         EXPECT_DOUBLE_EQ(p.rack_w[1][i], p.node_w[1][i]);
     }
     EXPECT_NEAR(p.host_energy_j, 750 * p.span_s, 1e-9 * p.host_energy_j);
@@ -232,7 +233,7 @@ TEST(SimPowerCap, CostsPrefillHeavyLoadsMoreThroughputThanDecodeHeavyOnes) {
     const auto loss = [](Load l, double* ttft_ratio) {
         const model::Scenario free = saturated(l.input, l.output, 32, 96);
         model::Scenario capped = free;
-        capped.power.gpu_cap = Watts(350);  // 50 % of the H100's 700 W
+        capped.power.gpu_cap = Watts(350); // 50 % of the H100's 700 W
         const SimResult a = run(free);
         const SimResult b = run(capped);
         *ttft_ratio = b.overall.ttft.p50 / a.overall.ttft.p50;
@@ -263,5 +264,5 @@ TEST(SimPowerCap, CappedRunsAreDeterministic) {
     EXPECT_GT(a.power.capped_time_share, 0.0);
 }
 
-}  // namespace
-}  // namespace gpuplan::sim
+} // namespace
+} // namespace gpuplan::sim

@@ -20,10 +20,12 @@
 namespace gpuplan::sim {
 namespace {
 
-model::Price usd(double amount, model::PriceBasis per) { return {{amount, "USD"}, per}; }
+model::Price usd(double amount, model::PriceBasis per) {
+    return {{amount, "USD"}, per};
+}
 
-model::PlanCandidate candidate(const model::AcceleratorSpec& gpu, const model::InterconnectSpec& link,
-                               double price) {
+model::PlanCandidate candidate(const model::AcceleratorSpec& gpu,
+                               const model::InterconnectSpec& link, double price) {
     model::PlanCandidate c;
     c.accelerator_ref = gpu.name;
     c.gpu = gpu;
@@ -86,7 +88,8 @@ std::vector<Pick> brute_force(const model::Scenario& base) {
                     SimOptions o;
                     o.requests = plan.requests;
                     const SimResult r = simulate(t, o);
-                    bool meets = r.ok && r.overall.rejected + r.overall.timed_out == 0 && r.overall.completed > 0;
+                    bool meets = r.ok && r.overall.rejected + r.overall.timed_out == 0 &&
+                                 r.overall.completed > 0;
                     for (const auto& k : r.classes) {
                         meets = meets && k.slo_met;
                     }
@@ -101,7 +104,8 @@ std::vector<Pick> brute_force(const model::Scenario& base) {
             }
         }
     }
-    std::sort(picks.begin(), picks.end(), [](const Pick& a, const Pick& b) { return a.key() < b.key(); });
+    std::sort(picks.begin(), picks.end(),
+              [](const Pick& a, const Pick& b) { return a.key() < b.key(); });
     return picks;
 }
 
@@ -155,7 +159,7 @@ TEST(SizingSearch, TheAnswerDoesNotDependOnTheThreadCount) {
 
 TEST(SizingSearch, AnImpossibleSloSaysNothingMeetsItAndNamesTheClosestMiss) {
     model::Scenario s = question(3.0);
-    s.slo.tpot = Seconds(0.002);  // 2 ms per token: no GPU here reads 8 GB that fast
+    s.slo.tpot = Seconds(0.002); // 2 ms per token: no GPU here reads 8 GB that fast
     const SizingResult r = size_deployment(s);
     EXPECT_FALSE(r.found);
     EXPECT_TRUE(r.ranked.empty());
@@ -188,9 +192,10 @@ TEST(SizingSearch, ASloMissedOnlyUnderLoadIsConfirmedByTheSimulator) {
     EXPECT_FALSE(r.closest_miss->meets_slo);
     const auto& m = r.closest_miss->margins;
     ASSERT_FALSE(m.empty());
-    EXPECT_LT(std::min_element(m.begin(), m.end(), [](const SloMargin& a, const SloMargin& b) {
-                  return a.margin() < b.margin();
-              })->margin(),
+    EXPECT_LT(std::min_element(
+                  m.begin(), m.end(),
+                  [](const SloMargin& a, const SloMargin& b) { return a.margin() < b.margin(); })
+                  ->margin(),
               0.0);
     EXPECT_NE(r.verdict.find("over"), std::string::npos) << r.verdict;
     EXPECT_GT(r.simulated, 0);
@@ -234,8 +239,8 @@ TEST(SizingSearch, WithoutAPlanBlockTheScenariosOwnHardwareIsTheCandidate) {
 
 TEST(SizingSearch, ConfiguredScenarioKeepsTheScenariosPricesOnlyForItsOwnGpu) {
     model::Scenario s = question(3.0);
-    s.prices.gpu_purchase = usd(99, model::PriceBasis::Once);  // for the scenario's H100
-    model::PlanCandidate c = s.plan->candidates[0];             // an RTX 4090 at $1,600
+    s.prices.gpu_purchase = usd(99, model::PriceBasis::Once); // for the scenario's H100
+    model::PlanCandidate c = s.plan->candidates[0];           // an RTX 4090 at $1,600
     SizingConfig k;
     k.par = {2, 1, 3, 1};
     k.weights = model::test::precision("fp8");
@@ -248,8 +253,9 @@ TEST(SizingSearch, ConfiguredScenarioKeepsTheScenariosPricesOnlyForItsOwnGpu) {
     EXPECT_EQ(t.prices.gpu_purchase->money.amount, 1600);
     c.gpu_purchase.reset();
     EXPECT_FALSE(configured_scenario(s, c, k).prices.gpu_purchase);
-    EXPECT_EQ(configured_scenario(s, s.plan->candidates[1], k).prices.gpu_purchase->money.amount, 25000);
+    EXPECT_EQ(configured_scenario(s, s.plan->candidates[1], k).prices.gpu_purchase->money.amount,
+              25000);
 }
 
-}  // namespace
-}  // namespace gpuplan::sim
+} // namespace
+} // namespace gpuplan::sim
