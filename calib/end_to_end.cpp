@@ -20,8 +20,8 @@ struct Sample {
     std::string what;
 };
 
-ErrorStats stats_of(std::vector<Sample> s) {
-    ErrorStats out;
+StepErrorStats stats_of(std::vector<Sample> s) {
+    StepErrorStats out;
     out.points = static_cast<int>(s.size());
     if (s.empty()) {
         return out;

@@ -33,7 +33,7 @@ struct StepRun {
 [[nodiscard]] std::vector<StepRun> import_splitwise(const std::filesystem::path& csv, int* skipped = nullptr);
 
 /// Error statistics of one metric: relative errors (predicted − measured) / measured.
-struct ErrorStats {
+struct StepErrorStats {
     int points = 0;
     double mape = 0;       ///< mean absolute relative error
     double median = 0;     ///< median absolute relative error
@@ -44,10 +44,10 @@ struct ErrorStats {
 
 /// Predictions against measurements, per metric and per GPU.
 struct EndToEndReport {
-    ErrorStats prompt;
-    ErrorStats token;
-    std::vector<std::pair<std::string, ErrorStats>> prompt_by_gpu;
-    std::vector<std::pair<std::string, ErrorStats>> token_by_gpu;
+    StepErrorStats prompt;
+    StepErrorStats token;
+    std::vector<std::pair<std::string, StepErrorStats>> prompt_by_gpu;
+    std::vector<std::pair<std::string, StepErrorStats>> token_by_gpu;
     int rejected_prompt_rows = 0;            ///< prompt times below the datasheet-peak floor
     std::vector<std::string> rejected_examples;  ///< a few of them (file:line)
 };

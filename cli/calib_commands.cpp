@@ -1,5 +1,6 @@
 // `gpuplan calib import|fit|validate`: measured kernel times in, fitted efficiency profiles out,
 // and the error of the model against measurements (docs/calibration.md).
+#include "calib/end_to_end.hpp"
 #include "calib/fit.hpp"
 #include "calib/importers.hpp"
 #include "calib/profile_writer.hpp"
@@ -498,6 +499,52 @@ int run_calib_validate(CliContext& ctx) {
             b.print(out);
             out << '\n';
         }
+    }
+    // Whole engine steps: SplitwiseSim's measured Llama-2-70B prompt and token times, when an
+    // input folder holds them (calib/end_to_end.hpp).
+    for (const auto& in : inputs) {
+        fs::path csv;
+        for (const fs::path cand : {fs::path(in) / "splitwise/data/perf_model.csv", fs::path(in) / "data/perf_model.csv",
+                                    fs::path(in)}) {
+            std::error_code ec;
+            if (cand.filename() == "perf_model.csv" && fs::is_regular_file(cand, ec)) {
+                csv = cand;
+                break;
+            }
+        }
+        if (csv.empty()) {
+            continue;
+        }
+        const auto runs = calib::import_splitwise(csv);
+        const auto folders = profile_folders(ctx);
+        const auto fitted = calib::validate_step_runs(runs, ctx.db(), [&](const model::AcceleratorSpec& gpu) {
+            return hwdb::find_profile_for_gpu(folders, gpu).value_or(base);
+        });
+        const auto spec = calib::validate_step_runs(runs, ctx.db(), [&](const model::AcceleratorSpec&) { return base; });
+        const auto stats_json = [](const calib::StepErrorStats& e) {
+            return nlohmann::json{{"points", e.points}, {"mape", e.mape}, {"median", e.median},
+                                  {"p90", e.p90},       {"bias", e.bias}, {"worst", e.worst}};
+        };
+        if (vm.count("json")) {
+            json.push_back({{"end_to_end", csv.string()},
+                            {"prompt", stats_json(fitted.prompt)},
+                            {"token", stats_json(fitted.token)},
+                            {"default_prompt", stats_json(spec.prompt)},
+                            {"default_token", stats_json(spec.token)},
+                            {"rejected_prompt_rows", fitted.rejected_prompt_rows}});
+            continue;
+        }
+        out << "end to end: whole prefill and decode steps vs " << csv.string() << "\n";
+        Table e({"metric", "points", "MAPE", "median", "P90", "bias", "default MAPE", "default bias"});
+        const auto row = [&](const char* name, const calib::StepErrorStats& f, const calib::StepErrorStats& d) {
+            e.add_row({name, std::to_string(f.points), pct(f.mape), pct(f.median), pct(f.p90),
+                       signed_pct(f.bias), pct(d.mape), signed_pct(d.bias)});
+        };
+        row("prompt time", fitted.prompt, spec.prompt);
+        row("token time", fitted.token, spec.token);
+        e.print(out);
+        out << "  " << fitted.rejected_prompt_rows
+            << " prompt rows left out: faster than the datasheet peak allows (docs/calibration.md §5b)\n\n";
     }
     if (vm.count("json")) {
         out << json.dump(2) << '\n';

@@ -19,7 +19,7 @@ std::filesystem::path splitwise_csv() {
     return std::filesystem::path(GPUPLAN_SHARED_DATA_DIR) / "splitwise/data/perf_model.csv";
 }
 
-void print(const char* what, const calib::ErrorStats& s) {
+void print(const char* what, const calib::StepErrorStats& s) {
     std::cout << what << ": " << s.points << " points, MAPE " << s.mape * 100 << " %, median "
               << s.median * 100 << " %, P90 " << s.p90 * 100 << " %, bias " << s.bias * 100
               << " %; worst " << s.worst << '\n';
