@@ -164,6 +164,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     rc.block_bytes = mem.kv_per_token.si() * eng.block_size;
     rc.swap_bandwidth = scenario.scheduler.swap_bandwidth.value_or(BytesPerSecond(25e9)).si();
     rc.classes = static_cast<int>(classes.size());
+    rc.pipeline_micro_batches = options.pipeline_micro_batches;
     if (rc.scheduler.static_batch_size < 1) {
         throw InvalidArgument("engine.static_batch_size must be >= 1");
     }

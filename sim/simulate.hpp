@@ -26,6 +26,10 @@ struct SimOptions {
     bool keep_requests = false;            ///< fill SimResult::requests
     bool keep_steps = false;               ///< fill SimResult::step_log
     std::size_t max_steps_kept = 200000;   ///< cap on the step log
+    /// Pipeline-parallel replicas run up to pp micro-batches at once (docs/simulator.md); false:
+    /// one batch at a time through all stages (same latency, up to pp× less throughput), for
+    /// comparisons.
+    bool pipeline_micro_batches = true;
     /// The node the GPUs sit in, for host power and GPUs per node (the front end resolves the
     /// scenario's hwdb server with model::node_power_of). nullopt: model::unknown_node of
     /// Deployment::gpus_per_node (host power from power.host_power, else not counted).

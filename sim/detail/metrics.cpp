@@ -261,6 +261,18 @@ void Metrics::step(const StepSample& s) {
     }
 }
 
+void Metrics::hold(int replica, Tick from, Tick to, int running, std::int64_t used_blocks,
+                   std::int64_t total_blocks) {
+    const Tick d = to - from;
+    auto& rep = replicas_[static_cast<std::size_t>(replica)];
+    const double kv = total_blocks > 0 ? static_cast<double>(used_blocks) / static_cast<double>(total_blocks) : 0;
+    rep.kv_integral += kv * tick_s(d);
+    rep.kv_max = std::max(rep.kv_max, kv);
+    add_span(from, to, kv, kKv);
+    add_span(from, to, running, kRunning);
+    running_integral_ += running * tick_s(d);
+}
+
 void Metrics::tokens(Tick now, std::int64_t prefill_tokens, std::int64_t output_tokens) {
     prefill_tokens_ += prefill_tokens;
     if (prefill_tokens > 0) {

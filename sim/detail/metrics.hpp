@@ -53,6 +53,10 @@ public:
     /// Gaps between successive tokens: `count` gaps of `gap` ticks for class `cls`.
     void itl(int cls, Tick gap, std::int64_t count);
     void step(const StepSample& s);
+    /// A pipeline-parallel replica between its steps' stage-0 slices with micro-batches still
+    /// in flight in later stages: its running set and KV use over [from, to] (not busy time).
+    void hold(int replica, Tick from, Tick to, int running, std::int64_t used_blocks,
+              std::int64_t total_blocks);
     void tokens(Tick now, std::int64_t prefill_tokens, std::int64_t output_tokens);
     void prefix_lookup(std::int64_t queried, std::int64_t hit);
     void preemption(int replica);

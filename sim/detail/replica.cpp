@@ -39,6 +39,15 @@ Replica::Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool&
     }
     running_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     batch_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
+    stages_ = std::max(1, cost_.pp());
+    // Static batching runs its batch to completion before forming the next: one in flight.
+    depth_ = cfg_.scheduler.batching == model::BatchingMode::Continuous && cfg_.pipeline_micro_batches ? stages_ : 1;
+    mbs_.resize(static_cast<std::size_t>(depth_));
+    for (MicroBatch& m : mbs_) {
+        m.seqs.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
+    }
+    mb_busy_.assign(static_cast<std::size_t>(depth_), false);
+    stage_free_.assign(static_cast<std::size_t>(stages_), 0);
 }
 
 std::int64_t Replica::watermark_blocks() const {
@@ -142,26 +151,31 @@ bool Replica::cancel(std::uint32_t slot) {
 }
 
 void Replica::kick() {
-    if (!busy_ && !kick_pending_) {
+    if (!in_end_ && !kick_pending_ && can_issue()) {
         kick_pending_ = true;
         sim_.schedule_in(0, *this, kKick);
     }
 }
 
-void Replica::on_event(std::uint32_t kind, std::uint64_t /*data*/) {
+void Replica::on_event(std::uint32_t kind, std::uint64_t data) {
     switch (kind) {
     case kStepEnd:
-        end_step();
+        end_step(static_cast<std::size_t>(data));
         break;
     case kKick:
         kick_pending_ = false;
-        if (!busy_) {
+        if (can_issue()) {
             start_step();
         }
         break;
     case kStaticTimer:
         timer_pending_ = false;
-        if (!busy_) {
+        if (can_issue()) {
+            start_step();
+        }
+        break;
+    case kStageFree:
+        if (!kick_pending_ && can_issue()) {
             start_step();
         }
         break;
@@ -251,13 +265,26 @@ void Replica::add_to_batch(std::uint32_t slot, Request& r, int tokens) {
     hash_full_blocks(r, r.computed + tokens);
 }
 
+// Sequences in flight in another micro-batch (pipeline parallelism) are never victims; the
+// sequence that needs the blocks is not in flight, so there is always one.
 std::size_t Replica::victim_index() const {
     if (cfg_.scheduler.policy == model::SchedulingPolicy::Fcfs) {
-        return running_.size() - 1;  // the most recently admitted
+        std::size_t i = running_.size() - 1;  // the most recently admitted
+        while (i > 0 && pool_[running_[i]].in_flight) {
+            --i;
+        }
+        return i;
     }
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < running_.size(); ++i) {
+    std::size_t best = running_.size();
+    for (std::size_t i = 0; i < running_.size(); ++i) {
         const Request& a = pool_[running_[i]];
+        if (a.in_flight) {
+            continue;
+        }
+        if (best == running_.size()) {
+            best = i;
+            continue;
+        }
         const Request& b = pool_[running_[best]];
         if (!later(b.priority, b.id, a.priority, a.id)) {
             best = i;
@@ -513,10 +540,8 @@ void Replica::start_step() {
     }
     batch_.resize(kept);
     if (batch_.empty() && swap_time_ <= 0) {
-        busy_ = false;
-        return;
+        return;  // nothing to run; an arrival or a step's end starts the next
     }
-    busy_ = true;
     double t = 0.0;
     if (!batch_.empty()) {
         if (cfg_.capped) {
@@ -530,34 +555,89 @@ void Replica::start_step() {
         t = step_cost_.time.si();
         sample.cost = &step_cost_;
     }
-    step_start_ = sim_.now();
-    sample.compute_end = step_start_ + to_tick(Seconds(t));
-    t += swap_time_;
-    const Tick end = step_start_ + std::max<Tick>(1, to_tick(Seconds(t)));
+    const Tick start = sim_.now();
+    std::size_t mb = 0;
+    while (mb_busy_[mb]) {
+        ++mb;
+    }
+    Tick end = 0;
+    if (stages_ == 1) {
+        sample.compute_end = start + to_tick(Seconds(t));
+        t += swap_time_;
+        end = start + std::max<Tick>(1, to_tick(Seconds(t)));
+        sample.end = end;
+        stage0_free_ = end;
+    } else {
+        // The step time split evenly over the stages (cumulative rounding, so the last stage
+        // ends exactly T after the start when the pipeline is empty); swap traffic likewise.
+        cover_until(start);
+        const double total = t + swap_time_;
+        const double per_stage = total / stages_;
+        Tick c = start;
+        Tick prev = 0;
+        for (int j = 0; j < stages_; ++j) {
+            const Tick off = j + 1 == stages_ ? to_tick(Seconds(total))
+                                              : to_tick(Seconds(per_stage * (j + 1)));
+            const Tick d = std::max<Tick>(1, off - prev);
+            prev = std::max(prev, off);
+            Tick& free = stage_free_[static_cast<std::size_t>(j)];
+            c = std::max(c, free) + d;
+            free = c;
+        }
+        end = c;
+        stage0_free_ = stage_free_[0];
+        // Metrics see the micro-batch's time in stage 0: every stage is busy that long with
+        // it, so busy time and energy are per GPU, and the slices of a replica never overlap.
+        sample.end = stage0_free_;
+        sample.compute_end = std::min(stage0_free_, start + to_tick(Seconds(t / stages_)));
+        covered_ = stage0_free_;
+        sim_.schedule_at(stage0_free_, *this, kStageFree);
+    }
+    for (const std::uint32_t slot : batch_) {
+        pool_[slot].in_flight = true;
+    }
+    MicroBatch& m = mbs_[mb];
+    m.seqs.swap(batch_);
+    m.start = start;
+    mb_busy_[mb] = true;
+    ++in_flight_;
     sample.replica = cfg_.id;
-    sample.start = step_start_;
-    sample.end = end;
-    sample.sequences = static_cast<int>(batch_.size());
+    sample.start = start;
+    sample.sequences = static_cast<int>(m.seqs.size());
     sample.running = static_cast<int>(running_.size());
     sample.preempted = preempted_count_;
     sample.used_blocks = blocks_.used();
     sample.total_blocks = blocks_.total();
     metrics_.step(sample);
-    sim_.schedule_at(end, *this, kStepEnd);
+    sim_.schedule_at(end, *this, kStepEnd, mb);
 }
 
-void Replica::end_step() {
+void Replica::cover_until(Tick now) {
+    if (in_flight_ > 0 && now > covered_) {
+        metrics_.hold(cfg_.id, covered_, now, static_cast<int>(running_.size()), blocks_.used(),
+                      blocks_.total());
+    }
+    covered_ = std::max(covered_, now);
+}
+
+void Replica::end_step(std::size_t mb) {
     const Tick now = sim_.now();
-    const Tick gap = now - step_start_;
+    if (stages_ > 1) {
+        cover_until(now);
+    }
+    MicroBatch& m = mbs_[mb];
+    const Tick step_start = m.start;
+    const Tick gap = now - step_start;
     std::int64_t prefill_tokens = 0;
     std::int64_t out_tokens = 0;
     finished_.clear();
-    for (const std::uint32_t slot : batch_) {
+    for (const std::uint32_t slot : m.seqs) {
         Request& r = pool_[slot];
         if (!r.in_batch) {
             continue;
         }
         r.in_batch = false;
+        r.in_flight = false;
         const bool decode = r.generated > 0 && r.computed == r.num_tokens() - 1;
         if (!decode) {
             prefill_tokens += r.sched;
@@ -572,7 +652,7 @@ void Replica::end_step() {
         ++out_tokens;
         if (r.first_token < 0) {
             r.first_token = now;
-        } else if (r.last_token == step_start_) {
+        } else if (r.last_token == step_start) {
             ++same_gap_[static_cast<std::size_t>(r.cls)];
         } else {
             metrics_.itl(r.cls, now - r.last_token, 1);
@@ -582,6 +662,9 @@ void Replica::end_step() {
             finished_.push_back(slot);
         }
     }
+    m.seqs.clear();
+    mb_busy_[mb] = false;
+    --in_flight_;
     for (std::size_t c = 0; c < same_gap_.size(); ++c) {
         if (same_gap_[c] > 0) {
             metrics_.itl(static_cast<int>(c), gap, same_gap_[c]);
@@ -589,6 +672,7 @@ void Replica::end_step() {
         }
     }
     metrics_.tokens(now, prefill_tokens, out_tokens);
+    in_end_ = true;  // keeps enqueue() from scheduling a kick; the next step starts right here
     if (!finished_.empty()) {
         for (const std::uint32_t slot : finished_) {
             Request& r = pool_[slot];
@@ -602,8 +686,10 @@ void Replica::end_step() {
             host_.request_done(cfg_.id, slot);
         }
     }
-    busy_ = true;  // keeps enqueue() from scheduling a kick; the next step starts right here
-    start_step();
+    in_end_ = false;
+    if (can_issue()) {
+        start_step();
+    }
 }
 
 }  // namespace gpuplan::sim::detail

@@ -7,6 +7,15 @@
 /// nothing was preempted, while the token budget and max_num_seqs allow, with a prefix-cache
 /// lookup on first admission. Static batching forms a batch, runs it to completion, then forms
 /// the next. Under a power limit a step takes the time of model::PowerCappedStepCost instead.
+///
+/// Pipeline parallelism (pp > 1, continuous batching) runs up to pp micro-batches at once, as
+/// vLLM's pipeline-parallel engine does (one scheduled batch per pipeline stage in flight): each
+/// micro-batch is formed from sequences not already in flight, with the full token budget,
+/// and enters stage 0 as soon as stage 0 is free. A micro-batch's step time T (the cost model
+/// sums the stages) is split evenly over the stages, T / pp each (an approximation: real
+/// stages differ by the embedding, LM head and sampling on the first and last), and the stages
+/// are a flow shop: a micro-batch enters stage j when it has left stage j − 1 and the one
+/// before it has left stage j. The KV pool, the running set and max_num_seqs are shared.
 
 #include "model/power.hpp"
 #include "model/step_cost.hpp"
@@ -49,6 +58,8 @@ struct ReplicaConfig {
     double block_bytes = 0;        ///< KV bytes of one block on one GPU (swap traffic)
     double swap_bandwidth = 25e9;  ///< bytes/s per GPU
     int classes = 1;
+    /// PP with continuous batching: up to pp micro-batches in flight (false: one batch).
+    bool pipeline_micro_batches = true;
     /// Under a power limit: each step runs at the highest clock whose power fits (not owned;
     /// outlives the replica). Null: every step at the deployment's own clocks.
     const model::PowerCappedStepCost* capped = nullptr;
@@ -82,13 +93,21 @@ public:
     void on_event(std::uint32_t kind, std::uint64_t data) override;
 
 private:
-    enum Kind : std::uint32_t { kStepEnd, kKick, kStaticTimer };
+    enum Kind : std::uint32_t { kStepEnd, kKick, kStaticTimer, kStageFree };
 
     void kick();
+    /// Whether a new (micro-)batch may start now: fewer than the pipeline depth in flight and
+    /// stage 0 free.
+    [[nodiscard]] bool can_issue() const noexcept {
+        return in_flight_ < depth_ && sim_.now() >= stage0_free_;
+    }
     void start_step();
     void form_continuous();
     void form_static();
-    void end_step();
+    void end_step(std::size_t mb);
+    /// PP: reports the running set and KV use over [covered_, now] while micro-batches are in
+    /// flight but none occupies stage 0 (the pipeline draining).
+    void cover_until(Tick now);
     [[nodiscard]] bool grow(Request& r, int tokens);
     void free_blocks(Request& r);
     /// Inserts the hashes of r's blocks that are full below `upto_tokens`; `all` also those
@@ -134,11 +153,24 @@ private:
     bool preempted_ = false;
     int preempted_count_ = 0;
     double swap_time_ = 0;
-    bool busy_ = false;
+    bool in_end_ = false;  // processing a step's end: the next step starts right after
     bool kick_pending_ = false;
     bool timer_pending_ = false;
-    Tick step_start_ = 0;
-    model::StepCost step_cost_;  // the running step's cost (the power observer reads it)
+    model::StepCost step_cost_;  // the last started step's cost (the power observer reads it)
+
+    // Steps in flight: one without pipeline parallelism, up to pp micro-batches with it.
+    struct MicroBatch {
+        std::vector<std::uint32_t> seqs;
+        Tick start = 0;
+    };
+    std::vector<MicroBatch> mbs_;   // depth_ entries; the free ones have an empty `seqs`
+    std::vector<bool> mb_busy_;
+    std::vector<Tick> stage_free_;  // PP: when each stage finishes its last micro-batch
+    int stages_ = 1;                // pipeline stages (pp)
+    int depth_ = 1;                 // micro-batches that may be in flight
+    int in_flight_ = 0;
+    Tick stage0_free_ = 0;          // when stage 0 can take the next micro-batch
+    Tick covered_ = 0;              // PP: metrics have the replica's state up to here
 };
 
 }  // namespace gpuplan::sim::detail

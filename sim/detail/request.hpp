@@ -48,6 +48,7 @@ struct Request {
     ReqState state = ReqState::Free;
     bool started = false;         ///< scheduled in an engine step at least once
     bool in_batch = false;        ///< part of the step being formed / running
+    bool in_flight = false;       ///< in a running step (a PP replica forms the next meanwhile)
     Tick arrival = 0;
     Tick enqueued = 0;            ///< when it entered its replica's waiting queue
     Tick first_scheduled = -1;
