@@ -209,7 +209,12 @@ bool apply_what_if(model::Scenario& s, const model::WhatIf& x, const hwdb::Datab
         if (arrow == std::string::npos) {
             return false;
         }
-        const int n = std::stoi(x.change.substr(arrow + 4));
+        int n = 0;
+        try {
+            n = std::stoi(x.change.substr(arrow + 4));
+        } catch (const std::exception&) {
+            return false;
+        }
         d.engine.max_num_seqs = n;
         if (d.engine.max_num_batched_tokens.value_or(baseline.engine.max_num_batched_tokens) < n) {
             d.engine.max_num_batched_tokens = n;

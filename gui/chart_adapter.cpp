@@ -130,7 +130,9 @@ QValueAxis* valueAxis(QChart* c, Qt::Alignment where, const QString& title, doub
     auto* a = new QValueAxis();
     a->setTitleText(title);
     a->setRange(min, max);
-    a->setLabelFormat(QStringLiteral("%.3g"));
+    // Whole numbers for large ranges ("15000", not "1.5e+04").
+    a->setLabelFormat(std::max(std::fabs(min), std::fabs(max)) >= 1000 ? QStringLiteral("%.0f")
+                                                                      : QStringLiteral("%.3g"));
     c->addAxis(a, where);
     return a;
 }
@@ -196,14 +198,15 @@ void ChartAdapter::memory(ChartPanel& p, const model::MemoryEstimate& m) {
         set->setBorderColor(QColor(QString::fromLatin1(color)));
         series->append(set);
     };
-    add(QObject::tr("weights %1").arg(formatGiB(m.weights)), m.weights.si() / gib, "#3f51b5");
-    add(QObject::tr("KV cache %1").arg(formatGiB(Bytes(kv * gib))), kv, "#26a69a");
-    add(QObject::tr("activations %1").arg(formatGiB(m.activations)), m.activations.si() / gib,
-        "#ffa726");
-    add(QObject::tr("overhead %1").arg(formatGiB(m.overhead)), overhead, "#8d6e63");
-    add(QObject::tr("free %1").arg(formatGiB(Bytes(std::max(0.0, free) * gib))),
-        std::max(0.0, free), "#cfd8dc");
+    add(QObject::tr("weights"), m.weights.si() / gib, "#3f51b5");
+    add(QObject::tr("KV cache"), kv, "#26a69a");
+    add(QObject::tr("activations"), m.activations.si() / gib, "#ffa726");
+    add(QObject::tr("overhead"), overhead, "#8d6e63");
+    add(QObject::tr("free"), std::max(0.0, free), "#cfd8dc");
     series->setBarWidth(0.6);
+    series->setLabelsVisible(true);
+    series->setLabelsFormat(QStringLiteral("@value"));
+    series->setLabelsPrecision(3);
     c->addSeries(series);
     auto* cat = new QBarCategoryAxis();
     cat->append(m.binding_stage > 0 ? QObject::tr("stage %1").arg(m.binding_stage)
@@ -253,8 +256,8 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
                               QColor(QString::fromLatin1(color))});
         }
     };
-    add(QObject::tr("prefill (TTFT step)"), e.prefill_step, "#e65100");
-    add(QObject::tr("decode (batch %1)").arg(e.running), e.decode_step, "#1565c0");
+    add(QObject::tr("prefill"), e.prefill_step, "#e65100");
+    add(QObject::tr("decode ×%1").arg(e.running), e.decode_step, "#1565c0");
     double xmin = std::min(0.1, ridge / 1000);
     double xmax = std::max(ridge * 100, 1e4);
     double ymin = peak_t / 1e4;
@@ -273,7 +276,7 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
                                                        model::gemm_compute_type(d.prec))))));
     auto* x = logAxis(c, Qt::AlignBottom, QObject::tr("arithmetic intensity (FLOP/byte)"), xmin, xmax);
     auto* y = logAxis(c, Qt::AlignLeft, QObject::tr("TFLOP/s"), ymin, ymax);
-    auto* roof = lineSeries(QObject::tr("roof: %1 TB/s, %2 TFLOP/s")
+    auto* roof = lineSeries(QObject::tr("roof (%1 TB/s, %2 TFLOP/s)")
                                 .arg(QString::number(bw / 1e12, 'f', 2), QString::number(peak_t, 'f', 0)),
                             QColor(QStringLiteral("#424242")));
     roof->append(xmin, xmin * bw / tflops);
@@ -283,9 +286,12 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
     attach(roof, x, y);
     for (const auto& pt : points) {
         auto* s = new QScatterSeries();
-        s->setName(QObject::tr("%1: %2 FLOP/B, %3 TFLOP/s")
-                       .arg(pt.name, QString::number(pt.intensity, 'g', 3),
-                            QString::number(pt.achieved, 'g', 3)));
+        s->setName(pt.name);
+        // The numbers next to the point: FLOP per byte, TFLOP/s.
+        s->setPointLabelsVisible(true);
+        s->setPointLabelsClipping(false);
+        s->setPointLabelsFormat(QStringLiteral("%1 FLOP/B, %2 TFLOP/s")
+                                    .arg(QString::number(pt.intensity, 'g', 3), QString::number(pt.achieved, 'g', 3)));
         s->setColor(pt.color);
         s->setBorderColor(pt.color);
         s->setMarkerSize(13);
@@ -467,6 +473,7 @@ void ChartAdapter::monthlyCost(ChartPanel& p, const model::CostEstimate& c) {
         return;
     }
     QChart* ch = newChart(QObject::tr("Monthly cost (%1)").arg(qs(c.currency)));
+    ch->legend()->setAlignment(Qt::AlignRight);
     auto* series = new QStackedBarSeries();
     const auto add = [&](const QString& name, const std::optional<model::Money>& own,
                          const std::optional<model::Money>& rent, const char* color) {
@@ -475,7 +482,7 @@ void ChartAdapter::monthlyCost(ChartPanel& p, const model::CostEstimate& c) {
         set->setColor(QColor(QString::fromLatin1(color)));
         series->append(set);
     };
-    add(QObject::tr("capex amortized"), c.capex_monthly, std::nullopt, "#3f51b5");
+    add(QObject::tr("capex"), c.capex_monthly, std::nullopt, "#3f51b5");
     add(QObject::tr("energy"), c.energy_monthly, std::nullopt, "#ffa726");
     add(QObject::tr("maintenance"), c.maintenance_monthly, std::nullopt, "#8d6e63");
     add(QObject::tr("colocation"), c.colocation_monthly, std::nullopt, "#78909c");
@@ -553,6 +560,7 @@ void ChartAdapter::trainingMemory(ChartPanel& p, const model::TrainingEstimate& 
     const auto& stages = t.stages.empty() ? std::vector<model::StageMemory>{t.result.memory} : t.stages;
     QChart* c = newChart(t.result.fits ? QObject::tr("Training memory per GPU (fits)")
                                        : QObject::tr("Training memory per GPU (does NOT fit)"));
+    c->legend()->setAlignment(Qt::AlignRight);
     auto* series = new QStackedBarSeries();
     struct Part {
         QString name;
@@ -606,13 +614,17 @@ void ChartAdapter::trainingMemory(ChartPanel& p, const model::TrainingEstimate& 
 
 void ChartAdapter::stepBreakdown(ChartPanel& p, const model::StepBreakdown& s) {
     QChart* c = newChart(QObject::tr("One optimizer step: %1").arg(formatTime(s.total)));
+    c->legend()->setAlignment(Qt::AlignRight);
     auto* series = new QHorizontalStackedBarSeries();
     const auto add = [&](const QString& name, Seconds v, const char* color) {
-        auto* set = new QBarSet(QStringLiteral("%1 %2").arg(name, formatTime(v)));
+        auto* set = new QBarSet(name);
         *set << v.si();
         set->setColor(QColor(QString::fromLatin1(color)));
         series->append(set);
     };
+    series->setLabelsVisible(true);
+    series->setLabelsFormat(QStringLiteral("@value s"));
+    series->setLabelsPrecision(3);
     add(QObject::tr("compute"), s.compute, "#3f51b5");
     add(QObject::tr("exposed comm"), s.exposed_comm, "#ef6c00");
     add(QObject::tr("bubble"), s.bubble, "#bdbdbd");

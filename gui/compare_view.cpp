@@ -70,7 +70,7 @@ bool CompareView::pinCurrent() {
         return false;
     }
     pinned_.push_back(doc_.scenario());
-    names_ << configName(doc_.scenario());
+    names_ << QStringLiteral("%1: %2").arg(QString(QChar(static_cast<char16_t>(u'A' + names_.size()))), configName(doc_.scenario()));
     pin_->setEnabled(pinned_.size() < kMaxPinned);
     recompute();
     return true;
@@ -123,9 +123,17 @@ void CompareView::showComparison(const ComparisonPtr& c) {
             costValues.push_back(a->cost->rent_per_million_tokens->amount);
         }
     }
-    ChartAdapter::bars(*throughput_, tr("throughput"), tr("output tok/s"), names, throughput);
-    ChartAdapter::bars(*perGpu_, tr("throughput per GPU"), tr("output tok/s per GPU"), names, perGpu);
-    ChartAdapter::bars(*tpot_, tr("TPOT"), tr("ms"), names, tpot);
+    // The bars are labelled A, B, C, D as the table's columns.
+    QStringList letters;
+    for (const QString& n : names) {
+        letters << n.left(1);
+    }
+    for (QString& n : costNames) {
+        n = n.left(1);
+    }
+    ChartAdapter::bars(*throughput_, tr("throughput"), tr("output tok/s"), letters, throughput);
+    ChartAdapter::bars(*perGpu_, tr("throughput per GPU"), tr("output tok/s per GPU"), letters, perGpu);
+    ChartAdapter::bars(*tpot_, tr("TPOT"), tr("ms"), letters, tpot);
     if (!names.isEmpty() && costNames.isEmpty()) {
         cost_->showMessage(tr("No rent price for these GPUs."));
     } else {

@@ -10,8 +10,17 @@
 #include <QMessageBox>
 
 #include <iostream>
+#include <string_view>
 
 int main(int argc, char** argv) {
+    // --help and --version need no display.
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if ((a == "--help" || a == "-h" || a == "--version" || a == "-v") &&
+            !qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) {
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        }
+    }
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("gpuplan-gui"));
     QApplication::setOrganizationName(QStringLiteral("gpuplan"));

@@ -58,12 +58,13 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
     split->addWidget(tabs_);
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 1);
-    split->setSizes({400, 1100});
+    split->setSizes({470, 1100});
     setCentralWidget(split);
     buildMenus();
 
     debounce_.setSingleShot(true);
-    debounce_.setInterval(30);
+    // Short: the runner already drops stale requests, the debounce only merges a burst of keys.
+    debounce_.setInterval(10);
     connect(&debounce_, &QTimer::timeout, this, [this] { runner_->requestAnalysis(doc_->scenario()); });
     connect(doc_, &ScenarioDocument::scenarioChanged, this, &MainWindow::scheduleAnalysis);
     connect(doc_, &ScenarioDocument::fileStateChanged, this, &MainWindow::updateTitle);

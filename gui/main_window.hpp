@@ -46,7 +46,7 @@ class MainWindow : public QMainWindow {
     QStringList exportCharts(const QString& folder);
     /// Writes every table of the current tab as <key>.csv into `folder`.
     QStringList exportTables(const QString& folder);
-    /// Debounce between an edit and the analysis it triggers (default 30 ms).
+    /// Debounce between an edit and the analysis it triggers (default 10 ms).
     void setDebounce(int ms);
 
     [[nodiscard]] ScenarioDocument& document() { return *doc_; }

@@ -67,6 +67,7 @@ PlanningView::PlanningView(ScenarioDocument& doc, QWidget* parent) : QWidget(par
     charts->setStretchFactor(1, 1);
 
     auto* binding = new QGroupBox(tr("Binding resource"));
+    binding->setMinimumHeight(120);
     auto* bl = new QVBoxLayout(binding);
     prefill_ = new QLabel();
     decode_ = new QLabel();

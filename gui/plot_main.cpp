@@ -24,6 +24,14 @@ int usage(std::ostream& out, int code) {
     return code;
 }
 
+/// Keeps the offscreen platform's chatter ("does not support propagateSizeHints()") out of the
+/// CLI's output; real errors still print.
+void quiet(QtMsgType type, const QMessageLogContext&, const QString& message) {
+    if (type == QtCriticalMsg || type == QtFatalMsg) {
+        std::cerr << "gpuplan-plot: " << message.toStdString() << '\n';
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -69,6 +77,7 @@ int main(int argc, char** argv) {
     if (scenario.empty() || out.empty()) {
         return usage(std::cerr, 2);
     }
+    qInstallMessageHandler(quiet);
     QApplication app(argc, argv);
     try {
         const auto folders = gpuplan::hwdb::default_folders(extra);

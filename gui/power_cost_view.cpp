@@ -208,7 +208,7 @@ void PowerCostView::showAnalysis(const AnalysisPtr& a) {
     banner_->setVisible(!problems.isEmpty());
     QStringList head;
     if (a->rack) {
-        head << tr("<b>%1 nodes</b> in <b>%2 racks</b> of %3 (binding: %4)")
+        head << tr("nodes <b>%1</b> in racks <b>%2</b> (%3 per rack, binding: %4)")
                     .arg(a->rack->nodes)
                     .arg(a->rack->racks)
                     .arg(a->rack->nodes_per_rack)

@@ -149,7 +149,7 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument& doc, QWidget* parent) : QWidget(p
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
     outer->addWidget(scroll);
-    setMinimumWidth(360);
+    setMinimumWidth(440);
     connect(&doc_, &ScenarioDocument::scenarioChanged, this, &ScenarioPanel::refresh);
     refresh();
 }
@@ -189,7 +189,8 @@ void ScenarioPanel::apply(const QString& what, int key, QWidget* field,
     model::Scenario next = doc_.scenario();
     try {
         change(next);
-    } catch (const InputError& e) {
+    } catch (const std::exception& e) {
+        // An unknown name or a value the core rejects: say so at the field, change nothing.
         showFieldError(field, qs(e.what()));
         return;
     }
