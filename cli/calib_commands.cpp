@@ -504,7 +504,7 @@ int run_calib_validate(CliContext& ctx) {
     // input folder holds them (calib/end_to_end.hpp).
     for (const auto& in : inputs) {
         fs::path csv;
-        for (const fs::path cand : {fs::path(in) / "splitwise/data/perf_model.csv", fs::path(in) / "data/perf_model.csv",
+        for (const fs::path& cand : {fs::path(in) / "splitwise/data/perf_model.csv", fs::path(in) / "data/perf_model.csv",
                                     fs::path(in)}) {
             std::error_code ec;
             if (cand.filename() == "perf_model.csv" && fs::is_regular_file(cand, ec)) {

@@ -186,14 +186,7 @@ int run_estimate(CliContext& ctx) {
         power = scenario_power(ctx, s, profile, cached);
     }
     const model::BottleneckReport b = model::find_bottleneck(s.deployment, s.workload, profile);
-    std::vector<model::AcceleratorSpec> candidates;
-    for (const auto& a : ctx.db().accelerators()) {
-        // Same-vendor GPUs of the same or a newer generation are the plausible swaps.
-        if (a.vendor == s.deployment.gpu.vendor && a.launch_year >= s.deployment.gpu.launch_year &&
-            a.form_factor == s.deployment.gpu.form_factor) {
-            candidates.push_back(a);
-        }
-    }
+    const auto candidates = hwdb::similar_accelerators(ctx.db(), s.deployment.gpu);
     const auto whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates);
     if (vm.count("json")) {
         nlohmann::json j = estimate_json(s, e, b, whatifs);

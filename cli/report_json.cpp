@@ -1,5 +1,7 @@
 #include "cli/report_json.hpp"
 
+#include "model/cost.hpp"
+
 namespace gpuplan::cli {
 
 nlohmann::json scenario_json(const model::Scenario& s) {
@@ -122,17 +124,7 @@ nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstim
 }
 
 std::optional<model::Price> hourly_rent(const model::Scenario& s) {
-    if (s.prices.gpu_hour) {
-        return s.prices.gpu_hour;
-    }
-    const model::PriceEstimate* newest = nullptr;
-    for (const auto& p : s.deployment.gpu.prices) {
-        if (p.price.per == model::PriceBasis::Hour && p.price.money.currency == "USD" &&
-            (!newest || p.date > newest->date)) {
-            newest = &p;
-        }
-    }
-    return newest ? std::optional<model::Price>(newest->price) : std::nullopt;
+    return model::hourly_rent(s.prices.gpu_hour, s.deployment.gpu);
 }
 
 }  // namespace gpuplan::cli

@@ -48,29 +48,12 @@ model::NodePower Core::node_of(const model::Scenario& s) const {
 }
 
 std::optional<model::Price> hourly_rent(const model::Scenario& s) {
-    if (s.prices.gpu_hour) {
-        return s.prices.gpu_hour;
-    }
-    const model::PriceEstimate* newest = nullptr;
-    for (const auto& p : s.deployment.gpu.prices) {
-        if (p.price.per == model::PriceBasis::Hour && p.price.money.currency == "USD" &&
-            (!newest || p.date > newest->date)) {
-            newest = &p;
-        }
-    }
-    return newest ? std::optional<model::Price>(newest->price) : std::nullopt;
+    return model::hourly_rent(s.prices.gpu_hour, s.deployment.gpu);
 }
 
 std::vector<model::AcceleratorSpec> what_if_candidates(const hwdb::Database& db,
                                                        const model::AcceleratorSpec& gpu) {
-    std::vector<model::AcceleratorSpec> out;
-    for (const auto& a : db.accelerators()) {
-        if (a.vendor == gpu.vendor && a.launch_year >= gpu.launch_year &&
-            a.form_factor == gpu.form_factor) {
-            out.push_back(a);
-        }
-    }
-    return out;
+    return hwdb::similar_accelerators(db, gpu);
 }
 
 namespace {

@@ -187,6 +187,17 @@ const model::ModelSpec* Database::find_model(std::string_view name) const {
     return find_in(models_, name);
 }
 
+std::vector<model::AcceleratorSpec> similar_accelerators(const Database& db,
+                                                       const model::AcceleratorSpec& gpu) {
+    std::vector<model::AcceleratorSpec> out;
+    for (const auto& a : db.accelerators()) {
+        if (a.vendor == gpu.vendor && a.launch_year >= gpu.launch_year && a.form_factor == gpu.form_factor) {
+            out.push_back(a);
+        }
+    }
+    return out;
+}
+
 std::vector<std::filesystem::path> default_folders(const std::vector<std::filesystem::path>& extra) {
     std::vector<std::filesystem::path> out{GPUPLAN_BUILTIN_HWDB};
     if (const char* env = std::getenv("GPUPLAN_HWDB"); env && *env) {

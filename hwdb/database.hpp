@@ -62,6 +62,11 @@ private:
     std::vector<model::ModelSpec> models_;
 };
 
+/// Accelerators a buyer of `gpu` would weigh against it (the what-if candidates): the same
+/// vendor and form factor, launched the same year or later, `gpu` itself included.
+[[nodiscard]] std::vector<model::AcceleratorSpec> similar_accelerators(const Database& db,
+                                                                       const model::AcceleratorSpec& gpu);
+
 /// The built-in hwdb folder plus `extra` folders and those in GPUPLAN_HWDB (colon-separated).
 [[nodiscard]] std::vector<std::filesystem::path> default_folders(
     const std::vector<std::filesystem::path>& extra);

@@ -277,4 +277,20 @@ CostInputs cost_inputs(const Scenario& s, const ServerSpec* node, const PowerEst
     return in;
 }
 
+std::optional<Price> hourly_rent(const std::optional<Price>& scenario_price,
+                                 const AcceleratorSpec& gpu) {
+    if (scenario_price) {
+        return scenario_price;
+    }
+    const PriceEstimate* newest = nullptr;
+    for (const auto& p : gpu.prices) {
+        // Dates are ISO (YYYY-MM[-DD]), so string order is time order.
+        if (p.price.per == PriceBasis::Hour && p.price.money.currency == "USD" &&
+            (!newest || p.date > newest->date)) {
+            newest = &p;
+        }
+    }
+    return newest ? std::optional<Price>(newest->price) : std::nullopt;
+}
+
 } // namespace gpuplan::model

@@ -114,4 +114,9 @@ struct CostEstimate {
 [[nodiscard]] CostInputs cost_inputs(const Scenario& s, const ServerSpec* node,
                                      const PowerEstimate& p);
 
+/// Rent per GPU-hour: `scenario_price` when given, else the newest USD per-hour estimate among
+/// the accelerator's hwdb prices; nullopt when neither exists.
+[[nodiscard]] std::optional<Price> hourly_rent(const std::optional<Price>& scenario_price,
+                                               const AcceleratorSpec& gpu);
+
 } // namespace gpuplan::model
