@@ -1,6 +1,7 @@
 // `gpuplan scenario check`: validate a scenario file and summarize what it asks.
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
+#include "cli/report_json.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/unit_parser.hpp"
 
@@ -25,18 +26,10 @@ int run_scenario_check(CliContext& ctx) {
     for (const auto& f : files) {
         const model::Scenario s = hwdb::load_scenario(f, ctx.db());
         const auto& d = s.deployment;
-        out.push_back({{"file", f},
-                       {"ok", true},
-                       {"name", s.name},
-                       {"model", d.model.name},
-                       {"accelerator", d.gpu.name},
-                       {"gpus", d.gpus},
-                       {"tp", d.par.tp},
-                       {"pp", d.par.pp},
-                       {"dp", d.par.dp},
-                       {"ep", d.par.ep},
-                       {"weights", d.prec.weights.name},
-                       {"kv_cache", d.prec.kv_cache.name}});
+        nlohmann::json j = scenario_json(s);
+        j["file"] = f;
+        j["ok"] = true;
+        out.push_back(std::move(j));
         if (!vm.count("json")) {
             *ctx.out << f << ": ok: " << d.model.name << " on " << d.gpus << " x " << d.gpu.name
                      << " (tp " << d.par.tp << ", pp " << d.par.pp << ", dp " << d.par.dp

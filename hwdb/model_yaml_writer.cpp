@@ -1,5 +1,6 @@
 #include "hwdb/model_yaml_writer.hpp"
 
+#include "hwdb/detail/yaml_emit.hpp"
 #include "model/error.hpp"
 
 #include <charconv>
@@ -11,40 +12,8 @@ namespace gpuplan::hwdb {
 
 namespace {
 
-/// A YAML double-quoted scalar (YAML 1.2 §7.3.1): backslash, quote and control characters
-/// escaped, everything else (UTF-8 included) verbatim.
-std::string quoted(const std::string& s) {
-    std::string out = "\"";
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (ch == '"' || ch == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (ch == '\n') {
-            out += "\\n";
-        } else if (ch == '\t') {
-            out += "\\t";
-        } else if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-        } else {
-            out += ch;
-        }
-    }
-    return out + "\"";
-}
-
-/// Shortest round-trip text of a double (std::to_chars without a format, C++17
-/// [charconv.to.chars]): 8030261248 stays an integer, 7.06e+10 keeps its exponent sign so that
-/// YAML 1.1 readers see a float too.
-std::string number(double v) {
-    GPUPLAN_CHECK(std::isfinite(v), "model_to_yaml: published count is not finite");
-    char buf[64];
-    const auto result = std::to_chars(buf, buf + sizeof buf, v);
-    GPUPLAN_CHECK(result.ec == std::errc(), "model_to_yaml: to_chars failed");
-    return std::string(buf, result.ptr);
-}
+std::string quoted(const std::string& s) { return detail::yaml_quoted(s); }
+std::string number(double v) { return detail::yaml_number(v); }
 
 const char* mlp_name(model::MlpKind k) {
     return k == model::MlpKind::Gated ? "gated" : "plain";

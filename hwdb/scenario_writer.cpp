@@ -3,6 +3,7 @@
 // quantities and prices by parsing the candidate text), so load → save → load is lossless.
 #include "hwdb/scenario_writer.hpp"
 
+#include "hwdb/detail/yaml_emit.hpp"
 #include "hwdb/model_yaml_writer.hpp"
 #include "model/error.hpp"
 #include "model/unit_parser.hpp"
@@ -19,37 +20,10 @@ namespace {
 
 using model::Dimension;
 
-/// Shortest text that reads back to the same double (std::to_chars without a format).
-std::string num(double v) {
-    GPUPLAN_CHECK(std::isfinite(v), "scenario_to_yaml: a number is not finite");
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    GPUPLAN_CHECK(r.ec == std::errc(), "scenario_to_yaml: to_chars failed");
-    return std::string(buf, r.ptr);
-}
+std::string num(double v) { return detail::yaml_number(v); }
+std::string quoted(const std::string& s) { return detail::yaml_quoted(s); }
 
-/// A YAML double-quoted scalar (YAML 1.2 §7.3.1).
-std::string quoted(const std::string& s) {
-    std::string out = "\"";
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (ch == '"' || ch == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (ch == '\n') {
-            out += "\\n";
-        } else if (ch == '\t') {
-            out += "\\t";
-        } else if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-        } else {
-            out += ch;
-        }
-    }
-    return out + "\"";
-}
+
 
 /// A string as a plain scalar when that is unambiguous (names such as "llama-3.1-70b"), else
 /// double-quoted.

@@ -1,6 +1,7 @@
 // `gpuplan calib import|fit|validate` end to end through the real binary: output, exit codes,
 // messages, and a fit that recovers the coefficients synthetic torch_profile.py data were made
 // with.
+#include "tests/support/run_cli.hpp"
 #include "calib/predict.hpp"
 #include "hwdb/database.hpp"
 #include "hwdb/profile_loader.hpp"
@@ -20,22 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-    int exit_code;
-    std::string out; // stdout and stderr together
-};
+using gpuplan::test::RunResult;
 
-RunResult run(const std::string& args) {
-    const std::string cmd = std::string(GPUPLAN_CLI) + " " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) {
-        out.append(buf, n);
-    }
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+RunResult run(const std::string& args) { return gpuplan::test::run_cli(args); }
 
 std::string fx(const std::string& rel) {
     return std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/calib/" + rel;

@@ -1,4 +1,6 @@
 // Runs the real gpuplan binary: output, exit codes and error messages are its contract.
+#include "tests/support/run_cli.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,22 +12,9 @@
 
 namespace {
 
-struct RunResult {
-    int exit_code;
-    std::string out;  // stdout and stderr together
-};
+using gpuplan::test::RunResult;
 
-RunResult run(const std::string& args) {
-    const std::string cmd = std::string(GPUPLAN_CLI) + " " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) {
-        out.append(buf, n);
-    }
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+RunResult run(const std::string& args) { return gpuplan::test::run_cli(args); }
 
 std::string src(const std::string& rel) { return std::string(GPUPLAN_SOURCE_DIR) + "/" + rel; }
 
