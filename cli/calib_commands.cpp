@@ -3,7 +3,9 @@
 #include "calib/end_to_end.hpp"
 #include "calib/fit.hpp"
 #include "calib/importers.hpp"
+#include "calib/power_fit.hpp"
 #include "calib/profile_writer.hpp"
+#include "calib/serving_runs.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
 #include "cli/table.hpp"
@@ -365,7 +367,8 @@ int run_calib_validate(CliContext& ctx) {
     std::string only_gpu;
     int holdout_every = 5;
     desc.add_options()("dirs", po::value(&inputs)->multitoken()->required(),
-                       "measurement folders or files (e.g. ../shared/data), or points YAML")(
+                       "measurement folders or files (e.g. ../shared/data), or points YAML; vLLM serving runs "
+                       "found there are replayed through the simulator")(
         "profile", po::value(&profiles)->multitoken(),
         "profile file(s) to validate (default: hwdb/profiles, by GPU)")("gpu", po::value(&only_gpu),
                                                                         "only this GPU")(
@@ -546,6 +549,73 @@ int run_calib_validate(CliContext& ctx) {
         out << "  " << fitted.rejected_prompt_rows
             << " prompt rows left out: faster than the datasheet peak allows (docs/calibration.md §5b)\n\n";
     }
+    // Whole serving runs: measured vLLM runs (LLMServingSim's bench/examples) replayed through
+    // the simulator (calib/serving_runs.hpp).
+    for (const auto& in : inputs) {
+        for (const auto& dir : calib::find_serving_runs(in)) {
+            const auto folders = profile_folders(ctx);
+            const calib::ServingComparison c = calib::replay_serving_run(
+                calib::read_serving_run(dir), ctx.db(),
+                [&](const model::AcceleratorSpec& gpu) { return hwdb::find_profile_for_gpu(folders, gpu); });
+            const auto lat_json = [](const calib::LatencySummary& m, const calib::LatencySummary& s) {
+                const auto err = [](double got, double want) {
+                    return want != 0 ? nlohmann::json((got - want) / want) : nlohmann::json(nullptr);
+                };
+                return nlohmann::json{{"measured", {{"mean", m.mean}, {"p50", m.p50}, {"p99", m.p99}}},
+                                      {"simulated", {{"mean", s.mean}, {"p50", s.p50}, {"p99", s.p99}}},
+                                      {"error", {{"mean", err(s.mean, m.mean)},
+                                                 {"p50", err(s.p50, m.p50)},
+                                                 {"p99", err(s.p99, m.p99)}}}};
+            };
+            if (vm.count("json")) {
+                nlohmann::json j = {{"serving_run", dir.string()},
+                                    {"label", c.label},
+                                    {"requests", c.requests},
+                                    {"vllm_version", c.vllm_version},
+                                    {"replayed", c.replayed}};
+                if (!c.replayed) {
+                    j["skipped"] = c.skip_reason;
+                } else {
+                    j["gpu"] = c.gpu;
+                    j["model"] = c.model;
+                    j["profile"] = c.default_profile ? "default" : c.profile;
+                    j["ttft_s"] = lat_json(c.measured.ttft, c.simulated.ttft);
+                    j["tpot_s"] = lat_json(c.measured.tpot, c.simulated.tpot);
+                    j["e2e_s"] = lat_json(c.measured.e2e, c.simulated.e2e);
+                }
+                json.push_back(j);
+                continue;
+            }
+            if (!c.replayed) {
+                out << "serving run " << c.label << ": skipped, " << c.skip_reason << "\n\n";
+                continue;
+            }
+            out << "serving run " << c.label << " (" << c.requests << " requests, vLLM " << c.vllm_version
+                << ") vs the simulator: " << c.model << " on " << c.gpu << ", "
+                << (c.default_profile ? std::string("default spec-sheet profile") : "profile: " + c.profile)
+                << "\n";
+            Table t({"metric", "measured", "simulated", "error"});
+            const auto rows = [&](const char* name, const calib::LatencySummary& m, const calib::LatencySummary& s,
+                                  double unit) {
+                const std::pair<const char*, double calib::LatencySummary::*> cols[] = {
+                    {"mean", &calib::LatencySummary::mean},
+                    {"p50", &calib::LatencySummary::p50},
+                    {"p99", &calib::LatencySummary::p99}};
+                for (const auto& [col, member] : cols) {
+                    const double want = m.*member;
+                    const double got = s.*member;
+                    t.add_row({std::string(name) + " " + col, fixed(want * unit, 3), fixed(got * unit, 3),
+                               want != 0 ? (got >= want ? "+" : "") + fixed(100.0 * (got - want) / want, 1) + "%"
+                                         : std::string("-")});
+                }
+            };
+            rows("TTFT s", c.measured.ttft, c.simulated.ttft, 1.0);
+            rows("TPOT ms", c.measured.tpot, c.simulated.tpot, 1e3);
+            rows("E2E s", c.measured.e2e, c.simulated.e2e, 1.0);
+            t.print(out);
+            out << '\n';
+        }
+    }
     if (vm.count("json")) {
         out << json.dump(2) << '\n';
         return 0;
@@ -559,6 +629,140 @@ int run_calib_validate(CliContext& ctx) {
     }
     out << "MAPE, median, P90: |predicted - measured| / measured per kernel call; default = the "
            "uncalibrated spec-sheet profile with the same harness offsets\n";
+    return 0;
+}
+
+// `gpuplan calib fit-power`: the power model's resident power and activity weights fitted to
+// measured (utilization, power) samples (calib/power_fit.hpp, docs/power.md).
+int run_calib_fit_power(CliContext& ctx) {
+    po::options_description desc("options");
+    std::vector<std::string> inputs;
+    std::string gpu_name;
+    std::string output;
+    double board = 0;
+    double resident = 0;
+    calib::PowerFitOptions fo;
+    desc.add_options()("samples", po::value(&inputs)->multitoken()->required(),
+                       "sample CSVs: gpu,u_compute,u_memory,power_w[,clock_factor] or "
+                       "gpuplan-calib's CSV")("gpu", po::value(&gpu_name)->required(),
+                                              "fit the samples of this GPU (hwdb name)")(
+        "output,o", po::value(&output), "write the fitted power: keys as YAML here ('-': stdout)")(
+        "board-power", po::value(&board), "board power in W (default: the hwdb figure)")(
+        "resident-power", po::value(&resident), "fix the resident power (W) instead of fitting it")(
+        "saturation", po::value(&fo.saturation_fraction),
+        "samples at or above this fraction of board power are not fitted (default 0.97)")(
+        "json", "print the fit as JSON");
+    po::positional_options_description pos;
+    pos.add("samples", -1);
+    po::variables_map vm;
+    if (!parse_options("calib fit-power", ctx.args, desc, pos, vm, *ctx.out,
+                       "SAMPLES.csv... --gpu NAME [-o power.yaml] [--json]")) {
+        return 0;
+    }
+    const model::AcceleratorSpec& gpu = ctx.db().accelerator(gpu_name);
+    if (vm.count("board-power")) {
+        if (!(board > 0)) {
+            throw UsageError("--board-power must be positive");
+        }
+        fo.board_power_w = board;
+    } else if (gpu.board_power) {
+        fo.board_power_w = gpu.board_power->si();
+    } else {
+        throw UsageError("'" + gpu.name + "' has no board power in the hwdb; give --board-power W");
+    }
+    if (vm.count("resident-power")) {
+        if (!(resident >= 0 && resident < fo.board_power_w)) {
+            throw UsageError("--resident-power must be in [0, board power)");
+        }
+        fo.resident_power_w = resident;
+    }
+    if (!(fo.saturation_fraction > 0 && fo.saturation_fraction <= 1)) {
+        throw UsageError("--saturation must be in (0, 1]");
+    }
+    const hwdb::Database& db = ctx.db();
+    const calib::GpuResolver resolve = [&db](std::string_view n) { return db.find_accelerator(n); };
+    std::vector<calib::PowerSample> samples;
+    std::vector<std::string> notes;
+    int other_gpu = 0;
+    int skipped = 0;
+    for (const auto& in : inputs) {
+        calib::PowerSampleSet s = calib::read_power_samples(in, resolve);
+        skipped += s.skipped;
+        notes.insert(notes.end(), s.notes.begin(), s.notes.end());
+        for (auto& p : s.samples) {
+            if (p.gpu == gpu.name) {
+                samples.push_back(std::move(p));
+            } else {
+                ++other_gpu;
+            }
+        }
+    }
+    if (samples.empty()) {
+        throw InputError("no power sample of '" + gpu.name + "' in the input (" +
+                         std::to_string(other_gpu) + " of other GPUs, " + std::to_string(skipped) +
+                         " rows skipped)");
+    }
+    const calib::PowerFitResult r = calib::fit_power(samples, fo);
+    const std::string yaml =
+        calib::power_fit_yaml(r, gpu.name, joined_command("calib fit-power", ctx.args));
+    auto& out = *ctx.out;
+    if (output == "-") {
+        out << yaml;
+        return 0;
+    }
+    if (vm.count("json")) {
+        nlohmann::json j = {
+            {"gpu", gpu.name},
+            {"board_power_w", r.board_w},
+            {"resident_power_w", r.resident_w},
+            {"resident_fitted", r.resident_fitted},
+            {"compute_weight", r.compute_weight},
+            {"memory_weight", r.memory_weight},
+            {"samples", r.samples},
+            {"fitted", r.fitted},
+            {"saturated", r.saturated},
+            {"other_gpu_samples", other_gpu},
+            {"skipped_rows", skipped},
+            {"rms_w", r.rms_w},
+            {"fit_rms_w", r.fit_rms_w},
+            {"max_abs_w", r.max_abs_w},
+            {"worst", r.worst >= 0
+                          ? nlohmann::json(samples[static_cast<std::size_t>(r.worst)].where)
+                          : nlohmann::json(nullptr)},
+            {"notes", r.notes},
+            {"input_notes", notes}};
+        out << j.dump(2) << '\n';
+    } else {
+        const model::PowerModel d;
+        out << "power fit for " << gpu.name << ": " << r.samples << " samples (" << r.fitted
+            << " fitted, " << r.saturated << " at the board limit), " << other_gpu
+            << " of other GPUs, " << skipped << " rows skipped\n\n";
+        Table t({"coefficient", "fitted", "default"});
+        t.add_row({"board power", fixed(r.board_w, 1) + " W", "(given)"});
+        t.add_row({r.resident_fitted ? "resident power" : "resident power (fixed)",
+                   fixed(r.resident_w, 1) + " W",
+                   fixed(d.resident_fraction * r.board_w, 1) + " W"});
+        t.add_row({"compute_weight a_c", fixed(r.compute_weight, 4), fixed(d.compute_weight, 4)});
+        t.add_row({"memory_weight a_m", fixed(r.memory_weight, 4), fixed(d.memory_weight, 4)});
+        t.print(out);
+        out << "residual RMS " << fixed(r.rms_w, 1) << " W over all samples ("
+            << fixed(r.fit_rms_w, 1) << " W over the fitted ones), max " << fixed(r.max_abs_w, 1)
+            << " W";
+        if (r.worst >= 0) {
+            out << " at " << samples[static_cast<std::size_t>(r.worst)].where;
+        }
+        out << '\n';
+        for (const auto& n : r.notes) {
+            out << "note: " << n << '\n';
+        }
+        for (const auto& n : notes) {
+            out << "skipped: " << n << '\n';
+        }
+    }
+    if (!output.empty()) {
+        calib::write_text_file(output, yaml);
+        *ctx.err << "wrote " << output << '\n';
+    }
     return 0;
 }
 

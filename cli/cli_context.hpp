@@ -42,6 +42,7 @@ int run_cost(CliContext& ctx);
 int run_calib_import(CliContext& ctx);
 int run_calib_fit(CliContext& ctx);
 int run_calib_validate(CliContext& ctx);
+int run_calib_fit_power(CliContext& ctx);
 int run_simulate(CliContext& ctx);
 int run_plan(CliContext& ctx);
 

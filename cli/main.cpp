@@ -31,6 +31,7 @@ constexpr Subcommand kSubcommands[] = {
     {"calib import", gpuplan::cli::run_calib_import, "read measured kernel times (Vidur, BLIS, LLMCompass, torch CSV)"},
     {"calib fit", gpuplan::cli::run_calib_fit, "fit an efficiency profile to measured points"},
     {"calib validate", gpuplan::cli::run_calib_validate, "model error vs measurements, fitted and default profile"},
+    {"calib fit-power", gpuplan::cli::run_calib_fit_power, "fit the power model (resident power, activity weights) to measured power samples"},
     {"simulate", gpuplan::cli::run_simulate, "discrete-event serving simulation: latency tails, queues, goodput"},
     {"plan", gpuplan::cli::run_plan, "sizing search: cheapest GPUs, layout and precision that meet the SLOs"},
 };

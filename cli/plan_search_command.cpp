@@ -242,13 +242,10 @@ int run_plan(CliContext& ctx) {
     if (!s.node_ref.empty()) {
         node = ctx.db().server(s.node_ref);
     }
-    sim::SizingOptions o;
-    o.threads = f.threads.value_or(0);
-    for (const auto& c : sim::effective_plan(s, node).candidates) {
-        if (o.profiles.count(c.gpu.name) == 0) {
-            o.profiles.emplace(c.gpu.name, choose_profile(ctx, ScenarioFlags{}, c.gpu));
-        }
-    }
+    const sim::SizingOptions o = sim::sizing_options(
+        s, node,
+        [&](const model::AcceleratorSpec& gpu) { return choose_profile(ctx, ScenarioFlags{}, gpu); },
+        f.threads.value_or(0));
     const bool tty = isatty(fileno(stderr)) != 0;
     const sim::SizingResult r = sim::size_deployment(s, node, o, {}, [&](double p) {
         if (tty) {

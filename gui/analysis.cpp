@@ -234,3 +234,55 @@ bool apply_what_if(model::Scenario& s, const model::WhatIf& x, const hwdb::Datab
 }
 
 } // namespace gpuplan::gui
+
+namespace gpuplan::gui {
+
+sim::SizingResult search_sizing(const model::Scenario& s, const Core& core, std::stop_token stop,
+                                const sim::ProgressFn& progress) {
+    std::optional<model::ServerSpec> node;
+    if (const model::ServerSpec* server = core.server_of(s)) {
+        node = *server;
+    }
+    const sim::SizingOptions o = sim::sizing_options(
+        s, node, [&core](const model::AcceleratorSpec& gpu) { return core.profile_for(gpu); });
+    return sim::size_deployment(s, node, o, std::move(stop), progress);
+}
+
+bool adopt_configuration(model::Scenario& s, const hwdb::Database& db, const model::PlanConfig& plan,
+                         const sim::SizingConfig& config) {
+    if (config.candidate < 0 || static_cast<std::size_t>(config.candidate) >= plan.candidates.size()) {
+        return false;
+    }
+    const model::AcceleratorSpec old = s.deployment.gpu;
+    model::Scenario t = sim::configured_scenario(s, plan.candidates[static_cast<std::size_t>(config.candidate)], config);
+    t.plan = s.plan;
+    follow_swap_bandwidth(t, db, old);
+    s = std::move(t);
+    return true;
+}
+
+std::vector<std::string> plan_candidate_names(const model::Scenario& s) {
+    std::vector<std::string> out;
+    if (s.plan) {
+        for (const auto& c : s.plan->candidates) {
+            out.push_back(c.accelerator_ref.empty() ? c.gpu.name : c.accelerator_ref);
+        }
+    }
+    return out;
+}
+
+void set_plan_candidates(model::Scenario& s, const hwdb::Database& db,
+                         const std::vector<std::string>& accelerators) {
+    model::PlanConfig p = s.plan.value_or(model::PlanConfig{});
+    std::vector<model::PlanCandidate> next;
+    for (const auto& name : accelerators) {
+        const auto same = std::find_if(p.candidates.begin(), p.candidates.end(), [&](const model::PlanCandidate& c) {
+            return (c.accelerator_ref.empty() ? c.gpu.name : c.accelerator_ref) == name;
+        });
+        next.push_back(same != p.candidates.end() ? *same : hwdb::plan_candidate(db, name));
+    }
+    p.candidates = std::move(next);
+    s.plan = std::move(p);
+}
+
+} // namespace gpuplan::gui

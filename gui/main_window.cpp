@@ -46,6 +46,7 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
     powerCost_ = new PowerCostView(*doc_);
     training_ = new TrainingView(*doc_, *runner_);
     compare_ = new CompareView(*doc_, *runner_);
+    plan_ = new PlanView(*doc_, *runner_);
     tabs_ = new QTabWidget();
     tabs_->setObjectName(QStringLiteral("tabs"));
     tabs_->addTab(planning_, tr("Planning"));
@@ -53,6 +54,7 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
     tabs_->addTab(powerCost_, tr("Power && cost"));
     tabs_->addTab(training_, tr("Training"));
     tabs_->addTab(compare_, tr("Compare"));
+    tabs_->addTab(plan_, tr("Plan"));
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(panel_);
     split->addWidget(tabs_);
@@ -92,6 +94,7 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
 
 MainWindow::~MainWindow() {
     runner_->cancelSimulation();
+    runner_->cancelPlanSearch();
     runner_->waitForIdle();
     // The undo stack signals "clean" while it is destroyed; nobody may listen by then.
     doc_->blockSignals(true);

@@ -1,6 +1,6 @@
 #pragma once
 /// The desktop app's window: the scenario panel on the left, the result tabs on the right
-/// (Planning, Simulation, Power & cost, Training, Compare), and the File and Edit menus (open,
+/// (Planning, Simulation, Power & cost, Training, Compare, Plan), and the File and Edit menus (open,
 /// save in the CLI's format, recent files, chart and CSV export, undo and redo). Every edit of
 /// the scenario schedules one analysis (debounced) on the runner; the tabs show its result.
 
@@ -22,6 +22,7 @@ namespace gpuplan::gui {
 class CompareView;
 class ExportableView;
 class PlanningView;
+class PlanView;
 class PowerCostView;
 class ScenarioPanel;
 class SimulationView;
@@ -57,6 +58,7 @@ class MainWindow : public QMainWindow {
     [[nodiscard]] PowerCostView& powerCost() { return *powerCost_; }
     [[nodiscard]] TrainingView& training() { return *training_; }
     [[nodiscard]] CompareView& compare() { return *compare_; }
+    [[nodiscard]] PlanView& plan() { return *plan_; }
     [[nodiscard]] QTabWidget& tabs() { return *tabs_; }
     /// Milliseconds from the last edit to its analysis being shown (−1 before the first).
     [[nodiscard]] double lastEditToShownMs() const { return lastLatencyMs_; }
@@ -92,6 +94,7 @@ class MainWindow : public QMainWindow {
     PowerCostView* powerCost_;
     TrainingView* training_;
     CompareView* compare_;
+    PlanView* plan_;
     QMenu* recentMenu_ = nullptr;
     AnalysisPtr latest_;                      ///< the newest analysis
     std::map<QWidget*, AnalysisPtr> shownIn_; ///< what each tab last drew

@@ -25,6 +25,9 @@ Runner::Runner(const Core& core, QObject* parent)
     qRegisterMetaType<AnalysisPtr>();
     qRegisterMetaType<SimOutcomePtr>();
     qRegisterMetaType<ComparisonPtr>();
+    qRegisterMetaType<PlanOutcomePtr>();
+    connect(&plan_, &QFutureWatcher<PlanOutcomePtr>::finished, this,
+            [this] { emit planSearchFinished(plan_.result()); });
     connect(&analysis_, &QFutureWatcher<AnalysisResult>::finished, this, &Runner::analysisDone);
     connect(&simulation_, &QFutureWatcher<SimOutcomePtr>::finished, this, [this] {
         emit simulationFinished(simulation_.result());
@@ -45,6 +48,7 @@ Runner::Runner(const Core& core, QObject* parent)
 
 Runner::~Runner() {
     stop_.request_stop();
+    planStop_.request_stop();
     waitForIdle();
 }
 
@@ -53,6 +57,7 @@ void Runner::waitForIdle() {
     simulation_.waitForFinished();
     comparison_.waitForFinished();
     search_.waitForFinished();
+    plan_.waitForFinished();
 }
 
 void Runner::requestAnalysis(model::Scenario s, AnalysisParts parts) {
@@ -179,6 +184,49 @@ void Runner::requestLayoutSearch(model::Scenario s) {
             return {nullptr, QString::fromStdString(e.what())};
         }
     }));
+}
+
+void Runner::startPlanSearch(model::Scenario s) {
+    if (plan_.isRunning()) {
+        planStop_.request_stop();
+        plan_.waitForFinished();
+    }
+    planStop_ = std::stop_source();
+    const std::stop_token token = planStop_.get_token();
+    // Progress comes per finished simulation (at most plan.max_simulations), so no throttle.
+    QPointer<Runner> self(this);
+    const Core* core = &core_;
+    plan_.setFuture(QtConcurrent::run([s = std::move(s), token, self, core]() {
+        const auto start = std::chrono::steady_clock::now();
+        auto out = std::make_shared<PlanOutcome>();
+        out->scenario = s;
+        const sim::ProgressFn progress = [self](double f) {
+            if (self) {
+                QMetaObject::invokeMethod(
+                    self.data(), [self, f] { if (self) { emit self->planSearchProgress(f); } },
+                    Qt::QueuedConnection);
+            }
+        };
+        try {
+            std::optional<model::ServerSpec> node;
+            if (const model::ServerSpec* server = core->server_of(s)) {
+                node = *server;
+            }
+            out->plan = sim::effective_plan(s, node);
+            out->result = search_sizing(s, *core, token, progress);
+        } catch (const InputError& e) {
+            out->error = e.what();
+        } catch (const std::exception& e) {
+            out->error = std::string("internal error: ") + e.what();
+        }
+        out->wall_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return PlanOutcomePtr(std::move(out));
+    }));
+}
+
+void Runner::cancelPlanSearch() {
+    planStop_.request_stop();
 }
 
 } // namespace gpuplan::gui

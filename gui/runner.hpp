@@ -5,7 +5,8 @@
 ///
 /// Three kinds of job: the live analysis (latest wins: a request made while one runs replaces
 /// any waiting one, so typing never queues stale work), the simulation (progress and cancel
-/// through a std::stop_token), and comparisons of pinned configurations.
+/// through a std::stop_token), comparisons of pinned configurations, and the sizing search
+/// (progress and cancel as the simulation).
 
 #include "gui/analysis.hpp"
 #include "hwdb/database.hpp"
@@ -26,6 +27,7 @@ namespace gpuplan::gui {
 
 using AnalysisPtr = std::shared_ptr<const Analysis>;
 using SimOutcomePtr = std::shared_ptr<const SimOutcome>;
+using PlanOutcomePtr = std::shared_ptr<const PlanOutcome>;
 
 /// The analyses of several configurations, in order, or why one failed.
 struct Comparison {
@@ -54,10 +56,16 @@ class Runner : public QObject {
     /// Plans the scenario's training job with the layout search; layoutSearchReady follows
     /// (with the error in training_error when the search fails).
     void requestLayoutSearch(model::Scenario s);
+    /// Starts the sizing search (`gpuplan plan`) on the scenario and its `plan:` block
+    /// (cancelling a running one); planSearchProgress, then planSearchFinished.
+    void startPlanSearch(model::Scenario s);
+    /// Asks a running sizing search to stop; it finishes with result.stopped set.
+    void cancelPlanSearch();
 
     [[nodiscard]] bool analysisRunning() const { return analysis_.isRunning(); }
     [[nodiscard]] bool simulationRunning() const { return simulation_.isRunning(); }
     [[nodiscard]] bool searchRunning() const { return search_.isRunning(); }
+    [[nodiscard]] bool planSearchRunning() const { return plan_.isRunning(); }
     [[nodiscard]] const Core& core() const { return core_; }
     /// Waits for every job (tests and shutdown).
     void waitForIdle();
@@ -70,6 +78,8 @@ class Runner : public QObject {
     void simulationFinished(gpuplan::gui::SimOutcomePtr outcome);
     void comparisonReady(gpuplan::gui::ComparisonPtr comparison);
     void layoutSearchReady(gpuplan::gui::AnalysisPtr analysis);
+    void planSearchProgress(double fraction);
+    void planSearchFinished(gpuplan::gui::PlanOutcomePtr outcome);
 
   private:
     struct AnalysisResult {
@@ -87,6 +97,8 @@ class Runner : public QObject {
     std::shared_ptr<std::atomic<double>> last_progress_;
     QFutureWatcher<ComparisonPtr> comparison_;
     QFutureWatcher<AnalysisResult> search_;
+    QFutureWatcher<PlanOutcomePtr> plan_;
+    std::stop_source planStop_;
 };
 
 } // namespace gpuplan::gui
@@ -94,3 +106,4 @@ class Runner : public QObject {
 Q_DECLARE_METATYPE(gpuplan::gui::AnalysisPtr)
 Q_DECLARE_METATYPE(gpuplan::gui::SimOutcomePtr)
 Q_DECLARE_METATYPE(gpuplan::gui::ComparisonPtr)
+Q_DECLARE_METATYPE(gpuplan::gui::PlanOutcomePtr)

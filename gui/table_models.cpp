@@ -412,6 +412,72 @@ QVariant LayoutTableModel::headerData(int section, Qt::Orientation o, int role) 
                   section, o, role);
 }
 
+// ---- PlanTableModel ----
+
+void PlanTableModel::setRows(std::vector<sim::SizingRow> rows, QString currency, double percentile) {
+    beginResetModel();
+    rows_ = std::move(rows);
+    currency_ = std::move(currency);
+    percentile_ = percentile;
+    endResetModel();
+}
+
+int PlanTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int PlanTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : 13;
+}
+
+QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || (role != Qt::DisplayRole && role != Qt::UserRole && role != Qt::ToolTipRole)) {
+        return {};
+    }
+    const sim::SizingRow& r = rows_.at(static_cast<std::size_t>(index.row()));
+    const sim::SizingConfig& k = r.config;
+    if (role == Qt::ToolTipRole) {
+        return qs(r.reason);
+    }
+    if (role == Qt::UserRole) {
+        return index.column() == kMonthlyColumn && r.monthly ? QVariant(*r.monthly) : QVariant();
+    }
+    // The tightest SLO: the largest value ÷ target (the smallest margin).
+    const sim::SloMargin* tight = nullptr;
+    for (const auto& m : r.margins) {
+        if (!tight || m.margin() < tight->margin()) {
+            tight = &m;
+        }
+    }
+    const QString dash = QStringLiteral("\u2013");
+    switch (index.column()) {
+    case 0: return index.row() + 1;
+    case 1: return QStringLiteral("%1 \u00d7 %2").arg(qs(k.gpu) + (k.node.empty() ? QString() : QStringLiteral("@") + qs(k.node))).arg(k.gpus);
+    case 2: return QStringLiteral("%1 / %2 / %3").arg(k.par.tp).arg(k.par.pp).arg(k.par.dp);
+    case 3: return qs(k.weights.name) + QStringLiteral(" / ") + qs(k.kv_cache.name);
+    case 4: return k.max_num_seqs;
+    case kMonthlyColumn: return r.monthly ? formatNumber(*r.monthly) + QStringLiteral(" ") + currency_ : dash;
+    case 6: return r.per_million_tokens ? formatNumber(*r.per_million_tokens, 3) + QStringLiteral(" ") + currency_ : dash;
+    case 7: return formatWatts(Watts(r.avg_power_w));
+    case 8: return formatWatts(Watts(r.peak_power_w));
+    case 9: return r.racks;
+    case 10: return tight ? QStringLiteral("%1 %2 %3 / %4").arg(qs(tight->request_class), qs(tight->metric),
+                                                                 formatTime(Seconds(tight->value_s)),
+                                                                 formatTime(Seconds(tight->target_s)))
+                          : dash;
+    case 11: return tight ? formatPercent(tight->margin()) : dash;
+    default: return r.binding_resource.empty() ? dash : qs(r.binding_resource);
+    }
+}
+
+QVariant PlanTableModel::headerData(int section, Qt::Orientation o, int role) const {
+    return header({tr("#"), tr("GPU \u00d7 count"), tr("TP / PP / replicas"), tr("precision (weights / KV)"),
+                   tr("max_num_seqs"), tr("monthly cost"), tr("per Mtok"), tr("avg power"), tr("peak power"),
+                   tr("racks"), tr("tightest SLO (p%1)").arg(percentile_, 0, 'f', 0), tr("SLO margin"),
+                   tr("binding")},
+                  section, o, role);
+}
+
 // ---- CompareTableModel ----
 
 QStringList CompareTableModel::figureNames() {

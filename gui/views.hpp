@@ -12,6 +12,8 @@
 #include <QString>
 #include <QWidget>
 
+#include <functional>
+
 class QAbstractItemModel;
 class QLabel;
 class QProgressBar;
@@ -21,6 +23,7 @@ class QDoubleSpinBox;
 class QComboBox;
 class QCheckBox;
 class QTableView;
+class QListWidget;
 
 namespace gpuplan::gui {
 
@@ -30,6 +33,7 @@ class CompareTableModel;
 class FiguresModel;
 class LayoutTableModel;
 class MemoryTableModel;
+class PlanTableModel;
 class WhatIfTableModel;
 
 /// What a tab can export.
@@ -202,6 +206,60 @@ class TrainingView : public QWidget, public ExportableView {
     FiguresModel* figures_;
     LayoutTableModel* layouts_;
     QTableView* layoutView_;
+};
+
+/// The sizing search (`gpuplan plan`, sim::size_deployment): the scenario's `plan:` block
+/// edited here (candidate GPUs from the hwdb, max GPUs, allowed precisions, monthly and power
+/// budgets, top N; each change an undoable edit, so the block saves with the scenario), the
+/// search run through the runner with progress and cancel, the ranked configurations in a table
+/// and their monthly cost as bars. Double-click a row (or call adopt) to make that
+/// configuration the scenario's hardware and layout (undoable).
+class PlanView : public QWidget, public ExportableView {
+    Q_OBJECT
+  public:
+    PlanView(ScenarioDocument& doc, Runner& runner, QWidget* parent = nullptr);
+    /// Starts the search on the document's scenario.
+    void search();
+    void cancel();
+    /// Adopts the configuration in `row` of the table into the document. Returns false when
+    /// there is no such row.
+    bool adopt(int row);
+    [[nodiscard]] QList<ChartPanel*> charts() const override;
+    [[nodiscard]] QList<QPair<QString, const QAbstractItemModel*>> tables() const override;
+    [[nodiscard]] const PlanTableModel& table() const { return *table_; }
+    [[nodiscard]] const PlanOutcomePtr& outcome() const { return outcome_; }
+
+  public slots:
+    /// Shows the document's plan block in the controls.
+    void refresh();
+
+  signals:
+    /// A search finished (or failed) and the table and chart show it.
+    void shown();
+
+  private:
+    void finished(const PlanOutcomePtr& outcome);
+    void editPlan(const QString& what, int merge_key, const std::function<void(model::PlanConfig&)>& change);
+
+    ScenarioDocument& doc_;
+    Runner& runner_;
+    bool refreshing_ = false;
+    PlanOutcomePtr outcome_;
+    QListWidget* candidates_;
+    QSpinBox* maxGpus_;
+    QListWidget* weights_;
+    QListWidget* kvCache_;
+    QDoubleSpinBox* budget_;
+    QDoubleSpinBox* powerBudget_;
+    QSpinBox* top_;
+    QPushButton* search_;
+    QPushButton* cancel_;
+    QProgressBar* progress_;
+    QLabel* banner_;
+    QLabel* verdict_;
+    PlanTableModel* table_;
+    QTableView* tableView_;
+    ChartPanel* cost_;
 };
 
 /// Up to four pinned configurations side by side for the current workload.

@@ -57,24 +57,15 @@ std::optional<model::Price> price_of(MapReader& m, const std::string& key, model
 
 model::PlanCandidate read_candidate(MapReader m, const Database& db) {
     model::PlanCandidate c;
-    c.accelerator_ref = m.string("accelerator");
-    c.node_ref = m.string_or("node", "");
-    // Resolve exactly as the scenario's own hardware: the same links and GPUs per node.
-    model::Scenario probe;
+    const std::string accelerator = m.string("accelerator");
+    const std::string node = m.string_or("node", "");
     try {
-        set_hardware(probe, db, c.accelerator_ref, c.node_ref);
+        c = plan_candidate(db, accelerator, node);
     } catch (const ConfigError&) {
         throw;
     } catch (const InputError& e) {
-        m.fail_at(c.node_ref.empty() ? "accelerator" : "node", e.what());
+        m.fail_at(node.empty() ? "accelerator" : "node", e.what());
     }
-    c.gpu = probe.deployment.gpu;
-    if (!c.node_ref.empty()) {
-        c.node = db.server(c.node_ref);
-    }
-    c.intra_node_link = probe.deployment.intra_node_link;
-    c.inter_node_link = probe.deployment.inter_node_link;
-    c.gpus_per_node = probe.deployment.gpus_per_node;
     c.gpu_hour = price_of(m, "gpu_hour", model::PriceBasis::Hour, "$2.10/h");
     c.gpu_purchase = price_of(m, "gpu_purchase", model::PriceBasis::Once, "$25000");
     c.node_purchase = price_of(m, "node_purchase", model::PriceBasis::Once, "$270000");

@@ -238,6 +238,23 @@ void set_hardware(model::Scenario& s, const Database& db, const std::string& acc
     }
 }
 
+model::PlanCandidate plan_candidate(const Database& db, const std::string& accelerator,
+                                    const std::string& node) {
+    model::Scenario probe;
+    set_hardware(probe, db, accelerator, node);
+    model::PlanCandidate c;
+    c.accelerator_ref = accelerator;
+    c.node_ref = node;
+    c.gpu = probe.deployment.gpu;
+    if (!node.empty()) {
+        c.node = db.server(node);
+    }
+    c.intra_node_link = probe.deployment.intra_node_link;
+    c.inter_node_link = probe.deployment.inter_node_link;
+    c.gpus_per_node = probe.deployment.gpus_per_node;
+    return c;
+}
+
 namespace {
 
 // Applies `--set key.path=value` overrides to the parsed document: maps are created as needed,

@@ -41,4 +41,11 @@ struct ScenarioOverride {
 void set_hardware(model::Scenario& s, const Database& db, const std::string& accelerator,
                   const std::string& node = "");
 
+/// A sizing-search candidate (a `plan.candidates` entry without prices) from hwdb names,
+/// resolved exactly as the scenario's own hardware by set_hardware: the same links and GPUs
+/// per node. The loader, the CLI and the GUI all build candidates here. Throws InputError
+/// naming an unknown entry.
+[[nodiscard]] model::PlanCandidate plan_candidate(const Database& db, const std::string& accelerator,
+                                                  const std::string& node = "");
+
 }  // namespace gpuplan::hwdb

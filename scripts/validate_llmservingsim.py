@@ -9,6 +9,10 @@ queued_ts; percentiles interpolate linearly (numpy's default). The engine settin
 (meta.json): max_num_seqs, max_num_batched_tokens, block_size 16, max_model_len, and its KV pool
 of num_gpu_blocks × 16 tokens.
 
+`gpuplan calib validate ../shared/data` now does the same replay in C++ (calib/serving_runs.*,
+docs/calibration.md §5b, "Serving runs"); this script remains as an independent cross-check
+through `gpuplan simulate`.
+
 usage: scripts/validate_llmservingsim.py [--gpuplan build/cli/gpuplan] [--data ../shared/data]
 """
 import argparse

@@ -937,6 +937,19 @@ model::PlanConfig effective_plan(const model::Scenario& s,
     return p;
 }
 
+SizingOptions sizing_options(const model::Scenario& s,
+                             const std::optional<model::ServerSpec>& node,
+                             const ProfileChooser& choose, int threads) {
+    SizingOptions o;
+    o.threads = threads;
+    for (const auto& c : effective_plan(s, node).candidates) {
+        if (o.profiles.count(c.gpu.name) == 0) {
+            o.profiles.emplace(c.gpu.name, choose(c.gpu));
+        }
+    }
+    return o;
+}
+
 model::Scenario configured_scenario(const model::Scenario& s, const model::PlanCandidate& c,
                                     const SizingConfig& k) {
     model::Scenario t = s;

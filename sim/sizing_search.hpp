@@ -28,6 +28,7 @@
 #include "sim/simulate.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stop_token>
@@ -149,6 +150,17 @@ struct SizingOptions {
     /// Efficiency profiles by accelerator name; the default profile for the others.
     std::map<std::string, model::EfficiencyProfile> profiles;
 };
+
+/// Chooses the efficiency profile for an accelerator (the front end's rule: the CLI's
+/// choose_profile, the GUI's Core::profile_for).
+using ProfileChooser = std::function<model::EfficiencyProfile(const model::AcceleratorSpec&)>;
+
+/// The options a front end passes to size_deployment: `threads`, and the profile of every
+/// candidate of effective_plan(s, node) chosen once per accelerator by `choose`. The CLI and
+/// the GUI prepare the search through this one function.
+[[nodiscard]] SizingOptions sizing_options(const model::Scenario& s,
+                                           const std::optional<model::ServerSpec>& node,
+                                           const ProfileChooser& choose, int threads = 0);
 
 /// The plan the search uses: the scenario's `plan:` block, or the defaults with the scenario's
 /// own hardware as the one candidate; candidates left empty are filled from the scenario.

@@ -6,6 +6,8 @@
 #include "hwdb/database.hpp"
 #include "hwdb/profile_loader.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -194,4 +196,33 @@ TEST(CalibCli, FitRecoversSyntheticCoefficientsAndValidateReportsThem) {
     ASSERT_EQ(d.exit_code, 0) << d.out;
     EXPECT_TRUE(has(d.out, "hwdb/profiles/h100-sxm.yaml")) << d.out;
     fs::remove_all(dir);
+}
+
+// Measured vLLM serving runs under the folder are replayed (calib/serving_runs.hpp): a table per
+// replayed run, a line per skipped one, and one {"serving_run": ...} element each with --json.
+TEST(CalibCli, ValidateReplaysServingRuns) {
+    const auto t = run("calib validate " + fx("serving_runs"));
+    ASSERT_EQ(t.exit_code, 0) << t.out;
+    EXPECT_TRUE(has(t.out, "serving run RTX4090/Llama-3.1-8B (4 requests, vLLM 0.0.test)")) << t.out;
+    EXPECT_TRUE(has(t.out, "default spec-sheet profile")) << t.out;
+    EXPECT_TRUE(has(t.out, "TPOT ms p99")) << t.out;
+    EXPECT_TRUE(has(t.out, "serving run FOO9000/Llama-3.1-8B: skipped, GPU 'FOO9000' is not in the hwdb")) << t.out;
+    const auto j = run("calib validate " + fx("serving_runs") + " --json");
+    ASSERT_EQ(j.exit_code, 0) << j.out;
+    const auto doc = nlohmann::json::parse(j.out);
+    int replayed = 0, skipped = 0;
+    for (const auto& e : doc) {
+        ASSERT_TRUE(e.contains("serving_run")) << e.dump();
+        if (e["replayed"].get<bool>()) {
+            ++replayed;
+            EXPECT_EQ(e["gpu"], "rtx-4090");
+            EXPECT_NEAR(e["ttft_s"]["measured"]["mean"].get<double>(), 0.575, 1e-9);
+            EXPECT_TRUE(e["e2e_s"]["error"]["p99"].is_number());
+        } else {
+            ++skipped;
+            EXPECT_TRUE(has(e["skipped"].get<std::string>(), "FOO9000"));
+        }
+    }
+    EXPECT_EQ(replayed, 1);
+    EXPECT_EQ(skipped, 1);
 }

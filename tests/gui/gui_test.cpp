@@ -469,3 +469,81 @@ TEST_F(GuiTest, EditToRedrawLatencyFor70bOn8Gpus) {
     RecordProperty("edit_to_redraw_median_ms", std::to_string(m));
     EXPECT_LT(m, 500.0);
 }
+
+// The Plan tab: the sizing search (sim::size_deployment) on a small variant of
+// examples/plan-search.yaml through the runner, the ranked table ordered by monthly cost, the
+// plan block round-tripping through the scenario writer, and adopting the cheapest row
+// (undoable).
+TEST_F(GuiTest, PlanTabSearchesRanksAndAdopts) {
+    Fixture f;
+    model::Scenario s = hwdb::load_scenario(std::string(GPUPLAN_SOURCE_DIR) + "/examples/plan-search.yaml", db());
+    ASSERT_TRUE(s.plan);
+    // Small enough for a few seconds in Debug: two candidates, fp8 only, one engine limit.
+    s.plan->candidates.resize(2);  // h100-sxm, h200-sxm
+    s.plan->max_gpus = 8;
+    s.plan->weights = {*model::find_precision("fp8")};
+    s.plan->kv_cache = {*model::find_precision("fp8")};
+    s.plan->max_num_seqs = {256};
+    s.plan->requests = 200;
+    s.plan->top = 3;
+    f.w.document().reset(s);
+    f.w.tabs().setCurrentWidget(&f.w.plan());
+    // The controls show the plan block; editing one is an undoable edit of it.
+    EXPECT_EQ(child<QSpinBox>(f.w, "plan_max_gpus")->value(), 8);
+    child<QSpinBox>(f.w, "plan_top")->setValue(4);
+    ASSERT_TRUE(f.w.document().scenario().plan);
+    EXPECT_EQ(f.w.document().scenario().plan->top, 4);
+    f.w.document().undoStack()->undo();
+    EXPECT_EQ(f.w.document().scenario().plan->top, 3);
+    EXPECT_EQ(child<QSpinBox>(f.w, "plan_top")->value(), 3);
+    // The plan block saves and loads back equal.
+    {
+        QTemporaryDir tmp;
+        const QString path = tmp.filePath(QStringLiteral("plan.yaml"));
+        ASSERT_TRUE(f.w.saveFile(path));
+        const model::Scenario back = hwdb::load_scenario(path.toStdString(), db());
+        ASSERT_TRUE(back.plan);
+        EXPECT_EQ(*back.plan, *f.w.document().scenario().plan);
+    }
+
+    QSignalSpy done(&f.w.runner(), &gui::Runner::planSearchFinished);
+    QSignalSpy shown(&f.w.plan(), &gui::PlanView::shown);
+    f.w.plan().search();
+    ASSERT_TRUE(done.wait(120000));
+    if (shown.isEmpty()) {
+        ASSERT_TRUE(shown.wait(5000));
+    }
+    const auto& outcome = f.w.plan().outcome();
+    ASSERT_TRUE(outcome);
+    ASSERT_TRUE(outcome->result) << outcome->error;
+    EXPECT_TRUE(outcome->result->found) << outcome->result->verdict;
+    const auto& table = f.w.plan().table();
+    ASSERT_GT(table.rowCount(), 0);
+    EXPECT_LE(table.rowCount(), 3);
+    double previous = 0;
+    for (int r = 0; r < table.rowCount(); ++r) {
+        const QVariant monthly = table.data(table.index(r, gui::PlanTableModel::kMonthlyColumn), Qt::UserRole);
+        ASSERT_TRUE(monthly.isValid());
+        EXPECT_GE(monthly.toDouble(), previous) << "row " << r;
+        previous = monthly.toDouble();
+        EXPECT_FALSE(table.data(table.index(r, 1), Qt::DisplayRole).toString().isEmpty());
+    }
+    EXPECT_EQ(f.w.plan().charts().size(), 1);
+
+    // Adopt the cheapest: the scenario takes its GPU, count and layout, keeping the plan block.
+    const model::Scenario before = f.w.document().scenario();
+    const sim::SizingConfig best = table.row(0).config;
+    ASSERT_TRUE(f.w.plan().adopt(0));
+    const model::Scenario& after = f.w.document().scenario();
+    EXPECT_EQ(after.deployment.gpu.name, best.gpu);
+    EXPECT_EQ(after.deployment.gpus, best.gpus);
+    EXPECT_EQ(after.deployment.par.tp, best.par.tp);
+    EXPECT_EQ(after.deployment.par.dp, best.par.dp);
+    EXPECT_EQ(after.deployment.prec.weights.name, "fp8");
+    EXPECT_TRUE(after.deployment.gpu.name != before.deployment.gpu.name ||
+                after.deployment.gpus != before.deployment.gpus);
+    EXPECT_EQ(after.plan, before.plan);
+    f.w.document().undoStack()->undo();
+    EXPECT_EQ(f.w.document().scenario(), before);
+    EXPECT_FALSE(f.w.plan().adopt(99));
+}

@@ -96,5 +96,13 @@ int main(int argc, char** argv) {
     while (w.compare().table().columnCount() < 4 && compared.wait(30000)) {
     }
     ok &= save(w, dir, "gui-compare.png");
+
+    // The sizing search of examples/plan-search.yaml, ranked by monthly cost.
+    ok &= open(w, "plan-search.yaml");
+    w.tabs().setCurrentWidget(&w.plan());
+    QSignalSpy planned(&w.runner(), &gpuplan::gui::Runner::planSearchFinished);
+    w.plan().search();
+    ok &= planned.wait(600000);
+    ok &= save(w, dir, "gui-plan.png");
     return ok ? 0 : 1;
 }
