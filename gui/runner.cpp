@@ -18,6 +18,20 @@ QString message_of(const std::exception& e, bool internal) {
     return internal ? QStringLiteral("internal error: ") + text : text;
 }
 
+/// Runs `work` and records its outcome the way every long run reports it: a user-fixable
+/// error as is, anything else as an internal error, and the wall time either way.
+template <class Outcome, class Work>
+void run_recorded(Outcome& out, std::chrono::steady_clock::time_point start, Work&& work) {
+    try {
+        work();
+    } catch (const InputError& e) {
+        out.error = e.what();
+    } catch (const std::exception& e) {
+        out.error = std::string("internal error: ") + e.what();
+    }
+    out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 } // namespace
 
 Runner::Runner(const Core& core, QObject* parent)
@@ -125,7 +139,7 @@ void Runner::startSimulation(model::Scenario s, sim::SimOptions options) {
                     Qt::QueuedConnection);
             }
         };
-        try {
+        run_recorded(*out, start, [&] {
             // The CLI's choices: the GPU's efficiency profile and the scenario's node.
             if (!options.profile) {
                 options.profile = core->profile_for(s.deployment.gpu);
@@ -134,13 +148,7 @@ void Runner::startSimulation(model::Scenario s, sim::SimOptions options) {
                 options.node = core->node_of(s);
             }
             out->result = sim::simulate(s, options, token, progress);
-        } catch (const InputError& e) {
-            out->error = e.what();
-        } catch (const std::exception& e) {
-            out->error = std::string("internal error: ") + e.what();
-        }
-        out->wall_s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        });
         return SimOutcomePtr(std::move(out));
     }));
 }
@@ -207,20 +215,14 @@ void Runner::startPlanSearch(model::Scenario s) {
                     Qt::QueuedConnection);
             }
         };
-        try {
+        run_recorded(*out, start, [&] {
             std::optional<model::ServerSpec> node;
             if (const model::ServerSpec* server = core->server_of(s)) {
                 node = *server;
             }
             out->plan = sim::effective_plan(s, node);
             out->result = search_sizing(s, *core, token, progress);
-        } catch (const InputError& e) {
-            out->error = e.what();
-        } catch (const std::exception& e) {
-            out->error = std::string("internal error: ") + e.what();
-        }
-        out->wall_s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        });
         return PlanOutcomePtr(std::move(out));
     }));
 }
