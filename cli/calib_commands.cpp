@@ -114,11 +114,7 @@ calib::Hardware hardware_for(const hwdb::Database& db, const model::AcceleratorS
 }
 
 std::vector<fs::path> profile_folders(CliContext& ctx) {
-    std::vector<fs::path> out;
-    for (const auto& f : hwdb::default_folders(ctx.extra_hwdb)) {
-        out.push_back(f / "profiles");
-    }
-    return out;
+    return hwdb::profile_folders(hwdb::default_folders(ctx.extra_hwdb));
 }
 
 std::string signed_pct(double e) {

@@ -135,12 +135,8 @@ model::EfficiencyProfile choose_profile(CliContext& ctx, const ScenarioFlags& fl
     if (!flags.profile.empty()) {
         return hwdb::load_profile(flags.profile);
     }
-    // The profiles/ folder of every hwdb folder: a user's measured profile for the same GPU
-    // (a later folder) wins over the shipped one.
-    std::vector<std::filesystem::path> folders;
-    for (const auto& f : hwdb::default_folders(ctx.extra_hwdb)) {
-        folders.push_back(f / "profiles");
-    }
+    // A user's measured profile for the same GPU (a later hwdb folder) wins over the shipped one.
+    const auto folders = hwdb::profile_folders(hwdb::default_folders(ctx.extra_hwdb));
     if (auto found = hwdb::find_profile_for_gpu(folders, gpu)) {
         return *found;
     }

@@ -12,11 +12,8 @@
 
 namespace gpuplan::gui {
 
-Core::Core(const hwdb::Database& db, std::vector<std::filesystem::path> hwdb_folders) : db_(db) {
-    for (const auto& f : hwdb_folders) {
-        profile_folders_.push_back(f / "profiles");
-    }
-}
+Core::Core(const hwdb::Database& db, std::vector<std::filesystem::path> hwdb_folders)
+    : db_(db), profile_folders_(hwdb::profile_folders(hwdb_folders)) {}
 
 model::EfficiencyProfile Core::profile_for(const model::AcceleratorSpec& gpu) const {
     const std::lock_guard lock(mutex_);

@@ -431,4 +431,14 @@ std::filesystem::path builtin_profile_folder() {
     return std::filesystem::path(GPUPLAN_BUILTIN_HWDB) / "profiles";
 }
 
+std::vector<std::filesystem::path>
+profile_folders(const std::vector<std::filesystem::path>& hwdb_folders) {
+    std::vector<std::filesystem::path> out;
+    out.reserve(hwdb_folders.size());
+    for (const auto& f : hwdb_folders) {
+        out.push_back(f / "profiles");
+    }
+    return out;
+}
+
 } // namespace gpuplan::hwdb

@@ -126,4 +126,9 @@ find_profile_for_gpu(const std::vector<std::filesystem::path>& folders,
 /// The built-in profile folder (hwdb/profiles of the source tree).
 [[nodiscard]] std::filesystem::path builtin_profile_folder();
 
+/// The `profiles/` folder of each hwdb folder, in the same order: where the CLI and the GUI
+/// look for efficiency profiles (a later folder's profile for the same GPU wins).
+[[nodiscard]] std::vector<std::filesystem::path>
+profile_folders(const std::vector<std::filesystem::path>& hwdb_folders);
+
 } // namespace gpuplan::hwdb
