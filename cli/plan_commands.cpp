@@ -179,15 +179,17 @@ int run_estimate(CliContext& ctx) {
     model::Scenario s = build_scenario(ctx, flags);
     apply_power_flags(s, pflags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
-    const model::ServingEstimate e = model::estimate_serving(s.deployment, s.workload, profile, cached);
+    // The bottleneck report carries the serving estimate it was drawn from: one estimate, and the
+    // verdict and what-ifs see the same prefix-cache hits as the figures.
+    const model::BottleneckReport b = model::find_bottleneck(s.deployment, s.workload, profile, cached);
+    const model::ServingEstimate& e = b.estimate;
     // Power figures when the scenario limits power (docs/power.md).
     std::optional<model::PowerEstimate> power;
     if (has_power_limit(s)) {
         power = scenario_power(ctx, s, profile, cached);
     }
-    const model::BottleneckReport b = model::find_bottleneck(s.deployment, s.workload, profile);
     const auto candidates = hwdb::similar_accelerators(ctx.db(), s.deployment.gpu);
-    const auto whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates);
+    const auto whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates, cached);
     if (vm.count("json")) {
         nlohmann::json j = estimate_json(s, e, b, whatifs);
         if (power) {
@@ -273,8 +275,8 @@ int run_compare(CliContext& ctx) {
     Table t({"configuration", "fits", "KV tokens", "TTFT", "TPOT", "tok/s", "tok/s/GPU", "decode bound", "$/h", "$/Mtok"});
     for (const auto& s : configs) {
         const auto profile = choose_profile(ctx, flags, s.deployment.gpu);
-        const auto e = model::estimate_serving(s.deployment, s.workload, profile);
         const auto b = model::find_bottleneck(s.deployment, s.workload, profile);
+        const auto& e = b.estimate;
         nlohmann::json j = estimate_json(s, e, b, {});
         const auto rent = hourly_rent(s);
         std::string per_hour = "-";
