@@ -150,7 +150,7 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
                     fixed(x.throughput, 0), fixed(x.throughput_gain, 2)});
     }
     wt.print(out);
-    out << "\nprovenance: " << model::to_string(e.provenance.kind) << " profile"
+    out << "\nprovenance: " << model::to_string(e.provenance.kind)
         << (e.provenance.file.empty() ? "" : " " + e.provenance.file) << " (" << e.provenance.description
         << "); error band MAPE " << fixed(e.error_band.mape * 100, 0) << " %, P90 "
         << fixed(e.error_band.p90 * 100, 0) << " %" << (e.error_band.points ? " on " + std::to_string(e.error_band.points) + " points" : " (not validated)")
