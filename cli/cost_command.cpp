@@ -2,6 +2,7 @@
 // colocation) against renting per GPU-hour, cost per million output tokens at the workload's
 // throughput (under the scenario's power limit) and the rent-vs-buy break-even month.
 #include "cli/cli_context.hpp"
+#include "cli/load_report.hpp"
 #include "cli/options.hpp"
 #include "cli/power_report.hpp"
 #include "cli/report_json.hpp"
@@ -10,6 +11,7 @@
 #include "model/cost.hpp"
 #include "model/error.hpp"
 #include "model/power.hpp"
+#include "model/price_list.hpp"
 #include "model/unit_parser.hpp"
 
 #include <nlohmann/json.hpp>
@@ -54,6 +56,9 @@ model::Price price_flag(const std::string& text, const char* flag, model::PriceB
 
 void apply_cost_flags(model::Scenario& s, const CostFlags& f) {
     using model::PriceBasis;
+    if (!f.gpu_hour.empty() || !f.gpu_price.empty() || !f.node_price.empty()) {
+        model::bind_prices_to_hardware(s);
+    }
     if (!f.gpu_hour.empty())
         s.prices.gpu_hour = price_flag(f.gpu_hour, "--gpu-hour", PriceBasis::Hour, "$2.49/h");
     if (!f.gpu_price.empty())
@@ -129,6 +134,7 @@ int run_cost(CliContext& ctx) {
 
     if (vm.count("json")) {
         nlohmann::json j = scenario_json(s);
+        j["operating_point"] = operating_point_json(pe.capped.operating_point);
         j["node"] = server ? nlohmann::json(server->name) : nlohmann::json(nullptr);
         j["nodes"] = in.nodes;
         j["currency"] = c.currency;
@@ -163,6 +169,7 @@ int run_cost(CliContext& ctx) {
         j["break_even_month"] =
             c.break_even_month ? nlohmann::json(*c.break_even_month) : nlohmann::json(nullptr);
         j["cheaper"] = c.cheaper;
+        j["excluded"] = c.excluded;
         j["power"] = power_json(pe);
         j["notes"] = c.notes;
         *ctx.out << j.dump(2) << '\n';
@@ -178,6 +185,7 @@ int run_cost(CliContext& ctx) {
     out << "\nserving " << fixed(u.hours_per_day, 1) << " h/day x " << fixed(u.days_per_month, 0)
         << " days = " << fixed(c.hours_serving, 0) << " h/month (" << fixed(c.hours_off, 0)
         << " h off, GPUs " << model::to_string(s.cost.off_hours) << ")\n"
+        << "load       " << load_line(pe.capped.operating_point) << '\n'
         << "throughput " << fixed(in.throughput_tok_s, 0) << " output tok/s"
         << (has_power_limit(s) ? " under the " + watts(pe.limit.per_gpu) + " per-GPU limit" : "")
         << " -> " << fixed(c.tokens / 1e6, 1) << " M tokens/month\n"
@@ -216,6 +224,13 @@ int run_cost(CliContext& ctx) {
     if (!c.cheaper.empty()) {
         out << "cheaper    " << (c.cheaper == "own" ? "owning" : "renting")
             << " at this utilization\n";
+    }
+    if (!c.excluded.empty()) {
+        out << "owning excludes ";
+        for (std::size_t i = 0; i < c.excluded.size(); ++i) {
+            out << (i ? ", " : "") << c.excluded[i];
+        }
+        out << '\n';
     }
     for (const auto& n : c.notes) {
         out << "  - " << n << '\n';

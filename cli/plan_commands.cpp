@@ -1,5 +1,6 @@
 // `gpuplan fit`, `gpuplan estimate` and `gpuplan compare`: the analytic model's answers.
 #include "cli/cli_context.hpp"
+#include "cli/load_report.hpp"
 #include "cli/options.hpp"
 #include "cli/plot_option.hpp"
 #include "cli/power_report.hpp"
@@ -9,6 +10,7 @@
 #include "hwdb/scenario_loader.hpp"
 #include "model/bottleneck.hpp"
 #include "model/memory.hpp"
+#include "model/price_list.hpp"
 #include "model/serving.hpp"
 #include "model/unit_parser.hpp"
 
@@ -74,6 +76,10 @@ int run_fit(CliContext& ctx) {
     po::options_description desc("options");
     ScenarioFlags flags;
     add_scenario_options(desc, flags);
+    // Power flags are accepted like every command that reads a scenario; memory does not
+    // depend on them.
+    PowerFlags pflags;
+    add_power_options(desc, pflags);
     desc.add_options()("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("file", 1);
@@ -81,10 +87,12 @@ int run_fit(CliContext& ctx) {
     if (!parse_options("fit", ctx.args, desc, pos, vm, *ctx.out, "[FILE] [--model M --gpu G ...] [--json]")) {
         return 0;
     }
-    const model::Scenario s = build_scenario(ctx, flags);
+    model::Scenario s = build_scenario(ctx, flags);
+    apply_power_flags(s, pflags);
     const auto& d = s.deployment;
     const model::MemoryEstimate m = model::estimate_memory(d);
-    const auto at_concurrency = model::max_context_at_concurrency(d, s.workload.concurrency);
+    const int concurrency = s.workload.concurrency.value_or(1);
+    const auto at_concurrency = model::max_context_at_concurrency(d, concurrency);
     const auto fewest = model::fewest_gpus(d, 1);
     const auto host = model::host_ram_advice(d);
     if (vm.count("json")) {
@@ -100,9 +108,9 @@ int run_fit(CliContext& ctx) {
     print_memory(out, s, m);
     out << "longest context      ";
     if (at_concurrency) {
-        out << *at_concurrency << " tokens with " << s.workload.concurrency << " sequences at once\n";
+        out << *at_concurrency << " tokens with " << concurrency << " sequences at once\n";
     } else {
-        out << "none: " << s.workload.concurrency << " sequences do not fit at any length\n";
+        out << "none: " << concurrency << " sequences do not fit at any length\n";
     }
     out << "fewest GPUs          ";
     if (fewest) {
@@ -122,8 +130,9 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
     print_memory(out, s, e.memory);
     const auto& w = s.workload;
     const double band = e.error_band.p90;
-    out << "\nspeed for " << w.input_tokens << " input + " << w.output_tokens << " output tokens, "
-        << w.concurrency << " sequences in flight (error band ±" << fixed(band * 100, 0) << " % P90 per kernel; whole steps: docs/calibration.md §5b)\n";
+    out << "\nspeed for " << w.input_tokens << " input + " << w.output_tokens << " output tokens (error band ±"
+        << fixed(band * 100, 0) << " % P90 per kernel; whole steps: docs/calibration.md §5b)\n"
+        << "load: " << load_line(e.operating_point) << '\n';
     Table t({"figure", "value", "MFU", "MBU"});
     t.add_row({"TTFT (alone)", ms(e.ttft), pct(e.prefill.mfu), pct(e.prefill.mbu)});
     t.add_row({"TTFT (under load)", ms(e.ttft_loaded), "", ""});
@@ -214,6 +223,8 @@ int run_compare(CliContext& ctx) {
     po::options_description desc("options");
     ScenarioFlags flags;
     add_scenario_options(desc, flags);
+    PowerFlags pflags;
+    add_power_options(desc, pflags);
     std::vector<std::string> files;
     std::vector<std::string> with;
     desc.add_options()("files", po::value(&files)->multitoken(), "scenario files to compare")(
@@ -231,12 +242,14 @@ int run_compare(CliContext& ctx) {
     if (!files.empty()) {
         flags.file = files.front();
     }
-    const model::Scenario base = build_scenario(ctx, flags);
+    model::Scenario base = build_scenario(ctx, flags);
+    apply_power_flags(base, pflags);
     configs.push_back(base);
     for (std::size_t i = 1; i < files.size(); ++i) {
         ScenarioFlags f = flags;
         f.file = files[i];
         configs.push_back(build_scenario(ctx, f));
+        apply_power_flags(configs.back(), pflags);
     }
     for (const auto& spec : with) {
         model::Scenario s = base;
@@ -272,29 +285,41 @@ int run_compare(CliContext& ctx) {
         throw UsageError("compare needs at least two configurations: several FILEs, or --with GPU[:COUNT[:TP]]");
     }
     nlohmann::json out = nlohmann::json::array();
-    Table t({"configuration", "fits", "KV tokens", "TTFT", "TPOT", "tok/s", "tok/s/GPU", "decode bound", "$/h", "$/Mtok"});
+    Table t({"configuration", "fits", "in flight", "KV tokens", "TTFT", "TPOT", "tok/s", "tok/s/GPU",
+             "decode bound", "rent/h", "rent/Mtok"});
+    std::vector<std::string> sources;
+    std::vector<std::string> loads;
     for (const auto& s : configs) {
         const auto profile = choose_profile(ctx, flags, s.deployment.gpu);
         const auto b = model::find_bottleneck(s.deployment, s.workload, profile);
         const auto& e = b.estimate;
         nlohmann::json j = estimate_json(s, e, b, {});
-        const auto rent = hourly_rent(s);
+        const auto rent = model::gpu_hour_price(s);
         std::string per_hour = "-";
         std::string per_mtok = "-";
         if (rent) {
-            const double hourly = rent->money.amount * s.deployment.gpus;
-            per_hour = fixed(hourly, 2);
+            const model::Money hourly = rent->price.money * s.deployment.gpus;
+            per_hour = model::to_string(hourly);
             if (e.throughput > 0) {
-                per_mtok = fixed(hourly / (e.throughput * 3600) * 1e6, 2);
-                j["cost_per_million_tokens"] = hourly / (e.throughput * 3600) * 1e6;
+                const model::Money mtok = hourly * (1e6 / (e.throughput * 3600));
+                per_mtok = model::to_string(mtok);
+                j["cost_per_million_tokens"] = mtok.amount;
             }
-            j["rent_per_hour"] = hourly;
-            j["currency"] = rent->money.currency;
+            j["rent_per_hour"] = hourly.amount;
+            j["currency"] = hourly.currency;
+            j["rent_source"] = rent->source;
+            sources.push_back(s.name + ": " + model::to_string(rent->price) + " per GPU from " +
+                              rent->source);
+        } else {
+            j["rent_source"] = nullptr;
+            sources.push_back(s.name + ": no rent in the scenario or the hwdb");
         }
+        loads.push_back(s.name + ": " + load_line(e.operating_point));
         out.push_back(j);
-        t.add_row({s.name, e.memory.fits ? "yes" : "no", std::to_string(e.memory.kv_tokens), ms(e.ttft), ms(e.tpot),
-                   fixed(e.throughput, 0), fixed(e.throughput / s.deployment.gpus, 0),
-                   model::to_string(b.decode.binding), per_hour, per_mtok});
+        t.add_row({s.name, e.memory.fits ? "yes" : "no", std::to_string(e.operating_point.concurrency),
+                   std::to_string(e.memory.kv_tokens), ms(e.ttft), ms(e.tpot), fixed(e.throughput, 0),
+                   fixed(e.throughput / s.deployment.gpus, 0), model::to_string(b.decode.binding),
+                   per_hour, per_mtok});
     }
     if (vm.count("json")) {
         *ctx.out << out.dump(2) << '\n';
@@ -302,10 +327,17 @@ int run_compare(CliContext& ctx) {
     }
     const auto& w = base.workload;
     *ctx.out << base.deployment.model.name << ", " << w.input_tokens << " input + " << w.output_tokens
-             << " output tokens, " << w.concurrency << " sequences in flight\n\n";
+             << " output tokens per request\n\n";
     t.print(*ctx.out);
-    *ctx.out << "\n$/h: rent for all GPUs (scenario price, else hwdb's latest cloud estimate); "
-                "$/Mtok at the throughput shown\n";
+    *ctx.out << "\nload (each configuration resolves the scenario's load for itself):\n";
+    for (const auto& l : loads) {
+        *ctx.out << "  " << l << '\n';
+    }
+    *ctx.out << "rent for all GPUs; a scenario's own prices apply to its own accelerator only "
+                "(docs/cost.md); rent/Mtok at the throughput shown:\n";
+    for (const auto& src : sources) {
+        *ctx.out << "  " << src << '\n';
+    }
     return 0;
 }
 

@@ -76,8 +76,7 @@ model::NodePower scenario_node(CliContext& ctx, const model::Scenario& s,
 model::PowerEstimate scenario_power(CliContext& ctx, const model::Scenario& s,
                                     const model::EfficiencyProfile& profile, int cached_prefix) {
     return model::estimate_power(s.deployment, s.workload, profile, s.power_model, s.power,
-                                 scenario_node(ctx, s), s.slo, s.rack.nodes_per_rack,
-                                 cached_prefix);
+                                 scenario_node(ctx, s), s.slo, s.rack, cached_prefix);
 }
 
 std::string watts(Watts w) {
@@ -120,9 +119,6 @@ std::string met(const model::SloCheck& c, Seconds t, bool ok) {
 } // namespace
 
 nlohmann::json power_json(const model::PowerEstimate& p) {
-    const auto opt_int = [](const std::optional<int>& v) {
-        return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-    };
     return {{"idle_power_w", p.levels.idle.si()},
             {"resident_power_w", p.levels.resident.si()},
             {"board_power_w", p.levels.board.si()},
@@ -156,8 +152,10 @@ nlohmann::json power_json(const model::PowerEstimate& p) {
             {"energy_per_token_j", p.energy_per_token_j},
             {"gpu_energy_per_token_j", p.gpu_energy_per_token_j},
             {"oversubscription", p.oversubscription},
-            {"nodes_per_budget_uncapped", opt_int(p.nodes_per_budget_uncapped)},
-            {"nodes_per_budget_capped", opt_int(p.nodes_per_budget_capped)},
+            {"nodes_per_rack_uncapped", p.racks_uncapped.nodes_per_rack},
+            {"nodes_per_rack_capped", p.racks_capped.nodes_per_rack},
+            {"rack_binding_uncapped", model::to_string(p.racks_uncapped.binding)},
+            {"rack_binding_capped", model::to_string(p.racks_capped.binding)},
             {"notes", p.notes}};
 }
 
@@ -186,12 +184,11 @@ void print_power(std::ostream& out, const model::PowerEstimate& p) {
         << fixed(p.energy_per_token_j, 2) << " J per output token ("
         << fixed(p.gpu_energy_per_token_j, 2) << " J in the GPUs)\n"
         << "node peak   " << watts(p.node_peak_uncapped) << " uncapped, " << watts(p.node_peak)
-        << " under the limit: " << pct(p.oversubscription) << " more nodes per power budget";
-    if (p.nodes_per_budget_uncapped && p.nodes_per_budget_capped) {
-        out << " (rack budget: " << *p.nodes_per_budget_uncapped << " -> "
-            << *p.nodes_per_budget_capped << " nodes)";
-    }
-    out << '\n';
+        << " under the limit: " << pct(p.oversubscription) << " more nodes per power budget\n"
+        << "racks       " << p.racks_uncapped.nodes_per_rack << " nodes per rack uncapped ("
+        << model::to_string(p.racks_uncapped.binding) << " binds) -> "
+        << p.racks_capped.nodes_per_rack << " under the limit ("
+        << model::to_string(p.racks_capped.binding) << " binds); gpuplan rack shows every limit\n";
     for (const auto& n : p.notes) {
         out << "  - " << n << '\n';
     }

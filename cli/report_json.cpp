@@ -1,5 +1,7 @@
 #include "cli/report_json.hpp"
 
+#include "cli/load_report.hpp"
+
 #include "model/cost.hpp"
 
 namespace gpuplan::cli {
@@ -18,7 +20,8 @@ nlohmann::json scenario_json(const model::Scenario& s) {
             {"kv_cache", d.prec.kv_cache.name},
             {"input_tokens", s.workload.input_tokens},
             {"output_tokens", s.workload.output_tokens},
-            {"concurrency", s.workload.concurrency}};
+            {"concurrency", s.workload.concurrency ? nlohmann::json(*s.workload.concurrency)
+                                                   : nlohmann::json(nullptr)}};
 }
 
 nlohmann::json memory_json(const model::MemoryEstimate& m) {
@@ -77,6 +80,7 @@ nlohmann::json ops_json(const model::StepCost& c) {
 nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstimate& e,
                              const model::BottleneckReport& b, const std::vector<model::WhatIf>& whatifs) {
     nlohmann::json j = scenario_json(s);
+    j["operating_point"] = operating_point_json(e.operating_point);
     j["fits"] = e.memory.fits;
     j["memory"] = memory_json(e.memory);
     j["max_concurrency"] = e.memory.max_concurrency;
@@ -121,10 +125,6 @@ nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstim
     }
     j["what_ifs"] = w;
     return j;
-}
-
-std::optional<model::Price> hourly_rent(const model::Scenario& s) {
-    return model::hourly_rent(s.prices.gpu_hour, s.deployment.gpu);
 }
 
 }  // namespace gpuplan::cli

@@ -19,7 +19,4 @@ namespace gpuplan::cli {
                                            const model::BottleneckReport& b,
                                            const std::vector<model::WhatIf>& whatifs);
 
-/// Rent per GPU-hour: the scenario's price, else the newest hwdb cloud estimate for the GPU.
-[[nodiscard]] std::optional<model::Price> hourly_rent(const model::Scenario& s);
-
 }  // namespace gpuplan::cli

@@ -3,6 +3,7 @@
 #include "hwdb/profile_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/error.hpp"
+#include "model/operating_point.hpp"
 
 namespace gpuplan::cli {
 
@@ -21,7 +22,8 @@ void add_scenario_options(po::options_description& desc, ScenarioFlags& f) {
         ("kv", po::value(&f.kv), "KV cache precision: bf16, fp8, ...")
         ("activations", po::value(&f.activations), "activation precision")
         ("max-model-len", po::value<int>()->notifier([&f](int v) { f.max_model_len = v; }), "longest sequence, tokens")
-        ("concurrency", po::value<int>()->notifier([&f](int v) { f.concurrency = v; }), "sequences in flight")
+        ("concurrency", po::value<int>()->notifier([&f](int v) { f.concurrency = v; }), "sequences in flight: a closed loop (default: the most the engine runs at once)")
+        ("rate", po::value<double>()->notifier([&f](double v) { f.rate = v; }), "offered requests/s: an open loop (instead of --concurrency)")
         ("batch", po::value<int>()->notifier([&f](int v) { f.batch = v; }), "same as --concurrency")
         ("input-len", po::value<int>()->notifier([&f](int v) { f.input_len = v; }), "prompt tokens per request")
         ("output-len", po::value<int>()->notifier([&f](int v) { f.output_len = v; }), "output tokens per request")
@@ -119,8 +121,17 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     if (f.prefix_caching) e.enable_prefix_caching = on_off(*f.prefix_caching, "enable-prefix-caching");
     if (f.chunked_prefill) e.enable_chunked_prefill = on_off(*f.chunked_prefill, "enable-chunked-prefill");
     if (f.enforce_eager) e.cuda_graphs = false;
-    if (f.concurrency) s.workload.concurrency = *f.concurrency;
-    if (f.batch) s.workload.concurrency = *f.batch;
+    if (f.concurrency && f.rate) {
+        throw UsageError("--concurrency and --rate both give the load; keep one");
+    }
+    if (f.concurrency) model::set_closed_loop(s.workload, *f.concurrency);
+    if (f.batch) model::set_closed_loop(s.workload, *f.batch);
+    if (f.rate) {
+        if (!(*f.rate > 0) || !(*f.rate < 1e9)) {
+            throw UsageError("--rate must be a number of requests/s above 0, e.g. --rate 4");
+        }
+        model::set_offered_rate(s.workload, *f.rate);
+    }
     if (f.input_len) s.workload.input_tokens = *f.input_len;
     if (f.output_len) s.workload.output_tokens = *f.output_len;
     if (s.name.empty()) {

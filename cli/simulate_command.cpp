@@ -2,6 +2,7 @@
 // and report latency percentiles, throughput, goodput, SLO attainment per class and engine
 // figures; optionally write per-request and time-series CSVs and a Chrome trace.
 #include "cli/cli_context.hpp"
+#include "cli/load_report.hpp"
 #include "cli/options.hpp"
 #include "cli/plot_option.hpp"
 #include "cli/power_report.hpp"
@@ -9,6 +10,7 @@
 #include "cli/table.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "hwdb/trace_loader.hpp"
+#include "model/operating_point.hpp"
 #include "model/money.hpp"
 #include "sim/simulate.hpp"
 
@@ -93,6 +95,7 @@ nlohmann::json result_json(const model::Scenario& s, const sim::SimResult& r) {
     nlohmann::json j;
     j["scenario"] = s.name;
     j["seed"] = r.seed;
+    j["operating_point"] = operating_point_json(r.operating_point);
     j["ok"] = r.ok;
     j["reasons"] = r.reasons;
     j["stopped"] = r.stopped;
@@ -187,6 +190,7 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         << " (tp " << d.par.tp << ", pp " << d.par.pp << "), seed " << r.seed
         << (r.stopped ? " [stopped early]" : "") << '\n';
     const auto& o = r.overall;
+    out << "load         " << load_line(r.operating_point) << '\n';
     out << "requests     " << o.arrived << " arrived, " << o.completed << " completed";
     if (o.cloud > 0) {
         out << " (" << o.cloud << " in the cloud)";
@@ -492,8 +496,7 @@ int run_simulate(CliContext& ctx) {
         model::Scenario s = hwdb::load_scenario(file, ctx.db(), o);
         apply_power_flags(s, power_flags);
         if (rate) {
-            s.workload.requests_per_s = *rate;
-            s.workload.arrival.requests_per_s = *rate;
+            model::set_offered_rate(s.workload, *rate);
         }
         if (!trace_records.empty()) {
             s.workload.trace = trace_records;

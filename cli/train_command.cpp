@@ -8,6 +8,7 @@
 #include "cli/table.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/power.hpp"
+#include "model/price_list.hpp"
 #include "model/training.hpp"
 #include "model/unit_parser.hpp"
 
@@ -196,7 +197,9 @@ model::Scenario build(CliContext& ctx, const TrainFlags& f) {
 
 model::TrainingCostInputs cost_inputs(CliContext& ctx, const model::Scenario& s) {
     model::TrainingCostInputs p;
-    p.gpu_hour = hourly_rent(s);
+    if (const auto rent = model::gpu_hour_price(s)) {
+        p.gpu_hour = rent->price;
+    }
     p.electricity = s.prices.electricity;
     p.pue = s.power.pue;
     p.power_model = s.power_model;

@@ -44,10 +44,6 @@ model::NodePower Core::node_of(const model::Scenario& s) const {
                   : model::unknown_node(s.deployment.gpus_per_node, s.power_model);
 }
 
-std::optional<model::Price> hourly_rent(const model::Scenario& s) {
-    return model::hourly_rent(s.prices.gpu_hour, s.deployment.gpu);
-}
-
 std::vector<model::AcceleratorSpec> what_if_candidates(const hwdb::Database& db,
                                                        const model::AcceleratorSpec& gpu) {
     return hwdb::similar_accelerators(db, gpu);
@@ -101,7 +97,7 @@ Analysis analyze(const model::Scenario& s, const Core& core, const AnalysisParts
         const model::NodePower node = core.node_of(s);
         try {
             a.power = model::estimate_power(d, s.workload, profile, s.power_model, s.power, node,
-                                            s.slo, s.rack.nodes_per_rack);
+                                            s.slo, s.rack);
         } catch (const Error& e) {
             a.power_error = e.what();
         }
@@ -126,7 +122,9 @@ Analysis analyze(const model::Scenario& s, const Core& core, const AnalysisParts
     }
     if (parts.training && s.training) {
         model::TrainingCostInputs prices;
-        prices.gpu_hour = hourly_rent(s);
+        if (const auto rent = model::gpu_hour_price(s)) {
+            prices.gpu_hour = rent->price;
+        }
         prices.electricity = s.prices.electricity;
         prices.pue = s.power.pue;
         prices.power_model = s.power_model;

@@ -10,6 +10,7 @@
 #include "model/cost.hpp"
 #include "model/efficiency.hpp"
 #include "model/power.hpp"
+#include "model/price_list.hpp"
 #include "model/rack.hpp"
 #include "model/scenario.hpp"
 #include "model/serving.hpp"
@@ -82,10 +83,6 @@ class Core {
     mutable std::mutex mutex_;
     mutable std::map<std::string, model::EfficiencyProfile> profiles_;
 };
-
-/// The rent per GPU-hour: the scenario's price, else the accelerator's newest USD cloud price
-/// in hwdb (the CLI's rule); nullopt when neither exists.
-[[nodiscard]] std::optional<model::Price> hourly_rent(const model::Scenario& s);
 
 /// The GPUs tried as "another GPU" what-ifs: same vendor and form factor, same or newer launch
 /// year (the CLI's rule).

@@ -6,6 +6,7 @@
 #include "hwdb/scenario_loader.hpp"
 #include "model/error.hpp"
 #include "model/model_spec.hpp"
+#include "model/operating_point.hpp"
 #include "model/precision.hpp"
 #include "model/unit_parser.hpp"
 
@@ -462,13 +463,24 @@ QWidget* ScenarioPanel::buildWorkloadGroup() {
         form->addRow(label, box);
         form->addRow(errorLabel(box));
     };
-    concurrency_ = spin(QStringLiteral("concurrency"), 1, 1 << 24);
+    // 0 shows the default load: the most sequences the engine runs at once (operating_point.hpp).
+    concurrency_ = spin(QStringLiteral("concurrency"), 0, 1 << 24, tr("default (engine's most)"));
     input_ = spin(QStringLiteral("input_tokens"), 1, 1 << 28);
     output_ = spin(QStringLiteral("output_tokens"), 1, 1 << 28);
-    intField(concurrency_, tr("concurrency"), kConcurrency, &model::Workload::concurrency);
+    connect(concurrency_, &QSpinBox::valueChanged, this, [this](int v) {
+        apply(tr("concurrency"), kConcurrency, concurrency_, [&](model::Scenario& s) {
+            if (v > 0) {
+                model::set_closed_loop(s.workload, v);
+            } else {
+                s.workload.concurrency.reset();
+            }
+        });
+    });
+    form->addRow(tr("concurrency"), concurrency_);
+    form->addRow(errorLabel(concurrency_));
     intField(input_, tr("input tokens"), kInput, &model::Workload::input_tokens);
     intField(output_, tr("output tokens"), kOutput, &model::Workload::output_tokens);
-    auto* rate = optionalField(QStringLiteral("requests_per_s"), tr("closed loop (optional, req/s)"), kRate,
+    auto* rate = optionalField(QStringLiteral("requests_per_s"), tr("none: a closed loop"), kRate,
                                [](const QString& text, model::Scenario& s) -> QString {
                                    const QString t = text.trimmed();
                                    if (t.isEmpty()) {
@@ -480,7 +492,7 @@ QWidget* ScenarioPanel::buildWorkloadGroup() {
                                    if (!ok || v <= 0) {
                                        return QObject::tr("'%1' is not a positive rate; write requests per second, e.g. 4.5").arg(t);
                                    }
-                                   s.workload.requests_per_s = v;
+                                   model::set_offered_rate(s.workload, v);
                                    return {};
                                });
     textOf_[rate] = [](const model::Scenario& s) {
@@ -727,7 +739,7 @@ void ScenarioPanel::refresh() {
     activations_->setEditText(qs(d.prec.activations.name));
     kv_->setEditText(qs(d.prec.kv_cache.name));
     maxModelLen_->setValue(d.engine.max_model_len.value_or(0));
-    concurrency_->setValue(s.workload.concurrency);
+    concurrency_->setValue(s.workload.concurrency.value_or(0));
     input_->setValue(s.workload.input_tokens);
     output_->setValue(s.workload.output_tokens);
     engine_->setCurrentIndex(std::max(0, engine_->findData(static_cast<int>(d.engine.kind))));

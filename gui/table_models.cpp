@@ -75,7 +75,15 @@ FiguresModel::Rows servingRows(const Analysis& a) {
         formatNumber(a.scenario.deployment.gpus > 0 ? e.throughput / a.scenario.deployment.gpus : 0) +
             QObject::tr(" tok/s"));
     add(QObject::tr("peak throughput"), formatNumber(e.peak_throughput) + QObject::tr(" tok/s at %1").arg(e.peak_concurrency));
-    add(QObject::tr("running per replica"), QString::number(e.running) + QObject::tr(" of %1 asked").arg(w.concurrency));
+    const model::OperatingPoint& op = e.operating_point;
+    add(QObject::tr("load"), op.kind == model::LoadKind::OfferedRate
+                                 ? QObject::tr("open loop at %1 req/s, %2 in flight")
+                                       .arg(op.requests_per_s.value_or(0.0))
+                                       .arg(op.concurrency)
+                                 : QObject::tr("closed loop at %1 sequences%2")
+                                       .arg(op.concurrency)
+                                       .arg(op.defaulted ? QObject::tr(" (default)") : QString()));
+    add(QObject::tr("running per replica"), QString::number(e.running) + QObject::tr(" of %1 asked").arg(op.concurrency));
     add(QObject::tr("single-stream bound"), formatNumber(e.single_stream_bound) + QObject::tr(" tok/s"));
     add(QObject::tr("prefill MFU / MBU"), formatPercent(e.prefill.mfu) + QStringLiteral(" / ") + formatPercent(e.prefill.mbu));
     add(QObject::tr("decode MFU / MBU"), formatPercent(e.decode.mfu) + QStringLiteral(" / ") + formatPercent(e.decode.mbu));

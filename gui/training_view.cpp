@@ -160,8 +160,8 @@ TrainingView::TrainingView(ScenarioDocument& doc, Runner& runner, QWidget* paren
                                    .arg(r.invalid)
                                    .arg(qs(r.why)));
         QString currency;
-        if (const auto rent = hourly_rent(a->scenario)) {
-            currency = qs(rent->money.currency);
+        if (const auto rent = model::gpu_hour_price(a->scenario)) {
+            currency = qs(rent->price.money.currency);
         }
         layouts_->setLayouts(r.top, currency);
     });

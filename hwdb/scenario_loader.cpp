@@ -165,7 +165,9 @@ void read_workload(std::optional<MapReader> m, model::Workload& w, const std::fi
     }
     w.input_tokens = m->opt_integer("input_tokens", 1, 1 << 28).value_or(w.input_tokens);
     w.output_tokens = m->opt_integer("output_tokens", 1, 1 << 28).value_or(w.output_tokens);
-    w.concurrency = m->opt_integer("concurrency", 1, 1 << 24).value_or(w.concurrency);
+    if (const auto c = m->opt_integer("concurrency", 1, 1 << 24)) {
+        w.concurrency = static_cast<int>(*c);
+    }
     w.requests_per_s = m->opt_number("requests_per_s", 1e-9, 1e9);
     detail::read_sim_workload(*m, w, base);  // the simulator's keys
     m->finish();
@@ -194,7 +196,10 @@ void read_power(std::optional<MapReader> m, model::PowerBudget& p, model::PowerM
     m->finish();
 }
 
-void read_prices(std::optional<MapReader> m, model::Prices& p) {
+/// The prices block. Its accelerator and node prices are for the hardware it names, else for
+/// the scenario's own (already read), so that a changed GPU gets its own hwdb prices.
+void read_prices(std::optional<MapReader> m, const Database& db, const model::Scenario& s,
+                 model::Prices& p) {
     if (!m) {
         return;
     }
@@ -202,6 +207,16 @@ void read_prices(std::optional<MapReader> m, model::Prices& p) {
     p.gpu_purchase = opt_price(*m, "gpu_purchase");
     p.electricity = opt_price(*m, "electricity");
     p.node_purchase = opt_price(*m, "node_purchase");
+    if (p.gpu_hour || p.gpu_purchase || p.node_purchase) {
+        p.accelerator = s.deployment.gpu.name;
+        p.node = p.node_purchase ? s.node_ref : "";
+    }
+    if (const auto acc = m->opt_string("accelerator")) {
+        p.accelerator = at_key(*m, "accelerator", [&] { return db.accelerator(*acc).name; });
+    }
+    if (const auto node = m->opt_string("node")) {
+        p.node = at_key(*m, "node", [&] { return db.server(*node).name; });
+    }
     const auto expect_basis = [&](const std::optional<model::Price>& price, const char* key,
                                   model::PriceBasis basis, const char* example) {
         if (price && price->per != basis) {
@@ -349,7 +364,7 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     read_workload(root.opt_map("workload"), s.workload, std::filesystem::path(file).parent_path());
     read_slo(root.opt_map("slo"), s.slo);
     read_power(root.opt_map("power"), s.power, s.power_model);
-    read_prices(root.opt_map("prices"), s.prices);
+    read_prices(root.opt_map("prices"), db, s, s.prices);
     s.rack = detail::read_rack(root.opt_map("rack"));
     s.cost = detail::read_cost(root.opt_map("cost"));
     s.cluster = detail::read_cluster(root.opt_map("cluster"));

@@ -386,7 +386,9 @@ void write_workload(Out& o, const model::Scenario& s, const ScenarioYamlOptions&
     o.open(0, "workload");
     o.line(2, "input_tokens", std::to_string(w.input_tokens));
     o.line(2, "output_tokens", std::to_string(w.output_tokens));
-    o.line(2, "concurrency", std::to_string(w.concurrency));
+    if (w.concurrency) {
+        o.line(2, "concurrency", std::to_string(*w.concurrency));
+    }
     if (w.requests_per_s) {
         o.line(2, "requests_per_s", num(*w.requests_per_s));
     }
@@ -495,8 +497,16 @@ void write_power(Out& o, const model::PowerBudget& b, const model::PowerModel& m
     }
 }
 
-void write_prices(Out& o, const model::Prices& pr) {
+void write_prices(Out& o, const model::Scenario& s) {
+    const model::Prices& pr = s.prices;
     Out p;
+    // The hardware the prices are for, when it is not the scenario's own (the loader's default).
+    if (!pr.accelerator.empty() && pr.accelerator != s.deployment.gpu.name) {
+        p.line(2, "accelerator", pr.accelerator);
+    }
+    if (!pr.node.empty() && pr.node != s.node_ref && pr.node_purchase) {
+        p.line(2, "node", pr.node);
+    }
     const auto opt_p = [&p](const char* key, const std::optional<model::Price>& v) {
         if (v) {
             p.line(2, key, price(*v));
@@ -770,7 +780,7 @@ std::string scenario_to_yaml(const model::Scenario& s, const ScenarioYamlOptions
     write_workload(o, s, options);
     write_slo(o, s.slo);
     write_power(o, s.power, s.power_model);
-    write_prices(o, s.prices);
+    write_prices(o, s);
     write_rack(o, s.rack);
     write_cost(o, s.cost);
     write_cluster(o, s.cluster);

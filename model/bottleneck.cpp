@@ -117,7 +117,7 @@ BottleneckReport find_bottleneck(const Deployment& d, const Workload& w,
     r.estimate = estimate_serving(d, w, profile, cached_prefix);
     const ServingEstimate& e = r.estimate;
     const MemoryEstimate& mem = e.memory;
-    const int want = (w.concurrency + d.par.dp - 1) / d.par.dp;
+    const int want = (e.operating_point.concurrency + d.par.dp - 1) / d.par.dp;
 
     // Capacity.
     if (!mem.fits) {

@@ -2,7 +2,10 @@
 
 #include "model/error.hpp"
 #include "model/power.hpp"
+#include "model/price_list.hpp"
 #include "model/scenario.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -26,32 +29,6 @@ void require_basis(const std::optional<Price>& p, PriceBasis basis, const char* 
                               "; write it per " + (to_string(basis) + 1) + ", e.g. '" + example +
                               "'");
     }
-}
-
-/// The newest price estimate of the given basis, preferring `currency` when not empty.
-/// `skipped` is set when the newest one is in another currency.
-const PriceEstimate* newest(const std::vector<PriceEstimate>& prices, PriceBasis basis,
-                            const std::string& currency, const PriceEstimate** skipped) {
-    const PriceEstimate* best = nullptr;
-    for (const PriceEstimate& p : prices) {
-        if (p.price.per != basis) {
-            continue;
-        }
-        if (!currency.empty() && p.price.money.currency != currency) {
-            if (skipped && (!*skipped || p.date > (*skipped)->date)) {
-                *skipped = &p;
-            }
-            continue;
-        }
-        if (!best || p.date > best->date) {
-            best = &p;
-        }
-    }
-    return best;
-}
-
-std::string cite(const std::string& entry, const PriceEstimate& p) {
-    return "hwdb " + entry + " " + to_string(p.price) + " (" + p.date + ", " + p.source + ")";
 }
 
 } // namespace
@@ -149,6 +126,19 @@ CostEstimate estimate_cost(const CostInputs& in) {
     } else {
         r.notes.push_back("no rent: renting cannot be costed (set prices.gpu_hour)");
     }
+    if (!in.capex) {
+        r.excluded.emplace_back("purchase (set prices.node_purchase or prices.gpu_purchase)");
+    } else if (!in.host_priced) {
+        r.excluded.emplace_back("hosts (set prices.node_purchase)");
+    }
+    if (!in.electricity) {
+        r.excluded.emplace_back("energy (set prices.electricity)");
+    } else if (in.pue <= 1.0) {
+        r.excluded.emplace_back("facility overhead (set power.pue)");
+    }
+    if (!c.colocation) {
+        r.excluded.emplace_back("colocation (set cost.colocation)");
+    }
     if (r.tokens > 0) {
         const double per = 1e6 / r.tokens;
         if (r.own_monthly) {
@@ -193,72 +183,35 @@ CostInputs cost_inputs(const Scenario& s, const ServerSpec* node, const PowerEst
                            "Uptime 2023; new builds <= 1.3; facts §6)");
     }
 
-    // The scenario's currency: that of its first explicit price.
-    std::string currency;
-    for (const auto* price : {&s.prices.node_purchase, &s.prices.gpu_purchase, &s.prices.gpu_hour,
-                              &s.prices.electricity, &s.cost.colocation}) {
-        if (*price && currency.empty()) {
-            currency = (*price)->money.currency;
-        }
-    }
-    const auto skipped_note = [&](const PriceEstimate* sk, const std::string& entry) {
-        if (sk) {
-            in.notes.push_back("skipped " + cite(entry, *sk) + ": not in " + currency);
-        }
-    };
-
     // Whole nodes are bought, but a deployment on part of a node pays its share: the other
     // GPUs serve something else (the same share as its host power, power.cpp).
     const double node_share = static_cast<double>(d.gpus) / p.node.gpus;
-    char share_text[32];
-    std::snprintf(share_text, sizeof share_text, "%g", node_share);
-    const std::string nodes_text =
-        std::string(share_text) + " node" + (node_share == 1.0 ? "" : "s");
+    const std::string nodes_text = fmt::format("{:g} node{}", node_share, node_share == 1.0 ? "" : "s");
     if (std::abs(node_share - std::round(node_share)) > 1e-9) {
         in.notes.push_back("the deployment uses " + std::to_string(d.gpus) + " of " +
                            std::to_string(p.node.gpus) +
                            " GPUs per node: it is charged that share of a node");
     }
-    if (s.prices.node_purchase) {
-        in.capex = s.prices.node_purchase->money * node_share;
-        in.capex_source = "prices.node_purchase × " + nodes_text;
-    } else if (s.prices.gpu_purchase) {
-        in.capex = s.prices.gpu_purchase->money * d.gpus;
-        in.capex_source = "prices.gpu_purchase × " + std::to_string(d.gpus) + " GPUs";
+    // The scenario's node price, else its GPU price, else the hwdb's node, else its GPU.
+    const bool own_node = s.prices.node_purchase && scenario_prices_node(s);
+    const bool own_gpu = s.prices.gpu_purchase && scenario_prices_gpu(s, d.gpu);
+    std::optional<PriceQuote> node_price;
+    if (own_node || !own_gpu) {
+        node_price = node_purchase_price(s, node, &in.notes);
+    }
+    if (node_price) {
+        in.capex = node_price->price.money * node_share;
+        in.capex_source = node_price->source + " × " + nodes_text;
+    } else if (const auto gpu_price = gpu_purchase_price(s, &in.notes)) {
+        in.capex = gpu_price->price.money * d.gpus;
+        in.capex_source = gpu_price->source + " × " + std::to_string(d.gpus) + " GPUs";
         in.notes.push_back("host (CPUs, chassis, network) not priced: set prices.node_purchase "
                            "for whole servers");
-    } else {
-        const PriceEstimate* skipped = nullptr;
-        const PriceEstimate* np =
-            node ? newest(node->prices, PriceBasis::Once, currency, &skipped) : nullptr;
-        if (np) {
-            in.capex = np->price.money * node_share;
-            in.capex_source = cite(node->name, *np) + " × " + nodes_text;
-        } else {
-            skipped_note(skipped, node ? node->name : "");
-            skipped = nullptr;
-            const PriceEstimate* gp = newest(d.gpu.prices, PriceBasis::Once, currency, &skipped);
-            if (gp) {
-                in.capex = gp->price.money * d.gpus;
-                in.capex_source = cite(d.gpu.name, *gp) + " × " + std::to_string(d.gpus);
-                in.notes.push_back("host (CPUs, chassis, network) not priced: set "
-                                   "prices.node_purchase for whole servers");
-            } else {
-                skipped_note(skipped, d.gpu.name);
-            }
-        }
+        in.host_priced = false;
     }
-    if (s.prices.gpu_hour) {
-        in.rent = s.prices.gpu_hour;
-        in.rent_source = "prices.gpu_hour";
-    } else {
-        const PriceEstimate* skipped = nullptr;
-        if (const PriceEstimate* rp = newest(d.gpu.prices, PriceBasis::Hour, currency, &skipped)) {
-            in.rent = rp->price;
-            in.rent_source = cite(d.gpu.name, *rp);
-        } else {
-            skipped_note(skipped, d.gpu.name);
-        }
+    if (const auto rent = gpu_hour_price(s, &in.notes)) {
+        in.rent = rent->price;
+        in.rent_source = rent->source;
     }
 
     in.load_power = p.deployment_average;
@@ -275,22 +228,6 @@ CostInputs cost_inputs(const Scenario& s, const ServerSpec* node, const PowerEst
     }
     in.throughput_tok_s = p.capped.throughput;
     return in;
-}
-
-std::optional<Price> hourly_rent(const std::optional<Price>& scenario_price,
-                                 const AcceleratorSpec& gpu) {
-    if (scenario_price) {
-        return scenario_price;
-    }
-    const PriceEstimate* newest = nullptr;
-    for (const auto& p : gpu.prices) {
-        // Dates are ISO (YYYY-MM[-DD]), so string order is time order.
-        if (p.price.per == PriceBasis::Hour && p.price.money.currency == "USD" &&
-            (!newest || p.date > newest->date)) {
-            newest = &p;
-        }
-    }
-    return newest ? std::optional<Price>(newest->price) : std::nullopt;
 }
 
 } // namespace gpuplan::model

@@ -72,6 +72,7 @@ struct CostInputs {
     Watts off_power;               ///< the deployment at the wall outside the serving hours
     Watts provisioned_power;       ///< the power the colocation contract is sized for (the peak)
     double throughput_tok_s = 0.0; ///< output tokens/s while serving
+    bool host_priced = true;       ///< capex includes the hosts (a node price), not GPUs alone
     CostConfig config;
     std::vector<std::string> notes; ///< from the resolution (prices skipped, host not priced)
 };
@@ -98,6 +99,9 @@ struct CostEstimate {
     /// then opex; the residual value is ignored). nullopt: never (rent ≤ opex) or unpriced.
     std::optional<int> break_even_month;
     std::string cheaper; ///< "own", "rent" or "" (monthly, amortized)
+    /// What the cost of owning leaves out, each with the key that would add it, e.g.
+    /// "energy (set prices.electricity)"; every cost output lists them.
+    std::vector<std::string> excluded;
     std::vector<std::string> notes;
 };
 
@@ -113,10 +117,5 @@ struct CostEstimate {
 /// provisioned: its capped peak). `node` is the scenario's hwdb server, or null.
 [[nodiscard]] CostInputs cost_inputs(const Scenario& s, const ServerSpec* node,
                                      const PowerEstimate& p);
-
-/// Rent per GPU-hour: `scenario_price` when given, else the newest USD per-hour estimate among
-/// the accelerator's hwdb prices; nullopt when neither exists.
-[[nodiscard]] std::optional<Price> hourly_rent(const std::optional<Price>& scenario_price,
-                                               const AcceleratorSpec& gpu);
 
 } // namespace gpuplan::model

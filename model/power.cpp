@@ -300,11 +300,11 @@ Watts cycle_power(const ServingEstimate& e, const StepCostModel& sm, const GpuPo
 PowerEstimate estimate_power(const Deployment& d, const Workload& w,
                              const EfficiencyProfile& profile, const PowerModel& m,
                              const PowerBudget& budget, const NodePower& node, const Slo& slo,
-                             std::optional<int> nodes_per_rack, int cached_prefix) {
+                             const RackConfig& rack, int cached_prefix) {
     PowerEstimate r;
     r.levels = power_levels(d.gpu, m);
     r.node = node;
-    r.limit = gpu_power_limit(budget, r.levels, node, m, nodes_per_rack);
+    r.limit = gpu_power_limit(budget, r.levels, node, m, rack.nodes_per_rack);
     r.notes = r.limit.notes;
     r.pue = budget.pue.value_or(1.0);
     const double min_clock = std::clamp(m.min_clock, 1e-3, 1.0);
@@ -383,12 +383,10 @@ PowerEstimate estimate_power(const Deployment& d, const Workload& w,
     if (r.node_peak.si() > 0) {
         r.oversubscription = r.node_peak_uncapped / r.node_peak - 1.0;
     }
-    if (budget.rack_budget) {
-        r.nodes_per_budget_uncapped =
-            static_cast<int>(std::floor(*budget.rack_budget / r.node_peak_uncapped + 1e-9));
-        r.nodes_per_budget_capped =
-            static_cast<int>(std::floor(*budget.rack_budget / r.node_peak + 1e-9));
-    }
+    const int nodes = rack.nodes.value_or(r.nodes);
+    r.racks_uncapped =
+        plan_racks(r.node_peak_uncapped, node.rack_units, nodes, rack, budget.rack_budget);
+    r.racks_capped = plan_racks(r.node_peak, node.rack_units, nodes, rack, budget.rack_budget);
     const bool noted = std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
         return n.rfind("no node given", 0) == 0;
     });

@@ -22,6 +22,7 @@
 #include "model/efficiency.hpp"
 #include "model/hardware_spec.hpp"
 #include "model/power_model.hpp"
+#include "model/rack.hpp"
 #include "model/scenario.hpp"
 #include "model/serving.hpp"
 #include "model/step_cost.hpp"
@@ -229,21 +230,24 @@ struct PowerEstimate {
     /// More nodes the same budget powers when each node is provisioned for its capped peak
     /// rather than its uncapped peak: node_peak_uncapped ÷ node_peak − 1.
     double oversubscription = 0.0;
-    std::optional<int> nodes_per_budget_uncapped; ///< under rack_budget, uncapped peaks
-    std::optional<int> nodes_per_budget_capped;   ///< under rack_budget, capped peaks
+    /// Racks for the deployment's nodes provisioned at their uncapped peak (node_peak_uncapped)
+    /// and at their capped peak (node_peak): the one rack model (rack.hpp) with every limit,
+    /// the rack budget, the PDUs, cooling and rack units, and the one that binds.
+    RackPlan racks_uncapped;
+    RackPlan racks_capped;
     std::vector<std::string> notes;
 };
 
 /// Power figures and the effect of the scenario's limits: per-GPU levels, the limit, per-phase
 /// clocks (solved on the lone prefill step and on the steady cycle: its decode-only step plus
 /// the riding prefill work at the prefill step's activity), the capped serving estimate, node
-/// and facility power, energy per token and oversubscription. Throws InvalidArgument as
-/// estimate_serving and power_levels do.
+/// and facility power, energy per token, oversubscription and the racks the nodes need.
+/// `rack.nodes_per_rack`, when set, turns the rack budget into a per-GPU cap. Throws
+/// InvalidArgument as estimate_serving, power_levels and plan_racks do.
 [[nodiscard]] PowerEstimate estimate_power(const Deployment& d, const Workload& w,
                                            const EfficiencyProfile& profile, const PowerModel& m,
                                            const PowerBudget& budget, const NodePower& node,
-                                           const Slo& slo = {},
-                                           std::optional<int> nodes_per_rack = std::nullopt,
+                                           const Slo& slo = {}, const RackConfig& rack = {},
                                            int cached_prefix = 0);
 
 } // namespace gpuplan::model

@@ -22,11 +22,13 @@ namespace gpuplan::model {
 
 /// The load to serve. Lengths are tokens per request. The analytic model uses the first four
 /// fields; the simulator uses the rest (model/workload.hpp), and without `classes` it serves one
-/// class of fixed input_tokens/output_tokens.
+/// class of fixed input_tokens/output_tokens. Which load the figures are computed at (a closed
+/// loop or an offered rate, and the default when neither is given) is resolved in one place,
+/// model/operating_point.hpp.
 struct Workload {
     int input_tokens = 1024;
     int output_tokens = 256;
-    int concurrency = 1;                      ///< sequences in flight (closed loop)
+    std::optional<int> concurrency;           ///< sequences in flight (closed loop), when given
     std::optional<double> requests_per_s;     ///< open-loop arrival rate, when given
     ArrivalProcess arrival;                   ///< simulator: how requests arrive
     std::vector<RequestClass> classes;        ///< simulator: the request mix (empty: one class)
@@ -54,12 +56,16 @@ struct PowerBudget {
     friend bool operator==(const PowerBudget&, const PowerBudget&) = default;
 };
 
-/// Prices that override or complete hwdb's estimates.
+/// Prices that override or complete hwdb's estimates. The accelerator and node prices are for
+/// the hardware named here (the loader fills in the scenario's own); on other hardware the
+/// hwdb's estimates apply (model/price_list.hpp).
 struct Prices {
     std::optional<Price> gpu_hour;      ///< cloud rent per GPU-hour
     std::optional<Price> gpu_purchase;  ///< purchase price per GPU
-    std::optional<Price> electricity;   ///< per kWh
+    std::optional<Price> electricity;   ///< per kWh, wherever the hardware runs
     std::optional<Price> node_purchase; ///< purchase price of one whole node (GPUs included)
+    std::string accelerator; ///< hwdb name gpu_hour and gpu_purchase are for ("": any)
+    std::string node;        ///< hwdb name node_purchase is for ("": any)
     friend bool operator==(const Prices&, const Prices&) = default;
 };
 

@@ -2,6 +2,8 @@
 
 #include "model/error.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -151,10 +153,11 @@ PhaseFigures figures(Seconds time, Flops model_flops, Bytes bytes, const StepCos
 }
 
 void check_workload(const Workload& w, const EngineSettings& e, int cached_prefix) {
-    if (w.input_tokens < 1 || w.output_tokens < 1 || w.concurrency < 1 || cached_prefix < 0) {
+    const int concurrency = w.concurrency.value_or(1);
+    if (w.input_tokens < 1 || w.output_tokens < 1 || concurrency < 1 || cached_prefix < 0) {
         throw InvalidArgument("workload: input_tokens " + std::to_string(w.input_tokens) +
                               ", output_tokens " + std::to_string(w.output_tokens) +
-                              ", concurrency " + std::to_string(w.concurrency) +
+                              ", concurrency " + std::to_string(concurrency) +
                               ", cached prefix " + std::to_string(cached_prefix) +
                               ": lengths and concurrency must be at least 1 and the cached "
                               "prefix not negative");
@@ -225,6 +228,62 @@ double single_stream_decode_bound(const StepCostModel& m, int context) {
     return per_token.si() > 0 ? m.bandwidth().si() / per_token.si() : 0.0;
 }
 
+namespace {
+
+/// Output tokens/s of the deployment with `concurrency` sequences spread evenly over its
+/// replicas, each running at most `capacity`.
+double deployment_throughput(const StepCostModel& m, const Workload& w, int concurrency,
+                             int capacity, int dp, int cached_prefix) {
+    const int base = concurrency / dp;
+    const int extra = concurrency % dp;
+    return extra * replica_throughput(m, w, std::min(base + 1, capacity), cached_prefix) +
+           (dp - extra) * replica_throughput(m, w, std::min(base, capacity), cached_prefix);
+}
+
+/// Request latency with `running` sequences per replica: the prefill sharing steps with the
+/// others' decodes, then one steady-state step per further output token.
+Seconds request_latency(const StepCostModel& m, const Workload& w, int running, int cached,
+                        int cached_prefix) {
+    const int mb = (std::max(1, running) + m.pp() - 1) / m.pp();
+    const Seconds prefill = run_prefill(m, w.input_tokens, cached, mb - 1, average_context(w)).time;
+    const Seconds step = steady_cycle(m, w, std::max(1, running), cached_prefix).time;
+    return prefill + step * (w.output_tokens - 1);
+}
+
+/// Settles an offered rate λ: the mean number in flight N solves N = λ × latency(N) (Little's
+/// law), found by the monotone iteration N ← ⌈λ × latency(N)⌉ from 1 (latency grows with N).
+/// Past the deployment's capacity the queue grows without bound: N is the capacity.
+void settle_offered_load(const StepCostModel& m, const Workload& w, int capacity, int dp,
+                         int cached, int cached_prefix, ServingEstimate& r) {
+    OperatingPoint& op = r.operating_point;
+    const double rate = *op.requests_per_s;
+    const int most = capacity * dp;
+    const double offered_tok_s = rate * w.output_tokens;
+    op.utilisation = r.peak_throughput > 0 ? offered_tok_s / r.peak_throughput : 0.0;
+    int n = 1;
+    for (int i = 0; i < 200; ++i) {
+        const int per_replica = std::min(capacity, (n + dp - 1) / dp);
+        const double in_flight =
+            rate * request_latency(m, w, per_replica, cached, cached_prefix).si();
+        const int next = static_cast<int>(std::min<double>(std::ceil(in_flight - 1e-9), most + 1.0));
+        if (next > most) {
+            n = most;
+            break;
+        }
+        if (next <= n) {
+            break;
+        }
+        n = next;
+    }
+    op.concurrency = std::max(1, n);
+    op.why += fmt::format(": {} in flight by Little's law, {:.0f} % of the most the deployment "
+                          "serves{}",
+                          op.concurrency, *op.utilisation * 100,
+                          *op.utilisation > 1 ? "; the queue grows without bound" : "");
+}
+
+} // namespace
+
 ServingEstimate estimate_serving(const Deployment& d, const Workload& w,
                                  const EfficiencyProfile& profile, int cached_prefix) {
     ServingEstimate r;
@@ -236,11 +295,32 @@ ServingEstimate estimate_serving(const Deployment& d, const Workload& w,
 
     const int dp = d.par.dp;
     const int capacity = replica_capacity(r.memory, w);
-    const int want = (w.concurrency + dp - 1) / dp;
+    const int cached = w.input_tokens - computed_prompt(m, w, cached_prefix);
+    r.operating_point = resolve_operating_point(r.memory, w, dp);
+    if (capacity >= 1) {
+        double best = 0.0;
+        int best_n = 0;
+        for (int n = 1;; n = std::min(n * 2, capacity)) {
+            const double t = replica_throughput(m, w, n, cached_prefix);
+            if (t > best) {
+                best = t;
+                best_n = n;
+            }
+            if (n == capacity) {
+                break;
+            }
+        }
+        r.peak_throughput = best * dp;
+        r.peak_concurrency = best_n * dp;
+        if (r.operating_point.kind == LoadKind::OfferedRate) {
+            settle_offered_load(m, w, capacity, dp, cached, cached_prefix, r);
+        }
+    }
+    const int concurrency = r.operating_point.concurrency;
+    const int want = (concurrency + dp - 1) / dp;
     r.running = std::min(want, capacity);
     const int batch = std::max(1, r.running);
     const int ctx = average_context(w);
-    const int cached = w.input_tokens - computed_prompt(m, w, cached_prefix);
 
     const PrefillRun lone = run_prefill(m, w.input_tokens, cached, 0, 0);
     r.ttft = lone.time;
@@ -258,26 +338,12 @@ ServingEstimate estimate_serving(const Deployment& d, const Workload& w,
     r.single_stream_bound = single_stream_decode_bound(m, ctx);
 
     if (capacity >= 1) {
-        // Requests spread evenly over the replicas, each running at most `capacity`.
-        const int base = w.concurrency / dp;
-        const int extra = w.concurrency % dp;
-        r.throughput =
-            extra * replica_throughput(m, w, std::min(base + 1, capacity), cached_prefix) +
-            (dp - extra) * replica_throughput(m, w, std::min(base, capacity), cached_prefix);
-        double best = 0.0;
-        int best_n = 0;
-        for (int n = 1;; n = std::min(n * 2, capacity)) {
-            const double t = replica_throughput(m, w, n, cached_prefix);
-            if (t > best) {
-                best = t;
-                best_n = n;
-            }
-            if (n == capacity) {
-                break;
-            }
+        r.throughput = deployment_throughput(m, w, concurrency, capacity, dp, cached_prefix);
+        const auto& op = r.operating_point;
+        if (op.kind == LoadKind::OfferedRate && op.utilisation && *op.utilisation <= 1.0) {
+            // A stable open loop serves exactly what is offered, on average.
+            r.throughput = *op.requests_per_s * w.output_tokens;
         }
-        r.peak_throughput = best * dp;
-        r.peak_concurrency = best_n * dp;
     }
     return r;
 }

@@ -3,12 +3,13 @@
 /// and peak throughput, the single-stream decode bound, and MFU / MBU for prefill and decode.
 /// Steady state is continuous batching without queueing: every running sequence decodes once
 /// per step while prompts of arriving requests ride along as prefill chunks. The workload is
-/// scenario.hpp's Workload (input_tokens, output_tokens, concurrency); requests_per_s is not
-/// used here (open-loop load is the simulator's job).
+/// scenario.hpp's Workload at its operating point (model/operating_point.hpp): a closed loop at
+/// a concurrency, or an offered rate whose mean number in flight follows from Little's law.
 
 #include "model/deployment.hpp"
 #include "model/efficiency.hpp"
 #include "model/memory.hpp"
+#include "model/operating_point.hpp"
 #include "model/scenario.hpp"
 #include "model/step_cost.hpp"
 #include "model/units.hpp"
@@ -28,12 +29,15 @@ struct PhaseFigures {
 /// Speed and capacity of a deployment for a workload.
 struct ServingEstimate {
     MemoryEstimate memory;
+    OperatingPoint operating_point; ///< the load every figure below is computed at
     Seconds ttft;        ///< a lone request's prefill (chunked by max_num_batched_tokens when on)
     Seconds ttft_loaded; ///< its prefill sharing steps with the other running sequences' decodes
     Seconds tpot;        ///< steady-state time per output token at the running batch
     Seconds tpot_decode_only; ///< a decode-only step at the running batch and average context
     int running = 0; ///< sequences running per replica (capped by KV cache and max_num_seqs)
-    double throughput = 0.0; ///< output tokens/s of the whole deployment (0 when it does not fit)
+    /// Output tokens/s of the whole deployment at the operating point (0 when it does not fit);
+    /// at an offered rate the deployment can serve, exactly the offered output tokens/s.
+    double throughput = 0.0;
     double peak_throughput = 0.0;     ///< output tokens/s at peak_concurrency
     int peak_concurrency = 0;         ///< the most sequences the deployment runs at once
     double single_stream_bound = 0.0; ///< tokens/s ≤ bandwidth / bytes read per token (batch 1)

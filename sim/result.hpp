@@ -8,6 +8,7 @@
 /// linearly between order statistics (numpy's default). All times are seconds.
 
 #include "model/money.hpp"
+#include "model/operating_point.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -180,6 +181,7 @@ struct SimResult {
     std::vector<std::string> reasons;
     bool stopped = false;           ///< the stop token ended the run early
     std::uint64_t seed = 0;
+    model::OperatingPoint operating_point;  ///< the load the run was driven at
     double duration_s = 0;          ///< first arrival → last request finished
     RequestSummary overall;
     std::vector<ClassResult> classes;

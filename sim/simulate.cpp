@@ -2,6 +2,7 @@
 
 #include "model/error.hpp"
 #include "model/memory.hpp"
+#include "model/operating_point.hpp"
 #include "model/power.hpp"
 #include "model/rack.hpp"
 #include "model/step_cost.hpp"
@@ -136,6 +137,16 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         }
         return result;
     }
+    // The load: the scenario's operating point, resolved as every analytic figure resolves it;
+    // with no arrival rate the simulator runs the same closed loop.
+    result.operating_point = model::resolve_operating_point(mem, w, d.par.dp);
+    model::Workload run_w = w;
+    if (result.operating_point.kind == model::LoadKind::ClosedLoop &&
+        run_w.arrival.kind != model::ArrivalKind::ClosedLoop) {
+        run_w.arrival.kind = model::ArrivalKind::ClosedLoop;
+        run_w.arrival.users = result.operating_point.concurrency;
+        run_w.arrival.think_time = Seconds(0);
+    }
     const model::EfficiencyProfile profile = options.profile.value_or(model::default_profile());
     const model::StepCostModel cost(d, profile);
     const model::EngineSettings& eng = mem.engine;
@@ -231,7 +242,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     }
     detail::RequestPool pool;
     detail::Cluster cluster(sim, cost, pool, metrics, setup, sim.rng().fork(10));
-    detail::WorkloadSource source(sim, pool, cluster, w, classes, limits, sim.rng().fork(20));
+    detail::WorkloadSource source(sim, pool, cluster, run_w, classes, limits, sim.rng().fork(20));
     cluster.set_listener(&source);
     cluster.start();
     source.start();

@@ -4,7 +4,9 @@
 #include "model/cost.hpp"
 #include "model/error.hpp"
 #include "model/memory.hpp"
+#include "model/operating_point.hpp"
 #include "model/power.hpp"
+#include "model/price_list.hpp"
 #include "model/rack.hpp"
 #include "model/serving.hpp"
 #include "model/step_cost.hpp"
@@ -211,9 +213,9 @@ model::PowerEstimate replica_power(const model::Scenario& t, const model::PlanCa
     d1.par.dp = 1;
     d1.gpus = model::replica_gpus(d1.par);
     model::Workload w = mix.w;
-    w.concurrency = std::max(1, model::replica_capacity(mem, w));
+    model::set_closed_loop(w, std::max(1, model::replica_capacity(mem, w)));
     return model::estimate_power(d1, w, profile, t.power_model, t.power, node_of(c, t.power_model),
-                                 t.slo, t.rack.nodes_per_rack, mix.cached_prefix);
+                                 t.slo, t.rack, mix.cached_prefix);
 }
 
 /// Cost and power of the configured deployment from its replica's full-batch estimate.
@@ -257,6 +259,7 @@ SizingCost cost_from(const model::Scenario& t, const model::PlanCandidate& c,
     r.peak_power_w = p.deployment_peak.si();
     r.node_peak_w = replica.node_peak.si();
     r.nodes = p.nodes;
+    r.excluded = e.excluded;
     r.notes = in.notes;
     return r;
 }
@@ -532,6 +535,13 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
         row.peak_power_w = c.peak_power_w;
         row.nodes = c.nodes;
         row.notes = c.notes;
+        if (plan_.pricing == model::PlanPricing::Own && !c.excluded.empty()) {
+            std::string what;
+            for (const auto& x : c.excluded) {
+                what += (what.empty() ? "" : ", ") + x;
+            }
+            row.notes.push_back("the cost of owning excludes " + what);
+        }
         const model::RackPlan racks = model::plan_racks(
             Watts(c.node_peak_w), replica.node.rack_units, c.nodes, s_.rack, s_.power.rack_budget);
         row.racks = racks.racks;
@@ -662,8 +672,8 @@ void Search::explain(SizingRow& row) const {
         plan_.candidates[static_cast<std::size_t>(row.config.candidate)];
     const model::Scenario t = configured_scenario(s_, cand, row.config);
     model::Workload w = mix_.w;
-    w.concurrency =
-        std::max(row.config.par.dp, static_cast<int>(std::lround(row.sim_mean_running)));
+    model::set_closed_loop(
+        w, std::max(row.config.par.dp, static_cast<int>(std::lround(row.sim_mean_running))));
     try {
         const model::BottleneckReport b =
             model::find_bottleneck(t.deployment, w, profile(cand.gpu.name), mix_.cached_prefix);
@@ -912,6 +922,24 @@ SizingResult Search::run() {
     if (offered_rps_ <= 0) {
         res.notes.push_back("no open-loop arrival rate: replica counts are not sized to a rate");
     }
+    // Say once what every ranked ownership cost leaves out (the rows carry it too).
+    std::vector<const SizingRow*> shown;
+    for (const SizingRow& row : res.ranked) {
+        shown.push_back(&row);
+    }
+    if (res.closest_miss) {
+        shown.push_back(&*res.closest_miss);
+    }
+    for (const SizingRow* row_ptr : shown) {
+        const SizingRow& row = *row_ptr;
+        const auto it = std::find_if(row.notes.begin(), row.notes.end(), [](const std::string& n) {
+            return n.rfind("the cost of owning excludes", 0) == 0;
+        });
+        if (it != row.notes.end()) {
+            res.notes.push_back(*it + " in every row: the ranking compares what is priced");
+            break;
+        }
+    }
     return res;
 }
 
@@ -929,9 +957,13 @@ model::PlanConfig effective_plan(const model::Scenario& s,
         c.intra_node_link = s.deployment.intra_node_link;
         c.inter_node_link = s.deployment.inter_node_link;
         c.gpus_per_node = s.deployment.gpus_per_node;
-        c.gpu_hour = s.prices.gpu_hour;
-        c.gpu_purchase = s.prices.gpu_purchase;
-        c.node_purchase = s.prices.node_purchase;
+        if (model::scenario_prices_gpu(s, s.deployment.gpu)) {
+            c.gpu_hour = s.prices.gpu_hour;
+            c.gpu_purchase = s.prices.gpu_purchase;
+        }
+        if (model::scenario_prices_node(s)) {
+            c.node_purchase = s.prices.node_purchase;
+        }
         p.candidates.push_back(c);
     }
     return p;
@@ -955,8 +987,6 @@ model::Scenario configured_scenario(const model::Scenario& s, const model::PlanC
     model::Scenario t = s;
     t.plan.reset();
     model::Deployment& d = t.deployment;
-    const bool same_gpu = c.gpu.name == s.deployment.gpu.name;
-    const bool same_node = c.node_ref == s.node_ref;
     d.gpu = c.gpu;
     d.intra_node_link = c.intra_node_link;
     d.inter_node_link = c.inter_node_link;
@@ -972,14 +1002,13 @@ model::Scenario configured_scenario(const model::Scenario& s, const model::PlanC
         d.engine.max_num_seqs = k.max_num_seqs;
     }
     t.cluster.replicas.reset();
-    // The scenario's prices are for its own hardware.
-    if (!same_gpu) {
-        t.prices.gpu_hour.reset();
-        t.prices.gpu_purchase.reset();
+    // The scenario's prices are for its own hardware (model/price_list.hpp), a candidate's for
+    // the candidate.
+    if (t.prices.accelerator.empty()) {
+        t.prices.accelerator = s.deployment.gpu.name;
+        t.prices.node = s.node_ref;
     }
-    if (!same_gpu || !same_node) {
-        t.prices.node_purchase.reset();
-    }
+    model::bind_prices_to_hardware(t);
     if (c.gpu_hour) {
         t.prices.gpu_hour = c.gpu_hour;
     }

@@ -188,6 +188,7 @@ struct SizingCost {
     double node_peak_w = 0;    ///< one full node at the same
     double capacity_tok_s = 0; ///< output tokens/s at full batch, all replicas, under the limit
     int nodes = 0;
+    std::vector<std::string> excluded; ///< what the cost of owning leaves out (model::CostEstimate)
     std::vector<std::string> notes;
 };
 [[nodiscard]] SizingCost sizing_cost(const model::Scenario& configured,

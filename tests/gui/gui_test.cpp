@@ -112,7 +112,7 @@ TEST_F(GuiTest, AnEditChangesTheEstimate) {
     ASSERT_TRUE(f.w.openFile(example("llama70b-4xh100.yaml"), &error)) << error.toStdString();
     ASSERT_TRUE(waitShown(f.w));
     const double before = f.w.planning().analysis()->serving().throughput;
-    const int concurrency = f.w.document().scenario().workload.concurrency;
+    const int concurrency = f.w.document().scenario().workload.concurrency.value_or(1);
     auto* box = child<QSpinBox>(f.w, "concurrency");
     box->setValue(concurrency * 4);
     ASSERT_TRUE(waitShown(f.w));

@@ -101,6 +101,9 @@ hardware:
     s.power_model.min_clock = 0.33;
     s.prices.gpu_hour = model::Price{{2.123456, "USD"}, model::PriceBasis::Hour};
     s.prices.electricity = model::Price{{0.085, "EUR"}, model::PriceBasis::KilowattHour};
+    // A file's accelerator prices are for the hardware it names (model/price_list.hpp): here
+    // its own accelerator, as the loader records it.
+    s.prices.accelerator = s.deployment.gpu.name;
     s.rack.pdu.current_a = 16;
     s.rack.pdu.phases = 1;
     s.rack.pdu.voltage_v = 230;

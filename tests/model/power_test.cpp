@@ -316,18 +316,40 @@ TEST(PowerLimit, NodeCapAndRackBudgetBecomePerGpuLimits) {
     EXPECT_TRUE(gpu_power_limit(gpu_cap(100), l, dgx_h100(), PowerModel{}).below_resident);
 }
 
+TEST(PowerLimit, NodesPerRackComeFromTheRackModelWhereThePduBinds) {
+    // The default rack: one 32 A, 400 V three-phase PDU derated to 80 %:
+    // 32 × 400 × √3 × 0.8 = 17,734 W, which binds before a 40 kW budget.
+    PowerBudget b = gpu_cap(350);
+    b.rack_budget = Watts(40000);
+    const PowerModel pm;
+    const PowerEstimate e =
+        estimate_power(deploy(llama31_70b(), h100(), 8), workload(1024, 512, 64), default_profile(),
+                       pm, b, dgx_h100());
+    const double pdu = 32.0 * 400.0 * std::sqrt(3.0) * 0.8;
+    EXPECT_EQ(e.racks_uncapped.nodes_per_rack, static_cast<int>(pdu / 8400.0)); // 2
+    EXPECT_EQ(e.racks_capped.nodes_per_rack, static_cast<int>(pdu / 5600.0));   // 3
+    EXPECT_EQ(e.racks_capped.binding, RackLimit::Pdu);
+}
+
 TEST(PowerLimit, CapOversubscribesARackBudget) {
     const PowerModel pm;
     PowerBudget b = gpu_cap(350);
     b.rack_budget = Watts(40000);
+    // A rack where only the budget binds: two 63 A three-phase feeds, liquid cooling, 80 U.
+    RackConfig rack;
+    rack.pdu.current_a = 63;
+    rack.pdu.count = 2;
+    rack.cooling.limit = Watts(100000);
+    rack.rack_units = 80;
     const PowerEstimate e =
         estimate_power(deploy(llama31_70b(), h100(), 8), workload(1024, 512, 64), default_profile(),
-                       pm, b, dgx_h100());
+                       pm, b, dgx_h100(), {}, rack);
     EXPECT_DOUBLE_EQ(e.node_peak_uncapped.si(), 8 * 700.0 + 2800); // 8.4 kW, NLR's measured peak
     EXPECT_DOUBLE_EQ(e.node_peak.si(), 8 * 350.0 + 2800);          // 5.6 kW
     EXPECT_DOUBLE_EQ(e.oversubscription, 8400.0 / 5600.0 - 1.0);
-    EXPECT_EQ(e.nodes_per_budget_uncapped, 4);
-    EXPECT_EQ(e.nodes_per_budget_capped, 7);
+    EXPECT_EQ(e.racks_uncapped.nodes_per_rack, 4); // ⌊40 / 8.4⌋
+    EXPECT_EQ(e.racks_capped.nodes_per_rack, 7);   // ⌊40 / 5.6⌋
+    EXPECT_EQ(e.racks_capped.binding, RackLimit::Budget);
     EXPECT_LE(e.gpu_average.si(), 350.0 + 1e-6);
     EXPECT_GT(e.energy_per_token_j, e.gpu_energy_per_token_j); // the host counts at the wall
 }

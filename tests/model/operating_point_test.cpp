@@ -1,0 +1,164 @@
+/// The operating point: one load per scenario, resolved once (model/operating_point.hpp), and the
+/// one price list (model/price_list.hpp).
+
+#include "model/operating_point.hpp"
+
+#include "fixtures.hpp"
+#include "model/error.hpp"
+#include "model/price_list.hpp"
+#include "model/scenario.hpp"
+#include "model/serving.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace {
+
+using namespace gpuplan;
+using namespace gpuplan::model;
+using namespace gpuplan::model::test;
+
+Workload lengths(int in, int out) {
+    Workload w;
+    w.input_tokens = in;
+    w.output_tokens = out;
+    return w;
+}
+
+/// Llama-3.1-8B on one H100 with a small max_num_seqs: both limits are easy to compute by hand.
+Deployment small(int max_num_seqs) {
+    Deployment d = deploy(llama3_8b(), h100());
+    d.engine.max_model_len = 8192;
+    d.engine.max_num_seqs = max_num_seqs;
+    return d;
+}
+
+TEST(OperatingPoint, AGivenConcurrencyIsAClosedLoopAtIt) {
+    Workload w = lengths(1024, 256);
+    w.concurrency = 12;
+    const OperatingPoint op = resolve_operating_point(estimate_memory(small(256)), w, 1);
+    EXPECT_EQ(op.kind, LoadKind::ClosedLoop);
+    EXPECT_EQ(op.concurrency, 12);
+    EXPECT_FALSE(op.defaulted);
+}
+
+TEST(OperatingPoint, WithoutALoadTheDefaultIsWhatTheKvCacheHoldsAtTheRequestedLengths) {
+    const Deployment d = small(8192);
+    const MemoryEstimate mem = estimate_memory(d);
+    const Workload w = lengths(1024, 256);
+    // A sequence averages 1024 + 256/2 = 1152 tokens = 72 blocks of 16; vLLM keeps block 0
+    // as the null block.
+    const std::int64_t by_kv = (mem.kv_tokens - 16) / (72 * 16);
+    const OperatingPoint op = resolve_operating_point(mem, w, 1);
+    EXPECT_TRUE(op.defaulted);
+    EXPECT_EQ(op.kind, LoadKind::ClosedLoop);
+    EXPECT_EQ(op.concurrency, by_kv);
+    EXPECT_NE(op.why.find("kv-cache"), std::string::npos) << op.why;
+    // Two replicas run twice as many.
+    EXPECT_EQ(resolve_operating_point(mem, w, 2).concurrency, 2 * by_kv);
+}
+
+TEST(OperatingPoint, TheDefaultStopsAtMaxNumSeqs) {
+    const OperatingPoint op =
+        resolve_operating_point(estimate_memory(small(8)), lengths(1024, 256), 1);
+    EXPECT_EQ(op.concurrency, 8);
+    EXPECT_NE(op.why.find("max_num_seqs"), std::string::npos) << op.why;
+}
+
+TEST(OperatingPoint, AConcurrencyAndARateTogetherAreAnError) {
+    Workload w = lengths(1024, 256);
+    w.concurrency = 4;
+    w.requests_per_s = 2.0;
+    EXPECT_THROW((void)resolve_operating_point(estimate_memory(small(256)), w, 1),
+                 InvalidArgument);
+}
+
+TEST(OperatingPoint, ACommandLineLoadReplacesTheFilesLoad) {
+    Workload w = lengths(1024, 256);
+    w.requests_per_s = 2.0;
+    set_closed_loop(w, 16);
+    EXPECT_FALSE(offered_rate(w));
+    EXPECT_EQ(*w.concurrency, 16);
+    set_offered_rate(w, 3.0);
+    EXPECT_FALSE(w.concurrency);
+    EXPECT_DOUBLE_EQ(*offered_rate(w), 3.0);
+}
+
+TEST(OperatingPoint, ATraceOffersItsCountOverItsSpan) {
+    Workload w = lengths(100, 10);
+    w.arrival.kind = ArrivalKind::Trace;
+    for (int i = 0; i < 5; ++i) {
+        w.trace.push_back({Seconds(2.0 * i), 100, 10});
+    }
+    EXPECT_DOUBLE_EQ(*offered_rate(w), 4.0 / 8.0); // 4 gaps over 8 s
+    w.arrival.trace_speedup = 2.0;
+    EXPECT_DOUBLE_EQ(*offered_rate(w), 1.0);
+}
+
+TEST(OperatingPoint, AStableOfferedRateIsServedExactlyAndFollowsLittlesLaw) {
+    const Deployment d = small(256);
+    Workload w = lengths(1024, 256);
+    w.requests_per_s = 1.5;
+    const ServingEstimate e = estimate_serving(d, w, default_profile());
+    const OperatingPoint& op = e.operating_point;
+    ASSERT_EQ(op.kind, LoadKind::OfferedRate);
+    EXPECT_DOUBLE_EQ(e.throughput, 1.5 * 256); // what is offered, in output tokens/s
+    ASSERT_TRUE(op.utilisation);
+    EXPECT_DOUBLE_EQ(*op.utilisation, 1.5 * 256 / e.peak_throughput);
+    // Little: N = λ × latency at N, latency = loaded prefill + 255 steady steps.
+    const double latency = e.ttft_loaded.si() + 255 * e.tpot.si();
+    EXPECT_NEAR(op.concurrency, 1.5 * latency, 1.0);
+}
+
+TEST(OperatingPoint, AnOfferedRateAboveCapacitySaysTheQueueGrows) {
+    const Deployment d = small(8);
+    Workload w = lengths(1024, 256);
+    w.requests_per_s = 1000.0;
+    const ServingEstimate e = estimate_serving(d, w, default_profile());
+    EXPECT_GT(*e.operating_point.utilisation, 1.0);
+    EXPECT_EQ(e.operating_point.concurrency, 8);
+    EXPECT_DOUBLE_EQ(e.throughput, e.peak_throughput); // at 8 running, the most it serves
+    EXPECT_NE(e.operating_point.why.find("without bound"), std::string::npos);
+}
+
+Scenario priced_on(const AcceleratorSpec& gpu) {
+    Scenario s;
+    s.deployment = deploy(llama31_70b(), gpu, 4);
+    s.prices.gpu_hour = Price{{2.99, "USD"}, PriceBasis::Hour};
+    s.prices.accelerator = gpu.name;
+    return s;
+}
+
+TEST(PriceList, AScenariosRentIsForItsOwnAcceleratorOnly) {
+    Scenario s = priced_on(h100());
+    const auto own = gpu_hour_price(s);
+    ASSERT_TRUE(own);
+    EXPECT_DOUBLE_EQ(own->price.money.amount, 2.99);
+    EXPECT_EQ(own->source, "prices.gpu_hour");
+    // The same scenario on an H200: the hwdb's newest dated hourly price, with its source.
+    AcceleratorSpec other = h200();
+    other.prices = {{Price{{3.50, "USD"}, PriceBasis::Hour}, "2025-01", "S1", ""},
+                    {Price{{4.00, "USD"}, PriceBasis::Hour}, "2026-02", "S2", ""}};
+    s.deployment.gpu = other;
+    const auto hwdb = gpu_hour_price(s);
+    ASSERT_TRUE(hwdb);
+    EXPECT_DOUBLE_EQ(hwdb->price.money.amount, 4.00);
+    EXPECT_NE(hwdb->source.find("2026-02"), std::string::npos) << hwdb->source;
+    // No hwdb price either: no price, never the H100's.
+    other.prices.clear();
+    s.deployment.gpu = other;
+    EXPECT_FALSE(gpu_hour_price(s));
+}
+
+TEST(PriceList, BindingToNewHardwareDropsPricesForOtherHardware) {
+    Scenario s = priced_on(h100());
+    s.prices.electricity = Price{{0.12, "USD"}, PriceBasis::KilowattHour};
+    s.deployment.gpu = h200();
+    bind_prices_to_hardware(s);
+    EXPECT_FALSE(s.prices.gpu_hour);
+    EXPECT_TRUE(s.prices.electricity); // the site's price holds for any hardware
+    EXPECT_EQ(s.prices.accelerator, h200().name);
+}
+
+} // namespace
