@@ -1,5 +1,6 @@
 #include "hwdb/profile_loader.hpp"
 
+#include "hwdb/file_io.hpp"
 #include "hwdb/database.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
 #include "model/error.hpp"
@@ -24,14 +25,7 @@ constexpr double kMaxHalf = 1e18;
 constexpr int kMaxShape = 1 << 30;
 
 std::string read_text(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw InputError(path.string() +
-                         ": cannot open the file; check that it exists and is readable");
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return read_text_file(path, "profile");
 }
 
 void check_schema(MapReader& root) {
