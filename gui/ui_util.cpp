@@ -83,9 +83,10 @@ bool writeCsv(const QAbstractItemModel& model, const QString& path) {
         out << row.join(QLatin1Char(',')) << '\n';
     }
     out.flush();
-    // hwdb's one writer: a temporary file renamed into place, so a full disk never leaves half
-    // a table behind.
-    const QByteArray bytes = text.toUtf8();
+    return writeFileBytes(path, text.toUtf8());
+}
+
+bool writeFileBytes(const QString& path, const QByteArray& bytes) {
     try {
         hwdb::write_text_file(std::filesystem::path(path.toStdString()),
                               std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
