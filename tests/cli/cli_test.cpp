@@ -538,58 +538,84 @@ TEST(CliOutput, SimulateOutIsCompleteOrAbsent) {
     EXPECT_NE(file.out.find("exists and is not a folder"), std::string::npos) << file.out;
 }
 
+namespace {
+
+// Starts gpuplan with `args` (no shell), sends `sig` once its handler is installed and the run
+// is under way, and returns its exit code (-1 when a signal ended it) and its output.
+RunResult run_and_signal(const std::vector<std::string>& cli_args, int sig) {
+    const fs::path log = fs::temp_directory_path() / ("gpuplan-cli-signal-log-" + std::to_string(::getpid()));
+    std::vector<std::string> args = {GPUPLAN_CLI};
+    args.insert(args.end(), cli_args.begin(), cli_args.end());
+    std::vector<char*> argv;
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, GPUPLAN_CLI, &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) {
+        ADD_FAILURE() << "cannot start " << GPUPLAN_CLI;
+        return {-2, ""};
+    }
+    // Wait until the handler is installed, then give the run time to be mid-simulation.
+    for (int i = 0; i < 600 && !catches(pid, sig); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    ::kill(pid, sig);
+    int status = 0;
+    bool ended = false;
+    for (int i = 0; i < 1200 && !ended; ++i) {  // at most 120 s
+        ended = ::waitpid(pid, &status, WNOHANG) == pid;
+        if (!ended) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    }
+    if (!ended) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        ADD_FAILURE() << "gpuplan did not stop within 120 s of the signal";
+    }
+    std::ifstream in(log);
+    std::ostringstream text;
+    text << in.rdbuf();
+    fs::remove(log);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+}
+
+}  // namespace
+
 // SIGINT and SIGTERM stop a long simulation at its next safe point: exit 130/143, and the
-// --out folder is absent (never a truncated requests.csv without summary.json).
+// --out folder is absent (it was a truncated requests.csv without summary.json).
 TEST(CliSignals, InterruptedSimulateExitsWithTheSignalCodeAndWritesNothing) {
     for (const int sig : {SIGINT, SIGTERM}) {
         SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGTERM");
         TempDir d(sig == SIGINT ? "sigint" : "sigterm");
         const fs::path out = d.path / "run";
-        const fs::path log = d.path.parent_path() / ("gpuplan-cli-signal-log-" + std::to_string(::getpid()));
-        std::vector<std::string> args = {GPUPLAN_CLI, "simulate", src("examples/simulate-chat.yaml"),
-                                         "--duration", "200000", "--out", out.string()};
-        std::vector<char*> argv;
-        for (auto& a : args) {
-            argv.push_back(a.data());
-        }
-        argv.push_back(nullptr);
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-        pid_t pid = 0;
-        ASSERT_EQ(posix_spawn(&pid, GPUPLAN_CLI, &actions, nullptr, argv.data(), environ), 0);
-        posix_spawn_file_actions_destroy(&actions);
-        // Wait until the handler is installed, then give the run time to be mid-simulation.
-        for (int i = 0; i < 600 && !catches(pid, sig); ++i) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(700));
-        ASSERT_EQ(::kill(pid, sig), 0);
-        int status = 0;
-        bool ended = false;
-        for (int i = 0; i < 1200 && !ended; ++i) {  // at most 120 s
-            ended = ::waitpid(pid, &status, WNOHANG) == pid;
-            if (!ended) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            }
-        }
-        if (!ended) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, &status, 0);
-            FAIL() << "gpuplan did not stop within 120 s of the signal";
-        }
-        std::ifstream in(log);
-        std::ostringstream text;
-        text << in.rdbuf();
-        fs::remove(log);
-        ASSERT_TRUE(WIFEXITED(status)) << text.str();
-        EXPECT_EQ(WEXITSTATUS(status), 128 + sig) << text.str();
-        EXPECT_NE(text.str().find(sig == SIGINT ? "stopped by SIGINT" : "stopped by SIGTERM"), std::string::npos)
-            << text.str();
+        const auto r = run_and_signal(
+            {"simulate", src("examples/simulate-chat.yaml"), "--duration", "200000", "--out", out.string()}, sig);
+        EXPECT_EQ(r.exit_code, 128 + sig) << r.out;
+        EXPECT_NE(r.out.find(sig == SIGINT ? "stopped by SIGINT; no output was written"
+                                           : "stopped by SIGTERM; no output was written"),
+                  std::string::npos)
+            << r.out;
         EXPECT_FALSE(fs::exists(out));
         EXPECT_EQ(entries(d.path), 0u);  // no temporary folder either
     }
+}
+
+// A sweep's runs all take the token: the whole sweep stops, and no half table is printed.
+TEST(CliSignals, InterruptedSweepStopsEveryRun) {
+    const auto r = run_and_signal({"simulate", src("examples/simulate-chat.yaml"), "--duration", "200000",
+                                   "--sweep", "workload.requests_per_s=10,12"},
+                                  SIGINT);
+    EXPECT_EQ(r.exit_code, 130) << r.out;
+    EXPECT_EQ(r.out.find("workload.requests_per_s"), std::string::npos) << r.out;
 }
 
 TEST(CliInput, EndlessOrFolderInputsAreRefusedWithTheirName) {
