@@ -5,8 +5,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 namespace gpuplan::calib {
 namespace {

@@ -19,11 +19,9 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <ostream>
 #include <set>
-#include <sstream>
 
 namespace gpuplan::cli {
 namespace {

@@ -11,9 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <ostream>
-#include <sstream>
 
 namespace gpuplan::cli {
 namespace {

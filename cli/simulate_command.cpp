@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 #include <thread>
 #include <unistd.h>

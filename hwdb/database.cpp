@@ -1,14 +1,12 @@
 #include "hwdb/database.hpp"
 
-#include "hwdb/file_io.hpp"
 #include "hwdb/detail/spec_readers.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
+#include "hwdb/file_io.hpp"
 #include "model/error.hpp"
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 

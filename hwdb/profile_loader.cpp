@@ -1,16 +1,14 @@
 #include "hwdb/profile_loader.hpp"
 
-#include "hwdb/file_io.hpp"
 #include "hwdb/database.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
+#include "hwdb/file_io.hpp"
 #include "model/error.hpp"
 #include "model/precision.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 namespace gpuplan::hwdb {
 namespace {

@@ -1,15 +1,13 @@
 #include "hwdb/scenario_loader.hpp"
 
-#include "hwdb/file_io.hpp"
 #include "hwdb/detail/plan_reader.hpp"
 #include "hwdb/detail/power_cost_reader.hpp"
 #include "hwdb/detail/spec_readers.hpp"
 #include "hwdb/detail/training_reader.hpp"
 #include "hwdb/detail/workload_reader.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
+#include "hwdb/file_io.hpp"
 
-#include <fstream>
-#include <sstream>
 
 namespace gpuplan::hwdb {
 namespace {

@@ -157,7 +157,7 @@ TEST(CalibCli, BadInputExitsWithTwoAndALocatedMessage) {
 }
 
 TEST(CalibCli, FitRecoversSyntheticCoefficientsAndValidateReportsThem) {
-    const fs::path dir = fs::temp_directory_path() / "gpuplan-calib-cli-test";
+    const fs::path dir = fs::temp_directory_path() / ("gpuplan-calib-cli-test-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir / "data");
     write_synthetic_torch_csv(dir / "data" / "torch_profile.csv");

@@ -76,7 +76,7 @@ TEST(Cli, UnknownNamesExitTwoWithASuggestion) {
 TEST(Cli, MalformedHwdbFolderExitsTwoNamingTheFile) {
     for (const auto& e : std::filesystem::directory_iterator(src("tests/fixtures/malformed"))) {
         SCOPED_TRACE(e.path().filename().string());
-        const auto dir = std::filesystem::temp_directory_path() / "gpuplan-cli-malformed";
+        const auto dir = std::filesystem::temp_directory_path() / ("gpuplan-cli-malformed-" + std::to_string(::getpid()));
         std::filesystem::remove_all(dir);
         std::filesystem::create_directories(dir);
         std::filesystem::copy_file(e.path(), dir / "bad.yaml");
@@ -88,7 +88,7 @@ TEST(Cli, MalformedHwdbFolderExitsTwoNamingTheFile) {
 }
 
 TEST(Cli, ModelImportWritesLoadableYaml) {
-    const auto out = std::filesystem::temp_directory_path() / "gpuplan-import";
+    const auto out = std::filesystem::temp_directory_path() / ("gpuplan-import-" + std::to_string(::getpid()));
     std::filesystem::remove_all(out);
     std::filesystem::create_directories(out);
     const auto r = run("model import " + src("tests/fixtures/hf/qwen2.5-7b.json") +
@@ -209,7 +209,7 @@ TEST(Cli, SimulateExamplesRunAndBadInputExitsTwo) {
                            " --duration 10 --sweep workload.requests_per_s=2,8");
     ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
     EXPECT_NE(sweep.out.find("workload.requests_per_s"), std::string::npos);
-    const auto out_dir = std::filesystem::temp_directory_path() / "gpuplan-cli-simulate";
+    const auto out_dir = std::filesystem::temp_directory_path() / ("gpuplan-cli-simulate-" + std::to_string(::getpid()));
     std::filesystem::remove_all(out_dir);
     ASSERT_EQ(run("simulate " + src("examples/simulate-chat.yaml") + " --duration 5 --out " + out_dir.string())
                   .exit_code,
@@ -266,7 +266,7 @@ TEST(Cli, TrainBadInputExitsTwo) {
     const auto tp3 = run("train " + src("examples/train-gpt3-1024xa100.yaml") + " --tp 5");
     EXPECT_EQ(tp3.exit_code, 2);
     // A typo in the training block is located by file, line and column.
-    const auto dir = std::filesystem::temp_directory_path() / "gpuplan-cli-train";
+    const auto dir = std::filesystem::temp_directory_path() / ("gpuplan-cli-train-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto file = dir / "typo.yaml";
     std::ofstream(file) << "schema: 1\nmodel: llama-2-13b\nhardware:\n  accelerator: a100-sxm-80gb\n  count: 4\n"
