@@ -623,6 +623,9 @@ TEST(CliInput, EndlessOrFolderInputsAreRefusedWithTheirName) {
     const auto zero = run("estimate /dev/zero");
     EXPECT_EQ(zero.exit_code, 2) << zero.out;
     EXPECT_NE(zero.out.find("/dev/zero: the scenario file is larger than 16 MiB"), std::string::npos) << zero.out;
+    const auto profile = run("estimate " + src("examples/quickstart.yaml") + " --profile /dev/zero");
+    EXPECT_EQ(profile.exit_code, 2) << profile.out;
+    EXPECT_NE(profile.out.find("/dev/zero: the profile is larger than 16 MiB"), std::string::npos) << profile.out;
     const auto config = run("model import /dev/zero");
     EXPECT_EQ(config.exit_code, 2) << config.out;
     EXPECT_NE(config.out.find("/dev/zero: the config.json is larger than 16 MiB"), std::string::npos) << config.out;

@@ -4,7 +4,9 @@
 #include "hwdb/file_io.hpp"
 
 #include "hwdb/database.hpp"
+#include "hwdb/profile_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
+#include "hwdb/trace_loader.hpp"
 #include "model/error.hpp"
 
 #include <gtest/gtest.h>
@@ -241,4 +243,18 @@ TEST(DuplicateKeys, AMappingAtTheSizeLimitIsCheckedInLinearTime) {
         EXPECT_EQ(e.key_path(), "extra.key_with_a_shared_prefix_0000007");
         EXPECT_NE(std::string(e.what()).find("duplicate key"), std::string::npos) << e.what();
     }
+}
+
+// Every reader goes through read_text_file: a trace, a profile and a hwdb folder entry of
+// /dev/zero stop at their limit instead of reading gigabytes.
+TEST(ReadTextFile, EveryLoaderIsBounded) {
+    const std::string trace =
+        error_of([] { (void)hwdb::load_trace("/dev/zero", hwdb::TraceFormat::Auto); });
+    EXPECT_NE(trace.find("/dev/zero: the trace is larger than 256 MiB; split it into smaller files"),
+              std::string::npos)
+        << trace;
+    const std::string profile = error_of([] { (void)hwdb::load_profile("/dev/zero"); });
+    EXPECT_NE(profile.find("/dev/zero: the profile is larger than 16 MiB"), std::string::npos) << profile;
+    const std::string lengths = error_of([] { (void)hwdb::load_length_column("/dev/zero", "x"); });
+    EXPECT_NE(lengths.find("larger than 256 MiB"), std::string::npos) << lengths;
 }
