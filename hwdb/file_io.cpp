@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -323,8 +324,15 @@ void OutputFolder::write_stream(const std::string& name, const std::function<voi
 void OutputFolder::commit() {
     std::error_code ec;
     if (fs::is_directory(final_, ec)) {
-        // Only a previous run's files are in it (checked when this folder was created): move it
-        // aside, move the new one in, then delete the old one.
+        // Only a previous run's files are in it (checked when this folder was created). Swap
+        // the two folders in one step where the file system can (Linux renameat2), so that
+        // there is no moment without a complete folder; then delete the old one.
+        if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) == 0) {
+            committed_ = true;
+            fs::remove_all(staging_, ec);  // now the previous run's folder
+            return;
+        }
+        // Otherwise move it aside, move the new one in, then delete the old one.
         const fs::path old = staging_.parent_path() /
                              ("." + final_.filename().string() + ".old-" + unique_suffix());
         if (::rename(final_.c_str(), old.c_str()) != 0) {

@@ -71,8 +71,9 @@ public:
     /// the stream. For files too large to build in memory. Throws InputError on failure.
     void write_stream(const std::string& name, const std::function<void(std::ostream&)>& fill);
 
-    /// Moves the folder to its final name (replacing a previous run's folder). Throws
-    /// InputError on failure; the temporary folder is removed then.
+    /// Moves the folder to its final name. A previous run's folder is swapped out in one step
+    /// (renameat2 RENAME_EXCHANGE; two renames where the file system cannot) and deleted.
+    /// Throws InputError on failure; the temporary folder is removed then.
     void commit();
 
 private:
