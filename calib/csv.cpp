@@ -1,16 +1,13 @@
 #include "calib/csv.hpp"
 
+#include "hwdb/file_io.hpp"
 #include "model/error.hpp"
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 namespace gpuplan::calib {
 namespace {
-
-constexpr std::uintmax_t kMaxCsvBytes = 256u << 20;
 
 // Splits one line into cells, honouring double quotes. Returns false on an unterminated quote.
 bool split_line(std::string_view line, std::vector<std::string>& cells, std::vector<int>& columns) {
@@ -205,22 +202,8 @@ CsvTable parse_csv(std::string_view text, const std::string& file, bool has_head
 }
 
 CsvTable read_csv(const std::filesystem::path& path, bool has_header) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec) {
-        throw InputError(path.string() + ": cannot read the file (" + ec.message() +
-                         "); check the path");
-    }
-    if (size > kMaxCsvBytes) {
-        throw InputError(path.string() + ": the file is larger than 256 MiB; split it");
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw InputError(path.string() + ": cannot open the file; check that it is readable");
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return parse_csv(ss.str(), path.string(), has_header);
+    return parse_csv(hwdb::read_text_file(path, "CSV file", hwdb::kMaxTableBytes), path.string(),
+                     has_header);
 }
 
 } // namespace gpuplan::calib

@@ -1,6 +1,7 @@
 #include "calib/importers.hpp"
 
 #include "calib/csv.hpp"
+#include "hwdb/file_io.hpp"
 #include "model/error.hpp"
 
 #include <algorithm>
@@ -652,11 +653,19 @@ std::vector<Measurement> import_torch(const CsvTable& t, const fs::path& path,
 }
 
 std::string first_line_of(const fs::path& path) {
+    // Only the first data line matters: look at 1 MiB at most, so that a device or a pipe
+    // without line breaks cannot fill memory (read_csv bounds the whole file later).
+    constexpr std::size_t kMaxPeek = std::size_t{1} << 20;
     std::ifstream in(path, std::ios::binary);
     std::string line;
-    while (std::getline(in, line)) {
-        if (!line.empty() && line.front() != '#') {
-            break;
+    char c = 0;
+    for (std::size_t n = 0; n < kMaxPeek && in.get(c); ++n) {
+        if (c != '\n') {
+            line += c;
+        } else if (!line.empty() && line.front() != '#') {
+            return line;
+        } else {
+            line.clear();
         }
     }
     return line;
@@ -811,7 +820,7 @@ std::string source_citation(const fs::path& path) {
     for (fs::path dir = abs.parent_path(); !dir.empty(); dir = dir.parent_path()) {
         const fs::path src = dir / "SOURCE.md";
         if (fs::is_regular_file(src, ec)) {
-            std::ifstream in(src);
+            std::istringstream in(hwdb::read_text_file(src, "SOURCE.md"));
             std::string line, repo, commit;
             while (std::getline(in, line)) {
                 auto value = [&line](const char* key) -> std::string {

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 namespace gpuplan::calib {
@@ -246,24 +245,6 @@ std::string points_to_yaml(const std::vector<model::Measurement>& points,
         o << "  - " << hwdb::point_to_yaml(pt) << "\n";
     }
     return o.str();
-}
-
-void write_text_file(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary);
-        out << text;
-        if (!out) {
-            throw InputError(
-                path + ": cannot write the file; check that the folder exists and is writable");
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw InputError(path + ": cannot write the file (" + ec.message() + ")");
-    }
 }
 
 } // namespace gpuplan::calib

@@ -39,8 +39,4 @@ struct ProfileMeta {
 [[nodiscard]] std::string points_to_yaml(const std::vector<model::Measurement>& points,
                                          const std::vector<std::string>& sources = {});
 
-/// Writes `text` to `path` through a temporary file renamed into place, so a failure never
-/// leaves half a file. Throws InputError when the file cannot be written.
-void write_text_file(const std::string& path, const std::string& text);
-
 } // namespace gpuplan::calib

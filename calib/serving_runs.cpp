@@ -1,5 +1,6 @@
 #include "calib/serving_runs.hpp"
 
+#include "hwdb/file_io.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/error.hpp"
 #include "model/kv_cache.hpp"
@@ -12,7 +13,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <numeric>
 #include <sstream>
 
@@ -23,13 +23,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string read_text(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) {
-        throw InputError(p.string() + ": cannot be read");
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return hwdb::read_text_file(p, "run file", hwdb::kMaxTableBytes);
 }
 
 const json& field(const json& j, const char* key, const std::string& where) {

@@ -8,6 +8,7 @@
 #include "calib/serving_runs.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
+#include "cli/output_file.hpp"
 #include "cli/table.hpp"
 #include "hwdb/profile_loader.hpp"
 #include "model/error.hpp"
@@ -18,11 +19,9 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <ostream>
 #include <set>
-#include <sstream>
 
 namespace gpuplan::cli {
 namespace {
@@ -86,13 +85,7 @@ hwdb::PointSet load_points(const std::vector<std::string>& paths, calib::Format 
         const fs::path path(p);
         const auto ext = path.extension();
         if (ext == ".yaml" || ext == ".yml") {
-            std::ifstream in(path, std::ios::binary);
-            if (!in) {
-                throw InputError(p + ": cannot open the file; check the path");
-            }
-            std::ostringstream text;
-            text << in.rdbuf();
-            hwdb::PointSet s = hwdb::parse_point_set(text.str(), p);
+            hwdb::PointSet s = hwdb::parse_point_set(hwdb::read_text_file(path, "points file"), p);
             set.sources.insert(set.sources.end(), s.sources.begin(), s.sources.end());
             set.points.insert(set.points.end(), s.points.begin(), s.points.end());
         } else {
@@ -191,7 +184,7 @@ int run_calib_import(CliContext& ctx) {
     }
     *ctx.out << '\n';
     if (!output.empty()) {
-        calib::write_text_file(output, calib::points_to_yaml(r.points, r.sources));
+        write_output_file(output, calib::points_to_yaml(r.points, r.sources));
         *ctx.err << "wrote " << output << '\n';
     }
     return 0;
@@ -259,6 +252,7 @@ int run_calib_fit(CliContext& ctx) {
     const calib::Hardware hw = hardware_for(ctx.db(), gpu);
     const model::EfficiencyProfile base = model::default_profile();
     const calib::FitReport rep = calib::fit_profile(set.points, hw, base, fo);
+    throw_if_interrupted();
 
     auto& out = *ctx.out;
     if (vm.count("json")) {
@@ -350,7 +344,7 @@ int run_calib_fit(CliContext& ctx) {
             }
         }
         const hwdb::ProfileFile file = calib::make_profile_file(rep, gpu, meta, std::move(keep));
-        calib::write_text_file(output, calib::profile_to_yaml(file));
+        write_output_file(output, calib::profile_to_yaml(file));
         *ctx.err << "wrote " << output << '\n';
     }
     return 0;
@@ -699,6 +693,7 @@ int run_calib_fit_power(CliContext& ctx) {
                          " rows skipped)");
     }
     const calib::PowerFitResult r = calib::fit_power(samples, fo);
+    throw_if_interrupted();
     const std::string yaml =
         calib::power_fit_yaml(r, gpu.name, joined_command("calib fit-power", ctx.args));
     auto& out = *ctx.out;
@@ -756,7 +751,7 @@ int run_calib_fit_power(CliContext& ctx) {
         }
     }
     if (!output.empty()) {
-        calib::write_text_file(output, yaml);
+        write_output_file(output, yaml);
         *ctx.err << "wrote " << output << '\n';
     }
     return 0;

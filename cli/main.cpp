@@ -1,8 +1,13 @@
 // gpuplan command-line front end: dispatches subcommands and is the one place that catches
-// exceptions and turns them into exit codes (0 ok, 2 bad input, 1 internal error).
+// exceptions and turns them into exit codes (0 ok, 2 bad input or an output that cannot be
+// written, 1 internal error, 130/143 stopped by SIGINT/SIGTERM).
 #include "cli/cli_context.hpp"
+#include "cli/interrupt.hpp"
 #include "model/error.hpp"
 
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string_view>
@@ -47,7 +52,8 @@ void print_usage(std::ostream& out) {
            "                    GPUPLAN_HWDB may hold a colon-separated list too\n"
            "  --version         print the version\n"
            "  --help            this help; 'gpuplan COMMAND --help' for a command's options\n\n"
-           "exit codes: 0 success, 2 bad input, 1 internal error\n";
+           "exit codes: 0 success, 2 bad input (or an output that cannot be written), 1 internal\n"
+           "error, 130 stopped by SIGINT (Ctrl-C), 143 stopped by SIGTERM\n";
 }
 
 int dispatch(int argc, char** argv) {
@@ -109,11 +115,48 @@ int dispatch(int argc, char** argv) {
     throw gpuplan::UsageError("unknown command '" + joined + "'; run 'gpuplan --help' for the list");
 }
 
+// 128 + the signal number, the shell's code for a process a signal ended.
+int interrupted(int sig, const char* what) {
+    std::fflush(stdout);
+    std::cerr << "\ngpuplan: stopped by " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << what << '\n';
+    return 128 + sig;
+}
+
+int standard_output_failed(int err) {
+    std::cerr << "error: standard output: cannot write the output ("
+              << (err != 0 ? std::strerror(err) : "write error")
+              << "); check the disk space or where the output is redirected\n";
+    return 2;
+}
+
+// Output to a full disk fails in the stream's buffer, silently; the last buffer is written only
+// here, so check it, so that `gpuplan hw list --json > /dev/full` does not exit 0.
+bool standard_output_ok() {
+    errno = 0;
+    const bool flush_failed = std::fflush(stdout) != 0;
+    const int err = errno;
+    if (!flush_failed && !std::ferror(stdout)) {
+        return true;
+    }
+    standard_output_failed(err);
+    return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    gpuplan::cli::install_interrupt_handlers();
+    // A failed write to standard output throws at once (caught below), while errno still says why.
+    std::cout.exceptions(std::ios::badbit);
+    int code = 0;
     try {
-        return dispatch(argc, argv);
+        code = dispatch(argc, argv);
+    } catch (const std::ios_base::failure&) {
+        const int err = errno;
+        std::cout.exceptions(std::ios::goodbit);
+        return standard_output_failed(err);
+    } catch (const gpuplan::cli::Interrupted& e) {
+        return interrupted(e.signal(), "; no output was written");
     } catch (const gpuplan::InputError& e) {
         std::cerr << "error: " << e.what() << '\n';
         return 2;
@@ -121,4 +164,11 @@ int main(int argc, char** argv) {
         std::cerr << "internal error: " << e.what() << '\n';
         return 1;
     }
+    if (const int sig = gpuplan::cli::interrupt_signal()) {
+        return interrupted(sig, "");
+    }
+    if (!standard_output_ok()) {
+        return 2;
+    }
+    return code;
 }

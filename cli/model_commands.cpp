@@ -1,6 +1,7 @@
 // `gpuplan model list|show|import`: the model catalog.
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
+#include "cli/output_file.hpp"
 #include "cli/table.hpp"
 #include "hwdb/hf_import.hpp"
 #include "hwdb/model_yaml_writer.hpp"
@@ -10,9 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <ostream>
-#include <sstream>
 
 namespace gpuplan::cli {
 namespace {
@@ -158,32 +157,18 @@ int run_model_import(CliContext& ctx) {
     if (!parse_options("model import", ctx.args, desc, pos, vm, *ctx.out, "config.json [--name NAME] [-o FILE]")) {
         return 0;
     }
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-        throw InputError(file + ": cannot open the file; check the path");
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
+    const std::string text = hwdb::read_text_file(file, "config.json");
     if (name.empty()) {
         const auto parent = std::filesystem::absolute(file).parent_path().filename().string();
         name = hwdb::normalize_name(parent.empty() ? "imported-model" : parent);
     }
-    const model::ModelSpec spec = hwdb::import_hf_config(text.str(), file, name);
+    const model::ModelSpec spec = hwdb::import_hf_config(text, file, name);
     const std::string yaml = hwdb::model_to_yaml(spec);
     if (output.empty()) {
         *ctx.out << yaml;
         return 0;
     }
-    // Write to a temporary file first so a failure never leaves half a file behind.
-    const std::string tmp = output + ".tmp";
-    {
-        std::ofstream o(tmp, std::ios::binary);
-        o << yaml;
-        if (!o) {
-            throw InputError(output + ": cannot write the file; check the folder exists and is writable");
-        }
-    }
-    std::filesystem::rename(tmp, output);
+    write_output_file(output, yaml);
     *ctx.err << "wrote " << output << " (" << spec.name << ", " << billions(model::count_params(spec).total)
              << " parameters)\n";
     return 0;

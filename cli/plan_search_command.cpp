@@ -3,6 +3,7 @@
 // the cheapest configurations that meet the SLOs, or says that nothing does and which came
 // closest (docs/plan.md).
 #include "cli/cli_context.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/options.hpp"
 #include "cli/power_report.hpp"
 #include "cli/scenario_options.hpp"
@@ -247,7 +248,7 @@ int run_plan(CliContext& ctx) {
         [&](const model::AcceleratorSpec& gpu) { return choose_profile(ctx, ScenarioFlags{}, gpu); },
         f.threads.value_or(0));
     const bool tty = isatty(fileno(stderr)) != 0;
-    const sim::SizingResult r = sim::size_deployment(s, node, o, {}, [&](double p) {
+    const sim::SizingResult r = sim::size_deployment(s, node, o, interrupt_token(), [&](double p) {
         if (tty) {
             std::fprintf(stderr, "\rsimulating %3d %%", static_cast<int>(p * 100));
             std::fflush(stderr);
@@ -256,6 +257,7 @@ int run_plan(CliContext& ctx) {
     if (tty) {
         std::fprintf(stderr, "\r%20s\r", "");
     }
+    throw_if_interrupted();  // a stopped search ranks only part of the candidates: report nothing
 
     if (vm.count("json")) {
         nlohmann::json j;

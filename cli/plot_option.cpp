@@ -1,5 +1,6 @@
 #include "cli/plot_option.hpp"
 
+#include "cli/interrupt.hpp"
 #include "hwdb/scenario_writer.hpp"
 #include "model/error.hpp"
 
@@ -76,6 +77,8 @@ void write_plots(const model::Scenario& s, const std::string& dir, bool simulate
             throw InputError("--plot: lost track of " + program.string());
         }
     }
+    // Ctrl-C reaches the whole process group: the child ended because of it, not of bad input.
+    throw_if_interrupted();
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         throw InputError("--plot: " + program.string() + " failed (exit " +
                          std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +

@@ -2,12 +2,14 @@
 // and report latency percentiles, throughput, goodput, SLO attainment per class and engine
 // figures; optionally write per-request and time-series CSVs and a Chrome trace.
 #include "cli/cli_context.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/load_report.hpp"
 #include "cli/options.hpp"
 #include "cli/plot_option.hpp"
 #include "cli/power_report.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
+#include "hwdb/file_io.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "hwdb/trace_loader.hpp"
 #include "model/operating_point.hpp"
@@ -21,7 +23,6 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 #include <thread>
 #include <unistd.h>
@@ -268,14 +269,6 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
     }
 }
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream f(path, std::ios::binary);
-    f << text;
-    if (!f) {
-        throw InputError(path.string() + ": cannot write the file; check the folder is writable");
-    }
-}
-
 std::string num(const std::optional<double>& v) {
     if (!v) {
         return "";
@@ -287,12 +280,19 @@ std::string num(const std::optional<double>& v) {
 
 std::string num(double v) { return num(std::optional<double>(v)); }
 
+// The files `--out` writes; a folder holding only these (a previous run's) may be replaced.
+const std::vector<std::string> kOutFiles = {"requests.csv", "timeseries.csv", "power.csv",
+                                            "trace.json", "summary.json"};
+
+// Writes the folder under a temporary name and renames it into place when every file is
+// complete, so a failure or a signal leaves either the old folder or the new one, never half.
 void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, const sim::SimResult& r) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-        throw InputError(dir.string() + ": cannot create the output folder: " + ec.message());
-    }
+    throw_if_interrupted();
+    hwdb::OutputFolder folder(dir, kOutFiles);
+    const auto write_file = [&folder](const std::filesystem::path& path, const std::string& text) {
+        throw_if_interrupted();
+        folder.write(path.filename().string(), text);
+    };
     std::string req = "id,class,session,step,replica,outcome,arrival_s,queue_s,ttft_s,tpot_s,e2e_s,"
                       "input_tokens,output_tokens,cached_tokens,preemptions,retries,slo_met\n";
     for (const auto& q : r.requests) {
@@ -361,6 +361,8 @@ void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, c
     }
     write_file(dir / "trace.json", nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + '\n');
     write_file(dir / "summary.json", result_json(s, r).dump(2) + '\n');
+    throw_if_interrupted();
+    folder.commit();
 }
 
 std::vector<hwdb::ScenarioOverride> parse_sets(const std::vector<std::string>& sets) {
@@ -526,7 +528,9 @@ int run_simulate(CliContext& ctx) {
 
     if (runs == 1) {
         ProgressBar bar(true);
-        const sim::SimResult r = sim::simulate(scenarios.front(), opts, {}, [&](double f) { bar(f); });
+        const sim::SimResult r =
+            sim::simulate(scenarios.front(), opts, interrupt_token(), [&](double f) { bar(f); });
+        throw_if_interrupted();  // a stopped run is incomplete: report and write nothing
         if (!r.ok) {
             std::string why;
             for (const auto& reason : r.reasons) {
@@ -571,7 +575,7 @@ int run_simulate(CliContext& ctx) {
             pool.emplace_back([&] {
                 for (std::size_t i = next++; i < runs; i = next++) {
                     try {
-                        results[i] = sim::simulate(scenarios[i], run_opts[i]);
+                        results[i] = sim::simulate(scenarios[i], run_opts[i], interrupt_token());
                     } catch (...) {
                         errors[i] = std::current_exception();
                     }
@@ -581,6 +585,7 @@ int run_simulate(CliContext& ctx) {
         for (auto& t : pool) {
             t.join();
         }
+        throw_if_interrupted();
         for (const auto& e : errors) {
             if (e) {
                 std::rethrow_exception(e);

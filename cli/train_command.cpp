@@ -1,6 +1,7 @@
 // `gpuplan train`: memory per GPU, step time, MFU, time and cost to train, and the layout search
 // (model/training.hpp). A scenario file with a `training:` block and/or flags.
 #include "cli/cli_context.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/options.hpp"
 #include "cli/power_report.hpp"
 #include "cli/report_json.hpp"
@@ -550,6 +551,7 @@ int run_train(CliContext& ctx) {
         if (!f.recompute.empty())
             o.recompute = cfg.layout.recompute;
         sr = model::search_layouts(s.deployment, cfg, profile, o, prices);
+        throw_if_interrupted();
         nlohmann::json top = nlohmann::json::array();
         for (const auto& r : sr->top)
             top.push_back(result_json(r));

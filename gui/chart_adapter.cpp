@@ -3,6 +3,7 @@
 #include "gui/ui_util.hpp"
 #include "model/precision.hpp"
 
+#include <QBuffer>
 #include <QLabel>
 #include <QPainter>
 #include <QStackedLayout>
@@ -94,15 +95,24 @@ bool ChartPanel::savePng(const QString& path) const {
     if (!hasChart()) {
         return false;
     }
-    return view_->grab().save(path, "PNG");
+    // Encoded in memory, then written by the one writer (no half file on a full disk).
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    return buffer.open(QIODevice::WriteOnly) && view_->grab().save(&buffer, "PNG") &&
+           writeFileBytes(path, bytes);
 }
 
 bool ChartPanel::saveSvg(const QString& path) const {
     if (!hasChart()) {
         return false;
     }
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    if (!buffer.open(QIODevice::WriteOnly)) {
+        return false;
+    }
     QSvgGenerator svg;
-    svg.setFileName(path);
+    svg.setOutputDevice(&buffer);
     svg.setSize(view_->size());
     svg.setViewBox(QRect(QPoint(0, 0), view_->size()));
     svg.setTitle(title());
@@ -111,7 +121,7 @@ bool ChartPanel::saveSvg(const QString& path) const {
         return false;
     }
     view_->render(&painter);
-    return painter.end();
+    return painter.end() && writeFileBytes(path, bytes);
 }
 
 // ---- ChartAdapter ----

@@ -2,6 +2,7 @@
 
 #include "gui/analysis.hpp"
 #include "gui/ui_util.hpp"
+#include "hwdb/file_io.hpp"
 #include "hwdb/hf_import.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/error.hpp"
@@ -14,7 +15,6 @@
 #include <QComboBox>
 #include <QCompleter>
 #include <QDoubleSpinBox>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -27,6 +27,8 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
+
+#include <filesystem>
 
 namespace gpuplan::gui {
 
@@ -291,12 +293,14 @@ QWidget* ScenarioPanel::buildModelGroup() {
 }
 
 bool ScenarioPanel::importConfig(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        showFieldError(model_, tr("%1: cannot read the file").arg(path));
+    std::string text;
+    try {
+        // Bounded while reading, so a device or an endless pipe cannot fill memory.
+        text = hwdb::read_text_file(std::filesystem::path(path.toStdString()), "config.json");
+    } catch (const InputError& e) {
+        showFieldError(model_, qs(e.what()));
         return false;
     }
-    const QByteArray text = f.readAll();
     const QFileInfo info(path);
     // "…/Llama-3.1-8B/config.json" names the model after its folder.
     QString stem = info.completeBaseName();
@@ -307,8 +311,7 @@ bool ScenarioPanel::importConfig(const QString& path) {
     const std::string name = hwdb::normalize_name(stem.toLower().toStdString());
     try {
         const model::ModelSpec m =
-            hwdb::import_hf_config(std::string_view(text.constData(), static_cast<std::size_t>(text.size())),
-                                   path.toStdString(), name);
+            hwdb::import_hf_config(text, path.toStdString(), name);
         apply(tr("import %1").arg(info.fileName()), -1, model_, [&](model::Scenario& s) {
             s.deployment.model = m;
             s.model_ref.clear();

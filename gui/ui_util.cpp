@@ -1,13 +1,17 @@
 #include "gui/ui_util.hpp"
 
+#include "hwdb/file_io.hpp"
+#include "model/error.hpp"
+
 #include <QAbstractItemModel>
-#include <QFile>
 #include <QLabel>
 #include <QLocale>
 #include <QTextStream>
 #include <QWidget>
 
 #include <cmath>
+#include <filesystem>
+#include <string_view>
 
 namespace gpuplan::gui {
 
@@ -64,11 +68,8 @@ QString csvCell(QString s) {
 } // namespace
 
 bool writeCsv(const QAbstractItemModel& model, const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
-        return false;
-    }
-    QTextStream out(&f);
+    QString text;
+    QTextStream out(&text);
     QStringList header;
     for (int c = 0; c < model.columnCount(); ++c) {
         header << csvCell(model.headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
@@ -82,7 +83,17 @@ bool writeCsv(const QAbstractItemModel& model, const QString& path) {
         out << row.join(QLatin1Char(',')) << '\n';
     }
     out.flush();
-    return f.error() == QFile::NoError;
+    return writeFileBytes(path, text.toUtf8());
+}
+
+bool writeFileBytes(const QString& path, const QByteArray& bytes) {
+    try {
+        hwdb::write_text_file(std::filesystem::path(path.toStdString()),
+                              std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+        return true;
+    } catch (const InputError&) {
+        return false;
+    }
 }
 
 void setFieldError(QWidget* field, QLabel* label, const QString& message) {

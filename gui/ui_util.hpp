@@ -42,6 +42,10 @@ namespace gpuplan::gui {
 /// when the file cannot be written.
 bool writeCsv(const QAbstractItemModel& model, const QString& path);
 
+/// Writes `bytes` to `path` with hwdb's one writer (a temporary file renamed into place, so a
+/// failure leaves no half file). Returns false when the file cannot be written.
+bool writeFileBytes(const QString& path, const QByteArray& bytes);
+
 /// Marks `field` as invalid (red frame, tooltip) and shows `message` in `label` (empty message:
 /// valid again, label hidden).
 void setFieldError(QWidget* field, QLabel* label, const QString& message);

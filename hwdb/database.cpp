@@ -2,12 +2,13 @@
 
 #include "hwdb/detail/spec_readers.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
+#include "hwdb/file_io.hpp"
 #include "model/error.hpp"
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace gpuplan::hwdb {
 namespace {
@@ -53,25 +54,44 @@ const Spec& get_in(const std::vector<Spec>& list, std::string_view name, const c
     throw InputError(message);
 }
 
-// Adds or replaces by canonical name, so a user folder overrides the built-in entry.
-template <class Spec> void upsert(std::vector<Spec>& list, Spec spec) {
-    auto it = std::find_if(list.begin(), list.end(),
-                           [&](const Spec& s) { return s.name == spec.name; });
-    if (it != list.end()) {
-        *it = std::move(spec);
-    } else {
-        list.push_back(std::move(spec));
+// Adds or replaces by canonical name, so a user folder overrides the built-in entry. The index
+// (name -> position) keeps a file of n entries O(n) to load instead of one scan per entry.
+template <class Spec> class Upsert {
+public:
+    explicit Upsert(std::vector<Spec>& list) : list_(list) {
+        index_.reserve(list.size());
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            index_.emplace(list[i].name, i);
+        }
     }
+    void operator()(Spec spec) {
+        const auto [it, added] = index_.try_emplace(spec.name, list_.size());
+        if (added) {
+            list_.push_back(std::move(spec));
+        } else {
+            list_[it->second] = std::move(spec);
+        }
+    }
+
+private:
+    std::vector<Spec>& list_;
+    std::unordered_map<std::string, std::size_t> index_;
+};
+
+// Every normalized name and alias in `list`, for checking references in O(1) each.
+template <class Spec> std::unordered_set<std::string> names_of(const std::vector<Spec>& list) {
+    std::unordered_set<std::string> out;
+    for (const auto& spec : list) {
+        out.insert(normalize_name(spec.name));
+        for (const auto& a : spec.aliases) {
+            out.insert(normalize_name(a));
+        }
+    }
+    return out;
 }
 
 std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw InputError(path.string() + ": cannot open the file; check that it exists and is readable");
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return read_text_file(path, "hwdb file");
 }
 
 }  // namespace
@@ -95,20 +115,20 @@ void Database::add_yaml(std::string_view text, const std::string& file) {
         root.fail_at("schema", "unsupported schema version " + std::to_string(schema) +
                                    "; this gpuplan reads schema 1");
     }
-    for (auto& m : root.map_list("accelerators")) {
-        upsert(accelerators_, detail::read_accelerator(m));
+    for (Upsert add(accelerators_); auto& m : root.map_list("accelerators")) {
+        add(detail::read_accelerator(m));
     }
-    for (auto& m : root.map_list("interconnects")) {
-        upsert(interconnects_, detail::read_interconnect(m));
+    for (Upsert add(interconnects_); auto& m : root.map_list("interconnects")) {
+        add(detail::read_interconnect(m));
     }
-    for (auto& m : root.map_list("servers")) {
-        upsert(servers_, detail::read_server(m));
+    for (Upsert add(servers_); auto& m : root.map_list("servers")) {
+        add(detail::read_server(m));
     }
-    for (auto& m : root.map_list("racks")) {
-        upsert(racks_, detail::read_rack(m));
+    for (Upsert add(racks_); auto& m : root.map_list("racks")) {
+        add(detail::read_rack(m));
     }
-    for (auto& m : root.map_list("models")) {
-        upsert(models_, detail::read_model(m));
+    for (Upsert add(models_); auto& m : root.map_list("models")) {
+        add(detail::read_model(m));
     }
     for (auto& m : root.map_list("sources")) {
         const std::string tag = m.string("tag");
@@ -151,17 +171,24 @@ void Database::check_references() const {
                              "'; add it to the hwdb or fix the name");
         }
     };
+    // Name sets, so that n references cost O(n) rather than a scan of the list each.
+    const auto links = names_of(interconnects_);
+    const auto gpus = names_of(accelerators_);
+    const auto servers = names_of(servers_);
+    const auto has = [](const std::unordered_set<std::string>& names, const std::string& ref) {
+        return names.count(normalize_name(ref)) > 0;
+    };
     for (const auto& a : accelerators_) {
-        require(a.scale_up_link, "interconnect", a.name, find_in(interconnects_, a.scale_up_link));
-        require(a.host_link, "interconnect", a.name, find_in(interconnects_, a.host_link));
+        require(a.scale_up_link, "interconnect", a.name, has(links, a.scale_up_link));
+        require(a.host_link, "interconnect", a.name, has(links, a.host_link));
     }
     for (const auto& s : servers_) {
-        require(s.accelerator, "accelerator", s.name, find_in(accelerators_, s.accelerator));
-        require(s.intra_node_link, "interconnect", s.name, find_in(interconnects_, s.intra_node_link));
-        require(s.inter_node_link, "interconnect", s.name, find_in(interconnects_, s.inter_node_link));
+        require(s.accelerator, "accelerator", s.name, has(gpus, s.accelerator));
+        require(s.intra_node_link, "interconnect", s.name, has(links, s.intra_node_link));
+        require(s.inter_node_link, "interconnect", s.name, has(links, s.inter_node_link));
     }
     for (const auto& r : racks_) {
-        require(r.server, "server", r.name, find_in(servers_, r.server));
+        require(r.server, "server", r.name, has(servers, r.server));
     }
 }
 

@@ -2,14 +2,13 @@
 
 #include "hwdb/database.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
+#include "hwdb/file_io.hpp"
 #include "model/error.hpp"
 #include "model/precision.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 namespace gpuplan::hwdb {
 namespace {
@@ -24,14 +23,7 @@ constexpr double kMaxHalf = 1e18;
 constexpr int kMaxShape = 1 << 30;
 
 std::string read_text(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw InputError(path.string() +
-                         ": cannot open the file; check that it exists and is readable");
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return read_text_file(path, "profile");
 }
 
 void check_schema(MapReader& root) {

@@ -6,9 +6,8 @@
 #include "hwdb/detail/training_reader.hpp"
 #include "hwdb/detail/workload_reader.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
+#include "hwdb/file_io.hpp"
 
-#include <fstream>
-#include <sstream>
 
 namespace gpuplan::hwdb {
 namespace {
@@ -397,13 +396,7 @@ model::Scenario load_scenario(const std::filesystem::path& path, const Database&
 
 model::Scenario load_scenario(const std::filesystem::path& path, const Database& db,
                               const std::vector<ScenarioOverride>& overrides) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw InputError(path.string() + ": cannot open the scenario file; check the path");
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return parse_scenario(ss.str(), path.string(), db, overrides);
+    return parse_scenario(read_text_file(path, "scenario file"), path.string(), db, overrides);
 }
 
 }  // namespace gpuplan::hwdb

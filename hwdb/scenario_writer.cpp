@@ -4,6 +4,7 @@
 #include "hwdb/scenario_writer.hpp"
 
 #include "hwdb/detail/yaml_emit.hpp"
+#include "hwdb/file_io.hpp"
 #include "hwdb/model_yaml_writer.hpp"
 #include "model/error.hpp"
 #include "model/unit_parser.hpp"
@@ -11,7 +12,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <initializer_list>
 #include <utility>
 
@@ -803,30 +803,13 @@ std::string trace_to_csv(const std::vector<model::TraceRecord>& trace) {
     return out;
 }
 
-namespace {
-
-void write_text(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) {
-        throw InputError(path.string() + ": cannot write the file; check the folder and its "
-                                         "permissions");
-    }
-    out << text;
-    out.flush();
-    if (!out) {
-        throw InputError(path.string() + ": writing failed; check the free disk space");
-    }
-}
-
-} // namespace
-
 void save_scenario(const std::filesystem::path& path, const model::Scenario& s) {
     ScenarioYamlOptions options;
     if (!s.workload.trace.empty()) {
         options.trace_file = path.stem().string() + ".trace.csv";
-        write_text(path.parent_path() / options.trace_file, trace_to_csv(s.workload.trace));
+        write_text_file(path.parent_path() / options.trace_file, trace_to_csv(s.workload.trace));
     }
-    write_text(path, scenario_to_yaml(s, options));
+    write_text_file(path, scenario_to_yaml(s, options));
 }
 
 } // namespace gpuplan::hwdb

@@ -1,12 +1,11 @@
 #include "hwdb/trace_loader.hpp"
 
+#include "hwdb/file_io.hpp"
 #include "model/error.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 namespace gpuplan::hwdb {
 namespace {
@@ -84,13 +83,7 @@ std::optional<double> timestamp(std::string_view s) {
 }
 
 std::string read_file(const std::filesystem::path& path, const char* what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw InputError(path.string() + ": cannot open the " + what + "; check the path");
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return read_text_file(path, what, kMaxTableBytes);
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ if [ -z "$BIN" ] && [ -n "$NVCC" ]; then
      && timeout 150 "${CXX:-g++}" -O2 -std=c++20 -I. -I"$CUDA_HOME/include" calib/cuda/attention_bench.cpp \
           calib/cuda/calibrate.cpp calib/cuda/cuda_util.cpp calib/cuda/gemm_bench.cpp calib/cuda/launch_bench.cpp \
           calib/cuda/main.cpp calib/cuda/memory_bench.cpp calib/cuda/nccl_bench.cpp calib/cuda/nvml_monitor.cpp \
-          calib/cuda/options.cpp calib/cuda/report.cpp calib/cuda/session.cpp calib/cuda/timer.cpp "$D/kernels.o" \
+          calib/cuda/options.cpp calib/cuda/report.cpp hwdb/file_io.cpp calib/cuda/session.cpp calib/cuda/timer.cpp "$D/kernels.o" \
           -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcublasLt -lcudart -ldl -lpthread \
           -o "$D/gpuplan-calib" >> "$OUT/nvcc-build.log" 2>&1 \
      && runs_here "$D/gpuplan-calib"; then

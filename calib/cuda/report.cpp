@@ -1,11 +1,11 @@
 #include "calib/cuda/report.hpp"
 
+#include "hwdb/file_io.hpp"
 #include "model/error.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 namespace gpuplan::calib::bench {
@@ -300,23 +300,7 @@ void write_file_atomically(const std::string& path, const std::string& text) {
                              "' (" + ec.message() + "); choose another --out");
         }
     }
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        out.flush();
-        if (!out) {
-            throw InputError(
-                path +
-                ": cannot write the file; check the folder's permissions or choose another --out");
-        }
-    }
-    fs::rename(tmp, p, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw InputError(path +
-                         ": cannot rename the temporary file into place; choose another --out");
-    }
+    hwdb::write_text_file(p, text);
 }
 
 } // namespace gpuplan::calib::bench

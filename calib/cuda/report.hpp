@@ -101,8 +101,8 @@ struct Environment {
 /// "NVIDIA H200" -> "nvidia-h200": lower case, runs of other characters as one '-'.
 [[nodiscard]] std::string slug(const std::string& name);
 
-/// Writes `text` to `path` through a temporary file renamed into place, creating the parent
-/// folder. Throws InputError when it cannot.
+/// Creates the parent folder and writes `text` to `path` with hwdb::write_text_file (temporary
+/// file renamed into place). Throws InputError when it cannot.
 void write_file_atomically(const std::string& path, const std::string& text);
 
 } // namespace gpuplan::calib::bench

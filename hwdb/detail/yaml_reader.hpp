@@ -3,6 +3,7 @@
 /// key path; unknown keys, duplicate keys, missing units, anchors/aliases, tabs, non-UTF-8 bytes
 /// and absurd nesting are rejected before they can reach the core.
 
+#include "hwdb/file_io.hpp"
 #include "model/error.hpp"
 #include "model/unit_parser.hpp"
 
@@ -20,7 +21,7 @@
 namespace gpuplan::hwdb::detail {
 
 /// Limits that keep a hostile file from exhausting memory or stack.
-inline constexpr std::size_t kMaxFileBytes = 16u << 20;
+inline constexpr std::size_t kMaxFileBytes = kMaxInputBytes;
 inline constexpr int kMaxNesting = 64;
 
 /// Checks the raw text (size, UTF-8, tabs in indentation, nesting), parses it and rejects

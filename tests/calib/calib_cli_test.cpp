@@ -16,6 +16,7 @@
 #include <fstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 using namespace gpuplan;
 
@@ -156,7 +157,7 @@ TEST(CalibCli, BadInputExitsWithTwoAndALocatedMessage) {
 }
 
 TEST(CalibCli, FitRecoversSyntheticCoefficientsAndValidateReportsThem) {
-    const fs::path dir = fs::temp_directory_path() / "gpuplan-calib-cli-test";
+    const fs::path dir = fs::temp_directory_path() / ("gpuplan-calib-cli-test-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir / "data");
     write_synthetic_torch_csv(dir / "data" / "torch_profile.csv");
@@ -225,4 +226,40 @@ TEST(CalibCli, ValidateReplaysServingRuns) {
     }
     EXPECT_EQ(replayed, 1);
     EXPECT_EQ(skipped, 1);
+}
+
+// The calib writers wrote FILE.tmp and renamed it over -o FILE: a device became a regular file
+// (as root), a full disk left FILE.tmp behind, and -o DIR gave an internal error. Now they go
+// through hwdb's one writer (tests/hwdb/file_io_test.cpp has the library cases).
+TEST(CalibCli, OutputFilesAreCompleteOrAbsent) {
+    const fs::path dir = fs::temp_directory_path() / ("gpuplan-calib-cli-out-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string points = "calib import " + fx("torch/torch_profile.csv");
+    const std::string fit = "calib fit " + fx("blis") + " --gpu h100-sxm";
+    const std::string power = "calib fit-power " + fx("power/samples.csv") + " --gpu h100-sxm";
+    for (const std::string& cmd : {points, fit, power}) {
+        SCOPED_TRACE(cmd);
+        const auto full = run(cmd + " -o /dev/full");
+        EXPECT_EQ(full.exit_code, 2) << full.out;
+        EXPECT_TRUE(has(full.out, "/dev/full: cannot write the file (No space left on device)")) << full.out;
+        EXPECT_FALSE(has(full.out, "wrote")) << full.out;
+        EXPECT_EQ(fs::status("/dev/full").type(), fs::file_type::character);
+        const auto folder = run(cmd + " -o " + dir.string());
+        EXPECT_EQ(folder.exit_code, 2) << folder.out;
+        EXPECT_TRUE(has(folder.out, dir.string() + ": is a folder; give a file name")) << folder.out;
+        const auto missing = run(cmd + " -o " + (dir / "no" / "out.yaml").string());
+        EXPECT_EQ(missing.exit_code, 2) << missing.out;
+        EXPECT_TRUE(has(missing.out, "out.yaml: cannot write the file (No such file or directory)"))
+            << missing.out;
+        ASSERT_EQ(run(cmd + " -o " + (dir / "out.yaml").string()).exit_code, 0);
+        EXPECT_TRUE(fs::is_regular_file(dir / "out.yaml"));
+        std::size_t n = 0;
+        for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) {
+            ++n;
+        }
+        EXPECT_EQ(n, 1u);  // out.yaml only: no temporary file
+        fs::remove(dir / "out.yaml");
+    }
+    fs::remove_all(dir);
 }

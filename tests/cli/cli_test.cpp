@@ -3,12 +3,22 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
 
 namespace {
 
@@ -66,7 +76,7 @@ TEST(Cli, UnknownNamesExitTwoWithASuggestion) {
 TEST(Cli, MalformedHwdbFolderExitsTwoNamingTheFile) {
     for (const auto& e : std::filesystem::directory_iterator(src("tests/fixtures/malformed"))) {
         SCOPED_TRACE(e.path().filename().string());
-        const auto dir = std::filesystem::temp_directory_path() / "gpuplan-cli-malformed";
+        const auto dir = std::filesystem::temp_directory_path() / ("gpuplan-cli-malformed-" + std::to_string(::getpid()));
         std::filesystem::remove_all(dir);
         std::filesystem::create_directories(dir);
         std::filesystem::copy_file(e.path(), dir / "bad.yaml");
@@ -78,7 +88,7 @@ TEST(Cli, MalformedHwdbFolderExitsTwoNamingTheFile) {
 }
 
 TEST(Cli, ModelImportWritesLoadableYaml) {
-    const auto out = std::filesystem::temp_directory_path() / "gpuplan-import";
+    const auto out = std::filesystem::temp_directory_path() / ("gpuplan-import-" + std::to_string(::getpid()));
     std::filesystem::remove_all(out);
     std::filesystem::create_directories(out);
     const auto r = run("model import " + src("tests/fixtures/hf/qwen2.5-7b.json") +
@@ -199,7 +209,7 @@ TEST(Cli, SimulateExamplesRunAndBadInputExitsTwo) {
                            " --duration 10 --sweep workload.requests_per_s=2,8");
     ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
     EXPECT_NE(sweep.out.find("workload.requests_per_s"), std::string::npos);
-    const auto out_dir = std::filesystem::temp_directory_path() / "gpuplan-cli-simulate";
+    const auto out_dir = std::filesystem::temp_directory_path() / ("gpuplan-cli-simulate-" + std::to_string(::getpid()));
     std::filesystem::remove_all(out_dir);
     ASSERT_EQ(run("simulate " + src("examples/simulate-chat.yaml") + " --duration 5 --out " + out_dir.string())
                   .exit_code,
@@ -256,7 +266,7 @@ TEST(Cli, TrainBadInputExitsTwo) {
     const auto tp3 = run("train " + src("examples/train-gpt3-1024xa100.yaml") + " --tp 5");
     EXPECT_EQ(tp3.exit_code, 2);
     // A typo in the training block is located by file, line and column.
-    const auto dir = std::filesystem::temp_directory_path() / "gpuplan-cli-train";
+    const auto dir = std::filesystem::temp_directory_path() / ("gpuplan-cli-train-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto file = dir / "typo.yaml";
     std::ofstream(file) << "schema: 1\nmodel: llama-2-13b\nhardware:\n  accelerator: a100-sxm-80gb\n  count: 4\n"
@@ -399,4 +409,230 @@ TEST(Cli, PlanAnswersTheExampleAndSaysWhenNothingMeetsTheSlo) {
     EXPECT_EQ(run("plan " + src("examples/plan-search.yaml") + " --candidate no-such-gpu").exit_code, 2);
     EXPECT_EQ(run("plan " + src("examples/plan-search.yaml") + " --set plan.tpp=[1]").exit_code, 2);
     EXPECT_EQ(run("plan --help").exit_code, 0);
+}
+
+// ---- outputs, signals and bounded inputs (issue 12, items 1, 2 and 4) ----
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh folder per use, removed afterwards.
+struct TempDir {
+    fs::path path;
+    explicit TempDir(const std::string& name)
+        : path(fs::temp_directory_path() / ("gpuplan-cli-" + name + "-" + std::to_string(::getpid()))) {
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+};
+
+std::size_t entries(const fs::path& dir) {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) {
+        ++n;
+    }
+    return n;
+}
+
+// Runs gpuplan with standard output sent to `stdout_target` and returns what it wrote to
+// standard error, with its exit code.
+RunResult run_stdout_to(const std::string& args, const std::string& stdout_target) {
+    const std::string cmd = std::string(GPUPLAN_CLI) + " " + args + " 2>&1 >" + stdout_target;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) {
+        out.append(buf, n);
+    }
+    const int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// True once process `pid` has installed a handler for `sig` (SigCgt in /proc/PID/status).
+bool catches(pid_t pid, int sig) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("SigCgt:", 0) == 0) {
+            const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+            return ((mask >> (sig - 1)) & 1ULL) != 0;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+TEST(CliOutput, ModelImportRefusesAFolderAndReportsAFullDisk) {
+    TempDir d("import-out");
+    const std::string cfg = src("tests/fixtures/hf/qwen2.5-7b.json");
+    // -o DIR gave an internal error.
+    const auto dir = run("model import " + cfg + " -o " + d.path.string());
+    EXPECT_EQ(dir.exit_code, 2) << dir.out;
+    EXPECT_NE(dir.out.find(d.path.string() + ": is a folder; give a file name"), std::string::npos) << dir.out;
+    // /dev/full fails writes with ENOSPC, as a full disk does: it said "wrote" and exited 0.
+    const auto full = run("model import " + cfg + " -o /dev/full");
+    EXPECT_EQ(full.exit_code, 2) << full.out;
+    EXPECT_NE(full.out.find("/dev/full: cannot write the file (No space left on device)"), std::string::npos)
+        << full.out;
+    EXPECT_EQ(full.out.find("wrote"), std::string::npos) << full.out;
+    EXPECT_EQ(fs::status("/dev/full").type(), fs::file_type::character);  // not replaced by a file
+    EXPECT_EQ(run("model import " + cfg + " -o /dev/null").exit_code, 0);
+    EXPECT_EQ(fs::status("/dev/null").type(), fs::file_type::character);
+    // A missing folder: exit 2 naming the path; nothing left behind.
+    const auto missing = run("model import " + cfg + " -o " + (d.path / "no" / "m.yaml").string());
+    EXPECT_EQ(missing.exit_code, 2) << missing.out;
+    EXPECT_NE(missing.out.find("m.yaml: cannot write the file (No such file or directory)"), std::string::npos)
+        << missing.out;
+    EXPECT_EQ(entries(d.path), 0u);
+}
+
+TEST(CliOutput, ModelImportWritesThroughASymlink) {
+    TempDir d("import-link");
+    fs::create_symlink("real.yaml", d.path / "link.yaml");
+    const auto r = run("model import " + src("tests/fixtures/hf/qwen2.5-7b.json") + " --name my-qwen -o " +
+                       (d.path / "link.yaml").string());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(fs::is_symlink(d.path / "link.yaml"));
+    EXPECT_TRUE(fs::is_regular_file(d.path / "real.yaml"));
+    EXPECT_EQ(entries(d.path), 2u);  // the link and its target, no temporary file
+}
+
+TEST(CliOutput, AWriteErrorOnStandardOutputExitsTwo) {
+    const auto r = run_stdout_to("hw list --json", "/dev/full");
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("error: standard output: cannot write the output (No space left on device)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(run_stdout_to("hw list --json", "/dev/null").exit_code, 0);
+}
+
+TEST(CliOutput, SimulateOutIsCompleteOrAbsent) {
+    TempDir d("sim-out");
+    const fs::path out = d.path / "run";
+    const std::string sim = "simulate " + src("examples/simulate-chat.yaml") + " --duration 5 --out ";
+    ASSERT_EQ(run(sim + out.string()).exit_code, 0);
+    for (const char* f : {"requests.csv", "timeseries.csv", "trace.json", "summary.json"}) {
+        EXPECT_TRUE(fs::is_regular_file(out / f)) << f;
+    }
+    EXPECT_EQ(entries(d.path), 1u);  // no temporary folder left beside it
+    // A second run replaces the previous run's folder.
+    ASSERT_EQ(run(sim + out.string()).exit_code, 0);
+    EXPECT_EQ(entries(d.path), 1u);
+    // A folder holding anything else is never deleted.
+    std::ofstream(out / "notes.txt") << "mine\n";
+    const auto foreign = run(sim + out.string());
+    EXPECT_EQ(foreign.exit_code, 2) << foreign.out;
+    EXPECT_NE(foreign.out.find("holds 'notes.txt', which gpuplan did not write"), std::string::npos) << foreign.out;
+    EXPECT_TRUE(fs::exists(out / "notes.txt"));
+    // A path that is a file is refused, not an internal error.
+    const auto file = run(sim + (out / "notes.txt").string());
+    EXPECT_EQ(file.exit_code, 2) << file.out;
+    EXPECT_NE(file.out.find("exists and is not a folder"), std::string::npos) << file.out;
+}
+
+namespace {
+
+// Starts gpuplan with `args` (no shell), sends `sig` once its handler is installed and the run
+// is under way, and returns its exit code (-1 when a signal ended it) and its output.
+RunResult run_and_signal(const std::vector<std::string>& cli_args, int sig) {
+    const fs::path log = fs::temp_directory_path() / ("gpuplan-cli-signal-log-" + std::to_string(::getpid()));
+    std::vector<std::string> args = {GPUPLAN_CLI};
+    args.insert(args.end(), cli_args.begin(), cli_args.end());
+    std::vector<char*> argv;
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, GPUPLAN_CLI, &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) {
+        ADD_FAILURE() << "cannot start " << GPUPLAN_CLI;
+        return {-2, ""};
+    }
+    // Wait until the handler is installed, then give the run time to be mid-simulation.
+    for (int i = 0; i < 600 && !catches(pid, sig); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    ::kill(pid, sig);
+    int status = 0;
+    bool ended = false;
+    for (int i = 0; i < 1200 && !ended; ++i) {  // at most 120 s
+        ended = ::waitpid(pid, &status, WNOHANG) == pid;
+        if (!ended) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    }
+    if (!ended) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        ADD_FAILURE() << "gpuplan did not stop within 120 s of the signal";
+    }
+    std::ifstream in(log);
+    std::ostringstream text;
+    text << in.rdbuf();
+    fs::remove(log);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+}
+
+}  // namespace
+
+// SIGINT and SIGTERM stop a long simulation at its next safe point: exit 130/143, and the
+// --out folder is absent (it was a truncated requests.csv without summary.json).
+TEST(CliSignals, InterruptedSimulateExitsWithTheSignalCodeAndWritesNothing) {
+    for (const int sig : {SIGINT, SIGTERM}) {
+        SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGTERM");
+        TempDir d(sig == SIGINT ? "sigint" : "sigterm");
+        const fs::path out = d.path / "run";
+        const auto r = run_and_signal(
+            {"simulate", src("examples/simulate-chat.yaml"), "--duration", "200000", "--out", out.string()}, sig);
+        EXPECT_EQ(r.exit_code, 128 + sig) << r.out;
+        EXPECT_NE(r.out.find(sig == SIGINT ? "stopped by SIGINT; no output was written"
+                                           : "stopped by SIGTERM; no output was written"),
+                  std::string::npos)
+            << r.out;
+        EXPECT_FALSE(fs::exists(out));
+        EXPECT_EQ(entries(d.path), 0u);  // no temporary folder either
+    }
+}
+
+// A sweep's runs all take the token: the whole sweep stops, and no half table is printed.
+TEST(CliSignals, InterruptedSweepStopsEveryRun) {
+    const auto r = run_and_signal({"simulate", src("examples/simulate-chat.yaml"), "--duration", "200000",
+                                   "--sweep", "workload.requests_per_s=10,12"},
+                                  SIGINT);
+    EXPECT_EQ(r.exit_code, 130) << r.out;
+    EXPECT_EQ(r.out.find("workload.requests_per_s"), std::string::npos) << r.out;
+}
+
+TEST(CliInput, EndlessOrFolderInputsAreRefusedWithTheirName) {
+    // /dev/zero never ends: it was read for gigabytes before the 16 MiB check.
+    const auto zero = run("estimate /dev/zero");
+    EXPECT_EQ(zero.exit_code, 2) << zero.out;
+    EXPECT_NE(zero.out.find("/dev/zero: the scenario file is larger than 16 MiB"), std::string::npos) << zero.out;
+    const auto profile = run("estimate " + src("examples/quickstart.yaml") + " --profile /dev/zero");
+    EXPECT_EQ(profile.exit_code, 2) << profile.out;
+    EXPECT_NE(profile.out.find("/dev/zero: the profile is larger than 16 MiB"), std::string::npos) << profile.out;
+    const auto config = run("model import /dev/zero");
+    EXPECT_EQ(config.exit_code, 2) << config.out;
+    EXPECT_NE(config.out.find("/dev/zero: the config.json is larger than 16 MiB"), std::string::npos) << config.out;
+    // A folder given as a scenario said "file is empty".
+    TempDir d("folder-scenario");
+    const auto folder = run("scenario check " + d.path.string());
+    EXPECT_EQ(folder.exit_code, 2) << folder.out;
+    EXPECT_NE(folder.out.find(d.path.string() + ": is a folder, not a scenario file"), std::string::npos)
+        << folder.out;
 }
