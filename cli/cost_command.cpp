@@ -1,6 +1,7 @@
 // `gpuplan cost`: monthly cost of owning (capex amortized, energy × PUE, maintenance,
 // colocation) against renting per GPU-hour, cost per million output tokens at the workload's
 // throughput (under the scenario's power limit) and the rent-vs-buy break-even month.
+#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
 #include "cli/power_report.hpp"
@@ -165,7 +166,7 @@ int run_cost(CliContext& ctx) {
         j["cheaper"] = c.cheaper;
         j["power"] = power_json(pe);
         j["notes"] = c.notes;
-        *ctx.out << j.dump(2) << '\n';
+        *ctx.out << json_text(j) << '\n';
         return 0;
     }
 
