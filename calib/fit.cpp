@@ -408,6 +408,13 @@ Evaluation evaluate(const std::vector<Measurement>& points, const Hardware& hw,
 
 FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw,
                       const model::EfficiencyProfile& base, const FitOptions& opt) {
+    // A fitted profile states its error on held-out shapes; with none held out it would claim
+    // 0 % error, so a fit needs a hold-out rule.
+    if (opt.holdout_every < 2) {
+        throw InvalidArgument("holdout-every " + std::to_string(opt.holdout_every) +
+                              " holds out no shapes, so the profile's error could not be "
+                              "measured; give 2 or more (default 5)");
+    }
     FitReport rep;
     const std::string gpu = hwdb::normalize_name(hw.gpu.name);
     const double bw = hw.gpu.memory_bandwidth.si();
