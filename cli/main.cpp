@@ -1,83 +1,15 @@
 // gpuplan command-line front end: dispatches subcommands and is the one place that catches
 // exceptions and turns them into exit codes (0 ok, 2 bad input, 1 internal error).
 #include "cli/cli_context.hpp"
+#include "cli/finite_output.hpp"
 #include "model/error.hpp"
 
-#include <cctype>
 #include <cstring>
 #include <iostream>
-#include <streambuf>
-#include <string>
 #include <string_view>
 
 namespace {
 
-// The last line of defence against non-finite results in text reports: standard output passes
-// through this filter a line at a time, and a line with a "nan" or "inf" word is withheld (with
-// everything after it) and turned into an internal error. Inputs that could produce one are
-// refused where they enter; JSON output has its own check (cli::json_text).
-class FiniteLineFilter : public std::streambuf {
-public:
-    explicit FiniteLineFilter(std::streambuf* dest) : dest_(dest) {}
-    // Forwards the last, unterminated line; returns the offending line, empty when none.
-    std::string finish() {
-        forward_line();
-        return bad_line_;
-    }
-
-protected:
-    int_type overflow(int_type c) override {
-        if (c != traits_type::eof()) {
-            line_.push_back(traits_type::to_char_type(c));
-            if (c == '\n') {
-                forward_line();
-            }
-        }
-        return traits_type::not_eof(c);
-    }
-    std::streamsize xsputn(const char* s, std::streamsize n) override {
-        for (std::streamsize i = 0; i < n; ++i) {
-            overflow(traits_type::to_int_type(s[i]));
-        }
-        return n;
-    }
-    int sync() override { return dest_->pubsync(); }
-
-private:
-    static bool word_char(char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-    }
-    static bool has_non_finite(const std::string& line) {
-        for (const std::string_view w : {"nan", "inf"}) {
-            for (std::size_t i = 0; i + w.size() <= line.size(); ++i) {
-                bool match = true;
-                for (std::size_t k = 0; k < w.size() && match; ++k) {
-                    match = std::tolower(static_cast<unsigned char>(line[i + k])) == w[k];
-                }
-                if (match && (i == 0 || !word_char(line[i - 1])) &&
-                    (i + w.size() == line.size() || !word_char(line[i + w.size()]))) {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-    void forward_line() {
-        if (line_.empty() || !bad_line_.empty()) {
-            line_.clear();
-            return;
-        }
-        if (has_non_finite(line_)) {
-            bad_line_ = line_;
-        } else {
-            dest_->sputn(line_.data(), static_cast<std::streamsize>(line_.size()));
-        }
-        line_.clear();
-    }
-    std::streambuf* dest_;
-    std::string line_;
-    std::string bad_line_;
-};
 
 struct Subcommand {
     const char* words;  // "hw list"
@@ -182,7 +114,7 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    FiniteLineFilter filter(std::cout.rdbuf());
+    gpuplan::cli::FiniteLineFilter filter(std::cout.rdbuf());
     std::streambuf* const original = std::cout.rdbuf(&filter);
     // Restores std::cout (also when an exception leaves dispatch) and reports a withheld line.
     const auto finish = [&]() -> std::string {
