@@ -63,6 +63,9 @@ TEST(Limits, RatesBelowPhysicalMinimumsAndNonFiniteNumbersAreRefused) {
     EXPECT_EQ(parse_quantity("0.5 FLOPS", Dimension::FlopsPerSecond).error,
               "'0.5 FLOPS' is below any real compute rate; give at least 1 GFLOPS (check the unit)");
     EXPECT_TRUE(parse_quantity("2 kB/s", Dimension::BytesPerSecond).si.has_value());
+    EXPECT_EQ(parse_quantity("1e30 GiB", Dimension::Bytes).error,
+              "'1e30 GiB' is beyond any real size; give at most 1e21 B (check the unit)");
+    EXPECT_TRUE(parse_quantity("141 GB", Dimension::Bytes).si.has_value());
     for (const char* text : {"nan GB/s", "inf GB/s", "-inf GB/s"}) {
         EXPECT_FALSE(parse_quantity(text, Dimension::BytesPerSecond).si.has_value()) << text;
     }
