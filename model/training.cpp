@@ -351,9 +351,13 @@ TrainingModel::TrainingModel(const Deployment& hw, const TrainingConfig& cfg,
     };
     require(hw.gpus >= 1, "gpus is " + std::to_string(hw.gpus) + "; use at least 1");
     require(hw.gpus_per_node >= 1, "gpus_per_node must be at least 1");
-    require(cfg.tokens > 0, "tokens to train is not positive; give e.g. 'tokens: 300e9'");
-    require(cfg.global_batch >= 1, "global_batch (sequences per step) must be at least 1");
-    require(cfg.seq_len >= 1, "seq_len must be at least 1");
+    // The ranges of the scenario file's keys (hwdb training reader), checked here too so flags
+    // and code get them: 1e300 tokens made the total compute infinite.
+    require(cfg.tokens > 0 && cfg.tokens <= 1e18,
+            "tokens to train must be from 1 to 1e18; give e.g. 'tokens: 300e9'");
+    require(cfg.global_batch >= 1 && cfg.global_batch <= (1 << 26),
+            "global_batch (sequences per step) must be from 1 to 67108864");
+    require(cfg.seq_len >= 1 && cfg.seq_len <= (1 << 28), "seq_len must be from 1 to 268435456");
     require(!cfg.grad_reduce_overlap ||
                 (*cfg.grad_reduce_overlap >= 0 && *cfg.grad_reduce_overlap <= 1),
             "grad_reduce_overlap must lie in [0, 1]");

@@ -69,6 +69,12 @@ TEST(CliMalformed, CountsThatWouldOverflowAreRefused) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(CliMalformed, TrainingTokensThatWouldMakeInfiniteComputeAreRefused) {
+    expect_input_error("train --model llama-3.1-8b --gpu h100-sxm --node dgx-h100 --gpus 64 "
+                       "--tokens 1e300 --global-batch 64 --seq-len 4096",
+                       "tokens to train must be from 1 to 1e18");
+}
+
 TEST(CliMalformed, SimulatedTimeAndRequestCountsAreBoundedUpFront) {
     const auto dir = temp_dir("span");
     write(dir / "far.csv", "arrival_s,input_tokens,output_tokens\n0,100,10\n1e12,100,10\n");

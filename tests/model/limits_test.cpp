@@ -5,6 +5,7 @@
 #include "model/error.hpp"
 #include "model/memory.hpp"
 #include "model/serving.hpp"
+#include "model/training.hpp"
 #include "model/unit_parser.hpp"
 
 #include <gtest/gtest.h>
@@ -55,6 +56,19 @@ TEST(Limits, TokenSumBeyondIntMaxStillFailsTheMaxModelLenCheck) {
         error_of([&] { (void)estimate_serving(d, w, default_profile()); });
     EXPECT_EQ(e, "workload: input_tokens + output_tokens = 2147484671 exceeds max_model_len 8192; "
                  "raise max_model_len or shorten the requests");
+}
+
+TEST(Limits, TrainingTokensBeyondTheKeysRangeAreRefused) {
+    // 1e300 tokens gave an infinite total compute ("inf PF-days").
+    Deployment d = test::deploy(test::llama3_8b(), test::h100());
+    TrainingConfig c;
+    c.tokens = 1e300;
+    c.global_batch = 8;
+    c.seq_len = 4096;
+    c.layout.dp = 1;
+    EXPECT_EQ(error_of([&] { (void)TrainingModel(d, c, default_profile()); }),
+              "training 'llama-3-8b' on 'h100-sxm': tokens to train must be from 1 to 1e18; give "
+              "e.g. 'tokens: 300e9'");
 }
 
 TEST(Limits, RatesBelowPhysicalMinimumsAndNonFiniteNumbersAreRefused) {
