@@ -80,7 +80,10 @@ void WorkloadSource::start() {
         }
         break;
     default:
-        if (const auto t = clock_->next(rng_arrivals_)) {
+        // An arrival after the end of the arrival window is never scheduled (nor converted to
+        // ticks: at a vanishing rate it may lie beyond the clock).
+        if (const auto t = clock_->next(rng_arrivals_);
+            t && (limits_.end == kNever || *t < tick_s(limits_.end))) {
             sim_.schedule_at(to_tick(Seconds(*t), "workload arrival time"), *this, kOpenArrival);
         }
         break;
@@ -173,7 +176,8 @@ void WorkloadSource::on_event(std::uint32_t kind, std::uint64_t data) {
         }
         // Schedule the next arrival first so arrivals at one tick keep their order.
         if (arrivals_ + 1 < limits_.max_arrivals) {
-            if (const auto t = clock_->next(rng_arrivals_)) {
+            if (const auto t = clock_->next(rng_arrivals_);
+                t && (limits_.end == kNever || *t < tick_s(limits_.end))) {
                 const Tick at = std::max(sim_.now(), to_tick(Seconds(*t), "workload arrival time"));
                 if (at < limits_.end) {
                     sim_.schedule_at(at, *this, kOpenArrival);

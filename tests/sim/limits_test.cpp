@@ -91,6 +91,17 @@ TEST(SimLimits, SwapAtAVanishingBandwidthIsAnInputErrorNotAWrappedClock) {
     EXPECT_NE(e.find("is beyond the simulator's clock (about 292 years)"), std::string::npos) << e;
 }
 
+TEST(SimLimits, AnArrivalAfterTheWindowIsNeverConvertedToTicks) {
+    // At 1e-300 requests/s the first arrival lies ~1e300 s out, beyond the clock; within a 60 s
+    // window it simply never comes.
+    model::Scenario s = llama8b_scenario(512, 128, 1e-300);
+    s.workload.requests.reset();
+    s.workload.duration = Seconds(60);
+    const SimResult r = simulate(s, SimOptions{});
+    EXPECT_TRUE(r.ok);
+    EXPECT_EQ(r.overall.completed, 0);
+}
+
 TEST(SimLimits, RequestCountAboveTheLimitIsRefused) {
     model::Scenario s = llama8b_scenario();
     SimOptions o;
