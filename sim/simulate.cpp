@@ -228,7 +228,11 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     rc.max_model_len = eng.max_model_len;
     rc.chunked_prefill = eng.chunked_prefill;
     rc.prefix_caching = eng.prefix_caching;
-    rc.kv_blocks = mem.kv_blocks;
+    // The prefix cache keeps about 50 bytes of bookkeeping per block, so the simulated pool is
+    // capped at 2^22 blocks per replica (67M tokens at block size 16, 200 MiB): several times
+    // the largest real pool (a 192 GB GPU holds about 6M tokens of a 1B model). Only absurd
+    // memory sizes reach the cap, which otherwise exhausted memory (issue 12).
+    rc.kv_blocks = std::min<std::int64_t>(mem.kv_blocks, std::int64_t{1} << 22);
     rc.scheduler = scenario.scheduler;
     rc.block_bytes = mem.kv_per_token.si() * eng.block_size;
     rc.swap_bandwidth = scenario.scheduler.swap_bandwidth.value_or(BytesPerSecond(25e9)).si();

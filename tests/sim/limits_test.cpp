@@ -102,6 +102,16 @@ TEST(SimLimits, AnArrivalAfterTheWindowIsNeverConvertedToTicks) {
     EXPECT_EQ(r.overall.completed, 0);
 }
 
+TEST(SimLimits, AHugeKvPoolIsCappedForThePrefixCacheNotAnInternalError) {
+    // 1e20 B of memory: about 4e13 blocks; the simulated pool is capped at 2^22 blocks.
+    model::Scenario s = llama8b_scenario(512, 128, 4.0, 20);
+    s.deployment.gpu.memory = Bytes(1e20);
+    s.deployment.engine.enable_prefix_caching = true;
+    const SimResult r = simulate(s, SimOptions{});
+    EXPECT_TRUE(r.ok);
+    EXPECT_EQ(r.overall.completed, 20);
+}
+
 TEST(SimLimits, RequestCountAboveTheLimitIsRefused) {
     model::Scenario s = llama8b_scenario();
     SimOptions o;
