@@ -90,7 +90,37 @@ TEST(CliMalformed, SimulatedTimeAndRequestCountsAreBoundedUpFront) {
     expect_input_error("simulate " + (dir / "slow.yaml").string(),
                        "workload.requests / workload.requests_per_s (the expected time to send "
                        "1000 requests): 1e+12 s is beyond the simulator's limit");
+    write(dir / "cold.yaml", "schema: 1\nmodel: llama-3.1-8b\nhardware:\n  accelerator: h100-sxm\n"
+                             "cluster:\n  cold_start: {startup: 1e15 s, at_start: true}\n");
+    expect_input_error("simulate " + (dir / "cold.yaml").string(),
+                       "cluster.cold_start (startup + weights / load_bandwidth): 1e+15 s is beyond "
+                       "the simulator's limit");
     std::filesystem::remove_all(dir);
+}
+
+TEST(CliMalformed, EmpiricalLengthsMustBeTokenCounts) {
+    const auto dir = temp_dir("empirical");
+    write(dir / "e.yaml", "schema: 1\nmodel: llama-3.1-8b\nhardware:\n  accelerator: h100-sxm\n"
+                          "workload:\n  classes:\n    - name: c\n"
+                          "      input: {dist: empirical, values: [100, nan]}\n");
+    expect_input_error("simulate " + (dir / "e.yaml").string(),
+                       "workload.classes[0].input.values: 'nan' is not a token count; give whole "
+                       "numbers from 0 to 268435456");
+    std::filesystem::remove_all(dir);
+}
+
+TEST(CliMalformed, TrainUtilizationStaysWithinThePeakAtLongContext) {
+    // Issue 12: MFU/HFU 116.9 % for this layout; no utilization may exceed 100 %.
+    const RunResult r = run("train --model llama-3.1-8b --gpu h100-sxm --node dgx-h100 --gpus 64 "
+                            "--tp 8 --cp 8 --seq-len 524288 --global-batch 8 --tokens 1e9 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const std::string key : {"\"mfu\": ", "\"hfu\": "}) {
+        const auto at = r.out.find(key);
+        ASSERT_NE(at, std::string::npos) << key << r.out;
+        const double v = std::stod(r.out.substr(at + key.size()));
+        EXPECT_GT(v, 0.0) << key;
+        EXPECT_LE(v, 1.0) << key;
+    }
 }
 
 TEST(CliMalformed, PlanFlagErrorsNameTheFlag) {
