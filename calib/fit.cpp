@@ -343,6 +343,13 @@ Evaluation evaluate(const std::vector<Measurement>& points, const Hardware& hw,
                     const model::EfficiencyProfile& profile,
                     const std::vector<hwdb::TimingOffset>& offsets, Subset subset,
                     int holdout_every) {
+    if (subset == Subset::HeldOut && holdout_every < 2) {
+        // No shape is held out, so the report would read 0 points at 0 % error.
+        throw InvalidArgument("holdout-every " + std::to_string(holdout_every) +
+                              " holds out no shapes, so there is no held-out error to report; "
+                              "give 2 or more (the fit's rule, default 5) or use every point "
+                              "with --all");
+    }
     Evaluation ev;
     const std::string gpu = hwdb::normalize_name(hw.gpu.name);
     std::array<std::vector<double>, kClasses> abs_err, signed_err;
@@ -408,6 +415,13 @@ Evaluation evaluate(const std::vector<Measurement>& points, const Hardware& hw,
 
 FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw,
                       const model::EfficiencyProfile& base, const FitOptions& opt) {
+    // A fitted profile states its error on held-out shapes; with none held out it would claim
+    // 0 % error, so a fit needs a hold-out rule.
+    if (opt.holdout_every < 2) {
+        throw InvalidArgument("holdout-every " + std::to_string(opt.holdout_every) +
+                              " holds out no shapes, so the profile's error could not be "
+                              "measured; give 2 or more (default 5)");
+    }
     FitReport rep;
     const std::string gpu = hwdb::normalize_name(hw.gpu.name);
     const double bw = hw.gpu.memory_bandwidth.si();

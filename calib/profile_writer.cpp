@@ -92,6 +92,11 @@ hwdb::ResidualSummary summary(const std::string& cls, bool fitted, const ErrorSt
 hwdb::ProfileFile make_profile_file(const FitReport& fit, const model::AcceleratorSpec& gpu,
                                     const ProfileMeta& meta,
                                     std::vector<model::Measurement> points) {
+    if (fit.held_out.n < 1) {
+        throw InvalidArgument("no measured shape was held out, so the profile's error band "
+                              "would read 0 %; measure more shapes or lower --holdout-every "
+                              "(at least 2)");
+    }
     hwdb::ProfileFile f;
     f.profile = fit.profile;
     f.profile.name = meta.name;

@@ -6,6 +6,7 @@
 #include "calib/power_fit.hpp"
 #include "calib/profile_writer.hpp"
 #include "calib/serving_runs.hpp"
+#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
 #include "cli/output_file.hpp"
@@ -274,7 +275,7 @@ int run_calib_fit(CliContext& ctx) {
         }
         j["held_out_mape"] = rep.held_out.mape;
         j["default_held_out_mape"] = rep.default_held_out.mape;
-        out << j.dump(2) << '\n';
+        out << json_text(j) << '\n';
     } else {
         out << "fit for " << gpu.name << ": " << rep.points << " points (" << rep.skipped
             << " not predictable), 1 in " << fo.holdout_every << " shapes held out, "
@@ -607,7 +608,7 @@ int run_calib_validate(CliContext& ctx) {
         }
     }
     if (vm.count("json")) {
-        out << json.dump(2) << '\n';
+        out << json_text(json) << '\n';
         return 0;
     }
     if (!unknown.empty()) {
@@ -722,7 +723,7 @@ int run_calib_fit_power(CliContext& ctx) {
                           : nlohmann::json(nullptr)},
             {"notes", r.notes},
             {"input_notes", notes}};
-        out << j.dump(2) << '\n';
+        out << json_text(j) << '\n';
     } else {
         const model::PowerModel d;
         out << "power fit for " << gpu.name << ": " << r.samples << " samples (" << r.fitted

@@ -1,6 +1,7 @@
 // `gpuplan cost`: monthly cost of owning (capex amortized, energy × PUE, maintenance,
 // colocation) against renting per GPU-hour, cost per million output tokens at the workload's
 // throughput (under the scenario's power limit) and the rent-vs-buy break-even month.
+#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/load_report.hpp"
 #include "cli/options.hpp"
@@ -172,7 +173,7 @@ int run_cost(CliContext& ctx) {
         j["excluded"] = c.excluded;
         j["power"] = power_json(pe);
         j["notes"] = c.notes;
-        *ctx.out << j.dump(2) << '\n';
+        *ctx.out << json_text(j) << '\n';
         return 0;
     }
 

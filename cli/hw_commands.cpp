@@ -38,7 +38,7 @@ void list_accelerators(CliContext& ctx, const std::string& vendor, bool json) {
         for (const auto* a : shown) {
             out.push_back(to_json(*a));
         }
-        *ctx.out << out.dump(2) << '\n';
+        *ctx.out << json_text(out) << '\n';
         return;
     }
     Table t({"name", "vendor", "memory", "bandwidth", "bf16 dense", "fp8 dense", "power", "year"});
@@ -115,7 +115,7 @@ int run_hw_list(CliContext& ctx) {
         if (json) {
             nlohmann::json out = nlohmann::json::array();
             for (const auto& l : db.interconnects()) out.push_back(to_json(l));
-            *ctx.out << out.dump(2) << '\n';
+            *ctx.out << json_text(out) << '\n';
             return 0;
         }
         Table t({"name", "kind", "per direction", "latency"});
@@ -130,7 +130,7 @@ int run_hw_list(CliContext& ctx) {
         if (json) {
             nlohmann::json out = nlohmann::json::array();
             for (const auto& s : db.servers()) out.push_back(to_json(s));
-            *ctx.out << out.dump(2) << '\n';
+            *ctx.out << json_text(out) << '\n';
             return 0;
         }
         Table t({"name", "accelerators", "link", "max power", "host memory", "U"});
@@ -146,7 +146,7 @@ int run_hw_list(CliContext& ctx) {
         if (json) {
             nlohmann::json out = nlohmann::json::array();
             for (const auto& r : db.racks()) out.push_back(to_json(r));
-            *ctx.out << out.dump(2) << '\n';
+            *ctx.out << json_text(out) << '\n';
             return 0;
         }
         Table t({"name", "servers", "power", "cooling"});
@@ -191,7 +191,7 @@ int run_hw_show(CliContext& ctx) {
         j = to_json(db.accelerator(name));  // throws "did you mean" when unknown
     }
     if (json) {
-        *ctx.out << j.dump(2) << '\n';
+        *ctx.out << json_text(j) << '\n';
         return 0;
     }
     if (const auto* a = db.find_accelerator(name)) {

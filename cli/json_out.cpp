@@ -1,7 +1,9 @@
 #include "cli/json_out.hpp"
 
+#include "model/error.hpp"
 #include "model/money.hpp"
 
+#include <cmath>
 #include <ostream>
 
 namespace gpuplan::cli {
@@ -91,6 +93,32 @@ nlohmann::json to_json(const model::RackSpec& r) {
     return {{"name", r.name},       {"aliases", r.aliases},   {"server", r.server},
             {"servers", r.servers}, {"power_w", r.power.si()}, {"cooling", r.cooling},
             {"prices", prices_json(r.prices)}, {"sources", r.sources}, {"notes", r.notes}};
+}
+
+namespace {
+
+void require_finite(const nlohmann::json& j, const std::string& where) {
+    if (j.is_number_float()) {
+        if (!std::isfinite(j.get<double>())) {
+            throw InternalError("result '" + (where.empty() ? std::string("/") : where) +
+                                "' is not a finite number; please report this with the input");
+        }
+    } else if (j.is_object()) {
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            require_finite(it.value(), where + "/" + it.key());
+        }
+    } else if (j.is_array()) {
+        for (std::size_t i = 0; i < j.size(); ++i) {
+            require_finite(j[i], where + "/" + std::to_string(i));
+        }
+    }
+}
+
+}  // namespace
+
+std::string json_text(const nlohmann::json& j) {
+    require_finite(j, "");
+    return j.dump(2);
 }
 
 void print_key_values(std::ostream& out, const nlohmann::json& j, const std::string& indent) {

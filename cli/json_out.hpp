@@ -18,6 +18,11 @@ namespace gpuplan::cli {
 [[nodiscard]] nlohmann::json to_json(const model::RackSpec& r);
 [[nodiscard]] nlohmann::json to_json(const model::PriceEstimate& p);
 
+/// `j` as indented JSON text. The last line of defence against non-finite results: nlohmann
+/// writes NaN and infinity as `null`, so any non-finite number throws InternalError naming its
+/// JSON pointer instead (inputs that could produce one are refused where they enter).
+[[nodiscard]] std::string json_text(const nlohmann::json& j);
+
 /// Prints a JSON object as indented "key: value" lines for humans.
 void print_key_values(std::ostream& out, const nlohmann::json& j, const std::string& indent);
 

@@ -2,6 +2,7 @@
 // exceptions and turns them into exit codes (0 ok, 2 bad input or an output that cannot be
 // written, 1 internal error, 130/143 stopped by SIGINT/SIGTERM).
 #include "cli/cli_context.hpp"
+#include "cli/finite_output.hpp"
 #include "cli/interrupt.hpp"
 #include "model/error.hpp"
 
@@ -13,6 +14,7 @@
 #include <string_view>
 
 namespace {
+
 
 struct Subcommand {
     const char* words;  // "hw list"
@@ -146,6 +148,17 @@ bool standard_output_ok() {
 
 int main(int argc, char** argv) {
     gpuplan::cli::install_interrupt_handlers();
+    gpuplan::cli::FiniteLineFilter filter(std::cout.rdbuf());
+    std::streambuf* const original = std::cout.rdbuf(&filter);
+    // Restores std::cout (also when an exception leaves dispatch) and reports a withheld line.
+    const auto finish = [&]() -> std::string {
+        std::string bad = filter.finish();
+        std::cout.rdbuf(original);
+        while (!bad.empty() && (bad.back() == '\n' || bad.back() == '\r')) {
+            bad.pop_back();
+        }
+        return bad;
+    };
     // A failed write to standard output throws at once (caught below), while errno still says why.
     std::cout.exceptions(std::ios::badbit);
     int code = 0;
@@ -154,14 +167,23 @@ int main(int argc, char** argv) {
     } catch (const std::ios_base::failure&) {
         const int err = errno;
         std::cout.exceptions(std::ios::goodbit);
+        (void)finish();
         return standard_output_failed(err);
     } catch (const gpuplan::cli::Interrupted& e) {
+        (void)finish();
         return interrupted(e.signal(), "; no output was written");
     } catch (const gpuplan::InputError& e) {
+        (void)finish();
         std::cerr << "error: " << e.what() << '\n';
         return 2;
     } catch (const std::exception& e) {
+        (void)finish();
         std::cerr << "internal error: " << e.what() << '\n';
+        return 1;
+    }
+    if (const std::string bad = finish(); !bad.empty()) {
+        std::cerr << "internal error: a result is not a finite number, output stopped at '" << bad
+                  << "'; please report this with the input\n";
         return 1;
     }
     if (const int sig = gpuplan::cli::interrupt_signal()) {

@@ -1,4 +1,5 @@
 // `gpuplan model list|show|import`: the model catalog.
+#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
 #include "cli/output_file.hpp"
@@ -81,7 +82,7 @@ int run_model_list(CliContext& ctx) {
         for (const auto& m : models) {
             out.push_back(model_json(m));
         }
-        *ctx.out << out.dump(2) << '\n';
+        *ctx.out << json_text(out) << '\n';
         return 0;
     }
     Table t({"name", "family", "params", "active", "layers", "attention", "KV/token bf16", "context"});
@@ -112,7 +113,7 @@ int run_model_show(CliContext& ctx) {
     const model::ModelSpec& m = ctx.db().model(name);
     const nlohmann::json j = model_json(m);
     if (vm.count("json")) {
-        *ctx.out << j.dump(2) << '\n';
+        *ctx.out << json_text(j) << '\n';
         return 0;
     }
     auto& out = *ctx.out;

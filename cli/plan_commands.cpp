@@ -1,4 +1,5 @@
 // `gpuplan fit`, `gpuplan estimate` and `gpuplan compare`: the analytic model's answers.
+#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/load_report.hpp"
 #include "cli/options.hpp"
@@ -101,7 +102,7 @@ int run_fit(CliContext& ctx) {
         j["fewest_gpus"] = fewest ? nlohmann::json{{"gpus", fewest->gpus}, {"tp", fewest->par.tp}, {"pp", fewest->par.pp}}
                                   : nlohmann::json(nullptr);
         j["host_ram"] = {{"recommended_bytes", host.recommended.si()}, {"reason", host.reason}};
-        *ctx.out << j.dump(2) << '\n';
+        *ctx.out << json_text(j) << '\n';
         return 0;
     }
     auto& out = *ctx.out;
@@ -204,7 +205,7 @@ int run_estimate(CliContext& ctx) {
         if (power) {
             j["power"] = power_json(*power);
         }
-        *ctx.out << j.dump(2) << '\n';
+        *ctx.out << json_text(j) << '\n';
     } else {
         print_estimate(*ctx.out, s, e, b, whatifs);
         if (power) {
@@ -322,7 +323,7 @@ int run_compare(CliContext& ctx) {
                    per_hour, per_mtok});
     }
     if (vm.count("json")) {
-        *ctx.out << out.dump(2) << '\n';
+        *ctx.out << json_text(out) << '\n';
         return 0;
     }
     const auto& w = base.workload;

@@ -2,6 +2,7 @@
 // scenario's `plan:` block, so they are checked exactly like the file's keys; the report ranks
 // the cheapest configurations that meet the SLOs, or says that nothing does and which came
 // closest (docs/plan.md).
+#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/options.hpp"
@@ -41,7 +42,7 @@ std::vector<hwdb::ScenarioOverride> overrides_of(const PlanFlags& f) {
         if (eq == std::string::npos || eq == 0) {
             throw UsageError("--set '" + s + "': write key.path=value, e.g. --set plan.top=3");
         }
-        out.push_back({s.substr(0, eq), s.substr(eq + 1)});
+        out.push_back({s.substr(0, eq), s.substr(eq + 1), "--set " + s});
     }
     if (!f.candidates.empty()) {
         // GPU[@NODE], each a plan.candidates entry.
@@ -56,35 +57,35 @@ std::vector<hwdb::ScenarioOverride> overrides_of(const PlanFlags& f) {
             list += std::string(list.size() > 1 ? ", " : "") + "{accelerator: " + c.substr(0, at) +
                     (at == std::string::npos ? "" : ", node: " + c.substr(at + 1)) + "}";
         }
-        out.push_back({"plan.candidates", list + "]"});
+        out.push_back({"plan.candidates", list + "]", "--candidate"});
     }
     const auto quoted = [](const std::string& v) { return "'" + v + "'"; };
     if (!f.budget.empty())
-        out.push_back({"plan.budget", quoted(f.budget)});
+        out.push_back({"plan.budget", quoted(f.budget), "--budget " + f.budget});
     if (!f.power_budget.empty())
-        out.push_back({"plan.power_budget", quoted(f.power_budget)});
+        out.push_back({"plan.power_budget", quoted(f.power_budget), "--power-budget " + f.power_budget});
     if (!f.pricing.empty())
-        out.push_back({"plan.pricing", f.pricing});
+        out.push_back({"plan.pricing", f.pricing, "--pricing " + f.pricing});
     if (!f.tp.empty())
-        out.push_back({"plan.tp", flow_list(f.tp)});
+        out.push_back({"plan.tp", flow_list(f.tp), "--tp " + f.tp});
     if (!f.pp.empty())
-        out.push_back({"plan.pp", flow_list(f.pp)});
+        out.push_back({"plan.pp", flow_list(f.pp), "--pp " + f.pp});
     if (!f.weights.empty())
-        out.push_back({"plan.weights", flow_list(f.weights)});
+        out.push_back({"plan.weights", flow_list(f.weights), "--weights " + f.weights});
     if (!f.kv.empty())
-        out.push_back({"plan.kv_cache", flow_list(f.kv)});
+        out.push_back({"plan.kv_cache", flow_list(f.kv), "--kv " + f.kv});
     if (!f.seqs.empty())
-        out.push_back({"plan.max_num_seqs", flow_list(f.seqs)});
-    const auto number = [&](const char* key, const std::optional<int>& v) {
+        out.push_back({"plan.max_num_seqs", flow_list(f.seqs), "--max-num-seqs " + f.seqs});
+    const auto number = [&](const char* key, const char* flag, const std::optional<int>& v) {
         if (v) {
-            out.push_back({key, std::to_string(*v)});
+            out.push_back({key, std::to_string(*v), std::string(flag) + " " + std::to_string(*v)});
         }
     };
-    number("plan.max_gpus", f.max_gpus);
-    number("plan.max_racks", f.max_racks);
-    number("plan.top", f.top);
-    number("plan.requests", f.requests);
-    number("plan.max_simulations", f.max_simulations);
+    number("plan.max_gpus", "--max-gpus", f.max_gpus);
+    number("plan.max_racks", "--max-racks", f.max_racks);
+    number("plan.top", "--top", f.top);
+    number("plan.requests", "--requests", f.requests);
+    number("plan.max_simulations", "--max-simulations", f.max_simulations);
     return out;
 }
 
@@ -278,7 +279,7 @@ int run_plan(CliContext& ctx) {
         j["ranked"] = ranked;
         j["closest_miss"] = r.closest_miss ? row_json(*r.closest_miss) : nlohmann::json(nullptr);
         j["notes"] = r.notes;
-        *ctx.out << j.dump(2) << '\n';
+        *ctx.out << json_text(j) << '\n';
         return 0;
     }
     auto& out = *ctx.out;

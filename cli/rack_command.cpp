@@ -1,5 +1,6 @@
 // `gpuplan rack`: nodes per rack, racks needed and the binding limit (budget, PDU, cooling,
 // rack units), on a node power basis the user picks, with the oversubscription a cap buys.
+#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
 #include "cli/power_report.hpp"
@@ -249,7 +250,7 @@ int run_rack(CliContext& ctx) {
              capped.node_power.si() > 0 ? uncapped.node_power / capped.node_power - 1.0 : 0.0}};
         j["power"] = pe ? power_json(*pe) : nlohmann::json(nullptr);
         j["notes"] = limit.notes;
-        *ctx.out << j.dump(2) << '\n';
+        *ctx.out << json_text(j) << '\n';
         return 0;
     }
 

@@ -1,4 +1,5 @@
 // `gpuplan scenario check`: validate a scenario file and summarize what it asks.
+#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
 #include "cli/report_json.hpp"
@@ -38,7 +39,7 @@ int run_scenario_check(CliContext& ctx) {
         }
     }
     if (vm.count("json")) {
-        *ctx.out << out.dump(2) << '\n';
+        *ctx.out << json_text(out) << '\n';
     }
     return 0;
 }

@@ -5,6 +5,8 @@
 #include "model/error.hpp"
 #include "model/operating_point.hpp"
 
+#include <tuple>
+
 namespace gpuplan::cli {
 
 void add_scenario_options(po::options_description& desc, ScenarioFlags& f) {
@@ -41,10 +43,12 @@ void add_scenario_options(po::options_description& desc, ScenarioFlags& f) {
 
 namespace {
 
-void require_positive(const std::optional<int>& v, const char* flag) {
-    if (v && *v <= 0) {
-        throw UsageError(std::string("--") + flag + " must be a positive whole number, got " +
-                         std::to_string(*v));
+// The flags take the same ranges as the scenario file's keys (docs/scenario-schema.md), so no
+// count can overflow later arithmetic (two token counts of at most 2^28 sum within an int).
+void require_range(const std::optional<int>& v, const char* flag, long long max) {
+    if (v && (*v <= 0 || *v > max)) {
+        throw UsageError(std::string("--") + flag + " must be a whole number from 1 to " +
+                         std::to_string(max) + ", got " + std::to_string(*v));
     }
 }
 
@@ -61,12 +65,16 @@ bool on_off(const std::string& v, const char* flag) {
 }  // namespace
 
 model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
-    for (const auto& [v, name] :
-         {std::pair{f.gpus, "gpus"}, {f.tp, "tp"}, {f.pp, "pp"}, {f.ep, "ep"},
-          {f.max_model_len, "max-model-len"}, {f.concurrency, "concurrency"}, {f.batch, "batch"},
-          {f.input_len, "input-len"}, {f.output_len, "output-len"}, {f.max_num_seqs, "max-num-seqs"},
-          {f.max_num_batched_tokens, "max-num-batched-tokens"}, {f.block_size, "block-size"}}) {
-        require_positive(v, name);
+    constexpr long long kTokens = 1 << 28;
+    for (const auto& [v, name, max] :
+         {std::tuple{f.gpus, "gpus", model::kMaxGpus}, {f.tp, "tp", model::kMaxGpus},
+          {f.pp, "pp", model::kMaxGpus}, {f.ep, "ep", model::kMaxGpus},
+          {f.max_model_len, "max-model-len", kTokens}, {f.concurrency, "concurrency", 1LL << 24},
+          {f.batch, "batch", 1LL << 24}, {f.input_len, "input-len", kTokens},
+          {f.output_len, "output-len", kTokens}, {f.max_num_seqs, "max-num-seqs", 1LL << 24},
+          {f.max_num_batched_tokens, "max-num-batched-tokens", kTokens},
+          {f.block_size, "block-size", 1LL << 16}}) {
+        require_range(v, name, max);
     }
     const auto& db = ctx.db();
     model::Scenario s;
@@ -86,17 +94,27 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     if (f.tp) d.par.tp = *f.tp;
     if (f.pp) d.par.pp = *f.pp;
     if (f.ep) d.par.ep = *f.ep;
-    const int replica = d.par.tp * d.par.pp;
+    // Products in 64 bits; model::validate refuses more than model::kMaxGpus below.
+    const long long replica = static_cast<long long>(d.par.tp) * d.par.pp;
+    if (replica > model::kMaxGpus) {
+        throw UsageError("tp x pp = " + std::to_string(replica) + " is more than " +
+                         std::to_string(model::kMaxGpus) + " GPUs; lower --tp or --pp");
+    }
     if (f.gpus) {
         if (*f.gpus % replica != 0) {
             throw UsageError("--gpus " + std::to_string(*f.gpus) + " is not a multiple of tp x pp = " +
                              std::to_string(replica) + "; change --gpus, --tp or --pp");
         }
-        d.par.dp = *f.gpus / replica;
+        d.par.dp = static_cast<int>(*f.gpus / replica);
     } else if (f.tp || f.pp) {
         d.par.dp = f.file.empty() ? 1 : d.par.dp;
     }
-    d.gpus = replica * d.par.dp;
+    const long long gpus = replica * d.par.dp;
+    if (gpus > model::kMaxGpus) {
+        throw UsageError("tp x pp x dp = " + std::to_string(gpus) + " is more than " +
+                         std::to_string(model::kMaxGpus) + " GPUs; lower --gpus, --tp or --pp");
+    }
+    d.gpus = static_cast<int>(gpus);
     if (!f.weights.empty()) d.prec.weights = model::parse_precision(f.weights);
     if (!f.kv.empty()) d.prec.kv_cache = model::parse_precision(f.kv);
     if (!f.activations.empty()) d.prec.activations = model::parse_precision(f.activations);

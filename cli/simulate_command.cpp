@@ -1,6 +1,7 @@
 // `gpuplan simulate`: run a scenario's workload through the discrete-event serving simulator
 // and report latency percentiles, throughput, goodput, SLO attainment per class and engine
 // figures; optionally write per-request and time-series CSVs and a Chrome trace.
+#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/load_report.hpp"
@@ -360,7 +361,7 @@ void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, c
                                     {"gpu_power_w", st.power_w}}}});
     }
     write_file(dir / "trace.json", nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + '\n');
-    write_file(dir / "summary.json", result_json(s, r).dump(2) + '\n');
+    write_file(dir / "summary.json", json_text(result_json(s, r)) + '\n');
     throw_if_interrupted();
     folder.commit();
 }
@@ -372,7 +373,7 @@ std::vector<hwdb::ScenarioOverride> parse_sets(const std::vector<std::string>& s
         if (eq == std::string::npos || eq == 0) {
             throw UsageError("--set '" + s + "': write key.path=value, e.g. --set workload.requests_per_s=8");
         }
-        out.push_back({s.substr(0, eq), s.substr(eq + 1)});
+        out.push_back({s.substr(0, eq), s.substr(eq + 1), "--set " + s});
     }
     return out;
 }
@@ -493,7 +494,7 @@ int run_simulate(CliContext& ctx) {
     for (std::size_t i = 0; i < runs; ++i) {
         auto o = overrides;
         if (!sweep_values.empty()) {
-            o.push_back({sweep_key, sweep_values[i]});
+            o.push_back({sweep_key, sweep_values[i], "--sweep " + sweep_key + "=" + sweep_values[i]});
         }
         model::Scenario s = hwdb::load_scenario(file, ctx.db(), o);
         apply_power_flags(s, power_flags);
@@ -542,7 +543,7 @@ int run_simulate(CliContext& ctx) {
             write_outputs(out_dir, scenarios.front(), r);
         }
         if (json) {
-            *ctx.out << result_json(scenarios.front(), r).dump(2) << '\n';
+            *ctx.out << json_text(result_json(scenarios.front(), r)) << '\n';
         } else {
             print_result(*ctx.out, scenarios.front(), r);
             if (!out_dir.empty()) {
@@ -600,7 +601,7 @@ int run_simulate(CliContext& ctx) {
             j["sweep_value"] = sweep_values[i];
             arr.push_back(j);
         }
-        *ctx.out << arr.dump(2) << '\n';
+        *ctx.out << json_text(arr) << '\n';
         return 0;
     }
     Table t({sweep_key, "done", "failed", "req/s", "tok/s", "goodput", "TTFT p50 ms", "TTFT p99 ms",

@@ -1,5 +1,6 @@
 // `gpuplan train`: memory per GPU, step time, MFU, time and cost to train, and the layout search
 // (model/training.hpp). A scenario file with a `training:` block and/or flags.
+#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/options.hpp"
@@ -577,7 +578,7 @@ int run_train(CliContext& ctx) {
     }
     if (!est) {
         if (f.json) {
-            *ctx.out << nlohmann::json{{"fits", false}, {"search", search_j}}.dump(2) << '\n';
+            *ctx.out << json_text(nlohmann::json{{"fits", false}, {"search", search_j}}) << '\n';
         } else {
             print_search(*ctx.out, *sr, by);
         }
@@ -590,7 +591,7 @@ int run_train(CliContext& ctx) {
         nlohmann::json j = train_json(shown, e);
         if (sr)
             j["search"] = search_j;
-        *ctx.out << j.dump(2) << '\n';
+        *ctx.out << json_text(j) << '\n';
         return 0;
     }
     if (sr) {

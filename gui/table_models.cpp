@@ -63,7 +63,6 @@ QString FiguresModel::value(const QString& figure) const {
 FiguresModel::Rows servingRows(const Analysis& a) {
     const model::ServingEstimate& e = a.serving();
     const model::MemoryEstimate& m = e.memory;
-    const auto& w = a.scenario.workload;
     FiguresModel::Rows r;
     const auto add = [&r](const QString& k, const QString& v) { r.emplace_back(k, v); };
     add(QObject::tr("fits"), m.fits ? QObject::tr("yes") : QObject::tr("NO"));

@@ -21,11 +21,13 @@ template <class Spec> bool name_matches(const Spec& spec, const std::string& key
                        [&](const std::string& a) { return normalize_name(a) == key; });
 }
 
+// Newest first: within a folder names and aliases are unique (add_entry), so the order only
+// matters across folders, where the later folder wins, for aliases as for names.
 template <class Spec> const Spec* find_in(const std::vector<Spec>& list, std::string_view name) {
     const std::string key = normalize_name(name);
-    for (const auto& spec : list) {
-        if (name_matches(spec, key)) {
-            return &spec;
+    for (auto it = list.rbegin(); it != list.rend(); ++it) {
+        if (name_matches(*it, key)) {
+            return &*it;
         }
     }
     return nullptr;
@@ -53,30 +55,6 @@ const Spec& get_in(const std::vector<Spec>& list, std::string_view name, const c
     message += std::string(" ('") + list_command + "' lists them)";
     throw InputError(message);
 }
-
-// Adds or replaces by canonical name, so a user folder overrides the built-in entry. The index
-// (name -> position) keeps a file of n entries O(n) to load instead of one scan per entry.
-template <class Spec> class Upsert {
-public:
-    explicit Upsert(std::vector<Spec>& list) : list_(list) {
-        index_.reserve(list.size());
-        for (std::size_t i = 0; i < list.size(); ++i) {
-            index_.emplace(list[i].name, i);
-        }
-    }
-    void operator()(Spec spec) {
-        const auto [it, added] = index_.try_emplace(spec.name, list_.size());
-        if (added) {
-            list_.push_back(std::move(spec));
-        } else {
-            list_[it->second] = std::move(spec);
-        }
-    }
-
-private:
-    std::vector<Spec>& list_;
-    std::unordered_map<std::string, std::size_t> index_;
-};
 
 // Every normalized name and alias in `list`, for checking references in O(1) each.
 template <class Spec> std::unordered_set<std::string> names_of(const std::vector<Spec>& list) {
@@ -108,27 +86,96 @@ std::string normalize_name(std::string_view name) {
     return out;
 }
 
+// Adds or replaces by canonical name, so a user folder overrides the built-in entry; refuses a
+// second entry with the same name, or a name or alias already used, in the same scope.
+template <class Spec>
+void Database::add_entry(std::vector<Spec>& list, Spec spec, const char* kind,
+                         const std::string& file) {
+    std::vector<std::string> keys{normalize_name(spec.name)};
+    for (const auto& a : spec.aliases) {
+        keys.push_back(normalize_name(a));
+    }
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        const auto it = scope_keys_.find(std::string(kind) + ":" + keys[i]);
+        if (it == scope_keys_.end()) {
+            continue;
+        }
+        const auto bar = it->second.find('|');
+        const std::string other_file = it->second.substr(0, bar);
+        const std::string other = it->second.substr(bar + 1);
+        const std::string what = i == 0 ? "name" : "alias '" + spec.aliases[i - 1] + "'";
+        throw ConfigError(file, 0, 0, std::string(kind) + " '" + spec.name + "'",
+                          other == spec.name
+                              ? "defined twice (also in " + other_file +
+                                    "); keep one entry per name in a folder"
+                              : "its " + what + " is also a name or alias of " + kind + " '" +
+                                    other + "' in " + other_file +
+                                    "; rename one (names and aliases are unique in a folder)");
+    }
+    for (const auto& key : keys) {
+        scope_keys_[std::string(kind) + ":" + key] = file + "|" + spec.name;
+    }
+    // Across scopes the later entry wins: say what it replaces or shadows. The index of every
+    // name and alias loaded so far keeps this O(1) per key, so a folder of n entries loads in O(n).
+    bool replaces = false;
+    for (const auto& key : keys) {
+        const auto it = all_keys_.find(std::string(kind) + ":" + key);
+        if (it == all_keys_.end()) {
+            continue;
+        }
+        const std::string& old = it->second;
+        if (old == spec.name) {
+            if (!replaces) {
+                notes_.push_back(std::string(kind) + " '" + spec.name + "' from " + file +
+                                 " replaces the one from " + origin_[std::string(kind) + ":" + old]);
+            }
+            replaces = true;
+        } else {
+            notes_.push_back(std::string(kind) + " name '" + key + "' now means '" + spec.name +
+                             "' from " + file + ", not '" + old + "' from " +
+                             origin_[std::string(kind) + ":" + old]);
+        }
+    }
+    for (const auto& key : keys) {
+        all_keys_[std::string(kind) + ":" + key] = spec.name;
+    }
+    origin_[std::string(kind) + ":" + spec.name] = file;
+    if (replaces) {
+        auto it = std::find_if(list.begin(), list.end(),
+                               [&](const Spec& s) { return s.name == spec.name; });
+        if (it != list.end()) {
+            list.erase(it); // the replacement goes last, where find_in looks first
+        }
+    }
+    list.push_back(std::move(spec));
+}
+
 void Database::add_yaml(std::string_view text, const std::string& file) {
+    scope_keys_.clear();
+    add_yaml_in_scope(text, file);
+}
+
+void Database::add_yaml_in_scope(std::string_view text, const std::string& file) {
     detail::MapReader root(detail::parse_strict(text, file), file, "");
     const int schema = root.integer("schema", 1, 1000);
     if (schema != 1) {
         root.fail_at("schema", "unsupported schema version " + std::to_string(schema) +
                                    "; this gpuplan reads schema 1");
     }
-    for (Upsert add(accelerators_); auto& m : root.map_list("accelerators")) {
-        add(detail::read_accelerator(m));
+    for (auto& m : root.map_list("accelerators")) {
+        add_entry(accelerators_, detail::read_accelerator(m), "accelerator", file);
     }
-    for (Upsert add(interconnects_); auto& m : root.map_list("interconnects")) {
-        add(detail::read_interconnect(m));
+    for (auto& m : root.map_list("interconnects")) {
+        add_entry(interconnects_, detail::read_interconnect(m), "interconnect", file);
     }
-    for (Upsert add(servers_); auto& m : root.map_list("servers")) {
-        add(detail::read_server(m));
+    for (auto& m : root.map_list("servers")) {
+        add_entry(servers_, detail::read_server(m), "server", file);
     }
-    for (Upsert add(racks_); auto& m : root.map_list("racks")) {
-        add(detail::read_rack(m));
+    for (auto& m : root.map_list("racks")) {
+        add_entry(racks_, detail::read_rack(m), "rack", file);
     }
-    for (Upsert add(models_); auto& m : root.map_list("models")) {
-        add(detail::read_model(m));
+    for (auto& m : root.map_list("models")) {
+        add_entry(models_, detail::read_model(m), "model", file);
     }
     for (auto& m : root.map_list("sources")) {
         const std::string tag = m.string("tag");
@@ -155,8 +202,9 @@ Database Database::load(const std::vector<std::filesystem::path>& folders) {
             }
         }
         std::sort(files.begin(), files.end());
+        db.scope_keys_.clear();  // one folder is one scope for the clash check
         for (const auto& f : files) {
-            db.add_yaml(read_file(f), f.string());
+            db.add_yaml_in_scope(read_file(f), f.string());
         }
     }
     db.check_references();

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,8 +22,14 @@ public:
     [[nodiscard]] static Database load(const std::vector<std::filesystem::path>& folders);
 
     /// Adds (or replaces by canonical name) the entries of one YAML text. `file` names it in
-    /// error messages.
+    /// error messages. Within one text (one folder for load()), two entries of a kind with the
+    /// same name, or a name or alias used by two entries, throw ConfigError; across texts the
+    /// later entry wins and notes() says so.
     void add_yaml(std::string_view text, const std::string& file);
+
+    /// What later folders replaced, one line each ("accelerator 'h100-sxm' from B replaces the
+    /// one from A"), for front ends to show; empty when nothing was overridden.
+    [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
 
     [[nodiscard]] const std::vector<model::AcceleratorSpec>& accelerators() const { return accelerators_; }
     [[nodiscard]] const std::vector<model::InterconnectSpec>& interconnects() const { return interconnects_; }
@@ -54,7 +61,19 @@ public:
     void check_references() const;
 
 private:
+    void add_yaml_in_scope(std::string_view text, const std::string& file);
+    template <class Spec>
+    void add_entry(std::vector<Spec>& list, Spec spec, const char* kind, const std::string& file);
+
     std::map<std::string, SourceRef> sources_;
+    /// "kind:normalized name or alias" -> "file|canonical name" of the entries added in the
+    /// current scope (one folder of load(), or one add_yaml call), for the clash check.
+    std::map<std::string, std::string> scope_keys_;
+    /// "kind:canonical name" -> the file that defined the entry.
+    std::map<std::string, std::string> origin_;
+    /// "kind:normalized name or alias" -> canonical name, over every folder loaded so far.
+    std::unordered_map<std::string, std::string> all_keys_;
+    std::vector<std::string> notes_;
     std::vector<model::AcceleratorSpec> accelerators_;
     std::vector<model::InterconnectSpec> interconnects_;
     std::vector<model::ServerSpec> servers_;

@@ -1,5 +1,8 @@
 #include "hwdb/hf_import.hpp"
 
+#include "hwdb/database.hpp"
+#include "hwdb/model_yaml_writer.hpp"
+
 #include "model/error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -311,7 +314,16 @@ model::ModelSpec import_hf_config(std::string_view json_text, const std::string&
     m.tied_embeddings = r.opt_bool("tie_word_embeddings", family == "gemma2");
     m.mlp = model::MlpKind::Gated; // SwiGLU everywhere, GeGLU in Gemma-2
     if (m.heads > 0) {
-        m.head_dim = r.opt_int("head_dim").value_or(m.hidden_size / m.heads);
+        const auto head_dim = r.opt_int("head_dim");
+        // transformers derives head_dim = hidden_size // num_attention_heads; a remainder means
+        // the attention projections cannot be split into equal heads.
+        if (!head_dim && family != "deepseek-v3" && m.hidden_size % m.heads != 0) {
+            r.fail("num_attention_heads",
+                   std::to_string(m.heads) + " heads do not divide hidden_size " +
+                       std::to_string(m.hidden_size) + "; give head_dim or a head count that "
+                       "divides hidden_size");
+        }
+        m.head_dim = head_dim.value_or(m.hidden_size / m.heads);
     }
 
     if (family == "deepseek-v3") {
@@ -355,6 +367,23 @@ model::ModelSpec import_hf_config(std::string_view json_text, const std::string&
     m.published_active_params = m.moe ? count.active : 0.0;
     m.source = "Hugging Face config.json imported from " + file +
                "; published_params computed by gpuplan from the architecture";
+
+    // The catalog's own loader, on the YAML this import writes: whatever the catalog would
+    // refuse to load (ranges of layers, heads, vocabulary, ...), the import refuses too, naming
+    // the config.json and the catalog key.
+    try {
+        Database scratch;
+        scratch.add_yaml(model_to_yaml(m), file);
+    } catch (const ConfigError& e) {
+        std::string message = e.what();
+        const std::string key = e.key_path().empty() ? "" : e.key_path() + ": ";
+        if (const auto at = message.find(key.empty() ? ": " : key); at != std::string::npos) {
+            message = message.substr(at + (key.empty() ? 2 : key.size()));
+        }
+        throw ConfigError(file, 0, 0, "",
+                          "the imported model would not load into the catalog: " +
+                              (key.empty() ? "" : "key '" + e.key_path() + "': ") + message);
+    }
     return m;
 }
 

@@ -133,7 +133,13 @@ void read_hardware(MapReader m, const Database& db, model::Scenario& s) {
     d.par.ep = m.opt_integer("ep", 1, 65536).value_or(1);
     const auto dp = m.opt_integer("dp", 1, 1 << 20);
     const auto count = m.opt_integer("count", 1, 1 << 24);
-    const int replica = d.par.tp * d.par.pp;
+    // Products in 64 bits, checked against model::kMaxGpus, so no GPU count can wrap.
+    const long long replica = static_cast<long long>(d.par.tp) * d.par.pp;
+    if (replica * dp.value_or(1) > model::kMaxGpus) {
+        m.fail_at(dp ? "dp" : "pp", "tp × pp × dp = " + std::to_string(replica * dp.value_or(1)) +
+                                        " is more than " + std::to_string(model::kMaxGpus) +
+                                        " GPUs; lower tp, pp or dp");
+    }
     if (dp) {
         d.par.dp = *dp;
         if (count && *count != replica * *dp) {
@@ -145,9 +151,9 @@ void read_hardware(MapReader m, const Database& db, model::Scenario& s) {
             m.fail_at("count", "count " + std::to_string(*count) + " is not a multiple of tp × pp = " +
                                    std::to_string(replica) + "; use a multiple or change tp/pp");
         }
-        d.par.dp = *count / replica;
+        d.par.dp = static_cast<int>(*count / replica);
     }
-    d.gpus = replica * d.par.dp;
+    d.gpus = static_cast<int>(replica * d.par.dp);
     d.gpus_per_node = m.opt_integer("gpus_per_node", 1, 1024).value_or(d.gpus_per_node);
     if (const auto intra = m.opt_string("intra_node_link")) {
         d.intra_node_link = at_key(m, "intra_node_link", [&] { return db.interconnect(*intra); });
@@ -274,6 +280,28 @@ namespace {
 // Applies `--set key.path=value` overrides to the parsed document: maps are created as needed,
 // a numeric segment indexes a list, and the value is parsed as YAML (so "64", "1 GiB" and
 // "[1, 2]" all work).
+// Tags a command-line value and everything in it, so messages about it name the flag
+// (detail::fail) instead of line 1, column 1 of a one-line document.
+void tag_command_line(YAML::Node n, const std::string& tag) {
+    n.SetTag(tag);
+    if (n.IsSequence()) {
+        for (std::size_t i = 0; i < n.size(); ++i) {
+            tag_command_line(n[i], tag);
+        }
+    } else if (n.IsMap()) {
+        for (auto it = n.begin(); it != n.end(); ++it) {
+            tag_command_line(it->second, tag);
+        }
+    }
+}
+
+YAML::Node load_value(const ScenarioOverride& o) {
+    YAML::Node v = YAML::Load(o.value);
+    tag_command_line(v, detail::kCommandLineTag +
+                            (o.origin.empty() ? "--set " + o.path + "=" + o.value : o.origin));
+    return v;
+}
+
 void apply_overrides(YAML::Node root, const std::vector<ScenarioOverride>& overrides, const std::string& file) {
     for (const auto& o : overrides) {
         std::vector<std::string> parts;
@@ -302,7 +330,7 @@ void apply_overrides(YAML::Node root, const std::vector<ScenarioOverride>& overr
                     throw InputError("--set " + o.path + ": index " + key + " is past the end of the list in " + file);
                 }
                 if (last) {
-                    node[idx] = YAML::Load(o.value);
+                    node[idx] = load_value(o);
                 } else {
                     node.reset(node[idx]);
                 }
@@ -313,7 +341,7 @@ void apply_overrides(YAML::Node root, const std::vector<ScenarioOverride>& overr
                                  "' is not a mapping in " + file);
             }
             if (last) {
-                node[key] = YAML::Load(o.value);
+                node[key] = load_value(o);
             } else {
                 if (!node[key].IsDefined() || node[key].IsNull()) {
                     node[key] = YAML::Node(YAML::NodeType::Map);

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -22,8 +23,11 @@ namespace gpuplan::hwdb {
 /// One `--set key.path=value` override, applied to the YAML before it is read (so it is checked
 /// like the file's own keys). `path` is dot-separated; numeric segments index lists.
 struct ScenarioOverride {
+    ScenarioOverride(std::string p, std::string v, std::string o = {})
+        : path(std::move(p)), value(std::move(v)), origin(std::move(o)) {}
     std::string path;
     std::string value;
+    std::string origin;  ///< the flag as messages name it; empty: "--set path=value"
 };
 
 /// parse_scenario with overrides.

@@ -88,6 +88,13 @@ std::string read_file(const std::filesystem::path& path, const char* what) {
 
 }  // namespace
 
+std::optional<int> token_count(double v, int min) {
+    if (!std::isfinite(v) || v < min || v > kMaxTokenCount || v != std::floor(v)) {
+        return std::nullopt;
+    }
+    return static_cast<int>(v);
+}
+
 std::optional<TraceFormat> find_trace_format(std::string_view name) {
     if (name == "auto") return TraceFormat::Auto;
     if (name == "azure") return TraceFormat::Azure;
@@ -170,14 +177,24 @@ std::vector<model::TraceRecord> parse_trace(std::string_view text, const std::st
             throw InputError(where + "'" + std::string(cells[static_cast<std::size_t>(ci)]) +
                              "' is not a time; write seconds or 'YYYY-MM-DD HH:MM:SS.ffff'");
         }
-        if (!in || !o || *in < 0 || *o < 0 || *in > 1e9 || *o > 1e9) {
-            throw InputError(where + "token counts must be whole numbers >= 0");
+        const auto in_tokens = in ? token_count(*in, 1) : std::nullopt;
+        const auto out_tokens = o ? token_count(*o, 0) : std::nullopt;
+        if (!in_tokens || !out_tokens) {
+            throw InputError(where + "token counts '" +
+                             std::string(cells[static_cast<std::size_t>(cin)]) + "', '" +
+                             std::string(cells[static_cast<std::size_t>(cout)]) +
+                             "' must be whole numbers, input from 1 and output from 0, up to " +
+                             std::to_string(kMaxTokenCount));
+        }
+        if (*t < 0) {
+            throw InputError(where + "arrival time '" +
+                             std::string(cells[static_cast<std::size_t>(ci)]) +
+                             "' is negative; give seconds from the start of the trace (>= 0)");
         }
         if (out.empty()) {
             t0 = *t;
         }
-        out.push_back(model::TraceRecord{Seconds(*t - t0), static_cast<int>(std::lround(*in)),
-                                         static_cast<int>(std::lround(*o))});
+        out.push_back(model::TraceRecord{Seconds(*t - t0), *in_tokens, *out_tokens});
     }
     if (out.empty()) {
         throw InputError(file + ": the trace has no records; give a header line and one line per request");
@@ -211,8 +228,15 @@ std::vector<int> load_length_column(const std::filesystem::path& path, const std
         if (col < 0) {
             if (column.empty()) {
                 col = 0;
-                if (number(cells[0])) {
-                    out.push_back(static_cast<int>(std::lround(*number(cells[0]))));
+                if (const auto v = number(cells[0])) {
+                    // No header: the first line is already a length, checked like the rest.
+                    const auto n = token_count(*v);
+                    if (!n) {
+                        throw InputError(where + "'" + std::string(cells[0]) +
+                                         "' is not a token count; give whole numbers from 0 to " +
+                                         std::to_string(kMaxTokenCount));
+                    }
+                    out.push_back(*n);
                 }
                 continue;
             }
@@ -230,11 +254,13 @@ std::vector<int> load_length_column(const std::filesystem::path& path, const std
             throw InputError(where + "missing column " + std::to_string(col + 1));
         }
         const auto v = number(cells[static_cast<std::size_t>(col)]);
-        if (!v || *v < 0) {
+        const auto n = v ? token_count(*v) : std::nullopt;
+        if (!n) {
             throw InputError(where + "'" + std::string(cells[static_cast<std::size_t>(col)]) +
-                             "' is not a token count");
+                             "' is not a token count; give whole numbers from 0 to " +
+                             std::to_string(kMaxTokenCount));
         }
-        out.push_back(static_cast<int>(std::lround(*v)));
+        out.push_back(*n);
     }
     if (out.empty()) {
         throw InputError(path.string() + ": no lengths found");

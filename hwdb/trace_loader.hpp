@@ -33,6 +33,14 @@ enum class TraceFormat { Auto, Azure, Vidur, Plain };
 [[nodiscard]] std::vector<model::TraceRecord> load_trace(const std::filesystem::path& path,
                                                          TraceFormat format = TraceFormat::Auto);
 
+/// The most tokens one length may have (2^28, as the scenario file's length keys allow).
+inline constexpr int kMaxTokenCount = 1 << 28;
+
+/// `v` as a token count when it is a whole number from `min` to kMaxTokenCount; nullopt for
+/// anything else (NaN, infinity, negative, fractional, too large). The one check for token
+/// counts read from traces, length files and empirical lists.
+[[nodiscard]] std::optional<int> token_count(double v, int min = 0);
+
 /// One numeric column of a CSV file as lengths (for empirical length distributions): the
 /// column named `column`, or the first column when empty. Throws InputError.
 [[nodiscard]] std::vector<int> load_length_column(const std::filesystem::path& path,

@@ -2,6 +2,7 @@
 
 #include "hwdb/trace_loader.hpp"
 
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,7 +91,14 @@ model::LengthDistribution read_length(MapReader& parent, const std::string& key,
         m.fail_at("min", "min " + std::to_string(d.min) + " is above max " + std::to_string(d.max));
     }
     for (const double v : number_list(m, "values")) {
-        d.values.push_back(static_cast<int>(v));
+        const auto n = token_count(v);
+        if (!n) {
+            std::ostringstream text;
+            text << v;
+            m.fail_at("values", "'" + text.str() + "' is not a token count; give whole numbers "
+                                "from 0 to " + std::to_string(kMaxTokenCount));
+        }
+        d.values.push_back(*n);
     }
     d.weights = number_list(m, "weights");
     if (const auto file = m.opt_string("file")) {

@@ -209,6 +209,11 @@ YAML::Node parse_strict(std::string_view text, const std::string& file) {
 
 void fail(const YAML::Node& node, const std::string& file, const std::string& path,
           const std::string& message) {
+    // A value from the command line (a --set override or a flag that becomes one) has no place
+    // in the file: name the flag instead of a line and column of the file.
+    if (node.Tag().rfind(kCommandLineTag, 0) == 0) {
+        throw ConfigError(node.Tag().substr(kCommandLineTag.size()), 0, 0, path, message);
+    }
     const auto mark = node.Mark();
     const bool known = mark.line >= 0 && !node.IsNull();
     throw ConfigError(file, known ? mark.line + 1 : 0, known ? mark.column + 1 : 0, path, message);

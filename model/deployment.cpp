@@ -237,9 +237,14 @@ void validate(const Deployment& d) {
             where + "parallelism tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
                 " dp=" + std::to_string(p.dp) + " ep=" + std::to_string(p.ep) +
                 " has a size below 1; every size must be at least 1");
-    require(d.gpus == p.tp * p.pp * p.dp,
+    const long long product = static_cast<long long>(p.tp) * p.pp * p.dp;  // cannot wrap
+    require(product <= kMaxGpus && p.ep <= kMaxGpus,
+            where + "tp × pp × dp is " + std::to_string(product) + " GPUs (ep " +
+                std::to_string(p.ep) + "); at most " + std::to_string(kMaxGpus) +
+                " are supported, lower the parallel sizes");
+    require(d.gpus == product,
             where + "gpus is " + std::to_string(d.gpus) + " but tp × pp × dp is " +
-                std::to_string(p.tp * p.pp * p.dp) + "; set gpus to tp × pp × dp");
+                std::to_string(product) + "; set gpus to tp × pp × dp");
     require(d.gpus_per_node >= 1,
             where + "gpus_per_node is " + std::to_string(d.gpus_per_node) + "; use at least 1");
     require(d.model.heads % p.tp == 0, where + "tp " + std::to_string(p.tp) +
@@ -254,7 +259,7 @@ void validate(const Deployment& d) {
     require(p.pp <= d.model.layers, where + "pp " + std::to_string(p.pp) + " exceeds the " +
                                         std::to_string(d.model.layers) +
                                         " layers; use at most one stage per layer");
-    require(p.ep == 1 || (d.model.moe && (p.tp * p.dp) % p.ep == 0),
+    require(p.ep == 1 || (d.model.moe && (static_cast<long long>(p.tp) * p.dp) % p.ep == 0),
             where + "ep " + std::to_string(p.ep) +
                 (d.model.moe ? " does not divide tp × dp; use a divisor of tp × dp"
                              : " is set but the model has no experts; use ep 1"));

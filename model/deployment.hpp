@@ -14,6 +14,11 @@
 
 namespace gpuplan::model {
 
+/// The most GPUs one deployment may use (2^24, about 16.8 million; the scenario file's
+/// hardware.count allows as many). validate() refuses larger products of tp × pp × dp, so GPU
+/// counts, and what-ifs that double them, stay within an int.
+inline constexpr long long kMaxGpus = 1LL << 24;
+
 /// How one model replica is split over GPUs. A replica uses tp × pp GPUs; dp replicas run side
 /// by side. Expert parallelism shards the routed experts of MoE layers over `ep` GPUs (vLLM
 /// --enable-expert-parallel: ep = tp × dp), in which case experts are not tensor-sharded.

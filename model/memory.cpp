@@ -11,6 +11,22 @@ namespace gpuplan::model {
 
 namespace {
 
+// A block or token count as an integer. Counts beyond 2^53 (where doubles stop being exact,
+// about 9e15) come only from absurd inputs (1e30 GiB of memory) and would wrap on conversion,
+// so they are refused with a message instead.
+std::int64_t count_of(double v, const char* what) {
+    constexpr double kMaxCount = 9007199254740992.0;  // 2^53
+    if (!(v >= 0)) {
+        return 0;
+    }
+    if (v > kMaxCount) {
+        throw InvalidArgument(std::string("the KV cache would hold more than 2^53 ") + what +
+                              "; check the accelerator's memory and the model's size (a unit "
+                              "off by orders of magnitude?)");
+    }
+    return static_cast<std::int64_t>(v);
+}
+
 using detail::Shapes;
 using detail::Stage;
 
@@ -193,8 +209,8 @@ void vllm_blocks(MemoryEstimate& r, const Shapes& s, const Stage& st, const Engi
         tokens = std::floor(blocks / (full_groups + win_groups)) * bs;
         per_request = full_groups * cdiv(len, bs) + win_groups * win_blocks;
     }
-    r.kv_blocks = static_cast<std::int64_t>(blocks);
-    r.kv_tokens = static_cast<std::int64_t>(tokens);
+    r.kv_blocks = count_of(blocks, "blocks");
+    r.kv_tokens = count_of(tokens, "tokens");
     r.max_concurrency = per_request > 0 ? blocks / per_request : 0.0;
 }
 
@@ -236,7 +252,7 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
         r.kv_budget = d.engine.kv_cache_memory.value_or(free_after * e.memory_fraction);
         const double tokens =
             r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / r.kv_per_token.si()) : 0.0;
-        r.kv_blocks = static_cast<std::int64_t>(std::floor(tokens / e.block_size));
+        r.kv_blocks = count_of(std::floor(tokens / e.block_size), "blocks");
         r.kv_tokens = r.kv_blocks * e.block_size;
         r.max_concurrency = r.kv_blocks / cdiv(len, e.block_size);
         r.total_used = r.cuda_context + fixed + std::max(r.kv_budget, Bytes(0));
@@ -253,8 +269,8 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
         const double tokens =
             r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / r.kv_per_token.si()) : 0.0;
         const double pages = std::floor(tokens / e.block_size);
-        r.kv_blocks = static_cast<std::int64_t>(pages);
-        r.kv_tokens = static_cast<std::int64_t>(pages * e.block_size);
+        r.kv_blocks = count_of(pages, "blocks");
+        r.kv_tokens = count_of(pages * e.block_size, "tokens");
         r.max_concurrency = static_cast<double>(r.kv_tokens) / len;
         r.total_used = r.cuda_context + fixed + std::max(r.kv_budget, Bytes(0));
         break;
@@ -264,8 +280,8 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
         // padded to 256 (llama-kv-cache.cpp, §5); nothing is derived from free memory.
         const double ctx = cdiv(len * e.max_num_seqs, e.block_size) * e.block_size;
         r.kv_budget = d.engine.kv_cache_memory.value_or(Bytes(ctx * r.kv_per_token.si()));
-        r.kv_tokens = static_cast<std::int64_t>(ctx);
-        r.kv_blocks = static_cast<std::int64_t>(ctx / e.block_size);
+        r.kv_tokens = count_of(ctx, "tokens");
+        r.kv_blocks = count_of(ctx / e.block_size, "blocks");
         r.total_used = r.cuda_context + fixed + r.kv_budget;
         r.requested = r.total_used;
         r.max_concurrency = r.total_used <= r.capacity ? e.max_num_seqs : 0.0;

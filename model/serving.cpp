@@ -170,9 +170,11 @@ void check_workload(const Workload& w, const EngineSettings& e, int cached_prefi
                               " with chunked prefill off, so the engine cannot schedule it; "
                               "enable chunked prefill or raise max_num_batched_tokens");
     }
-    if (w.input_tokens + w.output_tokens > e.max_model_len) {
+    // In 64 bits: two int token counts may sum past INT_MAX.
+    const long long total = static_cast<long long>(w.input_tokens) + w.output_tokens;
+    if (total > e.max_model_len) {
         throw InvalidArgument("workload: input_tokens + output_tokens = " +
-                              std::to_string(w.input_tokens + w.output_tokens) +
+                              std::to_string(total) +
                               " exceeds max_model_len " + std::to_string(e.max_model_len) +
                               "; raise max_model_len or shorten the requests");
     }
@@ -208,7 +210,9 @@ int replica_capacity(const MemoryEstimate& mem, const Workload& w) {
     }
     const EngineSettings& e = mem.engine;
     if (e.kind == EngineKind::LlamaCpp) {
-        return w.input_tokens + w.output_tokens <= e.max_model_len ? e.max_num_seqs : 0;
+        return static_cast<long long>(w.input_tokens) + w.output_tokens <= e.max_model_len
+                   ? e.max_num_seqs
+                   : 0;
     }
     const double bs = e.block_size;
     const double per_request = std::ceil(average_context(w) / bs) * bs;

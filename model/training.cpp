@@ -8,6 +8,7 @@
 #include "model/power.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <string>
 
@@ -350,9 +351,13 @@ TrainingModel::TrainingModel(const Deployment& hw, const TrainingConfig& cfg,
     };
     require(hw.gpus >= 1, "gpus is " + std::to_string(hw.gpus) + "; use at least 1");
     require(hw.gpus_per_node >= 1, "gpus_per_node must be at least 1");
-    require(cfg.tokens > 0, "tokens to train is not positive; give e.g. 'tokens: 300e9'");
-    require(cfg.global_batch >= 1, "global_batch (sequences per step) must be at least 1");
-    require(cfg.seq_len >= 1, "seq_len must be at least 1");
+    // The ranges of the scenario file's keys (hwdb training reader), checked here too so flags
+    // and code get them: 1e300 tokens made the total compute infinite.
+    require(cfg.tokens > 0 && cfg.tokens <= 1e18,
+            "tokens to train must be from 1 to 1e18; give e.g. 'tokens: 300e9'");
+    require(cfg.global_batch >= 1 && cfg.global_batch <= (1 << 26),
+            "global_batch (sequences per step) must be from 1 to 67108864");
+    require(cfg.seq_len >= 1 && cfg.seq_len <= (1 << 28), "seq_len must be from 1 to 268435456");
     require(!cfg.grad_reduce_overlap ||
                 (*cfg.grad_reduce_overlap >= 0 && *cfg.grad_reduce_overlap <= 1),
             "grad_reduce_overlap must lie in [0, 1]");
@@ -451,28 +456,35 @@ TrainingModel::TrainingModel(const Deployment& hw, const TrainingConfig& cfg,
 
     // Model FLOPs per token (Korthikanti et al. 2022 §6: 72·B·s·l·h²(1 + s/6h + V/12lh) for
     // GPT, i.e. 6 × (layer and LM-head matmul parameters) + 12·l·h·s; PaLM Appendix B:
-    // 6N + 12·L·H·Q·T). The attention term counts the full s × s product, the convention of
-    // both papers, even where causal kernels skip half of it.
+    // 6N + 12·L·H·Q·T). Those papers count the full s × s attention product; a causal mask
+    // leaves only the s(s+1)/2 pairs at or below the diagonal, and FlashAttention computes only
+    // those (Dao 2023, FlashAttention-2 §4.1: causal FLOPs are half). Counting the square as
+    // model FLOPs while the step time runs the causal half counted the masked half twice and
+    // gave MFU and HFU above 1 at long sequences (issue 12: 1.197 at seq_len 524288), so model
+    // FLOPs count the causal pairs, and hardware FLOPs what the kernels execute: the causal
+    // pairs with FlashAttention, the full square on Megatron's unfused path.
     const double matmul =
         pc.active - pc.embedding - pc.lm_head + d(model_.vocab_size) * d(model_.hidden_size);
     const detail::Shapes whole = detail::make_shapes(model_, Parallelism{});
     const double s = d(cfg.seq_len);
-    double keys = d(model_.layers - whole.windowed_layers) * s;
+    const double full_layers = d(model_.layers - whole.windowed_layers);
+    double square_keys = full_layers * s;  // keys per query, summed over layers
+    double causal_keys = full_layers * causal_query_key_pairs(0, s) / s;
     if (whole.window > 0) {
-        keys += d(whole.windowed_layers) * std::min(s, d(whole.window));
+        square_keys += d(whole.windowed_layers) * std::min(s, d(whole.window));
+        causal_keys += d(whole.windowed_layers) * causal_query_key_pairs(0, s, d(whole.window)) / s;
     }
-    const double attn_fwd = 2.0 * whole.heads_rank * (whole.qk_dim + whole.v_dim) * keys;
-    if (lora) {
-        // Frozen weights need no weight gradient: forward 2N plus data gradient 2N; the
-        // adapters train fully (6 per parameter).
-        model_flops_token_ = 4.0 * matmul + 6.0 * trainable_ + 3.0 * attn_fwd;
-    } else {
-        model_flops_token_ = 6.0 * matmul + 3.0 * attn_fwd;
-    }
+    const double per_key = 2.0 * whole.heads_rank * (whole.qk_dim + whole.v_dim);
+    const double attn_model = per_key * causal_keys;
+    const double attn_run = cfg.flash_attention ? attn_model : per_key * square_keys;
+    const double linear = lora ? 4.0 * matmul + 6.0 * trainable_  // frozen: no weight gradient
+                               : 6.0 * matmul;
+    model_flops_token_ = linear + 3.0 * attn_model;
+    hardware_flops_token_ = linear + 3.0 * attn_run;
     // Recomputation re-runs forward work: full recomputation the whole forward, selective (without
     // FlashAttention) the attention core (Korthikanti et al. 2022 §5).
-    recompute_flops_token_full_ = 2.0 * matmul + (lora ? 2.0 * trainable_ : 0.0) + attn_fwd;
-    recompute_flops_token_sel_ = cfg.flash_attention ? 0.0 : attn_fwd;
+    recompute_flops_token_full_ = 2.0 * matmul + (lora ? 2.0 * trainable_ : 0.0) + attn_run;
+    recompute_flops_token_sel_ = cfg.flash_attention ? 0.0 : attn_run;
 
     // Energy and prices: the power model of model/power.hpp when the board power is known.
     power_model_ = prices.power_model;
@@ -1110,9 +1122,12 @@ void TrainingModel::finish(LayoutResult& r, const TrainingLayout& l,
         l.recompute == Recompute::Full
             ? recompute_flops_token_full_
             : (l.recompute == Recompute::Selective ? recompute_flops_token_sel_ : 0.0);
-    r.hardware_flops = Flops((model_flops_token_ + rec) * tokens_step);
+    r.hardware_flops = Flops((hardware_flops_token_ + rec) * tokens_step);
     r.mfu = total > 0 ? r.model_flops.si() / (total * n * nominal_peak_) : 0.0;
     r.hfu = total > 0 ? r.hardware_flops.si() / (total * n * nominal_peak_) : 0.0;
+    // Every kernel runs at most at the peak, so a utilization above 1 is a FLOP counted twice
+    // (evaluate() is noexcept and runs in the search loop: an assert, and a test over layouts).
+    assert(r.hfu <= 1.0 + 1e-9 && r.mfu <= r.hfu + 1e-12);
     r.steps = cfg_.tokens / tokens_step;
     r.time_to_train = Seconds(r.steps * total);
     r.gpu_hours = r.time_to_train.si() * n / 3600.0;

@@ -319,7 +319,8 @@ class TrainingModel {
     double wb_ = 2;            ///< bytes per weight element read by a GEMM
     double frozen_bits_ = 16;  ///< bits per frozen linear weight (LoRA 16, QLoRA 4.127)
     double opt_rw_bytes_ = 28; ///< optimizer-step traffic per trained parameter
-    double model_flops_token_ = 0, recompute_flops_token_full_ = 0, recompute_flops_token_sel_ = 0;
+    double model_flops_token_ = 0, hardware_flops_token_ = 0, recompute_flops_token_full_ = 0,
+           recompute_flops_token_sel_ = 0;
     double lora_attn_in_ = 0, lora_attn_out_ = 0, lora_mlp_in_ = 0, lora_mlp_out_ = 0;
     double lora_layer_ = 0;   ///< adapter parameters per layer (whole, not sharded)
     double lora_modules_ = 0; ///< adapted linears per layer

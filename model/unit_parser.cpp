@@ -120,6 +120,10 @@ bool split_number(std::string_view s, double& value, std::string_view& rest) {
 
 constexpr double kLargestMagnitude = 1e40;  // far above any real quantity (1e30 FLOP ~ all of AI)
 
+constexpr double kSlowestBandwidth = 1e3;  // 1 kB/s: slower than any link or memory
+constexpr double kSlowestCompute = 1e9;    // 1 GFLOPS: slower than any accelerator
+constexpr double kLargestBytes = 1e21;     // 1 ZB: KV blocks of a larger memory pass 2^53
+
 std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 }  // namespace
@@ -152,6 +156,20 @@ ParsedQuantity parse_quantity(std::string_view text, Dimension dim) {
             const double si = value * u.to_si;
             if (!std::isfinite(si) || std::fabs(si) > kLargestMagnitude) {
                 return {std::nullopt, quoted(s) + " is out of range"};
+            }
+            // Physical minimums for rates: a positive rate below them is a typo (a unit off by
+            // orders of magnitude) and would make every time derived from it overflow.
+            if (dim == Dimension::BytesPerSecond && si > 0 && si < kSlowestBandwidth) {
+                return {std::nullopt, quoted(s) + " is below any real bandwidth; give at least " +
+                                          "1 kB/s (check the unit)"};
+            }
+            if (dim == Dimension::Bytes && si > kLargestBytes) {
+                return {std::nullopt, quoted(s) + " is beyond any real size; give at most 1e21 B " +
+                                          "(check the unit)"};
+            }
+            if (dim == Dimension::FlopsPerSecond && si > 0 && si < kSlowestCompute) {
+                return {std::nullopt, quoted(s) + " is below any real compute rate; give at " +
+                                          "least 1 GFLOPS (check the unit)"};
             }
             return {si, {}};
         }

@@ -1,6 +1,10 @@
 #include "sim/event_queue.hpp"
 
+#include "model/error.hpp"
+
 #include <cmath>
+#include <sstream>
+#include <string>
 #include <utility>
 
 namespace gpuplan::sim {
@@ -11,15 +15,25 @@ bool before(const Event& a, const Event& b) noexcept {
     return a.tick < b.tick || (a.tick == b.tick && a.seq < b.seq);
 }
 
+std::string fmt_seconds(double s) {
+    std::ostringstream out;
+    out << s << " s";
+    return out.str();
+}
+
 }  // namespace
 
-Tick to_tick(Seconds s) noexcept {
+Tick to_tick(Seconds s, const char* what) {
     const double ns = std::round(s.si() * static_cast<double>(kTicksPerSecond));
-    if (!(ns > 0.0)) {  // also NaN
-        return 0;
+    if (std::isnan(ns) || ns < 0.0) {
+        throw InvalidArgument(std::string(what) + ": " + fmt_seconds(s.si()) +
+                              " is not a duration; give a finite time >= 0 s");
     }
-    if (ns >= static_cast<double>(kNever)) {
-        return kNever;
+    // 2^63 ns is exactly representable as a double; anything at or above it does not fit.
+    if (ns >= 9223372036854775808.0) {
+        throw InvalidArgument(std::string(what) + ": " + fmt_seconds(s.si()) +
+                              " is beyond the simulator's clock (about 292 years); give a "
+                              "shorter time");
     }
     return static_cast<Tick>(ns);
 }

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <string>
 
 namespace gpuplan::sim {
@@ -116,6 +117,71 @@ std::optional<detail::PowerSetup> power_setup(const model::Scenario& scenario,
     return ps;
 }
 
+// Formats a number for messages: "1e+12", "604800", "0.5".
+std::string num(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
+
+// Seconds for messages: "1e+12 s", "604800 s".
+std::string secs(double s) { return num(s) + " s"; }
+
+// Refuses a time that would take the run past kMaxSimulatedSpanS before it starts; `what` names
+// the key.
+void check_span(double span_s, const std::string& what) {
+    if (!(span_s <= kMaxSimulatedSpanS)) {
+        throw InvalidArgument(what + ": " + secs(span_s) + " is beyond the simulator's limit of " +
+                              secs(kMaxSimulatedSpanS) + " (7 days) of simulated time; simulate a "
+                              "shorter window (a representative day, or hours at the peak rate)");
+    }
+}
+
+// The up-front checks on how long and how many: the run must end within kMaxSimulatedSpanS and
+// send at most kMaxRequests requests, so a bad duration or rate is refused at once instead of
+// running until killed or exhausting memory.
+void check_run_size(const model::Workload& w, const std::optional<int>& requests,
+                    const std::optional<Seconds>& duration) {
+    if (duration) {
+        check_span(duration->si(), "workload.duration");
+    }
+    if (requests && (*requests < 1 || *requests > kMaxRequests)) {
+        throw InvalidArgument("workload.requests: " + std::to_string(*requests) +
+                              " is out of range; give 1 to " + std::to_string(kMaxRequests));
+    }
+
+    if (w.arrival.kind == model::ArrivalKind::Trace) {
+        const double speed = w.arrival.trace_speedup > 0 ? w.arrival.trace_speedup : 1.0;
+        if (!w.trace.empty()) {
+            check_span((w.trace.back().arrival.si() - w.trace.front().arrival.si()) / speed,
+                       "workload.trace (span of the arrival times / trace_speedup)");
+        }
+        return;
+    }
+    if (w.arrival.kind == model::ArrivalKind::ClosedLoop) {
+        return;
+    }
+    const double rate = w.arrival.requests_per_s.value_or(w.requests_per_s.value_or(1.0));
+    if (!(rate > 0) || !std::isfinite(rate)) {
+        throw InvalidArgument("workload.requests_per_s: " + num(rate) +
+                              " is not a rate; give a number > 0");
+    }
+    if (requests && !duration) {
+        check_span(*requests / rate, "workload.requests / workload.requests_per_s (the expected "
+                                     "time to send " + std::to_string(*requests) + " requests)");
+    }
+    if (duration && !requests && w.arrival.curve.kind == model::RateCurveKind::Flat) {
+        const double expected = duration->si() * rate;
+        if (expected > static_cast<double>(kMaxRequests)) {
+            throw InvalidArgument("workload.duration x workload.requests_per_s: " +
+                                  secs(duration->si()) + " at " + num(rate) +
+                                  " requests/s is about " + std::to_string(static_cast<long long>(expected)) +
+                                  " requests, above the limit of " + std::to_string(kMaxRequests) +
+                                  "; shorten the duration or set workload.requests");
+        }
+    }
+}
+
 }  // namespace
 
 SimResult simulate(const model::Scenario& scenario, const SimOptions& options, std::stop_token stop,
@@ -157,11 +223,14 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     if (setup.replicas < 1) {
         throw InvalidArgument("cluster.replicas must be >= 1");
     }
-    if (const auto& bw = scenario.cluster.cold_start.load_bandwidth) {
-        // Every GPU of a replica reads its own weight shard in parallel.
-        setup.load_time = to_tick(mem.weights / *bw + scenario.cluster.cold_start.startup);
-    } else {
-        setup.load_time = to_tick(scenario.cluster.cold_start.startup);
+    {
+        Seconds load = scenario.cluster.cold_start.startup;
+        if (const auto& bw = scenario.cluster.cold_start.load_bandwidth) {
+            // Every GPU of a replica reads its own weight shard in parallel.
+            load = mem.weights / *bw + load;
+        }
+        check_span(load.si(), "cluster.cold_start (startup + weights / load_bandwidth)");
+        setup.load_time = to_tick(load, "cluster.cold_start");
     }
     detail::ReplicaConfig& rc = setup.replica;
     rc.max_num_seqs = eng.max_num_seqs;
@@ -170,7 +239,11 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     rc.max_model_len = eng.max_model_len;
     rc.chunked_prefill = eng.chunked_prefill;
     rc.prefix_caching = eng.prefix_caching;
-    rc.kv_blocks = mem.kv_blocks;
+    // The prefix cache keeps about 50 bytes of bookkeeping per block, so the simulated pool is
+    // capped at 2^22 blocks per replica (67M tokens at block size 16, 200 MiB): several times
+    // the largest real pool (a 192 GB GPU holds about 6M tokens of a 1B model). Only absurd
+    // memory sizes reach the cap, which otherwise exhausted memory (issue 12).
+    rc.kv_blocks = std::min<std::int64_t>(mem.kv_blocks, std::int64_t{1} << 22);
     rc.scheduler = scenario.scheduler;
     rc.block_bytes = mem.kv_per_token.si() * eng.block_size;
     rc.swap_bandwidth = scenario.scheduler.swap_bandwidth.value_or(BytesPerSecond(25e9)).si();
@@ -185,7 +258,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         detail::ClassSlo s;
         const auto pick = [](const std::optional<Seconds>& a, const std::optional<Seconds>& b) {
             const auto v = a ? a : b;
-            return v ? std::optional<Tick>(to_tick(*v)) : std::nullopt;
+            return v ? std::optional<Tick>(to_tick(*v, "slo")) : std::nullopt;
         };
         s.ttft = pick(c.ttft, scenario.slo.ttft);
         s.tpot = pick(c.tpot, scenario.slo.tpot);
@@ -209,8 +282,19 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     detail::SourceLimits limits;
     const auto requests = options.requests ? options.requests : w.requests;
     const auto duration = options.duration ? options.duration : w.duration;
+    check_run_size(w, requests, duration);
+    // Timers from the scenario must fire within the span limit too.
+    if (const auto& t = scenario.cluster.admission.timeout) {
+        check_span(t->si(), "cluster.admission.timeout");
+    }
+    check_span(scenario.cluster.admission.retry_backoff.si(), "cluster.admission.retry_backoff");
+    for (const auto& e : scenario.cluster.scale) {
+        check_span(e.at.si(), "cluster.scale.at");
+    }
+    check_span(scenario.scheduler.static_max_wait.si(), "engine.static_max_wait");
+    check_span(w.arrival.think_time.si(), "workload.arrival.think_time");
     if (duration) {
-        limits.end = to_tick(*duration);
+        limits.end = to_tick(*duration, "workload.duration");
     }
     if (requests) {
         limits.max_arrivals = *requests;
@@ -260,7 +344,16 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
             progress(std::clamp(f, 0.0, 1.0));
         };
     }
-    const RunOutcome run = sim.run(kNever, stop, tick_progress);
+    // The run stops at the span limit; events still pending there mean the inputs imply a
+    // longer run (slow steps, long timeouts) than the series can hold.
+    const Tick span_limit = to_tick(Seconds(kMaxSimulatedSpanS), "the simulated span limit");
+    const RunOutcome run = sim.run(span_limit, stop, tick_progress);
+    if (!run.drained && !run.stopped && sim.pending() > 0 && sim.now() >= span_limit) {
+        throw InvalidArgument("the run went past the simulator's limit of " + secs(kMaxSimulatedSpanS) +
+                              " (7 days) of simulated time with events still pending; check "
+                              "for a very slow accelerator, link or swap bandwidth, or long "
+                              "think times, or simulate a shorter window");
+    }
     if (run.stopped) {
         result.stopped = true;
         cluster.cancel_all();

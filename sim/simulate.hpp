@@ -17,6 +17,10 @@
 
 namespace gpuplan::sim {
 
+/// The most requests one run may send (as workload.requests allows in YAML); a duration and rate
+/// that imply more are refused before the run starts.
+inline constexpr std::int64_t kMaxRequests = std::int64_t{1} << 30;
+
 /// Per-run overrides and output switches.
 struct SimOptions {
     std::optional<std::uint64_t> seed;     ///< nullopt: the scenario's seed

@@ -41,10 +41,11 @@ public:
     /// throw InternalError). Returns the event's sequence number. O(log pending).
     std::uint64_t schedule_at(Tick tick, EventHandler& target, std::uint32_t kind,
                               std::uint64_t data = 0);
-    /// Schedules an event `delay` (>= 0) ticks from now.
+    /// Schedules an event `delay` (>= 0) ticks from now; the time saturates at kNever
+    /// instead of wrapping.
     std::uint64_t schedule_in(Tick delay, EventHandler& target, std::uint32_t kind,
                               std::uint64_t data = 0) {
-        return schedule_at(now_ + delay, target, kind, data);
+        return schedule_at(add_ticks(now_, delay), target, kind, data);
     }
 
     /// Runs events in (tick, sequence) order until none are left, the next one lies after

@@ -18,9 +18,28 @@ inline constexpr Tick kTicksPerSecond = 1'000'000'000;
 /// The largest representable time (about 292 years); "never".
 inline constexpr Tick kNever = std::numeric_limits<Tick>::max();
 
-/// Converts a duration or instant to ticks, rounding to the nearest nanosecond; negative values
-/// give 0 and values beyond kNever saturate. The one conversion from Seconds.
-[[nodiscard]] Tick to_tick(Seconds s) noexcept;
+/// The longest simulated span a run may cover: 7 days. The per-second metric and power series
+/// are sized by the simulated span today, so a run over months would take gigabytes; inputs
+/// that imply a longer run are refused up front with a message (limit to lift once the series
+/// are sparse, issue 12).
+inline constexpr double kMaxSimulatedSpanS = 7.0 * 86400.0;
+
+/// Converts a duration or instant to ticks, rounding to the nearest nanosecond. The one
+/// conversion from Seconds: values that are negative, NaN or infinite, or beyond kNever (about
+/// 292 years), throw InvalidArgument naming `what` (a key such as "workload.duration"), so no
+/// tick can be garbage. Values in (-0.5 ns, 0) round to 0.
+[[nodiscard]] Tick to_tick(Seconds s, const char* what);
+
+/// `a + b` for non-negative ticks, saturating at kNever instead of wrapping.
+[[nodiscard]] constexpr Tick add_ticks(Tick a, Tick b) noexcept {
+    if (b > 0 && a > kNever - b) {
+        return kNever;
+    }
+    if (b < 0 && a < std::numeric_limits<Tick>::min() - b) {
+        return std::numeric_limits<Tick>::min();
+    }
+    return a + b;
+}
 
 /// Converts ticks to seconds.
 [[nodiscard]] constexpr Seconds to_seconds(Tick t) noexcept {

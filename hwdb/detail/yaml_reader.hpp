@@ -28,6 +28,10 @@ inline constexpr int kMaxNesting = 64;
 /// anchors, aliases and duplicate keys. Throws ConfigError.
 [[nodiscard]] YAML::Node parse_strict(std::string_view text, const std::string& file);
 
+/// The tag prefix of nodes that came from the command line; the rest of the tag names the flag
+/// ("--tp 0,3"), which messages show in place of file:line:column.
+inline const std::string kCommandLineTag = "!gpuplan-command-line:";
+
 /// Throws a ConfigError located at `node`.
 [[noreturn]] void fail(const YAML::Node& node, const std::string& file, const std::string& path,
                        const std::string& message);

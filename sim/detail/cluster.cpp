@@ -30,7 +30,7 @@ void Cluster::start() {
         add_replica(initial);
     }
     for (std::size_t i = 0; i < setup_.config.scale.size(); ++i) {
-        sim_.schedule_at(to_tick(setup_.config.scale[i].at), *this, kScale, i);
+        sim_.schedule_at(to_tick(setup_.config.scale[i].at, "cluster.scale.at"), *this, kScale, i);
     }
 }
 
@@ -72,7 +72,7 @@ void Cluster::submit(std::uint32_t slot) {
         return;
     }
     if (const auto& t = setup_.config.admission.timeout) {
-        sim_.schedule_in(to_tick(*t), *this, kTimeout, pool_.handle(slot));
+        sim_.schedule_in(to_tick(*t, "cluster.admission.timeout"), *this, kTimeout, pool_.handle(slot));
     }
     admit(slot);
 }
@@ -99,7 +99,7 @@ void Cluster::reject(std::uint32_t slot) {
     if (r.retries < setup_.config.admission.max_retries) {
         ++r.retries;
         r.state = ReqState::Backoff;
-        sim_.schedule_in(to_tick(setup_.config.admission.retry_backoff), *this, kRetry, pool_.handle(slot));
+        sim_.schedule_in(to_tick(setup_.config.admission.retry_backoff, "cluster.admission.retry_backoff"), *this, kRetry, pool_.handle(slot));
         return;
     }
     if (cloud_eligible(r)) {
@@ -222,7 +222,7 @@ void Cluster::to_cloud(std::uint32_t slot) {
     r.state = ReqState::InCloud;
     const double ttft = rng_.lognormal(std::log(cloud->ttft_median.si()), cloud->ttft_sigma);
     const double rest = r.output > 1 ? (r.output - 1) / cloud->output_tokens_per_s : 0.0;
-    r.first_token = sim_.now() + to_tick(Seconds(ttft));
+    r.first_token = add_ticks(sim_.now(), to_tick(Seconds(ttft), "cluster.cloud.ttft_median"));
     r.generated = r.output;
     double cost = 0;
     std::string currency = "USD";
@@ -235,7 +235,7 @@ void Cluster::to_cloud(std::uint32_t slot) {
         currency = cloud->output_price->money.currency;
     }
     metrics_.cloud_cost(cost, currency);
-    sim_.schedule_at(r.first_token + to_tick(Seconds(rest)), *this, kCloudDone, pool_.handle(slot));
+    sim_.schedule_at(add_ticks(r.first_token, to_tick(Seconds(rest), "cluster.cloud.output_tokens_per_s")), *this, kCloudDone, pool_.handle(slot));
 }
 
 void Cluster::retire(std::uint32_t slot, Outcome outcome) {
@@ -268,7 +268,7 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
     }
     case kScale: {
         const int target = setup_.config.scale[static_cast<std::size_t>(data)].replicas;
-        const Tick up_at = sim_.now() + (setup_.config.cold_start.load_bandwidth ? setup_.load_time : 0);
+        const Tick up_at = add_ticks(sim_.now(), setup_.config.cold_start.load_bandwidth ? setup_.load_time : 0);
         while (static_cast<int>(replicas_.size()) < target) {
             add_replica(up_at);
         }

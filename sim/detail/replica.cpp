@@ -35,7 +35,9 @@ Replica::Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool&
                                     config.scheduler.batching == model::BatchingMode::Continuous),
       same_gap_(static_cast<std::size_t>(std::max(1, config.classes)), 0) {
     if (cfg_.block_bytes > 0) {
-        swap_capacity_ = static_cast<std::int64_t>(cfg_.scheduler.swap_space.si() / cfg_.block_bytes);
+        // Clamped so a huge swap space cannot overflow the block count (1e18 blocks is unlimited).
+        swap_capacity_ = static_cast<std::int64_t>(
+            std::min(cfg_.scheduler.swap_space.si() / cfg_.block_bytes, 1e18));
     }
     running_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     batch_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
@@ -473,7 +475,7 @@ void Replica::form_static() {
         return;
     }
     const int size = cfg_.scheduler.static_batch_size;
-    const Tick deadline = pool_[head].enqueued + to_tick(cfg_.scheduler.static_max_wait);
+    const Tick deadline = add_ticks(pool_[head].enqueued, to_tick(cfg_.scheduler.static_max_wait, "engine.static_max_wait"));
     if (waiting_live_ < size && sim_.now() < deadline) {
         if (!timer_pending_) {
             timer_pending_ = true;
@@ -562,9 +564,9 @@ void Replica::start_step() {
     }
     Tick end = 0;
     if (stages_ == 1) {
-        sample.compute_end = start + to_tick(Seconds(t));
+        sample.compute_end = add_ticks(start, to_tick(Seconds(t), "a step's compute time"));
         t += swap_time_;
-        end = start + std::max<Tick>(1, to_tick(Seconds(t)));
+        end = add_ticks(start, std::max<Tick>(1, to_tick(Seconds(t), "a step's time")));
         sample.end = end;
         stage0_free_ = end;
     } else {
@@ -576,12 +578,12 @@ void Replica::start_step() {
         Tick c = start;
         Tick prev = 0;
         for (int j = 0; j < stages_; ++j) {
-            const Tick off = j + 1 == stages_ ? to_tick(Seconds(total))
-                                              : to_tick(Seconds(per_stage * (j + 1)));
+            const Tick off = j + 1 == stages_ ? to_tick(Seconds(total), "a pipeline step's time")
+                                              : to_tick(Seconds(per_stage * (j + 1)), "a pipeline stage's time");
             const Tick d = std::max<Tick>(1, off - prev);
             prev = std::max(prev, off);
             Tick& free = stage_free_[static_cast<std::size_t>(j)];
-            c = std::max(c, free) + d;
+            c = add_ticks(std::max(c, free), d);
             free = c;
         }
         end = c;
@@ -589,7 +591,7 @@ void Replica::start_step() {
         // Metrics see the micro-batch's time in stage 0: every stage is busy that long with
         // it, so busy time and energy are per GPU, and the slices of a replica never overlap.
         sample.end = stage0_free_;
-        sample.compute_end = std::min(stage0_free_, start + to_tick(Seconds(t / stages_)));
+        sample.compute_end = std::min(stage0_free_, add_ticks(start, to_tick(Seconds(t / stages_), "a pipeline stage's time")));
         covered_ = stage0_free_;
         sim_.schedule_at(stage0_free_, *this, kStageFree);
     }

@@ -76,12 +76,15 @@ void WorkloadSource::start() {
         if (!trace_.empty()) {
             const double speed = w_.arrival.trace_speedup > 0 ? w_.arrival.trace_speedup : 1.0;
             const double t0 = trace_.front().arrival.si();
-            sim_.schedule_at(to_tick(Seconds((trace_.front().arrival.si() - t0) / speed)), *this, kTraceArrival);
+            sim_.schedule_at(to_tick(Seconds(std::max(0.0, (trace_.front().arrival.si() - t0) / speed)), "workload.trace arrival"), *this, kTraceArrival);
         }
         break;
     default:
-        if (const auto t = clock_->next(rng_arrivals_)) {
-            sim_.schedule_at(to_tick(Seconds(*t)), *this, kOpenArrival);
+        // An arrival after the end of the arrival window is never scheduled (nor converted to
+        // ticks: at a vanishing rate it may lie beyond the clock).
+        if (const auto t = clock_->next(rng_arrivals_);
+            t && (limits_.end == kNever || *t < tick_s(limits_.end))) {
+            sim_.schedule_at(to_tick(Seconds(*t), "workload arrival time"), *this, kOpenArrival);
         }
         break;
     }
@@ -143,7 +146,7 @@ void WorkloadSource::send_agent_step(std::uint64_t session) {
 
 void WorkloadSource::user_next(int user) {
     const double think = w_.arrival.think_time.si();
-    const Tick delay = think > 0 ? to_tick(Seconds(rng_think_.exponential(think))) : 0;
+    const Tick delay = think > 0 ? to_tick(Seconds(rng_think_.exponential(think)), "workload.arrival.think_time") : 0;
     sim_.schedule_in(delay, *this, kUserSend, static_cast<std::uint64_t>(user));
 }
 
@@ -156,7 +159,7 @@ void WorkloadSource::request_ended(const Request& r, Outcome outcome) {
         // The next step re-sends everything after the shared prefix, this step's output included.
         s.history = r.prompt - r.shared_len + r.output;
         if (ok && c.agent && s.steps_done < c.agent->steps) {
-            sim_.schedule_in(to_tick(c.agent->think_time), *this, kAgentStep, r.session);
+            sim_.schedule_in(to_tick(c.agent->think_time, "workload.classes.agent.think_time"), *this, kAgentStep, r.session);
             return;
         }
     }
@@ -173,8 +176,9 @@ void WorkloadSource::on_event(std::uint32_t kind, std::uint64_t data) {
         }
         // Schedule the next arrival first so arrivals at one tick keep their order.
         if (arrivals_ + 1 < limits_.max_arrivals) {
-            if (const auto t = clock_->next(rng_arrivals_)) {
-                const Tick at = std::max(sim_.now(), to_tick(Seconds(*t)));
+            if (const auto t = clock_->next(rng_arrivals_);
+                t && (limits_.end == kNever || *t < tick_s(limits_.end))) {
+                const Tick at = std::max(sim_.now(), to_tick(Seconds(*t), "workload arrival time"));
                 if (at < limits_.end) {
                     sim_.schedule_at(at, *this, kOpenArrival);
                 }
@@ -196,7 +200,7 @@ void WorkloadSource::on_event(std::uint32_t kind, std::uint64_t data) {
         if (trace_next_ < trace_.size()) {
             const double speed = w_.arrival.trace_speedup > 0 ? w_.arrival.trace_speedup : 1.0;
             const double t0 = trace_.front().arrival.si();
-            const Tick at = std::max(sim_.now(), to_tick(Seconds((trace_[trace_next_].arrival.si() - t0) / speed)));
+            const Tick at = std::max(sim_.now(), to_tick(Seconds(std::max(0.0, (trace_[trace_next_].arrival.si() - t0) / speed)), "workload.trace arrival"));
             sim_.schedule_at(at, *this, kTraceArrival);
         }
         const int cls = pick_class();

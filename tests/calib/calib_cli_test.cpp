@@ -154,6 +154,17 @@ TEST(CalibCli, BadInputExitsWithTwoAndALocatedMessage) {
     EXPECT_TRUE(has(r.out, "no such file or folder")) << r.out;
     r = run("calib fit");
     EXPECT_EQ(r.exit_code, 2);
+    // Issue 12: no held-out shape means no measured error; it used to write "0 %".
+    r = run("calib fit " + fx("blis") + " --gpu h100-sxm --holdout-every 0");
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_TRUE(has(r.out, "error: holdout-every 0 holds out no shapes, so the profile's error "
+                           "could not be measured; give 2 or more (default 5)"))
+        << r.out;
+    r = run("calib validate " + fx("blis") + " --gpu h100-sxm --holdout-every 0");
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_TRUE(has(r.out, "error: holdout-every 0 holds out no shapes, so there is no held-out "
+                           "error to report; give 2 or more"))
+        << r.out;
 }
 
 TEST(CalibCli, FitRecoversSyntheticCoefficientsAndValidateReportsThem) {

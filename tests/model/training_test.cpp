@@ -128,12 +128,56 @@ TEST(TrainingCompute, ModelFlopsFollowKorthikantiFormula) {
     // Korthikanti et al. 2022 §6: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)) per step.
     const TrainingModel m(cluster(gpt3(), a100(), 1024), gpt3_run(), default_profile());
     const double B = 1536, s = 2048, l = 96, h = 12288, V = 50257;
-    const double expected = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    // Model FLOPs count the causal half of the s × s attention product (s(s+1)/2 pairs, the
+    // FlashAttention-2 convention), so the paper's s/(6h) becomes (s+1)/(12h).
+    const double expected = 72 * B * s * l * h * h * (1 + (s + 1) / (12 * h) + V / (12 * l * h));
     const LayoutResult r = m.evaluate(gpt3_run().layout);
     EXPECT_NEAR(r.model_flops.si() / expected, 1.0, 0.003); // biases and norms are extra
-    // Full recomputation adds one forward: 96 instead of 72 (Narayanan et al. 2021 eq. 3).
+    // Full recomputation adds one forward: 96 instead of 72 (Narayanan et al. 2021 eq. 3); the
+    // unfused attention of this run computes the whole square, so hardware FLOPs keep s/(6h).
     const double hw = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
     EXPECT_NEAR(r.hardware_flops.si() / hw, 1.0, 0.003);
+}
+
+// Issue 12: HFU 1.197 for Llama-3.1-8B on 64 H100s, tp 8, cp 8, seq_len 524288. At that
+// length attention is 90 % of the work; counting the full s × s square as model FLOPs while the
+// FlashAttention kernel times only the causal half counted the masked half twice.
+TEST(TrainingCompute, LongContextFlopsCountCausalPairsAndUtilizationStaysBelowOne) {
+    const Deployment d = cluster(test::llama3_8b(), test::h100(), 64);
+    TrainingConfig c;
+    c.tokens = 1e9;
+    c.global_batch = 8;
+    c.seq_len = 524288;
+    c.layout = layout(8, 1, 1, 0, 1, Recompute::Full);
+    c.layout.cp = 8;
+    const TrainingModel m(d, c, default_profile());
+    // By hand, per token: 6 × matmul parameters + 3 × causal attention forward.
+    //   matmul = 32 layers × (q 4096² + k, v 2 × 4096 × 1024 + o 4096² + MLP 3 × 4096 × 14336
+    //            + 2 norms × 4096) + final norm 4096 + LM head 128256 × 4096 = 7,504,924,672
+    //   attention forward = 2 × 32 heads × (128 + 128) × 32 layers × (s + 1) / 2
+    //                     = 16384 × 32 × 262144.5 = 137,439,215,616
+    const double matmul = 32.0 * (4096.0 * 4096 * 2 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336 +
+                                  2.0 * 4096) +
+                          4096.0 + 128256.0 * 4096;
+    EXPECT_DOUBLE_EQ(matmul, 7504924672.0);
+    const double attention = 2.0 * 32 * 256 * 32 * (524288.0 + 1) / 2;
+    EXPECT_DOUBLE_EQ(attention, 137439215616.0);
+    EXPECT_NEAR(m.model_flops_per_token() / (6 * matmul + 3 * attention), 1.0, 1e-9);
+    const LayoutResult r = m.evaluate(c.layout);
+    ASSERT_EQ(r.issue, LayoutIssue::None);
+    EXPECT_GT(r.mfu, 0.0);
+    EXPECT_LE(r.mfu, r.hfu);
+    EXPECT_LE(r.hfu, 1.0);
+    // Full recomputation adds one forward (2 × matmul + attention) per token.
+    EXPECT_NEAR(r.hardware_flops.si() / r.model_flops.si(),
+                (8 * matmul + 4 * attention) / (6 * matmul + 3 * attention), 1e-9);
+    // Every layout the search tries at this length stays within the peak.
+    SearchOptions o;
+    o.top = 1000;
+    for (const LayoutResult& x : search_layouts(d, c, default_profile(), o).top) {
+        EXPECT_LE(x.hfu, 1.0) << "tp " << x.layout.tp << " cp " << x.layout.cp;
+        EXPECT_LE(x.mfu, x.hfu);
+    }
 }
 
 TEST(TrainingMemory, MixedPrecisionAdamKeepsSixteenBytesPerParameter) {
@@ -272,8 +316,15 @@ TEST(TrainingInvariants, RecomputationLowersMemoryAndRaisesStepTime) {
     EXPECT_GT(sel.memory.activations, full.memory.activations);
     EXPECT_LT(none.step.total, sel.step.total);
     EXPECT_LT(sel.step.total, full.step.total);
-    EXPECT_LT(none.hfu - none.mfu, 1e-12); // nothing recomputed: HFU = MFU
+    // Unfused attention computes the masked half of the scores too: HFU > MFU even without
+    // recomputation; with FlashAttention and nothing recomputed, HFU = MFU.
+    EXPECT_GT(none.hfu, none.mfu);
     EXPECT_GT(full.hfu, full.mfu);
+    TrainingConfig flash = c;
+    flash.flash_attention = true;
+    const LayoutResult fl =
+        TrainingModel(d, flash, default_profile()).evaluate(layout(8, 8, 1, 0, 1, Recompute::None, true));
+    EXPECT_LT(fl.hfu - fl.mfu, 1e-12);
 }
 
 TEST(TrainingInvariants, PipelineBubbleIsPMinusOneOverMPlusPMinusOne) {

@@ -116,11 +116,37 @@ TEST(Simulation, HonoursTheStopToken) {
 }
 
 TEST(Tick, ConvertsSecondsByRoundingToNanoseconds) {
-    EXPECT_EQ(to_tick(Seconds(1.5)), 1'500'000'000);
-    EXPECT_EQ(to_tick(Seconds(2.4e-9)), 2);
-    EXPECT_EQ(to_tick(Seconds(-1)), 0);
-    EXPECT_EQ(to_tick(Seconds(1e300)), kNever);
+    EXPECT_EQ(to_tick(Seconds(1.5), "t"), 1'500'000'000);
+    EXPECT_EQ(to_tick(Seconds(2.4e-9), "t"), 2);
+    EXPECT_EQ(to_tick(Seconds(-1e-10), "t"), 0);  // rounds to 0 ns
     EXPECT_DOUBLE_EQ(to_seconds(250'000'000).si(), 0.25);
+}
+
+// Issue 12: every duration converted to ticks is range-checked, naming the key.
+TEST(Tick, RefusesNegativeNonFiniteAndOutOfRangeDurationsNamingTheKey) {
+    const auto message = [](double s) {
+        try {
+            (void)to_tick(Seconds(s), "workload.duration");
+        } catch (const gpuplan::InvalidArgument& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(message(-1), "workload.duration: -1 s is not a duration; give a finite time >= 0 s");
+    EXPECT_EQ(message(std::nan("")).rfind("workload.duration: ", 0), 0u);
+    EXPECT_NE(message(std::nan("")).find(" is not a duration; give a finite time >= 0 s"), std::string::npos);
+    EXPECT_EQ(message(1e12),
+              "workload.duration: 1e+12 s is beyond the simulator's clock (about 292 years); give "
+              "a shorter time");
+    // 2^63 - 1 ns is about 9.22e9 s: just below converts.
+    EXPECT_EQ(to_tick(Seconds(9.2e9), "t"), 9'200'000'000'000'000'000);
+}
+
+TEST(Tick, AddTicksSaturatesInsteadOfWrapping) {
+    EXPECT_EQ(add_ticks(5, 7), 12);
+    EXPECT_EQ(add_ticks(kNever - 1, 2), kNever);
+    EXPECT_EQ(add_ticks(kNever, kNever), kNever);
+    EXPECT_EQ(add_ticks(kNever / 2 + 1, kNever / 2 + 1), kNever);
 }
 
 TEST(Rng, SameSeedSameStreamAndForksDiffer) {
