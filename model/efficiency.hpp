@@ -44,6 +44,15 @@ struct GemmEfficiency {
     friend bool operator==(const GemmEfficiency&, const GemmEfficiency&) = default;
 };
 
+/// Compute efficiency of a weight-only (mixed-input) GEMM — Marlin, Machete, AWQ/GPTQ, GGUF
+/// dequantizing kernels: quantized weights are expanded to 16 bit in registers and fed to the
+/// 16-bit tensor cores. It is the dense curve `g` with its row factor M / (M + m_half) replaced
+/// by `rows.at(M)`: the same plateau, matrix-size and data-type terms, but the row efficiency of
+/// a kernel that keeps skinny products memory-bound. In (0, 1] for M > 0.
+[[nodiscard]] double weight_only_gemm_efficiency(const GemmEfficiency& g,
+                                                 const SaturatingCurve& rows, double m, double nk,
+                                                 ComputeType type);
+
 /// Collective communication (NCCL, custom all-reduce): achieved link bandwidth fraction as a
 /// function of the message size in bytes, plus a fixed software cost per collective.
 struct CommEfficiency {
@@ -82,6 +91,10 @@ struct ErrorBand {
 struct EfficiencyProfile {
     std::string name;
     GemmEfficiency gemm;
+    /// Weight-only GEMMs (int4/int8 weights with 16-bit activations, FP8 weights on GPUs without
+    /// FP8 tensor cores): row efficiency vs the token rows M, relative to the dense plateau;
+    /// see weight_only_gemm_efficiency. The defaults are derived in efficiency.cpp.
+    SaturatingCurve gemm_weight_only{0.9, 8.0};
     /// Streaming kernels (weight reads of small-M GEMMs, norms, elementwise, embedding
     /// gathers, sampling): achieved fraction of memory bandwidth vs bytes per kernel call.
     SaturatingCurve memory{0.85, 2.0 * 1024 * 1024};

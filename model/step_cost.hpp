@@ -9,6 +9,7 @@
 
 #include "model/deployment.hpp"
 #include "model/efficiency.hpp"
+#include "model/kernel_time.hpp"
 #include "model/units.hpp"
 
 #include <array>
@@ -154,6 +155,9 @@ class StepCostModel {
     [[nodiscard]] ClockFactors clocks() const { return clocks_; }
     /// GPUs in one replica (tp × pp).
     [[nodiscard]] int replica_gpus() const { return tp_ * pp_; }
+    /// The kernel the linear layers run on: weight-only for GPTQ/AWQ/GGUF weights and for narrow
+    /// formats the GPU has no tensor-core path for (FP8 on Ampere).
+    [[nodiscard]] GemmPath gemm_path() const { return gemm_path_; }
     /// Tensor-parallel size.
     [[nodiscard]] int tp() const { return tp_; }
     /// Pipeline stages.
@@ -195,6 +199,7 @@ class StepCostModel {
     double wb_ = 2, ab_ = 2, sb_ = 2, eb_ = 2, kvb_ = 2;
     ComputeType gemm_type_ = ComputeType::Bf16;
     ComputeType attn_type_ = ComputeType::Bf16;
+    GemmPath gemm_path_ = GemmPath::Dense; ///< the linear layers' kernel (not router, LM head)
     FlopsPerSecond peak_gemm_, peak_attn_; ///< derated by clocks_.compute
     BytesPerSecond bandwidth_;             ///< derated by clocks_.memory
     FlopsPerSecond nominal_peak_;          ///< datasheet GEMM peak (MFU denominator)
