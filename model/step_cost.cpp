@@ -156,6 +156,21 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
     eb_ = embedding_precision(p).bytes_per_element();
     kvb_ = p.kv_cache.bytes_per_element();
     gemm_type_ = gemm_compute_type(p);
+    // Weight-only formats (GPTQ, AWQ, GGUF) run mixed-input kernels on the activation path.
+    // So does a narrow format without tensor cores of its own: vLLM serves FP8 checkpoints on
+    // Ampere through its FP8 Marlin kernel (weights dequantized to 16 bit in registers).
+    auto native = [&dep](ComputeType c) {
+        const auto peak = dep.gpu.dense.for_type(c);
+        return peak && peak->si() > 0;
+    };
+    if (p.weights.weight_only) {
+        gemm_path_ = GemmPath::WeightOnly;
+    } else if (p.weights.bits_per_element < 16.0 && !native(gemm_type_)) {
+        gemm_path_ = GemmPath::WeightOnly;
+        gemm_type_ = native(p.activations.compute) && p.activations.bits_per_element >= 16.0
+                         ? p.activations.compute
+                         : ComputeType::Bf16;
+    }
     peak_gemm_ = peak_for(dep.gpu, gemm_type_);
     peak_attn_ = peak_for(dep.gpu, p.activations.compute);
     attn_type_ = p.activations.compute;
