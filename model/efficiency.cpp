@@ -87,7 +87,7 @@ double GemmEfficiency::at(double m, double nk, ComputeType type) const {
     if (nk_half > 0.0) {
         eff *= nk > 0.0 ? nk / (nk + nk_half) : 0.0;
     }
-    return eff;
+    return std::min(eff, 1.0);
 }
 
 double weight_only_gemm_efficiency(const GemmEfficiency& g, const SaturatingCurve& rows,
@@ -98,7 +98,7 @@ double weight_only_gemm_efficiency(const GemmEfficiency& g, const SaturatingCurv
     if (g.nk_half > 0.0) {
         eff *= nk > 0.0 ? nk / (nk + g.nk_half) : 0.0;
     }
-    return eff;
+    return std::min(eff, 1.0);
 }
 
 const char* to_string(ProvenanceKind kind) {

@@ -6,6 +6,7 @@
 #include "model/precision.hpp"
 #include "model/units.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -16,12 +17,13 @@ namespace gpuplan::model {
 struct SaturatingCurve {
     double max = 1.0;  ///< plateau efficiency, a fraction of the peak (0, 1]
     double half = 0.0; ///< size at which the curve reaches max/2, in the caller's unit
-    /// The efficiency at size x (x <= 0 gives `max` when half is 0, else 0).
+    /// The efficiency at size x (x <= 0 gives `max` when half is 0, else 0), never above 1: no
+    /// kernel beats the datasheet peak for long (a profile's `max` may be read up to 2).
     [[nodiscard]] double at(double x) const {
         if (half <= 0.0) {
-            return max;
+            return std::min(max, 1.0);
         }
-        return x <= 0.0 ? 0.0 : max * x / (x + half);
+        return x <= 0.0 ? 0.0 : std::min(max * x / (x + half), 1.0);
     }
     friend bool operator==(const SaturatingCurve&, const SaturatingCurve&) = default;
 };
@@ -39,7 +41,8 @@ struct GemmEfficiency {
     /// Multiplier on e_max per ComputeType (indexed by its enum value): lower-precision kernels
     /// usually reach a smaller fraction of their (higher) peak.
     std::array<double, kComputeTypeCount> dtype_scale{1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
-    /// The efficiency of an M × K × N product of the given type, in (0, 1].
+    /// The efficiency of an M × K × N product of the given type, in (0, 1] (capped at 1 when
+    /// e_max × dtype_scale exceeds it).
     [[nodiscard]] double at(double m, double nk, ComputeType type) const;
     friend bool operator==(const GemmEfficiency&, const GemmEfficiency&) = default;
 };

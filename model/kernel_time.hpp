@@ -155,7 +155,8 @@ attention_prefill_kernel_time(double flops, double bytes, double effective_seq, 
     if (bytes <= 0) {
         return {};
     }
-    const Seconds ct = Flops(flops) / (peak * std::max(p.attention_prefill.max, 1e-9));
+    const Seconds ct =
+        Flops(flops) / (peak * std::clamp(p.attention_prefill.max, 1e-9, 1.0));
     const Seconds mt = Bytes(bytes) / (bandwidth * p.attention_decode.at(bytes));
     return {ct, mt, std::max(ct, mt)};
 }

@@ -176,6 +176,7 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
     attn_type_ = p.activations.compute;
     bandwidth_ = dep.gpu.memory_bandwidth;
     nominal_peak_ = peak_gemm_;
+    nominal_attn_ = peak_attn_;
     nominal_bandwidth_ = bandwidth_;
     // A power cap lowers the core clock: every FLOP rate scales with it; the achieved memory
     // bandwidth scales with its own (much smaller) factor (model/power.cpp, docs/power.md).

@@ -166,6 +166,25 @@ TEST(Cli, AwqInt4DecodeOnA100IsMemoryBoundAndFasterThanInt8) {
     EXPECT_LT(tpot, json_number(int8.out, "tpot_s"));
 }
 
+TEST(Cli, EstimateMfuStaysBelowOneWhenAttentionRunsOnAFasterPath) {
+    // fp32 weights: GEMMs at the A100's 19.5 TFLOPS fp32, attention of a 60K prompt at 312 bf16;
+    // the prefill MFU printed 139 % against the fp32 peak (issue 18).
+    const auto r = run("estimate --model llama-3.1-8b --gpu a100-sxm-80gb --weights fp32 "
+                       "--input-len 60000 --max-model-len 65000 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::size_t mfu = r.out.find("\"mfu\"");
+    const std::size_t mbu = r.out.find("\"mbu\"");
+    ASSERT_NE(mfu, std::string::npos);
+    ASSERT_NE(mbu, std::string::npos);
+    for (std::size_t at : {mfu, mbu}) {
+        for (const char* phase : {"prefill", "decode"}) {
+            const double v = json_number(r.out, phase, at);
+            EXPECT_GT(v, 0.0) << phase;
+            EXPECT_LE(v, 1.0) << phase;
+        }
+    }
+}
+
 TEST(Cli, CompareRunsConfigurationsSideBySide) {
     const auto r = run("compare " + src("examples/llama70b-4xh100.yaml") + " " +
                        src("examples/llama70b-2xh200.yaml") + " --with h100-sxm:8");
