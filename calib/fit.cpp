@@ -791,11 +791,11 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     rep.profile = base;
     set_params(v, rep.profile);
     if (n_weight_only > 0) {
-        rep.notes.push_back(
-            "gemm_weight_only: " + std::to_string(n_weight_only) + " training points; " +
-            (fit_weight_only ? std::string("fitted")
-                             : "fewer than " + std::to_string(opt.min_points) +
-                                   ", the base profile's curve is kept"));
+        rep.notes.push_back("gemm_weight_only: " + std::to_string(n_weight_only) +
+                            " training points; " +
+                            (fit_weight_only ? std::string("fitted")
+                                             : "fewer than " + std::to_string(opt.min_points) +
+                                                   ", the base profile's curve is kept"));
     }
     for (std::size_t i = 0; i < sources.size(); ++i) {
         if (n_source[i] >= 3) {

@@ -38,7 +38,7 @@ struct PreparedPoint {
     double m = 0, k = 0, n = 0, weight_bytes = 2, act_bytes = 2; ///< GEMM
     /// GEMM: a weight-only (mixed-input) kernel, timed on the gemm_weight_only row curve.
     model::GemmPath path = model::GemmPath::Dense;
-    double flops = 0;                                            ///< attention FLOPs
+    double flops = 0; ///< attention FLOPs
     double bytes = 0; ///< streamed bytes, attention traffic or message size
     double x = 0;     ///< prefill attention: effective sequence length
     int group = 1;    ///< collective: GPUs

@@ -90,8 +90,8 @@ double GemmEfficiency::at(double m, double nk, ComputeType type) const {
     return std::min(eff, 1.0);
 }
 
-double weight_only_gemm_efficiency(const GemmEfficiency& g, const SaturatingCurve& rows,
-                                   double m, double nk, ComputeType type) {
+double weight_only_gemm_efficiency(const GemmEfficiency& g, const SaturatingCurve& rows, double m,
+                                   double nk, ComputeType type) {
     const auto i = static_cast<std::size_t>(type);
     const double scale = i < g.dtype_scale.size() ? g.dtype_scale[i] : 1.0;
     double eff = g.e_max * scale * (m > 0.0 ? rows.at(m) : 0.0);

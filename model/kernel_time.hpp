@@ -82,12 +82,12 @@ matmul_kernel_time(double flops, double weight_elements, double weight_bytes,
     if (path == GemmPath::Dense) {
         return roofline(p.gemm.at(m, nk, type), stored);
     }
-    const KernelTime fused = roofline(
-        weight_only_gemm_efficiency(p.gemm, p.gemm_weight_only, m, nk, type), stored);
+    const KernelTime fused =
+        roofline(weight_only_gemm_efficiency(p.gemm, p.gemm_weight_only, m, nk, type), stored);
     const double dequant_bytes = weight_elements * (weight_bytes + kDequantizedWeightBytes);
     const Seconds dequant = Bytes(dequant_bytes) / (bandwidth * p.memory.at(dequant_bytes));
-    const KernelTime dense = roofline(
-        p.gemm.at(m, nk, type), weight_elements * kDequantizedWeightBytes + activation_bytes);
+    const KernelTime dense = roofline(p.gemm.at(m, nk, type),
+                                      weight_elements * kDequantizedWeightBytes + activation_bytes);
     if (fused.time <= dense.time + dequant) {
         return fused;
     }
@@ -105,8 +105,8 @@ matmul_kernel_time(double flops, double weight_elements, double weight_bytes,
     if (m <= 0 || k <= 0 || n <= 0) {
         return {};
     }
-    return matmul_kernel_time(2.0 * m * k * n, k * n, weight_bytes, (m * k + m * n) * act_bytes,
-                              m, k * n, type, path, peak, bandwidth, p);
+    return matmul_kernel_time(2.0 * m * k * n, k * n, weight_bytes, (m * k + m * n) * act_bytes, m,
+                              k * n, type, path, peak, bandwidth, p);
 }
 
 /// A streaming kernel moving `bytes` (read + written) at bandwidth × memory.at(bytes).
@@ -155,8 +155,7 @@ attention_prefill_kernel_time(double flops, double bytes, double effective_seq, 
     if (bytes <= 0) {
         return {};
     }
-    const Seconds ct =
-        Flops(flops) / (peak * std::clamp(p.attention_prefill.max, 1e-9, 1.0));
+    const Seconds ct = Flops(flops) / (peak * std::clamp(p.attention_prefill.max, 1e-9, 1.0));
     const Seconds mt = Bytes(bytes) / (bandwidth * p.attention_decode.at(bytes));
     return {ct, mt, std::max(ct, mt)};
 }

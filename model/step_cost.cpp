@@ -458,10 +458,9 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         const double act_bytes = rows * (2.0 * h_ + 2.0 * mats * expert_ffn_rank_) * ab_;
         const double bytes = wbytes + act_bytes;
         const double m_per = touched > 0 ? rows / touched : rows;
-        const KernelTime kt =
-            matmul_kernel_time(flops, touched * per_expert, wb_, act_bytes, m_per,
-                               h_ * expert_ffn_rank_, gemm_type_, gemm_path_, peak_gemm_,
-                               bandwidth_, prof_);
+        const KernelTime kt = matmul_kernel_time(flops, touched * per_expert, wb_, act_bytes, m_per,
+                                                 h_ * expert_ffn_rank_, gemm_type_, gemm_path_,
+                                                 peak_gemm_, bandwidth_, prof_);
         o.flops += Flops(flops * moe_layers_);
         o.bytes += Bytes(bytes * moe_layers_);
         o.compute_time += kt.compute * moe_layers_;

@@ -56,9 +56,8 @@ TEST(KernelTime, Int4DecodeGemmIsMemoryBoundOnTheWeightOnlyCurve) {
     ASSERT_GT(dense_compute, memory);
     ASSERT_LT(wo_compute, memory);
 
-    const KernelTime wo =
-        gemm_kernel_time(m, k, n, kAwqBytes, 2.0, ComputeType::Bf16, peak, bw, p,
-                         GemmPath::WeightOnly);
+    const KernelTime wo = gemm_kernel_time(m, k, n, kAwqBytes, 2.0, ComputeType::Bf16, peak, bw, p,
+                                           GemmPath::WeightOnly);
     EXPECT_NEAR(wo.compute.si(), wo_compute, 1e-15);
     EXPECT_NEAR(wo.memory.si(), memory, 1e-15);
     EXPECT_NEAR(wo.time.si(), memory, 1e-15);
@@ -103,8 +102,8 @@ TEST(KernelTime, LargeWeightOnlyGemmApproachesDequantizeThenGemm) {
     const BytesPerSecond bw(2.039e12);
     const double k = 4096, n = 14336;
     auto at = [&](double m) {
-        const KernelTime wo = gemm_kernel_time(m, k, n, kAwqBytes, 2.0, ComputeType::Bf16, peak,
-                                               bw, p, GemmPath::WeightOnly);
+        const KernelTime wo = gemm_kernel_time(m, k, n, kAwqBytes, 2.0, ComputeType::Bf16, peak, bw,
+                                               p, GemmPath::WeightOnly);
         const KernelTime dense =
             gemm_kernel_time(m, k, n, 2.0, 2.0, ComputeType::Bf16, peak, bw, p);
         const double dq = k * n * (kAwqBytes + 2.0);
@@ -116,8 +115,7 @@ TEST(KernelTime, LargeWeightOnlyGemmApproachesDequantizeThenGemm) {
     {
         const auto [wo, dense, dequant] = at(1024);
         EXPECT_EQ(wo.time, wo.compute);
-        EXPECT_NEAR(wo.compute / dense.compute, (1024.0 + 8.0) / (0.9 * (1024.0 + 110.232)),
-                    1e-9);
+        EXPECT_NEAR(wo.compute / dense.compute, (1024.0 + 8.0) / (0.9 * (1024.0 + 110.232)), 1e-9);
         EXPECT_LT(wo.time.si(), dense.time.si() + dequant);
     }
     // M >= 16384: dequantize-then-GEMM, and its share of dequantization vanishes with M.
