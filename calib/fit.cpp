@@ -33,7 +33,9 @@ enum Param : int {
     kGemmMHalf,
     kGemmNkHalf,
     kScale0, // + ComputeType index
-    kMemMax = kScale0 + static_cast<int>(model::kComputeTypeCount),
+    kWoMax = kScale0 + static_cast<int>(model::kComputeTypeCount),
+    kWoHalf,
+    kMemMax,
     kMemHalf,
     kPreMax,
     kPreHalf,
@@ -53,6 +55,8 @@ std::vector<double> params_of(const model::EfficiencyProfile& p, std::size_t off
     for (std::size_t i = 0; i < model::kComputeTypeCount; ++i) {
         v[kScale0 + i] = p.gemm.dtype_scale[i];
     }
+    v[kWoMax] = p.gemm_weight_only.max;
+    v[kWoHalf] = p.gemm_weight_only.half;
     v[kMemMax] = p.memory.max;
     v[kMemHalf] = p.memory.half;
     v[kPreMax] = p.attention_prefill.max;
@@ -72,6 +76,7 @@ void set_params(const std::vector<double>& v, model::EfficiencyProfile& p) {
     for (std::size_t i = 0; i < model::kComputeTypeCount; ++i) {
         p.gemm.dtype_scale[i] = v[kScale0 + i];
     }
+    p.gemm_weight_only = {v[kWoMax], v[kWoHalf]};
     p.memory = {v[kMemMax], v[kMemHalf]};
     p.attention_prefill = {v[kPreMax], v[kPreHalf]};
     p.attention_decode = {v[kDecMax], v[kDecHalf]};
@@ -479,14 +484,17 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
 
     std::array<int, kClasses> n_train{};
     std::set<double> nk_values;
-    std::array<int, model::kComputeTypeCount> n_dtype{};
+    std::array<int, model::kComputeTypeCount> n_dtype{}; // dense GEMM points per type
+    int n_weight_only = 0;                               // weight-only GEMM points
     std::vector<int> n_source(sources.size(), 0);
     for (const auto& s : samples) {
         if (s.held_out || !s.in_fit) {
             continue;
         }
         ++n_train[static_cast<std::size_t>(s.cls)];
-        if (s.cls == cls_index(OpClass::Gemm)) {
+        if (s.cls == cls_index(OpClass::Gemm) && s.p.path == model::GemmPath::WeightOnly) {
+            ++n_weight_only;
+        } else if (s.cls == cls_index(OpClass::Gemm)) {
             nk_values.insert(s.p.k * s.p.n);
             ++n_dtype[static_cast<std::size_t>(s.p.type)];
         }
@@ -564,8 +572,9 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
         set_params(v, start);
         std::vector<const Sample*> rows;
         for (const Sample* s : train_of(OpClass::Gemm)) {
-            const bool ref = !has16 || s->p.type == model::ComputeType::Bf16 ||
-                             s->p.type == model::ComputeType::Fp16;
+            const bool ref = s->p.path == model::GemmPath::Dense &&
+                             (!has16 || s->p.type == model::ComputeType::Bf16 ||
+                              s->p.type == model::ComputeType::Fp16);
             const double bytes = s->p.k * s->p.n * s->p.weight_bytes +
                                  (s->p.m * s->p.k + s->p.m * s->p.n) * s->p.act_bytes;
             const double mt = bytes / (bw * start.memory.at(bytes));
@@ -654,6 +663,10 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
         add_free(kScale0 + static_cast<int>(t),
                  fit_gemm && has16 && !sixteen && n_dtype[t] >= opt.min_points);
     }
+    // The weight-only row curve has no linear start: it is refined from the base values.
+    const bool fit_weight_only = n_weight_only >= opt.min_points;
+    add_free(kWoMax, fit_weight_only);
+    add_free(kWoHalf, fit_weight_only);
     add_free(kMemMax, enough(OpClass::MemoryBound));
     add_free(kMemHalf, enough(OpClass::MemoryBound));
     add_free(kPreMax, enough(OpClass::AttentionPrefill));
@@ -670,7 +683,7 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     for (int p : free) {
         auto& x = v[static_cast<std::size_t>(p)];
         if (!(x > 0)) {
-            x = p == kGemmMHalf                         ? 1.0
+            x = (p == kGemmMHalf || p == kWoHalf)       ? 1.0
                 : p == kGemmNkHalf                      ? 1e3
                 : p == kPreHalf                         ? 1.0
                 : (p == kCommOverhead || p >= kOffset0) ? 1e-7
@@ -784,13 +797,20 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
         v[static_cast<std::size_t>(param)] = from_theta(param, theta(j));
     }
     // A fitted curve whose half-saturation collapsed to nothing is a constant efficiency.
-    for (int p : {kGemmMHalf, kGemmNkHalf, kMemHalf, kPreHalf, kDecHalf, kCommHalf}) {
+    for (int p : {kGemmMHalf, kGemmNkHalf, kWoHalf, kMemHalf, kPreHalf, kDecHalf, kCommHalf}) {
         if (v[static_cast<std::size_t>(p)] < 1e-6) {
             v[static_cast<std::size_t>(p)] = 0.0;
         }
     }
     rep.profile = base;
     set_params(v, rep.profile);
+    if (n_weight_only > 0) {
+        rep.notes.push_back("gemm_weight_only: " + std::to_string(n_weight_only) +
+                            " training points; " +
+                            (fit_weight_only ? std::string("fitted")
+                                             : "fewer than " + std::to_string(opt.min_points) +
+                                                   ", the base profile's curve is kept"));
+    }
     for (std::size_t i = 0; i < sources.size(); ++i) {
         if (n_source[i] >= 3) {
             rep.offsets.push_back({sources[i], Seconds(v[kOffset0 + i]), n_source[i]});

@@ -30,7 +30,7 @@ std::optional<DtypeInfo> dtype_info(std::string_view name) {
     if (!p) {
         return std::nullopt;
     }
-    return DtypeInfo{p->bytes_per_element(), p->compute};
+    return DtypeInfo{p->bytes_per_element(), p->compute, p->weight_only};
 }
 
 std::optional<PreparedPoint> prepare(const Measurement& m, const Hardware& hw, std::string* why) {
@@ -62,7 +62,16 @@ std::optional<PreparedPoint> prepare(const Measurement& m, const Hardware& hw, s
         if (m.m <= 0 || m.k <= 0 || m.n <= 0) {
             return fail("a GEMM needs m, k and n");
         }
-        const auto peak = model::kernel_peak(hw.gpu, dt->type);
+        // The step-cost model's rule (step_cost.cpp): weight-only formats, and narrow formats
+        // the GPU has no tensor cores for (FP8 on Ampere), run a mixed-input kernel with 16-bit
+        // activations on the bf16 path.
+        const auto native = hw.gpu.dense.for_type(dt->type);
+        if (dt->weight_only || (dt->bytes < 2.0 && !(native && native->si() > 0))) {
+            p.path = model::GemmPath::WeightOnly;
+            p.type = dt->weight_only ? dt->type : model::ComputeType::Bf16;
+            p.act_bytes = 2.0;
+        }
+        const auto peak = model::kernel_peak(hw.gpu, p.type);
         if (!peak) {
             return fail("'" + hw.gpu.name + "' has no dense peak for " + m.dtype);
         }
@@ -143,7 +152,7 @@ double predict_kernel(const PreparedPoint& p, const model::EfficiencyProfile& pr
     switch (p.op_class) {
     case OpClass::Gemm:
         return model::gemm_kernel_time(p.m, p.k, p.n, p.weight_bytes, p.act_bytes, p.type,
-                                       FlopsPerSecond(p.peak), bw, prof)
+                                       FlopsPerSecond(p.peak), bw, prof, p.path)
             .time.si();
     case OpClass::MemoryBound: return model::stream_kernel_time(p.bytes, bw, prof).time.si();
     case OpClass::AttentionPrefill:

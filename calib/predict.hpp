@@ -6,6 +6,7 @@
 #include "hwdb/profile_loader.hpp"
 #include "model/efficiency.hpp"
 #include "model/hardware_spec.hpp"
+#include "model/kernel_time.hpp"
 #include "model/measurement.hpp"
 #include "model/precision.hpp"
 
@@ -35,7 +36,9 @@ struct PreparedPoint {
     double peak = 0;                                             ///< FLOP/s of the compute path
     double bandwidth = 0;                                        ///< device memory B/s
     double m = 0, k = 0, n = 0, weight_bytes = 2, act_bytes = 2; ///< GEMM
-    double flops = 0;                                            ///< attention FLOPs
+    /// GEMM: a weight-only (mixed-input) kernel, timed on the gemm_weight_only row curve.
+    model::GemmPath path = model::GemmPath::Dense;
+    double flops = 0; ///< attention FLOPs
     double bytes = 0; ///< streamed bytes, attention traffic or message size
     double x = 0;     ///< prefill attention: effective sequence length
     int group = 1;    ///< collective: GPUs
@@ -73,6 +76,7 @@ predict_time(const Measurement& m, const Hardware& hw, const model::EfficiencyPr
 struct DtypeInfo {
     double bytes = 2;
     model::ComputeType type = model::ComputeType::Bf16;
+    bool weight_only = false; ///< an integer weight-only format (GPTQ, AWQ, GGUF)
 };
 [[nodiscard]] std::optional<DtypeInfo> dtype_info(std::string_view name);
 

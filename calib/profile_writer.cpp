@@ -178,8 +178,14 @@ std::string profile_to_yaml(const hwdb::ProfileFile& f) {
         o << (i ? ", " : "") << model::to_string(static_cast<model::ComputeType>(i)) << ": "
           << num(p.gemm.dtype_scale[i]);
     }
-    o << "}\n"
-      << "  memory: " << curve(p.memory, true) << "              # x: bytes per kernel\n"
+    o << "}\n";
+    // Written only when fitted (it differs from the built-in default), so that a profile fitted
+    // without weight-only measurements keeps following the default in code.
+    if (p.gemm_weight_only != model::default_profile().gemm_weight_only) {
+        o << "  gemm_weight_only: " << curve(p.gemm_weight_only, false)
+          << "   # x: token rows; plateau relative to gemm\n";
+    }
+    o << "  memory: " << curve(p.memory, true) << "              # x: bytes per kernel\n"
       << "  attention_prefill: " << curve(p.attention_prefill, false)
       << "   # x: effective sequence, tokens\n"
       << "  attention_decode: " << curve(p.attention_decode, true) << "    # x: bytes per kernel\n"

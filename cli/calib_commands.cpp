@@ -125,7 +125,9 @@ void print_coefficients(std::ostream& out, const model::EfficiencyProfile& p) {
                 << fixed(p.gemm.dtype_scale[i], 3);
         }
     }
-    out << "\n  memory             max " << fixed(p.memory.max, 3) << ", half "
+    out << "\n  gemm_weight_only   max " << fixed(p.gemm_weight_only.max, 3)
+        << " (of the gemm plateau), half " << fixed(p.gemm_weight_only.half, 1) << " tokens"
+        << "\n  memory             max " << fixed(p.memory.max, 3) << ", half "
         << fixed(p.memory.half / 1024.0, 1) << " KiB\n"
         << "  attention_prefill  max " << fixed(p.attention_prefill.max, 3) << ", half "
         << fixed(p.attention_prefill.half, 1) << " tokens\n"

@@ -236,6 +236,10 @@ ProfileFile parse_profile_file(std::string_view text, const std::string& file) {
             v.finish();
         }
         prof.gemm = read_gemm(p.map("gemm"));
+        // Optional: profiles written before weight-only kernels had a curve keep the default.
+        if (auto w = p.opt_map("gemm_weight_only")) {
+            prof.gemm_weight_only = read_curve(*w, Dimension::Bytes, false);
+        }
         prof.memory = read_curve(p.map("memory"), Dimension::Bytes, true);
         prof.attention_prefill = read_curve(p.map("attention_prefill"), Dimension::Bytes, false);
         prof.attention_decode = read_curve(p.map("attention_decode"), Dimension::Bytes, true);

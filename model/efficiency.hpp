@@ -6,6 +6,7 @@
 #include "model/precision.hpp"
 #include "model/units.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -16,12 +17,13 @@ namespace gpuplan::model {
 struct SaturatingCurve {
     double max = 1.0;  ///< plateau efficiency, a fraction of the peak (0, 1]
     double half = 0.0; ///< size at which the curve reaches max/2, in the caller's unit
-    /// The efficiency at size x (x <= 0 gives `max` when half is 0, else 0).
+    /// The efficiency at size x (x <= 0 gives `max` when half is 0, else 0), never above 1: no
+    /// kernel beats the datasheet peak for long (a profile's `max` may be read up to 2).
     [[nodiscard]] double at(double x) const {
         if (half <= 0.0) {
-            return max;
+            return std::min(max, 1.0);
         }
-        return x <= 0.0 ? 0.0 : max * x / (x + half);
+        return x <= 0.0 ? 0.0 : std::min(max * x / (x + half), 1.0);
     }
     friend bool operator==(const SaturatingCurve&, const SaturatingCurve&) = default;
 };
@@ -39,10 +41,20 @@ struct GemmEfficiency {
     /// Multiplier on e_max per ComputeType (indexed by its enum value): lower-precision kernels
     /// usually reach a smaller fraction of their (higher) peak.
     std::array<double, kComputeTypeCount> dtype_scale{1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
-    /// The efficiency of an M × K × N product of the given type, in (0, 1].
+    /// The efficiency of an M × K × N product of the given type, in (0, 1] (capped at 1 when
+    /// e_max × dtype_scale exceeds it).
     [[nodiscard]] double at(double m, double nk, ComputeType type) const;
     friend bool operator==(const GemmEfficiency&, const GemmEfficiency&) = default;
 };
+
+/// Compute efficiency of a weight-only (mixed-input) GEMM — Marlin, Machete, AWQ/GPTQ, GGUF
+/// dequantizing kernels: quantized weights are expanded to 16 bit in registers and fed to the
+/// 16-bit tensor cores. It is the dense curve `g` with its row factor M / (M + m_half) replaced
+/// by `rows.at(M)`: the same plateau, matrix-size and data-type terms, but the row efficiency of
+/// a kernel that keeps skinny products memory-bound. In (0, 1] for M > 0.
+[[nodiscard]] double weight_only_gemm_efficiency(const GemmEfficiency& g,
+                                                 const SaturatingCurve& rows, double m, double nk,
+                                                 ComputeType type);
 
 /// Collective communication (NCCL, custom all-reduce): achieved link bandwidth fraction as a
 /// function of the message size in bytes, plus a fixed software cost per collective.
@@ -82,6 +94,10 @@ struct ErrorBand {
 struct EfficiencyProfile {
     std::string name;
     GemmEfficiency gemm;
+    /// Weight-only GEMMs (int4/int8 weights with 16-bit activations, FP8 weights on GPUs without
+    /// FP8 tensor cores): row efficiency vs the token rows M, relative to the dense plateau;
+    /// see weight_only_gemm_efficiency. The defaults are derived in efficiency.cpp.
+    SaturatingCurve gemm_weight_only{0.9, 8.0};
     /// Streaming kernels (weight reads of small-M GEMMs, norms, elementwise, embedding
     /// gathers, sampling): achieved fraction of memory bandwidth vs bytes per kernel call.
     SaturatingCurve memory{0.85, 2.0 * 1024 * 1024};

@@ -3,6 +3,7 @@
 /// step-cost model (step_cost.cpp), written once here so that calibration (calib/) fits and
 /// validates exactly what the model computes. Header-only; no allocation, no throwing.
 ///   time = max(FLOPs / (peak × eff_compute), bytes / (bandwidth × eff_memory))
+/// (a weight-only GEMM may instead be two kernels, dequantize then GEMM; matmul_kernel_time).
 /// Launch overhead is not included (the caller adds it per kernel).
 
 #include "model/efficiency.hpp"
@@ -35,21 +36,77 @@ struct KernelTime {
     return std::nullopt;
 }
 
-/// One GEMM [m,k] x [k,n]: 2mkn FLOPs at peak × gemm.at(m, k·n, type); bytes = the weight
-/// (k·n × weight_bytes per element) plus input and output activations ((mk + mn) × act_bytes)
-/// at bandwidth × memory.at(bytes).
+/// Which kernel runs a matrix product: a dense tensor-core GEMM whose operands share one type
+/// (cuBLAS, CUTLASS, DeepGEMM), or a weight-only mixed-input kernel that dequantizes narrow
+/// weights to 16 bit in registers (Marlin, Machete, AWQ/GPTQ, GGUF; FP8 weights without FP8
+/// tensor cores).
+enum class GemmPath { Dense, WeightOnly };
+
+/// The compute efficiency of a product with `m` token rows (per group, for a grouped GEMM)
+/// against an `nk`-element weight matrix: gemm.at for dense kernels,
+/// weight_only_gemm_efficiency with gemm_weight_only for weight-only ones.
+[[nodiscard]] inline double gemm_efficiency(double m, double nk, ComputeType type, GemmPath path,
+                                            const EfficiencyProfile& p) {
+    return path == GemmPath::WeightOnly
+               ? weight_only_gemm_efficiency(p.gemm, p.gemm_weight_only, m, nk, type)
+               : p.gemm.at(m, nk, type);
+}
+
+/// Bytes per element of the 16-bit weights a dequantize-then-GEMM path writes and reads.
+inline constexpr double kDequantizedWeightBytes = 2.0;
+
+/// A matrix-product kernel (or a grouped GEMM: its total work, with `m` the mean rows per
+/// group) of `flops` over `weight_elements` weights stored at `weight_bytes` each and
+/// `activation_bytes` of inputs and outputs, against weight matrices of `nk` elements.
+///   Dense: flops at peak × gemm.at(m, nk, type), bytes at bandwidth × memory.at(bytes).
+///   WeightOnly: the faster of the fused mixed-input kernel (the same roofline with
+///   weight_only_gemm_efficiency) and dequantize-then-GEMM: a stream kernel reading the packed
+///   weights and writing them at 16 bit, then the dense GEMM reading 16-bit weights. The second
+///   is what engines fall back to for large batches (vLLM's AWQ layer from 256 tokens,
+///   llama.cpp's cuBLAS path); it bounds the fused kernel where its dequantization work no
+///   longer hides behind the memory traffic. Its KernelTime is the sum of the two kernels, so
+///   `time` is then compute + dequantization rather than a max.
+[[nodiscard]] inline KernelTime
+matmul_kernel_time(double flops, double weight_elements, double weight_bytes,
+                   double activation_bytes, double m, double nk, ComputeType type, GemmPath path,
+                   FlopsPerSecond peak, BytesPerSecond bandwidth, const EfficiencyProfile& p) {
+    if (flops <= 0) {
+        return {};
+    }
+    auto roofline = [&](double eff, double bytes) -> KernelTime {
+        const Seconds ct = Flops(flops) / (peak * eff);
+        const Seconds mt = Bytes(bytes) / (bandwidth * p.memory.at(bytes));
+        return {ct, mt, std::max(ct, mt)};
+    };
+    const double stored = weight_elements * weight_bytes + activation_bytes;
+    if (path == GemmPath::Dense) {
+        return roofline(p.gemm.at(m, nk, type), stored);
+    }
+    const KernelTime fused =
+        roofline(weight_only_gemm_efficiency(p.gemm, p.gemm_weight_only, m, nk, type), stored);
+    const double dequant_bytes = weight_elements * (weight_bytes + kDequantizedWeightBytes);
+    const Seconds dequant = Bytes(dequant_bytes) / (bandwidth * p.memory.at(dequant_bytes));
+    const KernelTime dense = roofline(p.gemm.at(m, nk, type),
+                                      weight_elements * kDequantizedWeightBytes + activation_bytes);
+    if (fused.time <= dense.time + dequant) {
+        return fused;
+    }
+    return {dense.compute, dense.memory + dequant, dense.time + dequant};
+}
+
+/// One GEMM [m,k] x [k,n]: 2mkn FLOPs over k·n weights of `weight_bytes` each (the stored
+/// bytes: 4.156 bits for AWQ g128) and (mk + mn) × act_bytes of activations; see
+/// matmul_kernel_time.
 [[nodiscard]] inline KernelTime gemm_kernel_time(double m, double k, double n, double weight_bytes,
                                                  double act_bytes, ComputeType type,
                                                  FlopsPerSecond peak, BytesPerSecond bandwidth,
-                                                 const EfficiencyProfile& p) {
+                                                 const EfficiencyProfile& p,
+                                                 GemmPath path = GemmPath::Dense) {
     if (m <= 0 || k <= 0 || n <= 0) {
         return {};
     }
-    const double flops = 2.0 * m * k * n;
-    const double bytes = k * n * weight_bytes + (m * k + m * n) * act_bytes;
-    const Seconds ct = Flops(flops) / (peak * p.gemm.at(m, k * n, type));
-    const Seconds mt = Bytes(bytes) / (bandwidth * p.memory.at(bytes));
-    return {ct, mt, std::max(ct, mt)};
+    return matmul_kernel_time(2.0 * m * k * n, k * n, weight_bytes, (m * k + m * n) * act_bytes, m,
+                              k * n, type, path, peak, bandwidth, p);
 }
 
 /// A streaming kernel moving `bytes` (read + written) at bandwidth × memory.at(bytes).
@@ -98,7 +155,7 @@ attention_prefill_kernel_time(double flops, double bytes, double effective_seq, 
     if (bytes <= 0) {
         return {};
     }
-    const Seconds ct = Flops(flops) / (peak * std::max(p.attention_prefill.max, 1e-9));
+    const Seconds ct = Flops(flops) / (peak * std::clamp(p.attention_prefill.max, 1e-9, 1.0));
     const Seconds mt = Bytes(bytes) / (bandwidth * p.attention_decode.at(bytes));
     return {ct, mt, std::max(ct, mt)};
 }

@@ -145,7 +145,7 @@ PhaseFigures figures(Seconds time, Flops model_flops, Bytes bytes, const StepCos
     f.model_flops = model_flops;
     f.bytes = bytes;
     if (time.si() > 0) {
-        f.mfu = model_flops / (m.peak_flops() * time) / m.replica_gpus();
+        f.mfu = model_flops / (m.mfu_peak() * time) / m.replica_gpus();
         // Per GPU of a stage: the bytes of one rank summed over stages, over pp GPUs' time.
         f.mbu = bytes / (m.bandwidth() * time) / m.pp();
     }

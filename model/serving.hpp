@@ -21,8 +21,8 @@ struct PhaseFigures {
     Seconds time;
     Flops model_flops; ///< useful FLOPs of the replica
     Bytes bytes;       ///< weight + KV bytes read per GPU (the MBU numerator)
-    double mfu = 0.0;  ///< model FLOPs / (time × peak × GPUs of the replica)
-    double mbu = 0.0;  ///< (weight + KV bytes) / (time × bandwidth), per GPU
+    double mfu = 0.0;  ///< model FLOPs / (time × mfu_peak × GPUs of the replica), <= 1
+    double mbu = 0.0;  ///< (weight + KV bytes) / (time × bandwidth), per GPU, <= 1
     friend bool operator==(const PhaseFigures&, const PhaseFigures&) = default;
 };
 

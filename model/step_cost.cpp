@@ -156,11 +156,27 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
     eb_ = embedding_precision(p).bytes_per_element();
     kvb_ = p.kv_cache.bytes_per_element();
     gemm_type_ = gemm_compute_type(p);
+    // Weight-only formats (GPTQ, AWQ, GGUF) run mixed-input kernels on the activation path.
+    // So does a narrow format without tensor cores of its own: vLLM serves FP8 checkpoints on
+    // Ampere through its FP8 Marlin kernel (weights dequantized to 16 bit in registers).
+    auto native = [&dep](ComputeType c) {
+        const auto peak = dep.gpu.dense.for_type(c);
+        return peak && peak->si() > 0;
+    };
+    if (p.weights.weight_only) {
+        gemm_path_ = GemmPath::WeightOnly;
+    } else if (p.weights.bits_per_element < 16.0 && !native(gemm_type_)) {
+        gemm_path_ = GemmPath::WeightOnly;
+        gemm_type_ = native(p.activations.compute) && p.activations.bits_per_element >= 16.0
+                         ? p.activations.compute
+                         : ComputeType::Bf16;
+    }
     peak_gemm_ = peak_for(dep.gpu, gemm_type_);
     peak_attn_ = peak_for(dep.gpu, p.activations.compute);
     attn_type_ = p.activations.compute;
     bandwidth_ = dep.gpu.memory_bandwidth;
     nominal_peak_ = peak_gemm_;
+    nominal_attn_ = peak_attn_;
     nominal_bandwidth_ = bandwidth_;
     // A power cap lowers the core clock: every FLOP rate scales with it; the achieved memory
     // bandwidth scales with its own (much smaller) factor (model/power.cpp, docs/power.md).
@@ -252,8 +268,9 @@ void StepCostModel::gemm(OpCost& op, double m, double k, double n, double weight
     // The router and the LM head stay at 16 bit and run on the activation path.
     const FlopsPerSecond peak = sixteen_bit ? peak_attn_ : peak_gemm_;
     const ComputeType type = sixteen_bit ? attn_type_ : gemm_type_;
+    const GemmPath path = sixteen_bit ? GemmPath::Dense : gemm_path_;
     const KernelTime kt =
-        gemm_kernel_time(m, k, n, weight_bytes, ab_, type, peak, bandwidth_, prof_);
+        gemm_kernel_time(m, k, n, weight_bytes, ab_, type, peak, bandwidth_, prof_, path);
     const double flops = 2.0 * m * k * n;
     const double wbytes = k * n * weight_bytes;
     const double bytes = wbytes + (m * k + m * n) * ab_;
@@ -438,16 +455,17 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         const double per_expert = mats * h_ * expert_ffn_rank_;
         const double flops = 2.0 * rows * per_expert;
         const double wbytes = touched * per_expert * wb_;
-        const double bytes = wbytes + rows * (2.0 * h_ + 2.0 * mats * expert_ffn_rank_) * ab_;
+        const double act_bytes = rows * (2.0 * h_ + 2.0 * mats * expert_ffn_rank_) * ab_;
+        const double bytes = wbytes + act_bytes;
         const double m_per = touched > 0 ? rows / touched : rows;
-        const Seconds ct =
-            Flops(flops) / (peak_gemm_ * prof_.gemm.at(m_per, h_ * expert_ffn_rank_, gemm_type_));
-        const Seconds mt = Bytes(bytes) / (bandwidth_ * prof_.memory.at(bytes));
+        const KernelTime kt = matmul_kernel_time(flops, touched * per_expert, wb_, act_bytes, m_per,
+                                                 h_ * expert_ffn_rank_, gemm_type_, gemm_path_,
+                                                 peak_gemm_, bandwidth_, prof_);
         o.flops += Flops(flops * moe_layers_);
         o.bytes += Bytes(bytes * moe_layers_);
-        o.compute_time += ct * moe_layers_;
-        o.memory_time += mt * moe_layers_;
-        o.time += std::max(ct, mt) * moe_layers_;
+        o.compute_time += kt.compute * moe_layers_;
+        o.memory_time += kt.memory * moe_layers_;
+        o.time += kt.time * moe_layers_;
         acc.matmul += flops * moe_layers_;
         o.kernels = static_cast<int>(kExpertKernels * moe_layers_);
         acc.weights += wbytes * moe_layers_;

@@ -9,8 +9,10 @@
 
 #include "model/deployment.hpp"
 #include "model/efficiency.hpp"
+#include "model/kernel_time.hpp"
 #include "model/units.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -148,12 +150,20 @@ class StepCostModel {
 
     /// Dense datasheet peak of the GEMM compute path, per GPU (not derated by the clocks).
     [[nodiscard]] FlopsPerSecond peak_flops() const { return nominal_peak_; }
+    /// The MFU denominator per GPU: the higher of the datasheet peaks of the GEMM path and of
+    /// the activation path (attention, router, a 16-bit LM head). Every model FLOP runs on one
+    /// of them at most at its peak, so model FLOPs / (time × GPUs × this) cannot exceed 1,
+    /// whichever path is faster (fp32 or tf32 weights run attention on the faster bf16 path).
+    [[nodiscard]] FlopsPerSecond mfu_peak() const { return std::max(nominal_peak_, nominal_attn_); }
     /// Datasheet memory bandwidth per GPU (not derated by the clocks).
     [[nodiscard]] BytesPerSecond bandwidth() const { return nominal_bandwidth_; }
     /// The clock derating the kernel times use (Deployment::clocks).
     [[nodiscard]] ClockFactors clocks() const { return clocks_; }
     /// GPUs in one replica (tp × pp).
     [[nodiscard]] int replica_gpus() const { return tp_ * pp_; }
+    /// The kernel the linear layers run on: weight-only for GPTQ/AWQ/GGUF weights and for narrow
+    /// formats the GPU has no tensor-core path for (FP8 on Ampere).
+    [[nodiscard]] GemmPath gemm_path() const { return gemm_path_; }
     /// Tensor-parallel size.
     [[nodiscard]] int tp() const { return tp_; }
     /// Pipeline stages.
@@ -195,9 +205,11 @@ class StepCostModel {
     double wb_ = 2, ab_ = 2, sb_ = 2, eb_ = 2, kvb_ = 2;
     ComputeType gemm_type_ = ComputeType::Bf16;
     ComputeType attn_type_ = ComputeType::Bf16;
+    GemmPath gemm_path_ = GemmPath::Dense; ///< the linear layers' kernel (not router, LM head)
     FlopsPerSecond peak_gemm_, peak_attn_; ///< derated by clocks_.compute
     BytesPerSecond bandwidth_;             ///< derated by clocks_.memory
-    FlopsPerSecond nominal_peak_;          ///< datasheet GEMM peak (MFU denominator)
+    FlopsPerSecond nominal_peak_;          ///< datasheet GEMM peak
+    FlopsPerSecond nominal_attn_;          ///< datasheet peak of the activation path
     BytesPerSecond nominal_bandwidth_;     ///< datasheet bandwidth (MBU denominator)
     ClockFactors clocks_;
     double all_weight_bytes_ = 0;

@@ -43,6 +43,7 @@ model::EfficiencyProfile truth() {
     p.gemm.m_half = 64;
     p.gemm.nk_half = 2e6;
     p.gemm.dtype_scale[static_cast<std::size_t>(model::ComputeType::Fp8)] = 0.85;
+    p.gemm_weight_only = {0.9, 12.0};
     p.memory = {0.9, 1024.0 * 1024};
     p.attention_prefill = {0.75, 600};
     p.attention_decode = {0.92, 3.0 * 1024 * 1024};
@@ -65,7 +66,7 @@ std::vector<Measurement> synthetic(const calib::Hardware& hw) {
         m.time_s = calib::predict(*p, truth(), kHarnessOffset);
         pts.push_back(m);
     };
-    for (const char* dtype : {"bf16", "fp8"}) {
+    for (const char* dtype : {"bf16", "fp8", "awq-int4"}) {
         for (double m : {1.0, 8.0, 32.0, 128.0, 512.0, 2048.0, 8192.0}) {
             for (auto [k, n] : {std::pair{512.0, 512.0},
                                 {1024.0, 2048.0},
@@ -236,6 +237,8 @@ TEST(FitProfile, RecoversKnownCoefficientsFromSyntheticData) {
     expect_rel(p.gemm.nk_half, t.gemm.nk_half, tol, "gemm.nk_half");
     expect_rel(p.gemm.dtype_scale[static_cast<std::size_t>(model::ComputeType::Fp8)], 0.85, tol,
                "fp8 scale");
+    expect_rel(p.gemm_weight_only.max, t.gemm_weight_only.max, tol, "gemm_weight_only.max");
+    expect_rel(p.gemm_weight_only.half, t.gemm_weight_only.half, tol, "gemm_weight_only.half");
     expect_rel(p.memory.max, t.memory.max, tol, "memory.max");
     expect_rel(p.memory.half, t.memory.half, tol, "memory.half");
     expect_rel(p.attention_prefill.max, t.attention_prefill.max, tol, "prefill.max");

@@ -23,6 +23,7 @@ hwdb::ProfileFile sample_file() {
     f.profile.name = "test-profile";
     f.profile.provenance.kind = model::ProvenanceKind::Microbenchmark;
     f.profile.gemm = {0.81, 97.5, 1.5e6, {1, 1, 1, 1, 0.83, 0.9, 0.9}};
+    f.profile.gemm_weight_only = {0.85, 11.5};
     f.profile.memory = {0.72, 3.5 * 1024 * 1024};
     f.profile.attention_prefill = {0.76, 590};
     f.profile.attention_decode = {0.95, 4.25 * 1024 * 1024};
@@ -115,6 +116,8 @@ TEST(ProfileYaml, WriterOutputReadsBack) {
     for (std::size_t i = 0; i < a.gemm.dtype_scale.size(); ++i) {
         expect_close(b.gemm.dtype_scale[i], a.gemm.dtype_scale[i]);
     }
+    expect_close(b.gemm_weight_only.max, 0.85);
+    expect_close(b.gemm_weight_only.half, 11.5);
     expect_close(b.memory.max, a.memory.max);
     expect_close(b.memory.half, a.memory.half);
     expect_close(b.attention_prefill.half, a.attention_prefill.half);
@@ -170,6 +173,20 @@ TEST(ProfileYaml, MinimalProfileUsesDefaultsForOptionalKeys) {
     EXPECT_DOUBLE_EQ(p.comm.bandwidth.half, 0.0);
     EXPECT_DOUBLE_EQ(p.graph_launch_overhead.si(),
                      model::default_profile().graph_launch_overhead.si());
+    // Profiles without a weight-only curve follow the built-in default.
+    EXPECT_EQ(p.gemm_weight_only, model::default_profile().gemm_weight_only);
+}
+
+TEST(ProfileYaml, WeightOnlyCurveIsWrittenOnlyWhenFitted) {
+    hwdb::ProfileFile f = sample_file();
+    f.profile.gemm_weight_only = model::default_profile().gemm_weight_only;
+    EXPECT_EQ(calib::profile_to_yaml(f).find("gemm_weight_only"), std::string::npos);
+    f.profile.gemm_weight_only = {0.8, 6};
+    const std::string yaml = calib::profile_to_yaml(f);
+    EXPECT_NE(yaml.find("gemm_weight_only: {max: 0.8, half: 6}"), std::string::npos) << yaml;
+    std::string bad = kMinimal;
+    bad += "  gemm_weight_only: {max: 0.9, half: 8, tile: 16}\n";
+    EXPECT_NE(message_of(bad).find("tile"), std::string::npos) << message_of(bad);
 }
 
 TEST(ProfileYaml, ErrorsAreLocatedAndSayHowToFix) {

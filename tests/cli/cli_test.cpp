@@ -158,6 +158,43 @@ TEST(Cli, EstimateGivesSpeedBottlenecksAndProvenance) {
     EXPECT_NE(human.out.find("binding resource"), std::string::npos);
 }
 
+TEST(Cli, AwqInt4DecodeOnA100IsMemoryBoundAndFasterThanInt8) {
+    // Issue 19: the fitted bf16 GEMM curve (m_half ~110 rows) made this decode compute-bound
+    // and slower than int8. Weight-only kernels keep it memory-bound.
+    const std::string base = "estimate --model llama-3.1-8b --gpu a100-sxm-80gb --max-model-len "
+                             "4096 --concurrency 1 --json --weights ";
+    const auto awq = run(base + "awq-int4");
+    const auto int8 = run(base + "int8");
+    ASSERT_EQ(awq.exit_code, 0) << awq.out;
+    ASSERT_EQ(int8.exit_code, 0) << int8.out;
+    EXPECT_NE(awq.out.find("\"decode\": \"memory-bandwidth\""), std::string::npos) << awq.out;
+    // Weights read per token: 32 × 218,103,808 linear weights at 4 + 20/128 bits (AWQ g128)
+    // = 3.626 GB, plus the bf16 LM head 128256 × 4096 × 2 = 1.051 GB; at 2.039 TB/s >= 2.29 ms.
+    const double weights = 32.0 * 218103808.0 * (4.0 + 20.0 / 128.0) / 8.0 + 128256.0 * 4096 * 2;
+    const double tpot = json_number(awq.out, "tpot_s");
+    EXPECT_GE(tpot, weights / 2.039e12);
+    EXPECT_LT(tpot, json_number(int8.out, "tpot_s"));
+}
+
+TEST(Cli, EstimateMfuStaysBelowOneWhenAttentionRunsOnAFasterPath) {
+    // fp32 weights: GEMMs at the A100's 19.5 TFLOPS fp32, attention of a 60K prompt at 312 bf16;
+    // the prefill MFU printed 139 % against the fp32 peak (issue 18).
+    const auto r = run("estimate --model llama-3.1-8b --gpu a100-sxm-80gb --weights fp32 "
+                       "--input-len 60000 --max-model-len 65000 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::size_t mfu = r.out.find("\"mfu\"");
+    const std::size_t mbu = r.out.find("\"mbu\"");
+    ASSERT_NE(mfu, std::string::npos);
+    ASSERT_NE(mbu, std::string::npos);
+    for (std::size_t at : {mfu, mbu}) {
+        for (const char* phase : {"prefill", "decode"}) {
+            const double v = json_number(r.out, phase, at);
+            EXPECT_GT(v, 0.0) << phase;
+            EXPECT_LE(v, 1.0) << phase;
+        }
+    }
+}
+
 TEST(Cli, CompareRunsConfigurationsSideBySide) {
     const auto r = run("compare " + src("examples/llama70b-4xh100.yaml") + " " +
                        src("examples/llama70b-2xh200.yaml") + " --with h100-sxm:8");

@@ -88,6 +88,20 @@ inline AcceleratorSpec h100() {
     return g;
 }
 
+/// A100 SXM4 80GB: 2.039 TB/s HBM2e, 312 TFLOPS BF16/FP16 dense, 624 INT8, no FP8 tensor cores.
+inline AcceleratorSpec a100_80gb() {
+    AcceleratorSpec g;
+    g.name = "a100-sxm-80gb";
+    g.vendor = "nvidia";
+    g.memory = Bytes(80.0 * kGiB);
+    g.memory_bandwidth = BytesPerSecond(2.039e12);
+    g.dense.bf16 = FlopsPerSecond(312e12);
+    g.dense.fp16 = FlopsPerSecond(312e12);
+    g.dense.int8 = FlopsPerSecond(624e12);
+    g.board_power = Watts(400);
+    return g;
+}
+
 /// H200 SXM: 141 GB HBM3e at 4.8 TB/s, H100 compute.
 inline AcceleratorSpec h200() {
     AcceleratorSpec g = h100();

@@ -50,6 +50,46 @@ TEST(Serving, SingleStreamDecodeBoundIsBandwidthOverBytesPerToken) {
     EXPECT_LT(1.0 / tpot(m, 1, 1).si(), bound);
 }
 
+TEST(Serving, MfuAndMbuNeverExceedOneWhateverThePathsOrTheProfile) {
+    // fp32 weights on an A100: the GEMMs run at 19.5 TFLOPS (vector fp32), attention on the
+    // bf16 path at 312. A 60K-token prompt is mostly attention, so model FLOPs over the fp32
+    // peak gave an MFU of 1.39 (issue 18). The denominator is the faster path's peak.
+    ModelSpec model = llama3_8b();
+    model.max_context = 131072;
+    Deployment d = deploy(model, a100_80gb());
+    d.gpu.dense.fp32 = FlopsPerSecond(19.5e12);
+    d.prec.weights = precision("fp32");
+    d.engine.max_model_len = 65536;
+    const ServingEstimate e = estimate_serving(d, workload(60000, 128, 1), default_profile());
+    EXPECT_NEAR(e.prefill.mfu, e.prefill.model_flops.si() / (312e12 * e.ttft.si()), 1e-12);
+    EXPECT_LE(e.prefill.mfu, 1.0);
+    EXPECT_GT(e.prefill.mfu, 0.0);
+
+    // A profile claiming plateaus above the datasheet peaks (the loader reads them up to 2):
+    // every efficiency is capped at 1, so neither figure can pass 1 either.
+    EfficiencyProfile greedy = default_profile();
+    greedy.gemm.e_max = 1.6;
+    greedy.gemm.m_half = 0.0;
+    greedy.gemm_weight_only = {1.9, 0.0};
+    greedy.memory = {1.8, 0.0};
+    greedy.attention_prefill = {1.7, 0.0};
+    greedy.attention_decode = {1.9, 0.0};
+    greedy.launch_overhead = Seconds(0);
+    greedy.graph_launch_overhead = Seconds(0);
+    greedy.step_overhead = Seconds(0);
+    for (const char* weights : {"bf16", "fp8", "awq-int4", "fp32"}) {
+        Deployment g = deploy(llama3_8b(), h100());
+        g.prec.weights = precision(weights);
+        for (int concurrency : {1, 64}) {
+            const ServingEstimate x = estimate_serving(g, workload(4096, 256, concurrency), greedy);
+            for (const PhaseFigures* f : {&x.prefill, &x.decode}) {
+                EXPECT_LE(f->mfu, 1.0 + 1e-12) << weights << " at " << concurrency;
+                EXPECT_LE(f->mbu, 1.0 + 1e-12) << weights << " at " << concurrency;
+            }
+        }
+    }
+}
+
 TEST(Serving, TtftChunksLongPromptsByTheTokenBudget) {
     Deployment d = deploy(llama3_8b(), h100());
     d.engine.max_num_batched_tokens = 2048;

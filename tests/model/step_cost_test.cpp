@@ -147,6 +147,72 @@ TEST(StepCost, DecodeIsBandwidthBoundAndPrefillComputeBound) {
     EXPECT_LT(decode.time.si(), 10e-3);
 }
 
+// The gemm and memory curves of hwdb/profiles/a100-sxm-80gb.yaml (fitted on cuBLAS fp16 GEMMs,
+// m_half 110 rows), under which issue 19's weight-only decode hit a false compute floor.
+EfficiencyProfile a100_fitted_curves() {
+    EfficiencyProfile p = default_profile();
+    p.gemm.e_max = 0.7594;
+    p.gemm.m_half = 110.232;
+    p.gemm.nk_half = 526443;
+    p.memory = {0.653423, 2.90222 * 1024 * 1024};
+    return p;
+}
+
+TEST(StepCost, AwqInt4DecodeIsMemoryBoundAndFasterThanInt8) {
+    Deployment awq = deploy(llama3_8b(), a100_80gb());
+    awq.prec.weights = precision("awq-int4");
+    Deployment int8 = deploy(llama3_8b(), a100_80gb());
+    int8.prec.weights = precision("int8");
+    const StepCostModel m4(awq, a100_fitted_curves());
+    const StepCostModel m8(int8, a100_fitted_curves());
+    EXPECT_EQ(m4.gemm_path(), GemmPath::WeightOnly);
+    EXPECT_EQ(m8.gemm_path(), GemmPath::Dense);
+    const StepCost s4 = decode_step(m4, 1, 2048);
+    const StepCost s8 = decode_step(m8, 1, 2048);
+    for (Op o : {Op::QkvProj, Op::OutProj, Op::Mlp}) {
+        EXPECT_EQ(s4.op(o).bound, Bound::Memory) << to_string(o);
+    }
+    // Weights read per step: 32 layers × (2 × 4096² + 2 × 4096 × 1024 + 3 × 4096 × 14336)
+    // linear weights at 4 + 20/128 bits (AWQ g128: fp16 scale, 4-bit zero), plus the bf16
+    // LM head 128256 × 4096 × 2 bytes: 3.626 GB + 1.051 GB.
+    const double linear = 32.0 * (2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336);
+    const double weights = linear * (4.0 + 20.0 / 128.0) / 8.0 + 128256.0 * 4096 * 2;
+    EXPECT_NEAR(s4.weight_bytes.si(), weights, 1e-6 * weights);
+    // No faster than those bytes at the datasheet 2.039 TB/s; faster than W8A8 int8.
+    EXPECT_GE(s4.time.si(), weights / 2.039e12);
+    EXPECT_LT(s4.time.si(), s8.time.si());
+}
+
+TEST(StepCost, Fp8WeightsWithoutFp8TensorCoresRunWeightOnly) {
+    // vLLM serves FP8 checkpoints on Ampere through FP8 Marlin: 1-byte weights, bf16 MMA.
+    Deployment a = deploy(llama3_8b(), a100_80gb());
+    a.prec.weights = precision("fp8");
+    const StepCostModel ma(a, default_profile());
+    EXPECT_EQ(ma.gemm_path(), GemmPath::WeightOnly);
+    EXPECT_DOUBLE_EQ(ma.peak_flops().si(), 312e12);
+    EXPECT_EQ(decode_step(ma, 1, 2048).op(Op::Mlp).bound, Bound::Memory);
+    Deployment h = deploy(llama3_8b(), h100());
+    h.prec.weights = precision("fp8");
+    EXPECT_EQ(StepCostModel(h, default_profile()).gemm_path(), GemmPath::Dense);
+    EXPECT_EQ(StepCostModel(deploy(llama3_8b(), a100_80gb()), default_profile()).gemm_path(),
+              GemmPath::Dense);
+}
+
+TEST(StepCost, RoutedExpertsOfAWeightOnlyModelUseTheWeightOnlyCurve) {
+    // Mixtral-8x7B in GPTQ int4 on an H100, one decode token: 2 rows over 2 touched experts
+    // (8 × (1 − (1 − 2/8)^1)), so 1 row per expert; FLOPs 2 × 2 × 3 × 4096 × 14336 per layer at
+    // 989.4 TFLOPS × 0.7 × 0.9/(1 + 8) (weight-only rows curve at M = 1, default profile).
+    Deployment d = deploy(mixtral_8x7b(), h100());
+    d.prec.weights = precision("gptq-int4");
+    const StepCostModel m(d, default_profile());
+    const StepCost step = decode_step(m, 1, 1024);
+    const OpCost& experts = step.op(Op::MoeExperts);
+    const double flops = 2.0 * 2.0 * 3.0 * 4096 * 14336;
+    const double compute = flops / (989.4e12 * 0.7 * 0.9 / 9.0);
+    EXPECT_NEAR(experts.compute_time.si(), 32.0 * compute, 1e-9 * 32.0 * compute);
+    EXPECT_EQ(experts.bound, Bound::Memory);
+}
+
 TEST(StepCost, TotalsAreTheSumOfTheOperators) {
     const StepCostModel m(deploy(llama3_8b(), h100(), 2), default_profile());
     const StepCost c = decode_step(m, 32, 2000);
