@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -37,7 +38,11 @@ bool contains(const std::string& text, const std::string& part) {
 /// A hub cache in huggingface_hub's layout: models--ORG--NAME/{refs/main,snapshots/REV/}.
 class FakeHub {
   public:
-    FakeHub() : root_(fs::temp_directory_path() / "gpuplan-fake-hf-hub") {
+    // One folder per test, so ctest -j runs them side by side.
+    FakeHub()
+        : root_(fs::temp_directory_path() /
+                (std::string("gpuplan-fake-hf-hub-") +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
         fs::remove_all(root_);
         fs::create_directories(root_);
     }
