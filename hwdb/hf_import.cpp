@@ -253,7 +253,6 @@ std::optional<model::SlidingWindowSpec> read_window(const Reader& r, const std::
     return std::nullopt; // Llama and DeepSeek-V3 have no window
 }
 
-
 // ---- Quantized checkpoints -------------------------------------------------------------------
 //
 // transformers records how a checkpoint was quantized in config.json `quantization_config`
