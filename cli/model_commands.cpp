@@ -166,8 +166,8 @@ int run_model_import(CliContext& ctx) {
                        "whose config.json is in the local Hugging Face cache")(
         "name", po::value(&name),
         "canonical name for the catalog (default: from the config's _name_or_path, or the "
-        "repository id)")(
-        "output,o", po::value(&output), "write the YAML here instead of standard output");
+        "repository id)")("output,o", po::value(&output),
+                          "write the YAML here instead of standard output");
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
@@ -181,7 +181,7 @@ int run_model_import(CliContext& ctx) {
     std::string hf_id;
     if (std::filesystem::is_directory(config, ec)) {
         config /= "config.json";
-    } else if (!std::filesystem::exists(config, ec) &&
+    } else if (!std::filesystem::exists(config, ec) && !file.ends_with(".json") &&
                std::count(file.begin(), file.end(), '/') == 1 && file.front() != '.') {
         const auto hub = hwdb::hf_hub_cache();
         const auto cached = hwdb::find_cached_config(hub, file);
@@ -189,13 +189,14 @@ int run_model_import(CliContext& ctx) {
             throw InputError(file + ": no such file, and no config.json for repository '" + file +
                              "' in the Hugging Face cache " + hub.string() +
                              "; give the path of a config.json, or download it first "
-                             "('huggingface-cli download " + file + " config.json')");
+                             "('huggingface-cli download " +
+                             file + " config.json')");
         }
         config = *cached;
         hf_id = file;
     }
     if (name.empty() && !hf_id.empty()) {
-        name = hwdb::hf_canonical_name(hf_id);  // the id names it, not the snapshot's folder
+        name = hwdb::hf_canonical_name(hf_id); // the id names it, not the snapshot's folder
     }
     model::ModelSpec spec = hwdb::import_hf_checkpoint(config, name);
     if (!hf_id.empty() && spec.hf_id.empty()) {
@@ -204,8 +205,9 @@ int run_model_import(CliContext& ctx) {
     }
     *ctx.err << "imported " << spec.name << ": " << billions(model::count_params(spec).total)
              << " parameters, "
-             << (spec.weights ? spec.weights->name + " weights (from the checkpoint's quantization config)"
-                              : std::string("16-bit weights (no quantization_config)"))
+             << (spec.weights
+                     ? spec.weights->name + " weights (from the checkpoint's quantization config)"
+                     : std::string("16-bit weights (no quantization_config)"))
              << '\n';
     const std::string yaml = hwdb::model_to_yaml(spec);
     if (output.empty()) {

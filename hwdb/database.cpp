@@ -54,8 +54,7 @@ std::optional<std::string> suggest_in(const std::vector<Spec>& list, std::string
 
 template <class Spec>
 const Spec& get_in(const std::vector<Spec>& list, std::string_view name, const char* what,
-                   const char* list_command,
-                   const std::optional<std::string>& suggestion) {
+                   const char* list_command, const std::optional<std::string>& suggestion) {
     if (const Spec* s = find_in(list, name)) {
         return *s;
     }
@@ -70,9 +69,9 @@ const Spec& get_in(const std::vector<Spec>& list, std::string_view name, const c
 /// What a model name says about the model: "Llama-3.1-70B-Instruct" -> name token "llama",
 /// version "3.1", size "70b".
 struct ModelNameParts {
-    std::string token;    ///< leading letters of the name
-    std::string version;  ///< digits (and dots) after them, e.g. "3.1", "2.5", "3"
-    std::string size;     ///< parameter-count token, e.g. "70b", "8x7b", "1.5b"
+    std::string token;   ///< leading letters of the name
+    std::string version; ///< digits (and dots) after them, e.g. "3.1", "2.5", "3"
+    std::string size;    ///< parameter-count token, e.g. "70b", "8x7b", "1.5b"
 };
 
 bool is_size_token(std::string_view t) {
@@ -89,10 +88,10 @@ bool is_size_token(std::string_view t) {
 ModelNameParts name_parts(std::string_view raw) {
     std::string n = normalize_name(raw);
     if (const auto slash = n.rfind('/'); slash != std::string::npos) {
-        n.erase(0, slash + 1);  // the repository name of an "org/name" id
+        n.erase(0, slash + 1); // the repository name of an "org/name" id
     }
     if (n.rfind("meta-", 0) == 0) {
-        n.erase(0, 5);  // "Meta-Llama-3.1-8B" names Llama 3.1 8B
+        n.erase(0, 5); // "Meta-Llama-3.1-8B" names Llama 3.1 8B
     }
     std::vector<std::string> tokens;
     for (std::size_t start = 0; start <= n.size();) {
@@ -107,7 +106,7 @@ ModelNameParts name_parts(std::string_view raw) {
         ++letters;
     }
     p.token = first.substr(0, letters);
-    p.version = first.substr(letters);  // "qwen2.5" -> "2.5"
+    p.version = first.substr(letters); // "qwen2.5" -> "2.5"
     std::size_t next = 1;
     if (p.version.empty() && tokens.size() > 1) {
         // "llama-3.1-70b", "deepseek-v3": a version token after the name.
@@ -130,7 +129,9 @@ ModelNameParts name_parts(std::string_view raw) {
     return p;
 }
 
-std::string major_version(const std::string& v) { return v.substr(0, v.find('.')); }
+std::string major_version(const std::string& v) {
+    return v.substr(0, v.find('.'));
+}
 
 /// Billions of parameters a size token states ("8x7b" -> 56, "560m" -> 0.56); 0 when none.
 double size_billions(const std::string& size) {
@@ -160,9 +161,9 @@ double size_gap(const std::string& a, const std::string& b) {
 }
 
 /// The catalog model to suggest for an unknown name. Candidates are the names close by edit
-/// distance (detail::closest) and those of the same name token and size or version; they rank by the same
-/// name token, then the same major version, then the same size, then the same full version,
-/// then the nearest size, then edit distance: "Llama-3-70B" suggests llama-3.1-70b, not
+/// distance (detail::closest) and those of the same name token and size or version; they rank by
+/// the same name token, then the same major version, then the same size, then the same full
+/// version, then the nearest size, then edit distance: "Llama-3-70B" suggests llama-3.1-70b, not
 /// llama-2-70b.
 std::optional<std::string> suggest_model_in(const std::vector<model::ModelSpec>& models,
                                             std::string_view name) {
@@ -179,12 +180,17 @@ std::optional<std::string> suggest_model_in(const std::vector<model::ModelSpec>&
             const ModelNameParts c = name_parts(spelling);
             const bool token = !q.token.empty() && q.token == c.token;
             const bool size = !q.size.empty() && q.size == c.size;
-            const bool major = q.version.empty() || major_version(q.version) == major_version(c.version);
+            const bool major =
+                q.version.empty() || major_version(q.version) == major_version(c.version);
             const bool same_release = !q.version.empty() && q.version == c.version;
             if (!(token && (size || same_release)) && close != m.name) {
                 continue;
             }
-            const Rank rank{!token, !major, !size, q.version != c.version, size_gap(q.size, c.size),
+            const Rank rank{!token,
+                            !major,
+                            !size,
+                            q.version != c.version,
+                            size_gap(q.size, c.size),
                             detail::edit_distance(key, normalize_name(spelling))};
             if (!best || rank < best->first) {
                 best = std::pair{rank, m.name};

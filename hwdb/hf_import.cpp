@@ -335,20 +335,21 @@ model::Precision compressed_tensors_scheme(const json& group, const std::string&
                                            const std::string& prefix, const std::string& format,
                                            int hidden_size) {
     if (!group.is_object()) {
-        throw ConfigError(file, 0, 0, prefix, "is not an object with weights and input_activations");
+        throw ConfigError(file, 0, 0, prefix,
+                          "is not an object with weights and input_activations");
     }
     const QuantReader g(group, file, prefix + ".");
     const json* w = g.find("weights");
     if (w == nullptr || !w->is_object()) {
-        g.fail("weights", "is missing; a compressed-tensors scheme gives num_bits and type of its weights");
+        g.fail("weights",
+               "is missing; a compressed-tensors scheme gives num_bits and type of its weights");
     }
     const QuantReader wr(*w, file, prefix + ".weights.");
     const int bits = wr.opt_int("num_bits", 8);
     const std::string type = lower_ascii(wr.opt_string("type").value_or("int"));
     const std::string strategy = lower_ascii(wr.opt_string("strategy").value_or("tensor"));
-    const int group_size = strategy == "group" || strategy == "tensor_group"
-                               ? wr.opt_int("group_size", 128)
-                               : -1;
+    const int group_size =
+        strategy == "group" || strategy == "tensor_group" ? wr.opt_int("group_size", 128) : -1;
     int act_bits = 0;
     std::string act_type;
     if (const json* a = g.find("input_activations"); a != nullptr && a->is_object()) {
@@ -356,16 +357,17 @@ model::Precision compressed_tensors_scheme(const json& group, const std::string&
         act_bits = ar.opt_int("num_bits", 8);
         act_type = lower_ascii(ar.opt_string("type").value_or("int"));
     }
-    const std::string found = type + std::to_string(bits) + " weights" +
-                              (act_bits > 0 ? " with " + act_type + std::to_string(act_bits) +
-                                                  " activations"
-                                            : " (weight-only)");
+    const std::string found =
+        type + std::to_string(bits) + " weights" +
+        (act_bits > 0 ? " with " + act_type + std::to_string(act_bits) + " activations"
+                      : " (weight-only)");
     if (type == "float" && bits == 8) {
         return model::parse_precision("fp8"); // float-quantized: FP8 E4M3 (W8A8 or W8A16)
     }
     if (type == "float" && bits == 4) {
         // nvfp4-pack-quantized: E2M1 with an FP8 scale per 16; mxfp4-pack-quantized: E8M0 per 32.
-        return model::parse_precision(format.find("mxfp4") != std::string::npos ? "mxfp4" : "nvfp4");
+        return model::parse_precision(format.find("mxfp4") != std::string::npos ? "mxfp4"
+                                                                                : "nvfp4");
     }
     if (type == "int" && bits == 8) {
         return act_bits == 8 ? model::parse_precision("int8")
@@ -374,10 +376,11 @@ model::Precision compressed_tensors_scheme(const json& group, const std::string&
     if (type == "int" && bits == 4 && act_bits == 0) {
         return grouped("int4", group_size, hidden_size); // W4A16, e.g. pack-quantized
     }
-    wr.fail("num_bits", found + " have no gpuplan precision; supported compressed-tensors schemes: "
-                        "int4 weight-only (W4A16), int8 weight-only (W8A16), int8 with int8 "
-                        "activations (W8A8), float8 (FP8) and float4 (NVFP4, MXFP4); set "
-                        "precision.weights in the scenario instead");
+    wr.fail("num_bits", found +
+                            " have no gpuplan precision; supported compressed-tensors schemes: "
+                            "int4 weight-only (W4A16), int8 weight-only (W8A16), int8 with int8 "
+                            "activations (W8A8), float8 (FP8) and float4 (NVFP4, MXFP4); set "
+                            "precision.weights in the scenario instead");
 }
 
 std::optional<model::Precision> compressed_tensors(const QuantReader& q, const std::string& file,
@@ -454,7 +457,8 @@ std::optional<model::Precision> config_quantization(const json& j, const std::st
     }
     if (!it->is_object()) {
         throw ConfigError(file, 0, 0, "quantization_config",
-                          std::string("is ") + it->type_name() + ", expected an object with quant_method");
+                          std::string("is ") + it->type_name() +
+                              ", expected an object with quant_method");
     }
     const QuantReader q(*it, file, "quantization_config.");
     const std::optional<std::string> method_text = q.opt_string("quant_method");
@@ -466,7 +470,8 @@ std::optional<model::Precision> config_quantization(const json& j, const std::st
     if (method == "awq") {
         // AutoAWQ writes 4-bit GEMM/GEMV kernels only.
         if (const int bits = q.opt_int("bits", 4); bits != 4) {
-            q.fail("bits", std::to_string(bits) + " is not supported for AWQ; AWQ checkpoints are 4-bit");
+            q.fail("bits",
+                   std::to_string(bits) + " is not supported for AWQ; AWQ checkpoints are 4-bit");
         }
         return grouped("awq-int4", q.opt_int("group_size", 128), hidden_size);
     }
@@ -611,7 +616,8 @@ model::ModelSpec import_impl(std::string_view json_text, const std::string& file
     // `_name_or_path` (PretrainedConfig.to_dict); some exporters write `name_or_path`.
     std::string name_or_path;
     for (const char* key : {"_name_or_path", "name_or_path"}) {
-        if (const json* v = r.find(key); v != nullptr && v->is_string() && !v->get<std::string>().empty()) {
+        if (const json* v = r.find(key);
+            v != nullptr && v->is_string() && !v->get<std::string>().empty()) {
             name_or_path = v->get<std::string>();
             break;
         }

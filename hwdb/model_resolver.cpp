@@ -47,9 +47,9 @@ std::string env(const char* name) {
 /// neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8-dynamic, ...-quantized.w4a16).
 bool is_variant_suffix(const std::string& token) {
     static constexpr std::array<std::string_view, 23> kSuffixes{
-        "instruct", "chat", "hf", "base", "it", "fp8", "dynamic", "static", "awq", "gptq",
-        "int4", "int8", "w4a16", "w8a8", "w8a16", "nvfp4", "fp4", "mxfp4", "gguf", "bnb",
-        "4bit", "8bit", "turbo"};
+        "instruct", "chat",  "hf",   "base", "it",    "fp8",  "dynamic", "static",
+        "awq",      "gptq",  "int4", "int8", "w4a16", "w8a8", "w8a16",   "nvfp4",
+        "fp4",      "mxfp4", "gguf", "bnb",  "4bit",  "8bit", "turbo"};
     return std::find(kSuffixes.begin(), kSuffixes.end(), token) != kSuffixes.end() ||
            token.rfind("quantized", 0) == 0;
 }
@@ -84,7 +84,7 @@ const model::ModelSpec* find_base_model(const Database& db, std::string_view nam
     return nullptr;
 }
 
-}  // namespace
+} // namespace
 
 fs::path hf_hub_cache() {
     // huggingface_hub constants.py: HF_HUB_CACHE, else HF_HOME/hub, HF_HOME defaulting to
@@ -244,4 +244,4 @@ ResolvedModel resolve_model(const Database& db, std::string_view name) {
     return resolve_model(db, name, hf_hub_cache());
 }
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

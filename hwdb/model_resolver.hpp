@@ -21,8 +21,8 @@ namespace gpuplan::hwdb {
 /// The config.json of repository `repo_id` ("org/name", matched case-insensitively) in the hub
 /// cache `hub` (layout models--ORG--NAME/snapshots/REVISION/config.json): the revision that
 /// refs/main names, else the most recently written snapshot that has one; nullopt when none.
-[[nodiscard]] std::optional<std::filesystem::path> find_cached_config(const std::filesystem::path& hub,
-                                                                      std::string_view repo_id);
+[[nodiscard]] std::optional<std::filesystem::path>
+find_cached_config(const std::filesystem::path& hub, std::string_view repo_id);
 
 /// The weight precision a repository name states by its usual suffixes: AWQ -> awq-int4,
 /// GPTQ(-Int8) -> gptq-int4 (gptq-int8), FP8 -> fp8, NVFP4/FP4 -> nvfp4, MXFP4 -> mxfp4,
@@ -31,7 +31,7 @@ namespace gpuplan::hwdb {
 
 /// A model found for a name, and how.
 struct ResolvedModel {
-    model::ModelSpec spec;  ///< with `weights` set to the checkpoint's precision when known
+    model::ModelSpec spec; ///< with `weights` set to the checkpoint's precision when known
     /// One lowercase sentence for the user when the match is not a plain catalog name or alias
     /// (a base model found by dropping suffixes, or a cached config.json); "" otherwise.
     std::string note;
@@ -55,4 +55,4 @@ struct ResolvedModel {
 /// resolve_model with hub = hf_hub_cache().
 [[nodiscard]] ResolvedModel resolve_model(const Database& db, std::string_view name);
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

@@ -345,7 +345,8 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     } else {
         s.model_ref = root.string("model");
         // A catalog name, or a Hugging Face id resolved to the catalog or the local HF cache.
-        s.deployment.model = at_key(root, "model", [&] { return resolve_model(db, s.model_ref).spec; });
+        s.deployment.model =
+            at_key(root, "model", [&] { return resolve_model(db, s.model_ref).spec; });
     }
     read_hardware(root.map("hardware"), db, s);
     s.deployment.prec = read_precisions(root.opt_map("precision"), s.deployment.model);

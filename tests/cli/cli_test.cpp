@@ -406,14 +406,16 @@ TEST(Cli, PlanAnswersTheExampleAndSaysWhenNothingMeetsTheSlo) {
 TEST(Cli, ModelImportReadsTheQuantizationAndNamesTheModelFromItsConfig) {
     const auto awq = run("model import " + src("tests/fixtures/hf/llama-3.1-8b-awq.json"));
     ASSERT_EQ(awq.exit_code, 0) << awq.out;
-    EXPECT_NE(awq.out.find("  - name: \"meta-llama-3.1-8b-instruct-awq-int4\""), std::string::npos) << awq.out;
+    EXPECT_NE(awq.out.find("  - name: \"meta-llama-3.1-8b-instruct-awq-int4\""), std::string::npos)
+        << awq.out;
     EXPECT_NE(awq.out.find("    weights: \"awq-int4\""), std::string::npos) << awq.out;
-    EXPECT_NE(awq.out.find("awq-int4 weights"), std::string::npos) << awq.out;  // said on stderr
+    EXPECT_NE(awq.out.find("awq-int4 weights"), std::string::npos) << awq.out; // said on stderr
 
     // A ModelOpt folder: config.json plus hf_quant_config.json (NVFP4).
     const auto nvfp4 = run("model import " + src("tests/fixtures/hf/modelopt-nvfp4"));
     ASSERT_EQ(nvfp4.exit_code, 0) << nvfp4.out;
-    EXPECT_NE(nvfp4.out.find("  - name: \"llama-3.1-8b-instruct-fp4\""), std::string::npos) << nvfp4.out;
+    EXPECT_NE(nvfp4.out.find("  - name: \"llama-3.1-8b-instruct-fp4\""), std::string::npos)
+        << nvfp4.out;
     EXPECT_NE(nvfp4.out.find("    weights: \"nvfp4\""), std::string::npos) << nvfp4.out;
 
     // No _name_or_path and no --name: an error, not the folder's name.
@@ -445,21 +447,29 @@ TEST(Cli, ModelImportReadsTheQuantizationAndNamesTheModelFromItsConfig) {
 TEST(Cli, DidYouMeanKeepsTheFamilyAndSize) {
     const auto r = run("fit --model Llama-3-70B --gpu h100-sxm");
     EXPECT_EQ(r.exit_code, 2) << r.out;
-    EXPECT_NE(r.out.find("unknown model 'Llama-3-70B'; did you mean 'llama-3.1-70b'?"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("unknown model 'Llama-3-70B'; did you mean 'llama-3.1-70b'?"),
+              std::string::npos)
+        << r.out;
 }
 
 TEST(Cli, HuggingFaceIdsResolveToTheCatalogWithTheirQuantization) {
     const auto awq = run("fit --model Qwen/Qwen2.5-72B-Instruct-AWQ --gpu h100-sxm --tp 2");
     ASSERT_EQ(awq.exit_code, 0) << awq.out;
-    EXPECT_NE(awq.out.find("qwen2.5-72b on 2 x h100-sxm (tp 2, pp 1, dp 1), weights awq-int4"), std::string::npos) << awq.out;
-    EXPECT_NE(awq.out.find("note: model 'Qwen/Qwen2.5-72B-Instruct-AWQ' is planned as catalog model 'qwen2.5-72b'"),
-              std::string::npos) << awq.out;
+    EXPECT_NE(awq.out.find("qwen2.5-72b on 2 x h100-sxm (tp 2, pp 1, dp 1), weights awq-int4"),
+              std::string::npos)
+        << awq.out;
+    EXPECT_NE(awq.out.find("note: model 'Qwen/Qwen2.5-72B-Instruct-AWQ' is planned as catalog "
+                           "model 'qwen2.5-72b'"),
+              std::string::npos)
+        << awq.out;
     // --weights still wins.
-    const auto bf16 = run("fit --model Qwen/Qwen2.5-72B-Instruct-AWQ --gpu h100-sxm --tp 4 --weights bf16");
+    const auto bf16 =
+        run("fit --model Qwen/Qwen2.5-72B-Instruct-AWQ --gpu h100-sxm --tp 4 --weights bf16");
     ASSERT_EQ(bf16.exit_code, 0) << bf16.out;
     EXPECT_NE(bf16.out.find("weights bf16"), std::string::npos) << bf16.out;
     // A scenario whose weights followed its model's checkpoint follows the new --model.
-    const auto file = run("fit " + src("examples/llama70b-4xh100.yaml") + " --model Qwen/Qwen2.5-72B-Instruct-AWQ");
+    const auto file = run("fit " + src("examples/llama70b-4xh100.yaml") +
+                          " --model Qwen/Qwen2.5-72B-Instruct-AWQ");
     ASSERT_EQ(file.exit_code, 0) << file.out;
     EXPECT_NE(file.out.find("weights awq-int4"), std::string::npos) << file.out;
 }
@@ -477,7 +487,7 @@ TEST(Cli, HuggingFaceIdsResolveFromTheLocalCache) {
     const char* saved_hub = std::getenv("HF_HUB_CACHE");
     const std::string hub_value = saved_hub ? saved_hub : "";
     unsetenv("HF_HUB_CACHE");
-    setenv("HF_HOME", home.c_str(), 1);  // the CLI inherits it
+    setenv("HF_HOME", home.c_str(), 1); // the CLI inherits it
 
     const auto est = run("estimate --model example-org/Custom-Llama --gpu h100-sxm");
     EXPECT_EQ(est.exit_code, 0) << est.out;
@@ -487,7 +497,8 @@ TEST(Cli, HuggingFaceIdsResolveFromTheLocalCache) {
     const auto imported = run("model import example-org/Custom-Llama");
     EXPECT_EQ(imported.exit_code, 0) << imported.out;
     EXPECT_NE(imported.out.find("  - name: \"custom-llama\""), std::string::npos) << imported.out;
-    EXPECT_NE(imported.out.find("    weights: \"gptq-int4:g32\""), std::string::npos) << imported.out;
+    EXPECT_NE(imported.out.find("    weights: \"gptq-int4:g32\""), std::string::npos)
+        << imported.out;
 
     const auto missing = run("fit --model example-org/Not-Downloaded --gpu h100-sxm");
     EXPECT_EQ(missing.exit_code, 2) << missing.out;

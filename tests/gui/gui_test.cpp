@@ -363,10 +363,11 @@ TEST_F(GuiTest, PinnedConfigurationsAreComparedSideBySide) {
 // Issue 18, item 6: the app imports and names models as `gpuplan model import` and --model do.
 TEST_F(GuiTest, ImportedQuantizedConfigSetsTheWeightsAndTheConfigsName) {
     Fixture f;
-    const QString config = QString::fromStdString(std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/hf/llama-3.1-8b-awq.json");
+    const QString config = QString::fromStdString(std::string(GPUPLAN_SOURCE_DIR) +
+                                                  "/tests/fixtures/hf/llama-3.1-8b-awq.json");
     ASSERT_TRUE(f.w.panel().importConfig(config));
     const model::Scenario& s = f.w.document().scenario();
-    EXPECT_EQ(s.deployment.model.name, "meta-llama-3.1-8b-instruct-awq-int4");  // _name_or_path
+    EXPECT_EQ(s.deployment.model.name, "meta-llama-3.1-8b-instruct-awq-int4"); // _name_or_path
     EXPECT_EQ(s.deployment.prec.weights.name, "awq-int4");
     // A Hugging Face id typed into the model field resolves to the catalog with its quantization.
     auto* model = child<QComboBox>(f.w, "model");

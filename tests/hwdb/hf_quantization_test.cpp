@@ -75,12 +75,12 @@ const gpuplan::hwdb::Database& db() {
 // weight width for GPTQ and AWQ (model/precision.cpp): 4 + (16 + 4) / 128 = 4.15625.
 constexpr double kAwqG128Bits = 4.0 + (16.0 + 4.0) / 128.0;
 
-}  // namespace
+} // namespace
 
 TEST(HfQuantization, AwqBecomesAwqInt4WithItsGroupSize) {
     const ModelSpec m = import_fixture("llama-3.1-8b-awq");
     ASSERT_TRUE(m.weights.has_value());
-    EXPECT_EQ(m.weights->name, "awq-int4");  // group_size 128, the default spelling
+    EXPECT_EQ(m.weights->name, "awq-int4"); // group_size 128, the default spelling
     EXPECT_DOUBLE_EQ(m.weights->bits_per_element, kAwqG128Bits);
     EXPECT_TRUE(m.weights->weight_only);
 }
@@ -98,7 +98,8 @@ TEST(HfQuantization, GptqKeepsBitsAndGroupSize) {
 }
 
 TEST(HfQuantization, Fp8AndFbgemmFp8BecomeFp8) {
-    for (const char* name : {"llama-3.1-8b-fp8", "llama-3.1-8b-fbgemm-fp8", "llama-3.1-8b-ct-fp8"}) {
+    for (const char* name :
+         {"llama-3.1-8b-fp8", "llama-3.1-8b-fbgemm-fp8", "llama-3.1-8b-ct-fp8"}) {
         SCOPED_TRACE(name);
         const ModelSpec m = import_fixture(name);
         ASSERT_TRUE(m.weights.has_value());
@@ -122,7 +123,8 @@ TEST(HfQuantization, CompressedTensorsSchemesMapToTheirFormats) {
     EXPECT_EQ(w8.weights->compute, ComputeType::Int8);
     // float 4-bit with a group of 16 (nvfp4-pack-quantized).
     const ModelSpec fp4 = import_hf_config(
-        with_quantization(R"({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+        with_quantization(
+            R"({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
             "config_groups": {"group_0": {"targets": ["Linear"],
             "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16},
             "input_activations": {"num_bits": 4, "type": "float"}}}})"),
@@ -135,7 +137,7 @@ TEST(HfQuantization, ModelOptHfQuantConfigBesideConfigJson) {
     const ModelSpec m = import_hf_checkpoint(fixture("modelopt-nvfp4/config.json"), "");
     ASSERT_TRUE(m.weights.has_value());
     EXPECT_EQ(m.weights->name, "nvfp4");
-    EXPECT_DOUBLE_EQ(m.weights->bits_per_element, 4.5);  // e2m1 + one fp8 scale per 16
+    EXPECT_DOUBLE_EQ(m.weights->bits_per_element, 4.5); // e2m1 + one fp8 scale per 16
     EXPECT_TRUE(contains(m.source, "hf_quant_config.json")) << m.source;
 
     // FP8 and W4A16_AWQ (group_size 64) in a copy of the folder.
@@ -168,11 +170,13 @@ TEST(HfQuantization, UnknownQuantMethodIsAnErrorNamingFileKeyAndSupportedList) {
     EXPECT_EQ(e.file(), "q/config.json");
     const std::string what = e.what();
     EXPECT_TRUE(contains(what, "'hqq' is not supported")) << what;
-    EXPECT_TRUE(contains(what, "awq, gptq, fp8, fbgemm_fp8, compressed-tensors, modelopt, mxfp4")) << what;
+    EXPECT_TRUE(contains(what, "awq, gptq, fp8, fbgemm_fp8, compressed-tensors, modelopt, mxfp4"))
+        << what;
 }
 
 TEST(HfQuantization, UnsupportedSchemesAreErrorsNotBf16) {
-    EXPECT_EQ(quant_error(R"({"quant_method": "awq", "bits": 3})").key_path(), "quantization_config.bits");
+    EXPECT_EQ(quant_error(R"({"quant_method": "awq", "bits": 3})").key_path(),
+              "quantization_config.bits");
     EXPECT_EQ(quant_error(R"({"quant_method": "gptq", "bits": 2, "group_size": 128})").key_path(),
               "quantization_config.bits");
     EXPECT_EQ(quant_error(R"({"bits": 4})").key_path(), "quantization_config.quant_method");
@@ -183,7 +187,8 @@ TEST(HfQuantization, UnsupportedSchemesAreErrorsNotBf16) {
                   .key_path(),
               "quantization_config.config_groups.g.weights.num_bits");
     // Two schemes with different weight formats have no single precision.
-    const ConfigError mixed = quant_error(R"({"quant_method": "compressed-tensors", "config_groups": {
+    const ConfigError mixed =
+        quant_error(R"({"quant_method": "compressed-tensors", "config_groups": {
         "a": {"weights": {"num_bits": 8, "type": "float"}},
         "b": {"weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128}}}})");
     EXPECT_EQ(mixed.key_path(), "quantization_config.config_groups.b");
@@ -198,7 +203,7 @@ TEST(HfQuantization, NamesTheModelFromTheConfigNotItsFolder) {
     const std::string plain = read_text(fixture("llama-3.1-8b.json"));
     const std::string with_key = "{\"name_or_path\": \"/models/My_Llama 8B\"," + plain.substr(1);
     EXPECT_EQ(import_hf_config(with_key, "config.json", "").name, "my-llama-8b");
-    EXPECT_TRUE(import_hf_config(with_key, "config.json", "").hf_id.empty());  // a path, not an id
+    EXPECT_TRUE(import_hf_config(with_key, "config.json", "").hf_id.empty()); // a path, not an id
     // --name wins; without any name it is an error, not the folder's name.
     EXPECT_EQ(import_hf_checkpoint(fixture("llama-3.1-8b-awq.json"), "mine").name, "mine");
     try {
@@ -241,13 +246,16 @@ TEST(HfQuantization, CatalogWeightsKeyRejectsUnknownPrecision) {
 
 TEST(HfQuantization, ScenarioDefaultsToTheCheckpointWeights) {
     // DeepSeek-V3 is published in FP8 (hwdb/models/deepseek-v3.yaml, weights: fp8).
-    const std::string head = "schema: 1\nmodel: deepseek-v3\nhardware:\n  accelerator: h200-sxm\n  tp: 8\n";
+    const std::string head =
+        "schema: 1\nmodel: deepseek-v3\nhardware:\n  accelerator: h200-sxm\n  tp: 8\n";
     const auto s = gpuplan::hwdb::parse_scenario(head, "s.yaml", db());
     EXPECT_EQ(s.deployment.prec.weights.name, "fp8");
     EXPECT_EQ(s.deployment.prec.kv_cache.name, "bf16");
-    const auto bf16 = gpuplan::hwdb::parse_scenario(head + "precision:\n  weights: bf16\n", "s.yaml", db());
-    EXPECT_EQ(bf16.deployment.prec.weights.name, "bf16");  // the scenario's own choice wins
-    const auto kv = gpuplan::hwdb::parse_scenario(head + "precision:\n  kv_cache: fp8\n", "s.yaml", db());
+    const auto bf16 =
+        gpuplan::hwdb::parse_scenario(head + "precision:\n  weights: bf16\n", "s.yaml", db());
+    EXPECT_EQ(bf16.deployment.prec.weights.name, "bf16"); // the scenario's own choice wins
+    const auto kv =
+        gpuplan::hwdb::parse_scenario(head + "precision:\n  kv_cache: fp8\n", "s.yaml", db());
     EXPECT_EQ(kv.deployment.prec.weights.name, "fp8");
     // 16-bit catalog checkpoints keep bf16.
     const auto llama = gpuplan::hwdb::parse_scenario(

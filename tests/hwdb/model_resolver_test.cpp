@@ -50,7 +50,8 @@ class FakeHub {
     FakeHub(const FakeHub&) = delete;
     FakeHub& operator=(const FakeHub&) = delete;
 
-    /// Puts `config` (a fixture path) as snapshot `revision` of `org/name`; `main` writes refs/main.
+    /// Puts `config` (a fixture path) as snapshot `revision` of `org/name`; `main` writes
+    /// refs/main.
     void add(const std::string& org, const std::string& name, const std::string& revision,
              const std::string& config, bool main) const {
         const fs::path repo = root_ / ("models--" + org + "--" + name);
@@ -59,7 +60,8 @@ class FakeHub {
                       fs::copy_options::overwrite_existing);
         if (main) {
             fs::create_directories(repo / "refs");
-            std::ofstream(repo / "refs" / "main") << revision;  // no newline, as huggingface_hub writes it
+            std::ofstream(repo / "refs" / "main")
+                << revision; // no newline, as huggingface_hub writes it
         }
     }
     [[nodiscard]] const fs::path& path() const { return root_; }
@@ -68,7 +70,7 @@ class FakeHub {
     fs::path root_;
 };
 
-}  // namespace
+} // namespace
 
 TEST(ModelResolver, CatalogNamesAndAliasesResolveAsBefore) {
     const auto r = resolve_model(db(), "meta-llama/Llama-3.1-70B-Instruct", "/nonexistent");
@@ -83,9 +85,11 @@ TEST(ModelResolver, SuffixesFindTheBaseModelAndKeepTheQuantization) {
     EXPECT_EQ(awq.spec.name, "qwen2.5-72b");
     ASSERT_TRUE(awq.spec.weights.has_value());
     EXPECT_EQ(awq.spec.weights->name, "awq-int4");
-    EXPECT_TRUE(contains(awq.note, "catalog model 'qwen2.5-72b' with awq-int4 weights")) << awq.note;
+    EXPECT_TRUE(contains(awq.note, "catalog model 'qwen2.5-72b' with awq-int4 weights"))
+        << awq.note;
 
-    const auto fp8 = resolve_model(db(), "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8-dynamic", "/nonexistent");
+    const auto fp8 =
+        resolve_model(db(), "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8-dynamic", "/nonexistent");
     EXPECT_EQ(fp8.spec.name, "llama-3.1-70b");
     EXPECT_EQ(fp8.spec.weights->name, "fp8");
 
@@ -93,7 +97,8 @@ TEST(ModelResolver, SuffixesFindTheBaseModelAndKeepTheQuantization) {
     EXPECT_EQ(gptq.spec.name, "qwen2.5-7b");
     EXPECT_EQ(gptq.spec.weights->name, "gptq-int8");
 
-    const auto w4 = resolve_model(db(), "neuralmagic/Meta-Llama-3.1-8B-Instruct-quantized.w4a16", "/nonexistent");
+    const auto w4 = resolve_model(db(), "neuralmagic/Meta-Llama-3.1-8B-Instruct-quantized.w4a16",
+                                  "/nonexistent");
     EXPECT_EQ(w4.spec.name, "llama-3.1-8b");
     EXPECT_EQ(w4.spec.weights->name, "int4");
 
@@ -105,18 +110,20 @@ TEST(ModelResolver, SuffixesFindTheBaseModelAndKeepTheQuantization) {
 
 TEST(ModelResolver, PrecisionInName) {
     using gpuplan::hwdb::precision_in_name;
-    EXPECT_EQ(precision_in_name("hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4")->name, "awq-int4");
+    EXPECT_EQ(precision_in_name("hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4")->name,
+              "awq-int4");
     EXPECT_EQ(precision_in_name("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4")->name, "gptq-int4");
     EXPECT_EQ(precision_in_name("nvidia/Llama-3.1-8B-Instruct-FP4")->name, "nvfp4");
     EXPECT_EQ(precision_in_name("RedHatAI/Llama-3.1-8B-Instruct-quantized.w8a8")->name, "int8");
     EXPECT_FALSE(precision_in_name("meta-llama/Llama-3.1-8B-Instruct").has_value());
-    EXPECT_FALSE(precision_in_name("example/awqward-7b").has_value());  // whole tokens only
+    EXPECT_FALSE(precision_in_name("example/awqward-7b").has_value()); // whole tokens only
 }
 
 TEST(ModelResolver, CachedConfigQuantizationBeatsTheName) {
     FakeHub hub;
     // The repository name says nothing about AWQ; its config.json does.
-    hub.add("example-org", "Llama-3.1-8B-Instruct", "abc123", fixture("llama-3.1-8b-awq.json"), true);
+    hub.add("example-org", "Llama-3.1-8B-Instruct", "abc123", fixture("llama-3.1-8b-awq.json"),
+            true);
     const auto r = resolve_model(db(), "example-org/Llama-3.1-8B-Instruct", hub.path());
     EXPECT_EQ(r.spec.name, "llama-3.1-8b");
     ASSERT_TRUE(r.spec.weights.has_value());
@@ -130,11 +137,11 @@ TEST(ModelResolver, UncataloguedIdReadsTheCachedConfigOfRefsMain) {
     hub.add("Example-Org", "Custom-Llama", "old000", fixture("llama-3.1-8b-fp8.json"), false);
     hub.add("Example-Org", "Custom-Llama", "new456", fixture("llama-3.1-8b-gptq-g32.json"), true);
     const auto cfg = gpuplan::hwdb::find_cached_config(hub.path(), "example-org/custom-llama");
-    ASSERT_TRUE(cfg.has_value());  // ids match case-insensitively
+    ASSERT_TRUE(cfg.has_value()); // ids match case-insensitively
     EXPECT_EQ(cfg->parent_path().filename(), "new456");
 
     const auto r = resolve_model(db(), "Example-Org/Custom-Llama", hub.path());
-    EXPECT_EQ(r.spec.name, "custom-llama");  // the id names it, not the snapshot folder
+    EXPECT_EQ(r.spec.name, "custom-llama"); // the id names it, not the snapshot folder
     EXPECT_EQ(r.spec.hf_id, "Example-Org/Custom-Llama");
     EXPECT_EQ(r.spec.layers, 32);
     ASSERT_TRUE(r.spec.weights.has_value());
@@ -167,8 +174,10 @@ TEST(ModelResolver, HubCacheFollowsHfHomeAndHfHubCache) {
     unsetenv("HF_HUB_CACHE");
     setenv("HOME", std::getenv("HOME") ? std::getenv("HOME") : "/root", 1);
     EXPECT_EQ(gpuplan::hwdb::hf_hub_cache().filename(), "hub");
-    if (saved_home) setenv("HF_HOME", home.c_str(), 1);
-    if (saved_hub) setenv("HF_HUB_CACHE", hub.c_str(), 1);
+    if (saved_home)
+        setenv("HF_HOME", home.c_str(), 1);
+    if (saved_hub)
+        setenv("HF_HUB_CACHE", hub.c_str(), 1);
 }
 
 TEST(ModelResolver, UnknownIdNamesTheCacheAndSuggestsTheSameFamilyAndSize) {
@@ -202,7 +211,7 @@ TEST(ModelSuggestion, PrefersTheSameFamilyVersionAndSize) {
         EXPECT_TRUE(contains(e.what(), "did you mean 'llama-3.1-70b'?")) << e.what();
     }
     EXPECT_EQ(db().suggest_model("llama-3-8b"), "llama-3.1-8b");
-    EXPECT_EQ(db().suggest_model("llama-3.1-7b"), "llama-3.1-8b");  // version before size
+    EXPECT_EQ(db().suggest_model("llama-3.1-7b"), "llama-3.1-8b"); // version before size
     EXPECT_EQ(db().suggest_model("llama-2-7b-chat"), "llama-2-7b");
     EXPECT_EQ(db().suggest_model("Qwen2-72B"), "qwen2.5-72b");
     EXPECT_EQ(db().suggest_model("qwen3-30b"), "qwen3-30b-a3b");
