@@ -211,6 +211,18 @@ ResolvedModel resolve_model(const Database& db, std::string_view name, const fs:
         if (!from.empty()) {
             r.note += " with " + (r.spec.weights ? r.spec.weights->name : std::string("bf16")) +
                       " weights (from " + from + ")";
+        } else {
+            // GGUF repositories hold several quantizations and bitsandbytes has no gpuplan
+            // precision: say that the weights are a guess rather than plan them silently.
+            const std::vector<std::string> tokens = split(lower(repository_name(name)), "-_.");
+            for (const char* opaque : {"gguf", "bnb", "4bit", "8bit"}) {
+                if (std::find(tokens.begin(), tokens.end(), opaque) != tokens.end()) {
+                    r.note += " with the catalog's " + model::checkpoint_weights(r.spec).name +
+                              " weights, though its name says it is quantized (GGUF or "
+                              "bitsandbytes); set the weight precision, e.g. --weights q4_k_m";
+                    break;
+                }
+            }
         }
         return r;
     }

@@ -108,6 +108,19 @@ TEST(ModelResolver, SuffixesFindTheBaseModelAndKeepTheQuantization) {
     EXPECT_FALSE(chat.spec.weights.has_value());
 }
 
+TEST(ModelResolver, OpaqueQuantizedNamesSayTheWeightsAreTheCatalogs) {
+    const auto gguf =
+        resolve_model(db(), "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", "/nonexistent");
+    EXPECT_EQ(gguf.spec.name, "llama-3.1-8b");
+    EXPECT_FALSE(gguf.spec.weights.has_value());
+    EXPECT_TRUE(contains(gguf.note, "with the catalog's bf16 weights, though its name says it is "
+                                    "quantized"))
+        << gguf.note;
+    EXPECT_TRUE(
+        contains(resolve_model(db(), "unsloth/Llama-3.1-8B-Instruct-bnb-4bit", "/nonexistent").note,
+                 "--weights"));
+}
+
 TEST(ModelResolver, PrecisionInName) {
     using gpuplan::hwdb::precision_in_name;
     EXPECT_EQ(precision_in_name("hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4")->name,
