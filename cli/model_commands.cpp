@@ -5,12 +5,14 @@
 #include "cli/output_file.hpp"
 #include "cli/table.hpp"
 #include "hwdb/hf_import.hpp"
+#include "hwdb/model_resolver.hpp"
 #include "hwdb/model_yaml_writer.hpp"
 #include "model/kv_cache.hpp"
 #include "model/unit_parser.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <ostream>
 
@@ -42,6 +44,7 @@ nlohmann::json model_json(const model::ModelSpec& m) {
         {"kv_bytes_per_token_bf16", model::kv_bytes_per_token(m, bf16).si()},
         {"weights_bytes_bf16", p.total * 2.0},
         {"source", m.source},
+        {"weights", model::checkpoint_weights(m).name},
     };
     if (m.moe) {
         j["moe"] = {{"experts", m.moe->experts},
@@ -110,7 +113,11 @@ int run_model_show(CliContext& ctx) {
     if (!parse_options("model show", ctx.args, desc, pos, vm, *ctx.out, "NAME [--json]")) {
         return 0;
     }
-    const model::ModelSpec& m = ctx.db().model(name);
+    const hwdb::ResolvedModel resolved = hwdb::resolve_model(ctx.db(), name);
+    if (!resolved.note.empty()) {
+        *ctx.err << "note: " << resolved.note << '\n';
+    }
+    const model::ModelSpec& m = resolved.spec;
     const nlohmann::json j = model_json(m);
     if (vm.count("json")) {
         *ctx.out << json_text(j) << '\n';
@@ -140,6 +147,11 @@ int run_model_show(CliContext& ctx) {
         out << "  sliding window    " << m.sliding_window->window << " tokens on "
             << m.sliding_window->windowed_layers << " layers\n";
     }
+    if (m.weights) {
+        out << "  checkpoint        " << m.weights->name << " weights ("
+            << model::format_gb(Bytes(p.total * m.weights->bytes_per_element()))
+            << "; the default of precision.weights)\n";
+    }
     out << "  source            " << m.source << '\n';
     return 0;
 }
@@ -149,21 +161,54 @@ int run_model_import(CliContext& ctx) {
     std::string file;
     std::string name;
     std::string output;
-    desc.add_options()("file", po::value(&file)->required(), "Hugging Face config.json")(
-        "name", po::value(&name), "canonical name for the catalog (default: from the file's folder)")(
-        "output,o", po::value(&output), "write the YAML here instead of standard output");
+    desc.add_options()("file", po::value(&file)->required(),
+                       "Hugging Face config.json, its folder, or a repository id (ORG/NAME) "
+                       "whose config.json is in the local Hugging Face cache")(
+        "name", po::value(&name),
+        "canonical name for the catalog (default: from the config's _name_or_path, or the "
+        "repository id)")("output,o", po::value(&output),
+                          "write the YAML here instead of standard output");
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
-    if (!parse_options("model import", ctx.args, desc, pos, vm, *ctx.out, "config.json [--name NAME] [-o FILE]")) {
+    if (!parse_options("model import", ctx.args, desc, pos, vm, *ctx.out,
+                       "config.json|FOLDER|ORG/NAME [--name NAME] [-o FILE]")) {
         return 0;
     }
-    const std::string text = hwdb::read_text_file(file, "config.json");
-    if (name.empty()) {
-        const auto parent = std::filesystem::absolute(file).parent_path().filename().string();
-        name = hwdb::normalize_name(parent.empty() ? "imported-model" : parent);
+    // A path first; then, for an ORG/NAME that is no path, the Hugging Face cache (offline).
+    std::filesystem::path config = file;
+    std::error_code ec;
+    std::string hf_id;
+    if (std::filesystem::is_directory(config, ec)) {
+        config /= "config.json";
+    } else if (!std::filesystem::exists(config, ec) && !file.ends_with(".json") &&
+               std::count(file.begin(), file.end(), '/') == 1 && file.front() != '.') {
+        const auto hub = hwdb::hf_hub_cache();
+        const auto cached = hwdb::find_cached_config(hub, file);
+        if (!cached) {
+            throw InputError(file + ": no such file, and no config.json for repository '" + file +
+                             "' in the Hugging Face cache " + hub.string() +
+                             "; give the path of a config.json, or download it first "
+                             "('huggingface-cli download " +
+                             file + " config.json')");
+        }
+        config = *cached;
+        hf_id = file;
     }
-    const model::ModelSpec spec = hwdb::import_hf_config(text, file, name);
+    if (name.empty() && !hf_id.empty()) {
+        name = hwdb::hf_canonical_name(hf_id); // the id names it, not the snapshot's folder
+    }
+    model::ModelSpec spec = hwdb::import_hf_checkpoint(config, name);
+    if (!hf_id.empty() && spec.hf_id.empty()) {
+        spec.hf_id = hf_id;
+        spec.aliases.push_back(hf_id);
+    }
+    *ctx.err << "imported " << spec.name << ": " << billions(model::count_params(spec).total)
+             << " parameters, "
+             << (spec.weights
+                     ? spec.weights->name + " weights (from the checkpoint's quantization config)"
+                     : std::string("16-bit weights (no quantization_config)"))
+             << '\n';
     const std::string yaml = hwdb::model_to_yaml(spec);
     if (output.empty()) {
         *ctx.out << yaml;

@@ -1,5 +1,6 @@
 #include "cli/scenario_options.hpp"
 
+#include "hwdb/model_resolver.hpp"
 #include "hwdb/profile_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/error.hpp"
@@ -13,7 +14,7 @@ void add_scenario_options(po::options_description& desc, ScenarioFlags& f) {
     // clang-format off
     desc.add_options()
         ("file", po::value(&f.file), "scenario YAML (flags override it)")
-        ("model", po::value(&f.model), "catalog model, e.g. llama-3.1-70b")
+        ("model", po::value(&f.model), "catalog model or Hugging Face id, e.g. llama-3.1-70b, Qwen/Qwen2.5-72B-Instruct-AWQ (default weights: the checkpoint's)")
         ("gpu", po::value(&f.gpu), "hwdb accelerator, e.g. h100-sxm")
         ("node", po::value(&f.node), "hwdb server, e.g. dgx-h100 (sets links and GPUs per node)")
         ("gpus", po::value<int>()->notifier([&f](int v) { f.gpus = v; }), "all GPUs (default tp x pp)")
@@ -85,8 +86,17 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     }
     auto& d = s.deployment;
     if (!f.model.empty()) {
-        d.model = db.model(f.model);
+        // Weights that followed the previous model's checkpoint follow the new one.
+        const bool default_weights = d.prec.weights == model::checkpoint_weights(d.model);
+        const hwdb::ResolvedModel resolved = hwdb::resolve_model(db, f.model);
+        if (!resolved.note.empty()) {
+            *ctx.err << "note: " << resolved.note << '\n';
+        }
+        d.model = resolved.spec;
         s.model_ref = f.model;
+        if (f.file.empty() || default_weights) {
+            d.prec.weights = model::checkpoint_weights(d.model);
+        }
     }
     if (!f.gpu.empty() || !f.node.empty()) {
         hwdb::set_hardware(s, db, f.gpu.empty() ? d.gpu.name : f.gpu, f.node);

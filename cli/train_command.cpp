@@ -8,6 +8,7 @@
 #include "cli/report_json.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
+#include "hwdb/model_resolver.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/power.hpp"
 #include "model/price_list.hpp"
@@ -98,7 +99,11 @@ model::Scenario build(CliContext& ctx, const TrainFlags& f) {
     }
     auto& d = s.deployment;
     if (!f.model.empty()) {
-        d.model = db.model(f.model);
+        const hwdb::ResolvedModel resolved = hwdb::resolve_model(db, f.model);
+        if (!resolved.note.empty()) {
+            *ctx.err << "note: " << resolved.note << '\n';
+        }
+        d.model = resolved.spec;
         s.model_ref = f.model;
     }
     if (!f.gpu.empty() || !f.node.empty()) {

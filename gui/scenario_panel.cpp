@@ -4,6 +4,7 @@
 #include "gui/ui_util.hpp"
 #include "hwdb/file_io.hpp"
 #include "hwdb/hf_import.hpp"
+#include "hwdb/model_resolver.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/error.hpp"
 #include "model/model_spec.hpp"
@@ -260,9 +261,17 @@ QWidget* ScenarioPanel::buildModelGroup() {
             if (idx >= 0) {
                 name = model_->itemData(idx).toString();
             }
-            const model::ModelSpec& m = doc_.database().model(name.trimmed().toStdString());
-            s.deployment.model = m;
-            s.model_ref = m.name;
+            // Hugging Face ids resolve as on the command line (hwdb::resolve_model); weights
+            // that followed the previous model's checkpoint follow the new one.
+            const std::string typed = name.trimmed().toStdString();
+            const hwdb::ResolvedModel r = hwdb::resolve_model(doc_.database(), typed);
+            const bool default_weights =
+                s.deployment.prec.weights == model::checkpoint_weights(s.deployment.model);
+            s.deployment.model = r.spec;
+            s.model_ref = r.note.empty() ? r.spec.name : typed;
+            if (default_weights) {
+                s.deployment.prec.weights = model::checkpoint_weights(r.spec);
+            }
         });
     };
     connect(model_, &QComboBox::activated, this,
@@ -293,28 +302,35 @@ QWidget* ScenarioPanel::buildModelGroup() {
 }
 
 bool ScenarioPanel::importConfig(const QString& path) {
-    std::string text;
-    try {
-        // Bounded while reading, so a device or an endless pipe cannot fill memory.
-        text = hwdb::read_text_file(std::filesystem::path(path.toStdString()), "config.json");
-    } catch (const InputError& e) {
-        showFieldError(model_, qs(e.what()));
-        return false;
-    }
     const QFileInfo info(path);
-    // "…/Llama-3.1-8B/config.json" names the model after its folder.
+    // The config's _name_or_path names the model, as in `gpuplan model import`; the form has no
+    // name field, so a config without one is named after its file ("…/Llama-3.1-8B/config.json":
+    // its folder).
     QString stem = info.completeBaseName();
     if (stem.compare(QStringLiteral("config"), Qt::CaseInsensitive) == 0 &&
         !info.dir().dirName().isEmpty()) {
         stem = info.dir().dirName();
     }
-    const std::string name = hwdb::normalize_name(stem.toLower().toStdString());
+    const std::string fallback = hwdb::normalize_name(stem.toLower().toStdString());
     try {
-        const model::ModelSpec m =
-            hwdb::import_hf_config(text, path.toStdString(), name);
+        model::ModelSpec m;
+        try {
+            // Reads hf_quant_config.json beside it too (ModelOpt checkpoints).
+            m = hwdb::import_hf_checkpoint(path.toStdString(), "");
+        } catch (const ConfigError& e) {
+            if (e.key_path() != "_name_or_path") {
+                throw;
+            }
+            m = hwdb::import_hf_checkpoint(path.toStdString(), fallback);
+        }
         apply(tr("import %1").arg(info.fileName()), -1, model_, [&](model::Scenario& s) {
+            const bool default_weights =
+                s.deployment.prec.weights == model::checkpoint_weights(s.deployment.model);
             s.deployment.model = m;
             s.model_ref.clear();
+            if (default_weights) {
+                s.deployment.prec.weights = model::checkpoint_weights(m);
+            }
         });
         return true;
     } catch (const InputError& e) {

@@ -6,9 +6,16 @@
 #include "model/error.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <tuple>
+#include <utility>
 
 namespace gpuplan::hwdb {
 namespace {
@@ -34,11 +41,7 @@ template <class Spec> const Spec* find_in(const std::vector<Spec>& list, std::st
 }
 
 template <class Spec>
-const Spec& get_in(const std::vector<Spec>& list, std::string_view name, const char* what,
-                   const char* list_command) {
-    if (const Spec* s = find_in(list, name)) {
-        return *s;
-    }
+std::optional<std::string> suggest_in(const std::vector<Spec>& list, std::string_view name) {
     std::vector<std::string> names;
     for (const auto& spec : list) {
         names.push_back(normalize_name(spec.name));
@@ -46,11 +49,23 @@ const Spec& get_in(const std::vector<Spec>& list, std::string_view name, const c
             names.push_back(normalize_name(a));
         }
     }
-    std::string message = std::string("unknown ") + what + " '" + std::string(name) + "'";
     if (auto hint = detail::closest(normalize_name(name), names)) {
         // Suggest the canonical name of the entry the closest name belongs to.
         const Spec* s = find_in(list, *hint);
-        message += "; did you mean '" + (s ? s->name : *hint) + "'?";
+        return s ? s->name : *hint;
+    }
+    return std::nullopt;
+}
+
+template <class Spec>
+const Spec& get_in(const std::vector<Spec>& list, std::string_view name, const char* what,
+                   const char* list_command, const std::optional<std::string>& suggestion) {
+    if (const Spec* s = find_in(list, name)) {
+        return *s;
+    }
+    std::string message = std::string("unknown ") + what + " '" + std::string(name) + "'";
+    if (suggestion) {
+        message += "; did you mean '" + *suggestion + "'?";
     }
     message += std::string(" ('") + list_command + "' lists them)";
     throw InputError(message);
@@ -66,6 +81,140 @@ template <class Spec> std::unordered_set<std::string> names_of(const std::vector
         }
     }
     return out;
+}
+
+/// What a model name says about the model: "Llama-3.1-70B-Instruct" -> name token "llama",
+/// version "3.1", size "70b".
+struct ModelNameParts {
+    std::string token;   ///< leading letters of the name
+    std::string version; ///< digits (and dots) after them, e.g. "3.1", "2.5", "3"
+    std::string size;    ///< parameter-count token, e.g. "70b", "8x7b", "1.5b"
+};
+
+bool is_size_token(std::string_view t) {
+    // 70b, 1.5b, 8x7b, 560m: digits (with '.' or 'x') ending in b or m, starting with a digit.
+    if (t.size() < 2 || !std::isdigit(static_cast<unsigned char>(t.front())) ||
+        (t.back() != 'b' && t.back() != 'm')) {
+        return false;
+    }
+    return std::all_of(t.begin(), t.end() - 1, [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'x';
+    });
+}
+
+ModelNameParts name_parts(std::string_view raw) {
+    std::string n = normalize_name(raw);
+    if (const auto slash = n.rfind('/'); slash != std::string::npos) {
+        n.erase(0, slash + 1); // the repository name of an "org/name" id
+    }
+    if (n.rfind("meta-", 0) == 0) {
+        n.erase(0, 5); // "Meta-Llama-3.1-8B" names Llama 3.1 8B
+    }
+    std::vector<std::string> tokens;
+    for (std::size_t start = 0; start <= n.size();) {
+        const std::size_t dash = std::min(n.find('-', start), n.size());
+        tokens.push_back(n.substr(start, dash - start));
+        start = dash + 1;
+    }
+    ModelNameParts p;
+    const std::string& first = tokens.front();
+    std::size_t letters = 0;
+    while (letters < first.size() && std::isalpha(static_cast<unsigned char>(first[letters]))) {
+        ++letters;
+    }
+    p.token = first.substr(0, letters);
+    p.version = first.substr(letters); // "qwen2.5" -> "2.5"
+    std::size_t next = 1;
+    if (p.version.empty() && tokens.size() > 1) {
+        // "llama-3.1-70b", "deepseek-v3": a version token after the name.
+        std::string_view t = tokens[1];
+        if (t.starts_with('v')) {
+            t.remove_prefix(1);
+        }
+        if (!t.empty() && std::isdigit(static_cast<unsigned char>(t.front())) &&
+            !is_size_token(tokens[1])) {
+            p.version = std::string(t);
+            next = 2;
+        }
+    }
+    for (std::size_t i = next; i < tokens.size(); ++i) {
+        if (is_size_token(tokens[i])) {
+            p.size = tokens[i];
+            break;
+        }
+    }
+    return p;
+}
+
+std::string major_version(const std::string& v) {
+    return v.substr(0, v.find('.'));
+}
+
+/// Billions of parameters a size token states ("8x7b" -> 56, "560m" -> 0.56); 0 when none.
+double size_billions(const std::string& size) {
+    if (size.empty()) {
+        return 0;
+    }
+    double product = 1;
+    std::size_t start = 0;
+    const std::string digits = size.substr(0, size.size() - 1);
+    while (start <= digits.size()) {
+        const std::size_t x = std::min(digits.find('x', start), digits.size());
+        try {
+            product *= std::stod(digits.substr(start, x - start));
+        } catch (const std::exception&) {
+            return 0;
+        }
+        start = x + 1;
+    }
+    return size.back() == 'm' ? product / 1000 : product;
+}
+
+/// How far apart two sizes are, as |ln(a / b)|; large when either is unknown.
+double size_gap(const std::string& a, const std::string& b) {
+    const double x = size_billions(a);
+    const double y = size_billions(b);
+    return x > 0 && y > 0 ? std::abs(std::log(x / y)) : 1e9;
+}
+
+/// The catalog model to suggest for an unknown name. Candidates are the names close by edit
+/// distance (detail::closest) and those of the same name token and size or version; they rank by
+/// the same name token, then the same major version, then the same size, then the same full
+/// version, then the nearest size, then edit distance: "Llama-3-70B" suggests llama-3.1-70b, not
+/// llama-2-70b.
+std::optional<std::string> suggest_model_in(const std::vector<model::ModelSpec>& models,
+                                            std::string_view name) {
+    const std::optional<std::string> close = suggest_in(models, name);
+    const ModelNameParts q = name_parts(name);
+    const std::string key = normalize_name(name);
+    // false ranks first; then the nearer size (7b suggests 8b before 70b); then edit distance.
+    using Rank = std::tuple<bool, bool, bool, bool, double, std::size_t>;
+    std::optional<std::pair<Rank, std::string>> best;
+    for (const auto& m : models) {
+        std::vector<std::string> spellings{m.name};
+        spellings.insert(spellings.end(), m.aliases.begin(), m.aliases.end());
+        for (const auto& spelling : spellings) {
+            const ModelNameParts c = name_parts(spelling);
+            const bool token = !q.token.empty() && q.token == c.token;
+            const bool size = !q.size.empty() && q.size == c.size;
+            const bool major =
+                q.version.empty() || major_version(q.version) == major_version(c.version);
+            const bool same_release = !q.version.empty() && q.version == c.version;
+            if (!(token && (size || same_release)) && close != m.name) {
+                continue;
+            }
+            const Rank rank{!token,
+                            !major,
+                            !size,
+                            q.version != c.version,
+                            size_gap(q.size, c.size),
+                            detail::edit_distance(key, normalize_name(spelling))};
+            if (!best || rank < best->first) {
+                best = std::pair{rank, m.name};
+            }
+        }
+    }
+    return best ? std::optional<std::string>(best->second) : close;
 }
 
 std::string read_file(const std::filesystem::path& path) {
@@ -241,19 +390,27 @@ void Database::check_references() const {
 }
 
 const model::AcceleratorSpec& Database::accelerator(std::string_view name) const {
-    return get_in(accelerators_, name, "accelerator", "gpuplan hw list");
+    return get_in(accelerators_, name, "accelerator", "gpuplan hw list",
+                  find_in(accelerators_, name) ? std::nullopt : suggest_in(accelerators_, name));
 }
 const model::InterconnectSpec& Database::interconnect(std::string_view name) const {
-    return get_in(interconnects_, name, "interconnect", "gpuplan hw list --links");
+    return get_in(interconnects_, name, "interconnect", "gpuplan hw list --links",
+                  find_in(interconnects_, name) ? std::nullopt : suggest_in(interconnects_, name));
 }
 const model::ServerSpec& Database::server(std::string_view name) const {
-    return get_in(servers_, name, "server", "gpuplan hw list --servers");
+    return get_in(servers_, name, "server", "gpuplan hw list --servers",
+                  find_in(servers_, name) ? std::nullopt : suggest_in(servers_, name));
 }
 const model::RackSpec& Database::rack(std::string_view name) const {
-    return get_in(racks_, name, "rack", "gpuplan hw list --racks");
+    return get_in(racks_, name, "rack", "gpuplan hw list --racks",
+                  find_in(racks_, name) ? std::nullopt : suggest_in(racks_, name));
 }
 const model::ModelSpec& Database::model(std::string_view name) const {
-    return get_in(models_, name, "model", "gpuplan model list");
+    return get_in(models_, name, "model", "gpuplan model list",
+                  find_in(models_, name) ? std::nullopt : suggest_model(name));
+}
+std::optional<std::string> Database::suggest_model(std::string_view name) const {
+    return suggest_model_in(models_, name);
 }
 const model::AcceleratorSpec* Database::find_accelerator(std::string_view name) const {
     return find_in(accelerators_, name);

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <string>
 #include <string_view>
@@ -44,6 +45,11 @@ public:
     [[nodiscard]] const model::ServerSpec& server(std::string_view name) const;
     [[nodiscard]] const model::RackSpec& rack(std::string_view name) const;
     [[nodiscard]] const model::ModelSpec& model(std::string_view name) const;
+
+    /// The canonical name of the catalog model to suggest for an unknown `name` ("did you
+    /// mean"): the same name token and version first, then the same parameter size, then the
+    /// fewest edits ("Llama-3-70B" -> llama-3.1-70b); nullopt when nothing is close.
+    [[nodiscard]] std::optional<std::string> suggest_model(std::string_view name) const;
 
     /// Null when not found (no exception), for GUI fields.
     [[nodiscard]] const model::AcceleratorSpec* find_accelerator(std::string_view name) const;

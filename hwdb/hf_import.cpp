@@ -1,5 +1,7 @@
 #include "hwdb/hf_import.hpp"
 
+#include "hwdb/file_io.hpp"
+
 #include "hwdb/database.hpp"
 #include "hwdb/model_yaml_writer.hpp"
 
@@ -9,10 +11,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -252,6 +258,264 @@ std::optional<model::SlidingWindowSpec> read_window(const Reader& r, const std::
     return std::nullopt; // Llama and DeepSeek-V3 have no window
 }
 
+// ---- Quantized checkpoints -------------------------------------------------------------------
+//
+// transformers records how a checkpoint was quantized in config.json `quantization_config`
+// (transformers/utils/quantization_config.py: AwqConfig, GPTQConfig, FbgemmFp8Config,
+// FineGrainedFP8Config, CompressedTensorsConfig, Mxfp4Config); NVIDIA ModelOpt writes
+// hf_quant_config.json beside it (`quantization.quant_algo`, TensorRT-LLM's QuantAlgo names).
+
+constexpr const char* kQuantMethods =
+    "awq, gptq, fp8, fbgemm_fp8, compressed-tensors, modelopt, mxfp4";
+constexpr const char* kModelOptAlgos =
+    "FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO, NVFP4, NVFP4_AWQ, W4A16_AWQ, INT4_AWQ, "
+    "W8A16, W8A8_SQ_PER_CHANNEL, INT8_SQ, MXFP4";
+
+/// Reads keys of one JSON object below `prefix` (e.g. "quantization_config.") with errors that
+/// name the file and the full key.
+class QuantReader {
+  public:
+    QuantReader(const json& j, const std::string& file, std::string prefix)
+        : j_(j), file_(file), prefix_(std::move(prefix)) {}
+
+    [[nodiscard]] const json* find(const char* key) const {
+        const auto it = j_.find(key);
+        return it == j_.end() || it->is_null() ? nullptr : &*it;
+    }
+    [[nodiscard]] std::optional<std::string> opt_string(const char* key) const {
+        const json* v = find(key);
+        if (v == nullptr) {
+            return std::nullopt;
+        }
+        if (!v->is_string()) {
+            fail(key, "is " + std::string(v->type_name()) + ", expected a string");
+        }
+        return v->get<std::string>();
+    }
+    [[nodiscard]] int opt_int(const char* key, int fallback) const {
+        const json* v = find(key);
+        if (v == nullptr) {
+            return fallback;
+        }
+        if (!v->is_number_integer()) {
+            fail(key, "is " + v->dump() + ", expected an integer");
+        }
+        const auto x = v->get<std::int64_t>();
+        if (x < -1 || x > (1 << 20)) {
+            fail(key, "is " + v->dump() + ", expected a small integer");
+        }
+        return static_cast<int>(x);
+    }
+    [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+        throw ConfigError(file_, 0, 0, prefix_ + key, message);
+    }
+    [[nodiscard]] const std::string& prefix() const { return prefix_; }
+
+  private:
+    const json& j_;
+    const std::string& file_;
+    std::string prefix_;
+};
+
+std::string lower_ascii(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+/// "awq-int4" with its group size: the catalog's `name:gN` spelling (model/precision.hpp). A
+/// group size of -1 or 0 means one scale per output channel (AutoGPTQ, compressed-tensors
+/// strategy "channel"): one scale per `in_features` weights, approximated by the hidden size.
+model::Precision grouped(const std::string& base, int group, int hidden_size) {
+    if (group <= 0) {
+        group = std::clamp(hidden_size, 1, 1 << 16);
+    }
+    return model::parse_precision(base + ":g" + std::to_string(std::min(group, 1 << 16)));
+}
+
+/// One compressed-tensors scheme (config_groups.NAME): `weights` and `input_activations` are
+/// QuantizationArgs {num_bits, type "int"|"float", strategy, group_size}
+/// (neuralmagic/compressed-tensors, quantization/quant_args.py).
+model::Precision compressed_tensors_scheme(const json& group, const std::string& file,
+                                           const std::string& prefix, const std::string& format,
+                                           int hidden_size) {
+    if (!group.is_object()) {
+        throw ConfigError(file, 0, 0, prefix,
+                          "is not an object with weights and input_activations");
+    }
+    const QuantReader g(group, file, prefix + ".");
+    const json* w = g.find("weights");
+    if (w == nullptr || !w->is_object()) {
+        g.fail("weights",
+               "is missing; a compressed-tensors scheme gives num_bits and type of its weights");
+    }
+    const QuantReader wr(*w, file, prefix + ".weights.");
+    const int bits = wr.opt_int("num_bits", 8);
+    const std::string type = lower_ascii(wr.opt_string("type").value_or("int"));
+    const std::string strategy = lower_ascii(wr.opt_string("strategy").value_or("tensor"));
+    const int group_size =
+        strategy == "group" || strategy == "tensor_group" ? wr.opt_int("group_size", 128) : -1;
+    int act_bits = 0;
+    std::string act_type;
+    if (const json* a = g.find("input_activations"); a != nullptr && a->is_object()) {
+        const QuantReader ar(*a, file, prefix + ".input_activations.");
+        act_bits = ar.opt_int("num_bits", 8);
+        act_type = lower_ascii(ar.opt_string("type").value_or("int"));
+    }
+    const std::string found =
+        type + std::to_string(bits) + " weights" +
+        (act_bits > 0 ? " with " + act_type + std::to_string(act_bits) + " activations"
+                      : " (weight-only)");
+    if (type == "float" && bits == 8) {
+        return model::parse_precision("fp8"); // float-quantized: FP8 E4M3 (W8A8 or W8A16)
+    }
+    if (type == "float" && bits == 4) {
+        // nvfp4-pack-quantized: E2M1 with an FP8 scale per 16; mxfp4-pack-quantized: E8M0 per 32.
+        return model::parse_precision(format.find("mxfp4") != std::string::npos ? "mxfp4"
+                                                                                : "nvfp4");
+    }
+    if (type == "int" && bits == 8) {
+        return act_bits == 8 ? model::parse_precision("int8")
+                             : grouped("int8-weight-only", group_size, hidden_size);
+    }
+    if (type == "int" && bits == 4 && act_bits == 0) {
+        return grouped("int4", group_size, hidden_size); // W4A16, e.g. pack-quantized
+    }
+    wr.fail("num_bits", found +
+                            " have no gpuplan precision; supported compressed-tensors schemes: "
+                            "int4 weight-only (W4A16), int8 weight-only (W8A16), int8 with int8 "
+                            "activations (W8A8), float8 (FP8) and float4 (NVFP4, MXFP4); set "
+                            "precision.weights in the scenario instead");
+}
+
+std::optional<model::Precision> compressed_tensors(const QuantReader& q, const std::string& file,
+                                                   int hidden_size) {
+    const std::string format = lower_ascii(q.opt_string("format").value_or(""));
+    const json* groups = q.find("config_groups");
+    if (groups == nullptr || (groups->is_object() && groups->empty())) {
+        return std::nullopt; // sparsity only (sparsity_config), weights stay 16 bit
+    }
+    if (!groups->is_object()) {
+        q.fail("config_groups", "is not an object of named schemes");
+    }
+    std::optional<model::Precision> out;
+    std::string first;
+    for (const auto& [key, group] : groups->items()) {
+        const std::string prefix = q.prefix() + "config_groups." + key;
+        // A scheme's own format wins over the top-level one (compressed-tensors >= 0.10).
+        std::string own = format;
+        if (group.is_object() && group.contains("format") && group["format"].is_string()) {
+            own = lower_ascii(group["format"].get<std::string>());
+        }
+        const model::Precision p = compressed_tensors_scheme(group, file, prefix, own, hidden_size);
+        if (out && !(*out == p)) {
+            throw ConfigError(file, 0, 0, prefix,
+                              "is " + p.name + " but " + first + " is " + out->name +
+                                  "; a checkpoint with mixed weight formats has no single "
+                                  "precision, set precision.weights in the scenario instead");
+        }
+        out = p;
+        first = prefix;
+    }
+    return out;
+}
+
+/// The precision a ModelOpt `quant_algo` names; nullopt for none (e.g. only the KV cache is
+/// quantized). `r` reads the object holding quant_algo and group_size.
+std::optional<model::Precision> modelopt_algo(const QuantReader& r, int hidden_size) {
+    const std::optional<std::string> algo = r.opt_string("quant_algo");
+    if (!algo || algo->empty() || lower_ascii(*algo) == "none") {
+        return std::nullopt;
+    }
+    const std::string a = lower_ascii(*algo);
+    if (a == "fp8" || a == "fp8_per_channel_per_token" || a == "fp8_pb_wo" ||
+        a == "fp8_block_scales") {
+        return model::parse_precision("fp8");
+    }
+    if (a == "nvfp4" || a == "nvfp4_awq") {
+        return model::parse_precision("nvfp4");
+    }
+    if (a == "mxfp4") {
+        return model::parse_precision("mxfp4");
+    }
+    if (a == "w4a16_awq" || a == "int4_awq") {
+        return grouped("awq-int4", r.opt_int("group_size", 128), hidden_size);
+    }
+    if (a == "w8a16") {
+        return grouped("int8-weight-only", r.opt_int("group_size", -1), hidden_size);
+    }
+    if (a == "int8_sq" || a == "w8a8_sq_per_channel") {
+        return model::parse_precision("int8"); // SmoothQuant W8A8
+    }
+    r.fail("quant_algo", "'" + *algo + "' has no gpuplan precision; supported: " + kModelOptAlgos +
+                             "; set precision.weights in the scenario instead");
+}
+
+/// The weight precision stated by config.json `quantization_config`; nullopt without one.
+/// `modelopt_file` is true when hf_quant_config.json was read instead (then a "modelopt"
+/// quantization_config is not read).
+std::optional<model::Precision> config_quantization(const json& j, const std::string& file,
+                                                    int hidden_size, bool modelopt_file) {
+    const auto it = j.find("quantization_config");
+    if (it == j.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    if (!it->is_object()) {
+        throw ConfigError(file, 0, 0, "quantization_config",
+                          std::string("is ") + it->type_name() +
+                              ", expected an object with quant_method");
+    }
+    const QuantReader q(*it, file, "quantization_config.");
+    const std::optional<std::string> method_text = q.opt_string("quant_method");
+    if (!method_text) {
+        q.fail("quant_method", std::string("is missing; supported: ") + kQuantMethods);
+    }
+    std::string method = lower_ascii(*method_text);
+    std::replace(method.begin(), method.end(), '_', '-');
+    if (method == "awq") {
+        // AutoAWQ writes 4-bit GEMM/GEMV kernels only.
+        if (const int bits = q.opt_int("bits", 4); bits != 4) {
+            q.fail("bits",
+                   std::to_string(bits) + " is not supported for AWQ; AWQ checkpoints are 4-bit");
+        }
+        return grouped("awq-int4", q.opt_int("group_size", 128), hidden_size);
+    }
+    if (method == "gptq") {
+        const int bits = q.opt_int("bits", 4);
+        if (bits != 4 && bits != 8) {
+            q.fail("bits", std::to_string(bits) + "-bit GPTQ has no gpuplan precision; supported: "
+                                                  "4 (gptq-int4) and 8 (gptq-int8)");
+        }
+        return grouped(bits == 4 ? "gptq-int4" : "gptq-int8", q.opt_int("group_size", 128),
+                       hidden_size);
+    }
+    if (method == "fp8" || method == "fbgemm-fp8") {
+        // FineGrainedFP8Config (fmt e4m3, optional 128x128 weight blocks: one fp32 scale per
+        // 16384 weights, 0.002 bit, left out) and Meta's FbgemmFp8Config (row-wise scales).
+        const std::string fmt = lower_ascii(q.opt_string("fmt").value_or("e4m3"));
+        return model::parse_precision(fmt == "e5m2" ? "fp8-e5m2" : "fp8");
+    }
+    if (method == "mxfp4") {
+        return model::parse_precision("mxfp4");
+    }
+    if (method == "compressed-tensors") {
+        return compressed_tensors(q, file, hidden_size);
+    }
+    if (method == "modelopt") {
+        if (modelopt_file) {
+            return std::nullopt; // hf_quant_config.json decides
+        }
+        if (q.find("quant_algo") == nullptr) {
+            q.fail("quant_method", "is 'modelopt' without quant_algo; the format is in "
+                                   "hf_quant_config.json beside config.json: import the "
+                                   "checkpoint folder's config.json by path so both are read");
+        }
+        return modelopt_algo(q, hidden_size);
+    }
+    q.fail("quant_method", "'" + *method_text + "' is not supported; supported: " + kQuantMethods +
+                               "; set precision.weights in the scenario instead");
+}
+
 } // namespace
 
 std::vector<std::string> supported_hf_architectures() {
@@ -262,27 +526,88 @@ std::vector<std::string> supported_hf_architectures() {
     return out;
 }
 
-model::ModelSpec import_hf_config(std::string_view json_text, const std::string& file,
-                                  const std::string& name) {
+std::string hf_canonical_name(std::string_view id_or_path) {
+    std::string_view tail = id_or_path;
+    while (!tail.empty() && (tail.back() == '/' || tail.back() == '\\')) {
+        tail.remove_suffix(1);
+    }
+    if (const auto slash = tail.find_last_of("/\\"); slash != std::string_view::npos) {
+        tail.remove_prefix(slash + 1);
+    }
+    std::string out;
+    for (const char raw : tail) {
+        const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(raw)));
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+        if (ok) {
+            out.push_back(c);
+        } else if (!out.empty() && out.back() != '-') {
+            out.push_back('-'); // '_', ' ' and the like: the catalog spells them '-'
+        }
+    }
+    while (!out.empty() && (out.back() == '-' || out.back() == '.')) {
+        out.pop_back();
+    }
+    while (!out.empty() && (out.front() == '-' || out.front() == '.')) {
+        out.erase(out.begin());
+    }
+    return out;
+}
+
+std::vector<std::string> supported_quant_methods() {
+    std::vector<std::string> out;
+    std::string_view rest = kQuantMethods;
+    while (!rest.empty()) {
+        const auto comma = rest.find(", ");
+        out.emplace_back(rest.substr(0, comma));
+        if (comma == std::string_view::npos) {
+            break;
+        }
+        rest.remove_prefix(comma + 2);
+    }
+    return out;
+}
+
+namespace {
+
+json parse_json_object(std::string_view json_text, const std::string& file, const char* what) {
     json j;
     try {
         j = json::parse(json_text.begin(), json_text.end());
     } catch (const json::parse_error& e) {
         const auto [line, column] = line_column(json_text, e.byte);
         throw ConfigError(file, line, column, "",
-                          "malformed JSON: " + parse_error_detail(e.what()) +
-                              "; a Hugging Face config.json must be one complete JSON object");
+                          "malformed JSON: " + parse_error_detail(e.what()) + "; " + what +
+                              " must be one complete JSON object");
     } catch (const json::exception& e) {
         // Found by fuzzing: numbers such as 22.4E820 throw out_of_range, not parse_error.
         throw ConfigError(file, 0, 0, "",
                           "unreadable JSON: " + parse_error_detail(e.what()) +
-                              " (a number too large?); fix the value or re-download the config.json");
+                              " (a number too large?); fix the value or re-download the file");
     }
     if (!j.is_object()) {
         throw ConfigError(file, 0, 0, "",
-                          std::string("is a JSON ") + j.type_name() +
-                              ", expected the object of a Hugging Face config.json");
+                          std::string("is a JSON ") + j.type_name() + ", expected the object of " +
+                              what);
     }
+    return j;
+}
+
+std::optional<model::Precision> modelopt_file_quantization(const json& j, const std::string& file,
+                                                           int hidden_size) {
+    const auto it = j.find("quantization");
+    if (it == j.end() || !it->is_object()) {
+        throw ConfigError(file, 0, 0, "quantization",
+                          "is missing; an NVIDIA ModelOpt hf_quant_config.json holds "
+                          "quantization.quant_algo");
+    }
+    return modelopt_algo(QuantReader(*it, file, "quantization."), hidden_size);
+}
+
+model::ModelSpec import_impl(std::string_view json_text, const std::string& file,
+                             const std::string& given_name, const std::string* modelopt_text,
+                             const std::string& modelopt_file, const std::string& cache_id) {
+    json j;
+    j = parse_json_object(json_text, file, "a Hugging Face config.json");
     const Family* fam = find_family(j);
     if (fam == nullptr) {
         throw ConfigError(file, 0, 0, "architectures",
@@ -292,13 +617,36 @@ model::ModelSpec import_hf_config(std::string_view json_text, const std::string&
     const std::string family = fam->family;
     const Reader r(j, file, fam->architecture);
 
+    // transformers saves the repository id or local folder the model was loaded from as
+    // `_name_or_path` (PretrainedConfig.to_dict); some exporters write `name_or_path`.
+    std::string name_or_path;
+    for (const char* key : {"_name_or_path", "name_or_path"}) {
+        if (const json* v = r.find(key);
+            v != nullptr && v->is_string() && !v->get<std::string>().empty()) {
+            name_or_path = v->get<std::string>();
+            break;
+        }
+    }
+    if (name_or_path.empty()) {
+        name_or_path = cache_id; // the repository of a Hugging Face cache snapshot
+    }
+    std::string name = given_name;
+    if (name.empty()) {
+        name = hf_canonical_name(name_or_path);
+        if (name.empty()) {
+            r.fail("_name_or_path", "is missing, so the model has no name (gpuplan does not name "
+                                    "a model after its folder); give one with "
+                                    "'gpuplan model import --name NAME'");
+        }
+    }
+
     model::ModelSpec m;
     m.name = name;
     m.family = family;
-    if (const json* id = r.find("_name_or_path");
-        id != nullptr && id->is_string() && id->get<std::string>().find('/') != std::string::npos &&
-        id->get<std::string>().front() != '/' && id->get<std::string>().front() != '.') {
-        m.hf_id = id->get<std::string>();
+    if (const std::string& id = name_or_path; id.find('/') != std::string::npos &&
+                                              id.front() != '/' && id.front() != '.' &&
+                                              id.find(':') == std::string::npos) {
+        m.hf_id = id;
         m.aliases.push_back(m.hf_id);
     }
     m.layers = r.req_int("num_hidden_layers");
@@ -368,6 +716,16 @@ model::ModelSpec import_hf_config(std::string_view json_text, const std::string&
     m.source = "Hugging Face config.json imported from " + file +
                "; published_params computed by gpuplan from the architecture";
 
+    // ModelOpt's hf_quant_config.json, when there is one, is the authority on its checkpoint.
+    m.weights = config_quantization(j, file, m.hidden_size, modelopt_text != nullptr);
+    if (modelopt_text != nullptr) {
+        const json q = parse_json_object(*modelopt_text, modelopt_file,
+                                         "an NVIDIA ModelOpt hf_quant_config.json");
+        if (auto p = modelopt_file_quantization(q, modelopt_file, m.hidden_size)) {
+            m.weights = p;
+        }
+        m.source += "; weights format from " + modelopt_file;
+    }
     // The catalog's own loader, on the YAML this import writes: whatever the catalog would
     // refuse to load (ranges of layers, heads, vocabulary, ...), the import refuses too, naming
     // the config.json and the catalog key.
@@ -385,6 +743,37 @@ model::ModelSpec import_hf_config(std::string_view json_text, const std::string&
                               (key.empty() ? "" : "key '" + e.key_path() + "': ") + message);
     }
     return m;
+}
+
+
+} // namespace
+
+model::ModelSpec import_hf_config(std::string_view json_text, const std::string& file,
+                                  const std::string& name) {
+    return import_impl(json_text, file, name, nullptr, "", "");
+}
+
+model::ModelSpec import_hf_checkpoint(const std::filesystem::path& config_json,
+                                      const std::string& name) {
+    const std::string text = read_text_file(config_json, "config.json");
+    // huggingface_hub's cache keeps a snapshot at models--ORG--NAME/snapshots/REVISION/, so the
+    // path names the repository even when config.json does not.
+    std::string cache_id;
+    const std::filesystem::path snapshots = config_json.parent_path().parent_path();
+    if (snapshots.filename() == "snapshots") {
+        const std::string repo = snapshots.parent_path().filename().string();
+        const std::size_t sep = repo.find("--", 8);
+        if (repo.rfind("models--", 0) == 0 && sep != std::string::npos) {
+            cache_id = repo.substr(8, sep - 8) + "/" + repo.substr(sep + 2);
+        }
+    }
+    const std::filesystem::path modelopt = config_json.parent_path() / "hf_quant_config.json";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(modelopt, ec)) {
+        const std::string quant = read_text_file(modelopt, "hf_quant_config.json");
+        return import_impl(text, config_json.string(), name, &quant, modelopt.string(), cache_id);
+    }
+    return import_impl(text, config_json.string(), name, nullptr, "", cache_id);
 }
 
 } // namespace gpuplan::hwdb

@@ -108,6 +108,9 @@ std::string model_to_yaml(const model::ModelSpec& m) {
     if (m.published_active_params != 0) {
         line("published_active_params", number(m.published_active_params));
     }
+    if (m.weights) {
+        line("weights", quoted(m.weights->name));
+    }
     line("source", quoted(m.source));
     return y;
 }

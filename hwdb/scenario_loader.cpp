@@ -1,4 +1,5 @@
 #include "hwdb/scenario_loader.hpp"
+#include "hwdb/model_resolver.hpp"
 
 #include "hwdb/detail/plan_reader.hpp"
 #include "hwdb/detail/power_cost_reader.hpp"
@@ -58,8 +59,10 @@ model::Precision read_precision(MapReader& m, const std::string& key, const mode
     return at_key(m, key, [&] { return model::parse_precision(*text); });
 }
 
-model::Precisions read_precisions(std::optional<MapReader> m) {
+model::Precisions read_precisions(std::optional<MapReader> m, const model::ModelSpec& model) {
     model::Precisions p;
+    // Without precision.weights the scenario runs the checkpoint as published (models.weights).
+    p.weights = model::checkpoint_weights(model);
     if (!m) {
         return p;
     }
@@ -383,10 +386,12 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
         s.deployment.model = detail::read_model(inline_model);
     } else {
         s.model_ref = root.string("model");
-        s.deployment.model = at_key(root, "model", [&] { return db.model(s.model_ref); });
+        // A catalog name, or a Hugging Face id resolved to the catalog or the local HF cache.
+        s.deployment.model =
+            at_key(root, "model", [&] { return resolve_model(db, s.model_ref).spec; });
     }
     read_hardware(root.map("hardware"), db, s);
-    s.deployment.prec = read_precisions(root.opt_map("precision"));
+    s.deployment.prec = read_precisions(root.opt_map("precision"), s.deployment.model);
     s.deployment.engine = read_engine(root.opt_map("engine"), s.scheduler);
     read_workload(root.opt_map("workload"), s.workload, std::filesystem::path(file).parent_path());
     read_slo(root.opt_map("slo"), s.slo);

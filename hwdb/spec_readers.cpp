@@ -222,6 +222,14 @@ model::ModelSpec read_model(MapReader& m) {
     s.published_params = m.number("published_params", 1e3, 1e15);
     s.published_active_params = m.opt_number("published_active_params", 0, 1e15).value_or(0);
     s.source = m.string("source");
+    if (const auto weights = m.opt_string("weights")) {
+        // The checkpoint's own format (docs/hwdb-schema.md, models.weights).
+        try {
+            s.weights = parse_precision(*weights);
+        } catch (const InputError& e) {
+            m.fail_at("weights", e.what());
+        }
+    }
     try {
         validate(s, "model '" + s.name + "'");
     } catch (const InvalidArgument& e) {

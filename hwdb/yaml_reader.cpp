@@ -129,6 +129,8 @@ std::string kind_of(const YAML::Node& n) {
     return "'" + n.Scalar() + "'";
 }
 
+}  // namespace
+
 std::size_t edit_distance(const std::string& a, const std::string& b) {
     std::vector<std::size_t> prev(b.size() + 1);
     std::vector<std::size_t> cur(b.size() + 1);
@@ -145,8 +147,6 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     }
     return prev[b.size()];
 }
-
-}  // namespace
 
 std::optional<std::string> closest(const std::string& word, const std::vector<std::string>& candidates) {
     std::optional<std::string> best;

@@ -263,4 +263,11 @@ const char* to_string(AttentionKind kind) {
     return "unknown";
 }
 
+Precision checkpoint_weights(const ModelSpec& m) {
+    if (m.weights) {
+        return *m.weights;
+    }
+    return parse_precision("bf16");
+}
+
 } // namespace gpuplan::model

@@ -2,6 +2,8 @@
 /// Architecture of a transformer LLM: everything needed to count parameters, size weights and
 /// KV cache, and cost each operator. Field names match the catalog YAML (hwdb/models/*.yaml).
 
+#include "model/precision.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +74,10 @@ struct ModelSpec {
     double published_params = 0;         ///< total parameters as published
     double published_active_params = 0; ///< active per token (MoE), 0 when dense
     std::string source;                  ///< where the architecture and counts come from
+    /// Precision of the published checkpoint's linear-layer weights (an AWQ, GPTQ, FP8 or NVFP4
+    /// checkpoint); nullopt: a 16-bit checkpoint. A scenario whose `precision.weights` is unset
+    /// plans with this (model::checkpoint_weights).
+    std::optional<Precision> weights;
     friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
 };
 
@@ -99,5 +105,9 @@ struct ParamCount {
 void validate(const ModelSpec& m, const std::string& where);
 
 [[nodiscard]] const char* to_string(AttentionKind kind);
+
+/// The weight precision a scenario uses when it sets none: the checkpoint's (ModelSpec::weights),
+/// else bf16.
+[[nodiscard]] Precision checkpoint_weights(const ModelSpec& m);
 
 }  // namespace gpuplan::model

@@ -115,6 +115,9 @@ template <class Q>
     return std::nullopt;
 }
 
+/// Levenshtein distance between `a` and `b` (insertions, deletions, substitutions).
+[[nodiscard]] std::size_t edit_distance(const std::string& a, const std::string& b);
+
 /// The closest candidate by edit distance, when it is close enough to be a likely typo.
 [[nodiscard]] std::optional<std::string> closest(const std::string& word,
                                                  const std::vector<std::string>& candidates);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -509,7 +510,8 @@ bool catches(pid_t pid, int sig) {
 
 TEST(CliOutput, ModelImportRefusesAFolderAndReportsAFullDisk) {
     TempDir d("import-out");
-    const std::string cfg = src("tests/fixtures/hf/qwen2.5-7b.json");
+    // The fixture has no _name_or_path: --name names it (the output files are under test here).
+    const std::string cfg = src("tests/fixtures/hf/qwen2.5-7b.json") + " --name qwen-test";
     // -o DIR gave an internal error.
     const auto dir = run("model import " + cfg + " -o " + d.path.string());
     EXPECT_EQ(dir.exit_code, 2) << dir.out;
@@ -672,4 +674,114 @@ TEST(CliInput, EndlessOrFolderInputsAreRefusedWithTheirName) {
     EXPECT_EQ(folder.exit_code, 2) << folder.out;
     EXPECT_NE(folder.out.find(d.path.string() + ": is a folder, not a scenario file"), std::string::npos)
         << folder.out;
+}
+
+// Issue 18, item 6: models the way users name them.
+TEST(Cli, ModelImportReadsTheQuantizationAndNamesTheModelFromItsConfig) {
+    const auto awq = run("model import " + src("tests/fixtures/hf/llama-3.1-8b-awq.json"));
+    ASSERT_EQ(awq.exit_code, 0) << awq.out;
+    EXPECT_NE(awq.out.find("  - name: \"meta-llama-3.1-8b-instruct-awq-int4\""), std::string::npos)
+        << awq.out;
+    EXPECT_NE(awq.out.find("    weights: \"awq-int4\""), std::string::npos) << awq.out;
+    EXPECT_NE(awq.out.find("awq-int4 weights"), std::string::npos) << awq.out; // said on stderr
+
+    // A ModelOpt folder: config.json plus hf_quant_config.json (NVFP4).
+    const auto nvfp4 = run("model import " + src("tests/fixtures/hf/modelopt-nvfp4"));
+    ASSERT_EQ(nvfp4.exit_code, 0) << nvfp4.out;
+    EXPECT_NE(nvfp4.out.find("  - name: \"llama-3.1-8b-instruct-fp4\""), std::string::npos)
+        << nvfp4.out;
+    EXPECT_NE(nvfp4.out.find("    weights: \"nvfp4\""), std::string::npos) << nvfp4.out;
+
+    // No _name_or_path and no --name: an error, not the folder's name.
+    const auto unnamed = run("model import " + src("tests/fixtures/hf/qwen2.5-7b.json"));
+    EXPECT_EQ(unnamed.exit_code, 2) << unnamed.out;
+    EXPECT_NE(unnamed.out.find("_name_or_path: is missing"), std::string::npos) << unnamed.out;
+
+    // An unsupported quant_method names the file, the key and what is supported.
+    const auto dir = std::filesystem::temp_directory_path() / "gpuplan-cli-hqq";
+    std::filesystem::create_directories(dir);
+    {
+        std::ifstream in(src("tests/fixtures/hf/llama-3.1-8b-awq.json"));
+        std::stringstream text;
+        text << in.rdbuf();
+        std::string s = text.str();
+        const std::string awq_method = "\"quant_method\": \"awq\"";
+        s.replace(s.find(awq_method), awq_method.size(), "\"quant_method\": \"hqq\"");
+        std::ofstream(dir / "config.json") << s;
+    }
+    const auto hqq = run("model import " + (dir / "config.json").string());
+    EXPECT_EQ(hqq.exit_code, 2) << hqq.out;
+    EXPECT_NE(hqq.out.find("config.json: quantization_config.quant_method: 'hqq' is not supported; "
+                           "supported: awq, gptq"),
+              std::string::npos)
+        << hqq.out;
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, DidYouMeanKeepsTheFamilyAndSize) {
+    const auto r = run("fit --model Llama-3-70B --gpu h100-sxm");
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("unknown model 'Llama-3-70B'; did you mean 'llama-3.1-70b'?"),
+              std::string::npos)
+        << r.out;
+}
+
+TEST(Cli, HuggingFaceIdsResolveToTheCatalogWithTheirQuantization) {
+    const auto awq = run("fit --model Qwen/Qwen2.5-72B-Instruct-AWQ --gpu h100-sxm --tp 2");
+    ASSERT_EQ(awq.exit_code, 0) << awq.out;
+    EXPECT_NE(awq.out.find("qwen2.5-72b on 2 x h100-sxm (tp 2, pp 1, dp 1), weights awq-int4"),
+              std::string::npos)
+        << awq.out;
+    EXPECT_NE(awq.out.find("note: model 'Qwen/Qwen2.5-72B-Instruct-AWQ' is planned as catalog "
+                           "model 'qwen2.5-72b'"),
+              std::string::npos)
+        << awq.out;
+    // --weights still wins.
+    const auto bf16 =
+        run("fit --model Qwen/Qwen2.5-72B-Instruct-AWQ --gpu h100-sxm --tp 4 --weights bf16");
+    ASSERT_EQ(bf16.exit_code, 0) << bf16.out;
+    EXPECT_NE(bf16.out.find("weights bf16"), std::string::npos) << bf16.out;
+    // A scenario whose weights followed its model's checkpoint follows the new --model.
+    const auto file = run("fit " + src("examples/llama70b-4xh100.yaml") +
+                          " --model Qwen/Qwen2.5-72B-Instruct-AWQ");
+    ASSERT_EQ(file.exit_code, 0) << file.out;
+    EXPECT_NE(file.out.find("weights awq-int4"), std::string::npos) << file.out;
+}
+
+TEST(Cli, HuggingFaceIdsResolveFromTheLocalCache) {
+    namespace fs = std::filesystem;
+    const fs::path home = fs::temp_directory_path() / "gpuplan-cli-hf-home";
+    fs::remove_all(home);
+    const fs::path repo = home / "hub" / "models--example-org--Custom-Llama";
+    fs::create_directories(repo / "snapshots" / "0123abcd");
+    fs::create_directories(repo / "refs");
+    std::ofstream(repo / "refs" / "main") << "0123abcd";
+    fs::copy_file(src("tests/fixtures/hf/llama-3.1-8b-gptq-g32.json"),
+                  repo / "snapshots" / "0123abcd" / "config.json");
+    const char* saved_hub = std::getenv("HF_HUB_CACHE");
+    const std::string hub_value = saved_hub ? saved_hub : "";
+    unsetenv("HF_HUB_CACHE");
+    setenv("HF_HOME", home.c_str(), 1); // the CLI inherits it
+
+    const auto est = run("estimate --model example-org/Custom-Llama --gpu h100-sxm");
+    EXPECT_EQ(est.exit_code, 0) << est.out;
+    EXPECT_NE(est.out.find("custom-llama"), std::string::npos) << est.out;
+    EXPECT_NE(est.out.find("gptq-int4:g32"), std::string::npos) << est.out;
+
+    const auto imported = run("model import example-org/Custom-Llama");
+    EXPECT_EQ(imported.exit_code, 0) << imported.out;
+    EXPECT_NE(imported.out.find("  - name: \"custom-llama\""), std::string::npos) << imported.out;
+    EXPECT_NE(imported.out.find("    weights: \"gptq-int4:g32\""), std::string::npos)
+        << imported.out;
+
+    const auto missing = run("fit --model example-org/Not-Downloaded --gpu h100-sxm");
+    EXPECT_EQ(missing.exit_code, 2) << missing.out;
+    EXPECT_NE(missing.out.find((home / "hub").string()), std::string::npos) << missing.out;
+    EXPECT_EQ(run("model import example-org/Not-Downloaded").exit_code, 2);
+
+    unsetenv("HF_HOME");
+    if (saved_hub) {
+        setenv("HF_HUB_CACHE", hub_value.c_str(), 1);
+    }
+    fs::remove_all(home);
 }

@@ -137,7 +137,7 @@ TEST(CliMalformed, ModelImportRefusesWhatTheCatalogWouldRefuse) {
           R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 32,
               "hidden_size": 4096, "num_attention_heads": 3, "num_key_value_heads": 3,
               "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192})");
-    expect_input_error("model import " + (dir / "config.json").string() + " -o " +
+    expect_input_error("model import " + (dir / "config.json").string() + " --name bad-heads -o " +
                            (dir / "m.yaml").string(),
                        "num_attention_heads: 3 heads do not divide hidden_size 4096");
     EXPECT_FALSE(std::filesystem::exists(dir / "m.yaml"));

@@ -360,6 +360,24 @@ TEST_F(GuiTest, PinnedConfigurationsAreComparedSideBySide) {
     EXPECT_FALSE(f.w.compare().pinCurrent()) << "at most four";
 }
 
+// Issue 18, item 6: the app imports and names models as `gpuplan model import` and --model do.
+TEST_F(GuiTest, ImportedQuantizedConfigSetsTheWeightsAndTheConfigsName) {
+    Fixture f;
+    const QString config = QString::fromStdString(std::string(GPUPLAN_SOURCE_DIR) +
+                                                  "/tests/fixtures/hf/llama-3.1-8b-awq.json");
+    ASSERT_TRUE(f.w.panel().importConfig(config));
+    const model::Scenario& s = f.w.document().scenario();
+    EXPECT_EQ(s.deployment.model.name, "meta-llama-3.1-8b-instruct-awq-int4"); // _name_or_path
+    EXPECT_EQ(s.deployment.prec.weights.name, "awq-int4");
+    // A Hugging Face id typed into the model field resolves to the catalog with its quantization.
+    auto* model = child<QComboBox>(f.w, "model");
+    model->lineEdit()->setText(QStringLiteral("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4"));
+    emit model->lineEdit()->returnPressed();
+    EXPECT_EQ(f.w.document().scenario().deployment.model.name, "qwen2.5-7b");
+    EXPECT_EQ(f.w.document().scenario().deployment.prec.weights.name, "gptq-int4");
+    EXPECT_EQ(f.w.document().scenario().model_ref, "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4");
+}
+
 TEST_F(GuiTest, ImportedConfigAndAppBuiltScenariosSaveAndReloadEqual) {
     QTemporaryDir tmp;
     Fixture f;
