@@ -168,10 +168,13 @@ PlanView::PlanView(ScenarioDocument& doc, Runner& runner, QWidget* parent)
     tableView_->horizontalHeader()->setStretchLastSection(true);
     tableView_->setAlternatingRowColors(true);
 
+    stale_ = makeStaleNote();
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(top, 2);
     layout->addLayout(bar);
     layout->addWidget(banner_);
+    layout->addWidget(stale_);
+    connect(&doc_, &ScenarioDocument::scenarioChanged, this, &PlanView::markStale);
     layout->addWidget(verdict_);
     layout->addWidget(tableView_, 3);
 
@@ -261,8 +264,25 @@ void PlanView::refresh() {
     refreshing_ = false;
 }
 
+QString PlanView::staleText() const {
+    return stale_->isHidden() ? QString() : stale_->text();
+}
+
+void PlanView::markStale() {
+    // Adopting a row changes the deployment, not the question the search answered.
+    if (!outcome_ || adopting_ || !stale_->isHidden()) {
+        return;
+    }
+    stale_->setText(tr("Out of date: the scenario changed after this search; search again for "
+                       "an answer that matches it."));
+    stale_->setVisible(true);
+    tableView_->setEnabled(false);
+}
+
 void PlanView::search() {
     banner_->setVisible(false);
+    stale_->setVisible(false);
+    tableView_->setEnabled(true);
     progress_->setValue(0);
     progress_->setFormat(tr("searching… %p%"));
     search_->setEnabled(false);
@@ -333,7 +353,9 @@ bool PlanView::adopt(int row) {
     if (!adopt_configuration(next, doc_.database(), outcome_->plan, r.config)) {
         return false;
     }
+    adopting_ = true;
     doc_.edit(next, tr("adopt %1 × %2").arg(r.config.gpus).arg(qs(r.config.gpu)));
+    adopting_ = false;
     return true;
 }
 

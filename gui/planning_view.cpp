@@ -30,6 +30,16 @@ QLabel* makeBanner() {
     return b;
 }
 
+QLabel* makeStaleNote() {
+    auto* b = new QLabel();
+    b->setObjectName(QStringLiteral("stale_note"));
+    b->setWordWrap(true);
+    b->setStyleSheet(QStringLiteral("background: #fff8e1; color: #7a4f01; border: 1px solid #ffb300; "
+                                    "border-radius: 3px; padding: 6px;"));
+    b->setVisible(false);
+    return b;
+}
+
 namespace {
 
 QTableView* makeTable(QAbstractItemModel* model) {
@@ -121,6 +131,7 @@ PlanningView::PlanningView(ScenarioDocument& doc, QWidget* parent) : QWidget(par
     vertical->setStretchFactor(1, 0);
     vertical->setStretchFactor(2, 2);
 
+    results_ = vertical;
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(banner_);
     layout->addWidget(summary_);
@@ -130,6 +141,8 @@ PlanningView::PlanningView(ScenarioDocument& doc, QWidget* parent) : QWidget(par
 void PlanningView::showAnalysis(const AnalysisPtr& a) {
     analysis_ = a;
     banner_->setVisible(false);
+    summary_->setEnabled(true);
+    results_->setEnabled(true);
     const auto& s = a->scenario;
     const auto& d = s.deployment;
     const auto& e = a->serving();
@@ -165,7 +178,20 @@ void PlanningView::showAnalysis(const AnalysisPtr& a) {
 void PlanningView::showError(const QString& message) {
     banner_->setText(tr("Cannot estimate this scenario: %1").arg(message));
     banner_->setVisible(true);
+    // The figures below belong to the last scenario that could be estimated: greyed, never
+    // shown as if they were this one's.
+    summary_->setEnabled(false);
+    results_->setEnabled(false);
+    if (analysis_) {
+        summary_->setText(tr("Out of date (the last scenario that could be estimated): ") +
+                          summary_->text());
+        analysis_.reset();
+    }
     emit shown();
+}
+
+bool PlanningView::resultsCurrent() const {
+    return results_->isEnabled();
 }
 
 QString PlanningView::errorText() const {

@@ -9,6 +9,7 @@
 #include "model/error.hpp"
 #include "model/model_spec.hpp"
 #include "model/operating_point.hpp"
+#include "model/price_list.hpp"
 #include "model/precision.hpp"
 #include "model/unit_parser.hpp"
 
@@ -669,12 +670,22 @@ QWidget* ScenarioPanel::buildPricesGroup() {
     const auto price = [this, form](const QString& name, const QString& label, const QString& placeholder, int key,
                                     std::optional<model::Price> model::Prices::*field, model::PriceBasis basis,
                                     const char* example) {
-        auto* e = optionalField(name, placeholder, key, [field, basis, example](const QString& text, model::Scenario& s) {
-            return parsePrice(text, basis, example, s.prices.*field);
-        });
-        textOf_[e] = [field](const model::Scenario& s) {
+        // Hardware prices are for the hardware on the form (model/price_list.hpp): a price typed
+        // here is for it, and one written for other hardware is not shown (the hwdb's applies).
+        const bool hardware = field != &model::Prices::electricity;
+        const bool node = field == &model::Prices::node_purchase;
+        auto* e = optionalField(name, placeholder, key,
+                                [field, basis, example, hardware](const QString& text, model::Scenario& s) {
+                                    if (hardware) {
+                                        model::bind_prices_to_hardware(s);
+                                    }
+                                    return parsePrice(text, basis, example, s.prices.*field);
+                                });
+        textOf_[e] = [field, hardware, node](const model::Scenario& s) {
             const auto& v = s.prices.*field;
-            return v ? qs(model::to_string(*v)) : QString();
+            const bool applies = !hardware || (node ? model::scenario_prices_node(s)
+                                                    : model::scenario_prices_gpu(s, s.deployment.gpu));
+            return v && applies ? qs(model::to_string(*v)) : QString();
         };
         form->addRow(label, e);
         form->addRow(errorLabel(e));

@@ -86,10 +86,14 @@ SimulationView::SimulationView(ScenarioDocument& doc, Runner& runner, QWidget* p
     auto* chartsWidget = new QWidget();
     chartsWidget->setLayout(grid);
 
+    stale_ = makeStaleNote();
+    results_ = chartsWidget;
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);
     layout->addWidget(banner_);
+    layout->addWidget(stale_);
     layout->addWidget(chartsWidget, 1);
+    connect(&doc_, &ScenarioDocument::scenarioChanged, this, &SimulationView::markStale);
 
     connect(run_, &QPushButton::clicked, this, &SimulationView::start);
     connect(cancel_, &QPushButton::clicked, this, &SimulationView::cancel);
@@ -104,11 +108,29 @@ void SimulationView::start() {
         options.requests = requests_->value();
     }
     banner_->setVisible(false);
+    stale_->setVisible(false);
+    results_->setEnabled(true);
     progress_->setValue(0);
     progress_->setFormat(tr("simulating… %p%"));
     run_->setEnabled(false);
     cancel_->setEnabled(true);
+    ranOn_ = doc_.scenario();
     runner_.startSimulation(doc_.scenario(), options);
+}
+
+QString SimulationView::staleText() const {
+    return stale_->isHidden() ? QString() : stale_->text();
+}
+
+void SimulationView::markStale() {
+    // Results stay for reference, greyed, with a note: they answer the scenario as it was.
+    if (!outcome_ || !stale_->isHidden()) {
+        return;
+    }
+    stale_->setText(tr("Out of date: the scenario changed after this run; run the simulation "
+                       "again for figures that match it."));
+    stale_->setVisible(true);
+    results_->setEnabled(false);
 }
 
 void SimulationView::cancel() {
@@ -152,6 +174,9 @@ void SimulationView::finished(const SimOutcomePtr& outcome) {
     ChartAdapter::sloAttainment(*slo_, r);
     summary_->setRows(simulationRows(r, outcome->wall_s));
     classes_->setResult(r);
+    if (!(doc_.scenario() == ranOn_)) {
+        markStale(); // edited while it ran
+    }
     emit shown();
 }
 

@@ -48,6 +48,9 @@ class ExportableView {
 
 /// A red banner for errors, hidden until shown.
 QLabel* makeBanner();
+/// An amber note that results on screen are out of date (object name "stale_note"), hidden
+/// until shown.
+QLabel* makeStaleNote();
 /// The banner's style sheet.
 QString bannerStyle();
 
@@ -69,6 +72,8 @@ class PlanningView : public QWidget, public ExportableView {
     [[nodiscard]] const FiguresModel& figures() const { return *figures_; }
     [[nodiscard]] QString errorText() const;
     [[nodiscard]] const AnalysisPtr& analysis() const { return analysis_; }
+    /// False while an error banner stands over greyed, out-of-date figures.
+    [[nodiscard]] bool resultsCurrent() const;
 
   signals:
     /// The view finished drawing `analysis` (charts and tables updated).
@@ -88,6 +93,7 @@ class PlanningView : public QWidget, public ExportableView {
     MemoryTableModel* memoryTable_;
     WhatIfTableModel* whatIfs_;
     QTableView* whatIfView_;
+    QWidget* results_; ///< everything below the summary, greyed while the scenario has an error
 };
 
 /// The simulation tab: runs the discrete-event simulator through the runner with progress and
@@ -103,6 +109,8 @@ class SimulationView : public QWidget, public ExportableView {
     [[nodiscard]] QList<ChartPanel*> charts() const override;
     [[nodiscard]] QList<QPair<QString, const QAbstractItemModel*>> tables() const override;
     [[nodiscard]] const SimOutcomePtr& outcome() const { return outcome_; }
+    /// The out-of-date note's text, empty while the results match the scenario.
+    [[nodiscard]] QString staleText() const;
 
   signals:
     /// A run finished (or failed) and the charts show it.
@@ -110,6 +118,7 @@ class SimulationView : public QWidget, public ExportableView {
 
   private:
     void finished(const SimOutcomePtr& outcome);
+    void markStale();
 
     ScenarioDocument& doc_;
     Runner& runner_;
@@ -119,6 +128,9 @@ class SimulationView : public QWidget, public ExportableView {
     QSpinBox* requests_;
     QProgressBar* progress_;
     QLabel* banner_;
+    QLabel* stale_;
+    QWidget* results_;
+    model::Scenario ranOn_; ///< the scenario the last run started with
     ChartPanel* power_;
     ChartPanel* ttft_;
     ChartPanel* tpot_;
@@ -228,6 +240,8 @@ class PlanView : public QWidget, public ExportableView {
     [[nodiscard]] QList<QPair<QString, const QAbstractItemModel*>> tables() const override;
     [[nodiscard]] const PlanTableModel& table() const { return *table_; }
     [[nodiscard]] const PlanOutcomePtr& outcome() const { return outcome_; }
+    /// The out-of-date note's text, empty while the results match the scenario.
+    [[nodiscard]] QString staleText() const;
 
   public slots:
     /// Shows the document's plan block in the controls.
@@ -239,11 +253,13 @@ class PlanView : public QWidget, public ExportableView {
 
   private:
     void finished(const PlanOutcomePtr& outcome);
+    void markStale();
     void editPlan(const QString& what, int merge_key, const std::function<void(model::PlanConfig&)>& change);
 
     ScenarioDocument& doc_;
     Runner& runner_;
     bool refreshing_ = false;
+    bool adopting_ = false; ///< the document changes because a row is adopted: still current
     PlanOutcomePtr outcome_;
     QListWidget* candidates_;
     QSpinBox* maxGpus_;
@@ -256,6 +272,7 @@ class PlanView : public QWidget, public ExportableView {
     QPushButton* cancel_;
     QProgressBar* progress_;
     QLabel* banner_;
+    QLabel* stale_;
     QLabel* verdict_;
     PlanTableModel* table_;
     QTableView* tableView_;

@@ -218,11 +218,16 @@ TEST_F(GuiTest, InvalidInputShowsAnInlineErrorAndNeverCrashes) {
     EXPECT_FALSE(f.w.panel().errorFor(tp).isEmpty());
     EXPECT_FALSE(f.w.panel().deploymentError().isEmpty());
     EXPECT_NE(f.w.planning().errorText().indexOf(QStringLiteral("Cannot estimate")), -1);
+    // The previous figures are greyed and say they are out of date, never shown as this one's.
+    EXPECT_FALSE(f.w.planning().resultsCurrent());
+    EXPECT_NE(child<QLabel>(f.w, "analysis_summary")->text().indexOf(QStringLiteral("Out of date")), -1);
     tp->setValue(1);
     ASSERT_TRUE(waitShown(f.w));
     EXPECT_TRUE(f.w.panel().errorFor(tp).isEmpty());
     EXPECT_TRUE(f.w.panel().deploymentError().isEmpty());
     EXPECT_TRUE(f.w.planning().errorText().isEmpty());
+    EXPECT_TRUE(f.w.planning().resultsCurrent());
+    EXPECT_EQ(child<QLabel>(f.w, "analysis_summary")->text().indexOf(QStringLiteral("Out of date")), -1);
 
     // A workload longer than the context: the runner reports it, the app carries on.
     child<QSpinBox>(f.w, "max_model_len")->setValue(1024);
@@ -297,6 +302,15 @@ TEST_F(GuiTest, ASimulationRunCompletesAndFillsTheCharts) {
     // The class table has the three classes of the example.
     const auto tables = f.w.simulation().tables();
     EXPECT_EQ(tables.at(1).second->rowCount(), 3);
+    // Any edit after the run marks its results out of date; a new run clears the mark.
+    EXPECT_TRUE(f.w.simulation().staleText().isEmpty());
+    child<QSpinBox>(f.w, "input_tokens")->setValue(f.w.document().scenario().workload.input_tokens + 1);
+    EXPECT_NE(f.w.simulation().staleText().indexOf(QStringLiteral("Out of date")), -1);
+    QSignalSpy again(&f.w.runner(), &gui::Runner::simulationFinished);
+    f.w.simulation().start();
+    EXPECT_TRUE(f.w.simulation().staleText().isEmpty());
+    ASSERT_TRUE(again.count() > 0 || again.wait(120000));
+    EXPECT_TRUE(f.w.simulation().staleText().isEmpty());
 }
 
 TEST_F(GuiTest, ASimulationCanBeCancelled) {
