@@ -223,6 +223,9 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     Simulation sim(result.seed);
     detail::Metrics metrics(slos, setup.replicas, options.keep_requests, options.keep_steps,
                             options.max_steps_kept);
+    if (options.on_step) {
+        metrics.on_step(options.on_step);
+    }
     if (power) {
         metrics.enable_power(*power);
     } else {
