@@ -1,6 +1,7 @@
 // `gpuplan simulate`: run a scenario's workload through the discrete-event serving simulator
 // and report latency percentiles, throughput, goodput, SLO attainment per class and engine
 // figures; optionally write per-request and time-series CSVs and a Chrome trace.
+#include "cli/chrome_trace.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
 #include "cli/plot_option.hpp"
@@ -20,6 +21,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <thread>
 #include <unistd.h>
@@ -283,12 +285,17 @@ std::string num(const std::optional<double>& v) {
 
 std::string num(double v) { return num(std::optional<double>(v)); }
 
-void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, const sim::SimResult& r) {
+void create_output_folder(const std::filesystem::path& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) {
         throw InputError(dir.string() + ": cannot create the output folder: " + ec.message());
     }
+}
+
+// Everything but trace.json, which is written while the simulation runs (ChromeTraceWriter).
+void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, const sim::SimResult& r) {
+    create_output_folder(dir);
     std::string req = "id,class,session,step,replica,outcome,arrival_s,queue_s,ttft_s,tpot_s,e2e_s,"
                       "input_tokens,output_tokens,cached_tokens,preemptions,retries,slo_met\n";
     for (const auto& q : r.requests) {
@@ -323,7 +330,7 @@ void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, c
         }
         pw += ",total_w\n";
         for (std::size_t t = 0; t < p.total_w.size(); ++t) {
-            pw += std::to_string(t);
+            pw += num(static_cast<double>(t) * r.series_bin_s);
             for (const auto* group : {&p.gpu_w, &p.node_w, &p.rack_w}) {
                 for (const auto& series : *group) {
                     pw += ',' + num(series[t]);
@@ -333,29 +340,6 @@ void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, c
         }
         write_file(dir / "power.csv", pw);
     }
-    // Chrome trace event format (Perfetto and chrome://tracing open it): one track per replica,
-    // one complete ("X") slice per engine step, times in microseconds.
-    nlohmann::json events = nlohmann::json::array();
-    for (std::size_t i = 0; i < r.replicas.size(); ++i) {
-        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i},
-                          {"args", {{"name", "replica " + std::to_string(i)}}}});
-    }
-    for (const auto& st : r.step_log) {
-        const char* name = st.prefills > 0 && st.decodes > 0 ? "mixed" : (st.prefills > 0 ? "prefill" : "decode");
-        events.push_back({{"name", name},
-                          {"ph", "X"},
-                          {"pid", 0},
-                          {"tid", st.replica},
-                          {"ts", st.start_s * 1e6},
-                          {"dur", st.duration_s * 1e6},
-                          {"args", {{"prefills", st.prefills},
-                                    {"prefill_tokens", st.prefill_tokens},
-                                    {"decodes", st.decodes},
-                                    {"preempted", st.preempted},
-                                    {"clock", st.clock},
-                                    {"gpu_power_w", st.power_w}}}});
-    }
-    write_file(dir / "trace.json", nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + '\n');
     write_file(dir / "summary.json", result_json(s, r).dump(2) + '\n');
 }
 
@@ -418,6 +402,7 @@ int run_simulate(CliContext& ctx) {
     std::optional<double> duration;
     std::optional<int> requests;
     std::optional<double> rate;
+    std::int64_t trace_limit = 1000000;
     // clang-format off
     desc.add_options()
         ("file", po::value(&file)->required(), "scenario YAML")
@@ -430,6 +415,7 @@ int run_simulate(CliContext& ctx) {
         ("set", po::value(&sets)->composing(), "override a scenario key: --set engine.max_num_seqs=64 (repeatable)")
         ("sweep", po::value(&sweep), "run once per value, in parallel: --sweep workload.requests_per_s=2,4,8")
         ("out", po::value(&out_dir), "write requests.csv, timeseries.csv, trace.json and summary.json here")
+        ("trace-limit", po::value(&trace_limit), "engine steps written to --out's trace.json (default 1000000; 0: all)")
         ("plot", po::value(&plot_dir), "also draw the desktop app's charts (latency CDFs, throughput, queue, KV, power) as PNG files into DIR (needs gpuplan-plot)")
         ("profile", po::value(&profile), "efficiency profile YAML (default: hwdb/profiles for the GPU)")
         ("json", "machine-readable output");
@@ -441,7 +427,7 @@ int run_simulate(CliContext& ctx) {
     po::variables_map vm;
     if (!parse_options("simulate", ctx.args, desc, pos, vm, *ctx.out,
                        "FILE [--seed N] [--duration S] [--requests N] [--rate R] [--trace CSV "
-                       "[--trace-format F]] [--set key=value]... [--sweep key=v1,v2,...] [--out DIR] [--json]")) {
+                       "[--trace-format F]] [--set key=value]... [--sweep key=v1,v2,...] [--out DIR [--trace-limit N]] [--json]")) {
         return 0;
     }
     if (requests && *requests < 1) {
@@ -452,6 +438,9 @@ int run_simulate(CliContext& ctx) {
     }
     if (rate && !(*rate > 0)) {
         throw UsageError("--rate must be > 0 requests/s");
+    }
+    if (trace_limit < 0) {
+        throw UsageError("--trace-limit must be >= 0 engine steps (0: no limit)");
     }
     if (!plot_dir.empty() && !sweep.empty()) {
         throw UsageError("--plot draws one run; leave out --sweep (or use --set for one value)");
@@ -512,7 +501,6 @@ int run_simulate(CliContext& ctx) {
     opts.requests = requests;
     opts.profile = choose_profile(ctx, pf, scenarios.front().deployment.gpu);
     opts.keep_requests = !out_dir.empty();
-    opts.keep_steps = !out_dir.empty();
     const bool json = vm.count("json") > 0;
     // The node of each run (host power, GPUs per node); a sweep may change hardware.node.
     std::vector<sim::SimOptions> run_opts(runs, opts);
@@ -522,8 +510,33 @@ int run_simulate(CliContext& ctx) {
     opts = run_opts.front();
 
     if (runs == 1) {
+        // The Chrome trace goes to its file step by step while the simulation runs.
+        std::optional<std::ofstream> trace_file;
+        std::optional<ChromeTraceWriter> trace_writer;
+        const std::filesystem::path trace_path = std::filesystem::path(out_dir) / "trace.json";
+        if (!out_dir.empty()) {
+            create_output_folder(out_dir);
+            trace_file.emplace(trace_path, std::ios::binary);
+            if (!*trace_file) {
+                throw InputError(trace_path.string() + ": cannot write the file; check the folder is writable");
+            }
+            trace_writer.emplace(*trace_file, static_cast<std::uint64_t>(trace_limit));
+            opts.on_step = [&](const sim::StepRecord& st) { trace_writer->step(st); };
+        }
         ProgressBar bar(true);
         const sim::SimResult r = sim::simulate(scenarios.front(), opts, {}, [&](double f) { bar(f); });
+        if (trace_writer) {
+            trace_writer->finish();
+            trace_file->close();
+            if (!*trace_file) {
+                throw InputError(trace_path.string() + ": cannot write the file; check the disk has room");
+            }
+            if (trace_writer->cut()) {
+                *ctx.err << "note: " << trace_path.string() << " holds the first " << trace_writer->written()
+                         << " of " << trace_writer->steps()
+                         << " engine steps (--trace-limit); give --trace-limit 0 to write them all\n";
+            }
+        }
         if (!r.ok) {
             std::string why;
             for (const auto& reason : r.reasons) {
