@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <string>
 
 namespace gpuplan::cli {
 namespace {
@@ -66,6 +65,17 @@ void ChromeTraceWriter::step(const sim::StepRecord& st) {
     put(out_, static_cast<long long>(st.preempted));
     out_ << R"(,"clock":)";
     put(out_, st.clock);
+    out_ << R"(,"gpu_power_w":)";
+    put(out_, st.power_w);
+    out_ << "}}";
+    // The replica's levels as counters (a "C" event per step: running set, KV use, power).
+    separator();
+    out_ << R"({"name":"replica )" << st.replica << R"(","ph":"C","pid":0,"ts":)";
+    put(out_, st.start_s * 1e6);
+    out_ << R"(,"args":{"running":)";
+    put(out_, static_cast<long long>(st.running));
+    out_ << R"(,"kv_use":)";
+    put(out_, st.kv_use);
     out_ << R"(,"gpu_power_w":)";
     put(out_, st.power_w);
     out_ << "}}";

@@ -1,7 +1,8 @@
 #pragma once
 /// A Chrome trace (the Trace Event Format's JSON object form, which Perfetto and
 /// chrome://tracing open) written to a stream as the simulation runs, so it never sits in
-/// memory: one track per replica, one complete ("X") slice per engine step, times in
+/// memory: one track per replica, one complete ("X") slice per engine step and a counter ("C")
+/// event per step with the replica's running sequences, KV use and GPU power; times in
 /// microseconds. At most `limit` steps are written; the rest are counted and the file says so
 /// in "otherData".
 

@@ -117,7 +117,8 @@ struct TimeBin {
     friend bool operator==(const TimeBin&, const TimeBin&) = default;
 };
 
-/// One engine step (kept when SimOptions::keep_steps; for Chrome traces).
+/// One engine step (kept when SimOptions::keep_steps, streamed to SimOptions::on_step; for
+/// Chrome traces).
 struct StepRecord {
     int replica = 0;
     double start_s = 0;
@@ -128,6 +129,8 @@ struct StepRecord {
     int preempted = 0;       ///< sequences preempted while forming this step
     double clock = 1;        ///< core clock factor the step ran at (below 1 under a power cap)
     double power_w = 0;      ///< mean power of each GPU of the replica over the step (0: not modelled)
+    int running = 0;         ///< sequences in the replica's running set when the step started
+    double kv_use = 0;       ///< fraction of the replica's KV blocks in use when it started
     friend bool operator==(const StepRecord&, const StepRecord&) = default;
 };
 

@@ -196,8 +196,8 @@ void Metrics::step(const StepSample& s) {
         power = power_->step(s.replica, s.start, s.compute_end, s.end, s.cost, s.clock);
     }
     if ((keep_steps_ && step_log_.size() < max_steps_) || on_step_) {
-        const StepRecord rec{s.replica, tick_s(s.start), tick_s(d), s.prefills,
-                             s.prefill_tokens, s.decodes, s.preempted, s.clock, power};
+        const StepRecord rec{s.replica, tick_s(s.start), tick_s(d), s.prefills, s.prefill_tokens,
+                             s.decodes, s.preempted, s.clock, power, s.running, kv};
         if (on_step_) {
             on_step_(rec);
         }

@@ -244,6 +244,9 @@ TEST(Cli, SimulateTraceIsStreamedAndATraceLimitCutsItWithANote) {
     const std::string full = read(dir / "trace.json");
     EXPECT_NE(full.find("\"truncated\":false"), std::string::npos);
     EXPECT_GT(count(full, "\"ph\":\"X\""), 7u);
+    // Each step's slice comes with a counter of the replica's running set, KV use and power.
+    EXPECT_EQ(count(full, "\"ph\":\"C\""), count(full, "\"ph\":\"X\""));
+    EXPECT_NE(full.find("\"kv_use\":"), std::string::npos);
     ASSERT_EQ(run("simulate " + src("examples/simulate-chat.yaml") + " --duration 5 --trace-limit 0 --out " +
                   dir.string()).exit_code, 0);
     EXPECT_EQ(read(dir / "trace.json"), full);
