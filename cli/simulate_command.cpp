@@ -285,6 +285,18 @@ std::string num(const std::optional<double>& v) {
 
 std::string num(double v) { return num(std::optional<double>(v)); }
 
+const char* const kRequestsHeader = "id,class,session,step,replica,outcome,arrival_s,queue_s,ttft_s,tpot_s,e2e_s,"
+                                   "input_tokens,output_tokens,cached_tokens,preemptions,retries,slo_met\n";
+
+// One row of requests.csv (written while the simulation runs, as requests finish).
+void write_request_row(std::ostream& out, const std::vector<std::string>& class_names, const sim::RequestRecord& q) {
+    out << q.id << ',' << class_names[static_cast<std::size_t>(q.request_class)] << ',' << q.session << ','
+        << q.step << ',' << q.replica << ',' << sim::to_string(q.outcome) << ',' << num(q.arrival_s) << ','
+        << num(q.queue_s) << ',' << num(q.ttft_s) << ',' << num(q.tpot_s) << ',' << num(q.e2e_s) << ','
+        << q.input_tokens << ',' << q.output_tokens << ',' << q.cached_tokens << ',' << q.preemptions << ','
+        << q.retries << ',' << (q.slo_met ? "1" : "0") << '\n';
+}
+
 void create_output_folder(const std::filesystem::path& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
@@ -293,21 +305,9 @@ void create_output_folder(const std::filesystem::path& dir) {
     }
 }
 
-// Everything but trace.json, which is written while the simulation runs (ChromeTraceWriter).
+// Everything but requests.csv and trace.json, which are written while the simulation runs.
 void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, const sim::SimResult& r) {
     create_output_folder(dir);
-    std::string req = "id,class,session,step,replica,outcome,arrival_s,queue_s,ttft_s,tpot_s,e2e_s,"
-                      "input_tokens,output_tokens,cached_tokens,preemptions,retries,slo_met\n";
-    for (const auto& q : r.requests) {
-        req += std::to_string(q.id) + ',' + r.classes[static_cast<std::size_t>(q.request_class)].name + ',' +
-               std::to_string(q.session) + ',' + std::to_string(q.step) + ',' + std::to_string(q.replica) + ',' +
-               sim::to_string(q.outcome) + ',' + num(q.arrival_s) + ',' + num(q.queue_s) + ',' + num(q.ttft_s) +
-               ',' + num(q.tpot_s) + ',' + num(q.e2e_s) + ',' + std::to_string(q.input_tokens) + ',' +
-               std::to_string(q.output_tokens) + ',' + std::to_string(q.cached_tokens) + ',' +
-               std::to_string(q.preemptions) + ',' + std::to_string(q.retries) + ',' + (q.slo_met ? "1" : "0") +
-               '\n';
-    }
-    write_file(dir / "requests.csv", req);
     std::string ts = "t_s,arrivals,completions,running,waiting,kv_use,input_tok_s,output_tok_s,power_w\n";
     for (const auto& b : r.series) {
         ts += num(b.t_s) + ',' + std::to_string(b.arrivals) + ',' + std::to_string(b.completions) + ',' +
@@ -500,7 +500,6 @@ int run_simulate(CliContext& ctx) {
     }
     opts.requests = requests;
     opts.profile = choose_profile(ctx, pf, scenarios.front().deployment.gpu);
-    opts.keep_requests = !out_dir.empty();
     const bool json = vm.count("json") > 0;
     // The node of each run (host power, GPUs per node); a sweep may change hardware.node.
     std::vector<sim::SimOptions> run_opts(runs, opts);
@@ -510,11 +509,32 @@ int run_simulate(CliContext& ctx) {
     opts = run_opts.front();
 
     if (runs == 1) {
-        // The Chrome trace goes to its file step by step while the simulation runs.
-        std::optional<std::ofstream> trace_file;
+        // The Chrome trace and requests.csv go to their files while the simulation runs.
+        std::optional<std::ofstream> trace_file, requests_file;
         std::optional<ChromeTraceWriter> trace_writer;
+        std::vector<std::string> class_names;
+        // Nothing half-written stays behind when the run fails before the outputs are complete.
+        struct RemoveUnlessKept {
+            std::vector<std::filesystem::path> paths;
+            bool keep = false;
+            ~RemoveUnlessKept() {
+                if (keep) {
+                    return;
+                }
+                for (const auto& p : paths) {
+                    std::error_code ec;
+                    std::filesystem::remove(p, ec);
+                }
+            }
+        } partial;
         const std::filesystem::path trace_path = std::filesystem::path(out_dir) / "trace.json";
+        const std::filesystem::path requests_path = std::filesystem::path(out_dir) / "requests.csv";
         if (!out_dir.empty()) {
+            partial.paths = {trace_path, requests_path};
+            std::error_code ec;
+            if (!std::filesystem::exists(out_dir, ec)) {
+                partial.paths.emplace_back(out_dir);  // made here: removed too (when empty)
+            }
             create_output_folder(out_dir);
             trace_file.emplace(trace_path, std::ios::binary);
             if (!*trace_file) {
@@ -522,14 +542,27 @@ int run_simulate(CliContext& ctx) {
             }
             trace_writer.emplace(*trace_file, static_cast<std::uint64_t>(trace_limit));
             opts.on_step = [&](const sim::StepRecord& st) { trace_writer->step(st); };
+            requests_file.emplace(requests_path, std::ios::binary);
+            if (!*requests_file) {
+                throw InputError(requests_path.string() + ": cannot write the file; check the folder is writable");
+            }
+            *requests_file << kRequestsHeader;
+            for (const auto& c : sim::effective_classes(scenarios.front().workload)) {
+                class_names.push_back(c.name);
+            }
+            opts.on_request = [&](const sim::RequestRecord& q) { write_request_row(*requests_file, class_names, q); };
         }
         ProgressBar bar(true);
         const sim::SimResult r = sim::simulate(scenarios.front(), opts, {}, [&](double f) { bar(f); });
         if (trace_writer) {
             trace_writer->finish();
             trace_file->close();
+            requests_file->close();
             if (!*trace_file) {
                 throw InputError(trace_path.string() + ": cannot write the file; check the disk has room");
+            }
+            if (!*requests_file) {
+                throw InputError(requests_path.string() + ": cannot write the file; check the disk has room");
             }
             if (trace_writer->cut()) {
                 *ctx.err << "note: " << trace_path.string() << " holds the first " << trace_writer->written()
@@ -546,6 +579,7 @@ int run_simulate(CliContext& ctx) {
         }
         if (!out_dir.empty()) {
             write_outputs(out_dir, scenarios.front(), r);
+            partial.keep = true;
         }
         if (json) {
             *ctx.out << result_json(scenarios.front(), r).dump(2) << '\n';

@@ -226,6 +226,9 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     if (options.on_step) {
         metrics.on_step(options.on_step);
     }
+    if (options.on_request) {
+        metrics.on_request(options.on_request);
+    }
     if (power) {
         metrics.enable_power(*power);
     } else {

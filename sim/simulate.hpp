@@ -30,6 +30,9 @@ struct SimOptions {
     /// a trace written while the run goes (every step, whatever keep_steps). Must not throw
     /// unless the run is to end with that exception.
     std::function<void(const StepRecord&)> on_step;
+    /// Called with every request as it leaves the system (the order of SimResult::requests),
+    /// for per-request output written while the run goes instead of kept (keep_requests).
+    std::function<void(const RequestRecord&)> on_request;
     /// Pipeline-parallel replicas run up to pp micro-batches at once (docs/simulator.md); false:
     /// one batch at a time through all stages (same latency, up to pp× less throughput), for
     /// comparisons.

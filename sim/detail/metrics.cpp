@@ -155,6 +155,9 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
         ++s.cancelled;
         break;
     }
+    if (on_request_) {
+        on_request_(rec);
+    }
     if (keep_requests_) {
         records_.push_back(rec);
     }

@@ -69,6 +69,8 @@ public:
     void enable_power(PowerSetup setup);
     /// Calls `f` with every engine step as it starts (a trace writer; null: none).
     void on_step(std::function<void(const StepRecord&)> f) { on_step_ = std::move(f); }
+    /// Calls `f` with every request as it leaves the system (null: none).
+    void on_request(std::function<void(const RequestRecord&)> f) { on_request_ = std::move(f); }
 
     /// The most time-series bins kept: past it the bin width doubles (the span at 1-second
     /// resolution is 2^16 s, about 18 hours).
@@ -126,6 +128,7 @@ private:
     std::string cloud_currency_ = "USD";
     std::optional<PowerObserver> power_;
     std::function<void(const StepRecord&)> on_step_;
+    std::function<void(const RequestRecord&)> on_request_;
 };
 
 }  // namespace gpuplan::sim::detail

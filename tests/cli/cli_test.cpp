@@ -251,6 +251,14 @@ TEST(Cli, SimulateTraceIsStreamedAndATraceLimitCutsItWithANote) {
                   dir.string()).exit_code, 0);
     EXPECT_EQ(read(dir / "trace.json"), full);
     EXPECT_EQ(run("simulate " + src("examples/simulate-chat.yaml") + " --trace-limit=-1").exit_code, 2);
+    // A deployment that does not fit leaves no output folder behind.
+    const auto none = std::filesystem::temp_directory_path() / "gpuplan-cli-no-fit";
+    std::filesystem::remove_all(none);
+    EXPECT_EQ(run("simulate " + src("examples/simulate-chat.yaml") +
+                  " --set model=llama-3.1-405b --set hardware.count=1 --out " + none.string())
+                  .exit_code,
+              2);
+    EXPECT_FALSE(std::filesystem::exists(none));
 }
 
 TEST(Cli, TrainAnswersTheExamplesWithTheDocumentedKeys) {
