@@ -2,6 +2,7 @@
 // and report latency percentiles, throughput, goodput, SLO attainment per class and engine
 // figures; optionally write per-request and time-series CSVs and a Chrome trace.
 #include "cli/json_out.hpp"
+#include "cli/chrome_trace.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/load_report.hpp"
@@ -24,6 +25,8 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <ostream>
 #include <thread>
 #include <unistd.h>
@@ -285,27 +288,27 @@ std::string num(double v) { return num(std::optional<double>(v)); }
 const std::vector<std::string> kOutFiles = {"requests.csv", "timeseries.csv", "power.csv",
                                             "trace.json", "summary.json"};
 
-// Writes the folder under a temporary name and renames it into place when every file is
-// complete, so a failure or a signal leaves either the old folder or the new one, never half.
-void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, const sim::SimResult& r) {
-    throw_if_interrupted();
-    hwdb::OutputFolder folder(dir, kOutFiles);
+const char* const kRequestsHeader = "id,class,session,step,replica,outcome,arrival_s,queue_s,ttft_s,tpot_s,e2e_s,"
+                                   "input_tokens,output_tokens,cached_tokens,preemptions,retries,slo_met\n";
+
+// One row of requests.csv (written while the simulation runs, as requests finish).
+void write_request_row(std::ostream& out, const std::vector<std::string>& class_names, const sim::RequestRecord& q) {
+    out << q.id << ',' << class_names[static_cast<std::size_t>(q.request_class)] << ',' << q.session << ','
+        << q.step << ',' << q.replica << ',' << sim::to_string(q.outcome) << ',' << num(q.arrival_s) << ','
+        << num(q.queue_s) << ',' << num(q.ttft_s) << ',' << num(q.tpot_s) << ',' << num(q.e2e_s) << ','
+        << q.input_tokens << ',' << q.output_tokens << ',' << q.cached_tokens << ',' << q.preemptions << ','
+        << q.retries << ',' << (q.slo_met ? "1" : "0") << '\n';
+}
+
+// Everything but requests.csv and trace.json (streamed into the folder while the simulation
+// runs), then the folder is renamed into place: a failure or a signal leaves the old folder or
+// the new one, never half.
+void write_outputs(hwdb::OutputFolder& folder, const model::Scenario& s, const sim::SimResult& r) {
+    const std::filesystem::path dir = folder.final_path();
     const auto write_file = [&folder](const std::filesystem::path& path, const std::string& text) {
         throw_if_interrupted();
         folder.write(path.filename().string(), text);
     };
-    std::string req = "id,class,session,step,replica,outcome,arrival_s,queue_s,ttft_s,tpot_s,e2e_s,"
-                      "input_tokens,output_tokens,cached_tokens,preemptions,retries,slo_met\n";
-    for (const auto& q : r.requests) {
-        req += std::to_string(q.id) + ',' + r.classes[static_cast<std::size_t>(q.request_class)].name + ',' +
-               std::to_string(q.session) + ',' + std::to_string(q.step) + ',' + std::to_string(q.replica) + ',' +
-               sim::to_string(q.outcome) + ',' + num(q.arrival_s) + ',' + num(q.queue_s) + ',' + num(q.ttft_s) +
-               ',' + num(q.tpot_s) + ',' + num(q.e2e_s) + ',' + std::to_string(q.input_tokens) + ',' +
-               std::to_string(q.output_tokens) + ',' + std::to_string(q.cached_tokens) + ',' +
-               std::to_string(q.preemptions) + ',' + std::to_string(q.retries) + ',' + (q.slo_met ? "1" : "0") +
-               '\n';
-    }
-    write_file(dir / "requests.csv", req);
     std::string ts = "t_s,arrivals,completions,running,waiting,kv_use,input_tok_s,output_tok_s,power_w\n";
     for (const auto& b : r.series) {
         ts += num(b.t_s) + ',' + std::to_string(b.arrivals) + ',' + std::to_string(b.completions) + ',' +
@@ -328,7 +331,7 @@ void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, c
         }
         pw += ",total_w\n";
         for (std::size_t t = 0; t < p.total_w.size(); ++t) {
-            pw += std::to_string(t);
+            pw += num(static_cast<double>(t) * r.series_bin_s);
             for (const auto* group : {&p.gpu_w, &p.node_w, &p.rack_w}) {
                 for (const auto& series : *group) {
                     pw += ',' + num(series[t]);
@@ -338,29 +341,6 @@ void write_outputs(const std::filesystem::path& dir, const model::Scenario& s, c
         }
         write_file(dir / "power.csv", pw);
     }
-    // Chrome trace event format (Perfetto and chrome://tracing open it): one track per replica,
-    // one complete ("X") slice per engine step, times in microseconds.
-    nlohmann::json events = nlohmann::json::array();
-    for (std::size_t i = 0; i < r.replicas.size(); ++i) {
-        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i},
-                          {"args", {{"name", "replica " + std::to_string(i)}}}});
-    }
-    for (const auto& st : r.step_log) {
-        const char* name = st.prefills > 0 && st.decodes > 0 ? "mixed" : (st.prefills > 0 ? "prefill" : "decode");
-        events.push_back({{"name", name},
-                          {"ph", "X"},
-                          {"pid", 0},
-                          {"tid", st.replica},
-                          {"ts", st.start_s * 1e6},
-                          {"dur", st.duration_s * 1e6},
-                          {"args", {{"prefills", st.prefills},
-                                    {"prefill_tokens", st.prefill_tokens},
-                                    {"decodes", st.decodes},
-                                    {"preempted", st.preempted},
-                                    {"clock", st.clock},
-                                    {"gpu_power_w", st.power_w}}}});
-    }
-    write_file(dir / "trace.json", nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + '\n');
     write_file(dir / "summary.json", json_text(result_json(s, r)) + '\n');
     throw_if_interrupted();
     folder.commit();
@@ -425,6 +405,7 @@ int run_simulate(CliContext& ctx) {
     std::optional<double> duration;
     std::optional<int> requests;
     std::optional<double> rate;
+    std::int64_t trace_limit = 1000000;
     // clang-format off
     desc.add_options()
         ("file", po::value(&file)->required(), "scenario YAML")
@@ -437,6 +418,7 @@ int run_simulate(CliContext& ctx) {
         ("set", po::value(&sets)->composing(), "override a scenario key: --set engine.max_num_seqs=64 (repeatable)")
         ("sweep", po::value(&sweep), "run once per value, in parallel: --sweep workload.requests_per_s=2,4,8")
         ("out", po::value(&out_dir), "write requests.csv, timeseries.csv, trace.json and summary.json here")
+        ("trace-limit", po::value(&trace_limit), "engine steps written to --out's trace.json (default 1000000; 0: all)")
         ("plot", po::value(&plot_dir), "also draw the desktop app's charts (latency CDFs, throughput, queue, KV, power) as PNG files into DIR (needs gpuplan-plot)")
         ("profile", po::value(&profile), "efficiency profile YAML (default: hwdb/profiles for the GPU)")
         ("json", "machine-readable output");
@@ -448,7 +430,7 @@ int run_simulate(CliContext& ctx) {
     po::variables_map vm;
     if (!parse_options("simulate", ctx.args, desc, pos, vm, *ctx.out,
                        "FILE [--seed N] [--duration S] [--requests N] [--rate R] [--trace CSV "
-                       "[--trace-format F]] [--set key=value]... [--sweep key=v1,v2,...] [--out DIR] [--json]")) {
+                       "[--trace-format F]] [--set key=value]... [--sweep key=v1,v2,...] [--out DIR [--trace-limit N]] [--json]")) {
         return 0;
     }
     if (requests && *requests < 1) {
@@ -459,6 +441,9 @@ int run_simulate(CliContext& ctx) {
     }
     if (rate && !(*rate > 0)) {
         throw UsageError("--rate must be > 0 requests/s");
+    }
+    if (trace_limit < 0) {
+        throw UsageError("--trace-limit must be >= 0 engine steps (0: no limit)");
     }
     if (!plot_dir.empty() && !sweep.empty()) {
         throw UsageError("--plot draws one run; leave out --sweep (or use --set for one value)");
@@ -517,8 +502,6 @@ int run_simulate(CliContext& ctx) {
     }
     opts.requests = requests;
     opts.profile = choose_profile(ctx, pf, scenarios.front().deployment.gpu);
-    opts.keep_requests = !out_dir.empty();
-    opts.keep_steps = !out_dir.empty();
     const bool json = vm.count("json") > 0;
     // The node of each run (host power, GPUs per node); a sweep may change hardware.node.
     std::vector<sim::SimOptions> run_opts(runs, opts);
@@ -528,10 +511,54 @@ int run_simulate(CliContext& ctx) {
     opts = run_opts.front();
 
     if (runs == 1) {
+        // The Chrome trace and requests.csv stream into the output folder's temporary name while
+        // the simulation runs; the folder is renamed into place only when every file is complete.
+        std::optional<hwdb::OutputFolder> folder;
+        std::optional<std::ofstream> trace_file, requests_file;
+        std::optional<ChromeTraceWriter> trace_writer;
+        std::vector<std::string> class_names;
+        std::filesystem::path trace_path, requests_path;
+        if (!out_dir.empty()) {
+            folder.emplace(out_dir, kOutFiles);
+            trace_path = folder->staging() / "trace.json";
+            requests_path = folder->staging() / "requests.csv";
+            trace_file.emplace(trace_path, std::ios::binary);
+            if (!*trace_file) {
+                throw InputError(trace_path.string() + ": cannot write the file; check the folder is writable");
+            }
+            trace_writer.emplace(*trace_file, static_cast<std::uint64_t>(trace_limit));
+            opts.on_step = [&](const sim::StepRecord& st) { trace_writer->step(st); };
+            requests_file.emplace(requests_path, std::ios::binary);
+            if (!*requests_file) {
+                throw InputError(requests_path.string() + ": cannot write the file; check the folder is writable");
+            }
+            *requests_file << kRequestsHeader;
+            for (const auto& c : sim::effective_classes(scenarios.front().workload)) {
+                class_names.push_back(c.name);
+            }
+            opts.on_request = [&](const sim::RequestRecord& q) { write_request_row(*requests_file, class_names, q); };
+        }
         ProgressBar bar(true);
         const sim::SimResult r =
             sim::simulate(scenarios.front(), opts, interrupt_token(), [&](double f) { bar(f); });
         throw_if_interrupted();  // a stopped run is incomplete: report and write nothing
+        if (trace_writer) {
+            trace_writer->finish();
+            trace_file->close();
+            requests_file->close();
+            const std::filesystem::path shown = std::filesystem::path(out_dir);
+            if (!*trace_file) {
+                throw InputError((shown / "trace.json").string() + ": cannot write the file; check the disk has room");
+            }
+            if (!*requests_file) {
+                throw InputError((shown / "requests.csv").string() + ": cannot write the file; check the disk has room");
+            }
+            if (trace_writer->cut()) {
+                *ctx.err << "note: " << (shown / "trace.json").string() << " holds the first "
+                         << trace_writer->written() << " of " << trace_writer->steps()
+                         << " engine steps (--trace-limit); give --trace-limit 0 to write them all\n";
+            }
+        }
         if (!r.ok) {
             std::string why;
             for (const auto& reason : r.reasons) {
@@ -540,7 +567,7 @@ int run_simulate(CliContext& ctx) {
             throw InputError(file + ": the deployment does not fit, nothing was simulated: " + why);
         }
         if (!out_dir.empty()) {
-            write_outputs(out_dir, scenarios.front(), r);
+            write_outputs(*folder, scenarios.front(), r);
         }
         if (json) {
             *ctx.out << json_text(result_json(scenarios.front(), r)) << '\n';

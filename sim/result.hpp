@@ -5,7 +5,9 @@
 /// (shared/reference/engine-semantics.md §6.1): TTFT = first token − arrival; E2E = last
 /// token − arrival; TPOT = (E2E − TTFT) / (output − 1) for outputs longer than one token;
 /// ITL = gaps between successive tokens, pooled over all requests; percentiles interpolate
-/// linearly between order statistics (numpy's default). All times are seconds.
+/// linearly between order statistics (numpy's default), exactly up to 2^20 samples (ITL: runs
+/// of equal gaps) per class and within 0.5 % above (QuantileSketch); count, mean and max are
+/// always exact. All times are seconds.
 
 #include "model/money.hpp"
 #include "model/operating_point.hpp"
@@ -101,7 +103,8 @@ struct ReplicaResult {
     friend bool operator==(const ReplicaResult&, const ReplicaResult&) = default;
 };
 
-/// One 1-second bin of the time series. Levels are time averages over the bin.
+/// One bin of the time series (1 second unless the span is long: SimResult::series_bin_s).
+/// Levels are time averages over the bin.
 struct TimeBin {
     double t_s = 0;          ///< bin start
     std::int64_t arrivals = 0;
@@ -115,7 +118,8 @@ struct TimeBin {
     friend bool operator==(const TimeBin&, const TimeBin&) = default;
 };
 
-/// One engine step (kept when SimOptions::keep_steps; for Chrome traces).
+/// One engine step (kept when SimOptions::keep_steps, streamed to SimOptions::on_step; for
+/// Chrome traces).
 struct StepRecord {
     int replica = 0;
     double start_s = 0;
@@ -126,6 +130,8 @@ struct StepRecord {
     int preempted = 0;       ///< sequences preempted while forming this step
     double clock = 1;        ///< core clock factor the step ran at (below 1 under a power cap)
     double power_w = 0;      ///< mean power of each GPU of the replica over the step (0: not modelled)
+    int running = 0;         ///< sequences in the replica's running set when the step started
+    double kv_use = 0;       ///< fraction of the replica's KV blocks in use when it started
     friend bool operator==(const StepRecord&, const StepRecord&) = default;
 };
 
@@ -157,14 +163,15 @@ struct PowerResult {
     double energy_j = 0;            ///< wall: gpu_energy_j ÷ PSU efficiency + host_energy_j
     double facility_energy_j = 0;   ///< energy_j × PUE
     double avg_power_w = 0;         ///< energy_j ÷ span_s
-    double peak_power_w = 0;        ///< highest 1-second bin of the deployment's wall power
+    double peak_power_w = 0;        ///< highest bin of the deployment's wall power (series_bin_s)
     double gpu_avg_power_w = 0;     ///< gpu_energy_j ÷ (gpus × span_s)
     double gpu_peak_power_w = 0;    ///< highest per-GPU step power
     double energy_j_per_token = 0;  ///< facility energy ÷ output tokens of completed requests
     double energy_j_per_request = 0;///< facility energy ÷ completed requests
     double mean_clock = 1;          ///< core clock factor averaged over busy time
     double capped_time_share = 0;   ///< share of busy time in steps run below full clock
-    /// 1-second bins from 0 (the last one covers [t, span_s]): per replica, the power of each
+    /// Bins of SimResult::series_bin_s (1 s unless the span is over about 18 hours) from 0 (the
+    /// last one covers [t, span_s]): per replica, the power of each
     /// of its GPUs (they run the same steps); per node and per rack (GPUs numbered replica by
     /// replica, nodes filled in order, racks filled in order) and the whole deployment, wall.
     std::vector<std::vector<double>> gpu_w;
@@ -205,9 +212,15 @@ struct SimResult {
     std::uint64_t events = 0;       ///< kernel events handled
     model::Money cloud_spend;       ///< cost of the cloud endpoint's tokens
     PowerResult power;              ///< power, energy and the effect of a power cap
-    std::vector<TimeBin> series;    ///< 1-second bins from time 0
+    /// Bins from time 0, of series_bin_s each. Levels and rates are averages over the bin;
+    /// arrivals and completions are counts per bin.
+    std::vector<TimeBin> series;
+    /// Width of the series' bins (and of PowerResult's): 1 s, doubled as often as needed to
+    /// keep at most 65,536 bins (spans over about 18 hours), so memory does not grow with the
+    /// simulated span.
+    double series_bin_s = 1;
     std::vector<RequestRecord> requests;  ///< when SimOptions::keep_requests
-    std::vector<StepRecord> step_log;     ///< when SimOptions::keep_steps (capped)
+    std::vector<StepRecord> step_log;     ///< when SimOptions::keep_steps (max_steps_kept)
     friend bool operator==(const SimResult&, const SimResult&) = default;
 };
 

@@ -132,7 +132,7 @@ std::string secs(double s) { return num(s) + " s"; }
 void check_span(double span_s, const std::string& what) {
     if (!(span_s <= kMaxSimulatedSpanS)) {
         throw InvalidArgument(what + ": " + secs(span_s) + " is beyond the simulator's limit of " +
-                              secs(kMaxSimulatedSpanS) + " (7 days) of simulated time; simulate a "
+                              secs(kMaxSimulatedSpanS) + " (10 years) of simulated time; simulate a "
                               "shorter window (a representative day, or hours at the peak rate)");
     }
 }
@@ -318,6 +318,12 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     Simulation sim(result.seed);
     detail::Metrics metrics(slos, setup.replicas, options.keep_requests, options.keep_steps,
                             options.max_steps_kept);
+    if (options.on_step) {
+        metrics.on_step(options.on_step);
+    }
+    if (options.on_request) {
+        metrics.on_request(options.on_request);
+    }
     if (power) {
         metrics.enable_power(*power);
     } else {
@@ -350,7 +356,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     const RunOutcome run = sim.run(span_limit, stop, tick_progress);
     if (!run.drained && !run.stopped && sim.pending() > 0 && sim.now() >= span_limit) {
         throw InvalidArgument("the run went past the simulator's limit of " + secs(kMaxSimulatedSpanS) +
-                              " (7 days) of simulated time with events still pending; check "
+                              " (10 years) of simulated time with events still pending; check "
                               "for a very slow accelerator, link or swap bandwidth, or long "
                               "think times, or simulate a shorter window");
     }

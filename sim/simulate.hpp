@@ -29,7 +29,14 @@ struct SimOptions {
     std::optional<model::EfficiencyProfile> profile;  ///< nullopt: model::default_profile()
     bool keep_requests = false;            ///< fill SimResult::requests
     bool keep_steps = false;               ///< fill SimResult::step_log
-    std::size_t max_steps_kept = 200000;   ///< cap on the step log
+    std::size_t max_steps_kept = 200000;   ///< cap on the step log (steps past it are not kept)
+    /// Called with every engine step as it is issued, in simulated-time order per replica, for
+    /// a trace written while the run goes (every step, whatever keep_steps). Must not throw
+    /// unless the run is to end with that exception.
+    std::function<void(const StepRecord&)> on_step;
+    /// Called with every request as it leaves the system (the order of SimResult::requests),
+    /// for per-request output written while the run goes instead of kept (keep_requests).
+    std::function<void(const RequestRecord&)> on_request;
     /// Pipeline-parallel replicas run up to pp micro-batches at once (docs/simulator.md); false:
     /// one batch at a time through all stages (same latency, up to pp× less throughput), for
     /// comparisons.

@@ -8,78 +8,6 @@ namespace {
 
 enum Field { kArrivals, kCompletions, kRunning, kWaiting, kKv, kInTok, kOutTok };
 
-// numpy.percentile's default ("linear"): rank (n − 1) p, interpolated between neighbours.
-double percentile_sorted(const std::vector<double>& v, double p) {
-    if (v.empty()) {
-        return 0;
-    }
-    const double pos = (static_cast<double>(v.size()) - 1) * p;
-    const auto lo = static_cast<std::size_t>(std::floor(pos));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
-LatencyStats stats_of(std::vector<double> v) {
-    LatencyStats s;
-    s.count = static_cast<std::int64_t>(v.size());
-    if (v.empty()) {
-        return s;
-    }
-    std::sort(v.begin(), v.end());
-    double sum = 0;
-    for (const double x : v) {
-        sum += x;
-    }
-    s.mean = sum / static_cast<double>(v.size());
-    s.p50 = percentile_sorted(v, 0.50);
-    s.p90 = percentile_sorted(v, 0.90);
-    s.p95 = percentile_sorted(v, 0.95);
-    s.p99 = percentile_sorted(v, 0.99);
-    s.max = v.back();
-    return s;
-}
-
-// The same over (value, count) pairs: the value at rank k of the expanded sorted list.
-LatencyStats weighted_stats(std::vector<std::pair<Tick, std::int64_t>> v) {
-    LatencyStats s;
-    // Order by gap only; runs of equal gaps in any order give the same statistics.
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::int64_t n = 0;
-    double sum = 0;
-    for (const auto& [gap, count] : v) {
-        n += count;
-        sum += tick_s(gap) * static_cast<double>(count);
-    }
-    s.count = n;
-    if (n == 0) {
-        return s;
-    }
-    s.mean = sum / static_cast<double>(n);
-    s.max = tick_s(v.back().first);
-    const auto at_rank = [&](std::int64_t k) {
-        std::int64_t c = 0;
-        for (const auto& [gap, count] : v) {
-            c += count;
-            if (k < c) {
-                return tick_s(gap);
-            }
-        }
-        return tick_s(v.back().first);
-    };
-    const auto pct = [&](double p) {
-        const double pos = static_cast<double>(n - 1) * p;
-        const auto lo = static_cast<std::int64_t>(std::floor(pos));
-        const double a = at_rank(lo);
-        const double b = at_rank(std::min(lo + 1, n - 1));
-        return a + (pos - static_cast<double>(lo)) * (b - a);
-    };
-    s.p50 = pct(0.50);
-    s.p90 = pct(0.90);
-    s.p95 = pct(0.95);
-    s.p99 = pct(0.99);
-    return s;
-}
-
 std::size_t batch_bucket(int n) {
     std::size_t b = 0;
     while (n > 1) {
@@ -96,28 +24,45 @@ Metrics::Metrics(std::vector<ClassSlo> slos, int replicas, bool keep_requests, b
     : slos_(std::move(slos)), classes_(slos_.size()), replicas_(static_cast<std::size_t>(replicas)),
       keep_requests_(keep_requests), keep_steps_(keep_steps), max_steps_(max_steps) {}
 
-std::vector<double>& Metrics::bins(int field) { return bins_[field]; }
+void Metrics::cover(Tick t) {
+    // Adaptive resolution: the bins hold sums (counts, level × seconds, joules), so two
+    // neighbours merge into one bin of twice the width without losing anything but resolution.
+    while (t / bin_ >= static_cast<Tick>(kMaxBins)) {
+        for (auto& v : bins_) {
+            for (std::size_t i = 0; 2 * i < v.size(); ++i) {
+                v[i] = v[2 * i] + (2 * i + 1 < v.size() ? v[2 * i + 1] : 0.0);
+            }
+            v.resize((v.size() + 1) / 2);
+        }
+        bin_ *= 2;
+        if (power_) {
+            power_->coarsen();
+        }
+    }
+}
 
 void Metrics::add_span(Tick a, Tick b, double value, int field) {
     if (b <= a || value == 0) {
         return;
     }
-    auto& v = bins(field);
-    auto first = static_cast<std::size_t>(a / kTicksPerSecond);
-    const auto last = static_cast<std::size_t>((b - 1) / kTicksPerSecond);
+    cover(b - 1);
+    auto& v = bins_[field];
+    const auto first = static_cast<std::size_t>(a / bin_);
+    const auto last = static_cast<std::size_t>((b - 1) / bin_);
     if (v.size() <= last) {
         v.resize(last + 1, 0.0);
     }
     for (std::size_t i = first; i <= last; ++i) {
-        const Tick lo = std::max<Tick>(a, static_cast<Tick>(i) * kTicksPerSecond);
-        const Tick hi = std::min<Tick>(b, static_cast<Tick>(i + 1) * kTicksPerSecond);
+        const Tick lo = std::max<Tick>(a, static_cast<Tick>(i) * bin_);
+        const Tick hi = std::min<Tick>(b, static_cast<Tick>(i + 1) * bin_);
         v[i] += value * tick_s(hi - lo);
     }
 }
 
 void Metrics::bin_count(Tick t, int field, double value) {
-    auto& v = bins(field);
-    const auto i = static_cast<std::size_t>(t / kTicksPerSecond);
+    cover(t);
+    auto& v = bins_[field];
+    const auto i = static_cast<std::size_t>(t / bin_);
     if (v.size() <= i) {
         v.resize(i + 1, 0.0);
     }
@@ -152,7 +97,7 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
     const ClassSlo& slo = slos_[static_cast<std::size_t>(r.cls)];
     RequestSummary& s = c.s;
     ++s.arrived;
-    RequestRecord rec;
+    RequestRecord rec;  // filled for the latencies even when not kept
     rec.id = r.id;
     rec.request_class = r.cls;
     rec.session = r.session == kNoSession ? -1 : static_cast<std::int64_t>(r.session);
@@ -182,18 +127,18 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
         const Tick e2e = now - r.arrival;
         rec.ttft_s = tick_s(ttft);
         rec.e2e_s = tick_s(e2e);
-        c.ttft.push_back(*rec.ttft_s);
-        c.e2e.push_back(*rec.e2e_s);
+        c.ttft.add(*rec.ttft_s);
+        c.e2e.add(*rec.e2e_s);
         bool met = (!slo.ttft || ttft <= *slo.ttft) && (!slo.e2e || e2e <= *slo.e2e);
         if (r.generated > 1) {
             // vLLM bench: TPOT = (E2E − TTFT) / (output − 1); outputs of one token count as 0.
             const double tpot_ticks = static_cast<double>(e2e - ttft) / (r.generated - 1);
             rec.tpot_s = tpot_ticks / static_cast<double>(kTicksPerSecond);
-            c.tpot.push_back(*rec.tpot_s);
+            c.tpot.add(*rec.tpot_s);
             met = met && (!slo.tpot || tpot_ticks <= static_cast<double>(*slo.tpot));
         }
         if (rec.queue_s) {
-            c.queue.push_back(*rec.queue_s);
+            c.queue.add(*rec.queue_s);
         }
         rec.slo_met = met;
         s.slo_met += met ? 1 : 0;
@@ -210,19 +155,17 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
         ++s.cancelled;
         break;
     }
+    if (on_request_) {
+        on_request_(rec);
+    }
     if (keep_requests_) {
         records_.push_back(rec);
     }
 }
 
 void Metrics::itl(int cls, Tick gap, std::int64_t count) {
-    auto& v = classes_[static_cast<std::size_t>(cls)].itl;
-    // Steps of a steady batch repeat one gap; merge runs of equal values as they come.
-    if (!v.empty() && v.back().first == gap) {
-        v.back().second += count;
-    } else {
-        v.emplace_back(gap, count);
-    }
+    // Steps of a steady batch repeat one gap; the sketch merges runs of equal values.
+    classes_[static_cast<std::size_t>(cls)].itl.add(tick_s(gap), count);
 }
 
 void Metrics::step(const StepSample& s) {
@@ -255,9 +198,15 @@ void Metrics::step(const StepSample& s) {
     if (power_) {
         power = power_->step(s.replica, s.start, s.compute_end, s.end, s.cost, s.clock);
     }
-    if (keep_steps_ && step_log_.size() < max_steps_) {
-        step_log_.push_back(StepRecord{s.replica, tick_s(s.start), tick_s(d), s.prefills,
-                                       s.prefill_tokens, s.decodes, s.preempted, s.clock, power});
+    if ((keep_steps_ && step_log_.size() < max_steps_) || on_step_) {
+        const StepRecord rec{s.replica, tick_s(s.start), tick_s(d), s.prefills, s.prefill_tokens,
+                             s.decodes, s.preempted, s.clock, power, s.running, kv};
+        if (on_step_) {
+            on_step_(rec);
+        }
+        if (keep_steps_ && step_log_.size() < max_steps_) {
+            step_log_.push_back(rec);
+        }
     }
 }
 
@@ -324,13 +273,25 @@ void Metrics::finish(Tick end, SimResult& out) {
         s.slo_attainment = s.arrived > 0 ? static_cast<double>(s.slo_met) / static_cast<double>(s.arrived) : 0;
         s.goodput_rps = static_cast<double>(s.slo_met) / duration;
         s.throughput_rps = static_cast<double>(s.completed) / duration;
-        s.ttft = stats_of(c.ttft);
-        s.tpot = stats_of(c.tpot);
-        s.e2e = stats_of(c.e2e);
-        s.queue = stats_of(c.queue);
-        s.itl = weighted_stats(c.itl);
+        s.ttft = c.ttft.stats();
+        s.tpot = c.tpot.stats();
+        s.e2e = c.e2e.stats();
+        s.queue = c.queue.stats();
+        s.itl = c.itl.stats();
     };
+    // The overall samples first, merged in class order from the classes' samples as they came
+    // (exact while they fit QuantileSketch's limit), then each class's; stats() sorts in place.
     Samples all;
+    for (std::size_t i = 0; i < classes_.size(); ++i) {
+        Samples& c = classes_[i];
+        if (classes_.size() > 1) {
+            all.ttft.merge(c.ttft);
+            all.tpot.merge(c.tpot);
+            all.e2e.merge(c.e2e);
+            all.queue.merge(c.queue);
+            all.itl.merge(c.itl);
+        }
+    }
     for (std::size_t i = 0; i < classes_.size(); ++i) {
         Samples& c = classes_[i];
         summarize(c);
@@ -347,13 +308,13 @@ void Metrics::finish(Tick end, SimResult& out) {
         a.input_tokens += s.input_tokens;
         a.output_tokens += s.output_tokens;
         a.cached_tokens += s.cached_tokens;
-        all.ttft.insert(all.ttft.end(), c.ttft.begin(), c.ttft.end());
-        all.tpot.insert(all.tpot.end(), c.tpot.begin(), c.tpot.end());
-        all.e2e.insert(all.e2e.end(), c.e2e.begin(), c.e2e.end());
-        all.queue.insert(all.queue.end(), c.queue.begin(), c.queue.end());
-        all.itl.insert(all.itl.end(), c.itl.begin(), c.itl.end());
     }
-    summarize(all);
+    if (classes_.size() == 1) {
+        // One class: the overall summary is the class's (no copy of the samples).
+        all.s = classes_.front().s;
+    } else {
+        summarize(all);
+    }
     out.overall = all.s;
     out.input_tok_s = static_cast<double>(all.s.input_tokens) / duration;
     out.output_tok_s = static_cast<double>(all.s.output_tokens) / duration;
@@ -391,21 +352,26 @@ void Metrics::finish(Tick end, SimResult& out) {
         out.replicas.push_back(rr);
     }
     out.kv_use_mean = out.replicas.empty() ? 0 : kv_sum / static_cast<double>(out.replicas.size());
-    // 1-second bins from 0 to the end.
-    const auto nbins = static_cast<std::size_t>((end + kTicksPerSecond - 1) / kTicksPerSecond);
+    // Bins of bin_ (1 s unless the span needed more than kMaxBins) from 0 to the end.
+    if (end > 0) {
+        cover(end - 1);
+    }
+    const double width = tick_s(bin_);
+    out.series_bin_s = width;
+    const auto nbins = static_cast<std::size_t>((std::max<Tick>(end, 0) + bin_ - 1) / bin_);
     out.series.assign(nbins, TimeBin{});
     const auto get = [&](int f, std::size_t i) { return i < bins_[f].size() ? bins_[f][i] : 0.0; };
     const double reps = std::max<double>(1, static_cast<double>(replicas_.size()));
     for (std::size_t i = 0; i < nbins; ++i) {
         TimeBin& b = out.series[i];
-        b.t_s = static_cast<double>(i);
+        b.t_s = static_cast<double>(i) * width;
         b.arrivals = static_cast<std::int64_t>(get(kArrivals, i));
         b.completions = static_cast<std::int64_t>(get(kCompletions, i));
-        b.running = get(kRunning, i);
-        b.waiting = get(kWaiting, i);
-        b.kv_use = get(kKv, i) / reps;
-        b.input_tok_s = get(kInTok, i);
-        b.output_tok_s = get(kOutTok, i);
+        b.running = get(kRunning, i) / width;
+        b.waiting = get(kWaiting, i) / width;
+        b.kv_use = get(kKv, i) / width / reps;
+        b.input_tok_s = get(kInTok, i) / width;
+        b.output_tok_s = get(kOutTok, i) / width;
     }
     if (power_) {
         power_->finish(end, all.s.output_tokens, all.s.completed, out);

@@ -6,10 +6,12 @@
 #include "model/step_cost.hpp"
 #include "sim/detail/power_observer.hpp"
 #include "sim/detail/request.hpp"
+#include "sim/quantile_sketch.hpp"
 #include "sim/result.hpp"
 #include "sim/tick.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -65,6 +67,14 @@ public:
     void cloud_cost(double amount, const std::string& currency);
     /// Observes power and energy too (SimResult::power); without it power is not modelled.
     void enable_power(PowerSetup setup);
+    /// Calls `f` with every engine step as it starts (a trace writer; null: none).
+    void on_step(std::function<void(const StepRecord&)> f) { on_step_ = std::move(f); }
+    /// Calls `f` with every request as it leaves the system (null: none).
+    void on_request(std::function<void(const RequestRecord&)> f) { on_request_ = std::move(f); }
+
+    /// The most time-series bins kept: past it the bin width doubles (the span at 1-second
+    /// resolution is 2^16 s, about 18 hours).
+    static constexpr std::size_t kMaxBins = std::size_t{1} << 16;
 
     /// Builds the result (summaries, series); `end` is the time of the last event.
     void finish(Tick end, SimResult& out);
@@ -76,8 +86,7 @@ private:
         double integral = 0;  // level × seconds
     };
     struct Samples {
-        std::vector<double> ttft, tpot, e2e, queue;
-        std::vector<std::pair<Tick, std::int64_t>> itl;  // (gap, count)
+        QuantileSketch ttft, tpot, e2e, queue, itl;
         RequestSummary s;
     };
     struct ReplicaAcc {
@@ -90,13 +99,16 @@ private:
     void integrate(Level& l, Tick now, double new_level, int field);
     void add_span(Tick a, Tick b, double value, int field);
     void bin_count(Tick t, int field, double v);
-    std::vector<double>& bins(int field);
+    /// Coarsens the bins (all fields and the power observer's) until time `t` falls in one of
+    /// at most kMaxBins bins.
+    void cover(Tick t);
 
     std::vector<ClassSlo> slos_;
     std::vector<Samples> classes_;
     std::vector<ReplicaAcc> replicas_;
     Level in_system_, queued_;
     std::vector<double> bins_[7];  // arrivals, completions, running, waiting, kv, in_tok, out_tok
+    Tick bin_ = kTicksPerSecond;   // bin width: 1 s, doubled whenever the span needs more bins
     bool keep_requests_;
     bool keep_steps_;
     std::size_t max_steps_;
@@ -115,6 +127,8 @@ private:
     double cloud_spend_ = 0;
     std::string cloud_currency_ = "USD";
     std::optional<PowerObserver> power_;
+    std::function<void(const StepRecord&)> on_step_;
+    std::function<void(const RequestRecord&)> on_request_;
 };
 
 }  // namespace gpuplan::sim::detail

@@ -26,16 +26,27 @@ void PowerObserver::add_extra(Replica& r, Tick a, Tick b, double watts) {
     if (b <= a || watts == 0) {
         return;
     }
-    const auto first = static_cast<std::size_t>(a / kTicksPerSecond);
-    const auto last = static_cast<std::size_t>((b - 1) / kTicksPerSecond);
+    const auto first = static_cast<std::size_t>(a / bin_);
+    const auto last = static_cast<std::size_t>((b - 1) / bin_);
     if (r.extra.size() <= last) {
         r.extra.resize(last + 1, 0.0);
     }
     for (std::size_t i = first; i <= last; ++i) {
-        const Tick lo = std::max<Tick>(a, static_cast<Tick>(i) * kTicksPerSecond);
-        const Tick hi = std::min<Tick>(b, static_cast<Tick>(i + 1) * kTicksPerSecond);
+        const Tick lo = std::max<Tick>(a, static_cast<Tick>(i) * bin_);
+        const Tick hi = std::min<Tick>(b, static_cast<Tick>(i + 1) * bin_);
         r.extra[i] += watts * tick_s(hi - lo);
     }
+}
+
+void PowerObserver::coarsen() {
+    for (Replica& r : replicas_) {
+        auto& v = r.extra;
+        for (std::size_t i = 0; 2 * i < v.size(); ++i) {
+            v[i] = v[2 * i] + (2 * i + 1 < v.size() ? v[2 * i + 1] : 0.0);
+        }
+        v.resize((v.size() + 1) / 2);
+    }
+    bin_ *= 2;
 }
 
 double PowerObserver::step(int replica, Tick start, Tick compute_end, Tick end,
@@ -89,8 +100,7 @@ void PowerObserver::finish(Tick end, std::int64_t output_tokens, std::int64_t co
     const double host = s_.node.host.si();
 
     // Per replica: baseline (idle before up, resident after) plus the steps' extra energy.
-    const auto nbins =
-        static_cast<std::size_t>((std::max<Tick>(end, 0) + kTicksPerSecond - 1) / kTicksPerSecond);
+    const auto nbins = static_cast<std::size_t>((std::max<Tick>(end, 0) + bin_ - 1) / bin_);
     const auto overlap = [](Tick a, Tick b, Tick lo, Tick hi) {
         return tick_s(std::max<Tick>(0, std::min(b, hi) - std::max(a, lo)));
     };
@@ -100,8 +110,8 @@ void PowerObserver::finish(Tick end, std::int64_t output_tokens, std::int64_t co
         const Replica& rep = replicas_[r];
         const Tick up = std::clamp<Tick>(rep.up, 0, std::max<Tick>(end, 0));
         for (std::size_t i = 0; i < nbins; ++i) {
-            const Tick lo = static_cast<Tick>(i) * kTicksPerSecond;
-            const Tick hi = std::min<Tick>(end, lo + kTicksPerSecond);
+            const Tick lo = static_cast<Tick>(i) * bin_;
+            const Tick hi = std::min<Tick>(end, lo + bin_);
             const double joules = pr.idle_w * overlap(0, up, lo, hi) +
                                   pr.resident_w * overlap(up, end, lo, hi) +
                                   (i < rep.extra.size() ? rep.extra[i] : 0.0);

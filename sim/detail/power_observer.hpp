@@ -49,7 +49,11 @@ class PowerObserver {
     /// over [start, end).
     double step(int replica, Tick start, Tick compute_end, Tick end, const model::StepCost* cost,
                 double clock);
-    /// Fills out.power and the power_w column of out.series (call after the series exist).
+    /// Doubles the width of the energy bins (1 s at first), merging neighbours; Metrics keeps
+    /// its bins and these on one grid.
+    void coarsen();
+    /// Fills out.power and the power_w column of out.series (call after the series exist, with
+    /// out.series_bin_s equal to this observer's bin width).
     /// `end` is the time of the last event; `output_tokens` and `completed` come from the
     /// overall summary.
     void finish(Tick end, std::int64_t output_tokens, std::int64_t completed, SimResult& out) const;
@@ -59,13 +63,14 @@ class PowerObserver {
         Tick up = 0;
         Tick busy = 0;             // Σ step durations
         double busy_energy = 0;    // joules per GPU inside steps
-        std::vector<double> extra; // per 1-s bin: joules per GPU above the resident floor
+        std::vector<double> extra; // per bin: joules per GPU above the resident floor
     };
     void add_extra(Replica& r, Tick a, Tick b, double watts);
     Replica& at(int replica);
 
     PowerSetup s_;
     std::vector<Replica> replicas_;
+    Tick bin_ = kTicksPerSecond; // bin width
     double peak_step_ = 0;    // highest per-GPU step power
     double clock_time_ = 0;   // Σ clock × compute seconds
     double compute_time_ = 0; // Σ compute seconds

@@ -260,6 +260,55 @@ TEST(Cli, SimulateExamplesRunAndBadInputExitsTwo) {
     EXPECT_EQ(run("simulate " + src("examples/simulate-chat.yaml") + " --trace /no/such.csv").exit_code, 2);
 }
 
+TEST(Cli, SimulateTraceIsStreamedAndATraceLimitCutsItWithANote) {
+    const auto dir = std::filesystem::temp_directory_path() / "gpuplan-cli-trace-limit";
+    std::filesystem::remove_all(dir);
+    const auto read = [](const std::filesystem::path& p) {
+        std::ifstream f(p);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        return ss.str();
+    };
+    const auto count = [](const std::string& text, const std::string& what) {
+        std::size_t n = 0;
+        for (std::size_t pos = 0; (pos = text.find(what, pos)) != std::string::npos; pos += what.size()) {
+            ++n;
+        }
+        return n;
+    };
+    const auto cut = run("simulate " + src("examples/simulate-chat.yaml") + " --duration 5 --trace-limit 7 --out " +
+                         dir.string());
+    ASSERT_EQ(cut.exit_code, 0) << cut.out;
+    EXPECT_NE(cut.out.find("holds the first 7 of"), std::string::npos) << cut.out;
+    EXPECT_NE(cut.out.find("--trace-limit 0"), std::string::npos) << cut.out;
+    const std::string trace = read(dir / "trace.json");
+    EXPECT_EQ(count(trace, "\"ph\":\"X\""), 7u);
+    EXPECT_NE(trace.find("\"steps_written\":7,\"truncated\":true"), std::string::npos) << trace.substr(trace.size() - 200);
+    // Without a cut: every step, no note, and the same bytes for the same seed.
+    const auto all = run("simulate " + src("examples/simulate-chat.yaml") + " --duration 5 --trace-limit 0 --out " +
+                         dir.string());
+    ASSERT_EQ(all.exit_code, 0) << all.out;
+    EXPECT_EQ(all.out.find("--trace-limit"), std::string::npos) << all.out;
+    const std::string full = read(dir / "trace.json");
+    EXPECT_NE(full.find("\"truncated\":false"), std::string::npos);
+    EXPECT_GT(count(full, "\"ph\":\"X\""), 7u);
+    // Each step's slice comes with a counter of the replica's running set, KV use and power.
+    EXPECT_EQ(count(full, "\"ph\":\"C\""), count(full, "\"ph\":\"X\""));
+    EXPECT_NE(full.find("\"kv_use\":"), std::string::npos);
+    ASSERT_EQ(run("simulate " + src("examples/simulate-chat.yaml") + " --duration 5 --trace-limit 0 --out " +
+                  dir.string()).exit_code, 0);
+    EXPECT_EQ(read(dir / "trace.json"), full);
+    EXPECT_EQ(run("simulate " + src("examples/simulate-chat.yaml") + " --trace-limit=-1").exit_code, 2);
+    // A deployment that does not fit leaves no output folder behind.
+    const auto none = std::filesystem::temp_directory_path() / "gpuplan-cli-no-fit";
+    std::filesystem::remove_all(none);
+    EXPECT_EQ(run("simulate " + src("examples/simulate-chat.yaml") +
+                  " --set model=llama-3.1-405b --set hardware.count=1 --out " + none.string())
+                  .exit_code,
+              2);
+    EXPECT_FALSE(std::filesystem::exists(none));
+}
+
 TEST(Cli, TrainAnswersTheExamplesWithTheDocumentedKeys) {
     for (const char* f : {"examples/train-gpt3-1024xa100.yaml", "examples/train-llama8b-lora-rtx4090.yaml",
                           "examples/train-llama70b-2x8xh100.yaml", "examples/train-13b-slow-input.yaml"}) {
