@@ -8,7 +8,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 GPUPLAN := $(BUILD)/cli/gpuplan
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: run test deps configure build fuzz clean
+.PHONY: run test deps configure build fuzz clean golden
 
 run: build
 	$(GPUPLAN) estimate examples/quickstart.yaml
@@ -26,6 +26,10 @@ configure: deps $(BUILD)/build.ninja
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
+
+# Refreshes tests/golden/ after an intended, reviewed change of output (scripts/golden.sh).
+golden: build
+	scripts/golden.sh --update $(GPUPLAN)
 
 clean:
 	rm -rf $(BUILD)
