@@ -12,6 +12,7 @@
 #include "model/bottleneck.hpp"
 #include "model/memory.hpp"
 #include "model/price_list.hpp"
+#include "model/workload_mix.hpp"
 #include "model/serving.hpp"
 #include "model/unit_parser.hpp"
 
@@ -129,9 +130,11 @@ namespace {
 void print_estimate(std::ostream& out, const model::Scenario& s, const model::ServingEstimate& e,
                     const model::BottleneckReport& b, const std::vector<model::WhatIf>& whatifs) {
     print_memory(out, s, e.memory);
-    const auto& w = s.workload;
+    // The request the figures are for: the class mix's mean request when the scenario has classes.
+    const model::Workload w = model::analytic_request(s.workload);
     const double band = e.error_band.p90;
-    out << "\nspeed for " << w.input_tokens << " input + " << w.output_tokens << " output tokens (error band ±"
+    out << "\nspeed for " << w.input_tokens << " input + " << w.output_tokens << " output tokens"
+        << (s.workload.classes.empty() ? "" : " (the mean request of the class mix)") << " (error band ±"
         << fixed(band * 100, 0) << " % P90 per kernel; whole steps: docs/calibration.md §5b)\n"
         << "load: " << load_line(e.operating_point) << '\n';
     Table t({"figure", "value", "MFU", "MBU"});
@@ -326,7 +329,7 @@ int run_compare(CliContext& ctx) {
         *ctx.out << json_text(out) << '\n';
         return 0;
     }
-    const auto& w = base.workload;
+    const model::Workload w = model::analytic_request(base.workload);
     *ctx.out << base.deployment.model.name << ", " << w.input_tokens << " input + " << w.output_tokens
              << " output tokens per request\n\n";
     t.print(*ctx.out);

@@ -1,6 +1,7 @@
 #include "model/bottleneck.hpp"
 
 #include "model/error.hpp"
+#include "model/workload_mix.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -111,10 +112,11 @@ const char* to_string(Resource r) {
     return "compute";
 }
 
-BottleneckReport find_bottleneck(const Deployment& d, const Workload& w,
+BottleneckReport find_bottleneck(const Deployment& d, const Workload& given,
                                  const EfficiencyProfile& profile, int cached_prefix) {
     BottleneckReport r;
-    r.estimate = estimate_serving(d, w, profile, cached_prefix);
+    r.estimate = estimate_serving(d, given, profile, cached_prefix);
+    const Workload w = analytic_request(given); // the request the figures are for
     const ServingEstimate& e = r.estimate;
     const MemoryEstimate& mem = e.memory;
     const int want = (e.operating_point.concurrency + d.par.dp - 1) / d.par.dp;
@@ -168,10 +170,11 @@ BottleneckReport find_bottleneck(const Deployment& d, const Workload& w,
     return r;
 }
 
-std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& w,
+std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
                              const EfficiencyProfile& profile,
                              std::span<const AcceleratorSpec> candidates, int cached_prefix) {
-    const ServingEstimate base = estimate_serving(d, w, profile, cached_prefix);
+    const ServingEstimate base = estimate_serving(d, given, profile, cached_prefix);
+    const Workload w = analytic_request(given); // the request the figures are for
     std::vector<WhatIf> out;
 
     const auto evaluate = [&](std::string name, std::string change, Deployment changed,
@@ -182,7 +185,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& w,
         x.note = std::move(note);
         x.gpus = changed.gpus;
         try {
-            const ServingEstimate e = estimate_serving(changed, w, profile, cached_prefix);
+            const ServingEstimate e = estimate_serving(changed, given, profile, cached_prefix);
             x.fits = e.memory.fits;
             x.max_concurrency = e.memory.max_concurrency;
             x.ttft = e.ttft;

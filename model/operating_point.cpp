@@ -3,6 +3,7 @@
 #include "model/error.hpp"
 #include "model/scenario.hpp"
 #include "model/serving.hpp"
+#include "model/workload_mix.hpp"
 
 #include <fmt/format.h>
 
@@ -19,11 +20,22 @@ const char* to_string(LoadKind k) {
 }
 
 int deployment_capacity(const MemoryEstimate& mem, const Workload& w, int dp) {
-    const long long total = static_cast<long long>(replica_capacity(mem, w)) * std::max(1, dp);
+    const Workload request = w.classes.empty() ? Workload{} : analytic_request(w);
+    const Workload& lengths = w.classes.empty() ? w : request;
+    const long long total =
+        static_cast<long long>(replica_capacity(mem, lengths)) * std::max(1, dp);
     return static_cast<int>(std::min<long long>(total, 1 << 30));
 }
 
 std::optional<double> offered_rate(const Workload& w) {
+    // Arrivals of agent sessions bring several requests each.
+    const auto mix = mean_request(w);
+    const double per_arrival = mix ? mix->requests_per_arrival : 1.0;
+    const auto rate = arrival_rate(w);
+    return rate ? std::optional<double>(*rate * per_arrival) : std::nullopt;
+}
+
+std::optional<double> arrival_rate(const Workload& w) {
     const ArrivalProcess& a = w.arrival;
     switch (a.kind) {
     case ArrivalKind::ClosedLoop: return std::nullopt;
@@ -58,10 +70,11 @@ std::string default_reason(const MemoryEstimate& mem, const Workload& w, int dp,
     }
     const int per_replica = capacity / std::max(1, dp);
     const bool by_seqs = per_replica >= mem.engine.max_num_seqs;
+    const Workload r = analytic_request(w);
     return fmt::format("default: the most sequences the engine runs at once at {} + {} tokens "
                        "({} per replica, bound by {}); set workload.concurrency or "
                        "requests_per_s for another load",
-                       w.input_tokens, w.output_tokens, per_replica,
+                       r.input_tokens, r.output_tokens, per_replica,
                        by_seqs ? "max_num_seqs" : "the kv-cache");
 }
 

@@ -44,9 +44,13 @@ struct OperatingPoint {
 /// min(max_num_seqs, what the KV cache holds at the average context). 0 when it does not fit.
 [[nodiscard]] int deployment_capacity(const MemoryEstimate& mem, const Workload& w, int dp);
 
-/// The offered mean request rate of the workload, or nullopt for a closed loop: the arrival
-/// process's own rate, else Workload::requests_per_s; for a trace, its request count over its
-/// span (divided by the speed-up). Curves count at their base rate.
+/// The mean arrival rate of the workload, or nullopt for a closed loop: the arrival process's
+/// own rate, else Workload::requests_per_s; for a trace, its request count over its span
+/// (divided by the speed-up). Curves count at their base rate.
+[[nodiscard]] std::optional<double> arrival_rate(const Workload& w);
+
+/// The offered mean request rate: arrival_rate, times the requests each arrival brings (an
+/// agent session its steps; model/workload_mix.hpp).
 [[nodiscard]] std::optional<double> offered_rate(const Workload& w);
 
 /// Resolves the load: an offered rate when the workload has one (concurrency then left at the

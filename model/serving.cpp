@@ -1,6 +1,7 @@
 #include "model/serving.hpp"
 
 #include "model/error.hpp"
+#include "model/workload_mix.hpp"
 
 #include <fmt/format.h>
 
@@ -288,11 +289,17 @@ void settle_offered_load(const StepCostModel& m, const Workload& w, int capacity
 
 } // namespace
 
-ServingEstimate estimate_serving(const Deployment& d, const Workload& w,
+ServingEstimate estimate_serving(const Deployment& d, const Workload& given,
                                  const EfficiencyProfile& profile, int cached_prefix) {
     ServingEstimate r;
     r.memory = estimate_memory(d);
     const StepCostModel m(d, profile);
+    // A class mix is served as its mean request, its shared prefix as prefix-cache hits
+    // (model/workload_mix.hpp): the same request the sizing search prunes with.
+    const Workload w = given.classes.empty() && given.trace.empty() ? given : analytic_request(given);
+    if (const auto mix = mean_request(given)) {
+        cached_prefix = std::max(cached_prefix, mix->cached_prefix);
+    }
     check_workload(w, m.engine(), cached_prefix);
     r.provenance = profile.provenance;
     r.error_band = profile.error_band;
@@ -300,7 +307,7 @@ ServingEstimate estimate_serving(const Deployment& d, const Workload& w,
     const int dp = d.par.dp;
     const int capacity = replica_capacity(r.memory, w);
     const int cached = w.input_tokens - computed_prompt(m, w, cached_prefix);
-    r.operating_point = resolve_operating_point(r.memory, w, dp);
+    r.operating_point = resolve_operating_point(r.memory, given, dp);
     if (capacity >= 1) {
         double best = 0.0;
         int best_n = 0;

@@ -365,6 +365,13 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         cluster.cancel_all();
     }
     metrics.finish(sim.now(), result);
+    if (result.operating_point.kind == model::LoadKind::OfferedRate) {
+        // What the analytic model settles by Little's law, the run measures.
+        result.operating_point.concurrency =
+            std::max(1, static_cast<int>(std::lround(result.mean_in_system)));
+        result.operating_point.why += ": " + std::to_string(result.operating_point.concurrency) +
+                                      " in flight on average in this run";
+    }
     result.events = sim.events_handled();
     // A class meets its SLO when its percentile of every SLO metric is within the target.
     const double p = scenario.slo.percentile;

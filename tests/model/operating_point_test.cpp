@@ -8,6 +8,7 @@
 #include "model/price_list.hpp"
 #include "model/scenario.hpp"
 #include "model/serving.hpp"
+#include "model/workload_mix.hpp"
 
 #include <gtest/gtest.h>
 
@@ -159,6 +160,68 @@ TEST(PriceList, BindingToNewHardwareDropsPricesForOtherHardware) {
     EXPECT_FALSE(s.prices.gpu_hour);
     EXPECT_TRUE(s.prices.electricity); // the site's price holds for any hardware
     EXPECT_EQ(s.prices.accelerator, h200().name);
+}
+
+} // namespace
+
+namespace {
+
+using namespace gpuplan;
+using namespace gpuplan::model;
+
+RequestClass cls(const char* name, double share, LengthDistribution in, LengthDistribution out,
+                 int prefix) {
+    RequestClass c;
+    c.name = name;
+    c.share = share;
+    c.input = in;
+    c.output = out;
+    c.shared_prefix = prefix;
+    return c;
+}
+
+TEST(WorkloadMix, TheMeanRequestIsTheShareWeightedMeanOfTheClasses) {
+    Workload w;
+    LengthDistribution chat_in;
+    chat_in.kind = LengthKind::LogNormal;
+    chat_in.mean = 600;
+    chat_in.stddev = 500;
+    LengthDistribution rag_in;
+    rag_in.kind = LengthKind::Uniform;
+    rag_in.min = 50;
+    rag_in.max = 300;
+    w.classes = {cls("chat", 0.7, chat_in, LengthDistribution::fixed(250), 400),
+                 cls("rag", 0.3, rag_in, LengthDistribution::fixed(200), 2000)};
+    const auto m = mean_request(w);
+    ASSERT_TRUE(m);
+    // input: 0.7 × (400 + 600) + 0.3 × (2000 + 175) = 1352.5; output 0.7 × 250 + 0.3 × 200.
+    EXPECT_EQ(m->input_tokens, 1353);
+    EXPECT_EQ(m->output_tokens, 235);
+    EXPECT_EQ(m->cached_prefix, 880); // 0.7 × 400 + 0.3 × 2000
+    EXPECT_DOUBLE_EQ(m->requests_per_arrival, 1.0);
+    // The analytic model serves that request.
+    EXPECT_EQ(analytic_request(w).input_tokens, 1353);
+}
+
+TEST(WorkloadMix, AnAgentSessionCountsItsStepsAndHalfItsGrowingContext) {
+    Workload w;
+    RequestClass agent = cls("agent", 1.0, LengthDistribution::fixed(1), LengthDistribution::fixed(100), 0);
+    agent.agent = AgentSession{4, LengthDistribution::fixed(200), Seconds(0)};
+    w.classes = {agent};
+    w.requests_per_s = 2.0;
+    const auto m = mean_request(w);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->input_tokens, 650); // 200 × (4 + 1) / 2 + 100 × (4 − 1) / 2
+    EXPECT_DOUBLE_EQ(m->requests_per_arrival, 4.0);
+    EXPECT_DOUBLE_EQ(*offered_rate(w), 8.0); // 2 sessions/s of 4 requests
+}
+
+TEST(WorkloadMix, MeansAreClampedLikeEveryDraw) {
+    LengthDistribution d;
+    d.kind = LengthKind::Normal;
+    d.mean = 5000;
+    d.max = 4096;
+    EXPECT_DOUBLE_EQ(mean_length(d), 4096);
 }
 
 } // namespace
