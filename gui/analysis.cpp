@@ -232,24 +232,24 @@ bool apply_what_if(model::Scenario& s, const model::WhatIf& x, const hwdb::Datab
 
 namespace gpuplan::gui {
 
-sim::SizingResult search_sizing(const model::Scenario& s, const Core& core, std::stop_token stop,
+plan::SizingResult search_sizing(const model::Scenario& s, const Core& core, std::stop_token stop,
                                 const sim::ProgressFn& progress) {
     std::optional<model::ServerSpec> node;
     if (const model::ServerSpec* server = core.server_of(s)) {
         node = *server;
     }
-    const sim::SizingOptions o = sim::sizing_options(
+    const plan::SizingOptions o = plan::sizing_options(
         s, node, [&core](const model::AcceleratorSpec& gpu) { return core.profile_for(gpu); });
-    return sim::size_deployment(s, node, o, std::move(stop), progress);
+    return plan::size_deployment(s, node, o, std::move(stop), progress);
 }
 
 bool adopt_configuration(model::Scenario& s, const hwdb::Database& db, const model::PlanConfig& plan,
-                         const sim::SizingConfig& config) {
+                         const plan::SizingConfig& config) {
     if (config.candidate < 0 || static_cast<std::size_t>(config.candidate) >= plan.candidates.size()) {
         return false;
     }
     const model::AcceleratorSpec old = s.deployment.gpu;
-    model::Scenario t = sim::configured_scenario(s, plan.candidates[static_cast<std::size_t>(config.candidate)], config);
+    model::Scenario t = plan::configured_scenario(s, plan.candidates[static_cast<std::size_t>(config.candidate)], config);
     t.plan = s.plan;
     follow_swap_bandwidth(t, db, old);
     s = std::move(t);
