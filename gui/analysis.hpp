@@ -2,8 +2,9 @@
 /// What the desktop app shows for one scenario, as plain values: the analytic estimate, the
 /// bottleneck verdict, the ranked what-ifs, power, racks, cost and the training plan. No Qt
 /// here: the runner calls analyze() on a worker thread and the views only display the result.
-/// This is glue over the core (the same calls the CLI's estimate, rack, cost and train
-/// commands make), not a model of its own.
+/// This is glue over the core: the serving → power → rack → cost chain is plan::analyze_serving
+/// (plan/analysis.hpp), the one the CLI's estimate, rack and cost commands run; the training
+/// plan makes the train command's calls. Not a model of its own.
 
 #include "hwdb/database.hpp"
 #include "model/bottleneck.hpp"
