@@ -30,8 +30,7 @@ template <class F> void link(OnError on_error, std::string& error, F&& f) {
 } // namespace
 
 ServingAnalysis analyze_serving(const model::Scenario& s, const model::ServerSpec* server,
-                                const model::EfficiencyProfile& profile,
-                                const AnalysisOptions& o) {
+                                const model::EfficiencyProfile& profile, const AnalysisOptions& o) {
     ServingAnalysis a;
     const auto& d = s.deployment;
     const AnalysisParts& parts = o.parts;
@@ -43,8 +42,8 @@ ServingAnalysis analyze_serving(const model::Scenario& s, const model::ServerSpe
     }
     const model::NodePower node = scenario_node(s, server);
     link(o.on_error, a.power_error, [&] {
-        a.power = model::estimate_power(d, s.workload, profile, s.power_model, s.power, node,
-                                        s.slo, s.rack, o.cached_prefix);
+        a.power = model::estimate_power(d, s.workload, profile, s.power_model, s.power, node, s.slo,
+                                        s.rack, o.cached_prefix);
     });
     if (!a.power) {
         if (parts.racks) {

@@ -22,10 +22,10 @@ namespace gpuplan::plan {
 /// Which links of the chain to compute. Racks and cost need the power estimate: asking for
 /// them asks for it.
 struct AnalysisParts {
-    bool serving = true; ///< the serving estimate and its bottleneck verdict (model::find_bottleneck)
+    bool serving = true; ///< the serving estimate and its bottleneck (model::find_bottleneck)
     bool power = true;   ///< model::estimate_power with the scenario's budget, node, SLOs and racks
-    bool racks = true;   ///< model::plan_racks at every GPU's limit plus the host (`rack` basis peak)
-    bool cost = true;    ///< model::cost_inputs and model::estimate_cost at the power estimate
+    bool racks = true; ///< model::plan_racks at every GPU's limit plus the host (`rack` basis peak)
+    bool cost = true;  ///< model::cost_inputs and model::estimate_cost at the power estimate
 };
 
 /// What a failing power, rack or cost link does. The serving estimate always throws: without

@@ -20,9 +20,9 @@ model::Scenario scenario() {
 TEST(ServingAnalysis, AnUnknownNodeHasTheDeploymentsGpusPerNodeAndNoHost) {
     const model::Scenario s = scenario();
     const model::NodePower n = scenario_node(s, nullptr);
-    EXPECT_EQ(n.gpus, 8);  // the fixture's gpus_per_node
+    EXPECT_EQ(n.gpus, 8); // the fixture's gpus_per_node
     EXPECT_FALSE(n.known);
-    EXPECT_EQ(n.host, Watts(0));  // no host_power override in the power model
+    EXPECT_EQ(n.host, Watts(0)); // no host_power override in the power model
 }
 
 TEST(ServingAnalysis, EachLinkIsTheModelFunctionOfThePreviousOne) {
@@ -37,7 +37,7 @@ TEST(ServingAnalysis, EachLinkIsTheModelFunctionOfThePreviousOne) {
         s.deployment, s.workload, profile, s.power_model, s.power, node, s.slo, s.rack);
     EXPECT_EQ(a.power->gpu_average, p.gpu_average);
     EXPECT_EQ(a.power->node_peak, p.node_peak);
-    EXPECT_EQ(a.power->limit.per_gpu, Watts(500));  // the scenario's GPU cap binds
+    EXPECT_EQ(a.power->limit.per_gpu, Watts(500)); // the scenario's GPU cap binds
 
     // One GPU on an 8-GPU node: one node, at its capped peak.
     EXPECT_EQ(a.rack->nodes, 1);
@@ -73,13 +73,13 @@ TEST(ServingAnalysis, ComputesOnlyTheLinksAskedFor) {
 
 TEST(ServingAnalysis, AFailingPowerLinkThrowsOrIsRecordedForRacksAndCostToo) {
     model::Scenario s = scenario();
-    s.rack.pdu.phases = 2;  // plan_racks (inside estimate_power) accepts 1 or 3
+    s.rack.pdu.phases = 2; // plan_racks (inside estimate_power) accepts 1 or 3
     EXPECT_THROW((void)analyze_serving(s, nullptr, model::default_profile()), InvalidArgument);
 
     AnalysisOptions o;
     o.on_error = OnError::Record;
     const ServingAnalysis a = analyze_serving(s, nullptr, model::default_profile(), o);
-    EXPECT_TRUE(a.bottleneck);  // the serving estimate does not need the racks
+    EXPECT_TRUE(a.bottleneck); // the serving estimate does not need the racks
     EXPECT_FALSE(a.power);
     ASSERT_FALSE(a.power_error.empty());
     EXPECT_EQ(a.rack_error, "needs the power estimate: " + a.power_error);
@@ -90,7 +90,7 @@ TEST(ServingAnalysis, AFailingPowerLinkThrowsOrIsRecordedForRacksAndCostToo) {
 
 TEST(ServingAnalysis, AFailingServingEstimateAlwaysThrows) {
     model::Scenario s = scenario();
-    s.deployment.par.tp = 3;  // 32 attention heads are not divisible by 3
+    s.deployment.par.tp = 3; // 32 attention heads are not divisible by 3
     s.deployment.gpus = 3;
     AnalysisOptions o;
     o.on_error = OnError::Record;

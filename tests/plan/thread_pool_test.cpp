@@ -55,7 +55,7 @@ TEST(ThreadPool, RethrowsTheLowestFailingIndexAfterRunningEveryJob) {
 TEST(ThreadPool, WorkerThreadsTakesAPositiveRequestAsGiven) {
     EXPECT_EQ(worker_threads(3), 3);
     EXPECT_EQ(worker_threads(1), 1);
-    EXPECT_GE(worker_threads(0), 1);  // hardware_concurrency, at least one
+    EXPECT_GE(worker_threads(0), 1); // hardware_concurrency, at least one
     EXPECT_GE(worker_threads(-2), 1);
 }
 
