@@ -14,6 +14,7 @@
 #include "model/power.hpp"
 #include "model/price_list.hpp"
 #include "model/unit_parser.hpp"
+#include "plan/analysis.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -126,11 +127,15 @@ int run_cost(CliContext& ctx) {
     apply_power_flags(s, pflags);
     apply_cost_flags(s, cflags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
-    const model::PowerEstimate pe = scenario_power(ctx, s, profile);
     const model::ServerSpec* server = nullptr;
     (void)scenario_node(ctx, s, &server);
-    const model::CostInputs in = model::cost_inputs(s, server, pe);
-    const model::CostEstimate c = model::estimate_cost(in);
+    // The shared chain (plan/analysis.hpp): power at the scenario's load, then its cost.
+    plan::AnalysisOptions o;
+    o.parts = {.serving = false, .power = true, .racks = false, .cost = true};
+    const plan::ServingAnalysis a = plan::analyze_serving(s, server, profile, o);
+    const model::PowerEstimate& pe = *a.power;
+    const model::CostInputs& in = *a.cost_inputs;
+    const model::CostEstimate& c = *a.cost;
     const auto& u = s.cost.utilization;
 
     if (vm.count("json")) {

@@ -15,6 +15,7 @@
 #include "model/workload_mix.hpp"
 #include "model/serving.hpp"
 #include "model/unit_parser.hpp"
+#include "plan/analysis.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -194,13 +195,20 @@ int run_estimate(CliContext& ctx) {
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
     // The bottleneck report carries the serving estimate it was drawn from: one estimate, and the
     // verdict and what-ifs see the same prefix-cache hits as the figures.
-    const model::BottleneckReport b = model::find_bottleneck(s.deployment, s.workload, profile, cached);
-    const model::ServingEstimate& e = b.estimate;
-    // Power figures when the scenario limits power (docs/power.md).
-    std::optional<model::PowerEstimate> power;
-    if (has_power_limit(s)) {
-        power = scenario_power(ctx, s, profile, cached);
+    // Power figures when the scenario limits power (docs/power.md), from the shared chain
+    // (plan/analysis.hpp) that `cost`, `rack` and the desktop app use.
+    const bool with_power = has_power_limit(s);
+    const model::ServerSpec* server = nullptr;
+    if (with_power) {
+        (void)scenario_node(ctx, s, &server);
     }
+    plan::AnalysisOptions o;
+    o.parts = {.serving = true, .power = with_power, .racks = false, .cost = false};
+    o.cached_prefix = cached;
+    const plan::ServingAnalysis a = plan::analyze_serving(s, server, profile, o);
+    const model::BottleneckReport& b = *a.bottleneck;
+    const model::ServingEstimate& e = b.estimate;
+    const std::optional<model::PowerEstimate>& power = a.power;
     const auto candidates = hwdb::similar_accelerators(ctx.db(), s.deployment.gpu);
     const auto whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates, cached);
     if (vm.count("json")) {

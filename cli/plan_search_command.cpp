@@ -1,4 +1,4 @@
-// `gpuplan plan FILE`: the sizing search (sim/sizing_search.hpp). Flags become overrides of the
+// `gpuplan plan FILE`: the sizing search (plan/sizing_search.hpp). Flags become overrides of the
 // scenario's `plan:` block, so they are checked exactly like the file's keys; the report ranks
 // the cheapest configurations that meet the SLOs, or says that nothing does and which came
 // closest (docs/plan.md).
@@ -10,7 +10,7 @@
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
 #include "hwdb/scenario_loader.hpp"
-#include "sim/sizing_search.hpp"
+#include "plan/sizing_search.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -93,7 +93,7 @@ nlohmann::json opt(const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-nlohmann::json row_json(const sim::SizingRow& r) {
+nlohmann::json row_json(const plan::SizingRow& r) {
     const auto& k = r.config;
     nlohmann::json slo = nlohmann::json::array();
     for (const auto& m : r.margins) {
@@ -112,7 +112,7 @@ nlohmann::json row_json(const sim::SizingRow& r) {
             {"weights", k.weights.name},
             {"kv_cache", k.kv_cache.name},
             {"max_num_seqs", k.max_num_seqs},
-            {"stage", sim::to_string(r.stage)},
+            {"stage", plan::to_string(r.stage)},
             {"reason", r.reason},
             {"meets_slo", r.meets_slo},
             {"currency", r.currency},
@@ -134,7 +134,7 @@ nlohmann::json row_json(const sim::SizingRow& r) {
             {"binding_resource", r.binding_resource},
             {"miss_ratio",
              std::isfinite(r.miss_ratio) ? nlohmann::json(r.miss_ratio) : nlohmann::json(nullptr)},
-            {"simulated", r.stage == sim::SizingStage::Simulated
+            {"simulated", r.stage == plan::SizingStage::Simulated
                               ? nlohmann::json{{"output_tok_s", r.sim_throughput_tok_s},
                                                {"avg_power_w", r.sim_avg_power_w},
                                                {"peak_power_w", r.sim_peak_power_w},
@@ -144,7 +144,7 @@ nlohmann::json row_json(const sim::SizingRow& r) {
             {"notes", r.notes}};
 }
 
-std::string layout(const sim::SizingConfig& k) {
+std::string layout(const plan::SizingConfig& k) {
     std::string s = k.gpu + (k.node.empty() ? "" : "@" + k.node) + " tp" + std::to_string(k.par.tp);
     if (k.par.pp > 1) {
         s += " pp" + std::to_string(k.par.pp);
@@ -152,8 +152,8 @@ std::string layout(const sim::SizingConfig& k) {
     return s + " x" + std::to_string(k.par.dp);
 }
 
-std::string tightest(const sim::SizingRow& r) {
-    const sim::SloMargin* t = nullptr;
+std::string tightest(const plan::SizingRow& r) {
+    const plan::SloMargin* t = nullptr;
     for (const auto& m : r.margins) {
         if (!t || m.value_s / m.target_s > t->value_s / t->target_s) {
             t = &m;
@@ -167,7 +167,7 @@ std::string tightest(const sim::SizingRow& r) {
            " ms";
 }
 
-std::string slo_margin(const sim::SizingRow& r) {
+std::string slo_margin(const plan::SizingRow& r) {
     if (r.margins.empty()) {
         return "-";
     }
@@ -178,7 +178,7 @@ std::string slo_margin(const sim::SizingRow& r) {
     return fixed(100 * m, 0) + " %";
 }
 
-void print_rows(std::ostream& out, const std::vector<sim::SizingRow>& rows,
+void print_rows(std::ostream& out, const std::vector<plan::SizingRow>& rows,
                 const std::string& currency, double percentile) {
     Table t({"#", "configuration", "GPUs", "precision", "seqs", currency + "/month",
              currency + "/Mtok", "avg kW", "peak kW", "racks",
@@ -244,12 +244,12 @@ int run_plan(CliContext& ctx) {
     if (!s.node_ref.empty()) {
         node = ctx.db().server(s.node_ref);
     }
-    const sim::SizingOptions o = sim::sizing_options(
+    const plan::SizingOptions o = plan::sizing_options(
         s, node,
         [&](const model::AcceleratorSpec& gpu) { return choose_profile(ctx, ScenarioFlags{}, gpu); },
         f.threads.value_or(0));
     const bool tty = isatty(fileno(stderr)) != 0;
-    const sim::SizingResult r = sim::size_deployment(s, node, o, interrupt_token(), [&](double p) {
+    const plan::SizingResult r = plan::size_deployment(s, node, o, interrupt_token(), [&](double p) {
         if (tty) {
             std::fprintf(stderr, "\rsimulating %3d %%", static_cast<int>(p * 100));
             std::fflush(stderr);

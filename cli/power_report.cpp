@@ -2,6 +2,7 @@
 
 #include "cli/table.hpp"
 #include "model/unit_parser.hpp"
+#include "plan/analysis.hpp"
 
 #include <cmath>
 #include <ostream>
@@ -60,23 +61,11 @@ bool has_power_limit(const model::Scenario& s) {
 
 model::NodePower scenario_node(CliContext& ctx, const model::Scenario& s,
                                const model::ServerSpec** server) {
-    if (!s.node_ref.empty()) {
-        const model::ServerSpec& spec = ctx.db().server(s.node_ref);
-        if (server) {
-            *server = &spec;
-        }
-        return model::node_power_of(spec, s.power_model);
-    }
+    const model::ServerSpec* spec = s.node_ref.empty() ? nullptr : &ctx.db().server(s.node_ref);
     if (server) {
-        *server = nullptr;
+        *server = spec;
     }
-    return model::unknown_node(s.deployment.gpus_per_node, s.power_model);
-}
-
-model::PowerEstimate scenario_power(CliContext& ctx, const model::Scenario& s,
-                                    const model::EfficiencyProfile& profile, int cached_prefix) {
-    return model::estimate_power(s.deployment, s.workload, profile, s.power_model, s.power,
-                                 scenario_node(ctx, s), s.slo, s.rack, cached_prefix);
+    return plan::scenario_node(s, spec);
 }
 
 std::string watts(Watts w) {

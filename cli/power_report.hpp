@@ -34,15 +34,10 @@ void apply_power_flags(model::Scenario& s, const PowerFlags& flags);
 /// rack.nodes_per_rack).
 [[nodiscard]] bool has_power_limit(const model::Scenario& s);
 
-/// The scenario's node as power figures: its hwdb server, else a node of gpus_per_node GPUs
-/// with no host counted. `server` is set to the hwdb entry when there is one.
+/// The scenario's node as power figures (plan::scenario_node with its hwdb server, looked up
+/// in the CLI's database). `server` is set to the hwdb entry when there is one.
 [[nodiscard]] model::NodePower scenario_node(CliContext& ctx, const model::Scenario& s,
                                              const model::ServerSpec** server = nullptr);
-
-/// The power estimate of a scenario (its budget, power model, node and SLOs).
-[[nodiscard]] model::PowerEstimate scenario_power(CliContext& ctx, const model::Scenario& s,
-                                                  const model::EfficiencyProfile& profile,
-                                                  int cached_prefix = 0);
 
 /// "10.20 kW", "350 W".
 [[nodiscard]] std::string watts(Watts w);

@@ -10,6 +10,7 @@
 #include "model/power.hpp"
 #include "model/rack.hpp"
 #include "model/unit_parser.hpp"
+#include "plan/analysis.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -193,7 +194,10 @@ int run_rack(CliContext& ctx) {
         model::node_wall_power(gpu_peak, node.gpus, node, s.power_model));
     std::optional<model::PowerEstimate> pe;
     if (have_scenario) {
-        pe = scenario_power(ctx, s, choose_profile(ctx, flags, s.deployment.gpu));
+        // The shared chain's power estimate (plan/analysis.hpp), as `estimate` and `cost` show it.
+        plan::AnalysisOptions o;
+        o.parts = {.serving = false, .power = true, .racks = false, .cost = false};
+        pe = plan::analyze_serving(s, server, choose_profile(ctx, flags, s.deployment.gpu), o).power;
         add("load",
             "every GPU at this workload's steady draw " + watts(pe->gpu_average) + " + host",
             model::node_wall_power(pe->gpu_average, node.gpus, node, s.power_model));

@@ -16,19 +16,18 @@
 #include "hwdb/trace_loader.hpp"
 #include "model/operating_point.hpp"
 #include "model/money.hpp"
+#include "plan/thread_pool.hpp"
 #include "sim/simulate.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <ostream>
-#include <thread>
 #include <unistd.h>
 
 namespace gpuplan::cli {
@@ -592,34 +591,17 @@ int run_simulate(CliContext& ctx) {
         }
         return 0;
     }
-    // A sweep: the runs are independent values, so they go to threads side by side.
+    // A sweep: the runs are independent values, so they go to the thread pool side by side.
     std::vector<sim::SimResult> results(runs);
-    {
-        const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(runs, std::thread::hardware_concurrency()));
-        std::vector<std::thread> pool;
-        std::atomic<std::size_t> next{0};
-        std::vector<std::exception_ptr> errors(runs);
-        for (std::size_t w = 0; w < workers; ++w) {
-            pool.emplace_back([&] {
-                for (std::size_t i = next++; i < runs; i = next++) {
-                    try {
-                        results[i] = sim::simulate(scenarios[i], run_opts[i], interrupt_token());
-                    } catch (...) {
-                        errors[i] = std::current_exception();
-                    }
-                }
-            });
-        }
-        for (auto& t : pool) {
-            t.join();
-        }
-        throw_if_interrupted();
-        for (const auto& e : errors) {
-            if (e) {
-                std::rethrow_exception(e);
-            }
-        }
+    try {
+        plan::parallel_for(runs, plan::worker_threads(), [&](std::size_t i) {
+            results[i] = sim::simulate(scenarios[i], run_opts[i], interrupt_token());
+        });
+    } catch (...) {
+        throw_if_interrupted();  // an interrupt is reported as such, before a run's error
+        throw;
     }
+    throw_if_interrupted();
     if (json) {
         nlohmann::json arr = nlohmann::json::array();
         for (std::size_t i = 0; i < runs; ++i) {

@@ -5,10 +5,12 @@
 #include "model/error.hpp"
 #include "model/memory.hpp"
 #include "model/precision.hpp"
+#include "plan/analysis.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 
 namespace gpuplan::gui {
 
@@ -39,9 +41,7 @@ const model::ServerSpec* Core::server_of(const model::Scenario& s) const {
 }
 
 model::NodePower Core::node_of(const model::Scenario& s) const {
-    const model::ServerSpec* server = server_of(s);
-    return server ? model::node_power_of(*server, s.power_model)
-                  : model::unknown_node(s.deployment.gpus_per_node, s.power_model);
+    return plan::scenario_node(s, server_of(s));
 }
 
 std::vector<model::AcceleratorSpec> what_if_candidates(const hwdb::Database& db,
@@ -87,38 +87,27 @@ Analysis analyze(const model::Scenario& s, const Core& core, const AnalysisParts
     const auto& d = s.deployment;
     const hwdb::Database& db = core.db();
     const model::EfficiencyProfile profile = core.profile_for(d.gpu);
-    a.bottleneck = model::find_bottleneck(d, s.workload, profile);
+    // The serving -> power -> rack -> cost chain the CLI's estimate, rack and cost commands run
+    // (plan/analysis.hpp). It throws when the serving estimate fails; a failing later link is
+    // shown in its tab instead of stopping the others.
+    plan::AnalysisOptions links;
+    links.parts = {.serving = true, .power = parts.power_cost, .racks = parts.power_cost,
+                   .cost = parts.power_cost};
+    links.on_error = plan::OnError::Record;
+    plan::ServingAnalysis chain = plan::analyze_serving(s, core.server_of(s), profile, links);
+    a.bottleneck = std::move(*chain.bottleneck);
     if (parts.what_ifs) {
         const auto candidates = what_if_candidates(db, d.gpu);
         a.what_ifs = model::what_ifs(d, s.workload, profile, candidates);
     }
     if (parts.power_cost) {
-        const model::ServerSpec* server = core.server_of(s);
-        const model::NodePower node = core.node_of(s);
-        try {
-            a.power = model::estimate_power(d, s.workload, profile, s.power_model, s.power, node,
-                                            s.slo, s.rack);
-        } catch (const Error& e) {
-            a.power_error = e.what();
-        }
-        if (a.power) {
-            try {
-                // The CLI's default basis: every GPU at its limit, plus the host.
-                const int nodes = s.rack.nodes.value_or(a.power->nodes);
-                a.rack = model::plan_racks(a.power->node_peak, node.rack_units, nodes, s.rack,
-                                           s.power.rack_budget);
-            } catch (const Error& e) {
-                a.rack_error = e.what();
-            }
-            try {
-                a.cost_inputs = model::cost_inputs(s, server, *a.power);
-                a.cost = model::estimate_cost(*a.cost_inputs);
-            } catch (const Error& e) {
-                a.cost_error = e.what();
-            }
-        } else {
-            a.rack_error = a.cost_error = "needs the power estimate: " + a.power_error;
-        }
+        a.power = std::move(chain.power);
+        a.power_error = std::move(chain.power_error);
+        a.rack = std::move(chain.rack);
+        a.rack_error = std::move(chain.rack_error);
+        a.cost_inputs = std::move(chain.cost_inputs);
+        a.cost = std::move(chain.cost);
+        a.cost_error = std::move(chain.cost_error);
     }
     if (parts.training && s.training) {
         model::TrainingCostInputs prices;
@@ -232,24 +221,24 @@ bool apply_what_if(model::Scenario& s, const model::WhatIf& x, const hwdb::Datab
 
 namespace gpuplan::gui {
 
-sim::SizingResult search_sizing(const model::Scenario& s, const Core& core, std::stop_token stop,
+plan::SizingResult search_sizing(const model::Scenario& s, const Core& core, std::stop_token stop,
                                 const sim::ProgressFn& progress) {
     std::optional<model::ServerSpec> node;
     if (const model::ServerSpec* server = core.server_of(s)) {
         node = *server;
     }
-    const sim::SizingOptions o = sim::sizing_options(
+    const plan::SizingOptions o = plan::sizing_options(
         s, node, [&core](const model::AcceleratorSpec& gpu) { return core.profile_for(gpu); });
-    return sim::size_deployment(s, node, o, std::move(stop), progress);
+    return plan::size_deployment(s, node, o, std::move(stop), progress);
 }
 
 bool adopt_configuration(model::Scenario& s, const hwdb::Database& db, const model::PlanConfig& plan,
-                         const sim::SizingConfig& config) {
+                         const plan::SizingConfig& config) {
     if (config.candidate < 0 || static_cast<std::size_t>(config.candidate) >= plan.candidates.size()) {
         return false;
     }
     const model::AcceleratorSpec old = s.deployment.gpu;
-    model::Scenario t = sim::configured_scenario(s, plan.candidates[static_cast<std::size_t>(config.candidate)], config);
+    model::Scenario t = plan::configured_scenario(s, plan.candidates[static_cast<std::size_t>(config.candidate)], config);
     t.plan = s.plan;
     follow_swap_bandwidth(t, db, old);
     s = std::move(t);

@@ -2,8 +2,9 @@
 /// What the desktop app shows for one scenario, as plain values: the analytic estimate, the
 /// bottleneck verdict, the ranked what-ifs, power, racks, cost and the training plan. No Qt
 /// here: the runner calls analyze() on a worker thread and the views only display the result.
-/// This is glue over the core (the same calls the CLI's estimate, rack, cost and train
-/// commands make), not a model of its own.
+/// This is glue over the core: the serving → power → rack → cost chain is plan::analyze_serving
+/// (plan/analysis.hpp), the one the CLI's estimate, rack and cost commands run; the training
+/// plan makes the train command's calls. Not a model of its own.
 
 #include "hwdb/database.hpp"
 #include "model/bottleneck.hpp"
@@ -16,7 +17,7 @@
 #include "model/serving.hpp"
 #include "model/training.hpp"
 #include "sim/result.hpp"
-#include "sim/sizing_search.hpp"
+#include "plan/sizing_search.hpp"
 
 #include <filesystem>
 #include <map>
@@ -108,26 +109,26 @@ bool apply_what_if(model::Scenario& s, const model::WhatIf& what_if, const hwdb:
                    const model::MemoryEstimate& baseline);
 
 /// The outcome of one sizing search (`gpuplan plan`): the scenario searched, the plan it used
-/// (sim::effective_plan, so a row's candidate index resolves), the result, or the error.
+/// (plan::effective_plan, so a row's candidate index resolves), the result, or the error.
 struct PlanOutcome {
     model::Scenario scenario;
     model::PlanConfig plan;
-    std::optional<sim::SizingResult> result;
+    std::optional<plan::SizingResult> result;
     std::string error;
     double wall_s = 0;
 };
 
-/// Runs the sizing search on `s` as the CLI's plan command prepares it (sim::sizing_options
-/// with the core's profiles and the scenario's node). Throws as sim::size_deployment does.
-[[nodiscard]] sim::SizingResult search_sizing(const model::Scenario& s, const Core& core,
+/// Runs the sizing search on `s` as the CLI's plan command prepares it (plan::sizing_options
+/// with the core's profiles and the scenario's node). Throws as plan::size_deployment does.
+[[nodiscard]] plan::SizingResult search_sizing(const model::Scenario& s, const Core& core,
                                               std::stop_token stop = {},
                                               const sim::ProgressFn& progress = {});
 
-/// Adopts one configuration of a sizing search into `s`: sim::configured_scenario with the
+/// Adopts one configuration of a sizing search into `s`: plan::configured_scenario with the
 /// plan's candidate, keeping the scenario's `plan:` block, and the swap bandwidth following the
 /// accelerator as change_hardware does. Returns false when the candidate index is out of range.
 bool adopt_configuration(model::Scenario& s, const hwdb::Database& db, const model::PlanConfig& plan,
-                         const sim::SizingConfig& config);
+                         const plan::SizingConfig& config);
 
 /// The hwdb names of the candidates in `s`'s plan block (empty: none given).
 [[nodiscard]] std::vector<std::string> plan_candidate_names(const model::Scenario& s);

@@ -307,10 +307,10 @@ void PlanView::finished(const PlanOutcomePtr& outcome) {
         emit shown();
         return;
     }
-    const sim::SizingResult& r = *outcome->result;
+    const plan::SizingResult& r = *outcome->result;
     progress_->setValue(1000);
     // Nothing meets the SLO: the closest miss is the one row, so it can still be adopted.
-    std::vector<sim::SizingRow> rows = r.ranked;
+    std::vector<plan::SizingRow> rows = r.ranked;
     if (!r.found && r.closest_miss) {
         rows = {*r.closest_miss};
     }
@@ -348,7 +348,7 @@ bool PlanView::adopt(int row) {
     if (!outcome_ || row < 0 || row >= table_->rowCount()) {
         return false;
     }
-    const sim::SizingRow& r = table_->row(row);
+    const plan::SizingRow& r = table_->row(row);
     model::Scenario next = doc_.scenario();
     if (!adopt_configuration(next, doc_.database(), outcome_->plan, r.config)) {
         return false;

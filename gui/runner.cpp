@@ -220,7 +220,7 @@ void Runner::startPlanSearch(model::Scenario s) {
             if (const model::ServerSpec* server = core->server_of(s)) {
                 node = *server;
             }
-            out->plan = sim::effective_plan(s, node);
+            out->plan = plan::effective_plan(s, node);
             out->result = search_sizing(s, *core, token, progress);
         });
         return PlanOutcomePtr(std::move(out));

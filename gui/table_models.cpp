@@ -421,7 +421,7 @@ QVariant LayoutTableModel::headerData(int section, Qt::Orientation o, int role) 
 
 // ---- PlanTableModel ----
 
-void PlanTableModel::setRows(std::vector<sim::SizingRow> rows, QString currency, double percentile) {
+void PlanTableModel::setRows(std::vector<plan::SizingRow> rows, QString currency, double percentile) {
     beginResetModel();
     rows_ = std::move(rows);
     currency_ = std::move(currency);
@@ -441,8 +441,8 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || (role != Qt::DisplayRole && role != Qt::UserRole && role != Qt::ToolTipRole)) {
         return {};
     }
-    const sim::SizingRow& r = rows_.at(static_cast<std::size_t>(index.row()));
-    const sim::SizingConfig& k = r.config;
+    const plan::SizingRow& r = rows_.at(static_cast<std::size_t>(index.row()));
+    const plan::SizingConfig& k = r.config;
     if (role == Qt::ToolTipRole) {
         return qs(r.reason);
     }
@@ -450,7 +450,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
         return index.column() == kMonthlyColumn && r.monthly ? QVariant(*r.monthly) : QVariant();
     }
     // The tightest SLO: the largest value ÷ target (the smallest margin).
-    const sim::SloMargin* tight = nullptr;
+    const plan::SloMargin* tight = nullptr;
     for (const auto& m : r.margins) {
         if (!tight || m.margin() < tight->margin()) {
             tight = &m;

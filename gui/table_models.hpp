@@ -3,7 +3,7 @@
 /// views and the CSV export). They format; they never compute.
 
 #include "gui/analysis.hpp"
-#include "sim/sizing_search.hpp"
+#include "plan/sizing_search.hpp"
 #include "model/bottleneck.hpp"
 #include "model/cost.hpp"
 #include "model/memory.hpp"
@@ -115,7 +115,7 @@ class LayoutTableModel : public QAbstractTableModel {
     QString currency_;
 };
 
-/// The sizing search's ranked configurations (sim::SizingRow), best first: GPU × count,
+/// The sizing search's ranked configurations (plan::SizingRow), best first: GPU × count,
 /// layout, precisions, max_num_seqs, monthly cost, cost per million tokens, power, racks, the
 /// tightest SLO and its margin, and the binding resource.
 class PlanTableModel : public QAbstractTableModel {
@@ -124,15 +124,15 @@ class PlanTableModel : public QAbstractTableModel {
     /// Column of the monthly cost (its Qt::UserRole is the amount, for sorting and tests).
     static constexpr int kMonthlyColumn = 5;
     explicit PlanTableModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
-    void setRows(std::vector<sim::SizingRow> rows, QString currency, double percentile);
-    [[nodiscard]] const sim::SizingRow& row(int r) const { return rows_.at(static_cast<std::size_t>(r)); }
+    void setRows(std::vector<plan::SizingRow> rows, QString currency, double percentile);
+    [[nodiscard]] const plan::SizingRow& row(int r) const { return rows_.at(static_cast<std::size_t>(r)); }
     [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
     [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;
     [[nodiscard]] QVariant data(const QModelIndex& index, int role) const override;
     [[nodiscard]] QVariant headerData(int section, Qt::Orientation o, int role) const override;
 
   private:
-    std::vector<sim::SizingRow> rows_;
+    std::vector<plan::SizingRow> rows_;
     QString currency_;
     double percentile_ = 99;
 };

@@ -220,7 +220,7 @@ class TrainingView : public QWidget, public ExportableView {
     QTableView* layoutView_;
 };
 
-/// The sizing search (`gpuplan plan`, sim::size_deployment): the scenario's `plan:` block
+/// The sizing search (`gpuplan plan`, plan::size_deployment): the scenario's `plan:` block
 /// edited here (candidate GPUs from the hwdb, max GPUs, allowed precisions, monthly and power
 /// budgets, top N; each change an undoable edit, so the block saves with the scenario), the
 /// search run through the runner with progress and cancel, the ranked configurations in a table

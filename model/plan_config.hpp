@@ -2,7 +2,7 @@
 /// The sizing search's question beyond the scenario (the scenario's `plan:` block): which
 /// hardware, layouts, precisions and engine limits to try, how many simulations to spend, and
 /// the constraints a configuration must meet besides the SLOs (monthly budget, power budget,
-/// racks). hwdb resolves the candidates' names into specs; sim::size_deployment searches.
+/// racks). hwdb resolves the candidates' names into specs; plan::size_deployment searches.
 /// Header only: plain aggregates with defaulted `==`; defaults are documented once, here.
 
 #include "model/hardware_spec.hpp"

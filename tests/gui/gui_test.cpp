@@ -502,7 +502,7 @@ TEST_F(GuiTest, EditToRedrawLatencyFor70bOn8Gpus) {
     EXPECT_LT(m, 500.0);
 }
 
-// The Plan tab: the sizing search (sim::size_deployment) on a small variant of
+// The Plan tab: the sizing search (plan::size_deployment) on a small variant of
 // examples/plan-search.yaml through the runner, the ranked table ordered by monthly cost, the
 // plan block round-tripping through the scenario writer, and adopting the cheapest row
 // (undoable).
@@ -564,7 +564,7 @@ TEST_F(GuiTest, PlanTabSearchesRanksAndAdopts) {
 
     // Adopt the cheapest: the scenario takes its GPU, count and layout, keeping the plan block.
     const model::Scenario before = f.w.document().scenario();
-    const sim::SizingConfig best = table.row(0).config;
+    const plan::SizingConfig best = table.row(0).config;
     ASSERT_TRUE(f.w.plan().adopt(0));
     const model::Scenario& after = f.w.document().scenario();
     EXPECT_EQ(after.deployment.gpu.name, best.gpu);

@@ -16,10 +16,11 @@
 /// 4. Rank by monthly cost, with cost per million tokens, power, racks, SLO margins and the
 ///    binding resource (model/bottleneck.hpp).
 ///
-/// It lives in sim/ because it needs both the analytic model and the simulator, and sim/
-/// already depends on model/ (never on hwdb/): the scenario comes in as a value with its
-/// `plan:` candidates resolved, so the CLI and the GUI can both call it. Pure apart from its
-/// worker threads; the result does not depend on their number.
+/// It lives in plan/, above model/ and sim/, because it needs both the analytic model and the
+/// simulator and adds what neither owns: money, rack packing, power budgets and worker
+/// threads (plan/thread_pool.hpp). It never depends on hwdb/: the scenario comes in as a value
+/// with its `plan:` candidates resolved, so the CLI and the GUI can both call it. Pure apart
+/// from its worker threads; the result does not depend on their number.
 
 #include "model/efficiency.hpp"
 #include "model/money.hpp"
@@ -35,7 +36,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuplan::sim {
+namespace gpuplan::plan {
 
 /// One configuration of the search space.
 struct SizingConfig {
@@ -202,6 +203,6 @@ struct SizingCost {
 /// simulations, spread over the threads.
 [[nodiscard]] SizingResult size_deployment(
     const model::Scenario& s, const std::optional<model::ServerSpec>& node = std::nullopt,
-    const SizingOptions& options = {}, std::stop_token stop = {}, const ProgressFn& progress = {});
+    const SizingOptions& options = {}, std::stop_token stop = {}, const sim::ProgressFn& progress = {});
 
-} // namespace gpuplan::sim
+} // namespace gpuplan::plan

@@ -1,4 +1,4 @@
-#include "sim/sizing_search.hpp"
+#include "plan/sizing_search.hpp"
 
 #include "model/bottleneck.hpp"
 #include "model/cost.hpp"
@@ -10,19 +10,17 @@
 #include "model/rack.hpp"
 #include "model/serving.hpp"
 #include "model/step_cost.hpp"
+#include "plan/thread_pool.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <exception>
 #include <limits>
 #include <numeric>
 #include <set>
-#include <thread>
 #include <tuple>
 
-namespace gpuplan::sim {
+namespace gpuplan::plan {
 
 const char* to_string(SizingStage s) {
     switch (s) {
@@ -55,43 +53,6 @@ std::string fmt(double v, int digits) {
 
 std::string ms(double s) {
     return fmt(s * 1e3, s < 0.1 ? 1 : 0) + " ms";
-}
-
-// Runs f(0..n-1) on up to `threads` workers; the first exception (by index) is rethrown, so
-// failures are as deterministic as results.
-template <class F> void parallel_for(std::size_t n, int threads, F&& f) {
-    const std::size_t workers =
-        std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, threads)));
-    std::vector<std::exception_ptr> errors(n);
-    if (workers <= 1) {
-        for (std::size_t i = 0; i < n; ++i) {
-            try {
-                f(i);
-            } catch (...) {
-                errors[i] = std::current_exception();
-            }
-        }
-    } else {
-        std::atomic<std::size_t> next{0};
-        std::vector<std::jthread> pool;
-        pool.reserve(workers);
-        for (std::size_t w = 0; w < workers; ++w) {
-            pool.emplace_back([&] {
-                for (std::size_t i = next++; i < n; i = next++) {
-                    try {
-                        f(i);
-                    } catch (...) {
-                        errors[i] = std::current_exception();
-                    }
-                }
-            });
-        }
-    }
-    for (const auto& e : errors) {
-        if (e) {
-            std::rethrow_exception(e);
-        }
-    }
 }
 
 double mean_length(const model::LengthDistribution& d) {
@@ -128,7 +89,7 @@ struct ClassView {
 
 std::vector<ClassView> class_views(const model::Scenario& s) {
     std::vector<ClassView> out;
-    for (const auto& c : effective_classes(s.workload)) {
+    for (const auto& c : sim::effective_classes(s.workload)) {
         if (!(c.share > 0) || c.route == model::RouteTarget::Cloud) {
             continue;
         }
@@ -165,7 +126,7 @@ double offered_rate(const model::Scenario& s) {
     // Agent arrivals start sessions of several requests each.
     double shares = 0;
     double requests = 0;
-    for (const auto& c : effective_classes(w)) {
+    for (const auto& c : sim::effective_classes(w)) {
         if (c.share > 0) {
             shares += c.share;
             requests += c.share * (c.agent ? c.agent->steps : 1);
@@ -280,7 +241,7 @@ struct ShapeOutcome {
 };
 
 /// The value at the scenario's percentile, as simulate() judges a class's SLO.
-double at_percentile(const LatencyStats& s, double p) {
+double at_percentile(const sim::LatencyStats& s, double p) {
     if (p <= 50)
         return s.p50;
     if (p <= 90)
@@ -307,12 +268,10 @@ std::string money_text(double v, const std::string& currency) {
 class Search {
   public:
     Search(const model::Scenario& s, const std::optional<model::ServerSpec>& node,
-           const SizingOptions& o, std::stop_token stop, const ProgressFn& progress)
+           const SizingOptions& o, std::stop_token stop, const sim::ProgressFn& progress)
         : s_(s), opt_(o), stop_(std::move(stop)), progress_(progress) {
         plan_ = effective_plan(s, node);
-        threads_ = o.threads > 0
-                       ? o.threads
-                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        threads_ = worker_threads(o.threads);
         classes_ = class_views(s);
         if (classes_.empty()) {
             throw InvalidArgument(
@@ -360,7 +319,7 @@ class Search {
     model::PlanConfig plan_;
     SizingOptions opt_;
     std::stop_token stop_;
-    const ProgressFn& progress_;
+    const sim::ProgressFn& progress_;
     int threads_ = 1;
     std::vector<ClassView> classes_;
     Mix mix_;
@@ -592,12 +551,12 @@ void Search::simulate_row(SizingRow& row) const {
     const model::PlanCandidate& cand =
         plan_.candidates[static_cast<std::size_t>(row.config.candidate)];
     const model::Scenario t = configured_scenario(s_, cand, row.config);
-    SimOptions o;
+    sim::SimOptions o;
     o.requests =
         s_.workload.requests ? std::min(*s_.workload.requests, plan_.requests) : plan_.requests;
     o.profile = profile(cand.gpu.name);
     o.node = node_of(cand, t.power_model);
-    const SimResult r = simulate(t, o, stop_);
+    const sim::SimResult r = sim::simulate(t, o, stop_);
     row.stage = SizingStage::Simulated;
     if (!r.ok) {
         row.stage = SizingStage::Memory;
@@ -609,7 +568,7 @@ void Search::simulate_row(SizingRow& row) const {
     row.margins.clear();
     bool meets = r.overall.completed > 0;
     for (const auto& c : r.classes) {
-        const auto add = [&](const std::optional<double>& target, const LatencyStats& st,
+        const auto add = [&](const std::optional<double>& target, const sim::LatencyStats& st,
                              const char* metric) {
             if (target && st.count > 0) {
                 row.margins.push_back(SloMargin{c.name, metric, at_percentile(st, p), *target});
@@ -1032,9 +991,9 @@ SizingCost sizing_cost(const model::Scenario& configured, const model::PlanCandi
 
 SizingResult size_deployment(const model::Scenario& s, const std::optional<model::ServerSpec>& node,
                              const SizingOptions& options, std::stop_token stop,
-                             const ProgressFn& progress) {
+                             const sim::ProgressFn& progress) {
     Search search(s, node, options, std::move(stop), progress);
     return search.run();
 }
 
-} // namespace gpuplan::sim
+} // namespace gpuplan::plan

@@ -6,8 +6,8 @@
 #include "model/memory.hpp"
 #include "model/serving.hpp"
 #include "model/step_cost.hpp"
+#include "plan/sizing_search.hpp"
 #include "sim/simulate.hpp"
-#include "sim/sizing_search.hpp"
 #include "tests/sim/sim_fixtures.hpp"
 
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@
 #include <tuple>
 #include <vector>
 
-namespace gpuplan::sim {
+namespace gpuplan::plan {
 namespace {
 
 model::Price usd(double amount, model::PriceBasis per) {
@@ -39,7 +39,7 @@ model::PlanCandidate candidate(const model::AcceleratorSpec& gpu,
 // TPOT 60 ms; an RTX 4090 at $1,600 or an H100 at $25,000; TP 1 or 2, bf16 or fp8 weights, at
 // most 4 GPUs.
 model::Scenario question(double rate) {
-    model::Scenario s = test::llama8b_scenario(1024, 128, rate, 200);
+    model::Scenario s = sim::test::llama8b_scenario(1024, 128, rate, 200);
     s.deployment.engine.max_model_len = 4096;
     s.slo.ttft = Seconds(1.0);
     s.slo.tpot = Seconds(0.060);
@@ -85,9 +85,9 @@ std::vector<Pick> brute_force(const model::Scenario& base) {
                     if (!model::estimate_memory(t.deployment).fits) {
                         break;
                     }
-                    SimOptions o;
+                    sim::SimOptions o;
                     o.requests = plan.requests;
-                    const SimResult r = simulate(t, o);
+                    const sim::SimResult r = sim::simulate(t, o);
                     bool meets = r.ok && r.overall.rejected + r.overall.timed_out == 0 &&
                                  r.overall.completed > 0;
                     for (const auto& k : r.classes) {
@@ -258,4 +258,4 @@ TEST(SizingSearch, ConfiguredScenarioKeepsTheScenariosPricesOnlyForItsOwnGpu) {
 }
 
 } // namespace
-} // namespace gpuplan::sim
+} // namespace gpuplan::plan
