@@ -97,13 +97,13 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
         const std::string_view value_text = rest.substr(0, sp);
         const auto value = to_number(value_text);
         if (!value) {
-            fail(file, line_no, static_cast<int>(i + 2), name,
+            fail(file, line_no, static_cast<int>(value_text.data() - line.data() + 1), name,
                  fmt::format("the value '{}' is not a number; write a decimal number, NaN or +Inf", value_text));
         }
         if (sp != std::string_view::npos) {
             const auto ts = to_number(rest.substr(sp));
             if (!ts || !std::isfinite(*ts)) {
-                fail(file, line_no, static_cast<int>(i + 2 + sp), name,
+                fail(file, line_no, static_cast<int>(trim(rest.substr(sp)).data() - line.data() + 1), name,
                      fmt::format("the timestamp '{}' is not a number of milliseconds", trim(rest.substr(sp))));
             }
             out.timestamp_ms = std::max(out.timestamp_ms.value_or(*ts), *ts);

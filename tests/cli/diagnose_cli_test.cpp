@@ -1,0 +1,138 @@
+// `gpuplan diagnose` end to end on the fixtures under tests/fixtures/diagnose: the row each
+// fixture shows, its evidence, the re-estimated first fix, --emit vllm and the exit codes.
+#include "tests/support/run_cli.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+using gpuplan::test::run_cli;
+
+std::string fx(const std::string& name) {
+    return std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/diagnose/" + name;
+}
+
+std::string seed() {
+    return "diagnose " + fx("seed-7b-rtx4090.yaml") + " --bench " + fx("seed-7b-bench.json") + " --smi " +
+           fx("seed-7b-smi.csv");
+}
+
+std::string kv_full() {
+    return "diagnose " + fx("kv-full-8b-h100.yaml") + " --metrics " + fx("kv-full-scrape-1.prom") +
+           " --metrics " + fx("kv-full-scrape-2.prom") + " --interval 60";
+}
+
+TEST(DiagnoseCli, SeedCaseIsDecodeSlowWithTheGpuBusy) {
+    const auto r = run_cli(seed() + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j["rows"].empty());
+    const auto& row = j["rows"][0];
+    EXPECT_EQ(row["id"], "decode-slow");
+    EXPECT_EQ(row["symptom"], "GPU busy but few tokens/s");
+    // 196.8 ms observed at one sequence; the fixture's six samples average 99 % busy.
+    EXPECT_NE(row["evidence"][0].get<std::string>().find("TPOT 197 ms observed"), std::string::npos);
+    bool busy = false;
+    for (const auto& e : row["evidence"]) busy = busy || e.get<std::string>().find("GPU utilization 99 %") != std::string::npos;
+    EXPECT_TRUE(busy);
+    EXPECT_EQ(j["running"], 1);  // the benchmark's max_concurrency
+    // Lengths from the benchmark: 10240 / 20 and 5120 / 20.
+    EXPECT_EQ(j["input_tokens"], 512);
+    EXPECT_EQ(j["output_tokens"], 256);
+    const auto& fix = row["fixes"][0];
+    EXPECT_EQ(fix["layer"], "framework");
+    ASSERT_TRUE(fix["estimated"].get<bool>());
+    // Fixed, one stream reads 13.5 GB of fp16 weights per token over 1,008 GB/s: at most 75 tok/s.
+    EXPECT_GT(fix["throughput_tokens_per_s"].get<double>(), 3 * 4.979);
+    EXPECT_LT(fix["throughput_tokens_per_s"].get<double>(), 1008e9 / (6.74e9 * 2));
+}
+
+TEST(DiagnoseCli, KvFullScrapePair) {
+    const auto r = run_cli(kv_full() + " --json --emit vllm");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j["rows"].empty());
+    const auto& row = j["rows"][0];
+    EXPECT_EQ(row["id"], "kv-cache-full");
+    EXPECT_EQ(j["running"], 26);
+    EXPECT_EQ(j["demand"], 57);  // 26 running + 31 waiting in the later scrape
+    // 714238 prompt and 118800 generated tokens over 119 requests in the window.
+    EXPECT_EQ(j["input_tokens"], 6002);
+    EXPECT_EQ(j["output_tokens"], 998);
+    const std::string ev = row["evidence"].dump();
+    EXPECT_NE(ev.find("KV cache 99 % used"), std::string::npos) << ev;
+    EXPECT_NE(ev.find("37 preemptions in the window (0.62/s)"), std::string::npos) << ev;
+    EXPECT_NE(ev.find("queue time 9800 ms is 90 % of TTFT 10900 ms"), std::string::npos) << ev;
+    const auto& fix = row["fixes"][0];
+    EXPECT_EQ(fix["change"], "gpu_memory_utilization 0.50 → 0.95");
+    EXPECT_GT(fix["capacity"].get<int>(), 2 * j["capacity"].get<int>());
+    // Observed throughput: 118800 tokens in 60 s.
+    bool thr = false;
+    for (const auto& c : j["comparisons"]) {
+        if (c["figure"] == "output throughput") {
+            thr = true;
+            EXPECT_DOUBLE_EQ(c["observed"].get<double>(), 118800.0 / 60);
+        }
+    }
+    EXPECT_TRUE(thr);
+    const std::string cmd = j["emit"]["command"];
+    EXPECT_EQ(cmd.rfind("vllm serve meta-llama/Llama-3.1-8B ", 0), 0u) << cmd;
+    for (const char* flag : {"--tensor-parallel-size 1", "--max-model-len 8192", "--gpu-memory-utilization 0.95",
+                             "--max-num-seqs ", "--max-num-batched-tokens ", "--enable-chunked-prefill",
+                             "--enable-prefix-caching"}) {
+        EXPECT_NE(cmd.find(flag), std::string::npos) << flag << " in " << cmd;
+    }
+}
+
+TEST(DiagnoseCli, ThrottledClocksAddThePowerCapRow) {
+    const auto r = run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --bench " + fx("seed-7b-bench.json") +
+                           " --smi " + fx("throttled-7b-smi.csv") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    std::vector<std::string> ids;
+    for (const auto& row : j["rows"]) ids.push_back(row["id"]);
+    EXPECT_NE(std::find(ids.begin(), ids.end(), "decode-slow"), ids.end());
+    EXPECT_NE(std::find(ids.begin(), ids.end(), "power-capped"), ids.end());
+}
+
+TEST(DiagnoseCli, TableOutputAndEmit) {
+    const auto r = run_cli(kv_full() + " --emit vllm");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("1. kv-cache-full"), std::string::npos);
+    EXPECT_NE(r.out.find("vllm serve meta-llama/Llama-3.1-8B"), std::string::npos);
+}
+
+TEST(DiagnoseCli, ExitCodes) {
+    // Nothing observed, an unknown --emit, three scrapes, --interval with one: usage errors.
+    EXPECT_EQ(run_cli("diagnose " + fx("seed-7b-rtx4090.yaml")).exit_code, 2);
+    EXPECT_EQ(run_cli(seed() + " --emit sglang").exit_code, 2);
+    EXPECT_EQ(run_cli(kv_full() + " --metrics " + fx("kv-full-scrape-2.prom")).exit_code, 2);
+    EXPECT_EQ(run_cli("diagnose " + fx("kv-full-8b-h100.yaml") + " --metrics " + fx("kv-full-scrape-1.prom") +
+                      " --interval 60").exit_code, 2);
+    // Scrapes in the wrong order: a counter goes backwards.
+    const auto back = run_cli("diagnose " + fx("kv-full-8b-h100.yaml") + " --metrics " + fx("kv-full-scrape-2.prom") +
+                              " --metrics " + fx("kv-full-scrape-1.prom"));
+    EXPECT_EQ(back.exit_code, 2);
+    EXPECT_NE(back.out.find("give the earlier scrape first"), std::string::npos) << back.out;
+    // A malformed file: the file, line and field in the message.
+    const auto dir = std::filesystem::temp_directory_path() / "gpuplan-diagnose-cli-test";
+    std::filesystem::create_directories(dir);
+    const auto bad = (dir / "bad.csv").string();
+    std::ofstream(bad) << "utilization.gpu [%], clocks.sm [MHz]\n99 %, fast\n";
+    const auto r = run_cli(seed().substr(0, seed().find(" --smi")) + " --smi " + bad);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.out.find(bad + ":2:1: clocks.sm [MHz]: 'fast' is not a number"), std::string::npos) << r.out;
+    EXPECT_EQ(run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --bench /nonexistent.json").exit_code, 2);
+    std::filesystem::remove_all(dir);
+    EXPECT_EQ(run_cli("diagnose --help").exit_code, 0);
+}
+
+}  // namespace
