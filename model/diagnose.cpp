@@ -120,7 +120,7 @@ DiagnosisFix reestimate(FixLayer layer, std::string change, Deployment dd, Workl
         f.ttft = e.ttft_loaded;
         f.tpot = e.tpot;
         f.throughput = e.throughput;
-        f.effect = fmt::format("predicted at {} sequences: {:.0f} → {:.0f} tok/s, room for {} → {} "
+        f.effect = fmt::format("predicted at {} in flight: {:.0f} → {:.0f} tok/s, room for {} → {} "
                                "sequences, TPOT {} → {}, TTFT {} → {}",
                                ww.concurrency.value_or(0), before.throughput, e.throughput,
                                deployment_capacity(before.memory, ww, before_dp), f.capacity,
@@ -416,6 +416,18 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
             r.evidence.push_back(fmt::format("{} alone would give TPOT {}: {} of the observed",
                                              h.what, ms(h.tpot), pct(h.tpot / *f.tpot_s)));
         }
+        const auto best = std::max_element(hyps.begin(), hyps.end(), [](const Hypothesis& a, const Hypothesis& b) {
+            return a.tpot < b.tpot;
+        });
+        const double best_share = best == hyps.end() ? 0.0 : best->tpot / *f.tpot_s;
+        if (best != hyps.end() && best_share >= 0.7) {
+            r.cause += "; most likely " + best->what;
+        } else {
+            r.cause += fmt::format("; most likely weights read from host memory (CPU offload or "
+                                   "swap): none of eager mode, fp32 weights or the clock explains "
+                                   "more than {} of the observed TPOT",
+                                   pct(best_share));
+        }
         const double gap = *f.tpot_s - pred_tpot;
         r.evidence.push_back(fmt::format(
             "the gap of {} per step is what streaming {:.3g} GB over a {:.0f} GB/s PCIe link "
@@ -456,11 +468,17 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
             }
         }
         if (throttled) {
-            Deployment x = d;
+            Deployment slow = d;
+            slow.clocks.compute = *clock_ratio;
+            ServingEstimate at_clock = e;
+            try {
+                at_clock = estimate_serving(slow, wp, profile);
+            } catch (const InputError&) {
+            }
             r.fixes.push_back(reestimate(FixLayer::Hardware,
                                          "restore full clocks: raise the power limit (nvidia-smi -pl), "
                                          "fix cooling",
-                                         x, wp, profile, e, d.par.dp));
+                                         d, wp, profile, at_clock, d.par.dp));
         }
         if (d.par.tp > 1 && d.intra_node_link.name.rfind("pcie", 0) == 0) {
             r.fixes.push_back(advice(FixLayer::Hardware, "GPUs joined by NVLink, or replicas instead of tensor parallelism",
