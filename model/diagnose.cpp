@@ -392,7 +392,12 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         std::vector<Hypothesis> hyps;
         const auto price = [&](std::string what, Deployment x) {
             try {
-                hyps.push_back({std::move(what), estimate_serving(x, wp, profile).tpot.si()});
+                const ServingEstimate h = estimate_serving(x, wp, profile);
+                if (!h.memory.fits) {
+                    what += fmt::format(" (does not fit in {:.0f} GiB: it would need offload)",
+                                        d.gpu.memory.si() / 1073741824.0);
+                }
+                hyps.push_back({std::move(what), h.tpot.si()});
             } catch (const InputError&) {
             }
         };
