@@ -540,15 +540,18 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
     const bool decode_slow = decode_factor > th.slow_factor;
     // When decode is slow too, a slow first token is the same cause unless it is much worse.
     const bool prefill_own = !decode_slow || (f.ttft_s && *f.ttft_s / pred_ttft > 2 * decode_factor);
-    if (f.ttft_s && pred_ttft > 0 && *f.ttft_s > th.prefill_factor * pred_ttft && !queue_dominates &&
+    if (f.ttft_s && pred_ttft > 0 && *f.ttft_s > th.prefill_factor * pred_ttft &&
+        *f.ttft_s - pred_ttft > th.prefill_min_gap_s && !queue_dominates &&
         waiting == 0 && prefill_own) {
         DiagnosisRow r;
         r.id = "prefill-slow";
         r.symptom = "first token slow although nothing waits";
         r.cause = "prefill takes longer than the model expects: long prompts, prefill stalled "
                   "behind decodes, or no chunked prefill";
-        r.evidence.push_back(fmt::format("TTFT {} observed vs {} predicted under load ({:.1f}×, threshold {:.0f}×)",
-                                         ms(*f.ttft_s), ms(pred_ttft), *f.ttft_s / pred_ttft, th.prefill_factor));
+        r.evidence.push_back(fmt::format("TTFT {} observed vs {} predicted under load ({:.1f}×; thresholds {:.0f}× "
+                                         "and {} more)",
+                                         ms(*f.ttft_s), ms(pred_ttft), *f.ttft_s / pred_ttft, th.prefill_factor,
+                                         ms(th.prefill_min_gap_s)));
         if (f.prefill_s) r.evidence.push_back(fmt::format("prefill time {} per request", ms(*f.prefill_s)));
         r.check = "vllm:request_prefill_time_seconds and the prompt length (vllm:prompt_tokens_total per request)";
         if (!eng.chunked_prefill) {

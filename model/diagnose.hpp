@@ -143,6 +143,9 @@ struct DiagnosisThresholds {
     double clock_ratio = 0.85;     ///< SM clock below this share of its maximum: throttled
     double queue_share = 0.5;      ///< queue time above this share of TTFT: queueing dominates
     double prefill_factor = 2.0;   ///< observed TTFT / predicted (loaded) beyond this: slow prefill
+    /// ... and by more than this many seconds: the HTTP server, tokenization and scheduling add
+    /// tens of milliseconds to every first token that the step model does not count.
+    double prefill_min_gap_s = 0.1;
 };
 
 /// Diagnoses the deployment `d` serving `w` (the scenario's) from `obs`: the model is

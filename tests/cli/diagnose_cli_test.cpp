@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <vector>
 #include <filesystem>
@@ -133,6 +134,43 @@ TEST(DiagnoseCli, ExitCodes) {
     EXPECT_EQ(run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --bench /nonexistent.json").exit_code, 2);
     std::filesystem::remove_all(dir);
     EXPECT_EQ(run_cli("diagnose --help").exit_code, 0);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(DiagnoseCli, CalibValidateReportsTheErrorOnABenchResult) {
+    const auto r = run_cli("calib validate " + fx("healthy-8b-h100-bench.json") + " --scenario " +
+                           std::string(GPUPLAN_SOURCE_DIR) + "/examples/quickstart.yaml --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& res = j["results"][0];
+    EXPECT_EQ(res["running"], 32);           // the benchmark's max_concurrency
+    EXPECT_EQ(res["input_tokens"], 1024);    // 655360 / 640
+    EXPECT_EQ(res["output_tokens"], 256);    // 163840 / 640
+    double sum = 0;
+    int n = 0;
+    for (const auto& f : res["figures"]) {
+        const double m = f["measured"], p = f["predicted"];
+        EXPECT_NEAR(f["error"].get<double>(), (p - m) / m, 1e-12);
+        sum += std::abs((p - m) / m);
+        ++n;
+        if (f["figure"] == "TPOT") {
+            EXPECT_DOUBLE_EQ(m, 13.2);
+            // A healthy run: within a factor of two of the model.
+            EXPECT_LT(std::abs(f["error"].get<double>()), 0.5);
+        }
+    }
+    EXPECT_EQ(n, 3);
+    EXPECT_NEAR(j["mape"].get<double>(), sum / n, 1e-12);
+    // The same healthy run gives no diagnosis row: the model's floor is not crossed.
+    const auto d = run_cli("diagnose " + std::string(GPUPLAN_SOURCE_DIR) + "/examples/quickstart.yaml --bench " +
+                           fx("healthy-8b-h100-bench.json") + " --json");
+    ASSERT_EQ(d.exit_code, 0) << d.out;
+    EXPECT_TRUE(nlohmann::json::parse(d.out)["rows"].empty()) << d.out;
+    // A malformed bench result: exit 2 with the field.
+    EXPECT_EQ(run_cli("calib validate " + fx("seed-7b-smi.csv") + " --scenario " + fx("seed-7b-rtx4090.yaml")).exit_code, 2);
 }
 
 }  // namespace
