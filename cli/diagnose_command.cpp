@@ -20,10 +20,11 @@
 namespace gpuplan::cli {
 namespace {
 
-
 nlohmann::json fix_json(const model::DiagnosisFix& f) {
-    nlohmann::json j{{"layer", model::to_string(f.layer)}, {"change", f.change},
-                     {"estimated", f.estimated}, {"effect", f.effect}};
+    nlohmann::json j{{"layer", model::to_string(f.layer)},
+                     {"change", f.change},
+                     {"estimated", f.estimated},
+                     {"effect", f.effect}};
     if (f.estimated) {
         j["fits"] = f.fits;
         j["gpus"] = f.gpus;
@@ -52,15 +53,23 @@ nlohmann::json diagnosis_json(const model::Scenario& s, const model::Diagnosis& 
                        {"error_band_p90", e.error_band.p90}}}};
     j["comparisons"] = nlohmann::json::array();
     for (const auto& c : g.comparisons) {
-        j["comparisons"].push_back({{"figure", c.figure}, {"unit", c.unit}, {"observed", c.observed},
-                                    {"predicted", c.predicted}, {"source", c.source}});
+        j["comparisons"].push_back({{"figure", c.figure},
+                                    {"unit", c.unit},
+                                    {"observed", c.observed},
+                                    {"predicted", c.predicted},
+                                    {"source", c.source}});
     }
     j["rows"] = nlohmann::json::array();
     for (const auto& r : g.rows) {
         nlohmann::json fixes = nlohmann::json::array();
-        for (const auto& f : r.fixes) fixes.push_back(fix_json(f));
-        j["rows"].push_back({{"id", r.id}, {"symptom", r.symptom}, {"cause", r.cause},
-                             {"evidence", r.evidence}, {"check", r.check}, {"fixes", fixes},
+        for (const auto& f : r.fixes)
+            fixes.push_back(fix_json(f));
+        j["rows"].push_back({{"id", r.id},
+                             {"symptom", r.symptom},
+                             {"cause", r.cause},
+                             {"evidence", r.evidence},
+                             {"check", r.check},
+                             {"fixes", fixes},
                              {"severity", r.severity}});
     }
     j["notes"] = g.notes;
@@ -70,17 +79,18 @@ nlohmann::json diagnosis_json(const model::Scenario& s, const model::Diagnosis& 
 void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::Diagnosis& g) {
     const auto& d = s.deployment;
     const auto& e = g.predicted.estimate;
-    out << s.name << ": " << d.model.name << " on " << d.gpus << " x " << d.gpu.name << " (tp " << d.par.tp
-        << ", pp " << d.par.pp << ", dp " << d.par.dp << "), weights " << d.prec.weights.name << ", KV "
-        << d.prec.kv_cache.name << "\n"
-        << "predicted at the observed load: " << g.running << " running, " << g.input_tokens << " + "
-        << g.output_tokens << " tokens per request; the deployment runs " << g.capacity
+    out << s.name << ": " << d.model.name << " on " << d.gpus << " x " << d.gpu.name << " (tp "
+        << d.par.tp << ", pp " << d.par.pp << ", dp " << d.par.dp << "), weights "
+        << d.prec.weights.name << ", KV " << d.prec.kv_cache.name << "\n"
+        << "predicted at the observed load: " << g.running << " running, " << g.input_tokens
+        << " + " << g.output_tokens << " tokens per request; the deployment runs " << g.capacity
         << " at once (error band ±" << fixed(e.error_band.p90 * 100, 0) << " % P90)\n\n";
     if (!g.comparisons.empty()) {
         Table t({"figure", "observed", "predicted", "observed/predicted", "source"});
         for (const auto& c : g.comparisons) {
             const int dec = c.unit == "ms" ? 1 : 0;
-            t.add_row({c.figure, fixed(c.observed, dec) + " " + c.unit, fixed(c.predicted, dec) + " " + c.unit,
+            t.add_row({c.figure, fixed(c.observed, dec) + " " + c.unit,
+                       fixed(c.predicted, dec) + " " + c.unit,
                        c.predicted > 0 ? fixed(c.observed / c.predicted, 2) : "-", c.source});
         }
         t.print(out);
@@ -92,20 +102,23 @@ void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::D
     }
     int n = 0;
     for (const auto& r : g.rows) {
-        out << ++n << ". " << r.id << ": " << r.symptom << "\n   cause: " << r.cause << "\n   evidence:\n";
-        for (const auto& ev : r.evidence) out << "     - " << ev << '\n';
+        out << ++n << ". " << r.id << ": " << r.symptom << "\n   cause: " << r.cause
+            << "\n   evidence:\n";
+        for (const auto& ev : r.evidence)
+            out << "     - " << ev << '\n';
         out << "   check: " << r.check << "\n   fixes (framework → model → hardware):\n";
         int k = 0;
         for (const auto& f : r.fixes) {
-            out << "     " << ++k << ". [" << model::to_string(f.layer) << "] " << f.change << "\n        "
-                << f.effect << '\n';
+            out << "     " << ++k << ". [" << model::to_string(f.layer) << "] " << f.change
+                << "\n        " << f.effect << '\n';
         }
         out << '\n';
     }
-    for (const auto& note : g.notes) out << "note: " << note << '\n';
+    for (const auto& note : g.notes)
+        out << "note: " << note << '\n';
 }
 
-}  // namespace
+} // namespace
 
 int run_diagnose(CliContext& ctx) {
     po::options_description desc("options");
@@ -114,8 +127,9 @@ int run_diagnose(CliContext& ctx) {
     std::vector<std::string> metrics;
     std::string bench, smi, emit;
     std::optional<double> interval;
-    desc.add_options()("metrics", po::value(&metrics),
-                       "a vLLM /metrics scrape (give it twice, earlier first, for rates over the window)")(
+    desc.add_options()(
+        "metrics", po::value(&metrics),
+        "a vLLM /metrics scrape (give it twice, earlier first, for rates over the window)")(
         "interval", po::value<double>()->notifier([&](double v) { interval = v; }),
         "seconds between the two scrapes (default: their sample timestamps)")(
         "bench", po::value(&bench), "a `vllm bench serve --save-result` JSON file")(
@@ -126,7 +140,8 @@ int run_diagnose(CliContext& ctx) {
     pos.add("file", 1);
     po::variables_map vm;
     if (!parse_options("diagnose", ctx.args, desc, pos, vm, *ctx.out,
-                       "SCENARIO [--metrics FILE [--metrics FILE]] [--bench FILE] [--smi FILE] [--json] [--emit vllm]")) {
+                       "SCENARIO [--metrics FILE [--metrics FILE]] [--bench FILE] [--smi FILE] "
+                       "[--json] [--emit vllm]")) {
         return 0;
     }
     if (!emit.empty() && emit != "vllm") {
@@ -143,7 +158,8 @@ int run_diagnose(CliContext& ctx) {
         throw UsageError("--interval needs two --metrics scrapes (earlier first)");
     }
     if (metrics.empty() && bench.empty() && smi.empty()) {
-        throw UsageError("diagnose needs something observed: --metrics FILE, --bench FILE or --smi FILE");
+        throw UsageError(
+            "diagnose needs something observed: --metrics FILE, --bench FILE or --smi FILE");
     }
     model::Scenario s = build_scenario(ctx, flags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
@@ -151,11 +167,14 @@ int run_diagnose(CliContext& ctx) {
     if (metrics.size() == 1) {
         obs.metrics = hwdb::engine_metrics(hwdb::read_metrics_scrape(metrics[0]), metrics[0]);
     } else if (metrics.size() == 2) {
-        obs.metrics = hwdb::engine_metrics(hwdb::read_metrics_scrape(metrics[0]),
-                                           hwdb::read_metrics_scrape(metrics[1]), metrics[1], interval);
+        obs.metrics =
+            hwdb::engine_metrics(hwdb::read_metrics_scrape(metrics[0]),
+                                 hwdb::read_metrics_scrape(metrics[1]), metrics[1], interval);
     }
-    if (!bench.empty()) obs.bench = hwdb::read_vllm_bench(bench);
-    if (!smi.empty()) obs.gpu = hwdb::read_nvidia_smi_csv(smi);
+    if (!bench.empty())
+        obs.bench = hwdb::read_vllm_bench(bench);
+    if (!smi.empty())
+        obs.gpu = hwdb::read_nvidia_smi_csv(smi);
     const model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
 
     // The configuration to launch: the first re-estimated fix of the first row, else as is.
@@ -169,21 +188,25 @@ int run_diagnose(CliContext& ctx) {
                 break;
             }
         }
-        if (launch_why != "the scenario as it is (no re-estimated fix)") break;
+        if (launch_why != "the scenario as it is (no re-estimated fix)")
+            break;
     }
     if (vm.count("json")) {
         nlohmann::json j = diagnosis_json(s, g);
         if (!emit.empty()) {
-            j["emit"] = {{"engine", "vllm"}, {"command", vllm_serve_command(launch)}, {"applies", launch_why}};
+            j["emit"] = {{"engine", "vllm"},
+                         {"command", vllm_serve_command(launch)},
+                         {"applies", launch_why}};
         }
         *ctx.out << json_text(j) << '\n';
         return 0;
     }
     print_diagnosis(*ctx.out, s, g);
     if (!emit.empty()) {
-        *ctx.out << "\nlaunch with the fix applied (" << launch_why << "):\n  " << vllm_serve_command(launch) << '\n';
+        *ctx.out << "\nlaunch with the fix applied (" << launch_why << "):\n  "
+                 << vllm_serve_command(launch) << '\n';
     }
     return 0;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -8,9 +8,12 @@ std::string vllm_serve_command(const model::Deployment& d) {
     const model::EngineSettings e = model::resolve_engine(d);
     std::string c = "vllm serve " + (d.model.hf_id.empty() ? d.model.name : d.model.hf_id);
     c += fmt::format(" --tensor-parallel-size {}", d.par.tp);
-    if (d.par.pp > 1) c += fmt::format(" --pipeline-parallel-size {}", d.par.pp);
-    if (d.par.dp > 1) c += fmt::format(" --data-parallel-size {}", d.par.dp);
-    if (d.par.ep > 1) c += " --enable-expert-parallel";
+    if (d.par.pp > 1)
+        c += fmt::format(" --pipeline-parallel-size {}", d.par.pp);
+    if (d.par.dp > 1)
+        c += fmt::format(" --data-parallel-size {}", d.par.dp);
+    if (d.par.ep > 1)
+        c += " --enable-expert-parallel";
     c += fmt::format(" --max-model-len {}", e.max_model_len);
     c += fmt::format(" --gpu-memory-utilization {:g}", e.memory_fraction);
     c += fmt::format(" --max-num-seqs {}", e.max_num_seqs);
@@ -34,8 +37,9 @@ std::string vllm_serve_command(const model::Deployment& d) {
     if (d.prec.kv_cache.bits_per_element <= 8.0 && d.prec.kv_cache.name.starts_with("fp8")) {
         c += " --kv-cache-dtype fp8";
     }
-    if (!e.cuda_graphs) c += " --enforce-eager";
+    if (!e.cuda_graphs)
+        c += " --enforce-eager";
     return c;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

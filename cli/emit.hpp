@@ -14,4 +14,4 @@ namespace gpuplan::cli {
 /// with its engine defaults resolved. The model is its Hugging Face id when the catalog has one.
 [[nodiscard]] std::string vllm_serve_command(const model::Deployment& d);
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

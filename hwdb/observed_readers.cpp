@@ -23,26 +23,37 @@ using nlohmann::json;
 }
 
 std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+        s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+        s.remove_suffix(1);
     return s;
 }
 
 /// A number as Prometheus and nvidia-smi write it; nullopt when it is not one.
 std::optional<double> to_number(std::string_view s) {
     s = trim(s);
-    if (s == "NaN") return std::nan("");
-    if (s == "+Inf" || s == "Inf") return HUGE_VAL;
-    if (s == "-Inf") return -HUGE_VAL;
-    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+    if (s == "NaN")
+        return std::nan("");
+    if (s == "+Inf" || s == "Inf")
+        return HUGE_VAL;
+    if (s == "-Inf")
+        return -HUGE_VAL;
+    if (!s.empty() && s.front() == '+')
+        s.remove_prefix(1);
     double v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty())
+        return std::nullopt;
     return v;
 }
 
-bool name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':'; }
-bool name_char(char c) { return name_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
+bool name_start(char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':';
+}
+bool name_char(char c) {
+    return name_start(c) || std::isdigit(static_cast<unsigned char>(c));
+}
 
 /// Fraction gauges are averaged over their label sets (one per engine), not summed.
 bool is_fraction(const std::string& name) {
@@ -57,21 +68,26 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
     std::size_t pos = 0;
     while (pos <= text.size()) {
         const std::size_t nl = text.find('\n', pos);
-        std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        std::string_view line =
+            text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
         pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
         ++line_no;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!line.empty() && line.back() == '\r')
+            line.remove_suffix(1);
         const std::string_view t = trim(line);
-        if (t.empty() || t.front() == '#') continue;
+        if (t.empty() || t.front() == '#')
+            continue;
         std::size_t i = 0;
-        while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+        while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i])))
+            ++i;
         const std::size_t name_begin = i;
         if (i >= line.size() || !name_start(line[i])) {
             fail(file, line_no, static_cast<int>(i + 1), "",
                  "expected a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); is this the text of a "
                  "Prometheus /metrics endpoint (curl http://HOST:8000/metrics)?");
         }
-        while (i < line.size() && name_char(line[i])) ++i;
+        while (i < line.size() && name_char(line[i]))
+            ++i;
         const std::string name(line.substr(name_begin, i - name_begin));
         if (i < line.size() && line[i] == '{') {
             bool quoted = false;
@@ -98,18 +114,21 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
         const auto value = to_number(value_text);
         if (!value) {
             fail(file, line_no, static_cast<int>(value_text.data() - line.data() + 1), name,
-                 fmt::format("the value '{}' is not a number; write a decimal number, NaN or +Inf", value_text));
+                 fmt::format("the value '{}' is not a number; write a decimal number, NaN or +Inf",
+                             value_text));
         }
         if (sp != std::string_view::npos) {
             const auto ts = to_number(rest.substr(sp));
             if (!ts || !std::isfinite(*ts)) {
-                fail(file, line_no, static_cast<int>(trim(rest.substr(sp)).data() - line.data() + 1), name,
-                     fmt::format("the timestamp '{}' is not a number of milliseconds", trim(rest.substr(sp))));
+                fail(file, line_no,
+                     static_cast<int>(trim(rest.substr(sp)).data() - line.data() + 1), name,
+                     fmt::format("the timestamp '{}' is not a number of milliseconds",
+                                 trim(rest.substr(sp))));
             }
             out.timestamp_ms = std::max(out.timestamp_ms.value_or(*ts), *ts);
         }
         if (name.ends_with("_bucket") || !std::isfinite(*value)) {
-            continue;  // buckets are not summed over their le labels; NaN gauges carry nothing
+            continue; // buckets are not summed over their le labels; NaN gauges carry nothing
         }
         out.sums[name] += *value;
         ++out.series[name];
@@ -123,13 +142,16 @@ struct Lookup {
     const MetricsScrape& s;
     [[nodiscard]] std::optional<double> get(const std::string& name) const {
         const auto it = s.sums.find(name);
-        if (it == s.sums.end()) return std::nullopt;
-        if (is_fraction(name)) return it->second / std::max(1, s.series.at(name));
+        if (it == s.sums.end())
+            return std::nullopt;
+        if (is_fraction(name))
+            return it->second / std::max(1, s.series.at(name));
         return it->second;
     }
     /// A counter as prometheus_client exposes it (name_total), or as written.
     [[nodiscard]] std::optional<double> counter(const std::string& name) const {
-        if (auto v = get(name + "_total")) return v;
+        if (auto v = get(name + "_total"))
+            return v;
         return get(name);
     }
 };
@@ -137,8 +159,10 @@ struct Lookup {
 /// later - earlier, refusing a counter that went down.
 std::optional<double> diff(const std::optional<double>& a, const std::optional<double>& b,
                            const std::string& name, const std::string& file) {
-    if (!b) return std::nullopt;
-    if (!a) return b;
+    if (!b)
+        return std::nullopt;
+    if (!a)
+        return b;
     if (*b < *a) {
         fail(file, 0, 0, name,
              fmt::format("went down from {:g} to {:g} between the scrapes: the server restarted "
@@ -149,9 +173,11 @@ std::optional<double> diff(const std::optional<double>& a, const std::optional<d
     return *b - *a;
 }
 
-model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& later, const std::string& file) {
+model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& later,
+                           const std::string& file) {
     bool any = false;
-    for (const auto& [k, v] : later.sums) any = any || k.starts_with("vllm:");
+    for (const auto& [k, v] : later.sums)
+        any = any || k.starts_with("vllm:");
     if (!any) {
         fail(file, 0, 0, "",
              "no vllm: metric found; save the vLLM server's /metrics endpoint "
@@ -160,7 +186,8 @@ model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& la
     const Lookup l{later};
     const auto counter = [&](const std::string& name) {
         const auto b = l.counter(name);
-        if (!earlier) return b;
+        if (!earlier)
+            return b;
         const Lookup e{*earlier};
         const std::string shown = later.sums.count(name + "_total") ? name + "_total" : name;
         return diff(e.counter(name), b, shown, file);
@@ -168,14 +195,16 @@ model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& la
     const auto mean = [&](const std::string& name) -> std::optional<double> {
         const auto sum = counter(name + "_sum");
         const auto count = counter(name + "_count");
-        if (!sum || !count || *count <= 0) return std::nullopt;
+        if (!sum || !count || *count <= 0)
+            return std::nullopt;
         return *sum / *count;
     };
     model::EngineMetrics m;
     m.delta = earlier != nullptr;
     m.ttft_mean_s = mean("vllm:time_to_first_token_seconds");
     m.itl_mean_s = mean("vllm:inter_token_latency_seconds");
-    if (!m.itl_mean_s) m.itl_mean_s = mean("vllm:time_per_output_token_seconds");
+    if (!m.itl_mean_s)
+        m.itl_mean_s = mean("vllm:time_per_output_token_seconds");
     m.e2e_mean_s = mean("vllm:e2e_request_latency_seconds");
     m.queue_mean_s = mean("vllm:request_queue_time_seconds");
     m.prefill_mean_s = mean("vllm:request_prefill_time_seconds");
@@ -184,7 +213,8 @@ model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& la
     m.running = l.get("vllm:num_requests_running");
     m.waiting = l.get("vllm:num_requests_waiting");
     m.kv_usage = l.get("vllm:kv_cache_usage_perc");
-    if (!m.kv_usage) m.kv_usage = l.get("vllm:gpu_cache_usage_perc");
+    if (!m.kv_usage)
+        m.kv_usage = l.get("vllm:gpu_cache_usage_perc");
     m.prefix_queries = counter("vllm:prefix_cache_queries");
     m.prefix_hits = counter("vllm:prefix_cache_hits");
     m.prompt_tokens = counter("vllm:prompt_tokens");
@@ -204,7 +234,8 @@ model::EngineMetrics engine_metrics(const MetricsScrape& earlier, const MetricsS
     model::EngineMetrics m = build(&earlier, later, later_file);
     if (window_s) {
         m.window_s = window_s;
-    } else if (earlier.timestamp_ms && later.timestamp_ms && *later.timestamp_ms > *earlier.timestamp_ms) {
+    } else if (earlier.timestamp_ms && later.timestamp_ms &&
+               *later.timestamp_ms > *earlier.timestamp_ms) {
         m.window_s = (*later.timestamp_ms - *earlier.timestamp_ms) / 1e3;
     }
     return m;
@@ -215,10 +246,16 @@ namespace {
 /// 1-based line and column of the first occurrence of "key" in a JSON text (0, 0 when absent).
 std::pair<int, int> key_position(std::string_view text, const std::string& key) {
     const std::size_t at = text.find('"' + key + '"');
-    if (at == std::string_view::npos) return {0, 0};
+    if (at == std::string_view::npos)
+        return {0, 0};
     int line = 1, column = 1;
     for (std::size_t i = 0; i < at; ++i) {
-        if (text[i] == '\n') { ++line; column = 1; } else { ++column; }
+        if (text[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
     }
     return {line, column};
 }
@@ -232,16 +269,24 @@ model::BenchSummary parse_vllm_bench(std::string_view text, const std::string& f
     } catch (const json::parse_error& e) {
         int line = 1, column = 1;
         for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-            if (text[i] == '\n') { ++line; column = 1; } else { ++column; }
+            if (text[i] == '\n') {
+                ++line;
+                column = 1;
+            } else {
+                ++column;
+            }
         }
-        fail(file, line, column, "", "not valid JSON; give the file `vllm bench serve --save-result` wrote");
+        fail(file, line, column, "",
+             "not valid JSON; give the file `vllm bench serve --save-result` wrote");
     }
     if (!j.is_object()) {
-        fail(file, 1, 1, "", "expected a JSON object, the summary `vllm bench serve --save-result` writes");
+        fail(file, 1, 1, "",
+             "expected a JSON object, the summary `vllm bench serve --save-result` writes");
     }
     const auto number = [&](const char* key) -> std::optional<double> {
         const auto it = j.find(key);
-        if (it == j.end() || it->is_null()) return std::nullopt;
+        if (it == j.end() || it->is_null())
+            return std::nullopt;
         if (!it->is_number()) {
             const auto [line, column] = key_position(text, key);
             fail(file, line, column, key, fmt::format("is {}, expected a number", it->type_name()));
@@ -275,10 +320,13 @@ model::BenchSummary parse_vllm_bench(std::string_view text, const std::string& f
     b.mean_tpot_ms = number("mean_tpot_ms");
     b.p99_tpot_ms = number("p99_tpot_ms");
     b.mean_itl_ms = number("mean_itl_ms");
-    if (const auto c = number("max_concurrency")) b.max_concurrency = static_cast<int>(std::lround(*c));
+    if (const auto c = number("max_concurrency"))
+        b.max_concurrency = static_cast<int>(std::lround(*c));
     if (b.completed == 0) {
-        fail(file, key_position(text, "completed").first, key_position(text, "completed").second, "completed",
-             "is 0: no request finished, so there is nothing to diagnose; check the benchmark's errors");
+        fail(file, key_position(text, "completed").first, key_position(text, "completed").second,
+             "completed",
+             "is 0: no request finished, so there is nothing to diagnose; check the benchmark's "
+             "errors");
     }
     return b;
 }
@@ -290,28 +338,51 @@ std::vector<std::string_view> split_csv(std::string_view line) {
     std::size_t start = 0;
     while (true) {
         const std::size_t c = line.find(',', start);
-        out.push_back(trim(line.substr(start, c == std::string_view::npos ? std::string_view::npos : c - start)));
-        if (c == std::string_view::npos) break;
+        out.push_back(trim(
+            line.substr(start, c == std::string_view::npos ? std::string_view::npos : c - start)));
+        if (c == std::string_view::npos)
+            break;
         start = c + 1;
     }
     return out;
 }
 
-enum class Column { Ignore, UtilGpu, UtilMem, MemUsed, MemTotal, Power, PowerLimit, SmClock, MaxSmClock, Throttle };
+enum class Column {
+    Ignore,
+    UtilGpu,
+    UtilMem,
+    MemUsed,
+    MemTotal,
+    Power,
+    PowerLimit,
+    SmClock,
+    MaxSmClock,
+    Throttle
+};
 
 Column column_of(std::string_view header) {
     std::string_view h = header;
-    if (const auto b = h.find(" ["); b != std::string_view::npos) h = h.substr(0, b);
-    if (h == "utilization.gpu") return Column::UtilGpu;
-    if (h == "utilization.memory") return Column::UtilMem;
-    if (h == "memory.used") return Column::MemUsed;
-    if (h == "memory.total") return Column::MemTotal;
-    if (h == "power.draw" || h == "power.draw.average" || h == "power.draw.instant") return Column::Power;
-    if (h == "power.limit" || h == "enforced.power.limit") return Column::PowerLimit;
-    if (h == "clocks.sm" || h == "clocks.current.sm") return Column::SmClock;
-    if (h == "clocks.max.sm" || h == "clocks.max.sm_clock") return Column::MaxSmClock;
+    if (const auto b = h.find(" ["); b != std::string_view::npos)
+        h = h.substr(0, b);
+    if (h == "utilization.gpu")
+        return Column::UtilGpu;
+    if (h == "utilization.memory")
+        return Column::UtilMem;
+    if (h == "memory.used")
+        return Column::MemUsed;
+    if (h == "memory.total")
+        return Column::MemTotal;
+    if (h == "power.draw" || h == "power.draw.average" || h == "power.draw.instant")
+        return Column::Power;
+    if (h == "power.limit" || h == "enforced.power.limit")
+        return Column::PowerLimit;
+    if (h == "clocks.sm" || h == "clocks.current.sm")
+        return Column::SmClock;
+    if (h == "clocks.max.sm" || h == "clocks.max.sm_clock")
+        return Column::MaxSmClock;
     if (h == "clocks_throttle_reasons.active" || h == "clocks_event_reasons.active" ||
-        h == "clocks_event_reasons.active_mask") return Column::Throttle;
+        h == "clocks_event_reasons.active_mask")
+        return Column::Throttle;
     return Column::Ignore;
 }
 
@@ -321,7 +392,14 @@ model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text, const std::strin
     std::vector<Column> cols;
     std::vector<std::string> names;
     std::string header_text;
-    struct Acc { double sum = 0; int n = 0; void add(double v) { sum += v; ++n; } };
+    struct Acc {
+        double sum = 0;
+        int n = 0;
+        void add(double v) {
+            sum += v;
+            ++n;
+        }
+    };
     Acc acc[10];
     int throttle_samples = 0, power_cap = 0, thermal = 0;
     model::GpuTelemetry t;
@@ -329,11 +407,14 @@ model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text, const std::strin
     std::size_t pos = 0;
     while (pos <= text.size()) {
         const std::size_t nl = text.find('\n', pos);
-        std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        std::string_view line =
+            text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
         pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
         ++line_no;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (trim(line).empty()) continue;
+        if (!line.empty() && line.back() == '\r')
+            line.remove_suffix(1);
+        if (trim(line).empty())
+            continue;
         if (cols.empty()) {
             header_text = std::string(trim(line));
             bool known = false;
@@ -345,46 +426,59 @@ model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text, const std::strin
             if (!known) {
                 fail(file, line_no, 1, "",
                      "the header names no known field; run nvidia-smi --query-gpu=utilization.gpu,"
-                     "utilization.memory,memory.used,memory.total,power.draw,clocks.sm,clocks.max.sm,"
+                     "utilization.memory,memory.used,memory.total,power.draw,clocks.sm,clocks.max."
+                     "sm,"
                      "clocks_throttle_reasons.active --format=csv");
             }
             continue;
         }
-        if (trim(line) == header_text) continue;  // `-l` repeats the header
+        if (trim(line) == header_text)
+            continue; // `-l` repeats the header
         const auto fields = split_csv(line);
         if (fields.size() != cols.size()) {
-            fail(file, line_no, 1, "",
-                 fmt::format("{} fields where the header has {}; every line needs one value per query field",
-                             fields.size(), cols.size()));
+            fail(
+                file, line_no, 1, "",
+                fmt::format(
+                    "{} fields where the header has {}; every line needs one value per query field",
+                    fields.size(), cols.size()));
         }
         ++t.samples;
         for (std::size_t i = 0; i < cols.size(); ++i) {
-            if (cols[i] == Column::Ignore) continue;
+            if (cols[i] == Column::Ignore)
+                continue;
             std::string_view v = fields[i];
-            if (v.starts_with("[") || v == "N/A") continue;  // [N/A], [Not Supported]
+            if (v.starts_with("[") || v == "N/A")
+                continue; // [N/A], [Not Supported]
             if (cols[i] == Column::Throttle) {
                 unsigned long long mask = 0;
                 std::string_view hex = v;
-                if (hex.starts_with("0x") || hex.starts_with("0X")) hex.remove_prefix(2);
-                const auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), mask, 16);
+                if (hex.starts_with("0x") || hex.starts_with("0X"))
+                    hex.remove_prefix(2);
+                const auto [end, ec] =
+                    std::from_chars(hex.data(), hex.data() + hex.size(), mask, 16);
                 if (ec != std::errc() || end != hex.data() + hex.size() || hex.empty()) {
                     fail(file, line_no, 1, names[i],
-                         fmt::format("'{}' is not a hexadecimal bit mask such as 0x0000000000000004", v));
+                         fmt::format(
+                             "'{}' is not a hexadecimal bit mask such as 0x0000000000000004", v));
                 }
                 ++throttle_samples;
                 // NVML nvmlClocksThrottleReasons: 0x4 SW power cap; 0x8 HW slowdown, 0x20 SW
                 // thermal, 0x40 HW thermal, 0x80 HW power brake.
-                if (mask & 0x4ULL) ++power_cap;
-                if (mask & 0xE8ULL) ++thermal;
+                if (mask & 0x4ULL)
+                    ++power_cap;
+                if (mask & 0xE8ULL)
+                    ++thermal;
                 continue;
             }
             for (const char* unit : {" %", " MiB", " W", " MHz"}) {
-                if (v.ends_with(unit)) v.remove_suffix(std::string_view(unit).size());
+                if (v.ends_with(unit))
+                    v.remove_suffix(std::string_view(unit).size());
             }
             const auto x = to_number(v);
             if (!x || !std::isfinite(*x) || *x < 0) {
                 fail(file, line_no, 1, names[i],
-                     fmt::format("'{}' is not a number >= 0; write it as nvidia-smi does (e.g. 99 %, 20480 MiB, 250.5 W)",
+                     fmt::format("'{}' is not a number >= 0; write it as nvidia-smi does (e.g. 99 "
+                                 "%, 20480 MiB, 250.5 W)",
                                  fields[i]));
             }
             double value = *x;
@@ -394,12 +488,15 @@ model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text, const std::strin
                 }
                 value /= 100.0;
             }
-            if (cols[i] == Column::MemUsed || cols[i] == Column::MemTotal) value *= 1048576.0;
+            if (cols[i] == Column::MemUsed || cols[i] == Column::MemTotal)
+                value *= 1048576.0;
             acc[static_cast<int>(cols[i])].add(value);
         }
     }
     if (t.samples == 0) {
-        fail(file, 0, 0, "", "no samples after the header; run nvidia-smi with -l 1 while the server is under load");
+        fail(
+            file, 0, 0, "",
+            "no samples after the header; run nvidia-smi with -l 1 while the server is under load");
     }
     const auto avg = [&](Column c) -> std::optional<double> {
         const Acc& a = acc[static_cast<int>(c)];
@@ -422,7 +519,8 @@ model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text, const std::strin
 }
 
 MetricsScrape read_metrics_scrape(const std::filesystem::path& path) {
-    return parse_metrics_scrape(read_text_file(path, "metrics scrape", kMaxTableBytes), path.string());
+    return parse_metrics_scrape(read_text_file(path, "metrics scrape", kMaxTableBytes),
+                                path.string());
 }
 
 model::BenchSummary read_vllm_bench(const std::filesystem::path& path) {
@@ -430,7 +528,8 @@ model::BenchSummary read_vllm_bench(const std::filesystem::path& path) {
 }
 
 model::GpuTelemetry read_nvidia_smi_csv(const std::filesystem::path& path) {
-    return parse_nvidia_smi_csv(read_text_file(path, "nvidia-smi CSV", kMaxTableBytes), path.string());
+    return parse_nvidia_smi_csv(read_text_file(path, "nvidia-smi CSV", kMaxTableBytes),
+                                path.string());
 }
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

@@ -21,7 +21,7 @@ namespace gpuplan::hwdb {
 /// when the scrape has them.
 struct MetricsScrape {
     std::map<std::string, double> sums;
-    std::map<std::string, int> series;  ///< label sets per sample name
+    std::map<std::string, int> series; ///< label sets per sample name
     std::optional<double> timestamp_ms;
 };
 
@@ -33,8 +33,10 @@ struct MetricsScrape {
 /// seconds between the scrapes when known (a given value wins over the scrapes' timestamps).
 /// Throws ConfigError when the scrape has no vllm: metric, or a counter went backwards (the
 /// server restarted between the scrapes, or the files are in the wrong order).
-[[nodiscard]] model::EngineMetrics engine_metrics(const MetricsScrape& later, const std::string& file);
-[[nodiscard]] model::EngineMetrics engine_metrics(const MetricsScrape& earlier, const MetricsScrape& later,
+[[nodiscard]] model::EngineMetrics engine_metrics(const MetricsScrape& later,
+                                                  const std::string& file);
+[[nodiscard]] model::EngineMetrics engine_metrics(const MetricsScrape& earlier,
+                                                  const MetricsScrape& later,
                                                   const std::string& later_file,
                                                   std::optional<double> window_s);
 
@@ -43,10 +45,11 @@ struct MetricsScrape {
 
 /// Parses nvidia-smi CSV (with or without units; any column order; a header line naming the
 /// query fields is required).
-[[nodiscard]] model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text, const std::string& file);
+[[nodiscard]] model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text,
+                                                       const std::string& file);
 
 [[nodiscard]] MetricsScrape read_metrics_scrape(const std::filesystem::path& path);
 [[nodiscard]] model::BenchSummary read_vllm_bench(const std::filesystem::path& path);
 [[nodiscard]] model::GpuTelemetry read_nvidia_smi_csv(const std::filesystem::path& path);
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

@@ -22,8 +22,9 @@ namespace gpuplan::model {
 /// counters are over the window between them; with one, since the server started. Gauges are
 /// from the last scrape. Every field is nullopt when the scrape did not have it.
 struct EngineMetrics {
-    std::optional<double> ttft_mean_s;    ///< vllm:time_to_first_token_seconds _sum / _count
-    std::optional<double> itl_mean_s;     ///< vllm:inter_token_latency_seconds (V0: time_per_output_token)
+    std::optional<double> ttft_mean_s; ///< vllm:time_to_first_token_seconds _sum / _count
+    std::optional<double>
+        itl_mean_s; ///< vllm:inter_token_latency_seconds (V0: time_per_output_token)
     std::optional<double> e2e_mean_s;     ///< vllm:e2e_request_latency_seconds
     std::optional<double> queue_mean_s;   ///< vllm:request_queue_time_seconds
     std::optional<double> prefill_mean_s; ///< vllm:request_prefill_time_seconds
@@ -31,14 +32,14 @@ struct EngineMetrics {
     std::optional<double> requests;       ///< finished requests (e2e histogram count)
     std::optional<double> running;        ///< vllm:num_requests_running, summed over engines
     std::optional<double> waiting;        ///< vllm:num_requests_waiting, summed over engines
-    std::optional<double> kv_usage;       ///< vllm:kv_cache_usage_perc (V0 gpu_cache_usage_perc), 0..1
-    std::optional<double> prefix_queries; ///< vllm:prefix_cache_queries (tokens)
-    std::optional<double> prefix_hits;    ///< vllm:prefix_cache_hits (tokens)
+    std::optional<double> kv_usage; ///< vllm:kv_cache_usage_perc (V0 gpu_cache_usage_perc), 0..1
+    std::optional<double> prefix_queries;    ///< vllm:prefix_cache_queries (tokens)
+    std::optional<double> prefix_hits;       ///< vllm:prefix_cache_hits (tokens)
     std::optional<double> prompt_tokens;     ///< vllm:prompt_tokens_total
     std::optional<double> generation_tokens; ///< vllm:generation_tokens_total
     std::optional<double> preemptions;       ///< vllm:num_preemptions_total
-    std::optional<double> window_s; ///< seconds between the two scrapes (rates need it)
-    bool delta = false;             ///< counters are differences of two scrapes
+    std::optional<double> window_s;          ///< seconds between the two scrapes (rates need it)
+    bool delta = false;                      ///< counters are differences of two scrapes
     friend bool operator==(const EngineMetrics&, const EngineMetrics&) = default;
 };
 
@@ -63,8 +64,8 @@ struct GpuTelemetry {
     std::optional<double> power_draw_w, power_limit_w;
     std::optional<double> sm_clock_mhz, max_sm_clock_mhz;
     /// Share of samples (0..1) with each throttle reason active (NVML nvmlClocksThrottleReasons).
-    double power_cap_share = 0;  ///< SwPowerCap (0x4)
-    double thermal_share = 0;    ///< HwSlowdown, SwThermalSlowdown, HwThermalSlowdown, power brake
+    double power_cap_share = 0; ///< SwPowerCap (0x4)
+    double thermal_share = 0;   ///< HwSlowdown, SwThermalSlowdown, HwThermalSlowdown, power brake
     bool has_throttle_reasons = false;
     friend bool operator==(const GpuTelemetry&, const GpuTelemetry&) = default;
 };
@@ -86,14 +87,14 @@ enum class FixLayer { Framework, Model, Hardware };
 /// One fix, and (when the model can express it) its re-estimate at the observed demand.
 struct DiagnosisFix {
     FixLayer layer = FixLayer::Framework;
-    std::string change;        ///< what to change, with the old and new values
-    bool estimated = false;    ///< the model re-estimated it (below)
+    std::string change;     ///< what to change, with the old and new values
+    bool estimated = false; ///< the model re-estimated it (below)
     bool fits = false;
     int gpus = 0;
-    int capacity = 0;          ///< sequences the deployment runs at once after the change
+    int capacity = 0; ///< sequences the deployment runs at once after the change
     Seconds ttft, tpot;
-    double throughput = 0.0;   ///< output tokens/s at the demand
-    std::string effect;        ///< one sentence: before → after
+    double throughput = 0.0; ///< output tokens/s at the demand
+    std::string effect;      ///< one sentence: before → after
     /// The changed deployment and workload (for --emit): the fix applied.
     std::optional<Deployment> deployment;
     std::optional<Workload> workload;
@@ -102,22 +103,22 @@ struct DiagnosisFix {
 
 /// One row of the troubleshooting table that the numbers support.
 struct DiagnosisRow {
-    std::string id;        ///< "kv-cache-full", "queueing", "low-batch", "decode-slow", ...
+    std::string id; ///< "kv-cache-full", "queueing", "low-batch", "decode-slow", ...
     std::string symptom;
     std::string cause;
     std::vector<std::string> evidence; ///< numbers and the threshold each crossed
-    std::string check;     ///< how to confirm it
+    std::string check;                 ///< how to confirm it
     std::vector<DiagnosisFix> fixes;   ///< framework → model → hardware
-    double severity = 0;   ///< ranking key (larger first): how far past its threshold
+    double severity = 0;               ///< ranking key (larger first): how far past its threshold
     friend bool operator==(const DiagnosisRow&, const DiagnosisRow&) = default;
 };
 
 /// One figure both observed and predicted.
 struct Comparison {
-    std::string figure;  ///< "TPOT", "TTFT", "throughput", ...
-    std::string unit;    ///< "ms", "tok/s", "sequences"
+    std::string figure; ///< "TPOT", "TTFT", "throughput", ...
+    std::string unit;   ///< "ms", "tok/s", "sequences"
     double observed = 0, predicted = 0;
-    std::string source;  ///< "metrics", "bench"
+    std::string source; ///< "metrics", "bench"
     friend bool operator==(const Comparison&, const Comparison&) = default;
 };
 
@@ -127,7 +128,7 @@ struct Diagnosis {
     int demand = 0;   ///< running + waiting: the load the fixes are re-estimated at
     int capacity = 0; ///< sequences the deployment runs at once for these lengths (predicted)
     int input_tokens = 0, output_tokens = 0; ///< request lengths used (observed when available)
-    BottleneckReport predicted; ///< the model at the observed load
+    BottleneckReport predicted;              ///< the model at the observed load
     std::vector<Comparison> comparisons;
     std::vector<DiagnosisRow> rows; ///< ranked, most severe first; empty: nothing stands out
     std::vector<std::string> notes; ///< what could not be judged, and why

@@ -16,7 +16,8 @@ namespace {
 using test::deploy;
 
 const DiagnosisRow* find_row(const Diagnosis& g, const std::string& id) {
-    const auto it = std::find_if(g.rows.begin(), g.rows.end(), [&](const DiagnosisRow& r) { return r.id == id; });
+    const auto it = std::find_if(g.rows.begin(), g.rows.end(),
+                                 [&](const DiagnosisRow& r) { return r.id == id; });
     return it == g.rows.end() ? nullptr : &*it;
 }
 
@@ -69,7 +70,8 @@ TEST(Diagnose, SeedBusyGpuFewTokensIsNotABandwidthLimit) {
     EXPECT_EQ(r.symptom, "GPU busy but few tokens/s");
     // Eager mode adds launch costs and fp32 doubles the bytes: neither reaches 200 ms, so the
     // verdict points at weights read from host memory.
-    EXPECT_NE(r.cause.find("most likely weights read from host memory"), std::string::npos) << r.cause;
+    EXPECT_NE(r.cause.find("most likely weights read from host memory"), std::string::npos)
+        << r.cause;
     // The clock is at 88 % of its maximum: not the cause, and no clock row.
     EXPECT_EQ(find_row(dg, "power-capped"), nullptr);
     // The first fix is the framework's, re-estimated: back at the model's TPOT.
@@ -214,7 +216,7 @@ TEST(Diagnose, SlowFirstTokenWithNothingWaiting) {
 TEST(Diagnose, AgreementGivesNoRow) {
     Deployment d = deploy(test::llama3_8b(), test::h100());
     d.engine.max_model_len = 8192;
-    d.engine.max_num_seqs = 32;  // the batch is as large as the engine allows: not a low batch
+    d.engine.max_num_seqs = 32; // the batch is as large as the engine allows: not a low batch
     const Workload w = chat(1024, 256, 32);
     Observations first;
     EngineMetrics m;
