@@ -307,8 +307,16 @@ model::BenchSummary parse_vllm_bench(std::string_view text, const std::string& f
         }
         return *v;
     };
+    // Counts become ints: refuse what no benchmark produces before converting.
+    const auto count = [&](const char* key, double v) {
+        if (v > 1e9) {
+            const auto [line, column] = key_position(text, key);
+            fail(file, line, column, key, fmt::format("is {:g}, more than 1e9; check the file", v));
+        }
+        return static_cast<int>(std::lround(v));
+    };
     model::BenchSummary b;
-    b.completed = static_cast<int>(required("completed"));
+    b.completed = count("completed", required("completed"));
     b.duration_s = required("duration");
     b.total_input_tokens = number("total_input_tokens");
     b.total_output_tokens = number("total_output_tokens");
@@ -321,7 +329,7 @@ model::BenchSummary parse_vllm_bench(std::string_view text, const std::string& f
     b.p99_tpot_ms = number("p99_tpot_ms");
     b.mean_itl_ms = number("mean_itl_ms");
     if (const auto c = number("max_concurrency"))
-        b.max_concurrency = static_cast<int>(std::lround(*c));
+        b.max_concurrency = count("max_concurrency", *c);
     if (b.completed == 0) {
         fail(file, key_position(text, "completed").first, key_position(text, "completed").second,
              "completed",

@@ -113,11 +113,14 @@ Figures merge(const Observations& obs) {
     return f;
 }
 
-void check_non_negative(const std::optional<double>& v, const char* what) {
-    if (v && (!std::isfinite(*v) || *v < 0)) {
-        throw InvalidArgument(fmt::format("observed {} is {}; it must be a finite number >= 0 "
-                                          "(check the metrics or benchmark file)",
-                                          what, *v));
+// Sequence counts become ints and closed-loop loads: ten million is far beyond any deployment.
+constexpr double kMaxSequences = 1e7;
+
+void check_non_negative(const std::optional<double>& v, const char* what, double max = HUGE_VAL) {
+    if (v && (!std::isfinite(*v) || *v < 0 || *v > max)) {
+        throw InvalidArgument(fmt::format("observed {} is {:g}; it must be a finite number from 0 "
+                                          "to {:g} (check the metrics or benchmark file)",
+                                          what, *v, max));
     }
 }
 
@@ -188,13 +191,16 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
                    const Observations& obs, const DiagnosisThresholds& th) {
     if (obs.metrics) {
         const auto& m = *obs.metrics;
-        check_non_negative(m.running, "vllm:num_requests_running");
-        check_non_negative(m.waiting, "vllm:num_requests_waiting");
+        check_non_negative(m.running, "vllm:num_requests_running", kMaxSequences);
+        check_non_negative(m.waiting, "vllm:num_requests_waiting", kMaxSequences);
         check_non_negative(m.kv_usage, "vllm:kv_cache_usage_perc");
         check_non_negative(m.preemptions, "preemptions");
         check_non_negative(m.generation_tokens, "generation tokens");
     }
     const Figures f = merge(obs);
+    check_non_negative(f.running,
+                       "running sequences (the benchmark's concurrency, or tokens/s × TPOT)",
+                       kMaxSequences);
     Diagnosis out;
     const EngineSettings eng = resolve_engine(d);
 
@@ -277,11 +283,13 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         if (f.waiting)
             r.evidence.push_back(fmt::format("{} waiting beside {} running", waiting, running));
         if (f.preemptions && *f.preemptions > 0) {
-            r.evidence.push_back(
-                f.preemptions_per_s
-                    ? fmt::format("{:.0f} preemptions in the window ({:.2g}/s)", *f.preemptions,
-                                  *f.preemptions_per_s)
-                    : fmt::format("{:.0f} preemptions since start", *f.preemptions));
+            r.evidence.push_back(f.preemptions_per_s
+                                     ? fmt::format("{:.0f} preemptions in the window ({:.2g}/s)",
+                                                   *f.preemptions, *f.preemptions_per_s)
+                                     : fmt::format("{:.0f} preemptions {}", *f.preemptions,
+                                                   obs.metrics && obs.metrics->delta
+                                                       ? "in the window"
+                                                       : "since the server started"));
         }
         if (f.queue_s && f.ttft_s && *f.ttft_s > 0) {
             r.evidence.push_back(

@@ -167,3 +167,21 @@ TEST(SmiReader, ErrorsNameLineAndField) {
 
 } // namespace
 } // namespace gpuplan::hwdb
+
+namespace gpuplan::hwdb {
+namespace {
+
+TEST(BenchReader, HugeCountsAreRefusedBeforeConversion) {
+    EXPECT_EQ(error_of([] {
+                  (void)parse_vllm_bench("{\"completed\": 1e30, \"duration\": 1}", "r.json");
+              }),
+              "r.json:1:2: completed: is 1e+30, more than 1e9; check the file");
+    EXPECT_NE(error_of([] {
+                  (void)parse_vllm_bench(
+                      "{\"completed\": 3, \"duration\": 1, \"max_concurrency\": 1e20}", "r.json");
+              }).find("max_concurrency: is 1e+20"),
+              std::string::npos);
+}
+
+} // namespace
+} // namespace gpuplan::hwdb

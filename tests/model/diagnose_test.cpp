@@ -244,3 +244,34 @@ TEST(Diagnose, NegativeObservationIsRefused) {
 
 } // namespace
 } // namespace gpuplan::model
+
+namespace gpuplan::model {
+namespace {
+
+TEST(Diagnose, AbsurdRunningCountIsRefusedNotConverted) {
+    Deployment d = test::deploy(test::llama3_8b(), test::h100());
+    Observations obs;
+    EngineMetrics m;
+    m.running = 1e15;
+    obs.metrics = m;
+    try {
+        (void)diagnose(d, chat(1024, 256, 1), default_profile(), obs);
+        FAIL() << "expected InvalidArgument";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(
+            std::string(e.what()),
+            "observed vllm:num_requests_running is 1e+15; it must be a finite number from 0 to "
+            "1e+07 (check the metrics or benchmark file)");
+    }
+    // A bench result whose tokens/s × TPOT gives an absurd concurrency.
+    Observations b;
+    BenchSummary s;
+    s.completed = 1;
+    s.output_throughput = 1e12;
+    s.mean_tpot_ms = 1e6;
+    b.bench = s;
+    EXPECT_THROW((void)diagnose(d, chat(1024, 256, 1), default_profile(), b), InvalidArgument);
+}
+
+} // namespace
+} // namespace gpuplan::model
