@@ -223,23 +223,23 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
     out.input_tokens = wp.input_tokens;
     out.output_tokens = wp.output_tokens;
 
-    // The load: the observed running sequences as a closed loop.
-    int running = 0;
+    // The load: the observed running sequences as a closed loop; without them, the scenario's
+    // own operating point (a closed loop, or an offered rate by Little's law).
+    const int waiting = f.waiting ? static_cast<int>(std::lround(*f.waiting)) : 0;
     if (f.running) {
-        running = std::max(1, static_cast<int>(std::lround(*f.running)));
-    } else {
-        const MemoryEstimate mem = estimate_memory(d);
-        running = resolve_operating_point(mem, wp, d.par.dp).concurrency;
+        set_closed_loop(wp, std::max(1, static_cast<int>(std::lround(*f.running))));
+    }
+    out.predicted = find_bottleneck(d, wp, profile);
+    const int running = std::max(1, out.predicted.estimate.operating_point.concurrency);
+    if (!f.running) {
         out.notes.push_back(
             fmt::format("no observed running count (vllm:num_requests_running or the benchmark's "
-                        "max_concurrency); the scenario's load of {} sequences is used",
-                        running));
+                        "max_concurrency); the scenario's load is used: {}",
+                        out.predicted.estimate.operating_point.why));
+        set_closed_loop(wp, running);
     }
-    const int waiting = f.waiting ? static_cast<int>(std::lround(*f.waiting)) : 0;
     out.running = running;
     out.demand = running + waiting;
-    set_closed_loop(wp, running);
-    out.predicted = find_bottleneck(d, wp, profile);
     const ServingEstimate& e = out.predicted.estimate;
     Workload wdemand = wp;
     set_closed_loop(wdemand, std::max(1, out.demand));
@@ -561,7 +561,7 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         const bool power = g.power_cap_share >= 0.5 || (g.power_draw_w && g.power_limit_w &&
                                                         *g.power_draw_w >= 0.95 * *g.power_limit_w);
         DiagnosisRow r;
-        r.id = thermal ? "thermal-throttled" : "power-capped";
+        r.id = thermal ? "thermal-throttled" : power ? "power-capped" : "clock-throttled";
         r.symptom = "the GPU runs below its maximum clock";
         r.cause = thermal ? "thermal slowdown: the GPU is too hot"
                   : power ? "the power limit holds the clock down"

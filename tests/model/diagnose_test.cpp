@@ -5,6 +5,7 @@
 
 #include "fixtures.hpp"
 #include "model/error.hpp"
+#include "model/serving.hpp"
 
 #include <gtest/gtest.h>
 
@@ -271,6 +272,41 @@ TEST(Diagnose, AbsurdRunningCountIsRefusedNotConverted) {
     s.mean_tpot_ms = 1e6;
     b.bench = s;
     EXPECT_THROW((void)diagnose(d, chat(1024, 256, 1), default_profile(), b), InvalidArgument);
+}
+
+} // namespace
+} // namespace gpuplan::model
+
+namespace gpuplan::model {
+namespace {
+
+// Telemetry only: the scenario's own load applies, here an offered rate (Little's law).
+TEST(Diagnose, WithoutARunningCountTheScenariosLoadApplies) {
+    Deployment d = test::deploy(test::llama2_7b(), test::rtx4090());
+    d.engine.max_model_len = 4096;
+    Workload w;
+    w.input_tokens = 512;
+    w.output_tokens = 256;
+    w.requests_per_s = 0.5;
+    Observations obs;
+    GpuTelemetry g;
+    g.samples = 2;
+    g.utilization_gpu = 0.6;
+    g.sm_clock_mhz = 1000;
+    g.max_sm_clock_mhz = 3000;
+    obs.gpu = g;
+    const Diagnosis dg = diagnose(d, w, default_profile(), obs);
+    // Little's law: 0.5 requests/s × a few seconds per request: a handful in flight, not the
+    // deployment's capacity.
+    EXPECT_GE(dg.running, 1);
+    EXPECT_LT(dg.running, dg.capacity);
+    EXPECT_EQ(dg.running,
+              std::max(1, estimate_serving(d, w, default_profile()).operating_point.concurrency));
+    ASSERT_FALSE(dg.rows.empty());
+    EXPECT_EQ(dg.rows.front().id, "clock-throttled"); // the clock at 33 %, no reason reported
+    EXPECT_EQ(dg.rows.front().cause, "the clock is held down (no throttle reason reported)");
+    ASSERT_FALSE(dg.notes.empty());
+    EXPECT_NE(dg.notes.front().find("the scenario's load is used"), std::string::npos);
 }
 
 } // namespace
