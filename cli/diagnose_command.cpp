@@ -177,34 +177,55 @@ int run_diagnose(CliContext& ctx) {
         obs.gpu = hwdb::read_nvidia_smi_csv(smi);
     const model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
 
-    // The configuration to launch: the first re-estimated fix of the first row, else as is.
+    // The configuration to launch: the first re-estimated fix of the first row, else as is; the
+    // benchmark that checks it runs at the load the fix was estimated at.
     model::Deployment launch = s.deployment;
+    int bench_clients = g.running;
     std::string launch_why = "the scenario as it is (no re-estimated fix)";
+    bool found = false;
     for (const auto& r : g.rows) {
         for (const auto& f : r.fixes) {
-            if (f.estimated && f.deployment) {
+            if (!found && f.estimated && f.deployment) {
                 launch = *f.deployment;
+                if (f.workload && f.workload->concurrency) {
+                    bench_clients = *f.workload->concurrency;
+                }
                 launch_why = r.id + ": " + f.change;
-                break;
+                found = true;
             }
         }
-        if (launch_why != "the scenario as it is (no re-estimated fix)")
-            break;
     }
+    std::string engine_note;
+    if (s.deployment.engine.kind != model::EngineKind::Vllm) {
+        engine_note = std::string("the scenario's engine is ") +
+                      model::to_string(s.deployment.engine.kind) +
+                      "; these are vLLM's commands for the same settings";
+    }
+    const auto serve = vllm_serve_command(launch);
+    const auto check = vllm_bench_command(launch, g.input_tokens, g.output_tokens, bench_clients);
     if (vm.count("json")) {
         nlohmann::json j = diagnosis_json(s, g);
         if (!emit.empty()) {
             j["emit"] = {{"engine", "vllm"},
-                         {"command", vllm_serve_command(launch)},
+                         {"command", serve},
+                         {"benchmark", check},
                          {"applies", launch_why}};
+            if (!engine_note.empty()) {
+                j["emit"]["note"] = engine_note;
+            }
         }
         *ctx.out << json_text(j) << '\n';
         return 0;
     }
     print_diagnosis(*ctx.out, s, g);
     if (!emit.empty()) {
-        *ctx.out << "\nlaunch with the fix applied (" << launch_why << "):\n  "
-                 << vllm_serve_command(launch) << '\n';
+        *ctx.out << "\nlaunch with the fix applied (" << launch_why << "):\n  " << serve
+                 << "\nthen measure it (gpuplan diagnose --bench or calib validate --scenario read "
+                    "the result):\n  "
+                 << check << '\n';
+        if (!engine_note.empty()) {
+            *ctx.out << "note: " << engine_note << '\n';
+        }
     }
     return 0;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpuplan::cli {
 
 std::string vllm_serve_command(const model::Deployment& d) {
@@ -40,6 +42,16 @@ std::string vllm_serve_command(const model::Deployment& d) {
     if (!e.cuda_graphs)
         c += " --enforce-eager";
     return c;
+}
+
+std::string vllm_bench_command(const model::Deployment& d, int input_tokens, int output_tokens,
+                               int concurrency) {
+    const int c = std::max(1, concurrency);
+    return fmt::format("vllm bench serve --backend vllm --model {} --dataset-name random "
+                       "--random-input-len {} --random-output-len {} --max-concurrency {} "
+                       "--num-prompts {} --ignore-eos --save-result",
+                       d.model.hf_id.empty() ? d.model.name : d.model.hf_id, input_tokens,
+                       output_tokens, c, std::max(50, 10 * std::min(c, 100000)));
 }
 
 } // namespace gpuplan::cli
