@@ -212,6 +212,14 @@ model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& la
     m.requests = counter("vllm:e2e_request_latency_seconds_count");
     m.running = l.get("vllm:num_requests_running");
     m.waiting = l.get("vllm:num_requests_waiting");
+    // Sequence counts become ints in the diagnosis; ten million is beyond any deployment.
+    for (const auto& [name, v] : {std::pair{"vllm:num_requests_running", m.running},
+                                  std::pair{"vllm:num_requests_waiting", m.waiting}}) {
+        if (v && *v > 1e7) {
+            fail(file, 0, 0, name,
+                 fmt::format("is {:g}, more than ten million sequences; check the scrape", *v));
+        }
+    }
     m.kv_usage = l.get("vllm:kv_cache_usage_perc");
     if (!m.kv_usage)
         m.kv_usage = l.get("vllm:gpu_cache_usage_perc");
@@ -500,6 +508,11 @@ model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text, const std::strin
                 value *= 1048576.0;
             acc[static_cast<int>(cols[i])].add(value);
         }
+    }
+    if (cols.empty()) {
+        fail(file, 0, 0, "",
+             "the file is empty; save the output of nvidia-smi --query-gpu=... --format=csv -l 1 "
+             "(with its header line)");
     }
     if (t.samples == 0) {
         fail(

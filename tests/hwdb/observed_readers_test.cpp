@@ -185,3 +185,25 @@ TEST(BenchReader, HugeCountsAreRefusedBeforeConversion) {
 
 } // namespace
 } // namespace gpuplan::hwdb
+
+namespace gpuplan::hwdb {
+namespace {
+
+TEST(MetricsReader, AbsurdCountsNameTheFile) {
+    EXPECT_EQ(error_of([] {
+                  (void)engine_metrics(
+                      parse_metrics_scrape("vllm:num_requests_running 1e300\n", "s.prom"),
+                      "s.prom");
+              }),
+              "s.prom: vllm:num_requests_running: is 1e+300, more than ten million sequences; "
+              "check the scrape");
+}
+
+TEST(SmiReader, EmptyFileSaysSo) {
+    EXPECT_NE(
+        error_of([] { (void)parse_nvidia_smi_csv("", "g.csv"); }).find("g.csv: the file is empty"),
+        std::string::npos);
+}
+
+} // namespace
+} // namespace gpuplan::hwdb
