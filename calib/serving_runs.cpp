@@ -199,41 +199,31 @@ ServingLatencies measured_latencies(const ServingRun& run) {
     return {summarize(ttft), summarize(tpot), summarize(e2e)};
 }
 
-ServingComparison replay_serving_run(
-    const ServingRun& run, const hwdb::Database& db,
-    const std::function<std::optional<model::EfficiencyProfile>(const model::AcceleratorSpec&)>&
-        profile_for) {
-    ServingComparison c;
-    c.label = run.label;
-    c.dir = run.dir;
-    c.requests = static_cast<int>(run.requests.size());
-    c.vllm_version = run.vllm_version;
-    c.measured = measured_latencies(run);
+std::optional<model::Scenario> serving_run_scenario(const ServingRun& run, const hwdb::Database& db,
+                                                    std::string& skip_reason) {
     const model::AcceleratorSpec* gpu = db.find_accelerator(run.gpu);
     const model::ModelSpec* mdl = db.find_model(run.model);
     if (!gpu) {
-        c.skip_reason = "GPU '" + run.gpu + "' is not in the hwdb";
-        return c;
+        skip_reason = "GPU '" + run.gpu + "' is not in the hwdb";
+        return std::nullopt;
     }
-    c.gpu = gpu->name;
     if (!mdl) {
-        c.skip_reason = "model '" + run.model + "' is not in the catalog";
-        return c;
+        skip_reason = "model '" + run.model + "' is not in the catalog";
+        return std::nullopt;
     }
-    c.model = mdl->name;
     if (run.data_parallel > 1 || run.expert_parallel) {
-        c.skip_reason = "data or expert parallelism (data_parallel_size " +
-                        std::to_string(run.data_parallel) + ") is not replayed";
-        return c;
+        skip_reason = "data or expert parallelism (data_parallel_size " +
+                      std::to_string(run.data_parallel) + ") is not replayed";
+        return std::nullopt;
     }
     if (!run.num_gpu_blocks) {
-        c.skip_reason = "meta.json has no kv_cache section (the KV pool is unknown)";
-        return c;
+        skip_reason = "meta.json has no kv_cache section (the KV pool is unknown)";
+        return std::nullopt;
     }
     if (run.kv_cache_dtype != "auto" || (run.dtype != "bfloat16" && run.dtype != "float16")) {
-        c.skip_reason =
+        skip_reason =
             "dtype " + run.dtype + " / kv_cache_dtype " + run.kv_cache_dtype + " is not replayed";
-        return c;
+        return std::nullopt;
     }
     // The scenario the script writes for `gpuplan simulate`, read by the same loader; the trace
     // and KV pool are set as the loader sets them from the trace file and kv_cache_memory.
@@ -259,6 +249,32 @@ ServingComparison replay_serving_run(
         model::kv_bytes_per_token(s.deployment.model, s.deployment.prec.kv_cache).si();
     s.deployment.engine.kv_cache_memory =
         Bytes(static_cast<double>(*run.num_gpu_blocks) * run.block_size * kv_per_token);
+    return s;
+}
+
+ServingComparison replay_serving_run(
+    const ServingRun& run, const hwdb::Database& db,
+    const std::function<std::optional<model::EfficiencyProfile>(const model::AcceleratorSpec&)>&
+        profile_for) {
+    ServingComparison c;
+    c.label = run.label;
+    c.dir = run.dir;
+    c.requests = static_cast<int>(run.requests.size());
+    c.vllm_version = run.vllm_version;
+    c.measured = measured_latencies(run);
+    std::string skip;
+    std::optional<model::Scenario> built = serving_run_scenario(run, db, skip);
+    if (const model::AcceleratorSpec* g = db.find_accelerator(run.gpu)) {
+        c.gpu = g->name;
+    }
+    if (const model::ModelSpec* m = db.find_model(run.model)) {
+        c.model = m->name;
+    }
+    if (!built) {
+        c.skip_reason = skip;
+        return c;
+    }
+    model::Scenario& s = *built;
     std::vector<const ServingRequest*> order;
     for (const auto& r : run.requests) {
         order.push_back(&r);
@@ -276,7 +292,8 @@ ServingComparison replay_serving_run(
     s.workload.requests.reset();
 
     sim::SimOptions opts;
-    std::optional<model::EfficiencyProfile> prof = profile_for ? profile_for(*gpu) : std::nullopt;
+    std::optional<model::EfficiencyProfile> prof =
+        profile_for ? profile_for(s.deployment.gpu) : std::nullopt;
     c.default_profile = !prof;
     opts.profile = prof ? *prof : model::default_profile();
     c.profile = opts.profile->provenance.description;

@@ -7,6 +7,7 @@
 
 #include "hwdb/database.hpp"
 #include "model/efficiency.hpp"
+#include "model/scenario.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -91,6 +92,14 @@ struct ServingComparison {
     ServingLatencies measured;
     ServingLatencies simulated;
 };
+
+/// The scenario of a run, as `gpuplan simulate` reads the script's: the hwdb accelerator and
+/// catalog model, TP from meta.json, a vLLM engine with its max_model_len, max_num_seqs,
+/// max_num_batched_tokens, block size, prefix caching and a KV pool of num_gpu_blocks ×
+/// block_size tokens; its workload is left as the loader's default. nullopt, with the reason in
+/// `skip_reason`, for runs replay_serving_run skips.
+[[nodiscard]] std::optional<model::Scenario>
+serving_run_scenario(const ServingRun& run, const hwdb::Database& db, std::string& skip_reason);
 
 /// Replays `run` as `gpuplan simulate` replays the script's scenario: the hwdb accelerator and
 /// catalog model of the run, TP from meta.json, a vLLM engine with its max_model_len,

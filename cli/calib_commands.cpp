@@ -11,13 +11,17 @@
 #include "cli/options.hpp"
 #include "cli/output_file.hpp"
 #include "cli/table.hpp"
+#include "cli/scenario_options.hpp"
+#include "hwdb/observed_readers.hpp"
 #include "hwdb/profile_loader.hpp"
+#include "model/diagnose.hpp"
 #include "model/error.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -353,6 +357,57 @@ int run_calib_fit(CliContext& ctx) {
     return 0;
 }
 
+namespace {
+
+/// `calib validate BENCH.json... --scenario FILE`: the scenario's prediction at each benchmark's
+/// load (its concurrency and request lengths, as `gpuplan diagnose` takes them) against what the
+/// benchmark measured, per figure, with the relative error (predicted − measured) / measured.
+int validate_bench_results(CliContext& ctx, const std::string& scenario, const std::vector<std::string>& files,
+                           const std::vector<std::string>& profiles, bool as_json) {
+    if (profiles.size() > 1) {
+        throw UsageError("--scenario takes one --profile at most");
+    }
+    ScenarioFlags flags;
+    flags.file = scenario;
+    if (!profiles.empty()) flags.profile = profiles.front();
+    const model::Scenario s = build_scenario(ctx, flags);
+    const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
+    nlohmann::json out = nlohmann::json::array();
+    Table t({"benchmark", "figure", "measured", "predicted", "error"});
+    double sum_abs = 0;
+    int n = 0;
+    for (const auto& f : files) {
+        model::Observations obs;
+        obs.bench = hwdb::read_vllm_bench(f);
+        const model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
+        nlohmann::json j{{"file", f}, {"running", g.running}, {"input_tokens", g.input_tokens},
+                         {"output_tokens", g.output_tokens}, {"figures", nlohmann::json::array()}};
+        for (const auto& c : g.comparisons) {
+            const double err = c.observed > 0 ? (c.predicted - c.observed) / c.observed : 0.0;
+            sum_abs += std::abs(err);
+            ++n;
+            j["figures"].push_back({{"figure", c.figure}, {"unit", c.unit}, {"measured", c.observed},
+                                    {"predicted", c.predicted}, {"error", err}});
+            t.add_row({fs::path(f).filename().string(), c.figure, fixed(c.observed, 1) + " " + c.unit,
+                       fixed(c.predicted, 1) + " " + c.unit, fixed(err * 100, 1) + " %"});
+        }
+        out.push_back(j);
+    }
+    if (as_json) {
+        *ctx.out << json_text(nlohmann::json{{"scenario", s.name}, {"results", out},
+                                             {"mape", n > 0 ? sum_abs / n : 0.0}})
+                 << '\n';
+        return 0;
+    }
+    *ctx.out << s.name << ": model against `vllm bench serve` results (error = (predicted - measured) / measured; "
+             << "each at the benchmark's concurrency and request lengths)\n\n";
+    t.print(*ctx.out);
+    *ctx.out << "\nmean absolute error " << fixed(n > 0 ? sum_abs / n * 100 : 0.0, 1) << " % over " << n << " figures\n";
+    return 0;
+}
+
+}  // namespace
+
 int run_calib_validate(CliContext& ctx) {
     po::options_description desc("options");
     std::vector<std::string> inputs;
@@ -368,13 +423,19 @@ int run_calib_validate(CliContext& ctx) {
         "all", "use every point (default: only the shapes held out of the fit)")(
         "by-op", "also break the errors down by operator within each class")(
         "holdout-every", po::value(&holdout_every),
-        "the fit's hold-out rule: 1 in N shapes (default 5)")("json", "machine-readable output");
+        "the fit's hold-out rule: 1 in N shapes (default 5)")(
+        "scenario", po::value<std::string>(),
+        "the inputs are `vllm bench serve --save-result` JSON files of this deployment: report the "
+        "model's error on them")("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("dirs", -1);
     po::variables_map vm;
     if (!parse_options("calib validate", ctx.args, desc, pos, vm, *ctx.out,
-                       "DIR... [--profile FILE] [--gpu NAME] [--all] [--json]")) {
+                       "DIR... [--profile FILE] [--gpu NAME] [--all] [--json] | BENCH.json... --scenario FILE")) {
         return 0;
+    }
+    if (vm.count("scenario")) {
+        return validate_bench_results(ctx, vm["scenario"].as<std::string>(), inputs, profiles, vm.count("json") > 0);
     }
     std::vector<hwdb::ProfileFile> given;
     for (const auto& p : profiles) {

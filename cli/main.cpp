@@ -31,6 +31,7 @@ constexpr Subcommand kSubcommands[] = {
     {"scenario check", gpuplan::cli::run_scenario_check, "validate a scenario file"},
     {"fit", gpuplan::cli::run_fit, "memory per GPU: does it fit, KV blocks, max concurrency, fewest GPUs"},
     {"estimate", gpuplan::cli::run_estimate, "speed: TTFT, TPOT, throughput, MFU/MBU, binding resource, what-ifs"},
+    {"diagnose", gpuplan::cli::run_diagnose, "observed metrics vs the model: symptom, cause, check, re-estimated fixes"},
     {"compare", gpuplan::cli::run_compare, "several GPUs or configurations side by side for one workload"},
     {"train", gpuplan::cli::run_train, "training: memory per GPU, step time, MFU, time and cost, layout search"},
     {"rack", gpuplan::cli::run_rack, "nodes per rack, racks needed, binding limit (budget, PDU, cooling, U)"},

@@ -5,10 +5,13 @@
 #include "calib/serving_runs.hpp"
 
 #include "hwdb/profile_loader.hpp"
+#include "model/diagnose.hpp"
 #include "model/error.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -208,4 +211,95 @@ TEST(ServingRuns, Rtx4090Llama8bMatchesThePythonReplay) {
             EXPECT_LT(err, 0.20) << name << ' ' << what;
         }
     }
+}
+
+// The real vLLM 0.19 runs diagnosed (issue 13): the gauges as a scrape at the moment the most
+// requests waited would show them (timeseries.csv: running, waiting, KV use each second), the
+// latencies and tokens over the whole run. What the series shows must be the verdict: a KV cache
+// at >= 95 % with requests waiting is `kv-cache-full`; waiting with room in the cache is
+// `queueing`; and on real hardware with CUDA graphs the decode is never called far slower than
+// the model (no `decode-slow`). Skipped without ../shared/data.
+TEST(ServingRuns, DiagnosingTheMeasuredRunsNamesWhatTheirSeriesShow) {
+    const fs::path root = fs::path(GPUPLAN_SHARED_DATA_DIR) / "llmservingsim";
+    const auto dirs = calib::find_serving_runs(root);
+    if (dirs.empty()) {
+        GTEST_SKIP() << "no runs under " << root << " (../shared/data is not part of a clone)";
+    }
+    int diagnosed = 0;
+    for (const auto& dir : dirs) {
+        const auto run = calib::read_serving_run(dir);
+        std::string skip;
+        const auto scenario = calib::serving_run_scenario(run, db(), skip);
+        std::ifstream series(dir / "timeseries.csv");
+        if (!scenario || !series) {
+            std::printf("  %-40s skipped: %s\n", run.label.c_str(),
+                        scenario ? "no timeseries.csv" : skip.c_str());
+            continue;
+        }
+        // t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct
+        std::string line;
+        std::getline(series, line);
+        double gen = 0, ticks = 0, peak_waiting = -1, peak_running = 0, peak_kv = 0;
+        while (std::getline(series, line)) {
+            double t = 0, prompt = 0, g = 0, running = 0, waiting = 0, kv = 0;
+            if (std::sscanf(line.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf", &t, &prompt, &g, &running,
+                            &waiting, &kv) != 6) {
+                continue;
+            }
+            gen += g;
+            ticks += 1;
+            if (waiting > peak_waiting) {
+                peak_waiting = waiting;
+                peak_running = running;
+                peak_kv = kv / 100;
+            }
+        }
+        ASSERT_GT(ticks, 0) << dir;
+        const auto lat = calib::measured_latencies(run);
+        model::EngineMetrics m;
+        m.running = peak_running;
+        m.waiting = peak_waiting;
+        m.kv_usage = peak_kv;
+        m.ttft_mean_s = lat.ttft.mean;
+        m.itl_mean_s = lat.tpot.mean;
+        m.window_s = ticks;
+        m.delta = true;
+        double in = 0, out = 0;
+        for (const auto& r : run.requests) {
+            in += r.input_tokens;
+            out += r.output_tokens;
+        }
+        m.requests = static_cast<double>(run.requests.size());
+        m.prompt_tokens = in;
+        m.generation_tokens = out; // tokens of the finished requests: lengths and tokens/s
+        (void)gen;
+        model::Observations obs;
+        obs.metrics = m;
+        const auto profile =
+            hwdb::find_profile_for_gpu({hwdb::builtin_profile_folder()}, scenario->deployment.gpu);
+        const auto g = model::diagnose(scenario->deployment, scenario->workload,
+                                       profile ? *profile : model::default_profile(), obs);
+        std::string ids;
+        for (const auto& r : g.rows) {
+            ids += (ids.empty() ? "" : ", ") + r.id;
+        }
+        std::printf(
+            "  %-40s peak: %g running, %g waiting, KV %.0f %%; TPOT %.1f ms observed vs %.1f "
+            "predicted; rows: %s\n",
+            run.label.c_str(), peak_running, peak_waiting, peak_kv * 100, lat.tpot.mean * 1e3,
+            g.predicted.estimate.tpot.si() * 1e3, ids.empty() ? "none" : ids.c_str());
+        const auto has = [&](const char* id) {
+            return std::any_of(g.rows.begin(), g.rows.end(),
+                               [&](const model::DiagnosisRow& r) { return r.id == id; });
+        };
+        EXPECT_FALSE(has("decode-slow")) << run.label;
+        if (peak_kv >= 0.95 && peak_waiting > 0) {
+            ASSERT_FALSE(g.rows.empty()) << run.label;
+            EXPECT_EQ(g.rows.front().id, "kv-cache-full") << run.label;
+        } else if (peak_waiting > 0) {
+            EXPECT_TRUE(has("queueing") || has("kv-cache-full")) << run.label << ": " << ids;
+        }
+        ++diagnosed;
+    }
+    EXPECT_GT(diagnosed, 0);
 }

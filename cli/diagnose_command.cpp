@@ -1,0 +1,233 @@
+// `gpuplan diagnose`: what a running deployment shows (vLLM /metrics, `vllm bench serve`
+// results, nvidia-smi samples) beside what the model predicts at the same load, as rows of the
+// symptom → cause → check → fix table with evidence and re-estimated fixes (docs/diagnose.md).
+#include "cli/cli_context.hpp"
+#include "cli/emit.hpp"
+#include "cli/json_out.hpp"
+#include "cli/options.hpp"
+#include "cli/scenario_options.hpp"
+#include "cli/table.hpp"
+#include "hwdb/observed_readers.hpp"
+#include "model/diagnose.hpp"
+#include "model/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <optional>
+#include <ostream>
+
+namespace gpuplan::cli {
+namespace {
+
+nlohmann::json fix_json(const model::DiagnosisFix& f) {
+    nlohmann::json j{{"layer", model::to_string(f.layer)},
+                     {"change", f.change},
+                     {"estimated", f.estimated},
+                     {"effect", f.effect}};
+    if (f.estimated) {
+        j["fits"] = f.fits;
+        j["gpus"] = f.gpus;
+        j["capacity"] = f.capacity;
+        j["ttft_s"] = f.ttft.si();
+        j["tpot_s"] = f.tpot.si();
+        j["throughput_tokens_per_s"] = f.throughput;
+    }
+    return j;
+}
+
+nlohmann::json diagnosis_json(const model::Scenario& s, const model::Diagnosis& g) {
+    const auto& e = g.predicted.estimate;
+    nlohmann::json j{{"scenario", s.name},
+                     {"running", g.running},
+                     {"demand", g.demand},
+                     {"capacity", g.capacity},
+                     {"input_tokens", g.input_tokens},
+                     {"output_tokens", g.output_tokens},
+                     {"predicted",
+                      {{"ttft_s", e.ttft_loaded.si()},
+                       {"tpot_s", e.tpot.si()},
+                       {"throughput_tokens_per_s", e.throughput},
+                       {"decode_binding", model::to_string(g.predicted.decode.binding)},
+                       {"prefill_binding", model::to_string(g.predicted.prefill.binding)},
+                       {"error_band_p90", e.error_band.p90}}}};
+    j["comparisons"] = nlohmann::json::array();
+    for (const auto& c : g.comparisons) {
+        j["comparisons"].push_back({{"figure", c.figure},
+                                    {"unit", c.unit},
+                                    {"observed", c.observed},
+                                    {"predicted", c.predicted},
+                                    {"source", c.source}});
+    }
+    j["rows"] = nlohmann::json::array();
+    for (const auto& r : g.rows) {
+        nlohmann::json fixes = nlohmann::json::array();
+        for (const auto& f : r.fixes)
+            fixes.push_back(fix_json(f));
+        j["rows"].push_back({{"id", r.id},
+                             {"symptom", r.symptom},
+                             {"cause", r.cause},
+                             {"evidence", r.evidence},
+                             {"check", r.check},
+                             {"fixes", fixes},
+                             {"severity", r.severity}});
+    }
+    j["notes"] = g.notes;
+    return j;
+}
+
+void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::Diagnosis& g) {
+    const auto& d = s.deployment;
+    const auto& e = g.predicted.estimate;
+    out << s.name << ": " << d.model.name << " on " << d.gpus << " x " << d.gpu.name << " (tp "
+        << d.par.tp << ", pp " << d.par.pp << ", dp " << d.par.dp << "), weights "
+        << d.prec.weights.name << ", KV " << d.prec.kv_cache.name << "\n"
+        << "predicted at the observed load: " << g.running << " running, " << g.input_tokens
+        << " + " << g.output_tokens << " tokens per request; the deployment runs " << g.capacity
+        << " at once (error band ±" << fixed(e.error_band.p90 * 100, 0) << " % P90)\n\n";
+    if (!g.comparisons.empty()) {
+        Table t({"figure", "observed", "predicted", "observed/predicted", "source"});
+        for (const auto& c : g.comparisons) {
+            const int dec = c.unit == "ms" ? 1 : 0;
+            t.add_row({c.figure, fixed(c.observed, dec) + " " + c.unit,
+                       fixed(c.predicted, dec) + " " + c.unit,
+                       c.predicted > 0 ? fixed(c.observed / c.predicted, 2) : "-", c.source});
+        }
+        t.print(out);
+        out << '\n';
+    }
+    if (g.rows.empty()) {
+        out << "no row of the troubleshooting table applies: the observations agree with the model "
+               "within its thresholds (docs/diagnose.md)\n";
+    }
+    int n = 0;
+    for (const auto& r : g.rows) {
+        out << ++n << ". " << r.id << ": " << r.symptom << "\n   cause: " << r.cause
+            << "\n   evidence:\n";
+        for (const auto& ev : r.evidence)
+            out << "     - " << ev << '\n';
+        out << "   check: " << r.check << "\n   fixes (framework → model → hardware):\n";
+        int k = 0;
+        for (const auto& f : r.fixes) {
+            out << "     " << ++k << ". [" << model::to_string(f.layer) << "] " << f.change
+                << "\n        " << f.effect << '\n';
+        }
+        out << '\n';
+    }
+    for (const auto& note : g.notes)
+        out << "note: " << note << '\n';
+}
+
+} // namespace
+
+int run_diagnose(CliContext& ctx) {
+    po::options_description desc("options");
+    ScenarioFlags flags;
+    add_scenario_options(desc, flags);
+    std::vector<std::string> metrics;
+    std::string bench, smi, emit;
+    std::optional<double> interval;
+    desc.add_options()(
+        "metrics", po::value(&metrics),
+        "a vLLM /metrics scrape (give it twice, earlier first, for rates over the window)")(
+        "interval", po::value<double>()->notifier([&](double v) { interval = v; }),
+        "seconds between the two scrapes (default: their sample timestamps)")(
+        "bench", po::value(&bench), "a `vllm bench serve --save-result` JSON file")(
+        "smi", po::value(&smi), "nvidia-smi --query-gpu=... --format=csv samples")(
+        "emit", po::value(&emit), "print the launch command with the first fix applied: vllm")(
+        "json", "machine-readable output");
+    po::positional_options_description pos;
+    pos.add("file", 1);
+    po::variables_map vm;
+    if (!parse_options("diagnose", ctx.args, desc, pos, vm, *ctx.out,
+                       "SCENARIO [--metrics FILE [--metrics FILE]] [--bench FILE] [--smi FILE] "
+                       "[--json] [--emit vllm]")) {
+        return 0;
+    }
+    if (!emit.empty() && emit != "vllm") {
+        throw UsageError("--emit '" + emit + "': only 'vllm' is supported for now");
+    }
+    if (metrics.size() > 2) {
+        throw UsageError("--metrics is given " + std::to_string(metrics.size()) +
+                         " times; give one scrape, or two (earlier first) for rates");
+    }
+    if (interval && (!std::isfinite(*interval) || *interval <= 0)) {
+        throw UsageError("--interval must be a positive number of seconds");
+    }
+    if (interval && metrics.size() != 2) {
+        throw UsageError("--interval needs two --metrics scrapes (earlier first)");
+    }
+    if (metrics.empty() && bench.empty() && smi.empty()) {
+        throw UsageError(
+            "diagnose needs something observed: --metrics FILE, --bench FILE or --smi FILE");
+    }
+    model::Scenario s = build_scenario(ctx, flags);
+    const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
+    model::Observations obs;
+    if (metrics.size() == 1) {
+        obs.metrics = hwdb::engine_metrics(hwdb::read_metrics_scrape(metrics[0]), metrics[0]);
+    } else if (metrics.size() == 2) {
+        obs.metrics =
+            hwdb::engine_metrics(hwdb::read_metrics_scrape(metrics[0]),
+                                 hwdb::read_metrics_scrape(metrics[1]), metrics[1], interval);
+    }
+    if (!bench.empty())
+        obs.bench = hwdb::read_vllm_bench(bench);
+    if (!smi.empty())
+        obs.gpu = hwdb::read_nvidia_smi_csv(smi);
+    const model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
+
+    // The configuration to launch: the first re-estimated fix of the first row, else as is; the
+    // benchmark that checks it runs at the load the fix was estimated at.
+    model::Deployment launch = s.deployment;
+    int bench_clients = g.running;
+    std::string launch_why = "the scenario as it is (no re-estimated fix)";
+    bool found = false;
+    for (const auto& r : g.rows) {
+        for (const auto& f : r.fixes) {
+            if (!found && f.estimated && f.deployment) {
+                launch = *f.deployment;
+                if (f.workload && f.workload->concurrency) {
+                    bench_clients = *f.workload->concurrency;
+                }
+                launch_why = r.id + ": " + f.change;
+                found = true;
+            }
+        }
+    }
+    std::string engine_note;
+    if (s.deployment.engine.kind != model::EngineKind::Vllm) {
+        engine_note = std::string("the scenario's engine is ") +
+                      model::to_string(s.deployment.engine.kind) +
+                      "; these are vLLM's commands for the same settings";
+    }
+    const auto serve = vllm_serve_command(launch);
+    const auto check = vllm_bench_command(launch, g.input_tokens, g.output_tokens, bench_clients);
+    if (vm.count("json")) {
+        nlohmann::json j = diagnosis_json(s, g);
+        if (!emit.empty()) {
+            j["emit"] = {{"engine", "vllm"},
+                         {"command", serve},
+                         {"benchmark", check},
+                         {"applies", launch_why}};
+            if (!engine_note.empty()) {
+                j["emit"]["note"] = engine_note;
+            }
+        }
+        *ctx.out << json_text(j) << '\n';
+        return 0;
+    }
+    print_diagnosis(*ctx.out, s, g);
+    if (!emit.empty()) {
+        *ctx.out << "\nlaunch with the fix applied (" << launch_why << "):\n  " << serve
+                 << "\nthen measure it (gpuplan diagnose --bench or calib validate --scenario read "
+                    "the result):\n  "
+                 << check << '\n';
+        if (!engine_note.empty()) {
+            *ctx.out << "note: " << engine_note << '\n';
+        }
+    }
+    return 0;
+}
+
+} // namespace gpuplan::cli

@@ -1,0 +1,664 @@
+#include "model/diagnose.hpp"
+
+#include "model/error.hpp"
+#include "model/operating_point.hpp"
+#include "model/precision.hpp"
+#include "model/serving.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace gpuplan::model {
+
+const char* to_string(FixLayer l) {
+    switch (l) {
+    case FixLayer::Framework: return "framework";
+    case FixLayer::Model: return "model";
+    case FixLayer::Hardware: return "hardware";
+    }
+    return "framework";
+}
+
+namespace {
+
+std::string ms(double s) {
+    return s * 1e3 >= 100 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:.3g} ms", s * 1e3);
+}
+std::string pct(double f) {
+    return fmt::format("{:.0f} %", f * 100);
+}
+
+// A PCIe 4.0 x16 link moves about 25 GB/s in practice (32 GB/s on paper, PCI-SIG), the rate
+// weights offloaded to host memory (vLLM --cpu-offload-gb) are streamed back at every step.
+constexpr double kPcieBytesPerS = 25e9;
+
+/// The figures the rows read, merged from every source (metrics first, then the benchmark).
+struct Figures {
+    std::optional<double> tpot_s, ttft_s, queue_s, prefill_s, throughput, running, waiting;
+    std::optional<double> kv_usage, preemptions, preemptions_per_s, prefix_hit_rate;
+    std::optional<double> input_tokens, output_tokens;
+    std::string tpot_source, ttft_source, throughput_source;
+};
+
+Figures merge(const Observations& obs) {
+    Figures f;
+    if (const auto& m = obs.metrics) {
+        if (m->itl_mean_s) {
+            f.tpot_s = m->itl_mean_s;
+            f.tpot_source = "metrics";
+        }
+        if (m->ttft_mean_s) {
+            f.ttft_s = m->ttft_mean_s;
+            f.ttft_source = "metrics";
+        }
+        f.queue_s = m->queue_mean_s;
+        f.prefill_s = m->prefill_mean_s;
+        f.running = m->running;
+        f.waiting = m->waiting;
+        f.kv_usage = m->kv_usage;
+        f.preemptions = m->preemptions;
+        if (m->preemptions && m->window_s && *m->window_s > 0 && m->delta) {
+            f.preemptions_per_s = *m->preemptions / *m->window_s;
+        }
+        if (m->generation_tokens && m->window_s && *m->window_s > 0 && m->delta) {
+            f.throughput = *m->generation_tokens / *m->window_s;
+            f.throughput_source = "metrics";
+        }
+        if (m->prefix_queries && m->prefix_hits && *m->prefix_queries > 0) {
+            f.prefix_hit_rate = *m->prefix_hits / *m->prefix_queries;
+        }
+        if (m->requests && *m->requests > 0) {
+            if (m->prompt_tokens)
+                f.input_tokens = *m->prompt_tokens / *m->requests;
+            if (m->generation_tokens)
+                f.output_tokens = *m->generation_tokens / *m->requests;
+        }
+    }
+    if (const auto& b = obs.bench) {
+        if (!f.tpot_s && b->mean_tpot_ms) {
+            f.tpot_s = *b->mean_tpot_ms / 1e3;
+            f.tpot_source = "bench";
+        }
+        if (!f.ttft_s && b->mean_ttft_ms) {
+            f.ttft_s = *b->mean_ttft_ms / 1e3;
+            f.ttft_source = "bench";
+        }
+        if (!f.throughput && b->output_throughput) {
+            f.throughput = b->output_throughput;
+            f.throughput_source = "bench";
+        }
+        if (b->completed > 0) {
+            if (!f.input_tokens && b->total_input_tokens)
+                f.input_tokens = *b->total_input_tokens / b->completed;
+            if (!f.output_tokens && b->total_output_tokens)
+                f.output_tokens = *b->total_output_tokens / b->completed;
+        }
+        if (!f.running) {
+            if (b->max_concurrency) {
+                f.running = *b->max_concurrency;
+            } else if (b->output_throughput && b->mean_tpot_ms) {
+                // Little's law on tokens: tokens/s × seconds per token = tokens in flight.
+                f.running = *b->output_throughput * *b->mean_tpot_ms / 1e3;
+            }
+        }
+    }
+    // Without a rate from counters: each running sequence makes one token per TPOT.
+    if (!f.throughput && f.running && f.tpot_s && *f.tpot_s > 0) {
+        f.throughput = *f.running / *f.tpot_s;
+        f.throughput_source = "running / TPOT";
+    }
+    return f;
+}
+
+// Sequence counts become ints and closed-loop loads: ten million is far beyond any deployment.
+constexpr double kMaxSequences = 1e7;
+
+void check_non_negative(const std::optional<double>& v, const char* what, double max = HUGE_VAL) {
+    if (v && (!std::isfinite(*v) || *v < 0 || *v > max)) {
+        throw InvalidArgument(fmt::format("observed {} is {:g}; it must be a finite number from 0 "
+                                          "to {:g} (check the metrics or benchmark file)",
+                                          what, *v, max));
+    }
+}
+
+/// Re-estimates one fix at the demand.
+DiagnosisFix reestimate(FixLayer layer, std::string change, Deployment dd, Workload ww,
+                        const EfficiencyProfile& profile, const ServingEstimate& before,
+                        int before_dp) {
+    DiagnosisFix f;
+    f.layer = layer;
+    f.change = std::move(change);
+    f.gpus = dd.gpus;
+    try {
+        validate(dd);
+        const ServingEstimate e = estimate_serving(dd, ww, profile);
+        f.estimated = true;
+        f.fits = e.memory.fits;
+        f.capacity = deployment_capacity(e.memory, ww, dd.par.dp);
+        f.ttft = e.ttft_loaded;
+        f.tpot = e.tpot;
+        f.throughput = e.throughput;
+        f.effect = fmt::format("predicted at {} in flight: {:.0f} → {:.0f} tok/s, room for {} → {} "
+                               "sequences, TPOT {} → {}, TTFT {} → {}",
+                               ww.concurrency.value_or(0), before.throughput, e.throughput,
+                               deployment_capacity(before.memory, ww, before_dp), f.capacity,
+                               ms(before.tpot.si()), ms(e.tpot.si()), ms(before.ttft_loaded.si()),
+                               ms(e.ttft_loaded.si()));
+        f.deployment = std::move(dd);
+        f.workload = std::move(ww);
+    } catch (const InputError& err) {
+        f.estimated = false;
+        f.effect = std::string("not estimated: ") + err.what();
+    }
+    return f;
+}
+
+/// A fix the model cannot express (no re-estimate).
+DiagnosisFix advice(FixLayer layer, std::string change, std::string effect) {
+    DiagnosisFix f;
+    f.layer = layer;
+    f.change = std::move(change);
+    f.effect = std::move(effect);
+    return f;
+}
+
+Deployment with_tp_x2(const Deployment& d) {
+    Deployment x = d;
+    x.par.tp = d.par.tp * 2;
+    if (x.par.ep > 1) {
+        x.par.ep = x.par.tp * x.par.dp;
+    }
+    x.gpus = x.par.tp * x.par.pp * x.par.dp;
+    return x;
+}
+
+Deployment with_replicas_x2(const Deployment& d) {
+    Deployment x = d;
+    x.par.dp = d.par.dp * 2;
+    if (x.par.ep > 1) {
+        x.par.ep = x.par.tp * x.par.dp;
+    }
+    x.gpus = x.par.tp * x.par.pp * x.par.dp;
+    return x;
+}
+
+} // namespace
+
+Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfile& profile,
+                   const Observations& obs, const DiagnosisThresholds& th) {
+    if (obs.metrics) {
+        const auto& m = *obs.metrics;
+        check_non_negative(m.running, "vllm:num_requests_running", kMaxSequences);
+        check_non_negative(m.waiting, "vllm:num_requests_waiting", kMaxSequences);
+        check_non_negative(m.kv_usage, "vllm:kv_cache_usage_perc");
+        check_non_negative(m.preemptions, "preemptions");
+        check_non_negative(m.generation_tokens, "generation tokens");
+    }
+    const Figures f = merge(obs);
+    check_non_negative(f.running,
+                       "running sequences (the benchmark's concurrency, or tokens/s × TPOT)",
+                       kMaxSequences);
+    Diagnosis out;
+    const EngineSettings eng = resolve_engine(d);
+
+    // The observed lengths, within what the engine accepts.
+    Workload wp = w;
+    if (f.input_tokens && *f.input_tokens >= 1) {
+        wp.input_tokens = static_cast<int>(std::lround(*f.input_tokens));
+    }
+    if (f.output_tokens && *f.output_tokens >= 1) {
+        wp.output_tokens = static_cast<int>(std::lround(*f.output_tokens));
+    }
+    if (wp.input_tokens + wp.output_tokens > eng.max_model_len) {
+        out.notes.push_back(fmt::format(
+            "observed requests average {} + {} tokens, more than max_model_len {}; the "
+            "scenario's lengths {} + {} are used",
+            wp.input_tokens, wp.output_tokens, eng.max_model_len, w.input_tokens, w.output_tokens));
+        wp.input_tokens = w.input_tokens;
+        wp.output_tokens = w.output_tokens;
+    }
+    out.input_tokens = wp.input_tokens;
+    out.output_tokens = wp.output_tokens;
+
+    // The load: the observed running sequences as a closed loop; without them, the scenario's
+    // own operating point (a closed loop, or an offered rate by Little's law).
+    const int waiting = f.waiting ? static_cast<int>(std::lround(*f.waiting)) : 0;
+    if (f.running) {
+        set_closed_loop(wp, std::max(1, static_cast<int>(std::lround(*f.running))));
+    }
+    out.predicted = find_bottleneck(d, wp, profile);
+    const int running = std::max(1, out.predicted.estimate.operating_point.concurrency);
+    if (!f.running) {
+        out.notes.push_back(
+            fmt::format("no observed running count (vllm:num_requests_running or the benchmark's "
+                        "max_concurrency); the scenario's load is used: {}",
+                        out.predicted.estimate.operating_point.why));
+        set_closed_loop(wp, running);
+    }
+    out.running = running;
+    out.demand = running + waiting;
+    const ServingEstimate& e = out.predicted.estimate;
+    Workload wdemand = wp;
+    set_closed_loop(wdemand, std::max(1, out.demand));
+    ServingEstimate at_demand = e;
+    if (out.demand != running) {
+        at_demand = estimate_serving(d, wdemand, profile);
+    }
+    const int capacity = deployment_capacity(e.memory, wp, d.par.dp);
+    out.capacity = capacity;
+
+    // Observed beside predicted.
+    if (f.tpot_s)
+        out.comparisons.push_back(
+            {"TPOT", "ms", *f.tpot_s * 1e3, e.tpot.si() * 1e3, f.tpot_source});
+    if (f.ttft_s)
+        out.comparisons.push_back(
+            {"TTFT", "ms", *f.ttft_s * 1e3, e.ttft_loaded.si() * 1e3, f.ttft_source});
+    if (f.throughput)
+        out.comparisons.push_back(
+            {"output throughput", "tok/s", *f.throughput, e.throughput, f.throughput_source});
+
+    const bool busy =
+        obs.gpu && obs.gpu->utilization_gpu && *obs.gpu->utilization_gpu >= th.busy_gpu;
+    std::optional<double> clock_ratio;
+    if (obs.gpu && obs.gpu->sm_clock_mhz && obs.gpu->max_sm_clock_mhz &&
+        *obs.gpu->max_sm_clock_mhz > 0) {
+        clock_ratio = std::min(1.0, *obs.gpu->sm_clock_mhz / *obs.gpu->max_sm_clock_mhz);
+    }
+    const bool throttled = clock_ratio && *clock_ratio < th.clock_ratio;
+    const bool kv_full = f.kv_usage && *f.kv_usage >= th.kv_full &&
+                         ((f.waiting && *f.waiting > 0) || (f.preemptions && *f.preemptions > 0));
+
+    // 1. KV cache full: sequences wait for blocks or are preempted.
+    if (kv_full) {
+        DiagnosisRow r;
+        r.id = "kv-cache-full";
+        r.symptom = "requests wait or are preempted while the GPU has KV cache for no more";
+        r.cause = "the KV cache holds fewer sequences than the load asks for";
+        r.evidence.push_back(
+            fmt::format("KV cache {} used (threshold {})", pct(*f.kv_usage), pct(th.kv_full)));
+        if (f.waiting)
+            r.evidence.push_back(fmt::format("{} waiting beside {} running", waiting, running));
+        if (f.preemptions && *f.preemptions > 0) {
+            r.evidence.push_back(f.preemptions_per_s
+                                     ? fmt::format("{:.0f} preemptions in the window ({:.2g}/s)",
+                                                   *f.preemptions, *f.preemptions_per_s)
+                                     : fmt::format("{:.0f} preemptions {}", *f.preemptions,
+                                                   obs.metrics && obs.metrics->delta
+                                                       ? "in the window"
+                                                       : "since the server started"));
+        }
+        if (f.queue_s && f.ttft_s && *f.ttft_s > 0) {
+            r.evidence.push_back(
+                fmt::format("queue time {} is {} of TTFT {}: requests wait for KV blocks",
+                            ms(*f.queue_s), pct(*f.queue_s / *f.ttft_s), ms(*f.ttft_s)));
+        }
+        r.evidence.push_back(fmt::format(
+            "predicted KV pool {} tokens: {} sequences of {} + {} tokens at once (max_num_seqs {})",
+            e.memory.kv_tokens, capacity, wp.input_tokens, wp.output_tokens, eng.max_num_seqs));
+        if (capacity > running * 1.25) {
+            r.evidence.push_back(fmt::format(
+                "the model expects room for {} sequences but the cache is full at {}: requests "
+                "are probably longer than {} + {} tokens, or the engine reserved less memory",
+                capacity, running, wp.input_tokens, wp.output_tokens));
+        }
+        r.check = "vLLM's start-up log lines 'GPU KV cache size: N tokens' and 'Maximum "
+                  "concurrency for L tokens per request'; vllm:num_preemptions_total rising";
+        if (eng.memory_fraction < 0.95) {
+            Deployment x = d;
+            x.engine.gpu_memory_utilization = 0.95;
+            r.fixes.push_back(
+                reestimate(FixLayer::Framework,
+                           fmt::format("gpu_memory_utilization {:.2f} → 0.95", eng.memory_fraction),
+                           x, wdemand, profile, at_demand, d.par.dp));
+        }
+        if (d.prec.kv_cache.bits_per_element > 8.0) {
+            if (const auto fp8 = find_precision("fp8")) {
+                Deployment x = d;
+                x.prec.kv_cache = *fp8;
+                r.fixes.push_back(reestimate(FixLayer::Model,
+                                             "kv cache " + d.prec.kv_cache.name + " → fp8", x,
+                                             wdemand, profile, at_demand, d.par.dp));
+            }
+        }
+        r.fixes.push_back(reestimate(
+            FixLayer::Hardware,
+            fmt::format("tp {} → {} (twice the GPUs: the weights take half as much of each)",
+                        d.par.tp, d.par.tp * 2),
+            with_tp_x2(d), wdemand, profile, at_demand, d.par.dp));
+        r.severity = 3.0 + (f.preemptions && *f.preemptions > 0 ? 1.0 : 0.0);
+        out.rows.push_back(std::move(r));
+    }
+
+    // 2. Queueing: requests wait and the wait dominates the first token.
+    const bool queue_dominates =
+        f.queue_s && f.ttft_s && *f.ttft_s > 0 && *f.queue_s > th.queue_share * *f.ttft_s;
+    if (!kv_full && waiting > 0 && (queue_dominates || !f.queue_s)) {
+        DiagnosisRow r;
+        r.id = "queueing";
+        r.symptom = "time to first token grows with load; requests wait";
+        r.cause = "more requests arrive than the running batch takes";
+        r.evidence.push_back(fmt::format("{} waiting beside {} running", waiting, running));
+        if (queue_dominates) {
+            r.evidence.push_back(fmt::format("queue time {} is {} of TTFT {} (threshold {})",
+                                             ms(*f.queue_s), pct(*f.queue_s / *f.ttft_s),
+                                             ms(*f.ttft_s), pct(th.queue_share)));
+        }
+        r.check = "vllm:request_queue_time_seconds against vllm:time_to_first_token_seconds; "
+                  "vllm:num_requests_waiting over time";
+        const int seq_cap = eng.max_num_seqs * d.par.dp;
+        if (running >= seq_cap) {
+            r.evidence.push_back(fmt::format("running {} equals max_num_seqs {} × {} replicas",
+                                             running, eng.max_num_seqs, d.par.dp));
+            Deployment x = d;
+            x.engine.max_num_seqs = eng.max_num_seqs * 2;
+            if (x.engine.max_num_batched_tokens.value_or(eng.max_num_batched_tokens) <
+                *x.engine.max_num_seqs) {
+                x.engine.max_num_batched_tokens = *x.engine.max_num_seqs;
+            }
+            r.fixes.push_back(reestimate(
+                FixLayer::Framework,
+                fmt::format("max_num_seqs {} → {}", eng.max_num_seqs, eng.max_num_seqs * 2), x,
+                wdemand, profile, at_demand, d.par.dp));
+        } else {
+            r.fixes.push_back(advice(FixLayer::Framework, "cap client concurrency and fail fast",
+                                     "keeps latency bounded; does not add capacity"));
+        }
+        r.fixes.push_back(reestimate(FixLayer::Hardware,
+                                     fmt::format("replicas {} → {}", d.par.dp, d.par.dp * 2),
+                                     with_replicas_x2(d), wdemand, profile, at_demand, d.par.dp));
+        r.severity = 2.0 + (queue_dominates ? *f.queue_s / *f.ttft_s : 0.0);
+        out.rows.push_back(std::move(r));
+    }
+
+    // 3. Low batch: nothing waits and few sequences run.
+    if (f.running && f.waiting && waiting == 0 && capacity > 0 &&
+        running < th.low_batch_share * capacity) {
+        DiagnosisRow r;
+        r.id = "low-batch";
+        r.symptom = "throughput far below what the GPUs serve, nothing waiting";
+        r.cause = "the clients send too few requests at once: the batch is small";
+        r.evidence.push_back(fmt::format("{} running, 0 waiting; the deployment runs {} at once "
+                                         "(threshold {} of it)",
+                                         running, capacity, pct(th.low_batch_share)));
+        if (busy) {
+            r.evidence.push_back(fmt::format("GPU utilization {} counts time a kernel runs, not "
+                                             "work done: small batches keep it high",
+                                             pct(*obs.gpu->utilization_gpu)));
+        }
+        r.check =
+            "the benchmark's --max-concurrency or --request-rate; the client's connection pool";
+        Workload more = wp;
+        const int target = std::max(running + 1, capacity);
+        set_closed_loop(more, target);
+        r.fixes.push_back(reestimate(FixLayer::Framework,
+                                     fmt::format("client concurrency {} → {}", running, target), d,
+                                     more, profile, e, d.par.dp));
+        r.severity = 1.0 + (1.0 - static_cast<double>(running) / capacity);
+        out.rows.push_back(std::move(r));
+    }
+
+    // 4. Decode far slower than the model's floor at this batch.
+    const double pred_tpot = e.tpot.si();
+    if (f.tpot_s && pred_tpot > 0 && *f.tpot_s > th.slow_factor * pred_tpot) {
+        const double factor = *f.tpot_s / pred_tpot;
+        DiagnosisRow r;
+        r.id = "decode-slow";
+        r.symptom = busy ? "GPU busy but few tokens/s" : "tokens/s far below the hardware's floor";
+        r.cause = "the GPU is not doing the work the model expects: each token costs more than "
+                  "reading the weights and KV cache once";
+        r.evidence.push_back(fmt::format(
+            "TPOT {} observed vs {} predicted at {} running: {:.1f}× slower than the {} floor "
+            "(threshold {:.0f}×, beyond the model's error band ±{:.0f} %)",
+            ms(*f.tpot_s), ms(pred_tpot), running, factor,
+            out.predicted.decode.binding == Resource::MemoryBandwidth
+                ? "memory-bandwidth"
+                : to_string(out.predicted.decode.binding),
+            th.slow_factor, e.error_band.p90 * 100));
+        if (f.throughput) {
+            r.evidence.push_back(fmt::format("{:.3g} output tok/s observed vs {:.3g} predicted",
+                                             *f.throughput, e.throughput));
+        }
+        if (f.ttft_s && e.ttft_loaded.si() > 0 && *f.ttft_s > th.slow_factor * e.ttft_loaded.si()) {
+            r.evidence.push_back(fmt::format(
+                "TTFT is {:.1f}× the prediction too: prefill and decode are both slow, which "
+                "points at the whole GPU path (offloaded weights, clocks, dtype) rather than "
+                "decode-only costs such as eager mode",
+                *f.ttft_s / e.ttft_loaded.si()));
+        }
+        if (busy) {
+            r.evidence.push_back(
+                fmt::format("GPU utilization {} (≥ {}): the GPU is not starved, so "
+                            "the client and scheduler are ruled out",
+                            pct(*obs.gpu->utilization_gpu), pct(th.busy_gpu)));
+        }
+        // Hypotheses the model can price, each re-estimated: which one comes closest?
+        struct Hypothesis {
+            std::string what;
+            double tpot;
+        };
+        std::vector<Hypothesis> hyps;
+        const auto price = [&](std::string what, Deployment x) {
+            try {
+                const ServingEstimate h = estimate_serving(x, wp, profile);
+                if (!h.memory.fits) {
+                    what += fmt::format(" (does not fit in {:.0f} GiB: it would need offload)",
+                                        d.gpu.memory.si() / 1073741824.0);
+                }
+                hyps.push_back({std::move(what), h.tpot.si()});
+            } catch (const InputError&) {
+            }
+        };
+        if (eng.cuda_graphs) {
+            Deployment x = d;
+            x.engine.cuda_graphs = false;
+            price("eager mode (--enforce-eager: no CUDA graphs)", x);
+        }
+        if (const auto fp32 = find_precision("fp32");
+            fp32 && d.prec.weights.bits_per_element < 32) {
+            Deployment x = d;
+            x.prec.weights = *fp32;
+            x.prec.activations = *fp32;
+            price("fp32 weights (--dtype float32)", x);
+        }
+        if (clock_ratio) {
+            Deployment x = d;
+            x.clocks.compute = *clock_ratio;
+            price(fmt::format("the observed SM clock ({} of maximum)", pct(*clock_ratio)), x);
+        }
+        for (const auto& h : hyps) {
+            r.evidence.push_back(fmt::format("{} alone would give TPOT {}: {} of the observed",
+                                             h.what, ms(h.tpot), pct(h.tpot / *f.tpot_s)));
+        }
+        const auto best = std::max_element(
+            hyps.begin(), hyps.end(),
+            [](const Hypothesis& a, const Hypothesis& b) { return a.tpot < b.tpot; });
+        const double best_share = best == hyps.end() ? 0.0 : best->tpot / *f.tpot_s;
+        if (best != hyps.end() && best_share >= 0.7) {
+            r.cause += "; most likely " + best->what;
+        } else {
+            r.cause += fmt::format("; most likely weights read from host memory (CPU offload or "
+                                   "swap): none of eager mode, fp32 weights or the clock explains "
+                                   "more than {} of the observed TPOT",
+                                   pct(best_share));
+        }
+        const double gap = *f.tpot_s - pred_tpot;
+        r.evidence.push_back(fmt::format(
+            "the gap of {} per step is what streaming {:.3g} GB over a {:.0f} GB/s PCIe link "
+            "takes (CPU offload or swapped weights)",
+            ms(gap), gap * kPcieBytesPerS / 1e9, kPcieBytesPerS / 1e9));
+        if (d.par.tp > 1 && d.intra_node_link.name.rfind("pcie", 0) == 0) {
+            r.evidence.push_back(
+                fmt::format("tensor parallel {} over {} (no NVLink): every layer's "
+                            "all-reduce crosses PCIe",
+                            d.par.tp, d.intra_node_link.name));
+        }
+        if (throttled) {
+            r.evidence.push_back(fmt::format("SM clock {:.0f} of {:.0f} MHz ({}, threshold {})",
+                                             *obs.gpu->sm_clock_mhz, *obs.gpu->max_sm_clock_mhz,
+                                             pct(*clock_ratio), pct(th.clock_ratio)));
+        }
+        r.check = "vLLM start-up log: 'enforce_eager=True' or no 'Graph capturing finished', "
+                  "dtype=torch.float32, cpu_offload_gb > 0; `nvidia-smi -q -d PERFORMANCE` for "
+                  "throttle reasons; `nvidia-smi topo -m` for the links between TP GPUs";
+        // The fix restores what the model assumes: CUDA graphs, 16-bit weights, no offload.
+        Deployment restored = d;
+        restored.engine.cuda_graphs = true;
+        restored.clocks = d.clocks;
+        r.fixes.push_back(reestimate(FixLayer::Framework,
+                                     "serve with CUDA graphs (drop --enforce-eager), --dtype auto "
+                                     "(bf16/fp16) and no --cpu-offload-gb",
+                                     restored, wp, profile, e, d.par.dp));
+        if (r.fixes.front().estimated)
+            r.fixes.front().effect =
+                fmt::format("predicted TPOT {} at {} running: {:.1f}× faster than observed; {:.3g} "
+                            "→ {:.3g} tok/s",
+                            ms(r.fixes.front().tpot.si()), running,
+                            *f.tpot_s / std::max(1e-12, r.fixes.front().tpot.si()),
+                            f.throughput.value_or(0.0), r.fixes.front().throughput);
+        if (d.prec.weights.bits_per_element > 8.5) {
+            if (const auto awq = find_precision("awq-int4")) {
+                Deployment x = d;
+                x.prec.weights = *awq;
+                r.fixes.push_back(reestimate(
+                    FixLayer::Model,
+                    "weights " + d.prec.weights.name +
+                        " → awq-int4 (an AWQ checkpoint): a quarter of the bytes per token",
+                    x, wp, profile, e, d.par.dp));
+            }
+        }
+        if (throttled) {
+            Deployment slow = d;
+            slow.clocks.compute = *clock_ratio;
+            ServingEstimate at_clock = e;
+            try {
+                at_clock = estimate_serving(slow, wp, profile);
+            } catch (const InputError&) {
+            }
+            r.fixes.push_back(
+                reestimate(FixLayer::Hardware,
+                           "restore full clocks: raise the power limit (nvidia-smi -pl), "
+                           "fix cooling",
+                           d, wp, profile, at_clock, d.par.dp));
+        }
+        if (d.par.tp > 1 && d.intra_node_link.name.rfind("pcie", 0) == 0) {
+            r.fixes.push_back(
+                advice(FixLayer::Hardware,
+                       "GPUs joined by NVLink, or replicas instead of tensor parallelism",
+                       "removes the PCIe all-reduce from every layer"));
+        }
+        r.severity = factor;
+        out.rows.push_back(std::move(r));
+    }
+
+    // 5. Clocks held down by a power cap or heat.
+    if (throttled) {
+        const auto& g = *obs.gpu;
+        const bool thermal = g.thermal_share >= 0.5;
+        const bool power = g.power_cap_share >= 0.5 || (g.power_draw_w && g.power_limit_w &&
+                                                        *g.power_draw_w >= 0.95 * *g.power_limit_w);
+        DiagnosisRow r;
+        r.id = thermal ? "thermal-throttled" : power ? "power-capped" : "clock-throttled";
+        r.symptom = "the GPU runs below its maximum clock";
+        r.cause = thermal ? "thermal slowdown: the GPU is too hot"
+                  : power ? "the power limit holds the clock down"
+                          : "the clock is held down (no throttle reason reported)";
+        r.evidence.push_back(fmt::format("SM clock {:.0f} of {:.0f} MHz ({}, threshold {})",
+                                         *g.sm_clock_mhz, *g.max_sm_clock_mhz, pct(*clock_ratio),
+                                         pct(th.clock_ratio)));
+        if (g.has_throttle_reasons) {
+            r.evidence.push_back(fmt::format("power-cap throttling in {} of samples, thermal in {}",
+                                             pct(g.power_cap_share), pct(g.thermal_share)));
+        }
+        if (g.power_draw_w && g.power_limit_w) {
+            r.evidence.push_back(fmt::format("power draw {:.0f} W of a {:.0f} W limit",
+                                             *g.power_draw_w, *g.power_limit_w));
+        }
+        r.check = "`nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE`: clock event reasons, power "
+                  "limit, temperatures";
+        Deployment slow = d;
+        slow.clocks.compute = *clock_ratio;
+        ServingEstimate at_clock = e;
+        try {
+            at_clock = estimate_serving(slow, wp, profile);
+        } catch (const InputError&) {
+        }
+        r.evidence.push_back(
+            fmt::format("the model at this clock: TPOT {} (vs {} at full clock), TTFT {} (vs {})",
+                        ms(at_clock.tpot.si()), ms(pred_tpot), ms(at_clock.ttft_loaded.si()),
+                        ms(e.ttft_loaded.si())));
+        r.fixes.push_back(reestimate(
+            FixLayer::Hardware,
+            thermal ? "improve cooling (airflow, inlet temperature)"
+                    : "raise the power limit (nvidia-smi -pl) or the rack's power budget",
+            d, wp, profile, at_clock, d.par.dp));
+        r.severity = 1.0 / *clock_ratio;
+        out.rows.push_back(std::move(r));
+    }
+
+    // 6. Prefill-bound first token: TTFT far above the prediction, not from queueing.
+    const double pred_ttft = e.ttft_loaded.si();
+    const double decode_factor = f.tpot_s && pred_tpot > 0 ? *f.tpot_s / pred_tpot : 1.0;
+    const bool decode_slow = decode_factor > th.slow_factor;
+    // When decode is slow too, a slow first token is the same cause unless it is much worse.
+    const bool prefill_own =
+        !decode_slow || (f.ttft_s && *f.ttft_s / pred_ttft > 2 * decode_factor);
+    if (f.ttft_s && pred_ttft > 0 && *f.ttft_s > th.prefill_factor * pred_ttft &&
+        *f.ttft_s - pred_ttft > th.prefill_min_gap_s && !queue_dominates && waiting == 0 &&
+        prefill_own) {
+        DiagnosisRow r;
+        r.id = "prefill-slow";
+        r.symptom = "first token slow although nothing waits";
+        r.cause = "prefill takes longer than the model expects: long prompts, prefill stalled "
+                  "behind decodes, or no chunked prefill";
+        r.evidence.push_back(
+            fmt::format("TTFT {} observed vs {} predicted under load ({:.1f}×; thresholds {:.0f}× "
+                        "and {} more)",
+                        ms(*f.ttft_s), ms(pred_ttft), *f.ttft_s / pred_ttft, th.prefill_factor,
+                        ms(th.prefill_min_gap_s)));
+        if (f.prefill_s)
+            r.evidence.push_back(fmt::format("prefill time {} per request", ms(*f.prefill_s)));
+        r.check = "vllm:request_prefill_time_seconds and the prompt length "
+                  "(vllm:prompt_tokens_total per request)";
+        if (!eng.chunked_prefill) {
+            Deployment x = d;
+            x.engine.enable_chunked_prefill = true;
+            r.fixes.push_back(reestimate(FixLayer::Framework, "enable chunked prefill", x, wp,
+                                         profile, e, d.par.dp));
+        }
+        if (!eng.prefix_caching) {
+            Deployment x = d;
+            x.engine.enable_prefix_caching = true;
+            r.fixes.push_back(reestimate(FixLayer::Framework,
+                                         "enable prefix caching (shared prompt prefixes)", x, wp,
+                                         profile, e, d.par.dp));
+        }
+        r.fixes.push_back(reestimate(FixLayer::Hardware,
+                                     fmt::format("tp {} → {}", d.par.tp, d.par.tp * 2),
+                                     with_tp_x2(d), wp, profile, e, d.par.dp));
+        r.severity = *f.ttft_s / pred_ttft / th.prefill_factor;
+        out.rows.push_back(std::move(r));
+    }
+
+    for (auto& r : out.rows) {
+        std::stable_sort(
+            r.fixes.begin(), r.fixes.end(),
+            [](const DiagnosisFix& a, const DiagnosisFix& b) { return a.layer < b.layer; });
+    }
+    std::stable_sort(
+        out.rows.begin(), out.rows.end(),
+        [](const DiagnosisRow& a, const DiagnosisRow& b) { return a.severity > b.severity; });
+    if (!obs.metrics && !obs.bench && !obs.gpu) {
+        out.notes.push_back("nothing observed: give --metrics, --bench or --smi");
+    }
+    if (!obs.gpu) {
+        out.notes.push_back(
+            "no GPU telemetry (--smi): clocks, power and utilization rows cannot be judged");
+    }
+    return out;
+}
+
+} // namespace gpuplan::model

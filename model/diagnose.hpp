@@ -1,0 +1,160 @@
+#pragma once
+/// Diagnosis of a running deployment: what it shows (engine metrics, a benchmark's summary, GPU
+/// telemetry) beside what the analytic model predicts for the same deployment at the same load,
+/// turned into rows of a symptom → cause → check → fix table. Each row carries its evidence (the
+/// numbers and the threshold that triggered it), the check that would confirm it and its fixes,
+/// ordered framework → model → hardware, the first one re-estimated through the model.
+/// Values in, values out: the readers of the files live in hwdb/observed_readers.hpp.
+/// docs/diagnose.md describes the rows and their thresholds.
+
+#include "model/bottleneck.hpp"
+#include "model/deployment.hpp"
+#include "model/efficiency.hpp"
+#include "model/scenario.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuplan::model {
+
+/// Figures from vLLM's Prometheus /metrics endpoint. With two scrapes, the histogram means and
+/// counters are over the window between them; with one, since the server started. Gauges are
+/// from the last scrape. Every field is nullopt when the scrape did not have it.
+struct EngineMetrics {
+    std::optional<double> ttft_mean_s; ///< vllm:time_to_first_token_seconds _sum / _count
+    std::optional<double>
+        itl_mean_s; ///< vllm:inter_token_latency_seconds (V0: time_per_output_token)
+    std::optional<double> e2e_mean_s;     ///< vllm:e2e_request_latency_seconds
+    std::optional<double> queue_mean_s;   ///< vllm:request_queue_time_seconds
+    std::optional<double> prefill_mean_s; ///< vllm:request_prefill_time_seconds
+    std::optional<double> decode_mean_s;  ///< vllm:request_decode_time_seconds
+    std::optional<double> requests;       ///< finished requests (e2e histogram count)
+    std::optional<double> running;        ///< vllm:num_requests_running, summed over engines
+    std::optional<double> waiting;        ///< vllm:num_requests_waiting, summed over engines
+    std::optional<double> kv_usage; ///< vllm:kv_cache_usage_perc (V0 gpu_cache_usage_perc), 0..1
+    std::optional<double> prefix_queries;    ///< vllm:prefix_cache_queries (tokens)
+    std::optional<double> prefix_hits;       ///< vllm:prefix_cache_hits (tokens)
+    std::optional<double> prompt_tokens;     ///< vllm:prompt_tokens_total
+    std::optional<double> generation_tokens; ///< vllm:generation_tokens_total
+    std::optional<double> preemptions;       ///< vllm:num_preemptions_total
+    std::optional<double> window_s;          ///< seconds between the two scrapes (rates need it)
+    bool delta = false;                      ///< counters are differences of two scrapes
+    friend bool operator==(const EngineMetrics&, const EngineMetrics&) = default;
+};
+
+/// The summary `vllm bench serve --save-result` writes (milliseconds as in the file).
+struct BenchSummary {
+    double duration_s = 0;
+    int completed = 0;
+    std::optional<double> total_input_tokens, total_output_tokens;
+    std::optional<double> request_throughput, output_throughput;
+    std::optional<double> mean_ttft_ms, median_ttft_ms, p99_ttft_ms;
+    std::optional<double> mean_tpot_ms, p99_tpot_ms, mean_itl_ms;
+    std::optional<int> max_concurrency;
+    friend bool operator==(const BenchSummary&, const BenchSummary&) = default;
+};
+
+/// nvidia-smi --query-gpu samples, averaged over samples (and GPUs).
+struct GpuTelemetry {
+    int samples = 0;
+    std::optional<double> utilization_gpu;    ///< 0..1: a kernel was running ("GPU busy")
+    std::optional<double> utilization_memory; ///< 0..1: memory controller busy
+    std::optional<double> memory_used_bytes, memory_total_bytes;
+    std::optional<double> power_draw_w, power_limit_w;
+    std::optional<double> sm_clock_mhz, max_sm_clock_mhz;
+    /// Share of samples (0..1) with each throttle reason active (NVML nvmlClocksThrottleReasons).
+    double power_cap_share = 0; ///< SwPowerCap (0x4)
+    double thermal_share = 0;   ///< HwSlowdown, SwThermalSlowdown, HwThermalSlowdown, power brake
+    bool has_throttle_reasons = false;
+    friend bool operator==(const GpuTelemetry&, const GpuTelemetry&) = default;
+};
+
+/// Everything observed; any subset.
+struct Observations {
+    std::optional<EngineMetrics> metrics;
+    std::optional<BenchSummary> bench;
+    std::optional<GpuTelemetry> gpu;
+    friend bool operator==(const Observations&, const Observations&) = default;
+};
+
+/// Where a fix acts, in the order to try them.
+enum class FixLayer { Framework, Model, Hardware };
+
+/// "framework", "model", "hardware".
+[[nodiscard]] const char* to_string(FixLayer l);
+
+/// One fix, and (when the model can express it) its re-estimate at the observed demand.
+struct DiagnosisFix {
+    FixLayer layer = FixLayer::Framework;
+    std::string change;     ///< what to change, with the old and new values
+    bool estimated = false; ///< the model re-estimated it (below)
+    bool fits = false;
+    int gpus = 0;
+    int capacity = 0; ///< sequences the deployment runs at once after the change
+    Seconds ttft, tpot;
+    double throughput = 0.0; ///< output tokens/s at the demand
+    std::string effect;      ///< one sentence: before → after
+    /// The changed deployment and workload (for --emit): the fix applied.
+    std::optional<Deployment> deployment;
+    std::optional<Workload> workload;
+    friend bool operator==(const DiagnosisFix&, const DiagnosisFix&) = default;
+};
+
+/// One row of the troubleshooting table that the numbers support.
+struct DiagnosisRow {
+    std::string id; ///< "kv-cache-full", "queueing", "low-batch", "decode-slow", ...
+    std::string symptom;
+    std::string cause;
+    std::vector<std::string> evidence; ///< numbers and the threshold each crossed
+    std::string check;                 ///< how to confirm it
+    std::vector<DiagnosisFix> fixes;   ///< framework → model → hardware
+    double severity = 0;               ///< ranking key (larger first): how far past its threshold
+    friend bool operator==(const DiagnosisRow&, const DiagnosisRow&) = default;
+};
+
+/// One figure both observed and predicted.
+struct Comparison {
+    std::string figure; ///< "TPOT", "TTFT", "throughput", ...
+    std::string unit;   ///< "ms", "tok/s", "sequences"
+    double observed = 0, predicted = 0;
+    std::string source; ///< "metrics", "bench"
+    friend bool operator==(const Comparison&, const Comparison&) = default;
+};
+
+/// The diagnosis.
+struct Diagnosis {
+    int running = 0;  ///< the observed sequences in flight the prediction is made at
+    int demand = 0;   ///< running + waiting: the load the fixes are re-estimated at
+    int capacity = 0; ///< sequences the deployment runs at once for these lengths (predicted)
+    int input_tokens = 0, output_tokens = 0; ///< request lengths used (observed when available)
+    BottleneckReport predicted;              ///< the model at the observed load
+    std::vector<Comparison> comparisons;
+    std::vector<DiagnosisRow> rows; ///< ranked, most severe first; empty: nothing stands out
+    std::vector<std::string> notes; ///< what could not be judged, and why
+    friend bool operator==(const Diagnosis&, const Diagnosis&) = default;
+};
+
+/// Thresholds of the rows (docs/diagnose.md).
+struct DiagnosisThresholds {
+    double kv_full = 0.95;         ///< KV cache use at or above this is "full"
+    double slow_factor = 3.0;      ///< observed TPOT / predicted beyond this: not the model's error
+    double low_batch_share = 0.25; ///< running below this share of capacity with nothing waiting
+    double busy_gpu = 0.90;        ///< nvidia-smi utilization.gpu at or above this is "busy"
+    double clock_ratio = 0.85;     ///< SM clock below this share of its maximum: throttled
+    double queue_share = 0.5;      ///< queue time above this share of TTFT: queueing dominates
+    double prefill_factor = 2.0;   ///< observed TTFT / predicted (loaded) beyond this: slow prefill
+    /// ... and by more than this many seconds: the HTTP server, tokenization and scheduling add
+    /// tens of milliseconds to every first token that the step model does not count.
+    double prefill_min_gap_s = 0.1;
+};
+
+/// Diagnoses the deployment `d` serving `w` (the scenario's) from `obs`: the model is
+/// re-estimated at the observed running sequences (a closed loop, model::set_closed_loop) and
+/// the observed request lengths, then every row whose threshold the numbers cross is returned,
+/// ranked. Throws InvalidArgument when the observations contradict themselves (negative counts).
+[[nodiscard]] Diagnosis diagnose(const Deployment& d, const Workload& w,
+                                 const EfficiencyProfile& profile, const Observations& obs,
+                                 const DiagnosisThresholds& th = {});
+
+} // namespace gpuplan::model

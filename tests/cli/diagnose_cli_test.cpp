@@ -1,0 +1,260 @@
+// `gpuplan diagnose` end to end on the fixtures under tests/fixtures/diagnose: the row each
+// fixture shows, its evidence, the re-estimated first fix, --emit vllm and the exit codes.
+#include "tests/support/run_cli.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using gpuplan::test::run_cli;
+
+std::string fx(const std::string& name) {
+    return std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/diagnose/" + name;
+}
+
+std::string seed() {
+    return "diagnose " + fx("seed-7b-rtx4090.yaml") + " --bench " + fx("seed-7b-bench.json") +
+           " --smi " + fx("seed-7b-smi.csv");
+}
+
+std::string kv_full() {
+    return "diagnose " + fx("kv-full-8b-h100.yaml") + " --metrics " + fx("kv-full-scrape-1.prom") +
+           " --metrics " + fx("kv-full-scrape-2.prom") + " --interval 60";
+}
+
+TEST(DiagnoseCli, SeedCaseIsDecodeSlowWithTheGpuBusy) {
+    const auto r = run_cli(seed() + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j["rows"].empty());
+    const auto& row = j["rows"][0];
+    EXPECT_EQ(row["id"], "decode-slow");
+    EXPECT_EQ(row["symptom"], "GPU busy but few tokens/s");
+    // 196.8 ms observed at one sequence; the fixture's six samples average 99 % busy.
+    EXPECT_NE(row["evidence"][0].get<std::string>().find("TPOT 197 ms observed"),
+              std::string::npos);
+    bool busy = false;
+    for (const auto& e : row["evidence"])
+        busy = busy || e.get<std::string>().find("GPU utilization 99 %") != std::string::npos;
+    EXPECT_TRUE(busy);
+    EXPECT_EQ(j["running"], 1); // the benchmark's max_concurrency
+    // Lengths from the benchmark: 10240 / 20 and 5120 / 20.
+    EXPECT_EQ(j["input_tokens"], 512);
+    EXPECT_EQ(j["output_tokens"], 256);
+    const auto& fix = row["fixes"][0];
+    EXPECT_EQ(fix["layer"], "framework");
+    ASSERT_TRUE(fix["estimated"].get<bool>());
+    // Fixed, one stream reads 13.5 GB of fp16 weights per token over 1,008 GB/s: at most 75 tok/s.
+    EXPECT_GT(fix["throughput_tokens_per_s"].get<double>(), 3 * 4.979);
+    EXPECT_LT(fix["throughput_tokens_per_s"].get<double>(), 1008e9 / (6.74e9 * 2));
+}
+
+TEST(DiagnoseCli, KvFullScrapePair) {
+    const auto r = run_cli(kv_full() + " --json --emit vllm");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j["rows"].empty());
+    const auto& row = j["rows"][0];
+    EXPECT_EQ(row["id"], "kv-cache-full");
+    EXPECT_EQ(j["running"], 26);
+    EXPECT_EQ(j["demand"], 57); // 26 running + 31 waiting in the later scrape
+    // 714238 prompt and 118800 generated tokens over 119 requests in the window.
+    EXPECT_EQ(j["input_tokens"], 6002);
+    EXPECT_EQ(j["output_tokens"], 998);
+    const std::string ev = row["evidence"].dump();
+    EXPECT_NE(ev.find("KV cache 99 % used"), std::string::npos) << ev;
+    EXPECT_NE(ev.find("37 preemptions in the window (0.62/s)"), std::string::npos) << ev;
+    EXPECT_NE(ev.find("queue time 9800 ms is 90 % of TTFT 10900 ms"), std::string::npos) << ev;
+    const auto& fix = row["fixes"][0];
+    EXPECT_EQ(fix["change"], "gpu_memory_utilization 0.50 → 0.95");
+    EXPECT_GT(fix["capacity"].get<int>(), 2 * j["capacity"].get<int>());
+    // Observed throughput: 118800 tokens in 60 s.
+    bool thr = false;
+    for (const auto& c : j["comparisons"]) {
+        if (c["figure"] == "output throughput") {
+            thr = true;
+            EXPECT_DOUBLE_EQ(c["observed"].get<double>(), 118800.0 / 60);
+        }
+    }
+    EXPECT_TRUE(thr);
+    // The benchmark runs the observed lengths at the demand the fix was estimated at (26 + 31).
+    EXPECT_EQ(j["emit"]["benchmark"],
+              "vllm bench serve --backend vllm --model meta-llama/Llama-3.1-8B --dataset-name random "
+              "--random-input-len 6002 --random-output-len 998 --max-concurrency 57 --num-prompts 570 "
+              "--ignore-eos --save-result");
+    const std::string cmd = j["emit"]["command"];
+    EXPECT_EQ(cmd.rfind("vllm serve meta-llama/Llama-3.1-8B ", 0), 0u) << cmd;
+    for (const char* flag :
+         {"--tensor-parallel-size 1", "--max-model-len 8192", "--gpu-memory-utilization 0.95",
+          "--max-num-seqs ", "--max-num-batched-tokens ", "--enable-chunked-prefill",
+          "--enable-prefix-caching"}) {
+        EXPECT_NE(cmd.find(flag), std::string::npos) << flag << " in " << cmd;
+    }
+}
+
+TEST(DiagnoseCli, ThrottledClocksAddThePowerCapRow) {
+    const auto r =
+        run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --bench " + fx("seed-7b-bench.json") +
+                " --smi " + fx("throttled-7b-smi.csv") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    std::vector<std::string> ids;
+    for (const auto& row : j["rows"])
+        ids.push_back(row["id"]);
+    EXPECT_NE(std::find(ids.begin(), ids.end(), "decode-slow"), ids.end());
+    EXPECT_NE(std::find(ids.begin(), ids.end(), "power-capped"), ids.end());
+}
+
+TEST(DiagnoseCli, TableOutputAndEmit) {
+    const auto r = run_cli(kv_full() + " --emit vllm");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("1. kv-cache-full"), std::string::npos);
+    EXPECT_NE(r.out.find("vllm serve meta-llama/Llama-3.1-8B"), std::string::npos);
+}
+
+TEST(DiagnoseCli, ExitCodes) {
+    // Nothing observed, an unknown --emit, three scrapes, --interval with one: usage errors.
+    EXPECT_EQ(run_cli("diagnose " + fx("seed-7b-rtx4090.yaml")).exit_code, 2);
+    EXPECT_EQ(run_cli(seed() + " --emit sglang").exit_code, 2);
+    EXPECT_EQ(run_cli(kv_full() + " --metrics " + fx("kv-full-scrape-2.prom")).exit_code, 2);
+    EXPECT_EQ(run_cli("diagnose " + fx("kv-full-8b-h100.yaml") + " --metrics " +
+                      fx("kv-full-scrape-1.prom") + " --interval 60")
+                  .exit_code,
+              2);
+    // Scrapes in the wrong order: a counter goes backwards.
+    const auto back =
+        run_cli("diagnose " + fx("kv-full-8b-h100.yaml") + " --metrics " +
+                fx("kv-full-scrape-2.prom") + " --metrics " + fx("kv-full-scrape-1.prom"));
+    EXPECT_EQ(back.exit_code, 2);
+    EXPECT_NE(back.out.find("give the earlier scrape first"), std::string::npos) << back.out;
+    // A malformed file: the file, line and field in the message.
+    const auto dir = std::filesystem::temp_directory_path() / "gpuplan-diagnose-cli-test";
+    std::filesystem::create_directories(dir);
+    const auto bad = (dir / "bad.csv").string();
+    std::ofstream(bad) << "utilization.gpu [%], clocks.sm [MHz]\n99 %, fast\n";
+    const auto r = run_cli(seed().substr(0, seed().find(" --smi")) + " --smi " + bad);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.out.find(bad + ":2:1: clocks.sm [MHz]: 'fast' is not a number"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(
+        run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --bench /nonexistent.json").exit_code,
+        2);
+    std::filesystem::remove_all(dir);
+    EXPECT_EQ(run_cli("diagnose --help").exit_code, 0);
+}
+
+} // namespace
+
+namespace {
+
+TEST(DiagnoseCli, CalibValidateReportsTheErrorOnABenchResult) {
+    const auto r = run_cli("calib validate " + fx("healthy-8b-h100-bench.json") + " --scenario " +
+                           std::string(GPUPLAN_SOURCE_DIR) + "/examples/quickstart.yaml --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& res = j["results"][0];
+    EXPECT_EQ(res["running"], 32);        // the benchmark's max_concurrency
+    EXPECT_EQ(res["input_tokens"], 1024); // 655360 / 640
+    EXPECT_EQ(res["output_tokens"], 256); // 163840 / 640
+    double sum = 0;
+    int n = 0;
+    for (const auto& f : res["figures"]) {
+        const double m = f["measured"], p = f["predicted"];
+        EXPECT_NEAR(f["error"].get<double>(), (p - m) / m, 1e-12);
+        sum += std::abs((p - m) / m);
+        ++n;
+        if (f["figure"] == "TPOT") {
+            EXPECT_DOUBLE_EQ(m, 13.2);
+            // A healthy run: within a factor of two of the model.
+            EXPECT_LT(std::abs(f["error"].get<double>()), 0.5);
+        }
+    }
+    EXPECT_EQ(n, 3);
+    EXPECT_NEAR(j["mape"].get<double>(), sum / n, 1e-12);
+    // The same healthy run gives no diagnosis row: the model's floor is not crossed.
+    const auto d = run_cli("diagnose " + std::string(GPUPLAN_SOURCE_DIR) +
+                           "/examples/quickstart.yaml --bench " + fx("healthy-8b-h100-bench.json") +
+                           " --json");
+    ASSERT_EQ(d.exit_code, 0) << d.out;
+    EXPECT_TRUE(nlohmann::json::parse(d.out)["rows"].empty()) << d.out;
+    // A malformed bench result: exit 2 with the field.
+    EXPECT_EQ(run_cli("calib validate " + fx("seed-7b-smi.csv") + " --scenario " +
+                      fx("seed-7b-rtx4090.yaml"))
+                  .exit_code,
+              2);
+}
+
+} // namespace
+
+namespace {
+
+// Two causes at once: the KV cache is full and a 400 W cap holds the H100's clock at 61 %.
+TEST(DiagnoseCli, KvFullAndPowerCapTogether) {
+    const auto r = run_cli(kv_full() + " --smi " + fx("powercap-h100-smi.csv") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    std::vector<std::string> ids;
+    for (const auto& row : j["rows"])
+        ids.push_back(row["id"]);
+    ASSERT_EQ(ids.size(), 2u) << r.out;
+    EXPECT_EQ(ids[0], "kv-cache-full");
+    EXPECT_EQ(ids[1], "power-capped");
+    const std::string ev = j["rows"][1]["evidence"].dump();
+    // Mean SM clock (1215 + 1200 + 1230 + 1215) / 4 = 1215 MHz of 1980: 61 %; 3 of 4 samples
+    // capped.
+    EXPECT_NE(ev.find("SM clock 1215 of 1980 MHz (61 %"), std::string::npos) << ev;
+    EXPECT_NE(ev.find("power-cap throttling in 75 % of samples"), std::string::npos) << ev;
+    EXPECT_EQ(j["rows"][1]["fixes"][0]["layer"], "hardware");
+}
+
+} // namespace
+
+namespace {
+
+// A single scrape: requests queue behind max_num_seqs while the KV cache has room.
+TEST(DiagnoseCli, QueueingScrape) {
+    const auto r = run_cli("diagnose " + fx("queueing-8b-h100.yaml") + " --metrics " +
+                           fx("queueing-8b-h100.prom") + " --json --emit vllm");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["rows"].size(), 1u) << r.out;
+    const auto& row = j["rows"][0];
+    EXPECT_EQ(row["id"], "queueing");
+    const std::string ev = row["evidence"].dump();
+    EXPECT_NE(ev.find("40 waiting beside 64 running"), std::string::npos) << ev;
+    EXPECT_NE(ev.find("queue time 3600 ms is 92 % of TTFT 3900 ms"), std::string::npos)
+        << ev; // 3.6 / 3.9
+    EXPECT_EQ(row["fixes"][0]["change"], "max_num_seqs 64 → 128");
+    EXPECT_EQ(row["fixes"][0]["capacity"], 128);
+    EXPECT_NE(j["emit"]["command"].get<std::string>().find("--max-num-seqs 128"),
+              std::string::npos);
+}
+
+// V0 metric names (gpu_cache_usage_perc, time_per_output_token_seconds): three clients only.
+TEST(DiagnoseCli, LowBatchScrapeWithV0Names) {
+    const auto r = run_cli("diagnose " + std::string(GPUPLAN_SOURCE_DIR) +
+                           "/examples/quickstart.yaml --metrics " +
+                           fx("low-batch-8b-h100-v0.prom") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["rows"].size(), 1u) << r.out;
+    EXPECT_EQ(j["rows"][0]["id"], "low-batch");
+    EXPECT_EQ(j["running"], 3);
+    // TPOT from the V0 histogram: 7.4 ms per token.
+    EXPECT_NEAR(j["comparisons"][0]["observed"].get<double>(), 7.4, 1e-9);
+    const auto& fix = j["rows"][0]["fixes"][0];
+    EXPECT_EQ(fix["layer"], "framework");
+    // Batching shares each weight read: many times the throughput of 3 / 7.4 ms = 405 tok/s.
+    EXPECT_GT(fix["throughput_tokens_per_s"].get<double>(), 5 * 3 / 0.0074);
+}
+
+} // namespace
