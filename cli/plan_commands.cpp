@@ -61,6 +61,9 @@ void print_memory(std::ostream& out, const model::Scenario& s, const model::Memo
     for (const auto& r : m.reasons) {
         out << "  - " << r << '\n';
     }
+    if (const auto advice = model::capacity_advice(s.deployment, m)) {
+        out << "  - " << *advice << '\n';
+    }
 }
 
 nlohmann::json fit_json(const model::Scenario& s, const model::MemoryEstimate& m) {
@@ -68,6 +71,8 @@ nlohmann::json fit_json(const model::Scenario& s, const model::MemoryEstimate& m
     j["fits"] = m.fits;
     j["memory"] = memory_json(m);
     j["max_concurrency"] = m.max_concurrency;
+    const auto advice = model::capacity_advice(s.deployment, m);
+    j["advice"] = advice ? nlohmann::json(*advice) : nlohmann::json(nullptr);
     return j;
 }
 

@@ -1,5 +1,7 @@
 #include "model/serving.hpp"
 
+#include "model/validity.hpp"
+
 #include "model/error.hpp"
 
 #include <fmt/format.h>
@@ -170,14 +172,7 @@ void check_workload(const Workload& w, const EngineSettings& e, int cached_prefi
                               " with chunked prefill off, so the engine cannot schedule it; "
                               "enable chunked prefill or raise max_num_batched_tokens");
     }
-    // In 64 bits: two int token counts may sum past INT_MAX.
-    const long long total = static_cast<long long>(w.input_tokens) + w.output_tokens;
-    if (total > e.max_model_len) {
-        throw InvalidArgument("workload: input_tokens + output_tokens = " +
-                              std::to_string(total) +
-                              " exceeds max_model_len " + std::to_string(e.max_model_len) +
-                              "; raise max_model_len or shorten the requests");
-    }
+    check_request_length(w.input_tokens, w.output_tokens, e.max_model_len);
 }
 
 } // namespace
