@@ -218,6 +218,25 @@ int replica_capacity(const MemoryEstimate& mem, const Workload& w) {
     return static_cast<int>(std::min<double>(e.max_num_seqs, by_kv));
 }
 
+LoadFit load_fit(const Deployment& d, const MemoryEstimate& mem, const Workload& w,
+                 int concurrency) {
+    LoadFit r;
+    r.requested = concurrency;
+    r.holds = static_cast<long long>(replica_capacity(mem, w)) * d.par.dp;
+    r.fits = mem.fits && r.holds >= concurrency;
+    if (!mem.fits) {
+        r.reason = "the engine does not start (see the reasons above)";
+    } else if (!r.fits) {
+        r.reason = std::to_string(concurrency) + " sequences of " +
+                   std::to_string(w.input_tokens) + " + " + std::to_string(w.output_tokens) +
+                   " tokens do not run at once: " + std::to_string(d.par.dp) + " replica" +
+                   (d.par.dp == 1 ? " holds " : "s hold ") + std::to_string(r.holds) +
+                   " (KV cache and max_num_seqs); lower the concurrency, use an fp8 KV cache or "
+                   "add replicas";
+    }
+    return r;
+}
+
 double single_stream_decode_bound(const StepCostModel& m, int context) {
     BatchStats s;
     m.add_decodes(s, 1, std::max(1, context));

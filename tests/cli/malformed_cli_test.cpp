@@ -290,3 +290,34 @@ TEST(CliFlags, PlanTakesModelAndGpuFlagsLikeEstimate) {
                        "--set \"slo.tpot=50 ms\"",
                        "exceeds the model's maximum context of 131072 tokens");
 }
+
+TEST(CliValidity, NoAverageAbovePeakUnderAnUnreachableCap) {
+    // 60 W per H100 is below what the lowest clock draws at this load: the limit is unreachable
+    // and the GPU draws more than it. The peak shown is then what it draws, never below the
+    // average.
+    const RunResult r = run(std::string(kEstimate) + "--gpu-cap 60W --concurrency 64 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto number = [&](const std::string& key) {
+        const auto at = r.out.find("\"" + key + "\": ");
+        EXPECT_NE(at, std::string::npos) << key;
+        return std::stod(r.out.substr(at + key.size() + 4));
+    };
+    EXPECT_LE(number("gpu_average_w"), number("gpu_peak_w"));
+    EXPECT_LE(number("gpu_peak_w"), 700.0); // never above the board power
+    EXPECT_TRUE(has(r.out, "\"unreachable\": true")) << r.out;
+}
+
+TEST(CliValidity, FitsMeansTheRequestedConcurrencyAtTheRequestedLengths) {
+    // The engine starts (one 131072-token sequence fits), but 2000 sequences of 8000 + 1000
+    // tokens need far more than the ~53 GiB KV pool of one H100 (2000 × 8500 × 128 KiB).
+    const std::string args = "fit --model llama-3.1-8b --gpu h100-sxm --concurrency 2000 "
+                             "--input-len 8000 --output-len 1000";
+    const RunResult text = run(args);
+    EXPECT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_TRUE(has(text.out, "verdict              does NOT fit: 2000 sequences")) << text.out;
+    EXPECT_TRUE(has(text.out, "held back (1 - gpu_memory_utilization)")) << text.out;
+    EXPECT_FALSE(has(text.out, " free\n")) << text.out;
+    const RunResult json = run(args + " --json");
+    EXPECT_TRUE(has(json.out, "\"load_fit\": {")) << json.out;
+    EXPECT_TRUE(has(json.out, "\"concurrency\": 2000")) << json.out;
+}

@@ -201,5 +201,25 @@ TEST(Validity, WeightsThatDoNotFitGetTheFewestGpusNotTheMemoryFraction) {
     EXPECT_GE(fewest->gpus, 2);
 }
 
+TEST(Validity, FitsMeansTheRequestedLoadFitsNotOneMaxLengthSequence) {
+    // 8B bf16 on one H100, max_model_len 8192: the engine starts. Requests of 4000 + 1000 tokens
+    // (average context 4500 → 4512 tokens in 16-token blocks) at 2000 at once do not run.
+    Deployment d = deploy(llama3_8b(), h100());
+    const MemoryEstimate m = estimate_memory(d);
+    ASSERT_TRUE(m.fits);
+    Workload w;
+    w.input_tokens = 4000;
+    w.output_tokens = 1000;
+    const LoadFit big = load_fit(d, m, w, 2000);
+    EXPECT_FALSE(big.fits);
+    // What the KV cache holds at 4500 tokens of average context, by hand: (kv_tokens − one
+    // null block) ÷ 4512-token requests.
+    const long long by_hand = (m.kv_tokens - 16) / 4512;
+    EXPECT_EQ(big.holds, std::min<long long>(by_hand, m.engine.max_num_seqs));
+    EXPECT_TRUE(has(big.reason, "2000 sequences of 4000 + 1000 tokens do not run at once"))
+        << big.reason;
+    EXPECT_TRUE(load_fit(d, m, w, static_cast<int>(big.holds)).fits);
+}
+
 } // namespace
 } // namespace gpuplan::model
