@@ -1,6 +1,7 @@
 #include "model/validity.hpp"
 
 #include "model/error.hpp"
+#include "model/scenario.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -167,6 +168,21 @@ void check_gpu_cap(const AcceleratorSpec& gpu, Watts cap, const std::string& wha
             found + " is above the highest power limit the driver accepts (" + watts_text(*max) +
             (gpu.power_limit_max ? ", nvidia-smi -q \"Max Power Limit\"" : ", the board power") +
             "); set at most " + watts_text(*max) + " or leave the cap out");
+    }
+}
+
+void check_compute_path(const AcceleratorSpec& gpu, ComputeType type, const std::string& what) {
+    if (is_16_bit_path(type) && !has_peak(gpu, type)) {
+        throw InvalidArgument(what + " " + std::string(to_string(type)) + " on " + gpu.name +
+                              ": the GPU has no " + std::string(to_string(type)) + " peak" +
+                              alternative_16_bit(gpu, type));
+    }
+}
+
+void validate_scenario(const Scenario& s) {
+    validate(s.deployment);
+    if (s.power.gpu_cap) {
+        check_gpu_cap(s.deployment.gpu, *s.power.gpu_cap, "power.gpu_cap");
     }
 }
 

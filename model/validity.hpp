@@ -14,6 +14,8 @@
 
 namespace gpuplan::model {
 
+struct Scenario;
+
 /// Whether a weight format is a GGUF (llama.cpp) quantization: q8_0, q6_k, q5_k_m, q4_k_m, q4_0.
 [[nodiscard]] bool is_gguf(const Precision& p);
 
@@ -57,5 +59,15 @@ void check_request_length(long long input, long long output, int max_model_len,
 /// when the hwdb gives them (nvidia-smi -q "Min/Max Power Limit"), else (0, board power].
 /// `what` names the setting in the message ("--gpu-cap", "power.gpu_cap").
 void check_gpu_cap(const AcceleratorSpec& gpu, Watts cap, const std::string& what);
+
+/// A 16-bit compute path (bf16 or fp16) the GPU has no peak for is refused, naming the other
+/// one when the GPU has it (training's `compute:`; serving formats go through format_support).
+/// `what` names the setting ("training compute").
+void check_compute_path(const AcceleratorSpec& gpu, ComputeType type, const std::string& what);
+
+/// Every rule above that applies to a whole scenario: validate(deployment) and the power cap
+/// (power.gpu_cap). The desktop app checks an edited scenario with this; the loader and the
+/// command-line flags apply the same functions with file positions and flag names.
+void validate_scenario(const Scenario& s);
 
 } // namespace gpuplan::model

@@ -3,6 +3,7 @@
 #include "model/bottleneck.hpp"
 #include "model/error.hpp"
 #include "model/memory.hpp"
+#include "model/scenario.hpp"
 #include "model/serving.hpp"
 #include "model/validity.hpp"
 #include "tests/model/fixtures.hpp"
@@ -219,6 +220,19 @@ TEST(Validity, FitsMeansTheRequestedLoadFitsNotOneMaxLengthSequence) {
     EXPECT_TRUE(has(big.reason, "2000 sequences of 4000 + 1000 tokens do not run at once"))
         << big.reason;
     EXPECT_TRUE(load_fit(d, m, w, static_cast<int>(big.holds)).fits);
+}
+
+TEST(Validity, ScenarioRulesIncludeThePowerCap) {
+    Scenario s;
+    s.deployment = deploy(llama3_8b(), h100());
+    EXPECT_NO_THROW(validate_scenario(s));
+    s.power.gpu_cap = Watts(701); // board power 700 W
+    try {
+        validate_scenario(s);
+        FAIL() << "a 701 W cap passed on a 700 W board";
+    } catch (const InvalidArgument& e) {
+        EXPECT_TRUE(has(e.what(), "power.gpu_cap 701 W on h100-sxm is above")) << e.what();
+    }
 }
 
 } // namespace
