@@ -321,3 +321,11 @@ TEST(CliValidity, FitsMeansTheRequestedConcurrencyAtTheRequestedLengths) {
     EXPECT_TRUE(has(json.out, "\"load_fit\": {")) << json.out;
     EXPECT_TRUE(has(json.out, "\"concurrency\": 2000")) << json.out;
 }
+
+TEST(CliValidity, GpuCapBelowTheDriversMinimumExitsTwo) {
+    // hwdb b200: power_limit_min 200 W, power_limit_max 1000 W (NVIDIA DGX B200 User Guide, S91).
+    expect_input_error("estimate --model llama-3.1-8b --gpu b200 --gpu-cap 150W",
+                       "--gpu-cap 150 W on b200 is below the lowest power limit the driver "
+                       "accepts (200 W");
+    EXPECT_EQ(run("estimate --model llama-3.1-8b --gpu b200 --gpu-cap 200W").exit_code, 0);
+}
