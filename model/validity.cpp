@@ -124,7 +124,10 @@ void check_format_support(const Deployment& d) {
 }
 
 void check_context_length(const Deployment& d) {
-    if (d.engine.allow_long_context || d.model.max_context < 1) {
+    // llama.cpp runs past the trained context with a warning ("n_ctx_train < n_ctx: possible
+    // training context overflow"), so only the engines that refuse to start are checked.
+    if (d.engine.allow_long_context || d.model.max_context < 1 ||
+        d.engine.kind == EngineKind::LlamaCpp) {
         return;
     }
     const int len = resolve_engine(d).max_model_len;

@@ -47,7 +47,9 @@ void check_format_support(const Deployment& d);
 /// max_model_len (resolved) above the model's max_context is refused, as vLLM refuses to start
 /// ("User-specified max_model_len ... is greater than the derived max_model_len"), unless the
 /// scenario sets engine.allow_long_context (vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, for a
-/// model run with rope scaling beyond its trained context). llama.cpp's n_ctx is checked alike.
+/// model run with rope scaling beyond its trained context). SGLang refuses alike (unless
+/// SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1), and so does TensorRT-LLM's build; llama.cpp
+/// only warns ("possible training context overflow"), so it is not refused.
 void check_context_length(const Deployment& d);
 
 /// A request of `input` + `output` tokens longer than `max_model_len` is refused (vLLM rejects
