@@ -110,6 +110,9 @@ EndToEndReport validate_step_runs(
         d.prec.activations = d.prec.weights;
         d.prec.kv_cache = d.prec.weights;
         d.engine.max_model_len = std::max(4096, r.prompt + r.output);
+        // SplitwiseSim's runs reach past Llama-2's 4096-token context; the step-cost replay
+        // allows it (model::check_context_length would refuse it for a served deployment).
+        d.engine.allow_long_context = r.prompt + r.output > 4096;
         // The measured prompt phase is one forward pass over the whole batch.
         d.engine.max_num_batched_tokens = std::max(*d.engine.max_model_len, r.prompt * r.batch);
         d.engine.enable_chunked_prefill = false;

@@ -29,7 +29,8 @@ using model::format_gib;
 std::string ms(Seconds s) { return fixed(s.si() * 1e3, 2) + " ms"; }
 std::string pct(double f) { return fixed(f * 100, 1) + " %"; }
 
-void print_memory(std::ostream& out, const model::Scenario& s, const model::MemoryEstimate& m) {
+void print_memory(std::ostream& out, const model::Scenario& s, const model::MemoryEstimate& m,
+                  int concurrency) {
     const auto& d = s.deployment;
     out << s.name << ": " << d.model.name << " on " << d.gpus << " x " << d.gpu.name << " (tp "
         << d.par.tp << ", pp " << d.par.pp << ", dp " << d.par.dp << "), weights "
@@ -46,7 +47,9 @@ void print_memory(std::ostream& out, const model::Scenario& s, const model::Memo
     row("CUDA graphs", m.cuda_graphs);
     row("CUDA context", m.cuda_context);
     row("KV cache pool", Bytes(std::max(0.0, m.kv_budget.si())));
-    row("free", m.free);
+    // With vLLM and SGLang this is what gpu_memory_utilization holds back: not room to use.
+    const bool held_back = m.engine.kind == model::EngineKind::Vllm || m.engine.kind == model::EngineKind::Sglang;
+    row(held_back ? "held back (1 - gpu_memory_utilization)" : "free", m.free);
     t.add_row({"capacity (as CUDA reports)", format_gib(m.capacity), "100.0 %"});
     t.print(out);
     out << '\n'
@@ -58,18 +61,34 @@ void print_memory(std::ostream& out, const model::Scenario& s, const model::Memo
         << " tokens per request: " << fixed(m.max_concurrency, 2) << "x\n"
         << "concurrency limit    " << fixed(m.effective_concurrency, 2) << " full-length sequences, bound by "
         << model::to_string(m.concurrency_limit) << " (max_num_seqs " << m.engine.max_num_seqs << ")\n"
-        << "verdict              " << (m.fits ? "fits" : "does NOT fit") << ", "
-        << format_gib(Bytes(std::abs(m.free.si()))) << (m.free.si() >= 0 ? " free" : " short") << '\n';
+        << "start-up verdict     " << (m.fits ? "starts" : "does NOT start") << ", "
+        << format_gib(Bytes(std::abs(m.free.si())))
+        << (m.free.si() < 0 ? " short" : held_back ? " held back" : " free") << '\n';
+    const model::LoadFit load = model::load_fit(s.deployment, m, s.workload, concurrency);
+    out << "verdict              " << (load.fits ? "fits" : "does NOT fit") << ": " << concurrency
+        << " sequences of " << s.workload.input_tokens << " + " << s.workload.output_tokens
+        << " tokens, " << load.holds << " run at once\n";
+    if (!load.reason.empty() && m.fits) {
+        out << "  - " << load.reason << '\n';
+    }
     for (const auto& r : m.reasons) {
         out << "  - " << r << '\n';
     }
+    if (const auto advice = model::capacity_advice(s.deployment, m)) {
+        out << "  - " << *advice << '\n';
+    }
 }
 
-nlohmann::json fit_json(const model::Scenario& s, const model::MemoryEstimate& m) {
+nlohmann::json fit_json(const model::Scenario& s, const model::MemoryEstimate& m, int concurrency) {
     nlohmann::json j = scenario_json(s);
     j["fits"] = m.fits;
+    const model::LoadFit load = model::load_fit(s.deployment, m, s.workload, concurrency);
+    j["load_fit"] = {{"fits", load.fits}, {"concurrency", load.requested}, {"holds", load.holds},
+                     {"reason", load.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(load.reason)}};
     j["memory"] = memory_json(m);
     j["max_concurrency"] = m.max_concurrency;
+    const auto advice = model::capacity_advice(s.deployment, m);
+    j["advice"] = advice ? nlohmann::json(*advice) : nlohmann::json(nullptr);
     return j;
 }
 
@@ -99,7 +118,7 @@ int run_fit(CliContext& ctx) {
     const auto fewest = model::fewest_gpus(d, 1);
     const auto host = model::host_ram_advice(d);
     if (vm.count("json")) {
-        nlohmann::json j = fit_json(s, m);
+        nlohmann::json j = fit_json(s, m, concurrency);
         j["max_context_at_concurrency"] = at_concurrency ? nlohmann::json(*at_concurrency) : nlohmann::json(nullptr);
         j["fewest_gpus"] = fewest ? nlohmann::json{{"gpus", fewest->gpus}, {"tp", fewest->par.tp}, {"pp", fewest->par.pp}}
                                   : nlohmann::json(nullptr);
@@ -108,7 +127,7 @@ int run_fit(CliContext& ctx) {
         return 0;
     }
     auto& out = *ctx.out;
-    print_memory(out, s, m);
+    print_memory(out, s, m, concurrency);
     out << "longest context      ";
     if (at_concurrency) {
         out << *at_concurrency << " tokens with " << concurrency << " sequences at once\n";
@@ -130,7 +149,7 @@ namespace {
 
 void print_estimate(std::ostream& out, const model::Scenario& s, const model::ServingEstimate& e,
                     const model::BottleneckReport& b, const std::vector<model::WhatIf>& whatifs) {
-    print_memory(out, s, e.memory);
+    print_memory(out, s, e.memory, e.operating_point.concurrency);
     // The request the figures are for: the class mix's mean request when the scenario has classes.
     const model::Workload w = model::analytic_request(s.workload);
     const double band = e.error_band.p90;

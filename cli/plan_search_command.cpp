@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <ostream>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 namespace gpuplan::cli {
@@ -27,6 +28,9 @@ namespace {
 struct PlanFlags {
     std::vector<std::string> sets, candidates;
     std::string budget, power_budget, pricing, tp, pp, weights, kv, seqs;
+    std::string model, gpu, node;  // the scenario's model and hardware, as `estimate` takes them
+    std::optional<int> input_len, output_len, concurrency, max_model_len;
+    std::optional<double> rate;
     std::optional<int> max_gpus, max_racks, top, requests, max_simulations, threads;
 };
 
@@ -37,12 +41,27 @@ std::string flow_list(const std::string& csv) {
 
 std::vector<hwdb::ScenarioOverride> overrides_of(const PlanFlags& f) {
     std::vector<hwdb::ScenarioOverride> out;
-    for (const auto& s : f.sets) {
-        const auto eq = s.find('=');
-        if (eq == std::string::npos || eq == 0) {
-            throw UsageError("--set '" + s + "': write key.path=value, e.g. --set plan.top=3");
+    out = parse_set_flags(f.sets);
+    // The scenario flags `estimate` takes, as overrides of the same keys.
+    if (!f.model.empty())
+        out.insert(out.begin(), {"model", f.model, "--model " + f.model});
+    if (!f.gpu.empty())
+        out.insert(out.begin(), {"hardware.accelerator", f.gpu, "--gpu " + f.gpu});
+    if (!f.node.empty())
+        out.insert(out.begin(), {"hardware.node", f.node, "--node " + f.node});
+    for (const auto& [v, key, flag] :
+         {std::tuple{f.input_len, "workload.input_tokens", "--input-len"},
+          {f.output_len, "workload.output_tokens", "--output-len"},
+          {f.concurrency, "workload.concurrency", "--concurrency"},
+          {f.max_model_len, "engine.max_model_len", "--max-model-len"}}) {
+        if (v) {
+            out.insert(out.begin(), {key, std::to_string(*v), std::string(flag) + " " + std::to_string(*v)});
         }
-        out.push_back({s.substr(0, eq), s.substr(eq + 1), "--set " + s});
+    }
+    if (f.rate) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.17g", *f.rate);
+        out.insert(out.begin(), {"workload.requests_per_s", buf, std::string("--rate ") + buf});
     }
     if (!f.candidates.empty()) {
         // GPU[@NODE], each a plan.candidates entry.
@@ -205,7 +224,15 @@ int run_plan(CliContext& ctx) {
     PlanFlags f;
     // clang-format off
     desc.add_options()
-        ("file", po::value(&file)->required(), "scenario YAML with a workload, SLOs and optionally a plan: block")
+        ("file", po::value(&file), "scenario YAML with a workload, SLOs and optionally a plan: block (or --model and --gpu)")
+        ("model", po::value(&f.model), "catalog model or Hugging Face id (overrides the file's)")
+        ("gpu", po::value(&f.gpu), "hwdb accelerator (overrides the file's)")
+        ("node", po::value(&f.node), "hwdb server (overrides the file's)")
+        ("input-len", po::value<int>()->notifier([&](int v) { f.input_len = v; }), "prompt tokens per request")
+        ("output-len", po::value<int>()->notifier([&](int v) { f.output_len = v; }), "output tokens per request")
+        ("concurrency", po::value<int>()->notifier([&](int v) { f.concurrency = v; }), "sequences in flight (a closed loop)")
+        ("rate", po::value<double>()->notifier([&](double v) { f.rate = v; }), "offered requests/s (an open loop)")
+        ("max-model-len", po::value<int>()->notifier([&](int v) { f.max_model_len = v; }), "longest sequence, tokens")
         ("candidate", po::value(&f.candidates)->composing(), "hardware to try: GPU or GPU@NODE (repeatable; replaces plan.candidates)")
         ("max-gpus", po::value<int>()->notifier([&](int v) { f.max_gpus = v; }), "most GPUs in one configuration (default 64)")
         ("tp", po::value(&f.tp), "tensor-parallel sizes, e.g. 1,2,4 (default 1,2,4,8 within a node)")
@@ -231,14 +258,21 @@ int run_plan(CliContext& ctx) {
     po::variables_map vm;
     if (!parse_options(
             "plan", ctx.args, desc, pos, vm, *ctx.out,
-            "FILE [--candidate GPU[@NODE]]... [--budget P] [--power-budget W] [--max-gpus N] "
+            "[FILE | --model M --gpu G] [--candidate GPU[@NODE]]... [--budget P] [--power-budget W] [--max-gpus N] "
             "[--top N] [--set key=value]... [--json]")) {
         return 0;
     }
     if (f.threads && *f.threads < 1) {
         throw UsageError("--threads must be at least 1");
     }
-    model::Scenario s = hwdb::load_scenario(file, ctx.db(), overrides_of(f));
+    if (file.empty() && (f.model.empty() || f.gpu.empty())) {
+        throw UsageError("give a scenario FILE, or at least --model and --gpu (e.g. plan --model "
+                         "llama-3.1-8b --gpu h100-sxm --rate 4 --set slo.tpot='50 ms')");
+    }
+    // Without a file the flags make the scenario (the same keys a file would hold).
+    model::Scenario s = file.empty()
+                            ? hwdb::parse_scenario("schema: 1\n", "(flags)", ctx.db(), overrides_of(f))
+                            : hwdb::load_scenario(file, ctx.db(), overrides_of(f));
     apply_power_flags(s, power_flags);
     std::optional<model::ServerSpec> node;
     if (!s.node_ref.empty()) {

@@ -1,5 +1,7 @@
 #include "cli/power_report.hpp"
 
+#include "model/validity.hpp"
+
 #include "cli/table.hpp"
 #include "model/unit_parser.hpp"
 #include "plan/analysis.hpp"
@@ -34,6 +36,10 @@ void apply_power_flags(model::Scenario& s, const PowerFlags& f) {
         if (w && w->si() <= 0) {
             throw UsageError(std::string(flag) + " must be greater than zero");
         }
+    }
+    if (f.gpu_cap) {
+        // The driver's settable range (model/validity.hpp), the rule the loader applies too.
+        model::check_gpu_cap(s.deployment.gpu, *s.power.gpu_cap, "--gpu-cap");
     }
     if (f.pue) {
         if (*f.pue < 1.0 || *f.pue > 5.0) {

@@ -38,8 +38,22 @@ void add_scenario_options(po::options_description& desc, ScenarioFlags& f) {
         ("enable-prefix-caching", po::value<std::string>()->notifier([&f](const std::string& v) { f.prefix_caching = v; }), "on or off")
         ("enable-chunked-prefill", po::value<std::string>()->notifier([&f](const std::string& v) { f.chunked_prefill = v; }), "on or off")
         ("enforce-eager", po::bool_switch(&f.enforce_eager), "no CUDA graphs")
-        ("profile", po::value(&f.profile), "efficiency profile YAML (default: hwdb/profiles for the GPU)");
+        ("allow-long-context", po::bool_switch(&f.allow_long_context), "allow --max-model-len above the model's context (rope scaling; vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)")
+        ("profile", po::value(&f.profile), "efficiency profile YAML (default: hwdb/profiles for the GPU)")
+        ("set", po::value(&f.sets)->composing(), "override a key of the scenario FILE: --set engine.max_num_seqs=64 (repeatable)");
     // clang-format on
+}
+
+std::vector<hwdb::ScenarioOverride> parse_set_flags(const std::vector<std::string>& sets) {
+    std::vector<hwdb::ScenarioOverride> out;
+    for (const auto& s : sets) {
+        const auto eq = s.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            throw UsageError("--set '" + s + "': write key.path=value, e.g. --set engine.max_num_seqs=64");
+        }
+        out.push_back({s.substr(0, eq), s.substr(eq + 1), "--set " + s});
+    }
+    return out;
 }
 
 namespace {
@@ -80,7 +94,11 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     const auto& db = ctx.db();
     model::Scenario s;
     if (!f.file.empty()) {
-        s = hwdb::load_scenario(f.file, db);
+        s = hwdb::load_scenario(f.file, db, parse_set_flags(f.sets));
+    } else if (!f.sets.empty()) {
+        (void)parse_set_flags(f.sets);  // a malformed --set is named first
+        throw UsageError("--set changes a key of a scenario FILE; give the file, or use the "
+                         "matching flag (--max-num-seqs, --concurrency, ...)");
     } else if (f.model.empty() || f.gpu.empty()) {
         throw UsageError("give a scenario FILE, or at least --model and --gpu (e.g. --model llama-3.1-8b --gpu h100-sxm)");
     }
@@ -149,6 +167,7 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     if (f.prefix_caching) e.enable_prefix_caching = on_off(*f.prefix_caching, "enable-prefix-caching");
     if (f.chunked_prefill) e.enable_chunked_prefill = on_off(*f.chunked_prefill, "enable-chunked-prefill");
     if (f.enforce_eager) e.cuda_graphs = false;
+    if (f.allow_long_context) e.allow_long_context = true;
     if (f.concurrency && f.rate) {
         throw UsageError("--concurrency and --rate both give the load; keep one");
     }

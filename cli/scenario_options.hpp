@@ -5,11 +5,13 @@
 
 #include "cli/cli_context.hpp"
 #include "cli/options.hpp"
+#include "hwdb/scenario_loader.hpp"
 #include "model/efficiency.hpp"
 #include "model/scenario.hpp"
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuplan::cli {
 
@@ -22,7 +24,13 @@ struct ScenarioFlags {
     std::optional<double> gpu_memory_utilization, rate;
     std::optional<std::string> prefix_caching, chunked_prefill;
     bool enforce_eager = false;
+    bool allow_long_context = false;
+    std::vector<std::string> sets; ///< --set KEY=VALUE, applied to the file's YAML
 };
+
+/// --set KEY=VALUE flags as scenario overrides (checked like the file's own keys). Throws
+/// UsageError for a flag without '='. Shared by every command that reads a scenario.
+[[nodiscard]] std::vector<hwdb::ScenarioOverride> parse_set_flags(const std::vector<std::string>& sets);
 
 /// Adds the scenario flags to `desc`, bound to `flags`.
 void add_scenario_options(po::options_description& desc, ScenarioFlags& flags);

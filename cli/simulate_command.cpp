@@ -345,18 +345,6 @@ void write_outputs(hwdb::OutputFolder& folder, const model::Scenario& s, const s
     folder.commit();
 }
 
-std::vector<hwdb::ScenarioOverride> parse_sets(const std::vector<std::string>& sets) {
-    std::vector<hwdb::ScenarioOverride> out;
-    for (const auto& s : sets) {
-        const auto eq = s.find('=');
-        if (eq == std::string::npos || eq == 0) {
-            throw UsageError("--set '" + s + "': write key.path=value, e.g. --set workload.requests_per_s=8");
-        }
-        out.push_back({s.substr(0, eq), s.substr(eq + 1), "--set " + s});
-    }
-    return out;
-}
-
 // A progress bar on standard error, only when it is a terminal.
 class ProgressBar {
 public:
@@ -392,43 +380,37 @@ private:
 
 int run_simulate(CliContext& ctx) {
     po::options_description desc("options");
-    std::string file;
+    ScenarioFlags flags;  // FILE and/or --model --gpu and the layout flags, as `estimate`
     std::string trace;
     std::string trace_format = "auto";
     std::string out_dir;
     std::string plot_dir;
     std::string sweep;
-    std::string profile;
-    std::vector<std::string> sets;
     std::optional<std::uint64_t> seed;
     std::optional<double> duration;
     std::optional<int> requests;
-    std::optional<double> rate;
     std::int64_t trace_limit = 1000000;
     // clang-format off
     desc.add_options()
-        ("file", po::value(&file)->required(), "scenario YAML")
         ("seed", po::value<std::uint64_t>()->notifier([&](std::uint64_t v) { seed = v; }), "random seed (default: the scenario's)")
         ("duration", po::value<double>()->notifier([&](double v) { duration = v; }), "stop sending requests after S seconds")
         ("requests", po::value<int>()->notifier([&](int v) { requests = v; }), "requests (or agent sessions) to send")
-        ("rate", po::value<double>()->notifier([&](double v) { rate = v; }), "arrival rate, requests/s (overrides the scenario)")
         ("trace", po::value(&trace), "replay this trace CSV instead of the scenario's arrivals")
         ("trace-format", po::value(&trace_format), "auto, azure, vidur or plain (default auto)")
-        ("set", po::value(&sets)->composing(), "override a scenario key: --set engine.max_num_seqs=64 (repeatable)")
         ("sweep", po::value(&sweep), "run once per value, in parallel: --sweep workload.requests_per_s=2,4,8")
         ("out", po::value(&out_dir), "write requests.csv, timeseries.csv, trace.json and summary.json here")
         ("trace-limit", po::value(&trace_limit), "engine steps written to --out's trace.json (default 1000000; 0: all)")
         ("plot", po::value(&plot_dir), "also draw the desktop app's charts (latency CDFs, throughput, queue, KV, power) as PNG files into DIR (needs gpuplan-plot)")
-        ("profile", po::value(&profile), "efficiency profile YAML (default: hwdb/profiles for the GPU)")
         ("json", "machine-readable output");
     // clang-format on
+    add_scenario_options(desc, flags);
     PowerFlags power_flags;
     add_power_options(desc, power_flags);
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
     if (!parse_options("simulate", ctx.args, desc, pos, vm, *ctx.out,
-                       "FILE [--seed N] [--duration S] [--requests N] [--rate R] [--trace CSV "
+                       "[FILE | --model M --gpu G ...] [--seed N] [--duration S] [--requests N] [--rate R] [--trace CSV "
                        "[--trace-format F]] [--set key=value]... [--sweep key=v1,v2,...] [--out DIR [--trace-limit N]] [--json]")) {
         return 0;
     }
@@ -438,16 +420,16 @@ int run_simulate(CliContext& ctx) {
     if (duration && !(*duration > 0)) {
         throw UsageError("--duration must be > 0 seconds");
     }
-    if (rate && !(*rate > 0)) {
-        throw UsageError("--rate must be > 0 requests/s");
-    }
     if (trace_limit < 0) {
         throw UsageError("--trace-limit must be >= 0 engine steps (0: no limit)");
     }
     if (!plot_dir.empty() && !sweep.empty()) {
         throw UsageError("--plot draws one run; leave out --sweep (or use --set for one value)");
     }
-    const auto overrides = parse_sets(sets);
+    (void)parse_set_flags(flags.sets);  // a malformed --set is named before any work
+    if (!sweep.empty() && flags.file.empty()) {
+        throw UsageError("--sweep changes a key of a scenario FILE; give the file");
+    }
     std::vector<model::TraceRecord> trace_records;
     if (!trace.empty()) {
         const auto fmt = hwdb::find_trace_format(trace_format);
@@ -476,15 +458,12 @@ int run_simulate(CliContext& ctx) {
     const std::size_t runs = sweep_values.empty() ? 1 : sweep_values.size();
     std::vector<model::Scenario> scenarios;
     for (std::size_t i = 0; i < runs; ++i) {
-        auto o = overrides;
+        ScenarioFlags run_flags = flags;
         if (!sweep_values.empty()) {
-            o.push_back({sweep_key, sweep_values[i], "--sweep " + sweep_key + "=" + sweep_values[i]});
+            run_flags.sets.push_back(sweep_key + "=" + sweep_values[i]);
         }
-        model::Scenario s = hwdb::load_scenario(file, ctx.db(), o);
+        model::Scenario s = build_scenario(ctx, run_flags);
         apply_power_flags(s, power_flags);
-        if (rate) {
-            model::set_offered_rate(s.workload, *rate);
-        }
         if (!trace_records.empty()) {
             s.workload.trace = trace_records;
             s.workload.arrival.kind = model::ArrivalKind::Trace;
@@ -492,15 +471,13 @@ int run_simulate(CliContext& ctx) {
         }
         scenarios.push_back(std::move(s));
     }
-    ScenarioFlags pf;
-    pf.profile = profile;
     sim::SimOptions opts;
     opts.seed = seed;
     if (duration) {
         opts.duration = Seconds(*duration);
     }
     opts.requests = requests;
-    opts.profile = choose_profile(ctx, pf, scenarios.front().deployment.gpu);
+    opts.profile = choose_profile(ctx, flags, scenarios.front().deployment.gpu);
     const bool json = vm.count("json") > 0;
     // The node of each run (host power, GPUs per node); a sweep may change hardware.node.
     std::vector<sim::SimOptions> run_opts(runs, opts);
@@ -563,7 +540,7 @@ int run_simulate(CliContext& ctx) {
             for (const auto& reason : r.reasons) {
                 why += (why.empty() ? "" : "; ") + reason;
             }
-            throw InputError(file + ": the deployment does not fit, nothing was simulated: " + why);
+            throw InputError((flags.file.empty() ? scenarios.front().name : flags.file) + ": the deployment does not fit, nothing was simulated: " + why);
         }
         if (!out_dir.empty()) {
             write_outputs(*folder, scenarios.front(), r);

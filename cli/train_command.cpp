@@ -30,6 +30,7 @@ struct TrainFlags {
     std::optional<int> gpus, global_batch, seq_len, tp, pp, dp, cp, ep, zero, micro_batch,
         virtual_stages, lora_rank, top;
     std::optional<double> tokens, loader;
+    std::vector<std::string> sets;
     bool search = false;
     bool json = false;
 };
@@ -91,7 +92,11 @@ model::Scenario build(CliContext& ctx, const TrainFlags& f) {
     const auto& db = ctx.db();
     model::Scenario s;
     if (!f.file.empty()) {
-        s = hwdb::load_scenario(f.file, db);
+        s = hwdb::load_scenario(f.file, db, parse_set_flags(f.sets));
+    } else if (!f.sets.empty()) {
+        (void)parse_set_flags(f.sets);
+        throw UsageError("--set changes a key of a scenario FILE; give the file, or use the "
+                         "matching flag (--tp, --global-batch, ...)");
     } else if (f.model.empty() || f.gpu.empty()) {
         throw UsageError("give a scenario FILE with a training: block, or at least --model, --gpu, "
                          "--tokens, --global-batch and --seq-len (e.g. --model llama-3.1-8b --gpu "
@@ -111,6 +116,38 @@ model::Scenario build(CliContext& ctx, const TrainFlags& f) {
     }
     if (f.gpus) {
         d.gpus = *f.gpus;
+    }
+    if (!d.inter_node_link && d.gpus > d.gpus_per_node) {
+        // Every layout would have a group spanning nodes with no network: say which flag helps.
+        std::string nodes;
+        int matching = 0;
+        for (const auto& n : db.servers()) {
+            if (n.accelerator == d.gpu.name) {
+                nodes += (nodes.empty() ? "" : ", ") + n.name;
+                ++matching;
+            }
+        }
+        if (matching == 1 && f.node.empty()) {
+            // The hwdb's only node for this accelerator: use it, and say so.
+            *ctx.err << "note: " << d.gpus << " GPUs span several nodes and no --node was given; "
+                     << "using " << nodes << ", the hwdb's only node for " << d.gpu.name
+                     << " (its GPUs per node and network)\n";
+            hwdb::set_hardware(s, db, d.gpu.name, nodes);
+        }
+    }
+    if (!d.inter_node_link && d.gpus > d.gpus_per_node) {
+        std::string nodes;
+        for (const auto& n : db.servers()) {
+            if (n.accelerator == d.gpu.name) {
+                nodes += (nodes.empty() ? "" : ", ") + n.name;
+            }
+        }
+        throw UsageError(std::to_string(d.gpus) + " GPUs span nodes of " +
+                         std::to_string(d.gpus_per_node) +
+                         " but no network between nodes is known; give --node" +
+                         (nodes.empty() ? std::string(" (an hwdb server with an inter-node link)")
+                                        : " (e.g. " + nodes + " for " + d.gpu.name + ")") +
+                         (f.file.empty() ? "" : " or hardware.inter_node_link in the file"));
     }
     // The training layout lives in TrainingConfig; the deployment only carries the GPU count.
     d.par = model::Parallelism{1, 1, d.gpus, 1};
@@ -517,8 +554,11 @@ int run_train(CliContext& ctx) {
         ("top", po::value<int>()->notifier([&f](int v) { f.top = v; }), "layouts shown by --search (default 5)")
         ("rank-by", po::value(&f.rank_by), "time (default) or cost")
         ("profile", po::value(&f.profile), "efficiency profile YAML")
+        ("set", po::value(&f.sets)->composing(), "override a key of the scenario FILE: --set training.global_batch=512 (repeatable)")
         ("json", po::bool_switch(&f.json), "machine-readable output (keys: docs/cli-json.md)");
     // clang-format on
+    PowerFlags pflags;
+    add_power_options(desc, pflags);
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
@@ -528,7 +568,12 @@ int run_train(CliContext& ctx) {
             "[--search [--top N]] [--json]")) {
         return 0;
     }
-    const model::Scenario s = build(ctx, f);
+    model::Scenario s = build(ctx, f);
+    apply_power_flags(s, pflags);
+    // A GPU count without a layout (no file, no --tp/--pp/--dp/--cp/--ep): the best valid
+    // layout is chosen by the same search as --search, and the report says so.
+    const bool auto_layout =
+        !f.search && f.file.empty() && !f.tp && !f.pp && !f.dp && !f.cp && !f.ep;
     ScenarioFlags pf;
     pf.profile = f.profile;
     const model::EfficiencyProfile profile = choose_profile(ctx, pf, s.deployment.gpu);
@@ -538,7 +583,7 @@ int run_train(CliContext& ctx) {
     nlohmann::json search_j;
     std::optional<model::SearchResult> sr;
     model::RankBy by = model::RankBy::Time;
-    if (f.search) {
+    if (f.search || auto_layout) {
         if (!f.rank_by.empty() && f.rank_by != "time" && f.rank_by != "cost") {
             throw UsageError("--rank-by takes time or cost, got '" + f.rank_by + "'");
         }
@@ -596,10 +641,16 @@ int run_train(CliContext& ctx) {
         nlohmann::json j = train_json(shown, e);
         if (sr)
             j["search"] = search_j;
+        j["layout_chosen_by"] = auto_layout && sr && !sr->top.empty() ? "search" : "given";
         *ctx.out << json_text(j) << '\n';
         return 0;
     }
-    if (sr) {
+    if (sr && auto_layout && !sr->top.empty()) {
+        *ctx.out << "layout               chosen by the layout search (as --search; no layout was "
+                    "given): "
+                 << layout_text(cfg.layout) << ", the best by " << model::to_string(by) << " of "
+                 << sr->fitting << " fitting layouts\n\n";
+    } else if (sr) {
         print_search(*ctx.out, *sr, by);
         if (sr->top.empty()) {
             *ctx.out << "the configured layout, for reference:\n\n";

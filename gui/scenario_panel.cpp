@@ -6,6 +6,7 @@
 #include "hwdb/hf_import.hpp"
 #include "hwdb/model_resolver.hpp"
 #include "hwdb/scenario_loader.hpp"
+#include "model/validity.hpp"
 #include "model/error.hpp"
 #include "model/model_spec.hpp"
 #include "model/operating_point.hpp"
@@ -201,16 +202,17 @@ void ScenarioPanel::apply(const QString& what, int key, QWidget* field,
     }
     // The core's own consistency check (tp dividing the heads, count = tp × pp × dp, ...):
     // the edit is kept, and the field that broke it and the hardware group say what is wrong.
-    const auto problem_of = [](const model::Deployment& d) {
+    // model::validate_scenario: the validity rules the loader and every command apply.
+    const auto problem_of = [](const model::Scenario& sc) {
         try {
-            model::validate(d);
+            model::validate_scenario(sc);
         } catch (const InputError& e) {
             return qs(e.what());
         }
         return QString();
     };
-    const QString before = problem_of(doc_.scenario().deployment);
-    const QString problem = problem_of(next.deployment);
+    const QString before = problem_of(doc_.scenario());
+    const QString problem = problem_of(next);
     if (lastEdited_ && lastEdited_ != field) {
         showFieldError(lastEdited_, {});
     }
@@ -792,7 +794,7 @@ void ScenarioPanel::refresh() {
     }
     QString problem;
     try {
-        model::validate(d);
+        model::validate_scenario(s);
     } catch (const InputError& e) {
         problem = qs(e.what());
     }

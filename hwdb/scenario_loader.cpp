@@ -8,6 +8,7 @@
 #include "hwdb/detail/workload_reader.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
 #include "hwdb/file_io.hpp"
+#include "model/validity.hpp"
 
 
 namespace gpuplan::hwdb {
@@ -98,6 +99,7 @@ model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConf
     e.block_size = m->opt_integer("block_size", 1, 1 << 16);
     e.enable_prefix_caching = opt_bool(*m, "enable_prefix_caching");
     e.enable_chunked_prefill = opt_bool(*m, "enable_chunked_prefill");
+    e.allow_long_context = opt_bool(*m, "allow_long_context").value_or(false);
     e.cuda_graphs = !m->boolean_or("enforce_eager", false);
     if (const auto ar = m->opt_string("all_reduce")) {
         if (*ar == "auto") {
@@ -417,7 +419,22 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     try {
         model::validate(s.deployment);
     } catch (const InvalidArgument& e) {
-        detail::fail(root.node()["hardware"], file, "hardware", e.what());
+        // A context or format rule is about the engine block; the rest about the hardware.
+        const std::string what = e.what();
+        const bool engine = what.find("max_model_len") != std::string::npos ||
+                            what.find("llama.cpp") != std::string::npos ||
+                            what.find("tensorrt-llm") != std::string::npos;
+        if (engine && root.node()["engine"]) {
+            detail::fail(root.node()["engine"], file, "engine", what);
+        }
+        detail::fail(root.node()["hardware"], file, "hardware", what);
+    }
+    if (s.power.gpu_cap) {
+        try {
+            model::check_gpu_cap(s.deployment.gpu, *s.power.gpu_cap, "power.gpu_cap");
+        } catch (const InvalidArgument& e) {
+            detail::fail(root.node()["power"]["gpu_cap"], file, "power.gpu_cap", e.what());
+        }
     }
     s.training = detail::read_training(std::move(training), s.deployment);
     return s;

@@ -288,6 +288,9 @@ void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerCo
         }
     };
     opt_int("max_model_len", e.max_model_len);
+    if (e.allow_long_context) {
+        o.line(2, "allow_long_context", boolean(true));
+    }
     if (e.gpu_memory_utilization) {
         o.line(2, "gpu_memory_utilization", num(*e.gpu_memory_utilization));
     }

@@ -81,6 +81,11 @@ model::AcceleratorSpec read_accelerator(MapReader& m) {
     a.boost_clock = opt_q<Hertz>(m, "boost_clock", Dimension::Hertz);
     a.board_power = opt_q<Watts>(m, "board_power", Dimension::Watts);
     a.idle_power = opt_q<Watts>(m, "idle_power", Dimension::Watts);
+    a.power_limit_min = opt_q<Watts>(m, "power_limit_min", Dimension::Watts);
+    a.power_limit_max = opt_q<Watts>(m, "power_limit_max", Dimension::Watts);
+    if (a.power_limit_min && a.power_limit_max && *a.power_limit_min > *a.power_limit_max) {
+        m.fail_at("power_limit_min", "power_limit_min is above power_limit_max; check both figures");
+    }
     if (a.idle_power && a.board_power && *a.idle_power > *a.board_power) {
         m.fail_at("idle_power", "idle power is above board_power; check both figures");
     }

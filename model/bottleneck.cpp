@@ -1,6 +1,8 @@
 #include "model/bottleneck.hpp"
 
 #include "model/error.hpp"
+#include "model/memory.hpp"
+#include "model/validity.hpp"
 #include "model/workload_mix.hpp"
 
 #include <algorithm>
@@ -127,6 +129,9 @@ BottleneckReport find_bottleneck(const Deployment& d, const Workload& given,
         for (const std::string& reason : mem.reasons) {
             r.capacity_detail += (r.capacity_detail.empty() ? "" : "; ") + reason;
         }
+        if (const auto advice = capacity_advice(d, mem)) {
+            r.capacity_detail += "; " + *advice;
+        }
     } else if (e.running < want) {
         r.capacity_binds = true;
         const bool seqs = e.running >= mem.engine.max_num_seqs;
@@ -226,13 +231,24 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         }
         Deployment x = d;
         x.prec.weights = *p;
-        evaluate(key, precision_change("weights", weights, *p), std::move(x), "");
+        // Never propose a format the engine or the GPU cannot run (the same rule validate uses).
+        const FormatSupport support = format_support(x.engine.kind, x.prec, x.gpu);
+        if (!support.runs) {
+            return;
+        }
+        evaluate(key, precision_change("weights", weights, *p), std::move(x), support.note);
     };
-    if (d.gpu.dense.fp8) {
-        quantize("weights-fp8", "fp8", 8.5);
+    if (d.engine.kind == EngineKind::LlamaCpp) {
+        // llama.cpp quantizes to GGUF formats only.
+        quantize("weights-int8", "q8_0", 8.5);
+        quantize("weights-int4", "q4_k_m", 5.0);
+    } else {
+        if (d.gpu.dense.fp8) {
+            quantize("weights-fp8", "fp8", 8.5);
+        }
+        quantize("weights-int8", d.gpu.dense.int8 ? "int8" : "int8-weight-only", 8.5);
+        quantize("weights-int4", "awq-int4", 5.0);
     }
-    quantize("weights-int8", d.gpu.dense.int8 ? "int8" : "int8-weight-only", 8.5);
-    quantize("weights-int4", "awq-int4", 5.0);
 
     // FP8 KV cache.
     if (const auto fp8 = find_precision("fp8")) {
@@ -319,6 +335,9 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         }
         Deployment x = d;
         x.gpu = g;
+        if (!format_support(x.engine.kind, x.prec, x.gpu).runs) {
+            continue; // the engine cannot run these formats on that GPU
+        }
         evaluate("gpu:" + g.name, "gpu " + d.gpu.name + " → " + g.name, std::move(x), "");
     }
 

@@ -1,6 +1,7 @@
 #include "model/deployment.hpp"
 
 #include "model/error.hpp"
+#include "model/validity.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -287,6 +288,8 @@ void validate(const Deployment& d) {
                     " is below max_model_len " + std::to_string(s.max_model_len) +
                     " with chunked prefill off; enable chunked prefill or raise it");
     }
+    check_context_length(d);
+    check_format_support(d);
     require(d.engine.activation_workspace_factor >= 0.0,
             where + "activation_workspace_factor is negative; use 1 for the estimate as is");
     require(d.clocks.compute > 0.0 && d.clocks.compute <= 1.0 && d.clocks.memory > 0.0 &&

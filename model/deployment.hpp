@@ -75,6 +75,10 @@ struct EngineConfig {
     /// Longest sequence (prompt + output) the engine accepts. nullopt: the model's max_context
     /// (vLLM, TensorRT-LLM, SGLang); 4096 per slot for llama.cpp (its default n_ctx).
     std::optional<int> max_model_len;
+    /// Allows max_model_len above the model's max_context (vLLM's
+    /// VLLM_ALLOW_LONG_MAX_MODEL_LEN=1): for a model run with rope scaling beyond its trained
+    /// context. Off: model::check_context_length refuses a longer max_model_len.
+    bool allow_long_context = false;
     /// vLLM gpu_memory_utilization (fraction of total memory for this instance, default 0.9);
     /// TensorRT-LLM free_gpu_memory_fraction (of memory left after weights and activations,
     /// default 0.9); SGLang mem_fraction_static (weights + KV pool as a fraction of total,

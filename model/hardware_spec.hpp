@@ -50,6 +50,9 @@ struct AcceleratorSpec {
     /// (Google TPUs): the power model then refuses to guess and asks for a figure.
     std::optional<Watts> board_power;
     std::optional<Watts> idle_power;
+    /// Settable power-limit range (nvidia-smi -q "Min Power Limit" / "Max Power Limit"); nullopt
+    /// where no primary source gives it: a cap is then only checked against board_power.
+    std::optional<Watts> power_limit_min, power_limit_max;
     std::string scale_up_link;                  ///< interconnect name, "" when none
     std::optional<BytesPerSecond> scale_up_bandwidth;  ///< bidirectional per device
     std::string host_link;                      ///< e.g. "pcie4-x16"

@@ -313,7 +313,10 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
         fits = false;
         r.reasons.push_back(where + "the process needs " + gib(r.total_used) + " but the GPU has " +
                             gib(r.capacity) + " (" + gib(-r.free) + " short" +
-                            (e.kind == EngineKind::Vllm || e.kind == EngineKind::Sglang
+                            // Lowering the fraction helps only when the engine's budget,
+                            // not the weights, overruns the GPU.
+                            ((e.kind == EngineKind::Vllm || e.kind == EngineKind::Sglang) &&
+                                     r.kv_budget.si() > 0
                                  ? "; lower gpu_memory_utilization " + num(e.memory_fraction)
                                  : std::string()) +
                             ")");
@@ -415,8 +418,9 @@ std::optional<int> max_context_at_concurrency(const Deployment& d, int n) {
         const MemoryEstimate m = estimate_memory(probe);
         return m.kv_budget.si() > 0 && m.free.si() >= 0 && m.max_concurrency >= n;
     };
+    // The longest context is at most max_model_len: the engine accepts nothing longer.
     int lo = 1;
-    int hi = d.model.max_context;
+    int hi = resolve_engine(d).max_model_len;
     if (!holds(lo)) {
         return std::nullopt;
     }
@@ -459,6 +463,26 @@ std::optional<GpuPlan> fewest_gpus(const Deployment& d, int min_concurrency, int
         }
     }
     return std::nullopt;
+}
+
+std::optional<std::string> capacity_advice(const Deployment& d, const MemoryEstimate& m,
+                                           int max_gpus) {
+    if (m.fits || m.kv_budget.si() > 0) {
+        return std::nullopt; // fits, or the KV cache (not the weights) is what runs short
+    }
+    const std::string now = std::to_string(replica_gpus(d.par)) + " GPU" +
+                            (replica_gpus(d.par) == 1 ? "" : "s");
+    const std::optional<GpuPlan> fewest = fewest_gpus(d, 1, max_gpus);
+    if (!fewest) {
+        return "the weights and the engine's memory do not fit on " + now + " per replica, nor on up to " +
+               std::to_string(max_gpus) + " x " + d.gpu.name +
+               "; quantize the weights or choose a GPU with more memory";
+    }
+    return "the weights and the engine's memory do not fit on " + now +
+           " per replica; the fewest that hold them and one sequence of max_model_len are " +
+           std::to_string(fewest->gpus) + " x " + d.gpu.name + " (tp " +
+           std::to_string(fewest->par.tp) + ", pp " + std::to_string(fewest->par.pp) +
+           "), as `gpuplan fit` finds; set tp and pp so";
 }
 
 HostRamAdvice host_ram_advice(const Deployment& d) {

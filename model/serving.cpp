@@ -1,5 +1,7 @@
 #include "model/serving.hpp"
 
+#include "model/validity.hpp"
+
 #include "model/error.hpp"
 #include "model/workload_mix.hpp"
 
@@ -171,14 +173,7 @@ void check_workload(const Workload& w, const EngineSettings& e, int cached_prefi
                               " with chunked prefill off, so the engine cannot schedule it; "
                               "enable chunked prefill or raise max_num_batched_tokens");
     }
-    // In 64 bits: two int token counts may sum past INT_MAX.
-    const long long total = static_cast<long long>(w.input_tokens) + w.output_tokens;
-    if (total > e.max_model_len) {
-        throw InvalidArgument("workload: input_tokens + output_tokens = " +
-                              std::to_string(total) +
-                              " exceeds max_model_len " + std::to_string(e.max_model_len) +
-                              "; raise max_model_len or shorten the requests");
-    }
+    check_request_length(w.input_tokens, w.output_tokens, e.max_model_len);
 }
 
 } // namespace
@@ -222,6 +217,25 @@ int replica_capacity(const MemoryEstimate& mem, const Workload& w) {
         static_cast<double>(mem.kv_tokens) - (e.kind == EngineKind::Vllm ? bs : 0.0);
     const double by_kv = std::floor(std::max(0.0, usable) / per_request);
     return static_cast<int>(std::min<double>(e.max_num_seqs, by_kv));
+}
+
+LoadFit load_fit(const Deployment& d, const MemoryEstimate& mem, const Workload& w,
+                 int concurrency) {
+    LoadFit r;
+    r.requested = concurrency;
+    r.holds = static_cast<long long>(replica_capacity(mem, w)) * d.par.dp;
+    r.fits = mem.fits && r.holds >= concurrency;
+    if (!mem.fits) {
+        r.reason = "the engine does not start (see the reasons above)";
+    } else if (!r.fits) {
+        r.reason = std::to_string(concurrency) + " sequences of " +
+                   std::to_string(w.input_tokens) + " + " + std::to_string(w.output_tokens) +
+                   " tokens do not run at once: " + std::to_string(d.par.dp) + " replica" +
+                   (d.par.dp == 1 ? " holds " : "s hold ") + std::to_string(r.holds) +
+                   " (KV cache and max_num_seqs); lower the concurrency, use an fp8 KV cache or "
+                   "add replicas";
+    }
+    return r;
 }
 
 double single_stream_decode_bound(const StepCostModel& m, int context) {

@@ -69,6 +69,20 @@ struct ServingEstimate {
 /// cache holds at the average context (rounded up to blocks), whichever is smaller.
 [[nodiscard]] int replica_capacity(const MemoryEstimate& mem, const Workload& w);
 
+/// Whether the requested load fits: `concurrency` sequences of the workload's lengths running
+/// at once on the deployment's dp replicas (replica_capacity each), not only one sequence of
+/// max_model_len (MemoryEstimate::fits). The headroom gpu_memory_utilization holds back is not
+/// counted as room.
+struct LoadFit {
+    bool fits = false;      ///< the engine starts and the replicas run `requested` at once
+    long long holds = 0;    ///< sequences of these lengths the replicas run at once
+    int requested = 0;      ///< the concurrency asked for
+    std::string reason;     ///< why not, with what to change (empty when it fits)
+};
+
+[[nodiscard]] LoadFit load_fit(const Deployment& d, const MemoryEstimate& mem, const Workload& w,
+                               int concurrency);
+
 /// Single-stream decode bound: bandwidth / (weight + KV bytes read per token) at `context`
 /// (DOMAIN.md §2: 1 TB/s ÷ 14 GB ≈ 71 tokens/s for a 7B FP16 model). Only the embedding rows
 /// used are counted, not the whole table; MoE reads only the top-k experts.

@@ -3,6 +3,7 @@
 #include "model/comm.hpp"
 #include "model/detail/shapes.hpp"
 #include "model/error.hpp"
+#include "model/validity.hpp"
 #include "model/kernel_time.hpp"
 #include "model/model_spec.hpp"
 #include "model/power.hpp"
@@ -378,6 +379,8 @@ TrainingModel::TrainingModel(const Deployment& hw, const TrainingConfig& cfg,
     gpus_per_node_ = hw.gpus_per_node;
     has_network_ = hw.inter_node_link.has_value();
 
+    // bf16/fp16 need the GPU's own path (a V100 has no bf16), the rule serving applies too.
+    check_compute_path(hw.gpu, cfg.compute, "training compute");
     // The GEMM path: fp8 needs a real fp8 peak (no silent fallback to bf16).
     const auto own = hw.gpu.dense.for_type(cfg.compute);
     if (cfg.compute == ComputeType::Fp8) {

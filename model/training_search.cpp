@@ -113,6 +113,7 @@ SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
     eps.reserve(divs.size());
 
     SearchResult out;
+    std::array<long long, 16> issue_counts{}; // by LayoutIssue, for the "why" of no fit
     // Keep more than asked internally, to name the best layout with another parallel split.
     const std::size_t keep = std::max<std::size_t>(static_cast<std::size_t>(options.top), 64);
     out.top.reserve(keep + 1);
@@ -221,6 +222,7 @@ SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
                                     const LayoutResult r = model.evaluate(l);
                                     if (r.issue != LayoutIssue::None) {
                                         ++out.invalid;
+                                        ++issue_counts[static_cast<std::size_t>(r.issue)];
                                     } else if (!r.fits) {
                                         ++out.not_fitting;
                                         if (!out.closest_miss ||
@@ -247,6 +249,15 @@ SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
                                std::to_string(out.invalid) + " cannot run";
     if (out.top.empty()) {
         out.why = "no layout fits. " + counts + ".";
+        if (out.fitting == 0 && out.not_fitting == 0 && out.invalid > 0) {
+            // Nothing can run: say the most common reason, which says what to change.
+            std::size_t most = 0;
+            for (std::size_t i = 1; i < issue_counts.size(); ++i) {
+                most = issue_counts[i] > issue_counts[most] ? i : most;
+            }
+            out.why += std::string(" Most cannot run because ") +
+                       to_string(static_cast<LayoutIssue>(most)) + ".";
+        }
         if (out.closest_miss) {
             const LayoutResult& c = *out.closest_miss;
             out.why += " The closest, " + describe(c.layout) + ", needs " +

@@ -167,3 +167,165 @@ TEST(CliMalformed, TinyBandwidthInAnHwdbFolderIsRefused) {
                        "bandwidth; give at least 1 kB/s (check the unit)");
     std::filesystem::remove_all(dir);
 }
+
+// Issue 18 item 4: one set of validity rules, refused the same way from flags and from a file.
+TEST(CliValidity, MaxModelLenAboveTheModelsContextExitsTwo) {
+    // llama-3.1-8b: max_position_embeddings 131072.
+    expect_input_error(std::string(kEstimate) + "--max-model-len 200000",
+                       "max_model_len 200000 exceeds the model's maximum context of 131072 tokens");
+    expect_input_error("fit --model llama-3.1-8b --gpu h100-sxm --max-model-len 131073",
+                       "lower max_model_len to at most 131072");
+    const RunResult ok = run(std::string(kEstimate) + "--max-model-len 200000 --allow-long-context");
+    EXPECT_EQ(ok.exit_code, 0) << ok.out;
+    const auto dir = temp_dir("long-context");
+    write(dir / "s.yaml", "schema: 1\nmodel: llama-3.1-8b\nhardware:\n  accelerator: h100-sxm\n"
+                          "engine:\n  max_model_len: 200000\n");
+    expect_input_error("estimate " + (dir / "s.yaml").string(),
+                       "engine: deployment of 'llama-3.1-8b': max_model_len 200000 exceeds");
+    const RunResult set = run("estimate " + (dir / "s.yaml").string() +
+                              " --set engine.allow_long_context=true");
+    EXPECT_EQ(set.exit_code, 0) << set.out;
+    std::filesystem::remove_all(dir);
+}
+
+TEST(CliValidity, RequestsLongerThanMaxModelLenExitTwo) {
+    expect_input_error(std::string(kEstimate) +
+                           "--max-model-len 1024 --input-len 1000 --output-len 25",
+                       "input_tokens + output_tokens = 1025 exceeds max_model_len 1024");
+}
+
+TEST(CliValidity, EngineFormatAndGpuCombinationsTheyCannotRunExitTwo) {
+    expect_input_error(std::string(kEstimate) +
+                           "--engine llama.cpp --weights awq-int4 --max-model-len 4096",
+                       "llama.cpp loads GGUF files only and has no awq-int4 weights");
+    expect_input_error("estimate --model llama-3.1-8b --gpu a100-sxm-80gb --engine tensorrt-llm "
+                       "--weights fp8",
+                       "tensorrt-llm's fp8 kernels need the GPU's own fp8 tensor cores");
+    expect_input_error("estimate --model llama-3.1-8b --gpu h100-sxm --engine tensorrt-llm "
+                       "--weights q4_k_m",
+                       "tensorrt-llm has no GGUF loader");
+    // TPU v5e has no fp16 peak: the rule names bf16 as the alternative.
+    expect_input_error("fit --model llama-3.1-8b --gpu tpu-v5e --activations fp16",
+                       "the GPU has no fp16 peak; use bf16");
+    // vLLM runs GGUF (experimental) and FP8 on an A100 (weight-only): not errors.
+    EXPECT_EQ(run(std::string(kEstimate) + "--weights q4_k_m").exit_code, 0);
+    EXPECT_EQ(run("estimate --model llama-3.1-8b --gpu a100-sxm-80gb --weights fp8").exit_code, 0);
+}
+
+TEST(CliValidity, GpuCapAboveTheBoardPowerExitsTwo) {
+    // H100 SXM board power 700 W (hwdb); the loader applies the same rule as the flag.
+    expect_input_error(std::string(kEstimate) + "--gpu-cap 800W",
+                       "--gpu-cap 800 W on h100-sxm is above the highest power limit the driver "
+                       "accepts (700 W, the board power)");
+    expect_input_error("rack " + src("examples/rack-power-cap.yaml") + " --set power.gpu_cap=2000W",
+                       "power.gpu_cap 2000 W on");
+}
+
+TEST(CliValidity, WeightsThatDoNotFitAdviseTheFewestGpus) {
+    // The issue's reproduction: 70B bf16 on one H100 advised "lower gpu_memory_utilization".
+    const RunResult r = run("estimate " + src("examples/plan-search.yaml"));
+    EXPECT_FALSE(has(r.out, "lower gpu_memory_utilization")) << r.out;
+    EXPECT_TRUE(has(r.out, "the fewest that hold them and one sequence of max_model_len are"))
+        << r.out;
+    const RunResult fit = run("fit " + src("examples/plan-search.yaml") + " --json");
+    EXPECT_TRUE(has(fit.out, "\"advice\": \"the weights and the engine's memory do not fit"))
+        << fit.out;
+}
+
+// Issue 18 item 5: the same flags for the same things on every command that reads a scenario.
+TEST(CliFlags, SetAndPowerFlagsWorkOnEveryScenarioCommand) {
+    const std::string file = src("examples/llama70b-4xh100.yaml");
+    for (const std::string cmd : {"estimate", "fit", "cost", "rack", "compare"}) {
+        SCOPED_TRACE(cmd);
+        const RunResult r = run(cmd + " " + file + " --set engine.max_num_seqs=0");
+        EXPECT_EQ(r.exit_code, 2) << r.out;
+        EXPECT_TRUE(has(r.out, "--set engine.max_num_seqs=0")) << r.out;
+        const RunResult cap = run(cmd + " " + file + " --gpu-cap 900W");
+        EXPECT_EQ(cap.exit_code, 2) << cap.out;
+        EXPECT_TRUE(has(cap.out, "--gpu-cap 900 W on h100-sxm is above")) << cap.out;
+    }
+    const std::string train = src("examples/train-gpt3-1024xa100.yaml");
+    expect_input_error("train " + train + " --set training.global_batch=0",
+                       "--set training.global_batch=0");
+    expect_input_error("train " + train + " --gpu-cap 500W", "--gpu-cap 500 W on a100-sxm-80gb");
+    EXPECT_EQ(run("train " + train + " --set training.tokens=1e9 --gpu-cap 300W").exit_code, 0);
+    expect_input_error(std::string(kEstimate) + "--set engine.max_num_seqs=4",
+                       "--set changes a key of a scenario FILE");
+}
+
+TEST(CliFlags, SimulateTakesModelAndGpuFlagsLikeEstimate) {
+    const RunResult r =
+        run("simulate --model llama-3.1-8b --gpu h100-sxm --concurrency 4 --input-len 256 "
+            "--output-len 32 --requests 20 --json");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    expect_input_error("simulate --requests 5", "give a scenario FILE, or at least --model and --gpu");
+}
+
+TEST(CliFlags, TrainWithoutALayoutChoosesTheBestValidOne) {
+    // The issue's reproduction failed with "dp does not divide the global batch".
+    const RunResult r = run("train --model gpt-3-175b --gpu a100-sxm-80gb --gpus 1024 --tokens "
+                            "300e9 --seq-len 2048 --global-batch 1536");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_FALSE(has(r.out, "does not divide the global batch")) << r.out;
+    EXPECT_TRUE(has(r.out, "chosen by the layout search")) << r.out;
+    const RunResult j = run("train --model gpt-3-175b --gpu a100-sxm-80gb --gpus 1024 --tokens "
+                            "300e9 --seq-len 2048 --global-batch 1536 --json");
+    EXPECT_TRUE(has(j.out, "\"layout_chosen_by\": \"search\"")) << j.out;
+    // The chosen layout divides the global batch: dp | 1536 (checked from the printed dp).
+    const auto at = r.out.find(" x dp ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const int dp = std::stoi(r.out.substr(at + 6));
+    EXPECT_EQ(1536 % dp, 0) << dp;
+    EXPECT_EQ(1024 % dp, 0) << dp;
+}
+
+TEST(CliFlags, PlanTakesModelAndGpuFlagsLikeEstimate) {
+    const RunResult r = run("plan --model llama-3.1-8b --gpu h100-sxm --rate 4 --input-len 512 "
+                            "--output-len 128 --set \"slo.tpot=50 ms\" --candidate h100-sxm "
+                            "--max-gpus 2 --requests 100 --json");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(has(r.out, "\"found\": true")) << r.out;
+    expect_input_error("plan --top 3", "give a scenario FILE, or at least --model and --gpu");
+    expect_input_error("plan --model llama-3.1-8b --gpu h100-sxm --max-model-len 200000 "
+                       "--set \"slo.tpot=50 ms\"",
+                       "exceeds the model's maximum context of 131072 tokens");
+}
+
+TEST(CliValidity, NoAverageAbovePeakUnderAnUnreachableCap) {
+    // 60 W per H100 is below what the lowest clock draws at this load: the limit is unreachable
+    // and the GPU draws more than it. The peak shown is then what it draws, never below the
+    // average.
+    const RunResult r = run(std::string(kEstimate) + "--gpu-cap 60W --concurrency 64 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto number = [&](const std::string& key) {
+        const auto at = r.out.find("\"" + key + "\": ");
+        EXPECT_NE(at, std::string::npos) << key;
+        return std::stod(r.out.substr(at + key.size() + 4));
+    };
+    EXPECT_LE(number("gpu_average_w"), number("gpu_peak_w"));
+    EXPECT_LE(number("gpu_peak_w"), 700.0); // never above the board power
+    EXPECT_TRUE(has(r.out, "\"unreachable\": true")) << r.out;
+}
+
+TEST(CliValidity, FitsMeansTheRequestedConcurrencyAtTheRequestedLengths) {
+    // The engine starts (one 131072-token sequence fits), but 2000 sequences of 8000 + 1000
+    // tokens need far more than the ~53 GiB KV pool of one H100 (2000 × 8500 × 128 KiB).
+    const std::string args = "fit --model llama-3.1-8b --gpu h100-sxm --concurrency 2000 "
+                             "--input-len 8000 --output-len 1000";
+    const RunResult text = run(args);
+    EXPECT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_TRUE(has(text.out, "verdict              does NOT fit: 2000 sequences")) << text.out;
+    EXPECT_TRUE(has(text.out, "held back (1 - gpu_memory_utilization)")) << text.out;
+    EXPECT_FALSE(has(text.out, " free\n")) << text.out;
+    const RunResult json = run(args + " --json");
+    EXPECT_TRUE(has(json.out, "\"load_fit\": {")) << json.out;
+    EXPECT_TRUE(has(json.out, "\"concurrency\": 2000")) << json.out;
+}
+
+TEST(CliValidity, GpuCapBelowTheDriversMinimumExitsTwo) {
+    // hwdb b200: power_limit_min 200 W, power_limit_max 1000 W (NVIDIA DGX B200 User Guide, S91).
+    expect_input_error("estimate --model llama-3.1-8b --gpu b200 --gpu-cap 150W",
+                       "--gpu-cap 150 W on b200 is below the lowest power limit the driver "
+                       "accepts (200 W");
+    EXPECT_EQ(run("estimate --model llama-3.1-8b --gpu b200 --gpu-cap 200W").exit_code, 0);
+}

@@ -516,5 +516,33 @@ TEST(TrainingCases, APowerLimitSlowsTheStepAndHoldsTheBusyPower) {
     EXPECT_DOUBLE_EQ(estimate_training(d, c, default_profile(), capped).clock, 1.0);
 }
 
+// Issue 18 item 4: training in bf16 on a GPU without bf16 peaks (a V100) is refused with fp16 as
+// the alternative, by the same rule (model::check_compute_path) serving formats use.
+TEST(TrainingCompute, Bf16OnAGpuWithoutBf16IsRefusedWithFp16AsTheFix) {
+    AcceleratorSpec v100 = test::h100();
+    v100.name = "v100-like";
+    v100.dense.bf16.reset();
+    v100.dense.fp8.reset();
+    Deployment d = cluster(test::llama3_8b(), v100, 8);
+    d.prec.activations = parse_precision("fp16");
+    d.prec.weights = parse_precision("fp16");
+    d.prec.kv_cache = parse_precision("fp16");
+    TrainingConfig c;
+    c.tokens = 1e9;
+    c.global_batch = 8;
+    c.seq_len = 2048;
+    c.layout = layout(8, 1, 1, 0, 1, Recompute::None);
+    c.compute = ComputeType::Bf16;
+    try {
+        const TrainingModel m(d, c, default_profile());
+        FAIL() << "bf16 training accepted on a GPU without bf16";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(std::string(e.what()), "training compute bf16 on v100-like: the GPU has no bf16 "
+                                         "peak; use fp16 (the GPU has fp16 peaks)");
+    }
+    c.compute = ComputeType::Fp16;
+    EXPECT_NO_THROW((void)TrainingModel(d, c, default_profile()));
+}
+
 } // namespace
 } // namespace gpuplan::model
