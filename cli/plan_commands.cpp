@@ -1,5 +1,6 @@
 // `gpuplan fit`, `gpuplan estimate` and `gpuplan compare`: the analytic model's answers.
 #include "cli/json_out.hpp"
+#include "cli/command_reports.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/load_report.hpp"
 #include "cli/options.hpp"
@@ -169,6 +170,21 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
 
 }  // namespace
 
+nlohmann::json estimate_report(CliContext& ctx, const model::Scenario& s, const model::EfficiencyProfile& profile,
+                               int cached) {
+    // The bottleneck report carries the serving estimate it was drawn from: one estimate, and the
+    // verdict and what-ifs see the same prefix-cache hits as the figures.
+    const model::BottleneckReport b = model::find_bottleneck(s.deployment, s.workload, profile, cached);
+    const auto candidates = hwdb::similar_accelerators(ctx.db(), s.deployment.gpu);
+    const auto whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates, cached);
+    nlohmann::json j = estimate_json(s, b.estimate, b, whatifs);
+    // Power figures when the scenario limits power (docs/power.md).
+    if (has_power_limit(s)) {
+        j["power"] = power_json(scenario_power(ctx, s, profile, cached));
+    }
+    return j;
+}
+
 int run_estimate(CliContext& ctx) {
     po::options_description desc("options");
     ScenarioFlags flags;
@@ -189,28 +205,17 @@ int run_estimate(CliContext& ctx) {
     model::Scenario s = build_scenario(ctx, flags);
     apply_power_flags(s, pflags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
-    // The bottleneck report carries the serving estimate it was drawn from: one estimate, and the
-    // verdict and what-ifs see the same prefix-cache hits as the figures.
-    const model::BottleneckReport b = model::find_bottleneck(s.deployment, s.workload, profile, cached);
-    const model::ServingEstimate& e = b.estimate;
-    // Power figures when the scenario limits power (docs/power.md).
-    std::optional<model::PowerEstimate> power;
-    if (has_power_limit(s)) {
-        power = scenario_power(ctx, s, profile, cached);
-    }
-    const auto candidates = hwdb::similar_accelerators(ctx.db(), s.deployment.gpu);
-    const auto whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates, cached);
     if (vm.count("json")) {
-        nlohmann::json j = estimate_json(s, e, b, whatifs);
-        if (power) {
-            j["power"] = power_json(*power);
-        }
-        *ctx.out << json_text(j) << '\n';
+        *ctx.out << json_text(estimate_report(ctx, s, profile, cached)) << '\n';
     } else {
-        print_estimate(*ctx.out, s, e, b, whatifs);
-        if (power) {
+        // The bottleneck report carries the serving estimate it was drawn from (see estimate_report).
+        const model::BottleneckReport b = model::find_bottleneck(s.deployment, s.workload, profile, cached);
+        const auto candidates = hwdb::similar_accelerators(ctx.db(), s.deployment.gpu);
+        const auto whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates, cached);
+        print_estimate(*ctx.out, s, b.estimate, b, whatifs);
+        if (has_power_limit(s)) {
             *ctx.out << "\nunder the power limit (analytic; figures above are uncapped)\n";
-            print_power(*ctx.out, *power);
+            print_power(*ctx.out, scenario_power(ctx, s, profile, cached));
         }
     }
     if (!plot_dir.empty()) {

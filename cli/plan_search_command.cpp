@@ -36,14 +36,7 @@ std::string flow_list(const std::string& csv) {
 }
 
 std::vector<hwdb::ScenarioOverride> overrides_of(const PlanFlags& f) {
-    std::vector<hwdb::ScenarioOverride> out;
-    for (const auto& s : f.sets) {
-        const auto eq = s.find('=');
-        if (eq == std::string::npos || eq == 0) {
-            throw UsageError("--set '" + s + "': write key.path=value, e.g. --set plan.top=3");
-        }
-        out.push_back({s.substr(0, eq), s.substr(eq + 1), "--set " + s});
-    }
+    std::vector<hwdb::ScenarioOverride> out = parse_sets(f.sets);
     if (!f.candidates.empty()) {
         // GPU[@NODE], each a plan.candidates entry.
         std::string list = "[";

@@ -38,8 +38,21 @@ void add_scenario_options(po::options_description& desc, ScenarioFlags& f) {
         ("enable-prefix-caching", po::value<std::string>()->notifier([&f](const std::string& v) { f.prefix_caching = v; }), "on or off")
         ("enable-chunked-prefill", po::value<std::string>()->notifier([&f](const std::string& v) { f.chunked_prefill = v; }), "on or off")
         ("enforce-eager", po::bool_switch(&f.enforce_eager), "no CUDA graphs")
-        ("profile", po::value(&f.profile), "efficiency profile YAML (default: hwdb/profiles for the GPU)");
+        ("profile", po::value(&f.profile), "efficiency profile YAML (default: hwdb/profiles for the GPU)")
+        ("set", po::value(&f.sets)->composing(), "override a key of FILE before it is read: --set engine.max_num_seqs=64 (repeatable)");
     // clang-format on
+}
+
+std::vector<hwdb::ScenarioOverride> parse_sets(const std::vector<std::string>& sets) {
+    std::vector<hwdb::ScenarioOverride> out;
+    for (const auto& s : sets) {
+        const auto eq = s.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            throw UsageError("--set '" + s + "': write key.path=value, e.g. --set workload.requests_per_s=8");
+        }
+        out.push_back({s.substr(0, eq), s.substr(eq + 1), "--set " + s});
+    }
+    return out;
 }
 
 namespace {
@@ -80,7 +93,9 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     const auto& db = ctx.db();
     model::Scenario s;
     if (!f.file.empty()) {
-        s = hwdb::load_scenario(f.file, db);
+        s = hwdb::load_scenario(f.file, db, parse_sets(f.sets));
+    } else if (!f.sets.empty()) {
+        throw UsageError("--set changes a key of a scenario file; give the FILE too");
     } else if (f.model.empty() || f.gpu.empty()) {
         throw UsageError("give a scenario FILE, or at least --model and --gpu (e.g. --model llama-3.1-8b --gpu h100-sxm)");
     }

@@ -8,8 +8,11 @@
 #include "model/efficiency.hpp"
 #include "model/scenario.hpp"
 
+#include "hwdb/scenario_loader.hpp"
+
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuplan::cli {
 
@@ -22,7 +25,12 @@ struct ScenarioFlags {
     std::optional<double> gpu_memory_utilization, rate;
     std::optional<std::string> prefix_caching, chunked_prefill;
     bool enforce_eager = false;
+    std::vector<std::string> sets;  ///< --set key.path=value, applied to the file before it is read
 };
+
+/// `--set key.path=value` flags as scenario overrides (the one parser for every command that
+/// takes --set). Throws UsageError for a flag without `=` or without a key.
+[[nodiscard]] std::vector<hwdb::ScenarioOverride> parse_sets(const std::vector<std::string>& sets);
 
 /// Adds the scenario flags to `desc`, bound to `flags`.
 void add_scenario_options(po::options_description& desc, ScenarioFlags& flags);
