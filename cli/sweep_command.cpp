@@ -375,11 +375,34 @@ int run_sweep(CliContext& ctx) {
         skipped = table.rows.size();
         dropped = rows.size() - skipped;
     }
-    // Every point's scenario is read before any runs, so a bad axis value stops the sweep at once.
+    // Every point's scenario is read before any runs, so a bad axis or set value (an error at a
+    // value the spec wrote) stops the sweep at once. A point the scenario's own checks refuse (tp 3
+    // for 64 attention heads) is that point's answer: a row with the error. When every point is
+    // refused the base itself is wrong, and the first error stops the sweep.
+    std::map<std::size_t, std::string> refused;
+    std::optional<std::string> first_refusal;
+    std::size_t loaded = 0;
     for (const std::size_t i : selected) {
-        if (!table.rows.contains(i)) {
-            (void)load(i);
+        if (table.rows.contains(i)) {
+            continue;
         }
+        try {
+            (void)load(i);
+            ++loaded;
+        } catch (const ConfigError& e) {
+            if (e.line() == 0 && e.file().starts_with(spec.file + ":")) {
+                throw;  // located at an axis or set value of the spec
+            }
+            refused[i] = e.what();
+        } catch (const InputError& e) {
+            refused[i] = e.what();
+        }
+        if (!refused.empty() && !first_refusal) {
+            first_refusal = refused.begin()->second;
+        }
+    }
+    if (loaded == 0 && first_refusal) {
+        throw InputError(*first_refusal);
     }
 
     std::map<std::string, model::EfficiencyProfile> profiles;  // by accelerator
@@ -407,11 +430,19 @@ int run_sweep(CliContext& ctx) {
         }
         bar(static_cast<double>(computed) / static_cast<double>(std::max<std::size_t>(todo, 1)),
             std::to_string(computed) + "/" + std::to_string(todo) + " points");
-        model::Scenario s = load(i);
-        const std::uint64_t seed = s.seed + i;
         nlohmann::json result;
         std::string error;
+        std::uint64_t seed = i + 1;  // the loader's default seed (1) when the scenario is refused
+        const auto refusal = refused.find(i);
+        if (refusal != refused.end()) {
+            error = refusal->second;
+        }
         try {
+            if (refusal != refused.end()) {
+                throw InputError(error);
+            }
+            model::Scenario s = load(i);
+            seed = s.seed + i;
             const auto& profile = profile_for(s);
             if (spec.command == "estimate") {
                 result = estimate_report(ctx, s, profile);

@@ -326,3 +326,46 @@ TEST(Sweep, SetUnknownKeyNamesTheFlag) {
               std::string::npos)
         << r.out;
 }
+
+// A point the scenario's own checks refuse (tp 3 does not divide Llama-3.1-70B's 64 attention
+// heads) is a row with the error and empty figures; the other points run. When every point is
+// refused, the base is wrong and the sweep stops with exit 2.
+TEST(Sweep, RefusedPointsAreRowsWithTheirError) {
+    TempDir d("refused");
+    const std::string head = "id: t\ncommand: cost\nbase: " + src("examples/llama70b-2xh200.yaml") + "\naxes:\n";
+    write(d.path / "a.yaml", head + "  - key: hardware.tp\n    values: [2, 3, 4]\n");
+    const auto r = run("sweep " + (d.path / "a.yaml").string() + " -o " + (d.path / "a.csv").string());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("1 with an error"), std::string::npos) << r.out;
+    const auto rows = lines(slurp(d.path / "a.jsonl"));
+    ASSERT_EQ(rows.size(), 3u);
+    const auto bad = nlohmann::json::parse(rows[1]);
+    EXPECT_NE(bad["error"].get<std::string>().find("tp 3 does not divide the 64 attention heads"), std::string::npos);
+    EXPECT_TRUE(bad["result"].is_null());
+    EXPECT_TRUE(nlohmann::json::parse(rows[2])["error"].is_null());
+    EXPECT_EQ(nlohmann::json::parse(rows[2])["result"]["tp"], 4);
+    write(d.path / "b.yaml", head + "  - key: hardware.tp\n    values: [3, 5]\n");
+    const auto all = run("sweep " + (d.path / "b.yaml").string() + " -o " + (d.path / "b.csv").string());
+    EXPECT_EQ(all.exit_code, 2) << all.out;
+    EXPECT_NE(all.out.find("tp 3 does not divide"), std::string::npos) << all.out;
+    EXPECT_FALSE(fs::exists(d.path / "b.csv"));
+}
+
+// Every shipped sweep spec runs, every point without an error.
+TEST(Sweep, EveryExampleSpecRuns) {
+    TempDir d("examples");
+    int count = 0;
+    for (const auto& e : fs::directory_iterator(src("examples"))) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind("sweep-", 0) != 0 || e.path().extension() != ".yaml") {
+            continue;
+        }
+        SCOPED_TRACE(name);
+        const fs::path out = d.path / (name + ".csv");
+        const auto r = run("sweep " + e.path().string() + " -o " + out.string());
+        EXPECT_EQ(r.exit_code, 0) << r.out;
+        EXPECT_EQ(r.out.find("with an error"), std::string::npos) << r.out;
+        ++count;
+    }
+    EXPECT_GE(count, 2);
+}
