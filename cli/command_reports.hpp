@@ -21,6 +21,11 @@ namespace gpuplan::cli {
 [[nodiscard]] nlohmann::json cost_report(CliContext& ctx, const model::Scenario& s,
                                          const model::EfficiencyProfile& profile);
 
+/// What `gpuplan train FILE --json` prints (without --search) for scenario `s`. Throws
+/// InputError when `s` has no training block or its layout cannot run.
+[[nodiscard]] nlohmann::json train_report(CliContext& ctx, const model::Scenario& s,
+                                          const model::EfficiencyProfile& profile);
+
 /// What `gpuplan simulate FILE --json` prints for a finished simulation of `s`.
 [[nodiscard]] nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r);
 

@@ -1,4 +1,4 @@
-// `gpuplan sweep SPEC -o FILE.csv`: runs estimate, simulate or cost once per point of a sweep
+// `gpuplan sweep SPEC -o FILE.csv`: runs estimate, simulate, cost or train once per point of a sweep
 // spec (a base scenario and axes of --set overrides), in this process, and writes one table as
 // CSV and JSON Lines; `--shard K/N` (or a Slurm / Kubernetes array index) runs every N-th point
 // from K; `gpuplan merge OUT PARTS...` joins the shards into the table one process writes.
@@ -46,7 +46,10 @@ const std::vector<std::string>& figure_columns(const std::string& command) {
     static const std::vector<std::string> cost = {
         "currency", "throughput_tok_s", "own_monthly", "rent_monthly", "own_per_million_tokens",
         "rent_per_million_tokens", "break_even_month", "cheaper"};
-    return command == "estimate" ? estimate : command == "simulate" ? simulate : cost;
+    static const std::vector<std::string> train = {
+        "fits", "memory_per_gpu_bytes", "step_time_s", "tokens_per_s", "mfu", "time_to_train_s", "gpu_hours",
+        "costs.rent.amount"};
+    return command == "estimate" ? estimate : command == "simulate" ? simulate : command == "train" ? train : cost;
 }
 
 // RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
@@ -448,6 +451,8 @@ int run_sweep(CliContext& ctx) {
                 result = estimate_report(ctx, s, profile);
             } else if (spec.command == "cost") {
                 result = cost_report(ctx, s, profile);
+            } else if (spec.command == "train") {
+                result = train_report(ctx, s, profile);
             } else {
                 sim::SimOptions opts;
                 opts.seed = seed;

@@ -1,6 +1,7 @@
 // `gpuplan train`: memory per GPU, step time, MFU, time and cost to train, and the layout search
 // (model/training.hpp). A scenario file with a `training:` block and/or flags.
 #include "cli/json_out.hpp"
+#include "cli/command_reports.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/options.hpp"
@@ -32,6 +33,7 @@ struct TrainFlags {
     std::optional<double> tokens, loader;
     bool search = false;
     bool json = false;
+    std::vector<std::string> sets;  ///< --set key.path=value on the file
 };
 
 std::string pct(double f) {
@@ -91,7 +93,9 @@ model::Scenario build(CliContext& ctx, const TrainFlags& f) {
     const auto& db = ctx.db();
     model::Scenario s;
     if (!f.file.empty()) {
-        s = hwdb::load_scenario(f.file, db);
+        s = hwdb::load_scenario(f.file, db, parse_sets(f.sets));
+    } else if (!f.sets.empty()) {
+        throw UsageError("--set changes a key of a scenario file; give the FILE too");
     } else if (f.model.empty() || f.gpu.empty()) {
         throw UsageError("give a scenario FILE with a training: block, or at least --model, --gpu, "
                          "--tokens, --global-batch and --seq-len (e.g. --model llama-3.1-8b --gpu "
@@ -486,6 +490,15 @@ void print_search(std::ostream& out, const model::SearchResult& sr, model::RankB
 
 } // namespace
 
+nlohmann::json train_report(CliContext& ctx, const model::Scenario& s, const model::EfficiencyProfile& profile) {
+    if (!s.training) {
+        throw InputError("scenario '" + s.name + "' has no training: block; 'train' needs one (docs/training.md)");
+    }
+    const model::TrainingEstimate e =
+        model::estimate_training(s.deployment, *s.training, profile, cost_inputs(ctx, s));
+    return train_json(s, e);
+}
+
 int run_train(CliContext& ctx) {
     po::options_description desc("options");
     TrainFlags f;
@@ -517,6 +530,7 @@ int run_train(CliContext& ctx) {
         ("top", po::value<int>()->notifier([&f](int v) { f.top = v; }), "layouts shown by --search (default 5)")
         ("rank-by", po::value(&f.rank_by), "time (default) or cost")
         ("profile", po::value(&f.profile), "efficiency profile YAML")
+        ("set", po::value(&f.sets)->composing(), "override a key of FILE before it is read: --set training.global_batch=512 (repeatable)")
         ("json", po::bool_switch(&f.json), "machine-readable output (keys: docs/cli-json.md)");
     // clang-format on
     po::positional_options_description pos;
@@ -532,6 +546,10 @@ int run_train(CliContext& ctx) {
     ScenarioFlags pf;
     pf.profile = f.profile;
     const model::EfficiencyProfile profile = choose_profile(ctx, pf, s.deployment.gpu);
+    if (f.json && !f.search) {
+        *ctx.out << json_text(train_report(ctx, s, profile)) << '\n';
+        return 0;
+    }
     const model::TrainingCostInputs prices = cost_inputs(ctx, s);
     model::TrainingConfig cfg = *s.training;
 

@@ -21,7 +21,7 @@ struct SweepSetting {
 struct SweepSpec {
     std::string file;     ///< the spec's path as given
     std::string id;       ///< `id:`, a name for the sweep (a column of the output)
-    std::string command;  ///< estimate, simulate or cost
+    std::string command;  ///< estimate, simulate, cost or train
     /// The base scenario file (relative to the working folder), empty when the base is inline.
     std::filesystem::path base_file;
     /// An inline base: the spec's text with every line outside `base:` blanked, so a scenario

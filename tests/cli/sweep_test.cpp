@@ -369,3 +369,24 @@ TEST(Sweep, EveryExampleSpecRuns) {
     }
     EXPECT_GE(count, 2);
 }
+
+// train and cost points are the commands' own --json too: point 3 of the train example is
+// micro-batch 2 (3 = 1*2 + 1) with selective recomputation.
+TEST(Sweep, TrainAndCostRowsAreTheCommandsOwnAnswer) {
+    TempDir d("train");
+    const auto r = run("sweep " + src("examples/sweep-train-llama70b.yaml") + " -o " + (d.path / "t.csv").string());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto row = nlohmann::json::parse(lines(slurp(d.path / "t.jsonl")).at(3));
+    EXPECT_EQ(row["values"], (nlohmann::json{{"training.micro_batch", "2"}, {"training.recompute", "selective"}}));
+    const auto own = run("train " + src("examples/train-llama70b-2x8xh100.yaml") +
+                         " --set training.micro_batch=2 --set training.recompute=selective --json");
+    ASSERT_EQ(own.exit_code, 0) << own.out;
+    EXPECT_EQ(nlohmann::json::parse(own.out), row["result"]);
+    write(d.path / "c.yaml", "id: c\ncommand: cost\nbase: " + src("examples/llama70b-2xh200.yaml") +
+                                 "\naxes:\n  - key: hardware.tp\n    values: [2, 4]\n");
+    ASSERT_EQ(run("sweep " + (d.path / "c.yaml").string() + " -o " + (d.path / "c.csv").string()).exit_code, 0);
+    const auto cost_row = nlohmann::json::parse(lines(slurp(d.path / "c.jsonl")).at(1));
+    const auto cost = run("cost " + src("examples/llama70b-2xh200.yaml") + " --set hardware.tp=4 --json");
+    ASSERT_EQ(cost.exit_code, 0) << cost.out;
+    EXPECT_EQ(nlohmann::json::parse(cost.out), cost_row["result"]);
+}
