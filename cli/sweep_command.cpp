@@ -231,7 +231,12 @@ std::vector<PartRow> read_part(const std::filesystem::path& csv_path, std::strin
             throw InputError(jsonl_path.string() + ":" + std::to_string(i + 1) +
                              ": not a JSON object; give a file 'gpuplan sweep -o' wrote");
         }
-        if (!j.is_object() || !j.contains("index") || !j["index"].is_number_unsigned() ||
+        const auto has = [&j](const char* key, bool (nlohmann::json::*is)() const noexcept) {
+            return j.contains(key) && (j[key].*is)();
+        };
+        if (!j.is_object() || !has("index", &nlohmann::json::is_number_unsigned) ||
+            !has("points", &nlohmann::json::is_number_unsigned) || !has("sweep_id", &nlohmann::json::is_string) ||
+            !has("command", &nlohmann::json::is_string) || !has("values", &nlohmann::json::is_object) ||
             !csv[i + 1].starts_with(std::to_string(j["index"].get<std::size_t>()) + ",")) {
             throw InputError(jsonl_path.string() + ":" + std::to_string(i + 1) + ": the row does not match line " +
                              std::to_string(i + 2) + " of " + csv_path.string() + "; run the shard again");

@@ -219,6 +219,18 @@ TEST(Sweep, MergeNamesMissingAndDuplicatedPoints) {
     EXPECT_NE(twice.out.find("points 1, 4, 7, 10, 13, 16, 19, 22 appear more than once"), std::string::npos)
         << twice.out;
     EXPECT_FALSE(fs::exists(p("m.csv")));
+    // A part whose JSON lines were not written by a sweep is refused, naming the line.
+    auto jl = lines(slurp(p("s1.jsonl")));
+    jl[2] = "{\"index\": 7}";
+    std::string text;
+    for (const auto& l : jl) {
+        text += l + '\n';
+    }
+    write(p("s1.jsonl"), text);
+    const auto bad = run("merge " + p("m.csv") + " " + p("s0.csv") + " " + p("s1.csv") + " " + p("s2.csv"));
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find(p("s1.jsonl") + ":3: the row does not match"), std::string::npos) << bad.out;
+    EXPECT_FALSE(fs::exists(p("m.csv")));
 }
 
 // A bad axis names the spec, the line and column, and the key.
