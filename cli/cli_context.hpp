@@ -46,5 +46,7 @@ int run_calib_validate(CliContext& ctx);
 int run_calib_fit_power(CliContext& ctx);
 int run_simulate(CliContext& ctx);
 int run_plan(CliContext& ctx);
+int run_sweep(CliContext& ctx);
+int run_merge(CliContext& ctx);
 
 }  // namespace gpuplan::cli

@@ -2,6 +2,7 @@
 // colocation) against renting per GPU-hour, cost per million output tokens at the workload's
 // throughput (under the scenario's power limit) and the rent-vs-buy break-even month.
 #include "cli/json_out.hpp"
+#include "cli/command_reports.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/load_report.hpp"
 #include "cli/options.hpp"
@@ -107,6 +108,69 @@ std::string money(const std::optional<model::Money>& m) {
 
 } // namespace
 
+namespace {
+
+/// The shared chain (plan/analysis.hpp): power at the scenario's load, then its cost.
+plan::ServingAnalysis cost_analysis(CliContext& ctx, const model::Scenario& s,
+                                    const model::EfficiencyProfile& profile,
+                                    const model::ServerSpec** server) {
+    (void)scenario_node(ctx, s, server);
+    plan::AnalysisOptions o;
+    o.parts = {.serving = false, .power = true, .racks = false, .cost = true};
+    return plan::analyze_serving(s, *server, profile, o);
+}
+
+} // namespace
+
+nlohmann::json cost_report(CliContext& ctx, const model::Scenario& s, const model::EfficiencyProfile& profile) {
+    const model::ServerSpec* server = nullptr;
+    const plan::ServingAnalysis a = cost_analysis(ctx, s, profile, &server);
+    const model::PowerEstimate& pe = *a.power;
+    const model::CostInputs& in = *a.cost_inputs;
+    const model::CostEstimate& c = *a.cost;
+    const auto& u = s.cost.utilization;
+    nlohmann::json j = scenario_json(s);
+    j["operating_point"] = operating_point_json(pe.capped.operating_point);
+    j["node"] = server ? nlohmann::json(server->name) : nlohmann::json(nullptr);
+    j["nodes"] = in.nodes;
+    j["currency"] = c.currency;
+    j["hours_per_day"] = u.hours_per_day;
+    j["days_per_month"] = u.days_per_month;
+    j["off_hours"] = model::to_string(s.cost.off_hours);
+    j["hours_serving"] = c.hours_serving;
+    j["hours_off"] = c.hours_off;
+    j["throughput_tok_s"] = in.throughput_tok_s;
+    j["tokens_per_month"] = c.tokens;
+    j["load_power_w"] = in.load_power.si();
+    j["off_power_w"] = in.off_power.si();
+    j["provisioned_power_w"] = in.provisioned_power.si();
+    j["pue"] = in.pue;
+    j["energy_kwh"] = c.energy_kwh;
+    j["facility_kwh"] = c.facility_kwh;
+    j["capex"] = amount(c.capex);
+    j["capex_source"] = in.capex_source;
+    j["amortization_years"] = s.cost.amortization_years;
+    j["residual_fraction"] = s.cost.residual_fraction;
+    j["maintenance_fraction"] = s.cost.maintenance_fraction;
+    j["capex_monthly"] = amount(c.capex_monthly);
+    j["energy_monthly"] = amount(c.energy_monthly);
+    j["maintenance_monthly"] = amount(c.maintenance_monthly);
+    j["colocation_monthly"] = amount(c.colocation_monthly);
+    j["opex_monthly"] = amount(c.opex_monthly);
+    j["own_monthly"] = amount(c.own_monthly);
+    j["rent_monthly"] = amount(c.rent_monthly);
+    j["rent_source"] = in.rent_source;
+    j["own_per_million_tokens"] = amount(c.own_per_million_tokens);
+    j["rent_per_million_tokens"] = amount(c.rent_per_million_tokens);
+    j["break_even_month"] =
+        c.break_even_month ? nlohmann::json(*c.break_even_month) : nlohmann::json(nullptr);
+    j["cheaper"] = c.cheaper;
+    j["excluded"] = c.excluded;
+    j["power"] = power_json(pe);
+    j["notes"] = c.notes;
+    return j;
+}
+
 int run_cost(CliContext& ctx) {
     po::options_description desc("options");
     ScenarioFlags flags;
@@ -127,60 +191,17 @@ int run_cost(CliContext& ctx) {
     apply_power_flags(s, pflags);
     apply_cost_flags(s, cflags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
+    if (vm.count("json")) {
+        *ctx.out << json_text(cost_report(ctx, s, profile)) << '\n';
+        return 0;
+    }
     const model::ServerSpec* server = nullptr;
-    (void)scenario_node(ctx, s, &server);
-    // The shared chain (plan/analysis.hpp): power at the scenario's load, then its cost.
-    plan::AnalysisOptions o;
-    o.parts = {.serving = false, .power = true, .racks = false, .cost = true};
-    const plan::ServingAnalysis a = plan::analyze_serving(s, server, profile, o);
+    const plan::ServingAnalysis a = cost_analysis(ctx, s, profile, &server);
     const model::PowerEstimate& pe = *a.power;
     const model::CostInputs& in = *a.cost_inputs;
     const model::CostEstimate& c = *a.cost;
     const auto& u = s.cost.utilization;
 
-    if (vm.count("json")) {
-        nlohmann::json j = scenario_json(s);
-        j["operating_point"] = operating_point_json(pe.capped.operating_point);
-        j["node"] = server ? nlohmann::json(server->name) : nlohmann::json(nullptr);
-        j["nodes"] = in.nodes;
-        j["currency"] = c.currency;
-        j["hours_per_day"] = u.hours_per_day;
-        j["days_per_month"] = u.days_per_month;
-        j["off_hours"] = model::to_string(s.cost.off_hours);
-        j["hours_serving"] = c.hours_serving;
-        j["hours_off"] = c.hours_off;
-        j["throughput_tok_s"] = in.throughput_tok_s;
-        j["tokens_per_month"] = c.tokens;
-        j["load_power_w"] = in.load_power.si();
-        j["off_power_w"] = in.off_power.si();
-        j["provisioned_power_w"] = in.provisioned_power.si();
-        j["pue"] = in.pue;
-        j["energy_kwh"] = c.energy_kwh;
-        j["facility_kwh"] = c.facility_kwh;
-        j["capex"] = amount(c.capex);
-        j["capex_source"] = in.capex_source;
-        j["amortization_years"] = s.cost.amortization_years;
-        j["residual_fraction"] = s.cost.residual_fraction;
-        j["maintenance_fraction"] = s.cost.maintenance_fraction;
-        j["capex_monthly"] = amount(c.capex_monthly);
-        j["energy_monthly"] = amount(c.energy_monthly);
-        j["maintenance_monthly"] = amount(c.maintenance_monthly);
-        j["colocation_monthly"] = amount(c.colocation_monthly);
-        j["opex_monthly"] = amount(c.opex_monthly);
-        j["own_monthly"] = amount(c.own_monthly);
-        j["rent_monthly"] = amount(c.rent_monthly);
-        j["rent_source"] = in.rent_source;
-        j["own_per_million_tokens"] = amount(c.own_per_million_tokens);
-        j["rent_per_million_tokens"] = amount(c.rent_per_million_tokens);
-        j["break_even_month"] =
-            c.break_even_month ? nlohmann::json(*c.break_even_month) : nlohmann::json(nullptr);
-        j["cheaper"] = c.cheaper;
-        j["excluded"] = c.excluded;
-        j["power"] = power_json(pe);
-        j["notes"] = c.notes;
-        *ctx.out << json_text(j) << '\n';
-        return 0;
-    }
 
     auto& out = *ctx.out;
     const auto& d = s.deployment;

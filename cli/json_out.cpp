@@ -121,6 +121,11 @@ std::string json_text(const nlohmann::json& j) {
     return j.dump(2);
 }
 
+std::string json_line(const nlohmann::json& j) {
+    require_finite(j, "");
+    return j.dump();
+}
+
 void print_key_values(std::ostream& out, const nlohmann::json& j, const std::string& indent) {
     for (auto it = j.begin(); it != j.end(); ++it) {
         const auto& v = it.value();

@@ -23,6 +23,9 @@ namespace gpuplan::cli {
 /// JSON pointer instead (inputs that could produce one are refused where they enter).
 [[nodiscard]] std::string json_text(const nlohmann::json& j);
 
+/// `j` as one line of JSON (JSON Lines), with json_text's check for non-finite numbers.
+[[nodiscard]] std::string json_line(const nlohmann::json& j);
+
 /// Prints a JSON object as indented "key: value" lines for humans.
 void print_key_values(std::ostream& out, const nlohmann::json& j, const std::string& indent);
 

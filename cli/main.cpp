@@ -42,6 +42,8 @@ constexpr Subcommand kSubcommands[] = {
     {"calib fit-power", gpuplan::cli::run_calib_fit_power, "fit the power model (resident power, activity weights) to measured power samples"},
     {"simulate", gpuplan::cli::run_simulate, "discrete-event serving simulation: latency tails, queues, goodput"},
     {"plan", gpuplan::cli::run_plan, "sizing search: cheapest GPUs, layout and precision that meet the SLOs"},
+    {"sweep", gpuplan::cli::run_sweep, "run estimate, simulate, cost or train over a grid of scenario keys (CSV + JSON Lines)"},
+    {"merge", gpuplan::cli::run_merge, "join a sweep's shard tables into the table one process writes"},
 };
 
 void print_usage(std::ostream& out) {

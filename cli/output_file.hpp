@@ -2,7 +2,8 @@
 /// Output files of the command line. Every file a command writes goes through here, so it is
 /// written by hwdb's one writer (hwdb/file_io.hpp: temporary file in the same folder, flushed,
 /// checked, renamed into place; links followed; devices and pipes written in place) and never
-/// after a SIGINT or SIGTERM.
+/// after a SIGINT or SIGTERM. The one exception is `gpuplan sweep`, whose table holds complete
+/// rows only: after a signal it still writes the rows finished (docs/sweep.md).
 
 #include "cli/interrupt.hpp"
 #include "hwdb/file_io.hpp"

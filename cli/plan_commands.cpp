@@ -1,5 +1,6 @@
 // `gpuplan fit`, `gpuplan estimate` and `gpuplan compare`: the analytic model's answers.
 #include "cli/json_out.hpp"
+#include "cli/command_reports.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/load_report.hpp"
 #include "cli/options.hpp"
@@ -192,6 +193,45 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
 
 }  // namespace
 
+namespace {
+
+/// Everything `estimate` shows: the serving estimate and bottleneck, under a power limit the
+/// power figures, from the shared chain (plan/analysis.hpp) that `cost`, `rack` and the desktop
+/// app use, and the what-ifs.
+struct EstimateParts {
+    plan::ServingAnalysis analysis;
+    std::vector<model::WhatIf> whatifs;
+};
+
+EstimateParts estimate_parts(CliContext& ctx, const model::Scenario& s,
+                             const model::EfficiencyProfile& profile, int cached) {
+    const bool with_power = has_power_limit(s);
+    const model::ServerSpec* server = nullptr;
+    if (with_power) {
+        (void)scenario_node(ctx, s, &server);
+    }
+    plan::AnalysisOptions o;
+    o.parts = {.serving = true, .power = with_power, .racks = false, .cost = false};
+    o.cached_prefix = cached;
+    EstimateParts p{plan::analyze_serving(s, server, profile, o), {}};
+    const auto candidates = hwdb::similar_accelerators(ctx.db(), s.deployment.gpu);
+    p.whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates, cached);
+    return p;
+}
+
+} // namespace
+
+nlohmann::json estimate_report(CliContext& ctx, const model::Scenario& s, const model::EfficiencyProfile& profile,
+                               int cached) {
+    const EstimateParts p = estimate_parts(ctx, s, profile, cached);
+    const model::BottleneckReport& b = *p.analysis.bottleneck;
+    nlohmann::json j = estimate_json(s, b.estimate, b, p.whatifs);
+    if (p.analysis.power) {
+        j["power"] = power_json(*p.analysis.power);
+    }
+    return j;
+}
+
 int run_estimate(CliContext& ctx) {
     po::options_description desc("options");
     ScenarioFlags flags;
@@ -212,35 +252,17 @@ int run_estimate(CliContext& ctx) {
     model::Scenario s = build_scenario(ctx, flags);
     apply_power_flags(s, pflags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
-    // The bottleneck report carries the serving estimate it was drawn from: one estimate, and the
-    // verdict and what-ifs see the same prefix-cache hits as the figures.
-    // Power figures when the scenario limits power (docs/power.md), from the shared chain
-    // (plan/analysis.hpp) that `cost`, `rack` and the desktop app use.
-    const bool with_power = has_power_limit(s);
-    const model::ServerSpec* server = nullptr;
-    if (with_power) {
-        (void)scenario_node(ctx, s, &server);
-    }
-    plan::AnalysisOptions o;
-    o.parts = {.serving = true, .power = with_power, .racks = false, .cost = false};
-    o.cached_prefix = cached;
-    const plan::ServingAnalysis a = plan::analyze_serving(s, server, profile, o);
-    const model::BottleneckReport& b = *a.bottleneck;
-    const model::ServingEstimate& e = b.estimate;
-    const std::optional<model::PowerEstimate>& power = a.power;
-    const auto candidates = hwdb::similar_accelerators(ctx.db(), s.deployment.gpu);
-    const auto whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates, cached);
     if (vm.count("json")) {
-        nlohmann::json j = estimate_json(s, e, b, whatifs);
-        if (power) {
-            j["power"] = power_json(*power);
-        }
-        *ctx.out << json_text(j) << '\n';
+        *ctx.out << json_text(estimate_report(ctx, s, profile, cached)) << '\n';
     } else {
-        print_estimate(*ctx.out, s, e, b, whatifs);
-        if (power) {
+        // The bottleneck report carries the serving estimate it was drawn from: one estimate, and
+        // the verdict and what-ifs see the same prefix-cache hits as the figures.
+        const EstimateParts p = estimate_parts(ctx, s, profile, cached);
+        const model::BottleneckReport& b = *p.analysis.bottleneck;
+        print_estimate(*ctx.out, s, b.estimate, b, p.whatifs);
+        if (p.analysis.power) {
             *ctx.out << "\nunder the power limit (analytic; figures above are uncapped)\n";
-            print_power(*ctx.out, *power);
+            print_power(*ctx.out, *p.analysis.power);
         }
     }
     if (!plot_dir.empty()) {

@@ -9,6 +9,8 @@
 #include "model/efficiency.hpp"
 #include "model/scenario.hpp"
 
+#include "hwdb/scenario_loader.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>

@@ -2,6 +2,7 @@
 // and report latency percentiles, throughput, goodput, SLO attainment per class and engine
 // figures; optionally write per-request and time-series CSVs and a Chrome trace.
 #include "cli/json_out.hpp"
+#include "cli/command_reports.hpp"
 #include "cli/chrome_trace.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/interrupt.hpp"
@@ -9,6 +10,7 @@
 #include "cli/options.hpp"
 #include "cli/plot_option.hpp"
 #include "cli/power_report.hpp"
+#include "cli/progress_bar.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
 #include "hwdb/file_io.hpp"
@@ -95,7 +97,9 @@ nlohmann::json power_result_json(const sim::PowerResult& p) {
             {"notes", p.notes}};
 }
 
-nlohmann::json result_json(const model::Scenario& s, const sim::SimResult& r) {
+}  // namespace
+
+nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) {
     nlohmann::json j;
     j["scenario"] = s.name;
     j["seed"] = r.seed;
@@ -173,6 +177,8 @@ nlohmann::json result_json(const model::Scenario& s, const sim::SimResult& r) {
     j["replicas"] = reps;
     return j;
 }
+
+namespace {
 
 std::string ms(double s) { return fixed(s * 1e3, s < 0.01 ? 2 : 1); }
 
@@ -340,41 +346,10 @@ void write_outputs(hwdb::OutputFolder& folder, const model::Scenario& s, const s
         }
         write_file(dir / "power.csv", pw);
     }
-    write_file(dir / "summary.json", json_text(result_json(s, r)) + '\n');
+    write_file(dir / "summary.json", json_text(simulate_json(s, r)) + '\n');
     throw_if_interrupted();
     folder.commit();
 }
-
-// A progress bar on standard error, only when it is a terminal.
-class ProgressBar {
-public:
-    explicit ProgressBar(bool enabled) : enabled_(enabled && isatty(fileno(stderr)) != 0) {}
-    ~ProgressBar() {
-        if (enabled_ && shown_ >= 0) {
-            std::fprintf(stderr, "\r%60s\r", "");
-        }
-    }
-    ProgressBar(const ProgressBar&) = delete;
-    ProgressBar& operator=(const ProgressBar&) = delete;
-    void operator()(double f) {
-        if (!enabled_) {
-            return;
-        }
-        const int pct = static_cast<int>(f * 100);
-        if (pct == shown_) {
-            return;
-        }
-        shown_ = pct;
-        const int bar = pct * 40 / 100;
-        std::fprintf(stderr, "\rsimulating [%.*s%*s] %3d %%", bar, "########################################",
-                     40 - bar, "", pct);
-        std::fflush(stderr);
-    }
-
-private:
-    bool enabled_;
-    int shown_ = -1;
-};
 
 }  // namespace
 
@@ -514,7 +489,7 @@ int run_simulate(CliContext& ctx) {
             }
             opts.on_request = [&](const sim::RequestRecord& q) { write_request_row(*requests_file, class_names, q); };
         }
-        ProgressBar bar(true);
+        ProgressBar bar("simulating", true);
         const sim::SimResult r =
             sim::simulate(scenarios.front(), opts, interrupt_token(), [&](double f) { bar(f); });
         throw_if_interrupted();  // a stopped run is incomplete: report and write nothing
@@ -546,7 +521,7 @@ int run_simulate(CliContext& ctx) {
             write_outputs(*folder, scenarios.front(), r);
         }
         if (json) {
-            *ctx.out << json_text(result_json(scenarios.front(), r)) << '\n';
+            *ctx.out << json_text(simulate_json(scenarios.front(), r)) << '\n';
         } else {
             print_result(*ctx.out, scenarios.front(), r);
             if (!out_dir.empty()) {
@@ -582,7 +557,7 @@ int run_simulate(CliContext& ctx) {
     if (json) {
         nlohmann::json arr = nlohmann::json::array();
         for (std::size_t i = 0; i < runs; ++i) {
-            nlohmann::json j = result_json(scenarios[i], results[i]);
+            nlohmann::json j = simulate_json(scenarios[i], results[i]);
             j["sweep_key"] = sweep_key;
             j["sweep_value"] = sweep_values[i];
             arr.push_back(j);

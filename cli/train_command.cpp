@@ -1,6 +1,7 @@
 // `gpuplan train`: memory per GPU, step time, MFU, time and cost to train, and the layout search
 // (model/training.hpp). A scenario file with a `training:` block and/or flags.
 #include "cli/json_out.hpp"
+#include "cli/command_reports.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/options.hpp"
@@ -523,6 +524,17 @@ void print_search(std::ostream& out, const model::SearchResult& sr, model::RankB
 
 } // namespace
 
+nlohmann::json train_report(CliContext& ctx, const model::Scenario& s, const model::EfficiencyProfile& profile) {
+    if (!s.training) {
+        throw InputError("scenario '" + s.name + "' has no training: block; 'train' needs one (docs/training.md)");
+    }
+    const model::TrainingEstimate e =
+        model::estimate_training(s.deployment, *s.training, profile, cost_inputs(ctx, s));
+    nlohmann::json j = train_json(s, e);
+    j["layout_chosen_by"] = "given";
+    return j;
+}
+
 int run_train(CliContext& ctx) {
     po::options_description desc("options");
     TrainFlags f;
@@ -577,6 +589,10 @@ int run_train(CliContext& ctx) {
     ScenarioFlags pf;
     pf.profile = f.profile;
     const model::EfficiencyProfile profile = choose_profile(ctx, pf, s.deployment.gpu);
+    if (f.json && !f.search && !auto_layout) {
+        *ctx.out << json_text(train_report(ctx, s, profile)) << '\n';
+        return 0;
+    }
     const model::TrainingCostInputs prices = cost_inputs(ctx, s);
     model::TrainingConfig cfg = *s.training;
 

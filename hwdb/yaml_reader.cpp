@@ -446,6 +446,9 @@ void MapReader::finish() const {
             }
             message += "; valid keys here: " + list;
         }
+        if (kv.second.Tag().rfind(kCommandLineTag, 0) == 0) {
+            fail(kv.second, file_, path_of(key), message);  // a --set key: name the flag, not a line
+        }
         const auto mark = kv.first.Mark();
         throw ConfigError(file_, mark.line + 1, mark.column + 1, path_of(key), message);
     }

@@ -46,6 +46,7 @@ run() { # name command example [args...]
 
 for f in examples/*.yaml; do
     ex=$(basename "$f" .yaml)
+    case $ex in sweep-*) continue ;; esac # sweep specs, not scenarios (tests/cli/sweep_test.cpp)
     for cmd in $(commands_for "$ex"); do
         case $cmd in
         simulate) run "$ex.$cmd" simulate "$f" --requests 300 ;;
