@@ -119,7 +119,7 @@ TEST(TrainingCompute, Gpt3NeedsSixNDFlopsAbout3640PfDays) {
 }
 
 TEST(TrainingCompute, OneGpuAt700TflopsNeedsAbout5200Days) {
-    // DOMAIN.md §3: the article's "over 500 days" is off by 10×.
+    // docs/domain.md §3: the article's "over 500 days" is off by 10×.
     const Seconds t = training_compute(175e9, 300e9) / FlopsPerSecond(700e12);
     EXPECT_NEAR(t.si() / 86400.0, 5208.0, 5.0);
 }
