@@ -272,7 +272,7 @@ TEST(Cli, TrainAnswersTheExamplesWithTheDocumentedKeys) {
         }
         EXPECT_EQ(run("train " + src(f)).exit_code, 0) << f;  // the human report
     }
-    // The articles' 13B case: 2.6x on 4 GPUs, input-bound at the loader's 5,100 tokens/s.
+    // docs/domain.md §3's 13B case: 2.6x on 4 GPUs, input-bound at the loader's 5,100 tokens/s.
     const auto slow = run("train " + src("examples/train-13b-slow-input.yaml") + " --json");
     EXPECT_NEAR(json_number(slow.out, "speedup"), 2.6, 0.1);
     EXPECT_NEAR(json_number(slow.out, "tokens_per_s"), 5100, 1);
