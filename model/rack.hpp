@@ -22,7 +22,8 @@ struct PduSpec {
     double derating = 0.8;
     int count = 1; ///< PDUs (feeds) per rack
     /// A+B feeds (2N): each side must carry the whole load, so only half the PDUs count
-    /// (NVIDIA's DGX user guides size each of the two feeds for the whole load, [S30][S56]).
+    /// (2N redundancy: either side alone keeps the node up; DGX power supplies are 4+2 or 5+1,
+    /// [S30][S56]).
     bool redundant = false;
     friend bool operator==(const PduSpec&, const PduSpec&) = default;
 };
