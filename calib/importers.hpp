@@ -68,8 +68,8 @@ struct ImportResult {
                                         Format format, const ImportOptions& options = {});
 
 /// "owner/repo@commit:path/in/repo" for a file under a folder with a SOURCE.md naming the
-/// repository ("- Repository: owner/repo") and commit ("- Commit: <hex>"), as in
-/// ../shared/data; otherwise the path as given.
+/// repository ("- Repository: owner/repo") and commit ("- Commit: <hex>"), as in the data
+/// folders of docs/calibration.md, "Measurement data"; otherwise the path as given.
 [[nodiscard]] std::string source_citation(const std::filesystem::path& path);
 
 } // namespace gpuplan::calib

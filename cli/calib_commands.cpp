@@ -414,9 +414,10 @@ int run_calib_validate(CliContext& ctx) {
     std::vector<std::string> profiles;
     std::string only_gpu;
     int holdout_every = 5;
-    desc.add_options()("dirs", po::value(&inputs)->multitoken()->required(),
-                       "measurement folders or files (e.g. ../shared/data), or points YAML; vLLM serving runs "
-                       "found there are replayed through the simulator")(
+    desc.add_options()(
+        "dirs", po::value(&inputs)->multitoken()->required(),
+        "measurement folders or files (the data sets of docs/calibration.md), or "
+        "points YAML; vLLM serving runs found there are replayed through the simulator")(
         "profile", po::value(&profiles)->multitoken(),
         "profile file(s) to validate (default: hwdb/profiles, by GPU)")("gpu", po::value(&only_gpu),
                                                                         "only this GPU")(

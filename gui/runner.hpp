@@ -1,7 +1,7 @@
 #pragma once
 /// The one place the desktop app runs the core: every job copies its scenario (a value type),
 /// runs on a worker thread through QtConcurrent and comes back as a value in a signal. Errors
-/// are caught here (the GUI's boundary, STYLE.md §3) and reported as messages.
+/// are caught here (the GUI's boundary, where exceptions become messages) and reported as messages.
 ///
 /// Three kinds of job: the live analysis (latest wins: a request made while one runs replaces
 /// any waiting one, so typing never queues stale work), the simulation (progress and cancel

@@ -13,7 +13,7 @@
 
 namespace gpuplan::model {
 
-/// The resources that can bind (DOMAIN.md §1).
+/// The resources that can bind (docs/domain.md §1).
 enum class Resource { MemoryCapacity, MemoryBandwidth, Compute, Interconnect, StepOverhead };
 
 /// "memory-capacity", "memory-bandwidth", "compute", "interconnect", "step-overhead".

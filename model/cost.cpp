@@ -180,7 +180,7 @@ CostInputs cost_inputs(const Scenario& s, const ServerSpec* node, const PowerEst
     in.pue = s.power.pue.value_or(1.0);
     if (!s.power.pue) {
         in.notes.push_back("power.pue not set: energy is IT power only (global average PUE 1.58, "
-                           "Uptime 2023; new builds <= 1.3; facts §6)");
+                           "Uptime Institute 2023 survey; new builds <= 1.3)");
     }
 
     // Whole nodes are bought, but a deployment on part of a node pays its share: the other

@@ -18,7 +18,7 @@ namespace gpuplan::model {
 struct Scenario;
 struct PowerEstimate;
 
-/// A month is 30 days of 24 h (DOMAIN.md §2's electricity example: 24 h × 30 days); the
+/// A month is 30 days of 24 h (docs/domain.md §2's electricity example: 24 h × 30 days); the
 /// calendar average is 30.44.
 inline constexpr double kMonthDays = 30.0;
 inline constexpr double kMonthHours = 24.0 * kMonthDays;
@@ -55,7 +55,7 @@ struct CostConfig {
 
 /// Electricity cost of drawing `power` for `hours` at `price` (per kWh) in a facility of
 /// power usage effectiveness `pue`: kW × hours × price × pue. Throws InvalidArgument when the
-/// price is not per kWh. DOMAIN.md §2: 8 kW × 24 h × 30 days × 0.6 CNY/kWh = 3,456 CNY.
+/// price is not per kWh. docs/domain.md §2: 8 kW × 24 h × 30 days × 0.6 CNY/kWh = 3,456 CNY.
 [[nodiscard]] Money energy_cost(Watts power, double hours, const Price& price, double pue = 1.0);
 
 /// Everything the cost model needs, resolved (cost_inputs() builds it from a scenario).

@@ -12,10 +12,10 @@ namespace gpuplan::model {
 
 namespace {
 
-// vLLM engine defaults (vllm-project/vllm@99d7eb5d:vllm/engine/arg_utils.py, engine-semantics
-// §1.5). The OpenAI-compatible server ("vllm serve") defaults are used, not the offline `LLM`
-// class ones: on a GPU with at least 70 GiB that is not an A100, 8192 batched tokens and 1024
-// sequences; otherwise 2048 and 256.
+// vLLM engine defaults (vllm-project/vllm@99d7eb5d:vllm/engine/arg_utils.py;
+// docs/engines.md §1.5). The OpenAI-compatible server ("vllm serve") defaults are used, not the
+// offline `LLM` class ones: on a GPU with at least 70 GiB that is not an A100, 8192 batched tokens
+// and 1024 sequences; otherwise 2048 and 256.
 constexpr double kVllmLargeGpuMemory = 70.0 * kGiB;
 constexpr int kVllmLargeGpuBatchedTokens = 8192;
 constexpr int kVllmLargeGpuSeqs = 1024;
@@ -27,8 +27,8 @@ constexpr double kVllmUtilization = 0.9; // @c1d86421:vllm/config/cache.py
 // speculative decoding (@09f030ea:vllm/config/vllm.py `_set_cudagraph_sizes`).
 constexpr int kVllmGraphCap = 512;
 
-// TensorRT-LLM LLM-API defaults (NVIDIA/TensorRT-LLM@fcd3f316:tensorrt_llm/llmapi/llm_args.py,
-// engine-semantics §3.1): max_batch_size 2048, max_num_tokens 8192, tokens_per_block 32 (PyTorch
+// TensorRT-LLM LLM-API defaults (NVIDIA/TensorRT-LLM@fcd3f316:tensorrt_llm/llmapi/llm_args.py;
+// docs/engines.md §3.1): max_batch_size 2048, max_num_tokens 8192, tokens_per_block 32 (PyTorch
 // backend), free_gpu_memory_fraction 0.9, chunked prefill off, block reuse on, CUDA graphs up to
 // batch 128.
 constexpr int kTrtSeqs = 2048;
@@ -37,7 +37,7 @@ constexpr int kTrtBlock = 32;
 constexpr double kTrtFraction = 0.9;
 constexpr int kTrtGraphMax = 128;
 
-// SGLang defaults (sgl-project/sglang PR #10975 server_args heuristics, engine-semantics §4.1):
+// SGLang defaults (sgl-project/sglang PR #10975 server_args heuristics; docs/engines.md §4.1):
 // chunked_prefill_size and cuda_graph_max_bs by GPU memory bucket; page_size 1. The default
 // max_running_requests is derived from the token pool [U]; 2048 stands in for it.
 constexpr int kSglangSeqs = 2048;

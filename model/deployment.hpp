@@ -2,8 +2,8 @@
 /// The inputs of the analytic model: a model on some GPUs, split by tensor, pipeline, data and
 /// expert parallelism, at given precisions, served by an engine with its knobs. Engine knobs use
 /// vLLM's names; defaults that differ per engine are `std::optional` and resolved by
-/// `resolve_engine` (the values and their sources are in deployment.cpp, from
-/// shared/reference/engine-semantics.md §1.5, §3.1, §4.1 and §5).
+/// `resolve_engine` (the values and their sources are in deployment.cpp, summarized
+/// with their engine source files in docs/engines.md §1.5, §3.1, §4.1 and §5).
 
 #include "model/hardware_spec.hpp"
 #include "model/model_spec.hpp"
@@ -103,7 +103,7 @@ struct EngineConfig {
     bool cuda_graphs = true;
     AllReduceAlgorithm all_reduce = AllReduceAlgorithm::Auto;
     /// Total memory as the CUDA driver reports it (cudaMemGetInfo). nullopt: the accelerator's
-    /// memory × 0.99 (an 80 GiB H100 reports 79.22 GiB, engine-semantics §1.6).
+    /// memory × 0.99 (an 80 GiB H100 reports 79.22 GiB, docs/engines.md §1.6).
     std::optional<Bytes> usable_memory;
     /// Non-torch memory per GPU (NCCL and custom all-reduce buffers, cuBLAS workspaces).
     /// nullopt: the per-engine default of default_non_torch_memory().

@@ -12,7 +12,8 @@ namespace {
 // ~0.7-0.8 of peak. Half saturation at M = 16 rows, the row granularity of the m16n8k16
 // tensor-core MMA (and of Marlin's weight-only kernels): a GEMM with fewer rows costs about as
 // much compute as 16, so skinny decode GEMMs stay memory-bound, as measured. The H100 FP8
-// DeepGEMM rows of shared/data/blis run ~2x slower than max(compute, memory) of this curve around
+// DeepGEMM rows of BLIS's H100 GEMM table (inference-sim/inference-sim@a410740f:
+// bench_data/gemm/h100/data.csv) run ~2x slower than max(compute, memory) of this curve around
 // M = 256-512, where neither roof is reached; a fitted profile should capture that transition.
 constexpr double kGemmMax = 0.70;
 constexpr double kGemmMHalf = 16.0;
@@ -39,33 +40,36 @@ constexpr double kWeightOnlyRowMax = 0.9;
 constexpr double kWeightOnlyRowHalf = 8.0;
 
 // Streaming bandwidth plateau 0.85 of the datasheet bandwidth (STREAM-like copies reach ~0.85-0.9
-// on HBM3; decode attention in shared/data/blis reaches 0.93 at 60+ MB per call) and half
-// saturation at 2 MiB per kernel (kernels too small to fill every SM).
+// on HBM3; decode attention in BLIS's bench_data/mha/decode reaches 0.93 at 60+ MB per call) and
+// half saturation at 2 MiB per kernel (kernels too small to fill every SM).
 constexpr double kMemoryMax = 0.85;
 constexpr double kMemoryHalf = 2.0 * 1024 * 1024;
 
-// FlashAttention-3 prefill on H100 (shared/data/blis mha/prefill, BF16): mfu 0.64 at 4K tokens,
+// FlashAttention-3 prefill on H100
+// (inference-sim/inference-sim@a410740f:bench_data/mha/prefill/h100, BF16): mfu 0.64 at 4K tokens,
 // 0.73 at 8K, 0.77 at 16K; FlashAttention-2 on A100 reaches ~0.7 (Dao 2023, fig. 4). A 0.7
 // plateau with half saturation at 1K tokens is a middle ground for unknown GPUs.
 constexpr double kAttnPrefillMax = 0.7;
 constexpr double kAttnPrefillHalf = 1024.0;
 
-// FlashInfer paged decode on H100 (shared/data/blis mha/decode): 0.93 of 3.35 TB/s once a call
+// FlashInfer paged decode on H100
+// (inference-sim/inference-sim@a410740f:bench_data/mha/decode/h100): 0.93 of 3.35 TB/s once a call
 // reads 60+ MB; small calls are dominated by fixed costs, which the launch overhead covers.
 constexpr double kAttnDecodeMax = 0.9;
 constexpr double kAttnDecodeHalf = 4.0 * 1024 * 1024;
 
 // NCCL ring all-reduce reaches ~0.8 of the per-direction link bandwidth as bus bandwidth on
 // NVLink for large messages (nccl-tests README, "busbw"); small messages are latency-bound:
-// shared/data/vidur network/h100_dgx all_reduce shows 20-40 µs for 2 KB-2 MB on 8 H100s, i.e.
-// roughly 10 µs of software overhead on top of the per-hop latency.
+// microsoft/vidur@7d475133:data/profiling/network/h100_dgx/all_reduce.csv shows 20-40 µs for
+// 2 KB-2 MB on 8 H100s, i.e. roughly 10 µs of software overhead on top of the per-hop latency.
 constexpr double kCommMax = 0.8;
 constexpr double kCollectiveOverhead = 10e-6;
 
 // Launch costs: ~4 µs per eager PyTorch kernel launch on the host, ~1.5 µs between kernels
 // replayed from a CUDA graph (NVIDIA CUDA Graphs blog, 2019). Per-step engine overhead 0.5 ms:
 // vLLM V1's scheduler, input preparation and sampling not hidden by async scheduling
-// (engine-semantics §2.5 says it is not a documented constant) [U].
+// (vllm/v1/core/sched/async_scheduler.py; no engine documents it as a constant, docs/engines.md
+// §2.5) [U].
 constexpr double kLaunch = 4e-6;
 constexpr double kGraphLaunch = 1.5e-6;
 constexpr double kStepOverhead = 0.5e-3;

@@ -31,18 +31,18 @@ using detail::Shapes;
 using detail::Stage;
 
 // Total memory CUDA reports relative to the physical size: an 80 GiB H100 reports 79.22 GiB
-// (vLLM PR #10511 log, engine-semantics §1.6), an RTX 4090 (24 GiB) 23.65 GiB. 0.99 is the
-// H100 ratio; smaller cards lose a slightly larger share [U].
+// (vllm-project/vllm PR #10511 log; docs/engines.md §1.6), an RTX 4090 (24 GiB) 23.65 GiB. 0.99 is
+// the H100 ratio; smaller cards lose a slightly larger share [U].
 constexpr double kCudaVisibleFraction = 0.99;
 
 // CUDA context and framework start-up per GPU (PyTorch + NCCL communicator init) sits in
 // "used" before vLLM's first snapshot, so it is paid from the (1 − utilization) headroom
-// (engine-semantics §1.1 step 1). 0.5 GiB is typical on Hopper with PyTorch 2.x [U];
-// llama.cpp's bare CUDA context is smaller (~0.3 GiB) [U].
+// (vllm/v1/worker/gpu_worker.py; docs/engines.md §1.1 step 1). 0.5 GiB is typical on Hopper with
+// PyTorch 2.x [U]; llama.cpp's bare CUDA context is smaller (~0.3 GiB) [U].
 constexpr double kCudaContext = 0.5 * kGiB;
 constexpr double kCudaContextLlamaCpp = 0.3 * kGiB;
 
-// Non-torch memory (engine-semantics §1.6): 0.20-0.33 GiB in recent single-GPU vLLM logs
+// Non-torch memory (docs/engines.md §1.6): 0.20-0.33 GiB in recent single-GPU vLLM logs
 // (issues 14452, PR 14447), 1.79 GiB in an older H100 log; it doubled from TP1 to TP2 in that
 // log (+1.79 GiB of NCCL and custom all-reduce buffers). Defaults: 0.4 GiB, plus 1.8 GiB with
 // tensor parallelism (growth beyond TP2 unmeasured, assumed flat [U]) and 0.25 GiB of NCCL p2p
@@ -167,14 +167,15 @@ Bytes activations_for(const Deployment& d, const Shapes& s, const EngineSettings
     }
     const double tokens = e.max_num_batched_tokens;
     // vLLM's profile run splits the tokens over min(tokens, max_num_seqs) dummy requests, each
-    // computing logits (gpu_model_runner `_dummy_run`, engine-semantics §1.1 step 3). llama.cpp
+    // computing logits (gpu_model_runner `_dummy_run`, docs/engines.md §1.1 step 3). llama.cpp
     // sizes its compute buffer for a worst-case ubatch that outputs every token.
     const double requests =
         e.kind == EngineKind::LlamaCpp ? tokens : std::min<double>(tokens, e.max_num_seqs);
     return activation_peak(s, d.prec, tokens, requests) * d.engine.activation_workspace_factor;
 }
 
-/// vLLM's block arithmetic on one stage (engine-semantics §1.2-1.4), filling kv_blocks,
+/// vLLM's block arithmetic on one stage (vllm/v1/kv_cache_interface.py and
+/// vllm/v1/core/kv_cache_utils.py; docs/engines.md §1.2-1.4), filling kv_blocks,
 /// kv_tokens and max_concurrency from the budget.
 void vllm_blocks(MemoryEstimate& r, const Shapes& s, const Stage& st, const EngineSettings& e,
                  double kv_layer_bytes) {
@@ -247,7 +248,7 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
     }
     case EngineKind::TensorRtLlm: {
         // available_kv = (total − peak) × free_gpu_memory_fraction, peak including non-torch
-        // memory and the context (_util.py, engine-semantics §3.2).
+        // memory and the context (tensorrt_llm/_torch/pyexecutor/_util.py; docs/engines.md §3.2).
         const Bytes free_after = r.capacity - r.cuda_context - fixed;
         r.kv_budget = d.engine.kv_cache_memory.value_or(free_after * e.memory_fraction);
         const double tokens =

@@ -1,7 +1,7 @@
 #pragma once
 /// Inference memory per GPU: weights, KV cache, activations and runtime overheads, and the
 /// serving engine's own start-up arithmetic (for vLLM: KV budget → blocks → "GPU KV cache size"
-/// and "Maximum concurrency" as it logs them; shared/reference/engine-semantics.md §1).
+/// and "Maximum concurrency" as it logs them; docs/engines.md §1).
 
 #include "model/deployment.hpp"
 #include "model/units.hpp"
@@ -56,7 +56,7 @@ struct MemoryEstimate {
 /// Estimates the memory of one GPU (the binding pipeline stage) and the engine's KV arithmetic.
 /// vLLM: budget = utilization × capacity − weights − peak activations − non-torch − CUDA graphs;
 /// num_blocks = ⌊budget / page⌋ / layers; max concurrency = num_blocks / ⌈max_model_len /
-/// block_size⌉ (engine-semantics §1.1-1.4; hybrid sliding-window grouping included).
+/// block_size⌉ (docs/engines.md §1.1-1.4; hybrid sliding-window grouping included).
 /// TensorRT-LLM, SGLang and llama.cpp use their own rules (§3.2, §4.1, §5).
 /// Throws InvalidArgument when the deployment does not validate. Cost: O(layers).
 [[nodiscard]] MemoryEstimate estimate_memory(const Deployment& d);
@@ -108,7 +108,7 @@ struct GpuPlan {
 struct HostRamAdvice {
     int gpus_per_node = 0; ///< GPUs of the deployment on one node
     Bytes gpu_memory;      ///< their memory together
-    Bytes rule_of_thumb;   ///< 2 × gpu_memory (DOMAIN.md §3: system RAM ≥ 2 × GPU memory)
+    Bytes rule_of_thumb;   ///< 2 × gpu_memory (docs/domain.md §3: system RAM ≥ 2 × GPU memory)
     Bytes weight_file;     ///< checkpoint size; loading maps it through the page cache
     Bytes recommended;     ///< max(rule_of_thumb, weight_file)
     std::string reason;    ///< which term sets the recommendation

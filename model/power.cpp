@@ -12,16 +12,16 @@
 //
 // idle_fraction 0.113: least squares through the origin of bare-idle power on board power over
 //   H100 SXM 72.5/700 W [S72], A100 53.7/400 W [S74], L40S 35.6/350 W [S74], L4 17/72 W, T4
-//   12/70 W and A30 27/165 W [S73] (facts §7.1). Used only where hwdb has no idle_power.
+//   12/70 W and A30 27/165 W [S73]. Used only where hwdb has no idle_power.
 // resident_fraction 0.198: the same fit over idle-with-a-CUDA-context readings, H100 121.7/700,
 //   A100 80.0/400, L40S 102.1/350 W [S74]; H100 fleet telemetry 145.5 W [S74] and the
-//   "execution-idle" 105-110 W of [S75] bracket it (facts §7.1, §7.4: 15-25 % of TDP).
+//   "execution-idle" 105-110 W of [S75] bracket it (15-25 % of TDP with a model resident).
 // compute_weight 1.75, memory_weight 0.55: least squares (grid, 0.005 steps) of
 //   P = P_resident + (P_board − P_resident) × min(1, a_c·u_c + a_m·u_m) over 32 points: Splitwise's
-//   per-phase levels (prompt 700 W / token 380 W on H100, 400 / 250 W on A100; shared/data/
-//   splitwise/configs/power_model/constant.yaml [S69]) on Llama-2-70B at TP 2/4/8, prompts 512
-//   and 2048, decode batches 1/16/64 at context 576, plus NLR's saturated 4x H100 Llama-3-70B
-//   node (~575 W per GPU after the host, facts §7.2/§7.4 [S72]) at 1024/1024 and 512/512 tokens,
+//   per-phase levels (prompt 700 W / token 380 W on H100, 400 / 250 W on A100;
+//   Mutinifni/splitwise-sim@8f99e7dc:configs/power_model/constant.yaml [S69]) on Llama-2-70B at TP
+//   2/4/8, prompts 512 and 2048, decode batches 1/16/64 at context 576, plus NLR's saturated 4x
+//   H100 Llama-3-70B node (~575 W per GPU after the host [S72]) at 1024/1024 and 512/512 tokens,
 //   512 in flight; u_c and u_m from this repository's step-cost model with the default profile.
 //   RMS residual 62 W (docs/power.md, "Fit").
 // dynamic_exponent 3.16: CMOS dynamic power α·C·V²·f with V roughly proportional to f inside
@@ -29,12 +29,13 @@
 //   law GPU DVFS studies use, e.g. Mei et al., "A survey and measurement study of GPU DVFS on
 //   energy conservation", Digital Communications and Networks 3(2), 2017). 3.16 is the value at
 //   which a 350 W cap on the H100 prefill steps above slows them by Splitwise's 1.30x on average
-//   (its capped H100 rows: prompt time 1.30x, token time 1.00x [S69], facts §7.3); γ = 3 gives
+//   (its capped H100 rows: prompt time 1.30x, token time 1.00x [S69]); γ = 3 gives
 //   1.32x.
 // memory_core_share 0.5, memory_clock_sensitivity 0.25, min_clock 0.2: assumptions [U], not
-//   fitted. The published cap data (decode "almost no latency impact" at a 50 % cap, facts §7.3
-//   [S70]) only bound them: with these values Splitwise's TP8 decode steps slow by < 1 % at
-//   350 W; with β = 0 and μ = 0.5 a decode-heavy load would lose ~13 % (docs/power.md).
+//   fitted. The published cap data (decode "almost no latency impact" at a 50 % cap, Splitwise
+//   §III, arXiv:2311.18677 [S70]) only bound them: with these values Splitwise's TP8 decode steps
+//   slow by < 1 % at 350 W; with β = 0 and μ = 0.5 a decode-heavy load would lose ~13 %
+//   (docs/power.md).
 
 namespace gpuplan::model {
 

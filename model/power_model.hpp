@@ -1,8 +1,9 @@
 #pragma once
 /// The coefficients of the accelerator and node power model (model/power.hpp), as a value type
 /// the scenario's `power:` block overrides. Every default is fitted to or taken from
-/// shared/reference/hardware-facts.md §7 and shared/data/splitwise; the fit, its inputs and its
-/// residuals are in docs/power.md, the sources next to each constant in power.cpp.
+/// published power measurements and SplitwiseSim's power model (hwdb/sources.yaml S69-S75); the
+/// fit, its inputs and its residuals are in docs/power.md, the sources next to each constant in
+/// power.cpp.
 
 #include "model/units.hpp"
 
@@ -16,9 +17,9 @@ struct PowerModel {
     std::optional<Watts> idle_power;     ///< overrides AcceleratorSpec::idle_power (no process)
     std::optional<Watts> resident_power; ///< model loaded, no work; default resident_fraction
     /// P_idle ÷ P_board for accelerators without a measured idle power: least-squares fit
-    /// through the origin over six GPUs' bare-idle readings (facts §7.1, S72-S74).
+    /// through the origin over six GPUs' bare-idle readings (S72-S74).
     double idle_fraction = 0.113;
-    /// P_resident ÷ P_board: a CUDA context pins the clocks (facts §7.1, S74: H100, A100, L40S).
+    /// P_resident ÷ P_board: a CUDA context pins the clocks (S74: H100, A100, L40S).
     double resident_fraction = 0.198;
     /// a_c: fraction of the dynamic range (board − resident) a step with its compute pipes
     /// busy the whole step draws; fitted (docs/power.md).

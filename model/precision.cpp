@@ -62,7 +62,7 @@ constexpr Entry kEntries[] = {
 };
 
 // GPTQ/AWQ keep one fp16 scale per group and a zero point packed at the weight width
-// (DOMAIN.md §2: a 16-bit scale per 128 weights adds 0.125 bit; with a zero point 0.25).
+// (docs/domain.md §2: a 16-bit scale per 128 weights adds 0.125 bit; with a zero point 0.25).
 double group_overhead_bits(const Entry& e, int group) {
     const bool has_zero_point = std::string_view(e.name).find("gptq") != std::string_view::npos ||
                                 std::string_view(e.name).find("awq") != std::string_view::npos;

@@ -10,9 +10,9 @@ namespace gpuplan::model {
 
 namespace {
 
-// Air 20 kW and liquid 130 kW per rack: the top of DOMAIN.md §6's ranges (air ≈ 10-20 kW,
+// Air 20 kW and liquid 130 kW per rack: the top of docs/domain.md §6's ranges (air ≈ 10-20 kW,
 // liquid 40-130 kW), consistent with Uptime's surveys (most sites have no rack above 20 kW)
-// and GB200 NVL72's ~120-132 kW liquid-cooled rack (facts §6 [S65][S34]).
+// and GB200 NVL72's ~120-132 kW liquid-cooled rack ([S65][S34]).
 constexpr double kAirLimitW = 20e3;
 constexpr double kLiquidLimitW = 130e3;
 
@@ -40,8 +40,9 @@ std::string pdu_text(const PduSpec& p) {
 } // namespace
 
 Watts pdu_nameplate(const PduSpec& p) noexcept {
-    // Three-phase power with line-to-line volts is √3 × V × I (facts §6: 208 V 3-ph 30 A =
-    // 10.8 kVA [S63]); kVA is taken as kW (server PSUs correct the power factor to ~1).
+    // Three-phase power with line-to-line volts is √3 × V × I (HP's branch-circuit tables:
+    // 208 V 3-ph 30 A = 10.8 kVA [S63]); kVA is taken as kW (server PSUs correct the power factor
+    // to ~1).
     const double phase = p.phases == 3 ? std::sqrt(3.0) : 1.0;
     return Watts(phase * p.voltage_v * p.current_a);
 }
@@ -137,7 +138,7 @@ RackPlan plan_racks(Watts node_power, int node_units, int nodes, const RackConfi
     r.racks = r.feasible ? (nodes + r.nodes_per_rack - 1) / r.nodes_per_rack : 0;
 
     if (w > r.pdu_usable.si()) {
-        // DOMAIN.md §2: 16 A × 230 V single phase = 3.68 kW, ~2.9 kW continuous: an 8-GPU
+        // docs/domain.md §2: 16 A × 230 V single phase = 3.68 kW, ~2.9 kW continuous: an 8-GPU
         // server trips it.
         r.node_exceeds_one_pdu = true;
         const int feeds = static_cast<int>(std::ceil(w / r.pdu_usable.si()));

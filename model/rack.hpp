@@ -1,8 +1,8 @@
 #pragma once
 /// Racks: how many nodes of a given power fit in one rack, bound by the rack's power budget,
 /// its PDU feeds (amps × volts × phases, derated for continuous load), its cooling and its
-/// rack units; how many racks a node count needs and which limit binds. DOMAIN.md §2 and §6 and
-/// shared/reference/hardware-facts.md §6 give the figures (docs/power.md, "Racks").
+/// rack units; how many racks a node count needs and which limit binds. The figures and their
+/// sources are in docs/domain.md §2 and §6 and docs/power.md, "Racks".
 
 #include "model/units.hpp"
 
@@ -17,12 +17,13 @@ struct PduSpec {
     double current_a = 32.0;  ///< breaker rating, amps
     double voltage_v = 400.0; ///< line-to-line for three phases, line-to-neutral for one
     int phases = 3;           ///< 1 or 3
-    /// Continuous loads may use this fraction of the rating: NEC's 80 % rule (facts §6 [S64]);
-    /// IEC tables give no derating but operators usually plan at 80 % too.
+    /// Continuous loads may use this fraction of the rating: NEC's 80 % rule (NFPA 70 §210.20,
+    /// [S64]); IEC tables give no derating but operators usually plan at 80 % too.
     double derating = 0.8;
     int count = 1; ///< PDUs (feeds) per rack
     /// A+B feeds (2N): each side must carry the whole load, so only half the PDUs count
-    /// (facts §6, redundancy note).
+    /// (2N redundancy: either side alone keeps the node up; DGX power supplies are 4+2 or 5+1,
+    /// [S30][S56]).
     bool redundant = false;
     friend bool operator==(const PduSpec&, const PduSpec&) = default;
 };
@@ -43,8 +44,8 @@ enum class CoolingKind { Air, Liquid };
 [[nodiscard]] const char* to_string(CoolingKind k);
 
 /// Heat a rack's cooling removes. Without a limit: 20 kW for air, 130 kW for liquid, the top of
-/// DOMAIN.md §6's rules of thumb (air ≈ 10-20 kW, liquid 40-130 kW per rack; facts §6, which
-/// flags them as rules of thumb, not published figures).
+/// the rules of thumb in docs/domain.md §6 (air ≈ 10-20 kW, liquid 40-130 kW per rack: rules of
+/// thumb consistent with Uptime Institute's surveys [S65], not published figures).
 struct CoolingSpec {
     CoolingKind kind = CoolingKind::Air;
     std::optional<Watts> limit;

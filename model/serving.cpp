@@ -126,7 +126,8 @@ Cycle steady_cycle(const StepCostModel& m, const Workload& w, int running, int c
     const StepCost full_chunk = m.cost(prompt_share(m, budget, computed, cached));
     if (e.kind == EngineKind::Sglang) {
         // SGLang runs a prefill batch or a decode batch per iteration, not both
-        // (engine-semantics §4.2, enable_mixed_chunk off).
+        // (python/sglang/srt/managers/schedule_policy.py with enable_mixed_chunk off;
+        // docs/engines.md §4.2).
         c.time = c.decode_only.time + full_chunk.time * (prefill / budget);
         return c;
     }
@@ -212,7 +213,7 @@ int replica_capacity(const MemoryEstimate& mem, const Workload& w) {
     }
     const double bs = e.block_size;
     const double per_request = std::ceil(average_context(w) / bs) * bs;
-    // vLLM reserves block 0 as the null block (block_pool.py, engine-semantics §1.3).
+    // vLLM reserves block 0 as the null block (vllm/v1/core/block_pool.py; docs/engines.md §1.3).
     const double usable =
         static_cast<double>(mem.kv_tokens) - (e.kind == EngineKind::Vllm ? bs : 0.0);
     const double by_kv = std::floor(std::max(0.0, usable) / per_request);

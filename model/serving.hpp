@@ -84,7 +84,7 @@ struct LoadFit {
                                int concurrency);
 
 /// Single-stream decode bound: bandwidth / (weight + KV bytes read per token) at `context`
-/// (DOMAIN.md §2: 1 TB/s ÷ 14 GB ≈ 71 tokens/s for a 7B FP16 model). Only the embedding rows
+/// (docs/domain.md §2: 1 TB/s ÷ 14 GB ≈ 71 tokens/s for a 7B FP16 model). Only the embedding rows
 /// used are counted, not the whole table; MoE reads only the top-k experts.
 [[nodiscard]] double single_stream_decode_bound(const StepCostModel& m, int context = 1);
 

@@ -360,8 +360,8 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         }
     }
 
-    // Attention. FLOPs: 2 × heads × (d_qk + d_v) per query-key pair (QK^T and PV; DOMAIN.md §2:
-    // 4 × d × heads × context per token when d_qk = d_v = d).
+    // Attention. FLOPs: 2 × heads × (d_qk + d_v) per query-key pair (QK^T and PV; docs/domain.md
+    // §2: 4 × d × heads × context per token when d_qk = d_v = d).
     const double heads_flops = 2.0 * heads_rank_ * (qk_dim_ + v_dim_);
     if (tp > 0) {
         OpCost& o = op(Op::AttentionPrefill);

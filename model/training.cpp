@@ -20,13 +20,13 @@ namespace {
 // ---- Named constants, each with its source ----
 
 // Total memory CUDA reports relative to the physical size (memory.cpp: an 80 GiB H100 reports
-// 79.22 GiB, engine-semantics §1.6).
+// 79.22 GiB, docs/engines.md §1.6).
 constexpr double kCudaVisibleFraction = 0.99;
 // Runtime memory per GPU outside PyTorch's allocator, after memory.cpp's inference defaults:
 // CUDA context and framework start-up 0.5 GiB, non-torch (cuBLAS workspaces) 0.4 GiB, plus
-// 1.8 GiB of NCCL buffers once communicators exist (engine-semantics §1.6: +1.79 GiB from TP1 to
-// TP2 in an H100 log). Training creates several communicators (tp, dp, pp); their growth is
-// unmeasured and assumed flat [U].
+// 1.8 GiB of NCCL buffers once communicators exist (vllm-project/vllm PR #10511's H100 log:
+// +1.79 GiB from TP1 to TP2; docs/engines.md §1.6). Training creates several communicators (tp, dp,
+// pp); their growth is unmeasured and assumed flat [U].
 constexpr double kRuntimeBase = 0.9 * kGiB;
 constexpr double kRuntimeNccl = 1.8 * kGiB;
 // Megatron-Core DDP gradient bucket: max(40M, 1M × dp) elements

@@ -143,7 +143,7 @@ TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& c
     if (n > 1 && e.scaling_efficiency < 0.6) {
         e.notes.push_back("scaling efficiency " + pct(e.scaling_efficiency) +
                           " is below 60 %: look at communication and input stalls first "
-                          "(DOMAIN.md §5)");
+                          "(docs/domain.md §5)");
     }
     if (cfg.layout.tp > hw.gpus_per_node) {
         e.notes.push_back("tensor parallelism spans nodes: its per-layer collectives cross the "

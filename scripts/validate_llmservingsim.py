@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
-"""Replays the measured vLLM runs of ../shared/data/llmservingsim through `gpuplan simulate` and
+"""Replays the measured vLLM runs of LLMServingSim's bench/examples
+(casys-kaist/LLMServingSim@5daddb21a545658d5150b535712d0494584b5278, folder `llmservingsim` of the
+data sets in docs/calibration.md, "Measurement data") through `gpuplan simulate` and
 prints the error of mean, P50 and P99 TTFT, TPOT and E2E (issue 4, item 8).
 
 Only the runs whose GPU and model are in the hwdb are replayed (Llama-3.1-8B on an RTX 4090).
-Per the data's SOURCE.md: arrival = queued_ts (vLLM's engine clock), TTFT = first_token_ts -
+Per the data set's documentation: arrival = queued_ts (vLLM's engine clock), TTFT = first_token_ts -
 queued_ts, TPOT = (last_token_ts - first_token_ts) / (output_toks - 1), E2E = last_token_ts -
 queued_ts; percentiles interpolate linearly (numpy's default). The engine settings are the run's
 (meta.json): max_num_seqs, max_num_batched_tokens, block_size 16, max_model_len, and its KV pool
 of num_gpu_blocks × 16 tokens.
 
-`gpuplan calib validate ../shared/data` now does the same replay in C++ (calib/serving_runs.*,
+`gpuplan calib validate $DATA` now does the same replay in C++ (calib/serving_runs.*,
 docs/calibration.md §5b, "Serving runs"); this script remains as an independent cross-check
 through `gpuplan simulate`.
 
-usage: scripts/validate_llmservingsim.py [--gpuplan build/cli/gpuplan] [--data ../shared/data]
+usage: scripts/validate_llmservingsim.py [--gpuplan build/cli/gpuplan] [--data DATA]
+(DATA defaults to shared/data beside the checkout)
 """
 import argparse
 import json

@@ -1,8 +1,9 @@
 #pragma once
-/// A paged KV block pool with vLLM's prefix cache (shared/reference/engine-semantics.md §2.3,
-/// §2.4): fixed-size blocks; full blocks are content-addressed by a hash chained over the
-/// blocks before them; freed blocks keep their hash and sit in an LRU free queue until a new
-/// allocation evicts them; a cache hit takes a block back out of the free queue.
+/// A paged KV block pool with vLLM's prefix cache (vllm/v1/core/block_pool.py and
+/// kv_cache_manager.py; docs/engines.md §2.3, §2.4): fixed-size blocks; full blocks are
+/// content-addressed by a hash chained over the blocks before them; freed blocks keep their hash
+/// and sit in an LRU free queue until a new allocation evicts them; a cache hit takes a block back
+/// out of the free queue.
 ///
 /// The manager knows blocks, not sequences: callers keep each sequence's block table and free
 /// it tail first (so a sequence's deepest blocks are evicted first, as vLLM does). Without

@@ -2,7 +2,7 @@
 /// What a serving simulation reports: per-request records, summaries overall and per class
 /// (latency percentiles, SLO attainment, goodput, throughput), per-replica figures, 1-second
 /// time series and an optional step log. Metric definitions follow `vllm bench serve`
-/// (shared/reference/engine-semantics.md §6.1): TTFT = first token − arrival; E2E = last
+/// (vllm/benchmarks/serve.py; docs/engines.md §6.1): TTFT = first token − arrival; E2E = last
 /// token − arrival; TPOT = (E2E − TTFT) / (output − 1) for outputs longer than one token;
 /// ITL = gaps between successive tokens, pooled over all requests; percentiles interpolate
 /// linearly between order statistics (numpy's default), exactly up to 2^20 samples (ITL: runs

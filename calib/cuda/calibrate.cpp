@@ -173,8 +173,9 @@ int run_calibration(const CalibOptions& options) {
             continue;
         }
         s.progress(std::string("section ") + sec.name);
-        // The calib driver is a boundary (STYLE.md §3): a failed section is noted in the file and
-        // the run goes on, so one bad kernel does not lose the other measurements.
+        // The calib driver is a boundary (where exceptions are caught and reported): a failed
+        // section is noted in the file and the run goes on, so one bad kernel does not lose the
+        // other measurements.
         try {
             sec.run(s);
         } catch (const std::exception& e) {

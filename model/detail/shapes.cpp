@@ -72,7 +72,7 @@ Shapes make_shapes(const ModelSpec& m, const Parallelism& p) {
         s.qk_dim = dh;
         s.v_dim = dh;
         // KV heads are split over TP ranks, or replicated (one per rank) when there are fewer
-        // KV heads than ranks (vLLM QKVParallelLinear; engine-semantics §1.2).
+        // KV heads than ranks (vLLM QKVParallelLinear; docs/engines.md §1.2).
         s.kv_heads_rank = std::max(1.0, d(m.kv_heads) / tp);
         s.q_width_rank = s.heads_rank * dh;
         s.kv_width_rank = 2.0 * s.kv_heads_rank * dh;

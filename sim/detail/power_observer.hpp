@@ -2,7 +2,7 @@
 /// The power observer (layer-private): told when a replica comes up and when each engine step
 /// runs (its cost and the clock it ran at), it integrates every GPU's power over time with the
 /// model's per-step power (model::step_power) and fills SimResult::power and the power column
-/// of the 1-second series. It never influences the simulation (STYLE.md §1: power is an
+/// of the 1-second series. It never influences the simulation (power is an
 /// observer of state changes).
 ///
 /// Power of one GPU of replica r at time t:

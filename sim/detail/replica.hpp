@@ -1,7 +1,8 @@
 #pragma once
 /// One engine replica (layer-private): a vLLM-like scheduler over a paged KV pool that runs one
 /// step at a time, each lasting what model::StepCostModel gives for its exact batch.
-/// Continuous batching follows vLLM v1's schedule() (shared/reference/engine-semantics.md §2.2):
+/// Continuous batching follows vLLM v1's schedule() (vllm/v1/core/sched/scheduler.py;
+/// docs/engines.md §2.2):
 /// running sequences first (decodes, then unfinished prefills), preempting the most recently
 /// admitted (or lowest-priority) sequence when blocks run out; then waiting requests, only if
 /// nothing was preempted, while the token budget and max_num_seqs allow, with a prefix-cache

@@ -128,7 +128,7 @@ TEST(Cli, FitReportsTheDocumentedJsonKeys) {
     const double blocks = json_number(r.out, "kv_blocks");
     EXPECT_DOUBLE_EQ(json_number(r.out, "kv_tokens"), blocks * 16);
     EXPECT_NEAR(json_number(r.out, "max_concurrency"), blocks * 16 / 16384, 0.01);
-    // DOMAIN.md §3: max-num-seqs 4 binds, not the KV cache.
+    // docs/domain.md §3: max-num-seqs 4 binds, not the KV cache.
     EXPECT_NE(r.out.find("\"concurrency_limit\": \"max-num-seqs\""), std::string::npos) << r.out;
 }
 
@@ -321,7 +321,7 @@ TEST(Cli, TrainAnswersTheExamplesWithTheDocumentedKeys) {
         }
         EXPECT_EQ(run("train " + src(f)).exit_code, 0) << f;  // the human report
     }
-    // The articles' 13B case: 2.6x on 4 GPUs, input-bound at the loader's 5,100 tokens/s.
+    // docs/domain.md §3's 13B case: 2.6x on 4 GPUs, input-bound at the loader's 5,100 tokens/s.
     const auto slow = run("train " + src("examples/train-13b-slow-input.yaml") + " --json");
     EXPECT_NEAR(json_number(slow.out, "speedup"), 2.6, 0.1);
     EXPECT_NEAR(json_number(slow.out, "tokens_per_s"), 5100, 1);
@@ -387,7 +387,8 @@ TEST(Cli, RackAnswersTheExampleAndACapAddsNodesPerRack) {
 }
 
 TEST(Cli, RackWarnsWhenOneNodeExceedsASixteenAmpFeed) {
-    // DOMAIN.md §2: 16 A × 230 V single phase = 3.68 kW (2.94 kW derated): an 8-GPU server trips it.
+    // docs/domain.md §2: 16 A × 230 V single phase = 3.68 kW (2.94 kW derated): an 8-GPU server
+    // trips it.
     const auto r = run("rack --node dgx-h100 --nodes 4 --pdu-amps 16 --pdu-volts 230 --pdu-phases 1");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("trips the breaker"), std::string::npos) << r.out;
@@ -421,7 +422,7 @@ TEST(Cli, CostAnswersTheExampleWithABreakEven) {
 }
 
 TEST(Cli, CostInAnyCurrencyButNeverMixed) {
-    // DOMAIN.md §2's electricity in CNY: every price in CNY works.
+    // docs/domain.md §2's electricity in CNY: every price in CNY works.
     const auto cny = run("cost " + src("examples/cost-rent-vs-buy.yaml") +
                          " --node-price '1900000 CNY' --gpu-hour '20 CNY/h' --electricity '0.6 CNY/kWh' --json");
     ASSERT_EQ(cny.exit_code, 0) << cny.out;

@@ -16,6 +16,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -38,10 +40,11 @@ bool contains(const std::string& text, const std::string& part) {
 /// A hub cache in huggingface_hub's layout: models--ORG--NAME/{refs/main,snapshots/REV/}.
 class FakeHub {
   public:
-    // One folder per test, so ctest -j runs them side by side.
+    // One folder per test and process, so ctest -j runs them side by side, and so do two builds
+    // (a Release and a sanitizer build) testing at once on one machine.
     FakeHub()
         : root_(fs::temp_directory_path() /
-                (std::string("gpuplan-fake-hf-hub-") +
+                (std::string("gpuplan-fake-hf-hub-") + std::to_string(::getpid()) + "-" +
                  ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
         fs::remove_all(root_);
         fs::create_directories(root_);

@@ -1,4 +1,4 @@
-// Cost of ownership against renting: DOMAIN.md's electricity example, the break-even month
+// Cost of ownership against renting: docs/domain.md §2's electricity example, the break-even month
 // against a hand calculation, utilization, currencies, and the scenario resolution.
 #include "model/cost.hpp"
 
@@ -41,7 +41,7 @@ CostInputs hand_case() {
 } // namespace
 
 TEST(Cost, DomainElectricityExample) {
-    // DOMAIN.md §2: 8 kW × 24 h × 30 days × 0.6 CNY/kWh = 3,456 CNY; ten servers 34,560.
+    // docs/domain.md §2: 8 kW × 24 h × 30 days × 0.6 CNY/kWh = 3,456 CNY; ten servers 34,560.
     const Price cny = price(0.6, "CNY", PriceBasis::KilowattHour);
     const Money one = energy_cost(Watts(8000), 24 * 30, cny);
     EXPECT_DOUBLE_EQ(one.amount, 3456.0);

@@ -1,7 +1,7 @@
 #pragma once
 /// Models, GPUs and links for the analytic-model tests, built in code (never from YAML).
 /// Architectures are the publishers' config.json values; GPU figures are the datasheet values of
-/// shared/reference/hardware-facts.md (dense peaks, vendor "80 GB" stored as 80 GiB).
+/// the vendor datasheets cited in hwdb/sources.yaml (dense peaks, vendor "80 GB" stored as 80 GiB).
 
 #include "model/deployment.hpp"
 #include "model/precision.hpp"

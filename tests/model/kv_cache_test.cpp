@@ -19,7 +19,7 @@ ModelSpec dense(int layers, int heads, int kv_heads, int head_dim) {
 const Precision kBf16 = parse_precision("bf16");
 }  // namespace
 
-// DOMAIN.md §3 checked values.
+// docs/domain.md §3 checked values.
 TEST(KvCache, PerTokenMatchesTheDomainBrief) {
     EXPECT_DOUBLE_EQ(kv_bytes_per_token(dense(32, 32, 32, 128), kBf16).si(), 512 * 1024);  // Llama-2-7B
     EXPECT_DOUBLE_EQ(kv_bytes_per_token(dense(32, 32, 8, 128), kBf16).si(), 128 * 1024);   // Llama-3-8B

@@ -23,7 +23,7 @@ TEST(MemoryModel, Llama2_7bWeightsAtFp16Are13_5GB) {
     Precisions p;
     p.weights = precision("fp16");
     const Bytes w = model_weight_bytes(llama2_7b(), p);
-    // 6,738,415,616 parameters × 2 B (DOMAIN.md §3: 13.5 GB, 12.55 GiB).
+    // 6,738,415,616 parameters × 2 B (docs/domain.md §3: 13.5 GB, 12.55 GiB).
     EXPECT_DOUBLE_EQ(w.si(), 6'738'415'616.0 * 2);
     EXPECT_NEAR(w.si() / 1e9, 13.48, 0.01);
     EXPECT_NEAR(w.si() / kGiB, 12.55, 0.01);
@@ -53,7 +53,7 @@ TEST(MemoryModel, QuantizedWeightsKeepEmbeddingAndLmHeadAt16Bit) {
 }
 
 TEST(MemoryModel, KvPerTokenPerGpuFollowsTheHeadSharding) {
-    // DOMAIN.md §3 / engine-semantics §1.2: 2 × L × kv_heads/TP × head_dim × 2 B.
+    // docs/domain.md §2 / docs/engines.md §1.2: 2 × L × kv_heads/TP × head_dim × 2 B.
     EXPECT_DOUBLE_EQ(estimate_memory(deploy(llama2_7b(), h100())).kv_per_token.si(), 512 * 1024);
     EXPECT_DOUBLE_EQ(estimate_memory(deploy(llama3_8b(), h100())).kv_per_token.si(), 128 * 1024);
     EXPECT_DOUBLE_EQ(estimate_memory(deploy(qwen25_7b(), h100())).kv_per_token.si(), 56 * 1024);
@@ -71,7 +71,7 @@ TEST(MemoryModel, KvPerTokenPerGpuFollowsTheHeadSharding) {
 TEST(MemoryModel, MlaLatentIsNotShardedByTensorParallelism) {
     Deployment d = deploy(deepseek_v3(), h200(), 8);
     d.prec.weights = precision("fp8");
-    // 61 layers × (512 + 64) × 2 B = 70,272 B on every rank (engine-semantics §1.2).
+    // 61 layers × (512 + 64) × 2 B = 70,272 B on every rank (docs/engines.md §1.2).
     EXPECT_DOUBLE_EQ(estimate_memory(d).kv_per_token.si(), 70272.0);
 }
 
@@ -143,7 +143,7 @@ TEST(MemoryModel, PipelineStagesSplitLayersLikeVllm) {
 }
 
 TEST(MemoryModel, VllmBlockArithmeticReproducesTheLlama3WorkedExample) {
-    // engine-semantics §1.4: Llama-3-8B, bf16, block 16, 53.29 GiB available:
+    // docs/engines.md §1.4: Llama-3-8B, bf16, block 16, 53.29 GiB available:
     // page 64 KiB/layer -> 2 MiB per block over 32 layers; 27,284 blocks = 436,544 tokens;
     // concurrency at 8192 tokens = 27,284 / 512 = 53.29x.
     Deployment d = deploy(llama3_8b(), h100());
@@ -156,7 +156,7 @@ TEST(MemoryModel, VllmBlockArithmeticReproducesTheLlama3WorkedExample) {
 }
 
 TEST(MemoryModel, VllmBudgetSubtractsWeightsActivationsAndNonTorch) {
-    // The PR 10511 log (engine-semantics §1.6): 79.22 GiB total, util 0.9, weights 14.96 GiB,
+    // The PR 10511 log (docs/engines.md §1.6): 79.22 GiB total, util 0.9, weights 14.96 GiB,
     // non-torch 1.79 GiB, activation peak 1.26 GiB -> KV 53.29 GiB (no CUDA-graph term then).
     Deployment d = deploy(llama3_8b(), h100());
     d.engine.usable_memory = Bytes(79.22 * kGiB);
@@ -187,7 +187,7 @@ TEST(MemoryModel, DefaultActivationPeakIsNearTheLoggedProfile) {
 }
 
 TEST(MemoryModel, DomainExampleQwenInt4On4090KvBlocksAndMaxNumSeqsBinds) {
-    // DOMAIN.md §3: vllm serve Qwen2.5-7B-Instruct-GPTQ-Int4 --max-model-len 16384
+    // docs/domain.md §3: vllm serve Qwen2.5-7B-Instruct-GPTQ-Int4 --max-model-len 16384
     // --gpu-memory-utilization 0.9 --max-num-seqs 4 on a 24 GB RTX 4090. Overheads pinned so the
     // arithmetic can be followed by hand:
     //   total 23.65 GiB (what CUDA reports for a 4090), requested 0.9 × 23.65 = 21.285 GiB;
@@ -318,7 +318,7 @@ TEST(EngineDefaults, VllmDefaultsDependOnTheGpu) {
     EXPECT_EQ(big.block_size, 16);
     EXPECT_DOUBLE_EQ(big.memory_fraction, 0.9);
     EXPECT_EQ(big.max_model_len, 8192);
-    // Graphs up to min(1024 × 2, 512, 8192) = 512 tokens: 51 sizes (engine-semantics §1.5).
+    // Graphs up to min(1024 × 2, 512, 8192) = 512 tokens: 51 sizes (docs/engines.md §1.5).
     EXPECT_EQ(big.cuda_graph_max_tokens, 512);
     EXPECT_EQ(big.cuda_graph_sizes, 51);
     const EngineSettings small = resolve_engine(deploy(llama3_8b(), rtx4090()));
@@ -370,7 +370,7 @@ TEST(EngineDefaults, LlamaCppAllocatesTheWholeContextUpFront) {
     d.engine.kind = EngineKind::LlamaCpp;
     d.engine.max_model_len = 4096;
     const MemoryEstimate e = estimate_memory(d);
-    // 4096 tokens × 128 KiB = 512 MiB (engine-semantics §5 example).
+    // 4096 tokens × 128 KiB = 512 MiB (docs/engines.md §5 example).
     EXPECT_DOUBLE_EQ(e.kv_budget.si(), 512.0 * kMiB);
     EXPECT_TRUE(e.fits);
     EXPECT_DOUBLE_EQ(e.max_concurrency, 1.0);

@@ -23,7 +23,7 @@ ModelSpec llama2_70b() {
     return llama_like("llama-2-70b", 80, 8192, 64, 8, 28672, 32000, 4096);
 }
 
-/// A100 SXM4 80GB: 312 TFLOPS bf16 dense, 2.039 TB/s, 400 W (facts §1-2).
+/// A100 SXM4 80GB: 312 TFLOPS bf16 dense, 2.039 TB/s, 400 W (NVIDIA A100 datasheet, S1-S3).
 AcceleratorSpec a100() {
     AcceleratorSpec g;
     g.name = "a100-sxm-80gb";
@@ -117,7 +117,7 @@ TEST(StepPower, StaysBetweenResidentAndBoard) {
 }
 
 TEST(StepPower, PrefillNearBoardDecodeAboutHalf) {
-    // facts §7.4: prefill ≈ 90-100 % of TDP; decode ≈ 50-70 % at moderate load.
+    // docs/power.md: prefill ≈ 90-100 % of TDP; decode ≈ 50-70 % at moderate load ([S69][S72]).
     const StepCostModel m(deploy(llama2_70b(), h100(), 2), default_profile());
     const GpuPowerLevels l = power_levels(h100(), PowerModel{});
     const double prefill = step_power(prefill_step(m, 2048), m, l, PowerModel{}) / l.board;

@@ -16,7 +16,7 @@ TEST(Precision, PlainFormatsHaveTheirWidth) {
 }
 
 TEST(Precision, GroupQuantizationAddsScaleAndZeroPointBits) {
-    // DOMAIN.md §2: a 16-bit scale per 128 weights adds 0.125 bit; a 4-bit zero point 4/128.
+    // docs/domain.md §2: a 16-bit scale per 128 weights adds 0.125 bit; a 4-bit zero point 4/128.
     EXPECT_DOUBLE_EQ(parse_precision("gptq-int4").bits_per_element, 4 + 16.0 / 128 + 4.0 / 128);
     EXPECT_DOUBLE_EQ(parse_precision("awq:g64").bits_per_element, 4 + 16.0 / 64 + 4.0 / 64);
     EXPECT_DOUBLE_EQ(parse_precision("int4").bits_per_element, 4 + 0.125);
@@ -28,7 +28,7 @@ TEST(Precision, GgufTypesUseLlamaCppBitsPerWeight) {
     EXPECT_DOUBLE_EQ(parse_precision("Q4_K_M").bits_per_element, 4.89);
     EXPECT_DOUBLE_EQ(parse_precision("q8_0").bits_per_element, 8.5);
     EXPECT_DOUBLE_EQ(parse_precision("q4_0").bits_per_element, 4.5);
-    // DOMAIN.md §3: Q4_K_M brings a 7B model to about 4.1 GB.
+    // docs/domain.md §3: Q4_K_M brings a 7B model to about 4.1 GB.
     EXPECT_NEAR(6.74e9 * parse_precision("q4_k_m").bytes_per_element() / 1e9, 4.1, 0.05);
 }
 

@@ -1,4 +1,4 @@
-// Rack planning: PDU arithmetic (DOMAIN.md §2), the four limits and which binds.
+// Rack planning: PDU arithmetic (docs/domain.md §2), the four limits and which binds.
 #include "model/rack.hpp"
 
 #include "model/error.hpp"
@@ -31,16 +31,16 @@ RackConfig roomy() {
 } // namespace
 
 TEST(Pdu, DomainExamples) {
-    // DOMAIN.md §2: 16 A × 230 V single phase = 3.68 kW, about 2.9 kW continuous after 80 %.
+    // docs/domain.md §2: 16 A × 230 V single phase = 3.68 kW, about 2.9 kW continuous after 80 %.
     EXPECT_DOUBLE_EQ(pdu_nameplate(single_phase_16a()).si(), 3680.0);
     EXPECT_DOUBLE_EQ(pdu_usable(single_phase_16a()).si(), 2944.0);
-    // Three-phase 32 A at 400 V ≈ 22 kW, ≈ 17.7 kW derated (facts §6: 22.08 / 17.66 kVA with
-    // 230 V per phase; √3 × 400 V gives 22.17 / 17.74 kW).
+    // Three-phase 32 A at 400 V ≈ 22 kW, ≈ 17.7 kW derated (HP's tables [S63]: 22.08 / 17.66 kVA
+    // with 230 V per phase; √3 × 400 V gives 22.17 / 17.74 kW).
     const PduSpec three;
     EXPECT_NEAR(pdu_nameplate(three).si(), 22170, 1);
     EXPECT_NEAR(pdu_usable(three).si(), 17736, 1);
     EXPECT_NEAR(pdu_usable(three).si() / 1e3, 17.7, 0.05);
-    // 208 V 3-ph 30 A = 10.8 kVA, 8.65 kVA at 80 % (facts §6 [S63]).
+    // 208 V 3-ph 30 A = 10.8 kVA, 8.65 kVA at 80 % ([S63]).
     PduSpec us{30, 208, 3, 0.8, 1, false};
     EXPECT_NEAR(pdu_usable(us).si(), 8646, 1);
 }

@@ -24,7 +24,7 @@ Workload workload(int input, int output, int concurrency) {
     return w;
 }
 
-/// DOMAIN.md §3: Qwen2.5-7B-Instruct-GPTQ-Int4 on an RTX 4090 with --max-model-len 16384
+/// docs/domain.md §3: Qwen2.5-7B-Instruct-GPTQ-Int4 on an RTX 4090 with --max-model-len 16384
 /// --gpu-memory-utilization 0.9 --max-num-seqs 4 --enable-prefix-caching.
 Deployment domain_example() {
     Deployment d = deploy(qwen25_7b(), rtx4090());
@@ -38,7 +38,7 @@ Deployment domain_example() {
 }
 
 TEST(Serving, SingleStreamDecodeBoundIsBandwidthOverBytesPerToken) {
-    // DOMAIN.md §2: 1 TB/s ÷ 14 GB ≈ 71 tokens/s for a "7B FP16" model. Llama-2-7B reads
+    // docs/domain.md §2: 1 TB/s ÷ 14 GB ≈ 71 tokens/s for a "7B FP16" model. Llama-2-7B reads
     // 13.21 GB per token (its 13.48 GB less the embedding table, of which one row is read) plus
     // 1 MiB of KV at context 1: 1e12 / 13.216e9 = 75.7 tokens/s.
     const StepCostModel m(deploy(llama2_7b(), round_gpu()), default_profile());

@@ -66,7 +66,8 @@ StepCost prefill_step(const StepCostModel& m, int tokens, int cached = 0) {
 }
 
 TEST(StepCost, DecodeFlopsPerTokenAreTwiceTheParametersPlusAttention) {
-    // DOMAIN.md §2: ≈ 2P (non-embedding parameters, LM head included) + 4 × L × d × a × context.
+    // docs/domain.md §2: ≈ 2P (non-embedding parameters, LM head included) + 4 × L × d × a ×
+    // context.
     const StepCostModel m(deploy(llama2_7b(), round_gpu()), default_profile());
     const double context = 1000;
     const StepCost c = decode_step(m, 1, static_cast<int>(context));

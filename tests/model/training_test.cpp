@@ -98,7 +98,7 @@ TrainingConfig gpt3_run() {
     return c;
 }
 
-/// The articles' 13B fine-tune on four GPUs with ZeRO-3.
+/// docs/domain.md §3's 13B fine-tune on four GPUs with ZeRO-3.
 TrainingConfig thirteen_b(std::optional<double> loader) {
     TrainingConfig c;
     c.tokens = 1e9;
@@ -119,7 +119,7 @@ TEST(TrainingCompute, Gpt3NeedsSixNDFlopsAbout3640PfDays) {
 }
 
 TEST(TrainingCompute, OneGpuAt700TflopsNeedsAbout5200Days) {
-    // DOMAIN.md §3: the article's "over 500 days" is off by 10×.
+    // docs/domain.md §3: the article's "over 500 days" is off by 10×.
     const Seconds t = training_compute(175e9, 300e9) / FlopsPerSecond(700e12);
     EXPECT_NEAR(t.si() / 86400.0, 5208.0, 5.0);
 }
@@ -241,7 +241,7 @@ TEST(TrainingMemory, GeneralFormCountsGqaAndGatedMlp) {
 TEST(TrainingScaling, AmdahlCapsTwentyFoldAtFivePercentSerial) {
     EXPECT_NEAR(amdahl_speedup(0.05, 1e12), 20.0, 1e-6);
     EXPECT_NEAR(amdahl_speedup(0.05, 4), 1 / (0.05 + 0.95 / 4), 1e-12);
-    // The articles' 2.6× on 4 GPUs implies s = (4/2.6 − 1)/3 = 0.179, a 5.6× ceiling.
+    // docs/domain.md §3's 2.6× on 4 GPUs implies s = (4/2.6 − 1)/3 = 0.179, a 5.6× ceiling.
     EXPECT_NEAR(amdahl_serial_fraction(2.6, 4), (4 / 2.6 - 1) / 3, 1e-12);
     EXPECT_NEAR(amdahl_speedup(amdahl_serial_fraction(2.6, 4), 4), 2.6, 1e-9);
 }
@@ -434,7 +434,7 @@ TEST(TrainingSearch, SaysWhyWhenNothingFits) {
     EXPECT_NE(s.why.find("no layout fits"), std::string::npos) << s.why;
 }
 
-// ---- The articles' cases and published runs ----
+// ---- docs/domain.md's cases and published runs ----
 
 TEST(TrainingCases, ThirteenBWithSlowInputScalesTwoPointSixOnFourGpus) {
     const Deployment d = cluster(llama2_13b(), a100(), 4);
@@ -498,7 +498,7 @@ TEST(TrainingCases, EnergyUsesThePowerModelOrAGivenAverage) {
 }
 
 TEST(TrainingCases, APowerLimitSlowsTheStepAndHoldsTheBusyPower) {
-    // The articles' rack that tripped its PDU: capped GPUs, a longer run.
+    // docs/domain.md §5's rack that tripped its PDU: capped GPUs, a longer run.
     const Deployment d = cluster(llama2_13b(), a100(), 4);
     const TrainingConfig c = thirteen_b(std::nullopt);
     const TrainingEstimate free = estimate_training(d, c, default_profile());

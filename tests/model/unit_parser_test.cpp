@@ -76,7 +76,7 @@ TEST(Money, AddingDifferentCurrenciesIsAnError) {
 
 TEST(Units, CrossDimensionArithmetic) {
     using namespace gpuplan::literals;
-    // 1 TB/s reading 14 GB takes 14 ms (DOMAIN.md §2 single-stream bound).
+    // 1 TB/s reading 14 GB takes 14 ms (docs/domain.md §2 single-stream bound).
     EXPECT_DOUBLE_EQ((14_GB / BytesPerSecond(1e12)).si(), 0.014);
     EXPECT_DOUBLE_EQ((700_W * 2_s).si(), 1400);
     EXPECT_DOUBLE_EQ(80_GiB / 1_GiB, 80.0);

@@ -99,7 +99,7 @@ TEST(BlockManager, HashTableSurvivesChurn) {
     EXPECT_EQ(m.cached(), static_cast<std::int64_t>(ref.size()));
 }
 
-// vLLM's block pool as literally described (engine-semantics §2.4): one LRU free queue of all
+// vLLM's block pool as literally described (docs/engines.md §2.4): one LRU free queue of all
 // blocks, allocation pops the head and evicts its hash, freed blocks go to the tail.
 class ReferencePool {
 public:
