@@ -128,6 +128,6 @@ void BM_Sweep10k(benchmark::State& state) {
 }
 BENCHMARK(BM_Sweep10k)->Unit(benchmark::kMillisecond);
 
-}  // namespace
+} // namespace
 
 BENCHMARK_MAIN();

@@ -78,7 +78,7 @@ model::Scenario chat_mix(int replicas) {
 double peak_rss_mib() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
+    return static_cast<double>(u.ru_maxrss) / 1024.0; // Linux reports KiB
 }
 
 void run(benchmark::State& state, int requests) {
@@ -101,19 +101,25 @@ void run(benchmark::State& state, int requests) {
         benchmark::DoNotOptimize(r);
     }
     state.SetItemsProcessed(done);
-    state.counters["requests_per_s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
-    state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+    state.counters["requests_per_s"] =
+        benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
+    state.counters["events_per_s"] =
+        benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
     state.counters["peak_rss_MiB"] = peak_rss_mib();
-    state.counters["wall_s"] = wall_s;  // the last run
+    state.counters["wall_s"] = wall_s; // the last run
     state.counters["bytes_per_request"] = peak_rss_mib() * 1048576.0 / requests;
     state.counters["simulated_s"] = simulated_s;
     state.counters["ttft_p99_s"] = p99_ttft;
 }
 
-void BM_Simulate100kRequests16Replicas(benchmark::State& state) { run(state, 100000); }
+void BM_Simulate100kRequests16Replicas(benchmark::State& state) {
+    run(state, 100000);
+}
 BENCHMARK(BM_Simulate100kRequests16Replicas)->Unit(benchmark::kMillisecond)->Iterations(3);
 
-void BM_Simulate1MRequests16Replicas(benchmark::State& state) { run(state, 1000000); }
+void BM_Simulate1MRequests16Replicas(benchmark::State& state) {
+    run(state, 1000000);
+}
 BENCHMARK(BM_Simulate1MRequests16Replicas)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // On demand (minutes and gigabytes before issue 12): GPUPLAN_BENCH_LARGE=1.
@@ -140,4 +146,4 @@ void BM_Simulate100MRequests16Replicas(benchmark::State& state) {
 }
 BENCHMARK(BM_Simulate100MRequests16Replicas)->Unit(benchmark::kMillisecond)->Iterations(1);
 
-}  // namespace
+} // namespace

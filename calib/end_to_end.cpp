@@ -16,7 +16,7 @@ const std::map<std::string, std::string> kGpus = {{"a100-80gb", "a100-sxm-80gb"}
 const std::map<std::string, std::string> kModels = {{"llama2-70b", "llama-2-70b"}};
 
 struct Sample {
-    double error;  // signed relative error
+    double error; // signed relative error
     std::string what;
 };
 
@@ -53,7 +53,7 @@ StepErrorStats stats_of(std::vector<Sample> s) {
     return out;
 }
 
-}  // namespace
+} // namespace
 
 std::vector<StepRun> import_splitwise(const std::filesystem::path& csv, int* skipped) {
     const CsvTable t = read_csv(csv, true);
@@ -77,7 +77,7 @@ std::vector<StepRun> import_splitwise(const std::filesystem::path& csv, int* ski
         r.prompt = static_cast<int>(t.number(row, c_prompt));
         r.batch = static_cast<int>(t.number(row, c_batch));
         r.output = static_cast<int>(t.number(row, c_tokens));
-        r.prompt_time_s = t.number(row, c_pt) / 1e3;  // SOURCE.md: milliseconds
+        r.prompt_time_s = t.number(row, c_pt) / 1e3; // SOURCE.md: milliseconds
         r.token_time_s = t.number(row, c_tt) / 1e3;
         r.source = t.file + ":" + std::to_string(row.line);
         out.push_back(std::move(r));
@@ -105,7 +105,8 @@ EndToEndReport validate_step_runs(
         d.gpu = db.accelerator(r.gpu);
         d.par.tp = r.tp;
         d.gpus = r.tp;
-        d.intra_node_link = db.interconnect(d.gpu.scale_up_link.empty() ? d.gpu.host_link : d.gpu.scale_up_link);
+        d.intra_node_link =
+            db.interconnect(d.gpu.scale_up_link.empty() ? d.gpu.host_link : d.gpu.scale_up_link);
         d.prec.weights = model::parse_precision("fp16");
         d.prec.activations = d.prec.weights;
         d.prec.kv_cache = d.prec.weights;
@@ -129,16 +130,18 @@ EndToEndReport validate_step_runs(
             rejected_examples.push_back(r.source);
         }
         // token_time is the mean decode iteration over the output: context prompt + output / 2.
-        decodes.assign(static_cast<std::size_t>(r.batch), model::DecodeSeq{r.prompt + r.output / 2});
+        decodes.assign(static_cast<std::size_t>(r.batch),
+                       model::DecodeSeq{r.prompt + r.output / 2});
         const double predicted_token = m.cost({}, decodes).time.si();
-        const std::string what = r.gpu + " tp" + std::to_string(r.tp) + " prompt " + std::to_string(r.prompt) +
-                                 " batch " + std::to_string(r.batch) + " (" + r.source + ")";
-        const Sample sp{predicted_prompt / r.prompt_time_s - 1, what + ": prompt predicted " +
-                                                                   std::to_string(predicted_prompt * 1e3) + " ms, measured " +
-                                                                   std::to_string(r.prompt_time_s * 1e3) + " ms"};
-        const Sample st{predicted_token / r.token_time_s - 1, what + ": token predicted " +
-                                                                 std::to_string(predicted_token * 1e3) + " ms, measured " +
-                                                                 std::to_string(r.token_time_s * 1e3) + " ms"};
+        const std::string what = r.gpu + " tp" + std::to_string(r.tp) + " prompt " +
+                                 std::to_string(r.prompt) + " batch " + std::to_string(r.batch) +
+                                 " (" + r.source + ")";
+        const Sample sp{predicted_prompt / r.prompt_time_s - 1,
+                        what + ": prompt predicted " + std::to_string(predicted_prompt * 1e3) +
+                            " ms, measured " + std::to_string(r.prompt_time_s * 1e3) + " ms"};
+        const Sample st{predicted_token / r.token_time_s - 1,
+                        what + ": token predicted " + std::to_string(predicted_token * 1e3) +
+                            " ms, measured " + std::to_string(r.token_time_s * 1e3) + " ms"};
         if (r.prompt_time_s >= floor_s) {
             prompt.push_back(sp);
             prompt_gpu[r.gpu].push_back(sp);
@@ -149,7 +152,8 @@ EndToEndReport validate_step_runs(
     EndToEndReport out;
     out.rejected_prompt_rows = rejected_prompt;
     out.rejected_examples.assign(rejected_examples.begin(),
-                                 rejected_examples.begin() + std::min<std::size_t>(3, rejected_examples.size()));
+                                 rejected_examples.begin() +
+                                     std::min<std::size_t>(3, rejected_examples.size()));
     out.prompt = stats_of(prompt);
     out.token = stats_of(token);
     for (auto& [gpu, s] : prompt_gpu) {
@@ -161,4 +165,4 @@ EndToEndReport validate_step_runs(
     return out;
 }
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

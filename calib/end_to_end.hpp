@@ -16,30 +16,31 @@ namespace gpuplan::calib {
 
 /// One measured configuration: `batch` requests of `prompt` tokens, then `output` tokens each.
 struct StepRun {
-    std::string model;      ///< catalog name
-    std::string gpu;        ///< hwdb accelerator name
+    std::string model; ///< catalog name
+    std::string gpu;   ///< hwdb accelerator name
     int tp = 1;
     int prompt = 0;
     int batch = 1;
     int output = 0;
-    double prompt_time_s = 0;  ///< prefill of the whole batch
-    double token_time_s = 0;   ///< one decode iteration of the whole batch
-    std::string source;        ///< file:line
+    double prompt_time_s = 0; ///< prefill of the whole batch
+    double token_time_s = 0;  ///< one decode iteration of the whole batch
+    std::string source;       ///< file:line
 };
 
 /// Reads SplitwiseSim's perf_model.csv. Rows of models or GPUs the catalog lacks (bloom-176b)
 /// are skipped and counted in `skipped`; the `-pcap` rows are not measurements (SOURCE.md:
 /// prompt times are exactly 1.3× the uncapped rows) and are skipped too.
-[[nodiscard]] std::vector<StepRun> import_splitwise(const std::filesystem::path& csv, int* skipped = nullptr);
+[[nodiscard]] std::vector<StepRun> import_splitwise(const std::filesystem::path& csv,
+                                                    int* skipped = nullptr);
 
 /// Error statistics of one metric: relative errors (predicted − measured) / measured.
 struct StepErrorStats {
     int points = 0;
-    double mape = 0;       ///< mean absolute relative error
-    double median = 0;     ///< median absolute relative error
-    double p90 = 0;        ///< 90th percentile of the absolute relative error
-    double bias = 0;       ///< mean signed relative error (+: the model is slow)
-    std::string worst;     ///< the worst case, described
+    double mape = 0;   ///< mean absolute relative error
+    double median = 0; ///< median absolute relative error
+    double p90 = 0;    ///< 90th percentile of the absolute relative error
+    double bias = 0;   ///< mean signed relative error (+: the model is slow)
+    std::string worst; ///< the worst case, described
 };
 
 /// Predictions against measurements, per metric and per GPU.
@@ -48,8 +49,8 @@ struct EndToEndReport {
     StepErrorStats token;
     std::vector<std::pair<std::string, StepErrorStats>> prompt_by_gpu;
     std::vector<std::pair<std::string, StepErrorStats>> token_by_gpu;
-    int rejected_prompt_rows = 0;            ///< prompt times below the datasheet-peak floor
-    std::vector<std::string> rejected_examples;  ///< a few of them (file:line)
+    int rejected_prompt_rows = 0;               ///< prompt times below the datasheet-peak floor
+    std::vector<std::string> rejected_examples; ///< a few of them (file:line)
 };
 
 /// Predicts every run with the model (fp16 weights, the accelerator's scale-up link, vLLM with
@@ -58,4 +59,4 @@ struct EndToEndReport {
     const std::vector<StepRun>& runs, const hwdb::Database& db,
     const std::function<model::EfficiencyProfile(const model::AcceleratorSpec&)>& profile_for);
 
-}  // namespace gpuplan::calib
+} // namespace gpuplan::calib

@@ -6,12 +6,12 @@
 #include "calib/power_fit.hpp"
 #include "calib/profile_writer.hpp"
 #include "calib/serving_runs.hpp"
-#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
+#include "cli/json_out.hpp"
 #include "cli/options.hpp"
 #include "cli/output_file.hpp"
-#include "cli/table.hpp"
 #include "cli/scenario_options.hpp"
+#include "cli/table.hpp"
 #include "hwdb/observed_readers.hpp"
 #include "hwdb/profile_loader.hpp"
 #include "model/diagnose.hpp"
@@ -362,14 +362,16 @@ namespace {
 /// `calib validate BENCH.json... --scenario FILE`: the scenario's prediction at each benchmark's
 /// load (its concurrency and request lengths, as `gpuplan diagnose` takes them) against what the
 /// benchmark measured, per figure, with the relative error (predicted − measured) / measured.
-int validate_bench_results(CliContext& ctx, const std::string& scenario, const std::vector<std::string>& files,
+int validate_bench_results(CliContext& ctx, const std::string& scenario,
+                           const std::vector<std::string>& files,
                            const std::vector<std::string>& profiles, bool as_json) {
     if (profiles.size() > 1) {
         throw UsageError("--scenario takes one --profile at most");
     }
     ScenarioFlags flags;
     flags.file = scenario;
-    if (!profiles.empty()) flags.profile = profiles.front();
+    if (!profiles.empty())
+        flags.profile = profiles.front();
     const model::Scenario s = build_scenario(ctx, flags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
     nlohmann::json out = nlohmann::json::array();
@@ -380,33 +382,44 @@ int validate_bench_results(CliContext& ctx, const std::string& scenario, const s
         model::Observations obs;
         obs.bench = hwdb::read_vllm_bench(f);
         const model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
-        nlohmann::json j{{"file", f}, {"running", g.running}, {"input_tokens", g.input_tokens},
-                         {"output_tokens", g.output_tokens}, {"figures", nlohmann::json::array()}};
+        nlohmann::json j{{"file", f},
+                         {"running", g.running},
+                         {"input_tokens", g.input_tokens},
+                         {"output_tokens", g.output_tokens},
+                         {"figures", nlohmann::json::array()}};
         for (const auto& c : g.comparisons) {
             const double err = c.observed > 0 ? (c.predicted - c.observed) / c.observed : 0.0;
             sum_abs += std::abs(err);
             ++n;
-            j["figures"].push_back({{"figure", c.figure}, {"unit", c.unit}, {"measured", c.observed},
-                                    {"predicted", c.predicted}, {"error", err}});
-            t.add_row({fs::path(f).filename().string(), c.figure, fixed(c.observed, 1) + " " + c.unit,
-                       fixed(c.predicted, 1) + " " + c.unit, fixed(err * 100, 1) + " %"});
+            j["figures"].push_back({{"figure", c.figure},
+                                    {"unit", c.unit},
+                                    {"measured", c.observed},
+                                    {"predicted", c.predicted},
+                                    {"error", err}});
+            t.add_row({fs::path(f).filename().string(), c.figure,
+                       fixed(c.observed, 1) + " " + c.unit, fixed(c.predicted, 1) + " " + c.unit,
+                       fixed(err * 100, 1) + " %"});
         }
         out.push_back(j);
     }
     if (as_json) {
-        *ctx.out << json_text(nlohmann::json{{"scenario", s.name}, {"results", out},
+        *ctx.out << json_text(nlohmann::json{{"scenario", s.name},
+                                             {"results", out},
                                              {"mape", n > 0 ? sum_abs / n : 0.0}})
                  << '\n';
         return 0;
     }
-    *ctx.out << s.name << ": model against `vllm bench serve` results (error = (predicted - measured) / measured; "
-             << "each at the benchmark's concurrency and request lengths)\n\n";
+    *ctx.out
+        << s.name
+        << ": model against `vllm bench serve` results (error = (predicted - measured) / measured; "
+        << "each at the benchmark's concurrency and request lengths)\n\n";
     t.print(*ctx.out);
-    *ctx.out << "\nmean absolute error " << fixed(n > 0 ? sum_abs / n * 100 : 0.0, 1) << " % over " << n << " figures\n";
+    *ctx.out << "\nmean absolute error " << fixed(n > 0 ? sum_abs / n * 100 : 0.0, 1) << " % over "
+             << n << " figures\n";
     return 0;
 }
 
-}  // namespace
+} // namespace
 
 int run_calib_validate(CliContext& ctx) {
     po::options_description desc("options");
@@ -432,11 +445,13 @@ int run_calib_validate(CliContext& ctx) {
     pos.add("dirs", -1);
     po::variables_map vm;
     if (!parse_options("calib validate", ctx.args, desc, pos, vm, *ctx.out,
-                       "DIR... [--profile FILE] [--gpu NAME] [--all] [--json] | BENCH.json... --scenario FILE")) {
+                       "DIR... [--profile FILE] [--gpu NAME] [--all] [--json] | BENCH.json... "
+                       "--scenario FILE")) {
         return 0;
     }
     if (vm.count("scenario")) {
-        return validate_bench_results(ctx, vm["scenario"].as<std::string>(), inputs, profiles, vm.count("json") > 0);
+        return validate_bench_results(ctx, vm["scenario"].as<std::string>(), inputs, profiles,
+                                      vm.count("json") > 0);
     }
     std::vector<hwdb::ProfileFile> given;
     for (const auto& p : profiles) {
@@ -562,8 +577,8 @@ int run_calib_validate(CliContext& ctx) {
     // input folder holds them (calib/end_to_end.hpp).
     for (const auto& in : inputs) {
         fs::path csv;
-        for (const fs::path& cand : {fs::path(in) / "splitwise/data/perf_model.csv", fs::path(in) / "data/perf_model.csv",
-                                    fs::path(in)}) {
+        for (const fs::path& cand : {fs::path(in) / "splitwise/data/perf_model.csv",
+                                     fs::path(in) / "data/perf_model.csv", fs::path(in)}) {
             std::error_code ec;
             if (cand.filename() == "perf_model.csv" && fs::is_regular_file(cand, ec)) {
                 csv = cand;
@@ -575,10 +590,12 @@ int run_calib_validate(CliContext& ctx) {
         }
         const auto runs = calib::import_splitwise(csv);
         const auto folders = profile_folders(ctx);
-        const auto fitted = calib::validate_step_runs(runs, ctx.db(), [&](const model::AcceleratorSpec& gpu) {
-            return hwdb::find_profile_for_gpu(folders, gpu).value_or(base);
-        });
-        const auto spec = calib::validate_step_runs(runs, ctx.db(), [&](const model::AcceleratorSpec&) { return base; });
+        const auto fitted =
+            calib::validate_step_runs(runs, ctx.db(), [&](const model::AcceleratorSpec& gpu) {
+                return hwdb::find_profile_for_gpu(folders, gpu).value_or(base);
+            });
+        const auto spec = calib::validate_step_runs(
+            runs, ctx.db(), [&](const model::AcceleratorSpec&) { return base; });
         const auto stats_json = [](const calib::StepErrorStats& e) {
             return nlohmann::json{{"points", e.points}, {"mape", e.mape}, {"median", e.median},
                                   {"p90", e.p90},       {"bias", e.bias}, {"worst", e.worst}};
@@ -593,8 +610,10 @@ int run_calib_validate(CliContext& ctx) {
             continue;
         }
         out << "end to end: whole prefill and decode steps vs " << csv.string() << "\n";
-        Table e({"metric", "points", "MAPE", "median", "P90", "bias", "default MAPE", "default bias"});
-        const auto row = [&](const char* name, const calib::StepErrorStats& f, const calib::StepErrorStats& d) {
+        Table e(
+            {"metric", "points", "MAPE", "median", "P90", "bias", "default MAPE", "default bias"});
+        const auto row = [&](const char* name, const calib::StepErrorStats& f,
+                             const calib::StepErrorStats& d) {
             e.add_row({name, std::to_string(f.points), pct(f.mape), pct(f.median), pct(f.p90),
                        signed_pct(f.bias), pct(d.mape), signed_pct(d.bias)});
         };
@@ -602,7 +621,8 @@ int run_calib_validate(CliContext& ctx) {
         row("token time", fitted.token, spec.token);
         e.print(out);
         out << "  " << fitted.rejected_prompt_rows
-            << " prompt rows left out: faster than the datasheet peak allows (docs/calibration.md §5b)\n\n";
+            << " prompt rows left out: faster than the datasheet peak allows (docs/calibration.md "
+               "§5b)\n\n";
     }
     // Whole serving runs: measured vLLM runs (LLMServingSim's bench/examples) replayed through
     // the simulator (calib/serving_runs.hpp).
@@ -610,17 +630,22 @@ int run_calib_validate(CliContext& ctx) {
         for (const auto& dir : calib::find_serving_runs(in)) {
             const auto folders = profile_folders(ctx);
             const calib::ServingComparison c = calib::replay_serving_run(
-                calib::read_serving_run(dir), ctx.db(),
-                [&](const model::AcceleratorSpec& gpu) { return hwdb::find_profile_for_gpu(folders, gpu); });
-            const auto lat_json = [](const calib::LatencySummary& m, const calib::LatencySummary& s) {
+                calib::read_serving_run(dir), ctx.db(), [&](const model::AcceleratorSpec& gpu) {
+                    return hwdb::find_profile_for_gpu(folders, gpu);
+                });
+            const auto lat_json = [](const calib::LatencySummary& m,
+                                     const calib::LatencySummary& s) {
                 const auto err = [](double got, double want) {
-                    return want != 0 ? nlohmann::json((got - want) / want) : nlohmann::json(nullptr);
+                    return want != 0 ? nlohmann::json((got - want) / want)
+                                     : nlohmann::json(nullptr);
                 };
-                return nlohmann::json{{"measured", {{"mean", m.mean}, {"p50", m.p50}, {"p99", m.p99}}},
-                                      {"simulated", {{"mean", s.mean}, {"p50", s.p50}, {"p99", s.p99}}},
-                                      {"error", {{"mean", err(s.mean, m.mean)},
-                                                 {"p50", err(s.p50, m.p50)},
-                                                 {"p99", err(s.p99, m.p99)}}}};
+                return nlohmann::json{
+                    {"measured", {{"mean", m.mean}, {"p50", m.p50}, {"p99", m.p99}}},
+                    {"simulated", {{"mean", s.mean}, {"p50", s.p50}, {"p99", s.p99}}},
+                    {"error",
+                     {{"mean", err(s.mean, m.mean)},
+                      {"p50", err(s.p50, m.p50)},
+                      {"p99", err(s.p99, m.p99)}}}};
             };
             if (vm.count("json")) {
                 nlohmann::json j = {{"serving_run", dir.string()},
@@ -645,13 +670,14 @@ int run_calib_validate(CliContext& ctx) {
                 out << "serving run " << c.label << ": skipped, " << c.skip_reason << "\n\n";
                 continue;
             }
-            out << "serving run " << c.label << " (" << c.requests << " requests, vLLM " << c.vllm_version
-                << ") vs the simulator: " << c.model << " on " << c.gpu << ", "
-                << (c.default_profile ? std::string("default spec-sheet profile") : "profile: " + c.profile)
+            out << "serving run " << c.label << " (" << c.requests << " requests, vLLM "
+                << c.vllm_version << ") vs the simulator: " << c.model << " on " << c.gpu << ", "
+                << (c.default_profile ? std::string("default spec-sheet profile")
+                                      : "profile: " + c.profile)
                 << "\n";
             Table t({"metric", "measured", "simulated", "error"});
-            const auto rows = [&](const char* name, const calib::LatencySummary& m, const calib::LatencySummary& s,
-                                  double unit) {
+            const auto rows = [&](const char* name, const calib::LatencySummary& m,
+                                  const calib::LatencySummary& s, double unit) {
                 const std::pair<const char*, double calib::LatencySummary::*> cols[] = {
                     {"mean", &calib::LatencySummary::mean},
                     {"p50", &calib::LatencySummary::p50},
@@ -659,8 +685,10 @@ int run_calib_validate(CliContext& ctx) {
                 for (const auto& [col, member] : cols) {
                     const double want = m.*member;
                     const double got = s.*member;
-                    t.add_row({std::string(name) + " " + col, fixed(want * unit, 3), fixed(got * unit, 3),
-                               want != 0 ? (got >= want ? "+" : "") + fixed(100.0 * (got - want) / want, 1) + "%"
+                    t.add_row({std::string(name) + " " + col, fixed(want * unit, 3),
+                               fixed(got * unit, 3),
+                               want != 0 ? (got >= want ? "+" : "") +
+                                               fixed(100.0 * (got - want) / want, 1) + "%"
                                          : std::string("-")});
                 }
             };

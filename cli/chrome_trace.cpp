@@ -19,9 +19,10 @@ void put(std::ostream& out, long long v) {
     out.write(buf, r.ptr - buf);
 }
 
-}  // namespace
+} // namespace
 
-ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, std::uint64_t limit) : out_(out), limit_(limit) {
+ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, std::uint64_t limit)
+    : out_(out), limit_(limit) {
     out_ << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
 }
 
@@ -47,7 +48,8 @@ void ChromeTraceWriter::step(const sim::StepRecord& st) {
         put(out_, static_cast<long long>(st.replica));
         out_ << R"(,"args":{"name":"replica )" << st.replica << "\"}}";
     }
-    const char* name = st.prefills > 0 && st.decodes > 0 ? "mixed" : (st.prefills > 0 ? "prefill" : "decode");
+    const char* name =
+        st.prefills > 0 && st.decodes > 0 ? "mixed" : (st.prefills > 0 ? "prefill" : "decode");
     separator();
     out_ << R"({"name":")" << name << R"(","ph":"X","pid":0,"tid":)";
     put(out_, static_cast<long long>(st.replica));
@@ -87,4 +89,4 @@ void ChromeTraceWriter::finish() {
          << ",\"truncated\":" << (cut() ? "true" : "false") << "}}\n";
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -15,7 +15,7 @@
 namespace gpuplan::cli {
 
 class ChromeTraceWriter {
-public:
+  public:
     /// Writes the header to `out` (which must outlive the writer). `limit` 0: no limit.
     ChromeTraceWriter(std::ostream& out, std::uint64_t limit);
     /// Writes one step (and its replica's track name the first time it appears), unless the
@@ -29,7 +29,7 @@ public:
     /// True when the limit cut steps off.
     [[nodiscard]] bool cut() const noexcept { return seen_ > written_; }
 
-private:
+  private:
     void separator();
     std::ostream& out_;
     std::uint64_t limit_;
@@ -39,4 +39,4 @@ private:
     std::vector<bool> named_;
 };
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -17,4 +17,4 @@ const hwdb::Database& CliContext::db() {
     return *db_;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -13,14 +13,14 @@
 namespace gpuplan::cli {
 
 struct CliContext {
-    std::vector<std::string> args;  ///< arguments after the subcommand words
-    std::vector<std::filesystem::path> extra_hwdb;  ///< --hwdb folders
+    std::vector<std::string> args;                 ///< arguments after the subcommand words
+    std::vector<std::filesystem::path> extra_hwdb; ///< --hwdb folders
     std::ostream* out = nullptr;
     std::ostream* err = nullptr;
     /// The hwdb: built-in folder, GPUPLAN_HWDB, then --hwdb folders (later ones override).
     [[nodiscard]] const hwdb::Database& db();
 
-private:
+  private:
     std::optional<hwdb::Database> db_;
 };
 
@@ -49,4 +49,4 @@ int run_plan(CliContext& ctx);
 int run_sweep(CliContext& ctx);
 int run_merge(CliContext& ctx);
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -15,7 +15,8 @@ namespace gpuplan::cli {
 /// What `gpuplan estimate FILE --json` prints for scenario `s` (what-ifs and, under a power
 /// limit, the power figures included).
 [[nodiscard]] nlohmann::json estimate_report(CliContext& ctx, const model::Scenario& s,
-                                             const model::EfficiencyProfile& profile, int cached_prefix = 0);
+                                             const model::EfficiencyProfile& profile,
+                                             int cached_prefix = 0);
 
 /// What `gpuplan cost FILE --json` prints for scenario `s`.
 [[nodiscard]] nlohmann::json cost_report(CliContext& ctx, const model::Scenario& s,
@@ -29,4 +30,4 @@ namespace gpuplan::cli {
 /// What `gpuplan simulate FILE --json` prints for a finished simulation of `s`.
 [[nodiscard]] nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r);
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

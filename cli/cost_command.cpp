@@ -1,9 +1,9 @@
 // `gpuplan cost`: monthly cost of owning (capex amortized, energy × PUE, maintenance,
 // colocation) against renting per GPU-hour, cost per million output tokens at the workload's
 // throughput (under the scenario's power limit) and the rent-vs-buy break-even month.
-#include "cli/json_out.hpp"
-#include "cli/command_reports.hpp"
 #include "cli/cli_context.hpp"
+#include "cli/command_reports.hpp"
+#include "cli/json_out.hpp"
 #include "cli/load_report.hpp"
 #include "cli/options.hpp"
 #include "cli/power_report.hpp"
@@ -122,7 +122,8 @@ plan::ServingAnalysis cost_analysis(CliContext& ctx, const model::Scenario& s,
 
 } // namespace
 
-nlohmann::json cost_report(CliContext& ctx, const model::Scenario& s, const model::EfficiencyProfile& profile) {
+nlohmann::json cost_report(CliContext& ctx, const model::Scenario& s,
+                           const model::EfficiencyProfile& profile) {
     const model::ServerSpec* server = nullptr;
     const plan::ServingAnalysis a = cost_analysis(ctx, s, profile, &server);
     const model::PowerEstimate& pe = *a.power;
@@ -201,7 +202,6 @@ int run_cost(CliContext& ctx) {
     const model::CostInputs& in = *a.cost_inputs;
     const model::CostEstimate& c = *a.cost;
     const auto& u = s.cost.utilization;
-
 
     auto& out = *ctx.out;
     const auto& d = s.deployment;

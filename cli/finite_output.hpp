@@ -15,7 +15,7 @@ namespace gpuplan::cli {
 /// into an internal error. Inputs that could produce one are refused where they enter; JSON
 /// output has its own check (cli::json_text).
 class FiniteLineFilter : public std::streambuf {
-public:
+  public:
     /// Forwards checked lines to `dest`, which must outlive the filter.
     explicit FiniteLineFilter(std::streambuf* dest) : dest_(dest) {}
     /// Forwards the last, unterminated line; returns the withheld line, empty when none.
@@ -41,7 +41,7 @@ public:
         return false;
     }
 
-protected:
+  protected:
     int_type overflow(int_type c) override {
         if (c != traits_type::eof()) {
             line_.push_back(traits_type::to_char_type(c));
@@ -59,7 +59,7 @@ protected:
     }
     int sync() override { return dest_->pubsync(); }
 
-private:
+  private:
     static bool word_char(char c) {
         return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
     }
@@ -80,4 +80,4 @@ private:
     std::string bad_line_;
 };
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

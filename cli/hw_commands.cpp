@@ -28,10 +28,12 @@ void list_accelerators(CliContext& ctx, const std::string& vendor, bool json) {
     }
     // Vendor, then generation (launch year), then name: related parts sit together.
     std::stable_sort(shown.begin(), shown.end(), [](const auto* x, const auto* y) {
-        return std::tie(x->vendor, x->launch_year, x->name) < std::tie(y->vendor, y->launch_year, y->name);
+        return std::tie(x->vendor, x->launch_year, x->name) <
+               std::tie(y->vendor, y->launch_year, y->name);
     });
     if (!vendor.empty() && shown.empty()) {
-        throw InputError("no accelerators from vendor '" + vendor + "'; try nvidia, amd, intel or google");
+        throw InputError("no accelerators from vendor '" + vendor +
+                         "'; try nvidia, amd, intel or google");
     }
     if (json) {
         nlohmann::json out = nlohmann::json::array();
@@ -44,18 +46,22 @@ void list_accelerators(CliContext& ctx, const std::string& vendor, bool json) {
     Table t({"name", "vendor", "memory", "bandwidth", "bf16 dense", "fp8 dense", "power", "year"});
     for (const auto* a : shown) {
         t.add_row({a->name, a->vendor, model::format_gib(a->memory, 0),
-                   model::format_rate(a->memory_bandwidth), tflops(a->dense.bf16 ? a->dense.bf16 : a->dense.fp16) + " TFLOPS",
+                   model::format_rate(a->memory_bandwidth),
+                   tflops(a->dense.bf16 ? a->dense.bf16 : a->dense.fp16) + " TFLOPS",
                    a->dense.fp8 ? tflops(a->dense.fp8) + " TFLOPS" : "-",
-                   a->board_power ? fixed(a->board_power->si(), 0) + " W" : "n/p", std::to_string(a->launch_year)});
+                   a->board_power ? fixed(a->board_power->si(), 0) + " W" : "n/p",
+                   std::to_string(a->launch_year)});
     }
     t.print(*ctx.out);
-    *ctx.out << shown.size() << " accelerators; dense peaks, never 2:4-sparse; 'gpuplan hw show NAME' for details and sources\n";
+    *ctx.out << shown.size()
+             << " accelerators; dense peaks, never 2:4-sparse; 'gpuplan hw show NAME' for details "
+                "and sources\n";
 }
 
 void print_prices(std::ostream& out, const std::vector<model::PriceEstimate>& prices) {
     for (const auto& p : prices) {
-        out << "  price             " << model::to_string(p.price) << " (" << p.date << ", " << p.source
-            << (p.note.empty() ? "" : "; " + p.note) << ")\n";
+        out << "  price             " << model::to_string(p.price) << " (" << p.date << ", "
+            << p.source << (p.note.empty() ? "" : "; " + p.note) << ")\n";
     }
 }
 
@@ -65,7 +71,8 @@ void print_accelerator(std::ostream& out, const model::AcceleratorSpec& a) {
         << a.launch_year << ")\n";
     if (!a.aliases.empty()) {
         std::string list;
-        for (const auto& al : a.aliases) list += (list.empty() ? "" : ", ") + al;
+        for (const auto& al : a.aliases)
+            list += (list.empty() ? "" : ", ") + al;
         out << "  aliases           " << list << '\n';
     }
     out << "  memory            " << model::format_gib(a.memory, 0) << " " << a.memory_type << ", "
@@ -82,27 +89,36 @@ void print_accelerator(std::ostream& out, const model::AcceleratorSpec& a) {
         }
     }
     out << " TFLOPS (not 2:4 sparse)\n";
-    if (a.l2_cache) out << "  L2 cache          " << model::format_gib(*a.l2_cache, 0) << '\n';
+    if (a.l2_cache)
+        out << "  L2 cache          " << model::format_gib(*a.l2_cache, 0) << '\n';
     out << "  compute units     " << a.compute_units;
-    if (a.boost_clock) out << ", boost " << fixed(a.boost_clock->si() / 1e6, 0) << " MHz";
-    out << '\n' << "  power             "
-        << (a.board_power ? fixed(a.board_power->si(), 0) + " W board" : std::string("not published"));
-    if (a.idle_power) out << ", " << fixed(a.idle_power->si(), 1) << " W idle";
-    out << '\n' << "  links             "
+    if (a.boost_clock)
+        out << ", boost " << fixed(a.boost_clock->si() / 1e6, 0) << " MHz";
+    out << '\n'
+        << "  power             "
+        << (a.board_power ? fixed(a.board_power->si(), 0) + " W board"
+                          : std::string("not published"));
+    if (a.idle_power)
+        out << ", " << fixed(a.idle_power->si(), 1) << " W idle";
+    out << '\n'
+        << "  links             "
         << (a.scale_up_link.empty() ? std::string("no scale-up link") : a.scale_up_link);
-    if (a.scale_up_bandwidth) out << " " << model::format_rate(*a.scale_up_bandwidth) << " bidirectional";
+    if (a.scale_up_bandwidth)
+        out << " " << model::format_rate(*a.scale_up_bandwidth) << " bidirectional";
     out << ", host " << a.host_link << '\n';
     print_prices(out, a.prices);
-    if (!a.notes.empty()) out << "  notes             " << a.notes << '\n';
+    if (!a.notes.empty())
+        out << "  notes             " << a.notes << '\n';
     out << "  sources           " << a.sources << '\n';
 }
 
-}  // namespace
+} // namespace
 
 int run_hw_list(CliContext& ctx) {
     po::options_description desc("options");
     std::string vendor;
-    desc.add_options()("vendor", po::value(&vendor), "only this vendor (nvidia, amd, intel, google)")(
+    desc.add_options()("vendor", po::value(&vendor),
+                       "only this vendor (nvidia, amd, intel, google)")(
         "links", "list interconnects instead")("servers", "list servers instead")(
         "racks", "list racks instead")("json", "machine-readable output");
     po::variables_map vm;
@@ -114,13 +130,15 @@ int run_hw_list(CliContext& ctx) {
     if (vm.count("links")) {
         if (json) {
             nlohmann::json out = nlohmann::json::array();
-            for (const auto& l : db.interconnects()) out.push_back(to_json(l));
+            for (const auto& l : db.interconnects())
+                out.push_back(to_json(l));
             *ctx.out << json_text(out) << '\n';
             return 0;
         }
         Table t({"name", "kind", "per direction", "latency"});
         for (const auto& l : db.interconnects()) {
-            t.add_row({l.name, model::to_string(l.kind), model::format_rate(l.bandwidth_per_direction),
+            t.add_row({l.name, model::to_string(l.kind),
+                       model::format_rate(l.bandwidth_per_direction),
                        model::format_seconds(l.latency)});
         }
         t.print(*ctx.out);
@@ -129,13 +147,16 @@ int run_hw_list(CliContext& ctx) {
     if (vm.count("servers")) {
         if (json) {
             nlohmann::json out = nlohmann::json::array();
-            for (const auto& s : db.servers()) out.push_back(to_json(s));
+            for (const auto& s : db.servers())
+                out.push_back(to_json(s));
             *ctx.out << json_text(out) << '\n';
             return 0;
         }
         Table t({"name", "accelerators", "link", "max power", "host memory", "U"});
         for (const auto& s : db.servers()) {
-            t.add_row({s.name, std::to_string(s.accelerators) + " x " + (s.accelerator.empty() ? "any" : s.accelerator),
+            t.add_row({s.name,
+                       std::to_string(s.accelerators) + " x " +
+                           (s.accelerator.empty() ? "any" : s.accelerator),
                        s.intra_node_link, fixed(s.max_power.si() / 1e3, 1) + " kW",
                        model::format_gib(s.host_memory, 0), std::to_string(s.rack_units)});
         }
@@ -145,7 +166,8 @@ int run_hw_list(CliContext& ctx) {
     if (vm.count("racks")) {
         if (json) {
             nlohmann::json out = nlohmann::json::array();
-            for (const auto& r : db.racks()) out.push_back(to_json(r));
+            for (const auto& r : db.racks())
+                out.push_back(to_json(r));
             *ctx.out << json_text(out) << '\n';
             return 0;
         }
@@ -164,8 +186,8 @@ int run_hw_list(CliContext& ctx) {
 int run_hw_show(CliContext& ctx) {
     po::options_description desc("options");
     std::string name;
-    desc.add_options()("name", po::value(&name)->required(), "accelerator, server, rack or link name")(
-        "json", "machine-readable output");
+    desc.add_options()("name", po::value(&name)->required(),
+                       "accelerator, server, rack or link name")("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("name", 1);
     po::variables_map vm;
@@ -178,17 +200,20 @@ int run_hw_show(CliContext& ctx) {
     if (!db.find_accelerator(name)) {
         // Not an accelerator: try the other kinds before reporting the accelerator miss.
         for (const auto& s : db.servers()) {
-            if (hwdb::normalize_name(s.name) == hwdb::normalize_name(name)) j = to_json(s);
+            if (hwdb::normalize_name(s.name) == hwdb::normalize_name(name))
+                j = to_json(s);
         }
         for (const auto& r : db.racks()) {
-            if (hwdb::normalize_name(r.name) == hwdb::normalize_name(name)) j = to_json(r);
+            if (hwdb::normalize_name(r.name) == hwdb::normalize_name(name))
+                j = to_json(r);
         }
         for (const auto& l : db.interconnects()) {
-            if (hwdb::normalize_name(l.name) == hwdb::normalize_name(name)) j = to_json(l);
+            if (hwdb::normalize_name(l.name) == hwdb::normalize_name(name))
+                j = to_json(l);
         }
     }
     if (j.is_null()) {
-        j = to_json(db.accelerator(name));  // throws "did you mean" when unknown
+        j = to_json(db.accelerator(name)); // throws "did you mean" when unknown
     }
     if (json) {
         *ctx.out << json_text(j) << '\n';
@@ -204,15 +229,18 @@ int run_hw_show(CliContext& ctx) {
         std::size_t start = 0;
         while (start < tags.size()) {
             auto end = tags.find(' ', start);
-            const std::string tag = tags.substr(start, end == std::string::npos ? std::string::npos : end - start);
+            const std::string tag =
+                tags.substr(start, end == std::string::npos ? std::string::npos : end - start);
             if (auto it = db.sources().find(tag); it != db.sources().end()) {
-                *ctx.out << "  [" << tag << "] " << it->second.title << " " << it->second.url << '\n';
+                *ctx.out << "  [" << tag << "] " << it->second.title << " " << it->second.url
+                         << '\n';
             }
-            if (end == std::string::npos) break;
+            if (end == std::string::npos)
+                break;
             start = end + 1;
         }
     }
     return 0;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -40,7 +40,7 @@ extern "C" void on_signal(int sig) {
 void install_interrupt_handlers() {
     static_assert(std::atomic<int>::is_always_lock_free);
     if (::pipe2(g_pipe, O_CLOEXEC) != 0) {
-        return;  // no handler: the default action still ends the process
+        return; // no handler: the default action still ends the process
     }
     std::thread([] {
         char byte = 0;
@@ -62,9 +62,13 @@ void install_interrupt_handlers() {
     }
 }
 
-std::stop_token interrupt_token() { return source().get_token(); }
+std::stop_token interrupt_token() {
+    return source().get_token();
+}
 
-int interrupt_signal() { return g_signal.load(); }
+int interrupt_signal() {
+    return g_signal.load();
+}
 
 void throw_if_interrupted() {
     if (const int sig = g_signal.load()) {

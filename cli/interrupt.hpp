@@ -11,12 +11,12 @@ namespace gpuplan::cli {
 
 /// Thrown by a command that stopped because of a signal; main() turns it into 128 + signal.
 class Interrupted : public std::exception {
-public:
+  public:
     explicit Interrupted(int signal) : signal_(signal) {}
     [[nodiscard]] int signal() const { return signal_; }
     [[nodiscard]] const char* what() const noexcept override { return "interrupted"; }
 
-private:
+  private:
     int signal_;
 };
 

@@ -21,13 +21,15 @@ nlohmann::json prices_json(const std::vector<model::PriceEstimate>& prices) {
     return out;
 }
 
-}  // namespace
+} // namespace
 
 nlohmann::json to_json(const model::PriceEstimate& p) {
     return {{"price", model::to_string(p.price)},
             {"amount", p.price.money.amount},
             {"currency", p.price.money.currency},
-            {"per", std::string(model::to_string(p.price.per)).empty() ? "once" : std::string(model::to_string(p.price.per)).substr(1)},
+            {"per", std::string(model::to_string(p.price.per)).empty()
+                        ? "once"
+                        : std::string(model::to_string(p.price.per)).substr(1)},
             {"date", p.date},
             {"source", p.source},
             {"note", p.note}};
@@ -35,8 +37,9 @@ nlohmann::json to_json(const model::PriceEstimate& p) {
 
 nlohmann::json to_json(const model::AcceleratorSpec& a) {
     const auto& d = a.dense;
-    nlohmann::json dense = {{"fp64", opt_si(d.fp64)}, {"fp32", opt_si(d.fp32)}, {"tf32", opt_si(d.tf32)},
-                            {"bf16", opt_si(d.bf16)}, {"fp16", opt_si(d.fp16)}, {"fp8", opt_si(d.fp8)},
+    nlohmann::json dense = {{"fp64", opt_si(d.fp64)}, {"fp32", opt_si(d.fp32)},
+                            {"tf32", opt_si(d.tf32)}, {"bf16", opt_si(d.bf16)},
+                            {"fp16", opt_si(d.fp16)}, {"fp8", opt_si(d.fp8)},
                             {"int8", opt_si(d.int8)}, {"fp4", opt_si(d.fp4)}};
     return {{"name", a.name},
             {"aliases", a.aliases},
@@ -90,9 +93,15 @@ nlohmann::json to_json(const model::ServerSpec& s) {
 }
 
 nlohmann::json to_json(const model::RackSpec& r) {
-    return {{"name", r.name},       {"aliases", r.aliases},   {"server", r.server},
-            {"servers", r.servers}, {"power_w", r.power.si()}, {"cooling", r.cooling},
-            {"prices", prices_json(r.prices)}, {"sources", r.sources}, {"notes", r.notes}};
+    return {{"name", r.name},
+            {"aliases", r.aliases},
+            {"server", r.server},
+            {"servers", r.servers},
+            {"power_w", r.power.si()},
+            {"cooling", r.cooling},
+            {"prices", prices_json(r.prices)},
+            {"sources", r.sources},
+            {"notes", r.notes}};
 }
 
 namespace {
@@ -114,7 +123,7 @@ void require_finite(const nlohmann::json& j, const std::string& where) {
     }
 }
 
-}  // namespace
+} // namespace
 
 std::string json_text(const nlohmann::json& j) {
     require_finite(j, "");
@@ -150,4 +159,4 @@ void print_key_values(std::ostream& out, const nlohmann::json& j, const std::str
     }
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

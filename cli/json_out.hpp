@@ -29,4 +29,4 @@ namespace gpuplan::cli {
 /// Prints a JSON object as indented "key: value" lines for humans.
 void print_key_values(std::ostream& out, const nlohmann::json& j, const std::string& indent);
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -24,4 +24,4 @@ nlohmann::json operating_point_json(const model::OperatingPoint& op) {
             {"why", op.why}};
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

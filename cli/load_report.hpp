@@ -18,4 +18,4 @@ namespace gpuplan::cli {
 /// are null.
 [[nodiscard]] nlohmann::json operating_point_json(const model::OperatingPoint& op);
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

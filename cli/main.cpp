@@ -15,35 +15,51 @@
 
 namespace {
 
-
 struct Subcommand {
-    const char* words;  // "hw list"
+    const char* words; // "hw list"
     gpuplan::cli::Command run;
     const char* summary;
 };
 
 constexpr Subcommand kSubcommands[] = {
     {"hw list", gpuplan::cli::run_hw_list, "list accelerators (or --links, --servers, --racks)"},
-    {"hw show", gpuplan::cli::run_hw_show, "show one accelerator, server, rack or link with sources"},
+    {"hw show", gpuplan::cli::run_hw_show,
+     "show one accelerator, server, rack or link with sources"},
     {"model list", gpuplan::cli::run_model_list, "list the model catalog"},
-    {"model show", gpuplan::cli::run_model_show, "show a model's architecture, parameters and KV cache"},
-    {"model import", gpuplan::cli::run_model_import, "convert a Hugging Face config.json to catalog YAML"},
+    {"model show", gpuplan::cli::run_model_show,
+     "show a model's architecture, parameters and KV cache"},
+    {"model import", gpuplan::cli::run_model_import,
+     "convert a Hugging Face config.json to catalog YAML"},
     {"scenario check", gpuplan::cli::run_scenario_check, "validate a scenario file"},
-    {"fit", gpuplan::cli::run_fit, "memory per GPU: does it fit, KV blocks, max concurrency, fewest GPUs"},
-    {"estimate", gpuplan::cli::run_estimate, "speed: TTFT, TPOT, throughput, MFU/MBU, binding resource, what-ifs"},
-    {"diagnose", gpuplan::cli::run_diagnose, "observed metrics vs the model: symptom, cause, check, re-estimated fixes"},
-    {"compare", gpuplan::cli::run_compare, "several GPUs or configurations side by side for one workload"},
-    {"train", gpuplan::cli::run_train, "training: memory per GPU, step time, MFU, time and cost, layout search"},
-    {"rack", gpuplan::cli::run_rack, "nodes per rack, racks needed, binding limit (budget, PDU, cooling, U)"},
-    {"cost", gpuplan::cli::run_cost, "monthly cost own vs rent, cost per million tokens, break-even month"},
-    {"calib import", gpuplan::cli::run_calib_import, "read measured kernel times (Vidur, BLIS, LLMCompass, torch CSV)"},
+    {"fit", gpuplan::cli::run_fit,
+     "memory per GPU: does it fit, KV blocks, max concurrency, fewest GPUs"},
+    {"estimate", gpuplan::cli::run_estimate,
+     "speed: TTFT, TPOT, throughput, MFU/MBU, binding resource, what-ifs"},
+    {"diagnose", gpuplan::cli::run_diagnose,
+     "observed metrics vs the model: symptom, cause, check, re-estimated fixes"},
+    {"compare", gpuplan::cli::run_compare,
+     "several GPUs or configurations side by side for one workload"},
+    {"train", gpuplan::cli::run_train,
+     "training: memory per GPU, step time, MFU, time and cost, layout search"},
+    {"rack", gpuplan::cli::run_rack,
+     "nodes per rack, racks needed, binding limit (budget, PDU, cooling, U)"},
+    {"cost", gpuplan::cli::run_cost,
+     "monthly cost own vs rent, cost per million tokens, break-even month"},
+    {"calib import", gpuplan::cli::run_calib_import,
+     "read measured kernel times (Vidur, BLIS, LLMCompass, torch CSV)"},
     {"calib fit", gpuplan::cli::run_calib_fit, "fit an efficiency profile to measured points"},
-    {"calib validate", gpuplan::cli::run_calib_validate, "model error vs measurements, fitted and default profile"},
-    {"calib fit-power", gpuplan::cli::run_calib_fit_power, "fit the power model (resident power, activity weights) to measured power samples"},
-    {"simulate", gpuplan::cli::run_simulate, "discrete-event serving simulation: latency tails, queues, goodput"},
-    {"plan", gpuplan::cli::run_plan, "sizing search: cheapest GPUs, layout and precision that meet the SLOs"},
-    {"sweep", gpuplan::cli::run_sweep, "run estimate, simulate, cost or train over a grid of scenario keys (CSV + JSON Lines)"},
-    {"merge", gpuplan::cli::run_merge, "join a sweep's shard tables into the table one process writes"},
+    {"calib validate", gpuplan::cli::run_calib_validate,
+     "model error vs measurements, fitted and default profile"},
+    {"calib fit-power", gpuplan::cli::run_calib_fit_power,
+     "fit the power model (resident power, activity weights) to measured power samples"},
+    {"simulate", gpuplan::cli::run_simulate,
+     "discrete-event serving simulation: latency tails, queues, goodput"},
+    {"plan", gpuplan::cli::run_plan,
+     "sizing search: cheapest GPUs, layout and precision that meet the SLOs"},
+    {"sweep", gpuplan::cli::run_sweep,
+     "run estimate, simulate, cost or train over a grid of scenario keys (CSV + JSON Lines)"},
+    {"merge", gpuplan::cli::run_merge,
+     "join a sweep's shard tables into the table one process writes"},
 };
 
 void print_usage(std::ostream& out) {
@@ -82,7 +98,8 @@ int dispatch(int argc, char** argv) {
         }
         if (a == "--hwdb") {
             if (i + 1 >= argc) {
-                throw gpuplan::UsageError("--hwdb needs a folder; e.g. 'gpuplan --hwdb ./my-hwdb hw list'");
+                throw gpuplan::UsageError(
+                    "--hwdb needs a folder; e.g. 'gpuplan --hwdb ./my-hwdb hw list'");
             }
             ctx.extra_hwdb.emplace_back(argv[++i]);
             continue;
@@ -117,13 +134,15 @@ int dispatch(int argc, char** argv) {
             return s.run(ctx);
         }
     }
-    throw gpuplan::UsageError("unknown command '" + joined + "'; run 'gpuplan --help' for the list");
+    throw gpuplan::UsageError("unknown command '" + joined +
+                              "'; run 'gpuplan --help' for the list");
 }
 
 // 128 + the signal number, the shell's code for a process a signal ended.
 int interrupted(int sig, const char* what) {
     std::fflush(stdout);
-    std::cerr << "\ngpuplan: stopped by " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << what << '\n';
+    std::cerr << "\ngpuplan: stopped by " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << what
+              << '\n';
     return 128 + sig;
 }
 
@@ -147,7 +166,7 @@ bool standard_output_ok() {
     return false;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
     gpuplan::cli::install_interrupt_handlers();

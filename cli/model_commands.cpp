@@ -1,6 +1,6 @@
 // `gpuplan model list|show|import`: the model catalog.
-#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
+#include "cli/json_out.hpp"
 #include "cli/options.hpp"
 #include "cli/output_file.hpp"
 #include "cli/table.hpp"
@@ -68,9 +68,11 @@ nlohmann::json model_json(const model::ModelSpec& m) {
     return j;
 }
 
-std::string billions(double n) { return fixed(n / 1e9, n < 1e10 ? 2 : 1) + "B"; }
+std::string billions(double n) {
+    return fixed(n / 1e9, n < 1e10 ? 2 : 1) + "B";
+}
 
-}  // namespace
+} // namespace
 
 int run_model_list(CliContext& ctx) {
     po::options_description desc("options");
@@ -88,7 +90,8 @@ int run_model_list(CliContext& ctx) {
         *ctx.out << json_text(out) << '\n';
         return 0;
     }
-    Table t({"name", "family", "params", "active", "layers", "attention", "KV/token bf16", "context"});
+    Table t(
+        {"name", "family", "params", "active", "layers", "attention", "KV/token bf16", "context"});
     const auto bf16 = model::parse_precision("bf16");
     for (const auto& m : models) {
         const auto p = model::count_params(m);
@@ -105,8 +108,8 @@ int run_model_list(CliContext& ctx) {
 int run_model_show(CliContext& ctx) {
     po::options_description desc("options");
     std::string name;
-    desc.add_options()("name", po::value(&name)->required(), "model name or alias")(
-        "json", "machine-readable output");
+    desc.add_options()("name", po::value(&name)->required(),
+                       "model name or alias")("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("name", 1);
     po::variables_map vm;
@@ -134,15 +137,18 @@ int run_model_show(CliContext& ctx) {
             << billions(m.published_active_params) << "; " << m.moe->experts << " experts, top-"
             << m.moe->active_experts << ", " << m.moe->shared_experts << " shared\n";
     }
-    out << "  layers            " << m.layers << ", hidden " << m.hidden_size << ", heads " << m.heads
-        << " (kv " << m.kv_heads << ", dim " << m.head_dim << "), " << model::to_string(m.attention) << '\n'
-        << "  ffn               " << m.ffn_size << (m.mlp == model::MlpKind::Gated ? " gated" : " plain") << '\n'
-        << "  vocabulary        " << m.vocab_size << (m.tied_embeddings ? ", tied embeddings" : "") << '\n'
+    out << "  layers            " << m.layers << ", hidden " << m.hidden_size << ", heads "
+        << m.heads << " (kv " << m.kv_heads << ", dim " << m.head_dim << "), "
+        << model::to_string(m.attention) << '\n'
+        << "  ffn               " << m.ffn_size
+        << (m.mlp == model::MlpKind::Gated ? " gated" : " plain") << '\n'
+        << "  vocabulary        " << m.vocab_size << (m.tied_embeddings ? ", tied embeddings" : "")
+        << '\n'
         << "  max context       " << m.max_context << " tokens\n"
         << "  weights at bf16   " << model::format_gb(Bytes(p.total * 2)) << " ("
         << model::format_gib(Bytes(p.total * 2)) << ")\n"
-        << "  KV cache / token  " << fixed(model::kv_bytes_per_token(m, bf16).si(), 0) << " B at bf16 ("
-        << model::format_gib(model::kv_bytes_per_token(m, bf16)) << ")\n";
+        << "  KV cache / token  " << fixed(model::kv_bytes_per_token(m, bf16).si(), 0)
+        << " B at bf16 (" << model::format_gib(model::kv_bytes_per_token(m, bf16)) << ")\n";
     if (m.sliding_window) {
         out << "  sliding window    " << m.sliding_window->window << " tokens on "
             << m.sliding_window->windowed_layers << " layers\n";
@@ -215,9 +221,9 @@ int run_model_import(CliContext& ctx) {
         return 0;
     }
     write_output_file(output, yaml);
-    *ctx.err << "wrote " << output << " (" << spec.name << ", " << billions(model::count_params(spec).total)
-             << " parameters)\n";
+    *ctx.err << "wrote " << output << " (" << spec.name << ", "
+             << billions(model::count_params(spec).total) << " parameters)\n";
     return 0;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

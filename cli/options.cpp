@@ -34,7 +34,8 @@ void check_numbers(const po::options_description& desc, const po::parsed_options
                                   is_typed<std::uint32_t>(sem) || is_typed<std::size_t>(sem);
         for (const auto& v : opt.value) {
             const std::string l = lower(v);
-            if (real && (l.find("nan") != std::string::npos || l.find("inf") != std::string::npos)) {
+            if (real &&
+                (l.find("nan") != std::string::npos || l.find("inf") != std::string::npos)) {
                 throw UsageError("gpuplan " + command + ": --" + opt.string_key + " '" + v +
                                  "' is not a finite number; give a value such as 1.5");
             }
@@ -46,11 +47,12 @@ void check_numbers(const po::options_description& desc, const po::parsed_options
     }
 }
 
-}  // namespace
+} // namespace
 
 bool parse_options(const std::string& command, const std::vector<std::string>& args,
-                   const po::options_description& desc, const po::positional_options_description& pos,
-                   po::variables_map& vm, std::ostream& out, const std::string& usage) {
+                   const po::options_description& desc,
+                   const po::positional_options_description& pos, po::variables_map& vm,
+                   std::ostream& out, const std::string& usage) {
     po::options_description all(desc);
     all.add_options()("help,h", "show this help");
     try {
@@ -70,4 +72,4 @@ bool parse_options(const std::string& command, const std::vector<std::string>& a
     return true;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -17,7 +17,8 @@ namespace po = boost::program_options;
 /// Parses `args` against `desc` (and positional `pos`); turns Boost errors into UsageError
 /// naming the command. Returns false when --help was given (help is then printed to `out`).
 bool parse_options(const std::string& command, const std::vector<std::string>& args,
-                   const po::options_description& desc, const po::positional_options_description& pos,
-                   po::variables_map& vm, std::ostream& out, const std::string& usage);
+                   const po::options_description& desc,
+                   const po::positional_options_description& pos, po::variables_map& vm,
+                   std::ostream& out, const std::string& usage);
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -1,7 +1,7 @@
 // `gpuplan fit`, `gpuplan estimate` and `gpuplan compare`: the analytic model's answers.
-#include "cli/json_out.hpp"
-#include "cli/command_reports.hpp"
 #include "cli/cli_context.hpp"
+#include "cli/command_reports.hpp"
+#include "cli/json_out.hpp"
 #include "cli/load_report.hpp"
 #include "cli/options.hpp"
 #include "cli/plot_option.hpp"
@@ -13,9 +13,9 @@
 #include "model/bottleneck.hpp"
 #include "model/memory.hpp"
 #include "model/price_list.hpp"
-#include "model/workload_mix.hpp"
 #include "model/serving.hpp"
 #include "model/unit_parser.hpp"
+#include "model/workload_mix.hpp"
 #include "plan/analysis.hpp"
 
 #include <nlohmann/json.hpp>
@@ -27,8 +27,12 @@ namespace {
 
 using model::format_gib;
 
-std::string ms(Seconds s) { return fixed(s.si() * 1e3, 2) + " ms"; }
-std::string pct(double f) { return fixed(f * 100, 1) + " %"; }
+std::string ms(Seconds s) {
+    return fixed(s.si() * 1e3, 2) + " ms";
+}
+std::string pct(double f) {
+    return fixed(f * 100, 1) + " %";
+}
 
 void print_memory(std::ostream& out, const model::Scenario& s, const model::MemoryEstimate& m,
                   int concurrency) {
@@ -37,7 +41,9 @@ void print_memory(std::ostream& out, const model::Scenario& s, const model::Memo
         << d.par.tp << ", pp " << d.par.pp << ", dp " << d.par.dp << "), weights "
         << d.prec.weights.name << ", KV " << d.prec.kv_cache.name << ", "
         << model::to_string(m.engine.kind) << "\n\n";
-    out << "memory per GPU" << (d.par.pp > 1 ? " (binding pipeline stage " + std::to_string(m.binding_stage) + ")" : "") << '\n';
+    out << "memory per GPU"
+        << (d.par.pp > 1 ? " (binding pipeline stage " + std::to_string(m.binding_stage) + ")" : "")
+        << '\n';
     Table t({"item", "size", "share"});
     const auto row = [&](const char* name, Bytes b) {
         t.add_row({name, format_gib(b), pct(b / m.capacity)});
@@ -49,7 +55,8 @@ void print_memory(std::ostream& out, const model::Scenario& s, const model::Memo
     row("CUDA context", m.cuda_context);
     row("KV cache pool", Bytes(std::max(0.0, m.kv_budget.si())));
     // With vLLM and SGLang this is what gpu_memory_utilization holds back: not room to use.
-    const bool held_back = m.engine.kind == model::EngineKind::Vllm || m.engine.kind == model::EngineKind::Sglang;
+    const bool held_back =
+        m.engine.kind == model::EngineKind::Vllm || m.engine.kind == model::EngineKind::Sglang;
     row(held_back ? "held back (1 - gpu_memory_utilization)" : "free", m.free);
     t.add_row({"capacity (as CUDA reports)", format_gib(m.capacity), "100.0 %"});
     t.print(out);
@@ -60,11 +67,15 @@ void print_memory(std::ostream& out, const model::Scenario& s, const model::Memo
         << " blocks of " << m.engine.block_size << ")\n"
         << "                     Maximum concurrency for " << m.engine.max_model_len
         << " tokens per request: " << fixed(m.max_concurrency, 2) << "x\n"
-        << "concurrency limit    " << fixed(m.effective_concurrency, 2) << " full-length sequences, bound by "
-        << model::to_string(m.concurrency_limit) << " (max_num_seqs " << m.engine.max_num_seqs << ")\n"
+        << "concurrency limit    " << fixed(m.effective_concurrency, 2)
+        << " full-length sequences, bound by " << model::to_string(m.concurrency_limit)
+        << " (max_num_seqs " << m.engine.max_num_seqs << ")\n"
         << "start-up verdict     " << (m.fits ? "starts" : "does NOT start") << ", "
         << format_gib(Bytes(std::abs(m.free.si())))
-        << (m.free.si() < 0 ? " short" : held_back ? " held back" : " free") << '\n';
+        << (m.free.si() < 0 ? " short"
+            : held_back     ? " held back"
+                            : " free")
+        << '\n';
     const model::LoadFit load = model::load_fit(s.deployment, m, s.workload, concurrency);
     out << "verdict              " << (load.fits ? "fits" : "does NOT fit") << ": " << concurrency
         << " sequences of " << s.workload.input_tokens << " + " << s.workload.output_tokens
@@ -84,8 +95,11 @@ nlohmann::json fit_json(const model::Scenario& s, const model::MemoryEstimate& m
     nlohmann::json j = scenario_json(s);
     j["fits"] = m.fits;
     const model::LoadFit load = model::load_fit(s.deployment, m, s.workload, concurrency);
-    j["load_fit"] = {{"fits", load.fits}, {"concurrency", load.requested}, {"holds", load.holds},
-                     {"reason", load.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(load.reason)}};
+    j["load_fit"] = {
+        {"fits", load.fits},
+        {"concurrency", load.requested},
+        {"holds", load.holds},
+        {"reason", load.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(load.reason)}};
     j["memory"] = memory_json(m);
     j["max_concurrency"] = m.max_concurrency;
     const auto advice = model::capacity_advice(s.deployment, m);
@@ -93,7 +107,7 @@ nlohmann::json fit_json(const model::Scenario& s, const model::MemoryEstimate& m
     return j;
 }
 
-}  // namespace
+} // namespace
 
 int run_fit(CliContext& ctx) {
     po::options_description desc("options");
@@ -107,7 +121,8 @@ int run_fit(CliContext& ctx) {
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
-    if (!parse_options("fit", ctx.args, desc, pos, vm, *ctx.out, "[FILE] [--model M --gpu G ...] [--json]")) {
+    if (!parse_options("fit", ctx.args, desc, pos, vm, *ctx.out,
+                       "[FILE] [--model M --gpu G ...] [--json]")) {
         return 0;
     }
     model::Scenario s = build_scenario(ctx, flags);
@@ -120,8 +135,11 @@ int run_fit(CliContext& ctx) {
     const auto host = model::host_ram_advice(d);
     if (vm.count("json")) {
         nlohmann::json j = fit_json(s, m, concurrency);
-        j["max_context_at_concurrency"] = at_concurrency ? nlohmann::json(*at_concurrency) : nlohmann::json(nullptr);
-        j["fewest_gpus"] = fewest ? nlohmann::json{{"gpus", fewest->gpus}, {"tp", fewest->par.tp}, {"pp", fewest->par.pp}}
+        j["max_context_at_concurrency"] =
+            at_concurrency ? nlohmann::json(*at_concurrency) : nlohmann::json(nullptr);
+        j["fewest_gpus"] = fewest ? nlohmann::json{{"gpus", fewest->gpus},
+                                                   {"tp", fewest->par.tp},
+                                                   {"pp", fewest->par.pp}}
                                   : nlohmann::json(nullptr);
         j["host_ram"] = {{"recommended_bytes", host.recommended.si()}, {"reason", host.reason}};
         *ctx.out << json_text(j) << '\n';
@@ -137,12 +155,13 @@ int run_fit(CliContext& ctx) {
     }
     out << "fewest GPUs          ";
     if (fewest) {
-        out << fewest->gpus << " x " << d.gpu.name << " (tp " << fewest->par.tp << ", pp " << fewest->par.pp
-            << ") for one replica\n";
+        out << fewest->gpus << " x " << d.gpu.name << " (tp " << fewest->par.tp << ", pp "
+            << fewest->par.pp << ") for one replica\n";
     } else {
         out << "none up to 64 x " << d.gpu.name << '\n';
     }
-    out << "host RAM             " << format_gib(host.recommended, 0) << " per node (" << host.reason << ")\n";
+    out << "host RAM             " << format_gib(host.recommended, 0) << " per node ("
+        << host.reason << ")\n";
     return 0;
 }
 
@@ -155,8 +174,9 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
     const model::Workload w = model::analytic_request(s.workload);
     const double band = e.error_band.p90;
     out << "\nspeed for " << w.input_tokens << " input + " << w.output_tokens << " output tokens"
-        << (s.workload.classes.empty() ? "" : " (the mean request of the class mix)") << " (error band ±"
-        << fixed(band * 100, 0) << " % P90 per kernel; whole steps: docs/calibration.md §5b)\n"
+        << (s.workload.classes.empty() ? "" : " (the mean request of the class mix)")
+        << " (error band ±" << fixed(band * 100, 0)
+        << " % P90 per kernel; whole steps: docs/calibration.md §5b)\n"
         << "load: " << load_line(e.operating_point) << '\n';
     Table t({"figure", "value", "MFU", "MBU"});
     t.add_row({"TTFT (alone)", ms(e.ttft), pct(e.prefill.mfu), pct(e.prefill.mbu)});
@@ -164,7 +184,9 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
     t.add_row({"TPOT", ms(e.tpot), pct(e.decode.mfu), pct(e.decode.mbu)});
     t.add_row({"running per replica", std::to_string(e.running), "", ""});
     t.add_row({"throughput", fixed(e.throughput, 0) + " tok/s", "", ""});
-    t.add_row({"peak throughput", fixed(e.peak_throughput, 0) + " tok/s at " + std::to_string(e.peak_concurrency), "", ""});
+    t.add_row({"peak throughput",
+               fixed(e.peak_throughput, 0) + " tok/s at " + std::to_string(e.peak_concurrency), "",
+               ""});
     t.add_row({"single-stream bound", fixed(e.single_stream_bound, 0) + " tok/s", "", ""});
     t.print(out);
     out << "\nbinding resource\n"
@@ -185,13 +207,15 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
     }
     wt.print(out);
     out << "\nprovenance: " << model::to_string(e.provenance.kind)
-        << (e.provenance.file.empty() ? "" : " " + e.provenance.file) << " (" << e.provenance.description
-        << "); error band MAPE " << fixed(e.error_band.mape * 100, 0) << " %, P90 "
-        << fixed(e.error_band.p90 * 100, 0) << " %" << (e.error_band.points ? " on " + std::to_string(e.error_band.points) + " points" : " (not validated)")
+        << (e.provenance.file.empty() ? "" : " " + e.provenance.file) << " ("
+        << e.provenance.description << "); error band MAPE " << fixed(e.error_band.mape * 100, 0)
+        << " %, P90 " << fixed(e.error_band.p90 * 100, 0) << " %"
+        << (e.error_band.points ? " on " + std::to_string(e.error_band.points) + " points"
+                                : " (not validated)")
         << '\n';
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
@@ -221,8 +245,8 @@ EstimateParts estimate_parts(CliContext& ctx, const model::Scenario& s,
 
 } // namespace
 
-nlohmann::json estimate_report(CliContext& ctx, const model::Scenario& s, const model::EfficiencyProfile& profile,
-                               int cached) {
+nlohmann::json estimate_report(CliContext& ctx, const model::Scenario& s,
+                               const model::EfficiencyProfile& profile, int cached) {
     const EstimateParts p = estimate_parts(ctx, s, profile, cached);
     const model::BottleneckReport& b = *p.analysis.bottleneck;
     nlohmann::json j = estimate_json(s, b.estimate, b, p.whatifs);
@@ -240,13 +264,16 @@ int run_estimate(CliContext& ctx) {
     add_power_options(desc, pflags);
     int cached = 0;
     std::string plot_dir;
-    desc.add_options()("cached-prefix", po::value(&cached), "prompt tokens per request served by the prefix cache")(
-        "plot", po::value(&plot_dir), "also draw the desktop app's charts as PNG files into DIR (needs gpuplan-plot)")(
+    desc.add_options()("cached-prefix", po::value(&cached),
+                       "prompt tokens per request served by the prefix cache")(
+        "plot", po::value(&plot_dir),
+        "also draw the desktop app's charts as PNG files into DIR (needs gpuplan-plot)")(
         "json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
-    if (!parse_options("estimate", ctx.args, desc, pos, vm, *ctx.out, "[FILE] [--model M --gpu G ...] [--json]")) {
+    if (!parse_options("estimate", ctx.args, desc, pos, vm, *ctx.out,
+                       "[FILE] [--model M --gpu G ...] [--json]")) {
         return 0;
     }
     model::Scenario s = build_scenario(ctx, flags);
@@ -282,13 +309,14 @@ int run_compare(CliContext& ctx) {
     std::vector<std::string> with;
     desc.add_options()("files", po::value(&files)->multitoken(), "scenario files to compare")(
         "with", po::value(&with)->multitoken(),
-        "a configuration GPU[:COUNT[:TP]] on the first scenario's workload, e.g. h200-sxm:2 (repeatable)")(
-        "json", "machine-readable output");
+        "a configuration GPU[:COUNT[:TP]] on the first scenario's workload, e.g. h200-sxm:2 "
+        "(repeatable)")("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("files", -1);
     po::variables_map vm;
-    if (!parse_options("compare", ctx.args, desc, pos, vm, *ctx.out,
-                       "FILE... | FILE --with GPU[:COUNT[:TP]]... | --model M --gpu G --with ...")) {
+    if (!parse_options(
+            "compare", ctx.args, desc, pos, vm, *ctx.out,
+            "FILE... | FILE --with GPU[:COUNT[:TP]]... | --model M --gpu G --with ...")) {
         return 0;
     }
     std::vector<model::Scenario> configs;
@@ -314,16 +342,18 @@ int run_compare(CliContext& ctx) {
             if (c1 != std::string::npos) {
                 const auto c2 = spec.find(':', c1 + 1);
                 count = std::stoi(spec.substr(c1 + 1, c2 - c1 - 1));
-                if (c2 != std::string::npos) tp = std::stoi(spec.substr(c2 + 1));
+                if (c2 != std::string::npos)
+                    tp = std::stoi(spec.substr(c2 + 1));
             }
         } catch (const std::exception&) {
-            throw UsageError("--with '" + spec + "': write GPU[:COUNT[:TP]], e.g. h200-sxm:2 or h100-sxm:8:4");
+            throw UsageError("--with '" + spec +
+                             "': write GPU[:COUNT[:TP]], e.g. h200-sxm:2 or h100-sxm:8:4");
         }
         if (count <= 0 || tp == 0 || tp < -1) {
             throw UsageError("--with '" + spec + "': COUNT and TP must be positive");
         }
         hwdb::set_hardware(s, ctx.db(), gpu);
-        s.deployment.par.tp = tp > 0 ? tp : count;  // default: one replica over all GPUs
+        s.deployment.par.tp = tp > 0 ? tp : count; // default: one replica over all GPUs
         s.deployment.par.pp = 1;
         if (count % s.deployment.par.tp != 0) {
             throw UsageError("--with '" + spec + "': COUNT must be a multiple of TP");
@@ -335,11 +365,12 @@ int run_compare(CliContext& ctx) {
         configs.push_back(std::move(s));
     }
     if (configs.size() < 2) {
-        throw UsageError("compare needs at least two configurations: several FILEs, or --with GPU[:COUNT[:TP]]");
+        throw UsageError(
+            "compare needs at least two configurations: several FILEs, or --with GPU[:COUNT[:TP]]");
     }
     nlohmann::json out = nlohmann::json::array();
-    Table t({"configuration", "fits", "in flight", "KV tokens", "TTFT", "TPOT", "tok/s", "tok/s/GPU",
-             "decode bound", "rent/h", "rent/Mtok"});
+    Table t({"configuration", "fits", "in flight", "KV tokens", "TTFT", "TPOT", "tok/s",
+             "tok/s/GPU", "decode bound", "rent/h", "rent/Mtok"});
     std::vector<std::string> sources;
     std::vector<std::string> loads;
     for (const auto& s : configs) {
@@ -369,18 +400,19 @@ int run_compare(CliContext& ctx) {
         }
         loads.push_back(s.name + ": " + load_line(e.operating_point));
         out.push_back(j);
-        t.add_row({s.name, e.memory.fits ? "yes" : "no", std::to_string(e.operating_point.concurrency),
-                   std::to_string(e.memory.kv_tokens), ms(e.ttft), ms(e.tpot), fixed(e.throughput, 0),
-                   fixed(e.throughput / s.deployment.gpus, 0), model::to_string(b.decode.binding),
-                   per_hour, per_mtok});
+        t.add_row({s.name, e.memory.fits ? "yes" : "no",
+                   std::to_string(e.operating_point.concurrency),
+                   std::to_string(e.memory.kv_tokens), ms(e.ttft), ms(e.tpot),
+                   fixed(e.throughput, 0), fixed(e.throughput / s.deployment.gpus, 0),
+                   model::to_string(b.decode.binding), per_hour, per_mtok});
     }
     if (vm.count("json")) {
         *ctx.out << json_text(out) << '\n';
         return 0;
     }
     const model::Workload w = model::analytic_request(base.workload);
-    *ctx.out << base.deployment.model.name << ", " << w.input_tokens << " input + " << w.output_tokens
-             << " output tokens per request\n\n";
+    *ctx.out << base.deployment.model.name << ", " << w.input_tokens << " input + "
+             << w.output_tokens << " output tokens per request\n\n";
     t.print(*ctx.out);
     *ctx.out << "\nload (each configuration resolves the scenario's load for itself):\n";
     for (const auto& l : loads) {
@@ -394,4 +426,4 @@ int run_compare(CliContext& ctx) {
     return 0;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

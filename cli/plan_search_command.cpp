@@ -2,9 +2,9 @@
 // scenario's `plan:` block, so they are checked exactly like the file's keys; the report ranks
 // the cheapest configurations that meet the SLOs, or says that nothing does and which came
 // closest (docs/plan.md).
-#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/json_out.hpp"
 #include "cli/options.hpp"
 #include "cli/power_report.hpp"
 #include "cli/scenario_options.hpp"
@@ -28,7 +28,7 @@ namespace {
 struct PlanFlags {
     std::vector<std::string> sets, candidates;
     std::string budget, power_budget, pricing, tp, pp, weights, kv, seqs;
-    std::string model, gpu, node;  // the scenario's model and hardware, as `estimate` takes them
+    std::string model, gpu, node; // the scenario's model and hardware, as `estimate` takes them
     std::optional<int> input_len, output_len, concurrency, max_model_len;
     std::optional<double> rate;
     std::optional<int> max_gpus, max_racks, top, requests, max_simulations, threads;
@@ -55,7 +55,8 @@ std::vector<hwdb::ScenarioOverride> overrides_of(const PlanFlags& f) {
           {f.concurrency, "workload.concurrency", "--concurrency"},
           {f.max_model_len, "engine.max_model_len", "--max-model-len"}}) {
         if (v) {
-            out.insert(out.begin(), {key, std::to_string(*v), std::string(flag) + " " + std::to_string(*v)});
+            out.insert(out.begin(),
+                       {key, std::to_string(*v), std::string(flag) + " " + std::to_string(*v)});
         }
     }
     if (f.rate) {
@@ -82,7 +83,8 @@ std::vector<hwdb::ScenarioOverride> overrides_of(const PlanFlags& f) {
     if (!f.budget.empty())
         out.push_back({"plan.budget", quoted(f.budget), "--budget " + f.budget});
     if (!f.power_budget.empty())
-        out.push_back({"plan.power_budget", quoted(f.power_budget), "--power-budget " + f.power_budget});
+        out.push_back(
+            {"plan.power_budget", quoted(f.power_budget), "--power-budget " + f.power_budget});
     if (!f.pricing.empty())
         out.push_back({"plan.pricing", f.pricing, "--pricing " + f.pricing});
     if (!f.tp.empty())
@@ -256,10 +258,10 @@ int run_plan(CliContext& ctx) {
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
-    if (!parse_options(
-            "plan", ctx.args, desc, pos, vm, *ctx.out,
-            "[FILE | --model M --gpu G] [--candidate GPU[@NODE]]... [--budget P] [--power-budget W] [--max-gpus N] "
-            "[--top N] [--set key=value]... [--json]")) {
+    if (!parse_options("plan", ctx.args, desc, pos, vm, *ctx.out,
+                       "[FILE | --model M --gpu G] [--candidate GPU[@NODE]]... [--budget P] "
+                       "[--power-budget W] [--max-gpus N] "
+                       "[--top N] [--set key=value]... [--json]")) {
         return 0;
     }
     if (f.threads && *f.threads < 1) {
@@ -270,9 +272,9 @@ int run_plan(CliContext& ctx) {
                          "llama-3.1-8b --gpu h100-sxm --rate 4 --set slo.tpot='50 ms')");
     }
     // Without a file the flags make the scenario (the same keys a file would hold).
-    model::Scenario s = file.empty()
-                            ? hwdb::parse_scenario("schema: 1\n", "(flags)", ctx.db(), overrides_of(f))
-                            : hwdb::load_scenario(file, ctx.db(), overrides_of(f));
+    model::Scenario s =
+        file.empty() ? hwdb::parse_scenario("schema: 1\n", "(flags)", ctx.db(), overrides_of(f))
+                     : hwdb::load_scenario(file, ctx.db(), overrides_of(f));
     apply_power_flags(s, power_flags);
     std::optional<model::ServerSpec> node;
     if (!s.node_ref.empty()) {
@@ -280,19 +282,22 @@ int run_plan(CliContext& ctx) {
     }
     const plan::SizingOptions o = plan::sizing_options(
         s, node,
-        [&](const model::AcceleratorSpec& gpu) { return choose_profile(ctx, ScenarioFlags{}, gpu); },
+        [&](const model::AcceleratorSpec& gpu) {
+            return choose_profile(ctx, ScenarioFlags{}, gpu);
+        },
         f.threads.value_or(0));
     const bool tty = isatty(fileno(stderr)) != 0;
-    const plan::SizingResult r = plan::size_deployment(s, node, o, interrupt_token(), [&](double p) {
-        if (tty) {
-            std::fprintf(stderr, "\rsimulating %3d %%", static_cast<int>(p * 100));
-            std::fflush(stderr);
-        }
-    });
+    const plan::SizingResult r =
+        plan::size_deployment(s, node, o, interrupt_token(), [&](double p) {
+            if (tty) {
+                std::fprintf(stderr, "\rsimulating %3d %%", static_cast<int>(p * 100));
+                std::fflush(stderr);
+            }
+        });
     if (tty) {
         std::fprintf(stderr, "\r%20s\r", "");
     }
-    throw_if_interrupted();  // a stopped search ranks only part of the candidates: report nothing
+    throw_if_interrupted(); // a stopped search ranks only part of the candidates: report nothing
 
     if (vm.count("json")) {
         nlohmann::json j;

@@ -45,7 +45,7 @@ void write_plots(const model::Scenario& s, const std::string& dir, bool simulate
         throw InputError("--plot " + dir + ": cannot create the folder: " + ec.message());
     }
     const std::filesystem::path scenario = std::filesystem::path(dir) / "scenario.yaml";
-    hwdb::save_scenario(scenario, s);  // the effective scenario: flags and --set applied
+    hwdb::save_scenario(scenario, s); // the effective scenario: flags and --set applied
 
     std::vector<std::string> args = {program.string(), scenario.string(), "--out", dir};
     if (simulate) {

@@ -9,7 +9,7 @@
 namespace gpuplan::cli {
 
 class ProgressBar {
-public:
+  public:
     ProgressBar(std::string label, bool enabled)
         : label_(std::move(label)), enabled_(enabled && isatty(fileno(stderr)) != 0) {}
     ~ProgressBar() { clear(); }
@@ -43,11 +43,11 @@ public:
         }
     }
 
-private:
+  private:
     std::string label_;
     bool enabled_;
     int shown_ = -1;
     std::string detail_;
 };
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -1,7 +1,7 @@
 // `gpuplan rack`: nodes per rack, racks needed and the binding limit (budget, PDU, cooling,
 // rack units), on a node power basis the user picks, with the oversubscription a cap buys.
-#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
+#include "cli/json_out.hpp"
 #include "cli/options.hpp"
 #include "cli/power_report.hpp"
 #include "cli/scenario_options.hpp"
@@ -197,7 +197,8 @@ int run_rack(CliContext& ctx) {
         // The shared chain's power estimate (plan/analysis.hpp), as `estimate` and `cost` show it.
         plan::AnalysisOptions o;
         o.parts = {.serving = false, .power = true, .racks = false, .cost = false};
-        pe = plan::analyze_serving(s, server, choose_profile(ctx, flags, s.deployment.gpu), o).power;
+        pe =
+            plan::analyze_serving(s, server, choose_profile(ctx, flags, s.deployment.gpu), o).power;
         add("load",
             "every GPU at this workload's steady draw " + watts(pe->gpu_average) + " + host",
             model::node_wall_power(pe->gpu_average, node.gpus, node, s.power_model));

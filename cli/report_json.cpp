@@ -68,17 +68,20 @@ nlohmann::json ops_json(const model::StepCost& c) {
         if (op.time.si() <= 0) {
             continue;
         }
-        ops[model::to_string(static_cast<model::Op>(i))] = {
-            {"time_s", op.time.si()}, {"flops", op.flops.si()}, {"bytes", op.bytes.si()},
-            {"bound", model::to_string(op.bound)}, {"kernels", op.kernels}};
+        ops[model::to_string(static_cast<model::Op>(i))] = {{"time_s", op.time.si()},
+                                                            {"flops", op.flops.si()},
+                                                            {"bytes", op.bytes.si()},
+                                                            {"bound", model::to_string(op.bound)},
+                                                            {"kernels", op.kernels}};
     }
     return ops;
 }
 
-}  // namespace
+} // namespace
 
 nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstimate& e,
-                             const model::BottleneckReport& b, const std::vector<model::WhatIf>& whatifs) {
+                             const model::BottleneckReport& b,
+                             const std::vector<model::WhatIf>& whatifs) {
     nlohmann::json j = scenario_json(s);
     j["operating_point"] = operating_point_json(e.operating_point);
     j["fits"] = e.memory.fits;
@@ -127,4 +130,4 @@ nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstim
     return j;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

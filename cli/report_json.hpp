@@ -15,8 +15,9 @@ namespace gpuplan::cli {
 
 [[nodiscard]] nlohmann::json scenario_json(const model::Scenario& s);
 [[nodiscard]] nlohmann::json memory_json(const model::MemoryEstimate& m);
-[[nodiscard]] nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstimate& e,
+[[nodiscard]] nlohmann::json estimate_json(const model::Scenario& s,
+                                           const model::ServingEstimate& e,
                                            const model::BottleneckReport& b,
                                            const std::vector<model::WhatIf>& whatifs);
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -1,6 +1,6 @@
 // `gpuplan scenario check`: validate a scenario file and summarize what it asks.
-#include "cli/json_out.hpp"
 #include "cli/cli_context.hpp"
+#include "cli/json_out.hpp"
 #include "cli/options.hpp"
 #include "cli/report_json.hpp"
 #include "hwdb/scenario_loader.hpp"
@@ -15,8 +15,8 @@ namespace gpuplan::cli {
 int run_scenario_check(CliContext& ctx) {
     po::options_description desc("options");
     std::vector<std::string> files;
-    desc.add_options()("file", po::value(&files)->required()->multitoken(), "scenario YAML file(s)")(
-        "json", "machine-readable output");
+    desc.add_options()("file", po::value(&files)->required()->multitoken(),
+                       "scenario YAML file(s)")("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("file", -1);
     po::variables_map vm;
@@ -44,4 +44,4 @@ int run_scenario_check(CliContext& ctx) {
     return 0;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -49,7 +49,8 @@ std::vector<hwdb::ScenarioOverride> parse_set_flags(const std::vector<std::strin
     for (const auto& s : sets) {
         const auto eq = s.find('=');
         if (eq == std::string::npos || eq == 0) {
-            throw UsageError("--set '" + s + "': write key.path=value, e.g. --set engine.max_num_seqs=64");
+            throw UsageError("--set '" + s +
+                             "': write key.path=value, e.g. --set engine.max_num_seqs=64");
         }
         out.push_back({s.substr(0, eq), s.substr(eq + 1), "--set " + s});
     }
@@ -77,16 +78,21 @@ bool on_off(const std::string& v, const char* flag) {
     throw UsageError(std::string("--") + flag + " takes 'on' or 'off', got '" + v + "'");
 }
 
-}  // namespace
+} // namespace
 
 model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     constexpr long long kTokens = 1 << 28;
     for (const auto& [v, name, max] :
-         {std::tuple{f.gpus, "gpus", model::kMaxGpus}, {f.tp, "tp", model::kMaxGpus},
-          {f.pp, "pp", model::kMaxGpus}, {f.ep, "ep", model::kMaxGpus},
-          {f.max_model_len, "max-model-len", kTokens}, {f.concurrency, "concurrency", 1LL << 24},
-          {f.batch, "batch", 1LL << 24}, {f.input_len, "input-len", kTokens},
-          {f.output_len, "output-len", kTokens}, {f.max_num_seqs, "max-num-seqs", 1LL << 24},
+         {std::tuple{f.gpus, "gpus", model::kMaxGpus},
+          {f.tp, "tp", model::kMaxGpus},
+          {f.pp, "pp", model::kMaxGpus},
+          {f.ep, "ep", model::kMaxGpus},
+          {f.max_model_len, "max-model-len", kTokens},
+          {f.concurrency, "concurrency", 1LL << 24},
+          {f.batch, "batch", 1LL << 24},
+          {f.input_len, "input-len", kTokens},
+          {f.output_len, "output-len", kTokens},
+          {f.max_num_seqs, "max-num-seqs", 1LL << 24},
           {f.max_num_batched_tokens, "max-num-batched-tokens", kTokens},
           {f.block_size, "block-size", 1LL << 16}}) {
         require_range(v, name, max);
@@ -96,11 +102,12 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     if (!f.file.empty()) {
         s = hwdb::load_scenario(f.file, db, parse_set_flags(f.sets));
     } else if (!f.sets.empty()) {
-        (void)parse_set_flags(f.sets);  // a malformed --set is named first
+        (void)parse_set_flags(f.sets); // a malformed --set is named first
         throw UsageError("--set changes a key of a scenario FILE; give the file, or use the "
                          "matching flag (--max-num-seqs, --concurrency, ...)");
     } else if (f.model.empty() || f.gpu.empty()) {
-        throw UsageError("give a scenario FILE, or at least --model and --gpu (e.g. --model llama-3.1-8b --gpu h100-sxm)");
+        throw UsageError("give a scenario FILE, or at least --model and --gpu (e.g. --model "
+                         "llama-3.1-8b --gpu h100-sxm)");
     }
     auto& d = s.deployment;
     if (!f.model.empty()) {
@@ -119,9 +126,12 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     if (!f.gpu.empty() || !f.node.empty()) {
         hwdb::set_hardware(s, db, f.gpu.empty() ? d.gpu.name : f.gpu, f.node);
     }
-    if (f.tp) d.par.tp = *f.tp;
-    if (f.pp) d.par.pp = *f.pp;
-    if (f.ep) d.par.ep = *f.ep;
+    if (f.tp)
+        d.par.tp = *f.tp;
+    if (f.pp)
+        d.par.pp = *f.pp;
+    if (f.ep)
+        d.par.ep = *f.ep;
     // Products in 64 bits; model::validate refuses more than model::kMaxGpus below.
     const long long replica = static_cast<long long>(d.par.tp) * d.par.pp;
     if (replica > model::kMaxGpus) {
@@ -130,8 +140,9 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     }
     if (f.gpus) {
         if (*f.gpus % replica != 0) {
-            throw UsageError("--gpus " + std::to_string(*f.gpus) + " is not a multiple of tp x pp = " +
-                             std::to_string(replica) + "; change --gpus, --tp or --pp");
+            throw UsageError("--gpus " + std::to_string(*f.gpus) +
+                             " is not a multiple of tp x pp = " + std::to_string(replica) +
+                             "; change --gpus, --tp or --pp");
         }
         d.par.dp = static_cast<int>(*f.gpus / replica);
     } else if (f.tp || f.pp) {
@@ -143,48 +154,64 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
                          std::to_string(model::kMaxGpus) + " GPUs; lower --gpus, --tp or --pp");
     }
     d.gpus = static_cast<int>(gpus);
-    if (!f.weights.empty()) d.prec.weights = model::parse_precision(f.weights);
-    if (!f.kv.empty()) d.prec.kv_cache = model::parse_precision(f.kv);
-    if (!f.activations.empty()) d.prec.activations = model::parse_precision(f.activations);
+    if (!f.weights.empty())
+        d.prec.weights = model::parse_precision(f.weights);
+    if (!f.kv.empty())
+        d.prec.kv_cache = model::parse_precision(f.kv);
+    if (!f.activations.empty())
+        d.prec.activations = model::parse_precision(f.activations);
     auto& e = d.engine;
     if (!f.engine.empty()) {
         const auto k = model::find_engine(f.engine);
         if (!k) {
-            throw UsageError("--engine '" + f.engine + "' is unknown; use vllm, tensorrt-llm, sglang or llama.cpp");
+            throw UsageError("--engine '" + f.engine +
+                             "' is unknown; use vllm, tensorrt-llm, sglang or llama.cpp");
         }
         e.kind = *k;
     }
-    if (f.max_model_len) e.max_model_len = *f.max_model_len;
+    if (f.max_model_len)
+        e.max_model_len = *f.max_model_len;
     if (f.gpu_memory_utilization) {
         if (*f.gpu_memory_utilization <= 0 || *f.gpu_memory_utilization > 1) {
             throw UsageError("--gpu-memory-utilization must be in (0, 1], e.g. 0.9");
         }
         e.gpu_memory_utilization = *f.gpu_memory_utilization;
     }
-    if (f.max_num_seqs) e.max_num_seqs = *f.max_num_seqs;
-    if (f.max_num_batched_tokens) e.max_num_batched_tokens = *f.max_num_batched_tokens;
-    if (f.block_size) e.block_size = *f.block_size;
-    if (f.prefix_caching) e.enable_prefix_caching = on_off(*f.prefix_caching, "enable-prefix-caching");
-    if (f.chunked_prefill) e.enable_chunked_prefill = on_off(*f.chunked_prefill, "enable-chunked-prefill");
-    if (f.enforce_eager) e.cuda_graphs = false;
-    if (f.allow_long_context) e.allow_long_context = true;
+    if (f.max_num_seqs)
+        e.max_num_seqs = *f.max_num_seqs;
+    if (f.max_num_batched_tokens)
+        e.max_num_batched_tokens = *f.max_num_batched_tokens;
+    if (f.block_size)
+        e.block_size = *f.block_size;
+    if (f.prefix_caching)
+        e.enable_prefix_caching = on_off(*f.prefix_caching, "enable-prefix-caching");
+    if (f.chunked_prefill)
+        e.enable_chunked_prefill = on_off(*f.chunked_prefill, "enable-chunked-prefill");
+    if (f.enforce_eager)
+        e.cuda_graphs = false;
+    if (f.allow_long_context)
+        e.allow_long_context = true;
     if (f.concurrency && f.rate) {
         throw UsageError("--concurrency and --rate both give the load; keep one");
     }
-    if (f.concurrency) model::set_closed_loop(s.workload, *f.concurrency);
-    if (f.batch) model::set_closed_loop(s.workload, *f.batch);
+    if (f.concurrency)
+        model::set_closed_loop(s.workload, *f.concurrency);
+    if (f.batch)
+        model::set_closed_loop(s.workload, *f.batch);
     if (f.rate) {
         if (!(*f.rate > 0) || !(*f.rate < 1e9)) {
             throw UsageError("--rate must be a number of requests/s above 0, e.g. --rate 4");
         }
         model::set_offered_rate(s.workload, *f.rate);
     }
-    if (f.input_len) s.workload.input_tokens = *f.input_len;
-    if (f.output_len) s.workload.output_tokens = *f.output_len;
+    if (f.input_len)
+        s.workload.input_tokens = *f.input_len;
+    if (f.output_len)
+        s.workload.output_tokens = *f.output_len;
     if (s.name.empty()) {
         s.name = d.model.name + "-on-" + std::to_string(d.gpus) + "x-" + d.gpu.name;
     }
-    model::validate(d);  // InvalidArgument (an InputError) names the field and the fix
+    model::validate(d); // InvalidArgument (an InputError) names the field and the fix
     return s;
 }
 
@@ -201,4 +228,4 @@ model::EfficiencyProfile choose_profile(CliContext& ctx, const ScenarioFlags& fl
     return model::default_profile();
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -32,7 +32,8 @@ struct ScenarioFlags {
 
 /// --set KEY=VALUE flags as scenario overrides (checked like the file's own keys). Throws
 /// UsageError for a flag without '='. Shared by every command that reads a scenario.
-[[nodiscard]] std::vector<hwdb::ScenarioOverride> parse_set_flags(const std::vector<std::string>& sets);
+[[nodiscard]] std::vector<hwdb::ScenarioOverride>
+parse_set_flags(const std::vector<std::string>& sets);
 
 /// Adds the scenario flags to `desc`, bound to `flags`.
 void add_scenario_options(po::options_description& desc, ScenarioFlags& flags);
@@ -47,4 +48,4 @@ void add_scenario_options(po::options_description& desc, ScenarioFlags& flags);
 [[nodiscard]] model::EfficiencyProfile choose_profile(CliContext& ctx, const ScenarioFlags& flags,
                                                       const model::AcceleratorSpec& gpu);
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -1,11 +1,11 @@
 // `gpuplan simulate`: run a scenario's workload through the discrete-event serving simulator
 // and report latency percentiles, throughput, goodput, SLO attainment per class and engine
 // figures; optionally write per-request and time-series CSVs and a Chrome trace.
-#include "cli/json_out.hpp"
-#include "cli/command_reports.hpp"
 #include "cli/chrome_trace.hpp"
 #include "cli/cli_context.hpp"
+#include "cli/command_reports.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/json_out.hpp"
 #include "cli/load_report.hpp"
 #include "cli/options.hpp"
 #include "cli/plot_option.hpp"
@@ -16,8 +16,8 @@
 #include "hwdb/file_io.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "hwdb/trace_loader.hpp"
-#include "model/operating_point.hpp"
 #include "model/money.hpp"
+#include "model/operating_point.hpp"
 #include "plan/thread_pool.hpp"
 #include "sim/simulate.hpp"
 
@@ -40,7 +40,9 @@ nlohmann::json latency_json(const sim::LatencyStats& s) {
             {"p95", s.p95},     {"p99", s.p99},   {"max", s.max}};
 }
 
-nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+nlohmann::json opt_json(const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json();
+}
 
 nlohmann::json summary_json(const sim::RequestSummary& s) {
     return {{"arrived", s.arrived},
@@ -97,7 +99,7 @@ nlohmann::json power_result_json(const sim::PowerResult& p) {
             {"notes", p.notes}};
 }
 
-}  // namespace
+} // namespace
 
 nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) {
     nlohmann::json j;
@@ -142,8 +144,12 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
                        {"mixed", r.mixed_time_share}};
     j["steps"] = r.steps;
     j["events"] = r.events;
-    j["cloud"] = {{"requests", o.cloud}, {"spend", r.cloud_spend.amount}, {"currency", r.cloud_spend.currency}};
-    const auto null_unless = [&](double v) { return r.power.modelled ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    j["cloud"] = {{"requests", o.cloud},
+                  {"spend", r.cloud_spend.amount},
+                  {"currency", r.cloud_spend.currency}};
+    const auto null_unless = [&](double v) {
+        return r.power.modelled ? nlohmann::json(v) : nlohmann::json(nullptr);
+    };
     j["energy_j_per_token"] = null_unless(r.power.energy_j_per_token);
     j["avg_power_w"] = null_unless(r.power.avg_power_w);
     j["peak_power_w"] = null_unless(r.power.peak_power_w);
@@ -180,9 +186,13 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
 
 namespace {
 
-std::string ms(double s) { return fixed(s * 1e3, s < 0.01 ? 2 : 1); }
+std::string ms(double s) {
+    return fixed(s * 1e3, s < 0.01 ? 2 : 1);
+}
 
-std::string pct(double f) { return fixed(100 * f, 1) + " %"; }
+std::string pct(double f) {
+    return fixed(100 * f, 1) + " %";
+}
 
 void latency_row(Table& t, const char* name, const sim::LatencyStats& s, bool in_ms) {
     if (s.count == 0) {
@@ -195,9 +205,9 @@ void latency_row(Table& t, const char* name, const sim::LatencyStats& s, bool in
 
 void print_result(std::ostream& out, const model::Scenario& s, const sim::SimResult& r) {
     const auto& d = s.deployment;
-    out << "simulate " << s.name << ": " << d.model.name << " on " << r.replicas.size() << " replica"
-        << (r.replicas.size() == 1 ? "" : "s") << " of " << model::replica_gpus(d.par) << " x " << d.gpu.name
-        << " (tp " << d.par.tp << ", pp " << d.par.pp << "), seed " << r.seed
+    out << "simulate " << s.name << ": " << d.model.name << " on " << r.replicas.size()
+        << " replica" << (r.replicas.size() == 1 ? "" : "s") << " of " << model::replica_gpus(d.par)
+        << " x " << d.gpu.name << " (tp " << d.par.tp << ", pp " << d.par.pp << "), seed " << r.seed
         << (r.stopped ? " [stopped early]" : "") << '\n';
     const auto& o = r.overall;
     out << "load         " << load_line(r.operating_point) << '\n';
@@ -211,7 +221,8 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
     }
     out << " in " << fixed(r.duration_s, 1) << " s\n"
         << "throughput   " << fixed(o.throughput_rps, 2) << " req/s, " << fixed(r.total_tok_s, 0)
-        << " tok/s (input " << fixed(r.input_tok_s, 0) << ", output " << fixed(r.output_tok_s, 0) << ")\n"
+        << " tok/s (input " << fixed(r.input_tok_s, 0) << ", output " << fixed(r.output_tok_s, 0)
+        << ")\n"
         << "goodput      " << fixed(o.goodput_rps, 2) << " req/s meeting every SLO ("
         << pct(o.slo_attainment) << " of requests)\n\n";
     Table t({"latency", "mean", "p50", "p90", "p95", "p99", "max"});
@@ -242,8 +253,8 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
     out << "engine       " << r.steps << " steps, batch " << fixed(r.batch_size_mean, 1)
         << " sequences on average, " << fixed(r.mean_running, 1) << " running, "
         << fixed(r.mean_in_system, 1) << " in the system\n"
-        << "time share   prefill " << pct(r.prefill_time_share) << ", decode " << pct(r.decode_time_share)
-        << ", mixed " << pct(r.mixed_time_share) << '\n'
+        << "time share   prefill " << pct(r.prefill_time_share) << ", decode "
+        << pct(r.decode_time_share) << ", mixed " << pct(r.mixed_time_share) << '\n'
         << "KV cache     mean use " << pct(r.kv_use_mean) << ", max " << pct(r.kv_use_max) << ", "
         << r.preemptions << " preemptions, prefix hit rate " << pct(r.prefix_hit_rate) << '\n';
     out << "replicas     busy";
@@ -252,7 +263,8 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
     }
     out << '\n';
     if (o.cloud > 0 || r.cloud_spend.amount > 0) {
-        out << "cloud        " << o.cloud << " requests, spend " << model::to_string(r.cloud_spend) << '\n';
+        out << "cloud        " << o.cloud << " requests, spend " << model::to_string(r.cloud_spend)
+            << '\n';
     }
     const auto& p = r.power;
     if (!p.modelled) {
@@ -261,16 +273,19 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         }
         return;
     }
-    out << "power        average " << watts(Watts(p.avg_power_w)) << ", peak " << watts(Watts(p.peak_power_w))
-        << " (1 s bins) at the wall for " << p.gpus << " GPU" << (p.gpus == 1 ? "" : "s") << " on " << p.nodes
-        << " node" << (p.nodes == 1 ? "" : "s") << "; per GPU average " << watts(Watts(p.gpu_avg_power_w))
-        << ", step peak " << watts(Watts(p.gpu_peak_power_w)) << '\n'
+    out << "power        average " << watts(Watts(p.avg_power_w)) << ", peak "
+        << watts(Watts(p.peak_power_w)) << " (1 s bins) at the wall for " << p.gpus << " GPU"
+        << (p.gpus == 1 ? "" : "s") << " on " << p.nodes << " node" << (p.nodes == 1 ? "" : "s")
+        << "; per GPU average " << watts(Watts(p.gpu_avg_power_w)) << ", step peak "
+        << watts(Watts(p.gpu_peak_power_w)) << '\n'
         << "energy       " << fixed(p.facility_energy_j / 3.6e6, 3) << " kWh"
-        << (p.pue != 1.0 ? " (PUE " + fixed(p.pue, 2) + ")" : "") << ", " << fixed(p.energy_j_per_token, 3)
-        << " J per output token, " << fixed(p.energy_j_per_request, 1) << " J per request\n";
+        << (p.pue != 1.0 ? " (PUE " + fixed(p.pue, 2) + ")" : "") << ", "
+        << fixed(p.energy_j_per_token, 3) << " J per output token, "
+        << fixed(p.energy_j_per_request, 1) << " J per request\n";
     if (p.capped) {
-        out << "power limit  " << watts(Watts(p.limit_w)) << " per GPU (" << p.limit_source << "): steps ran at "
-            << fixed(p.mean_clock, 2) << " of the datasheet clock on average, " << pct(p.capped_time_share)
+        out << "power limit  " << watts(Watts(p.limit_w)) << " per GPU (" << p.limit_source
+            << "): steps ran at " << fixed(p.mean_clock, 2)
+            << " of the datasheet clock on average, " << pct(p.capped_time_share)
             << " of busy time below full clock\n";
     }
     for (const auto& n : p.notes) {
@@ -287,22 +302,27 @@ std::string num(const std::optional<double>& v) {
     return buf;
 }
 
-std::string num(double v) { return num(std::optional<double>(v)); }
+std::string num(double v) {
+    return num(std::optional<double>(v));
+}
 
 // The files `--out` writes; a folder holding only these (a previous run's) may be replaced.
 const std::vector<std::string> kOutFiles = {"requests.csv", "timeseries.csv", "power.csv",
                                             "trace.json", "summary.json"};
 
-const char* const kRequestsHeader = "id,class,session,step,replica,outcome,arrival_s,queue_s,ttft_s,tpot_s,e2e_s,"
-                                   "input_tokens,output_tokens,cached_tokens,preemptions,retries,slo_met\n";
+const char* const kRequestsHeader =
+    "id,class,session,step,replica,outcome,arrival_s,queue_s,ttft_s,tpot_s,e2e_s,"
+    "input_tokens,output_tokens,cached_tokens,preemptions,retries,slo_met\n";
 
 // One row of requests.csv (written while the simulation runs, as requests finish).
-void write_request_row(std::ostream& out, const std::vector<std::string>& class_names, const sim::RequestRecord& q) {
-    out << q.id << ',' << class_names[static_cast<std::size_t>(q.request_class)] << ',' << q.session << ','
-        << q.step << ',' << q.replica << ',' << sim::to_string(q.outcome) << ',' << num(q.arrival_s) << ','
-        << num(q.queue_s) << ',' << num(q.ttft_s) << ',' << num(q.tpot_s) << ',' << num(q.e2e_s) << ','
-        << q.input_tokens << ',' << q.output_tokens << ',' << q.cached_tokens << ',' << q.preemptions << ','
-        << q.retries << ',' << (q.slo_met ? "1" : "0") << '\n';
+void write_request_row(std::ostream& out, const std::vector<std::string>& class_names,
+                       const sim::RequestRecord& q) {
+    out << q.id << ',' << class_names[static_cast<std::size_t>(q.request_class)] << ',' << q.session
+        << ',' << q.step << ',' << q.replica << ',' << sim::to_string(q.outcome) << ','
+        << num(q.arrival_s) << ',' << num(q.queue_s) << ',' << num(q.ttft_s) << ',' << num(q.tpot_s)
+        << ',' << num(q.e2e_s) << ',' << q.input_tokens << ',' << q.output_tokens << ','
+        << q.cached_tokens << ',' << q.preemptions << ',' << q.retries << ','
+        << (q.slo_met ? "1" : "0") << '\n';
 }
 
 // Everything but requests.csv and trace.json (streamed into the folder while the simulation
@@ -314,11 +334,12 @@ void write_outputs(hwdb::OutputFolder& folder, const model::Scenario& s, const s
         throw_if_interrupted();
         folder.write(path.filename().string(), text);
     };
-    std::string ts = "t_s,arrivals,completions,running,waiting,kv_use,input_tok_s,output_tok_s,power_w\n";
+    std::string ts =
+        "t_s,arrivals,completions,running,waiting,kv_use,input_tok_s,output_tok_s,power_w\n";
     for (const auto& b : r.series) {
-        ts += num(b.t_s) + ',' + std::to_string(b.arrivals) + ',' + std::to_string(b.completions) + ',' +
-              num(b.running) + ',' + num(b.waiting) + ',' + num(b.kv_use) + ',' + num(b.input_tok_s) + ',' +
-              num(b.output_tok_s) + ',' + num(b.power_w) + '\n';
+        ts += num(b.t_s) + ',' + std::to_string(b.arrivals) + ',' + std::to_string(b.completions) +
+              ',' + num(b.running) + ',' + num(b.waiting) + ',' + num(b.kv_use) + ',' +
+              num(b.input_tok_s) + ',' + num(b.output_tok_s) + ',' + num(b.power_w) + '\n';
     }
     write_file(dir / "timeseries.csv", ts);
     if (r.power.modelled) {
@@ -351,11 +372,11 @@ void write_outputs(hwdb::OutputFolder& folder, const model::Scenario& s, const s
     folder.commit();
 }
 
-}  // namespace
+} // namespace
 
 int run_simulate(CliContext& ctx) {
     po::options_description desc("options");
-    ScenarioFlags flags;  // FILE and/or --model --gpu and the layout flags, as `estimate`
+    ScenarioFlags flags; // FILE and/or --model --gpu and the layout flags, as `estimate`
     std::string trace;
     std::string trace_format = "auto";
     std::string out_dir;
@@ -385,8 +406,10 @@ int run_simulate(CliContext& ctx) {
     pos.add("file", 1);
     po::variables_map vm;
     if (!parse_options("simulate", ctx.args, desc, pos, vm, *ctx.out,
-                       "[FILE | --model M --gpu G ...] [--seed N] [--duration S] [--requests N] [--rate R] [--trace CSV "
-                       "[--trace-format F]] [--set key=value]... [--sweep key=v1,v2,...] [--out DIR [--trace-limit N]] [--json]")) {
+                       "[FILE | --model M --gpu G ...] [--seed N] [--duration S] [--requests N] "
+                       "[--rate R] [--trace CSV "
+                       "[--trace-format F]] [--set key=value]... [--sweep key=v1,v2,...] [--out "
+                       "DIR [--trace-limit N]] [--json]")) {
         return 0;
     }
     if (requests && *requests < 1) {
@@ -401,7 +424,7 @@ int run_simulate(CliContext& ctx) {
     if (!plot_dir.empty() && !sweep.empty()) {
         throw UsageError("--plot draws one run; leave out --sweep (or use --set for one value)");
     }
-    (void)parse_set_flags(flags.sets);  // a malformed --set is named before any work
+    (void)parse_set_flags(flags.sets); // a malformed --set is named before any work
     if (!sweep.empty() && flags.file.empty()) {
         throw UsageError("--sweep changes a key of a scenario FILE; give the file");
     }
@@ -409,7 +432,8 @@ int run_simulate(CliContext& ctx) {
     if (!trace.empty()) {
         const auto fmt = hwdb::find_trace_format(trace_format);
         if (!fmt) {
-            throw UsageError("--trace-format '" + trace_format + "': use auto, azure, vidur or plain");
+            throw UsageError("--trace-format '" + trace_format +
+                             "': use auto, azure, vidur or plain");
         }
         trace_records = hwdb::load_trace(trace, *fmt);
     }
@@ -419,7 +443,9 @@ int run_simulate(CliContext& ctx) {
     if (!sweep.empty()) {
         const auto eq = sweep.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == sweep.size()) {
-            throw UsageError("--sweep '" + sweep + "': write key.path=v1,v2,..., e.g. --sweep workload.requests_per_s=2,4,8");
+            throw UsageError(
+                "--sweep '" + sweep +
+                "': write key.path=v1,v2,..., e.g. --sweep workload.requests_per_s=2,4,8");
         }
         sweep_key = sweep.substr(0, eq);
         std::size_t start = eq + 1;
@@ -442,7 +468,7 @@ int run_simulate(CliContext& ctx) {
         if (!trace_records.empty()) {
             s.workload.trace = trace_records;
             s.workload.arrival.kind = model::ArrivalKind::Trace;
-            s.workload.requests.reset();  // the whole trace unless --requests caps it
+            s.workload.requests.reset(); // the whole trace unless --requests caps it
         }
         scenarios.push_back(std::move(s));
     }
@@ -475,39 +501,46 @@ int run_simulate(CliContext& ctx) {
             requests_path = folder->staging() / "requests.csv";
             trace_file.emplace(trace_path, std::ios::binary);
             if (!*trace_file) {
-                throw InputError(trace_path.string() + ": cannot write the file; check the folder is writable");
+                throw InputError(trace_path.string() +
+                                 ": cannot write the file; check the folder is writable");
             }
             trace_writer.emplace(*trace_file, static_cast<std::uint64_t>(trace_limit));
             opts.on_step = [&](const sim::StepRecord& st) { trace_writer->step(st); };
             requests_file.emplace(requests_path, std::ios::binary);
             if (!*requests_file) {
-                throw InputError(requests_path.string() + ": cannot write the file; check the folder is writable");
+                throw InputError(requests_path.string() +
+                                 ": cannot write the file; check the folder is writable");
             }
             *requests_file << kRequestsHeader;
             for (const auto& c : sim::effective_classes(scenarios.front().workload)) {
                 class_names.push_back(c.name);
             }
-            opts.on_request = [&](const sim::RequestRecord& q) { write_request_row(*requests_file, class_names, q); };
+            opts.on_request = [&](const sim::RequestRecord& q) {
+                write_request_row(*requests_file, class_names, q);
+            };
         }
         ProgressBar bar("simulating", true);
         const sim::SimResult r =
             sim::simulate(scenarios.front(), opts, interrupt_token(), [&](double f) { bar(f); });
-        throw_if_interrupted();  // a stopped run is incomplete: report and write nothing
+        throw_if_interrupted(); // a stopped run is incomplete: report and write nothing
         if (trace_writer) {
             trace_writer->finish();
             trace_file->close();
             requests_file->close();
             const std::filesystem::path shown = std::filesystem::path(out_dir);
             if (!*trace_file) {
-                throw InputError((shown / "trace.json").string() + ": cannot write the file; check the disk has room");
+                throw InputError((shown / "trace.json").string() +
+                                 ": cannot write the file; check the disk has room");
             }
             if (!*requests_file) {
-                throw InputError((shown / "requests.csv").string() + ": cannot write the file; check the disk has room");
+                throw InputError((shown / "requests.csv").string() +
+                                 ": cannot write the file; check the disk has room");
             }
             if (trace_writer->cut()) {
-                *ctx.err << "note: " << (shown / "trace.json").string() << " holds the first "
-                         << trace_writer->written() << " of " << trace_writer->steps()
-                         << " engine steps (--trace-limit); give --trace-limit 0 to write them all\n";
+                *ctx.err
+                    << "note: " << (shown / "trace.json").string() << " holds the first "
+                    << trace_writer->written() << " of " << trace_writer->steps()
+                    << " engine steps (--trace-limit); give --trace-limit 0 to write them all\n";
             }
         }
         if (!r.ok) {
@@ -515,7 +548,8 @@ int run_simulate(CliContext& ctx) {
             for (const auto& reason : r.reasons) {
                 why += (why.empty() ? "" : "; ") + reason;
             }
-            throw InputError((flags.file.empty() ? scenarios.front().name : flags.file) + ": the deployment does not fit, nothing was simulated: " + why);
+            throw InputError((flags.file.empty() ? scenarios.front().name : flags.file) +
+                             ": the deployment does not fit, nothing was simulated: " + why);
         }
         if (!out_dir.empty()) {
             write_outputs(*folder, scenarios.front(), r);
@@ -525,7 +559,8 @@ int run_simulate(CliContext& ctx) {
         } else {
             print_result(*ctx.out, scenarios.front(), r);
             if (!out_dir.empty()) {
-                *ctx.out << "wrote " << out_dir << "/{requests.csv,timeseries.csv,trace.json,summary.json"
+                *ctx.out << "wrote " << out_dir
+                         << "/{requests.csv,timeseries.csv,trace.json,summary.json"
                          << (r.power.modelled ? ",power.csv" : "") << "}\n";
             }
         }
@@ -550,7 +585,7 @@ int run_simulate(CliContext& ctx) {
             results[i] = sim::simulate(scenarios[i], run_opts[i], interrupt_token());
         });
     } catch (...) {
-        throw_if_interrupted();  // an interrupt is reported as such, before a run's error
+        throw_if_interrupted(); // an interrupt is reported as such, before a run's error
         throw;
     }
     throw_if_interrupted();
@@ -574,14 +609,15 @@ int run_simulate(CliContext& ctx) {
             t.add_row({sweep_values[i], "does not fit"});
             continue;
         }
-        t.add_row({sweep_values[i], std::to_string(o.completed), std::to_string(o.rejected + o.timed_out),
-                   fixed(o.throughput_rps, 2), fixed(r.total_tok_s, 0), fixed(o.goodput_rps, 2),
-                   ms(o.ttft.p50), ms(o.ttft.p99), ms(o.tpot.p50), ms(o.tpot.p99), fixed(o.e2e.p99, 2),
-                   std::to_string(r.preemptions), r.power.modelled ? fixed(r.power.avg_power_w, 0) : "-",
-                   r.power.modelled ? fixed(r.power.energy_j_per_token, 3) : "-"});
+        t.add_row(
+            {sweep_values[i], std::to_string(o.completed), std::to_string(o.rejected + o.timed_out),
+             fixed(o.throughput_rps, 2), fixed(r.total_tok_s, 0), fixed(o.goodput_rps, 2),
+             ms(o.ttft.p50), ms(o.ttft.p99), ms(o.tpot.p50), ms(o.tpot.p99), fixed(o.e2e.p99, 2),
+             std::to_string(r.preemptions), r.power.modelled ? fixed(r.power.avg_power_w, 0) : "-",
+             r.power.modelled ? fixed(r.power.energy_j_per_token, 3) : "-"});
     }
     t.print(*ctx.out);
     return 0;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -1,6 +1,6 @@
-// `gpuplan sweep SPEC -o FILE.csv`: runs estimate, simulate, cost or train once per point of a sweep
-// spec (a base scenario and axes of --set overrides), in this process, and writes one table as
-// CSV and JSON Lines; `--shard K/N` (or a Slurm / Kubernetes array index) runs every N-th point
+// `gpuplan sweep SPEC -o FILE.csv`: runs estimate, simulate, cost or train once per point of a
+// sweep spec (a base scenario and axes of --set overrides), in this process, and writes one table
+// as CSV and JSON Lines; `--shard K/N` (or a Slurm / Kubernetes array index) runs every N-th point
 // from K; `gpuplan merge OUT PARTS...` joins the shards into the table one process writes.
 // Points run one after the other in this process (docs/sweep.md).
 #include "cli/cli_context.hpp"
@@ -38,18 +38,27 @@ namespace {
 // (docs/sweep.md lists them; the JSON Lines file carries the whole object).
 const std::vector<std::string>& figure_columns(const std::string& command) {
     static const std::vector<std::string> estimate = {
-        "fits", "max_concurrency", "operating_point.concurrency", "ttft_s", "tpot_s", "throughput_tok_s",
-        "peak_throughput_tok_s", "bottleneck.decode"};
+        "fits",   "max_concurrency",  "operating_point.concurrency", "ttft_s",
+        "tpot_s", "throughput_tok_s", "peak_throughput_tok_s",       "bottleneck.decode"};
     static const std::vector<std::string> simulate = {
-        "completed", "failed", "throughput_rps", "output_tok_s", "goodput_rps", "slo_attainment",
-        "ttft_s.p50", "ttft_s.p99", "tpot_s.p50", "tpot_s.p99", "e2e_s.p99", "queue_s.p99"};
-    static const std::vector<std::string> cost = {
-        "currency", "throughput_tok_s", "own_monthly", "rent_monthly", "own_per_million_tokens",
-        "rent_per_million_tokens", "break_even_month", "cheaper"};
+        "completed",   "failed",         "throughput_rps", "output_tok_s",
+        "goodput_rps", "slo_attainment", "ttft_s.p50",     "ttft_s.p99",
+        "tpot_s.p50",  "tpot_s.p99",     "e2e_s.p99",      "queue_s.p99"};
+    static const std::vector<std::string> cost = {"currency",
+                                                  "throughput_tok_s",
+                                                  "own_monthly",
+                                                  "rent_monthly",
+                                                  "own_per_million_tokens",
+                                                  "rent_per_million_tokens",
+                                                  "break_even_month",
+                                                  "cheaper"};
     static const std::vector<std::string> train = {
-        "fits", "memory_per_gpu_bytes", "step_time_s", "tokens_per_s", "mfu", "time_to_train_s", "gpu_hours",
-        "costs.rent.amount"};
-    return command == "estimate" ? estimate : command == "simulate" ? simulate : command == "train" ? train : cost;
+        "fits", "memory_per_gpu_bytes", "step_time_s", "tokens_per_s",
+        "mfu",  "time_to_train_s",      "gpu_hours",   "costs.rent.amount"};
+    return command == "estimate"   ? estimate
+           : command == "simulate" ? simulate
+           : command == "train"    ? train
+                                   : cost;
 }
 
 // RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
@@ -66,8 +75,10 @@ std::string csv_field(const std::string& s) {
 
 // One word for a POSIX shell.
 std::string shell_word(const std::string& s) {
-    if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-") ==
-                          std::string::npos) {
+    if (!s.empty() &&
+        s.find_first_not_of(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-") ==
+            std::string::npos) {
         return s;
     }
     std::string out = "'";
@@ -83,7 +94,8 @@ std::string figure_text(const nlohmann::json& result, const std::string& path) {
     std::size_t start = 0;
     while (start <= path.size()) {
         const auto dot = path.find('.', start);
-        const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        const std::string key =
+            path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
         if (!v->is_object() || !v->contains(key)) {
             return "";
         }
@@ -110,7 +122,7 @@ std::filesystem::path jsonl_beside(const std::filesystem::path& csv) {
 struct Shard {
     std::size_t k = 0;
     std::size_t n = 1;
-    std::string from;  // where it came from, for the summary line; empty: no sharding
+    std::string from; // where it came from, for the summary line; empty: no sharding
 };
 
 std::optional<long long> env_integer(const char* name) {
@@ -121,7 +133,8 @@ std::optional<long long> env_integer(const char* name) {
     char* end = nullptr;
     const long long x = std::strtoll(v, &end, 10);
     if (*end != '\0' || x < 0) {
-        throw UsageError(std::string(name) + "='" + v + "' is not a whole number >= 0; check the job's environment");
+        throw UsageError(std::string(name) + "='" + v +
+                         "' is not a whole number >= 0; check the job's environment");
     }
     return x;
 }
@@ -150,7 +163,9 @@ Shard choose_shard(const std::string& flag, std::optional<long long> shards) {
             }
             return make_shard(k, n, "--shard " + flag);
         } catch (const std::logic_error&) {
-            throw UsageError("--shard '" + flag + "': write K/N, the shard index from 0 and the count, e.g. --shard 0/4");
+            throw UsageError(
+                "--shard '" + flag +
+                "': write K/N, the shard index from 0 and the count, e.g. --shard 0/4");
         }
     }
     if (const auto id = env_integer("SLURM_ARRAY_TASK_ID")) {
@@ -159,23 +174,27 @@ Shard choose_shard(const std::string& flag, std::optional<long long> shards) {
             return make_shard(*id - min, *count, "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT");
         }
         if (const auto max = env_integer("SLURM_ARRAY_TASK_MAX")) {
-            return make_shard(*id - min, *max - min + 1, "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_MAX");
+            return make_shard(*id - min, *max - min + 1,
+                              "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_MAX");
         }
-        throw UsageError("SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MAX; "
-                         "run under 'sbatch --array' or give --shard K/N");
+        throw UsageError(
+            "SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MAX; "
+            "run under 'sbatch --array' or give --shard K/N");
     }
     if (const auto index = env_integer("JOB_COMPLETION_INDEX")) {
         if (!shards) {
             shards = env_integer("GPUPLAN_SWEEP_SHARDS");
         }
         if (!shards) {
-            throw UsageError("JOB_COMPLETION_INDEX is set but not the number of shards; give --shards N "
-                             "(the Job's completions) or set GPUPLAN_SWEEP_SHARDS");
+            throw UsageError(
+                "JOB_COMPLETION_INDEX is set but not the number of shards; give --shards N "
+                "(the Job's completions) or set GPUPLAN_SWEEP_SHARDS");
         }
         return make_shard(*index, *shards, "JOB_COMPLETION_INDEX");
     }
     if (shards && *shards != 1) {
-        throw UsageError("--shards gives the count for JOB_COMPLETION_INDEX, which is not set; give --shard K/N");
+        throw UsageError("--shards gives the count for JOB_COMPLETION_INDEX, which is not set; "
+                         "give --shard K/N");
     }
     return {};
 }
@@ -212,14 +231,17 @@ struct PartRow {
 std::vector<PartRow> read_part(const std::filesystem::path& csv_path, std::string& header) {
     const auto jsonl_path = jsonl_beside(csv_path);
     const auto csv = lines_of(hwdb::read_text_file(csv_path, "sweep table", hwdb::kMaxTableBytes));
-    const auto jsonl = lines_of(hwdb::read_text_file(jsonl_path, "sweep table", hwdb::kMaxTableBytes));
+    const auto jsonl =
+        lines_of(hwdb::read_text_file(jsonl_path, "sweep table", hwdb::kMaxTableBytes));
     if (csv.empty()) {
-        throw InputError(csv_path.string() + ": empty, not a sweep table; give a file 'gpuplan sweep -o' wrote");
+        throw InputError(csv_path.string() +
+                         ": empty, not a sweep table; give a file 'gpuplan sweep -o' wrote");
     }
     header = csv.front();
     if (csv.size() != jsonl.size() + 1) {
-        throw InputError(csv_path.string() + " has " + std::to_string(csv.size() - 1) + " rows but " +
-                         jsonl_path.string() + " has " + std::to_string(jsonl.size()) +
+        throw InputError(csv_path.string() + " has " + std::to_string(csv.size() - 1) +
+                         " rows but " + jsonl_path.string() + " has " +
+                         std::to_string(jsonl.size()) +
                          "; they were not written together, run the shard again");
     }
     std::vector<PartRow> out;
@@ -235,11 +257,14 @@ std::vector<PartRow> read_part(const std::filesystem::path& csv_path, std::strin
             return j.contains(key) && (j[key].*is)();
         };
         if (!j.is_object() || !has("index", &nlohmann::json::is_number_unsigned) ||
-            !has("points", &nlohmann::json::is_number_unsigned) || !has("sweep_id", &nlohmann::json::is_string) ||
-            !has("command", &nlohmann::json::is_string) || !has("values", &nlohmann::json::is_object) ||
+            !has("points", &nlohmann::json::is_number_unsigned) ||
+            !has("sweep_id", &nlohmann::json::is_string) ||
+            !has("command", &nlohmann::json::is_string) ||
+            !has("values", &nlohmann::json::is_object) ||
             !csv[i + 1].starts_with(std::to_string(j["index"].get<std::size_t>()) + ",")) {
-            throw InputError(jsonl_path.string() + ":" + std::to_string(i + 1) + ": the row does not match line " +
-                             std::to_string(i + 2) + " of " + csv_path.string() + "; run the shard again");
+            throw InputError(jsonl_path.string() + ":" + std::to_string(i + 1) +
+                             ": the row does not match line " + std::to_string(i + 2) + " of " +
+                             csv_path.string() + "; run the shard again");
         }
         out.push_back({j["index"].get<std::size_t>(), {csv[i + 1], jsonl[i]}, std::move(j)});
     }
@@ -275,7 +300,7 @@ std::string list_indices(const std::vector<std::size_t>& v) {
     return out;
 }
 
-}  // namespace
+} // namespace
 
 int run_sweep(CliContext& ctx) {
     po::options_description desc("options");
@@ -330,13 +355,14 @@ int run_sweep(CliContext& ctx) {
     };
     const auto load = [&](std::size_t i) {
         const auto o = overrides_of(i);
-        return spec.base_text.empty() ? hwdb::load_scenario(spec.base_file, ctx.db(), o)
-                                      : hwdb::parse_scenario(spec.base_text, spec.file, ctx.db(), o);
+        return spec.base_text.empty()
+                   ? hwdb::load_scenario(spec.base_file, ctx.db(), o)
+                   : hwdb::parse_scenario(spec.base_text, spec.file, ctx.db(), o);
     };
     const auto cli_of = [&](std::size_t i, std::uint64_t seed) {
         if (!spec.base_text.empty()) {
-            return prefix + " sweep " + shell_word(spec.file) + " --shard " + std::to_string(i) + "/" +
-                   std::to_string(total) + " -o point.csv";
+            return prefix + " sweep " + shell_word(spec.file) + " --shard " + std::to_string(i) +
+                   "/" + std::to_string(total) + " -o point.csv";
         }
         std::string c = prefix + " " + spec.command + " " + shell_word(spec.base_file.string());
         for (const auto* list : {&spec.sets, &spec.points[i]}) {
@@ -363,20 +389,21 @@ int run_sweep(CliContext& ctx) {
     }
     // --resume: rows of this sweep's points (same index, values, id and command) are kept.
     std::size_t skipped = 0;
-    std::size_t dropped = 0;  // rows of the old output that are not this sweep's
+    std::size_t dropped = 0; // rows of the old output that are not this sweep's
     const bool resume = vm.count("resume") > 0;
     if (resume && std::filesystem::exists(output)) {
         std::string header;
         const auto rows = read_part(output, header);
         if (header != table.header) {
-            throw InputError(output + " holds another sweep's table (other columns); give another -o or "
+            throw InputError(output +
+                             " holds another sweep's table (other columns); give another -o or "
                              "leave out --resume to replace it");
         }
         for (const auto& r : rows) {
             const auto& m = r.meta;
-            if (r.index < total && (r.index % shard.n) == shard.k && m.value("sweep_id", "") == spec.id &&
-                m.value("command", "") == spec.command && m.value("points", std::size_t{0}) == total &&
-                m["values"] == values_of(r.index)) {
+            if (r.index < total && (r.index % shard.n) == shard.k &&
+                m.value("sweep_id", "") == spec.id && m.value("command", "") == spec.command &&
+                m.value("points", std::size_t{0}) == total && m["values"] == values_of(r.index)) {
                 table.rows[r.index] = r.row;
             }
         }
@@ -399,7 +426,7 @@ int run_sweep(CliContext& ctx) {
             ++loaded;
         } catch (const ConfigError& e) {
             if (e.line() == 0 && e.file().starts_with(spec.file + ":")) {
-                throw;  // located at an axis or set value of the spec
+                throw; // located at an axis or set value of the spec
             }
             refused[i] = e.what();
         } catch (const InputError& e) {
@@ -413,11 +440,14 @@ int run_sweep(CliContext& ctx) {
         throw InputError(*first_refusal);
     }
 
-    std::map<std::string, model::EfficiencyProfile> profiles;  // by accelerator
+    std::map<std::string, model::EfficiencyProfile> profiles; // by accelerator
     const auto profile_for = [&](const model::Scenario& s) -> const model::EfficiencyProfile& {
         auto it = profiles.find(s.deployment.gpu.name);
         if (it == profiles.end()) {
-            it = profiles.emplace(s.deployment.gpu.name, choose_profile(ctx, ScenarioFlags{}, s.deployment.gpu)).first;
+            it = profiles
+                     .emplace(s.deployment.gpu.name,
+                              choose_profile(ctx, ScenarioFlags{}, s.deployment.gpu))
+                     .first;
         }
         return it->second;
     };
@@ -440,7 +470,7 @@ int run_sweep(CliContext& ctx) {
             std::to_string(computed) + "/" + std::to_string(todo) + " points");
         nlohmann::json result;
         std::string error;
-        std::uint64_t seed = i + 1;  // the loader's default seed (1) when the scenario is refused
+        std::uint64_t seed = i + 1; // the loader's default seed (1) when the scenario is refused
         const auto refusal = refused.find(i);
         if (refusal != refused.end()) {
             error = refusal->second;
@@ -465,7 +495,7 @@ int run_sweep(CliContext& ctx) {
                 opts.node = scenario_node(ctx, s);
                 const sim::SimResult r = sim::simulate(s, opts, interrupt_token());
                 if (interrupt_signal() != 0) {
-                    stopped = true;  // the point is incomplete: no row
+                    stopped = true; // the point is incomplete: no row
                     break;
                 }
                 if (!r.ok) {
@@ -478,13 +508,19 @@ int run_sweep(CliContext& ctx) {
                 }
             }
         } catch (const InputError& e) {
-            error = e.what();  // this point's answer is an error; the sweep goes on
+            error = e.what(); // this point's answer is an error; the sweep goes on
         }
         failed += error.empty() ? 0 : 1;
-        nlohmann::json meta = {{"index", i},           {"points", total},        {"sweep_id", spec.id},
-                               {"command", spec.command}, {"seed", seed},        {"values", values_of(i)},
-                               {"cli", cli_of(i, seed)},  {"error", error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error)},
-                               {"result", result}};
+        nlohmann::json meta = {
+            {"index", i},
+            {"points", total},
+            {"sweep_id", spec.id},
+            {"command", spec.command},
+            {"seed", seed},
+            {"values", values_of(i)},
+            {"cli", cli_of(i, seed)},
+            {"error", error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error)},
+            {"result", result}};
         std::string csv = std::to_string(i) + ',' + csv_field(spec.id) + ',' + std::to_string(seed);
         for (const auto& p : spec.points[i]) {
             csv += ',' + csv_field(p.value);
@@ -504,19 +540,23 @@ int run_sweep(CliContext& ctx) {
         }
     }
     bar.clear();
-    if (!(resume && computed == 0 && dropped == 0 && skipped > 0)) {  // else the files are already this table
+    if (!(resume && computed == 0 && dropped == 0 &&
+          skipped > 0)) { // else the files are already this table
         write_table(output, table, stopped || interrupt_signal() != 0);
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     auto& out = stopped ? *ctx.err : *ctx.out;
     out << "sweep " << spec.id << ": " << total << " points";
     if (!shard.from.empty()) {
-        out << ", " << selected.size() << " in shard " << shard.k << "/" << shard.n << " (from " << shard.from << ")";
+        out << ", " << selected.size() << " in shard " << shard.k << "/" << shard.n << " (from "
+            << shard.from << ")";
     }
     out << "; " << computed << " computed";
     if (computed > 0) {
         char buf[64];
-        std::snprintf(buf, sizeof buf, " in %.2f s (%.3g points/s)", secs, static_cast<double>(computed) / secs);
+        std::snprintf(buf, sizeof buf, " in %.2f s (%.3g points/s)", secs,
+                      static_cast<double>(computed) / secs);
         out << buf;
     }
     out << ", " << skipped << " skipped (already in the output)";
@@ -535,8 +575,10 @@ int run_merge(CliContext& ctx) {
     po::options_description desc("options");
     std::string output;
     std::vector<std::string> parts;
-    desc.add_options()("output", po::value(&output)->required(), "merged table (CSV; .jsonl beside it)")(
-        "parts", po::value(&parts)->multitoken(), "the shards' CSV files (each with its .jsonl beside it)");
+    desc.add_options()("output", po::value(&output)->required(),
+                       "merged table (CSV; .jsonl beside it)")(
+        "parts", po::value(&parts)->multitoken(),
+        "the shards' CSV files (each with its .jsonl beside it)");
     po::positional_options_description pos;
     pos.add("output", 1).add("parts", -1);
     po::variables_map vm;
@@ -544,7 +586,8 @@ int run_merge(CliContext& ctx) {
         return 0;
     }
     if (parts.empty()) {
-        throw UsageError("merge needs the shards' tables: gpuplan merge OUT.csv part-0.csv part-1.csv ...");
+        throw UsageError(
+            "merge needs the shards' tables: gpuplan merge OUT.csv part-0.csv part-1.csv ...");
     }
     Table table;
     std::optional<std::size_t> total;
@@ -562,8 +605,9 @@ int run_merge(CliContext& ctx) {
             }
             const std::size_t n = r.meta.value("points", std::size_t{0});
             if (total && n != *total) {
-                throw InputError(p + " is from a sweep of " + std::to_string(n) + " points but " + total_from +
-                                 " of " + std::to_string(*total) + "; merge only shards of one sweep spec");
+                throw InputError(p + " is from a sweep of " + std::to_string(n) + " points but " +
+                                 total_from + " of " + std::to_string(*total) +
+                                 "; merge only shards of one sweep spec");
             }
             total = n;
             total_from = p;
@@ -577,7 +621,8 @@ int run_merge(CliContext& ctx) {
     }
     if (!duplicated.empty()) {
         std::sort(duplicated.begin(), duplicated.end());
-        throw InputError("point" + std::string(duplicated.size() == 1 ? " " : "s ") + list_indices(duplicated) +
+        throw InputError("point" + std::string(duplicated.size() == 1 ? " " : "s ") +
+                         list_indices(duplicated) +
                          " appear more than once in the parts; merge each shard's table once");
     }
     std::vector<std::size_t> missing;
@@ -587,13 +632,15 @@ int run_merge(CliContext& ctx) {
         }
     }
     if (!missing.empty()) {
-        throw InputError("point" + std::string(missing.size() == 1 ? " " : "s ") + list_indices(missing) + " of " +
-                         std::to_string(*total) + " are missing from the parts; run their shards (with --resume) and merge again");
+        throw InputError(
+            "point" + std::string(missing.size() == 1 ? " " : "s ") + list_indices(missing) +
+            " of " + std::to_string(*total) +
+            " are missing from the parts; run their shards (with --resume) and merge again");
     }
     write_table(output, table, false);
-    *ctx.out << "merged " << parts.size() << " parts: " << table.rows.size() << " points; wrote " << output
-             << " and " << jsonl_beside(output).string() << '\n';
+    *ctx.out << "merged " << parts.size() << " parts: " << table.rows.size() << " points; wrote "
+             << output << " and " << jsonl_beside(output).string() << '\n';
     return 0;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

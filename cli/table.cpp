@@ -14,10 +14,11 @@ std::size_t display_width(const std::string& s) {
 }
 
 bool looks_numeric(const std::string& s) {
-    return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '$');
+    return !s.empty() &&
+           (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '$');
 }
 
-}  // namespace
+} // namespace
 
 void Table::print(std::ostream& out) const {
     std::vector<std::size_t> width(header_.size(), 0);
@@ -35,7 +36,8 @@ void Table::print(std::ostream& out) const {
             const std::string cell = i < row.size() ? row[i] : "";
             const std::string pad(width[i] - display_width(cell), ' ');
             const bool right = !header && i > 0 && looks_numeric(cell);
-            out << (i ? "  " : "") << (right ? pad + cell : cell + (i + 1 < width.size() ? pad : ""));
+            out << (i ? "  " : "")
+                << (right ? pad + cell : cell + (i + 1 < width.size() ? pad : ""));
         }
         out << '\n';
     };
@@ -56,4 +58,4 @@ std::string fixed(double v, int decimals) {
     return buf;
 }
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

@@ -8,13 +8,13 @@
 namespace gpuplan::cli {
 
 class Table {
-public:
+  public:
     explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
     void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
     /// Writes the table; numeric-looking cells are right-aligned.
     void print(std::ostream& out) const;
 
-private:
+  private:
     std::vector<std::string> header_;
     std::vector<std::vector<std::string>> rows_;
 };
@@ -22,4 +22,4 @@ private:
 /// printf-style number formatting for table cells.
 [[nodiscard]] std::string fixed(double v, int decimals);
 
-}  // namespace gpuplan::cli
+} // namespace gpuplan::cli

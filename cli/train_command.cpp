@@ -1,9 +1,9 @@
 // `gpuplan train`: memory per GPU, step time, MFU, time and cost to train, and the layout search
 // (model/training.hpp). A scenario file with a `training:` block and/or flags.
-#include "cli/json_out.hpp"
-#include "cli/command_reports.hpp"
 #include "cli/cli_context.hpp"
+#include "cli/command_reports.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/json_out.hpp"
 #include "cli/options.hpp"
 #include "cli/power_report.hpp"
 #include "cli/report_json.hpp"
@@ -524,9 +524,11 @@ void print_search(std::ostream& out, const model::SearchResult& sr, model::RankB
 
 } // namespace
 
-nlohmann::json train_report(CliContext& ctx, const model::Scenario& s, const model::EfficiencyProfile& profile) {
+nlohmann::json train_report(CliContext& ctx, const model::Scenario& s,
+                            const model::EfficiencyProfile& profile) {
     if (!s.training) {
-        throw InputError("scenario '" + s.name + "' has no training: block; 'train' needs one (docs/training.md)");
+        throw InputError("scenario '" + s.name +
+                         "' has no training: block; 'train' needs one (docs/training.md)");
     }
     const model::TrainingEstimate e =
         model::estimate_training(s.deployment, *s.training, profile, cost_inputs(ctx, s));

@@ -51,19 +51,21 @@ std::vector<model::AcceleratorSpec> what_if_candidates(const hwdb::Database& db,
 
 namespace {
 
-std::optional<BytesPerSecond> host_link_bandwidth(const hwdb::Database& db, const model::AcceleratorSpec& gpu) {
+std::optional<BytesPerSecond> host_link_bandwidth(const hwdb::Database& db,
+                                                  const model::AcceleratorSpec& gpu) {
     if (gpu.host_link.empty()) {
         return std::nullopt;
     }
     try {
         return db.interconnect(gpu.host_link).bandwidth_per_direction;
     } catch (const InputError&) {
-        return std::nullopt;  // the loader keeps the simulator's default then, too
+        return std::nullopt; // the loader keeps the simulator's default then, too
     }
 }
 
 /// Re-derives the swap bandwidth after the accelerator changed from `old_gpu`.
-void follow_swap_bandwidth(model::Scenario& s, const hwdb::Database& db, const model::AcceleratorSpec& old_gpu) {
+void follow_swap_bandwidth(model::Scenario& s, const hwdb::Database& db,
+                           const model::AcceleratorSpec& old_gpu) {
     auto& swap = s.scheduler.swap_bandwidth;
     const auto old_host = host_link_bandwidth(db, old_gpu);
     if (!swap || (old_host && *swap == *old_host)) {
@@ -91,7 +93,9 @@ Analysis analyze(const model::Scenario& s, const Core& core, const AnalysisParts
     // (plan/analysis.hpp). It throws when the serving estimate fails; a failing later link is
     // shown in its tab instead of stopping the others.
     plan::AnalysisOptions links;
-    links.parts = {.serving = true, .power = parts.power_cost, .racks = parts.power_cost,
+    links.parts = {.serving = true,
+                   .power = parts.power_cost,
+                   .racks = parts.power_cost,
                    .cost = parts.power_cost};
     links.on_error = plan::OnError::Record;
     plan::ServingAnalysis chain = plan::analyze_serving(s, core.server_of(s), profile, links);
@@ -132,7 +136,8 @@ Analysis analyze(const model::Scenario& s, const Core& core, const AnalysisParts
             }
         }
     } else if (parts.training) {
-        a.training_error = "this scenario has no training job; tick \"Plan a training job\" to add one";
+        a.training_error =
+            "this scenario has no training job; tick \"Plan a training job\" to add one";
     }
     a.compute_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -222,7 +227,7 @@ bool apply_what_if(model::Scenario& s, const model::WhatIf& x, const hwdb::Datab
 namespace gpuplan::gui {
 
 plan::SizingResult search_sizing(const model::Scenario& s, const Core& core, std::stop_token stop,
-                                const sim::ProgressFn& progress) {
+                                 const sim::ProgressFn& progress) {
     std::optional<model::ServerSpec> node;
     if (const model::ServerSpec* server = core.server_of(s)) {
         node = *server;
@@ -232,13 +237,15 @@ plan::SizingResult search_sizing(const model::Scenario& s, const Core& core, std
     return plan::size_deployment(s, node, o, std::move(stop), progress);
 }
 
-bool adopt_configuration(model::Scenario& s, const hwdb::Database& db, const model::PlanConfig& plan,
-                         const plan::SizingConfig& config) {
-    if (config.candidate < 0 || static_cast<std::size_t>(config.candidate) >= plan.candidates.size()) {
+bool adopt_configuration(model::Scenario& s, const hwdb::Database& db,
+                         const model::PlanConfig& plan, const plan::SizingConfig& config) {
+    if (config.candidate < 0 ||
+        static_cast<std::size_t>(config.candidate) >= plan.candidates.size()) {
         return false;
     }
     const model::AcceleratorSpec old = s.deployment.gpu;
-    model::Scenario t = plan::configured_scenario(s, plan.candidates[static_cast<std::size_t>(config.candidate)], config);
+    model::Scenario t = plan::configured_scenario(
+        s, plan.candidates[static_cast<std::size_t>(config.candidate)], config);
     t.plan = s.plan;
     follow_swap_bandwidth(t, db, old);
     s = std::move(t);
@@ -260,9 +267,10 @@ void set_plan_candidates(model::Scenario& s, const hwdb::Database& db,
     model::PlanConfig p = s.plan.value_or(model::PlanConfig{});
     std::vector<model::PlanCandidate> next;
     for (const auto& name : accelerators) {
-        const auto same = std::find_if(p.candidates.begin(), p.candidates.end(), [&](const model::PlanCandidate& c) {
-            return (c.accelerator_ref.empty() ? c.gpu.name : c.accelerator_ref) == name;
-        });
+        const auto same = std::find_if(
+            p.candidates.begin(), p.candidates.end(), [&](const model::PlanCandidate& c) {
+                return (c.accelerator_ref.empty() ? c.gpu.name : c.accelerator_ref) == name;
+            });
         next.push_back(same != p.candidates.end() ? *same : hwdb::plan_candidate(db, name));
     }
     p.candidates = std::move(next);

@@ -16,8 +16,8 @@
 #include "model/scenario.hpp"
 #include "model/serving.hpp"
 #include "model/training.hpp"
-#include "sim/result.hpp"
 #include "plan/sizing_search.hpp"
+#include "sim/result.hpp"
 
 #include <filesystem>
 #include <map>
@@ -31,8 +31,8 @@ namespace gpuplan::gui {
 /// Which parts of the analysis to compute (the what-ifs and the layout search cost the most).
 struct AnalysisParts {
     bool what_ifs = true;
-    bool power_cost = true;  ///< power, racks and cost
-    bool training = true;    ///< the configured training layout (when the scenario has one)
+    bool power_cost = true; ///< power, racks and cost
+    bool training = true;   ///< the configured training layout (when the scenario has one)
     bool layout_search = false;
 };
 
@@ -40,7 +40,7 @@ struct AnalysisParts {
 /// optional empty and a message saying why.
 struct Analysis {
     model::Scenario scenario;
-    model::BottleneckReport bottleneck;  ///< its `estimate` is the serving estimate
+    model::BottleneckReport bottleneck; ///< its `estimate` is the serving estimate
     std::vector<model::WhatIf> what_ifs;
     std::optional<model::PowerEstimate> power;
     std::string power_error;
@@ -52,7 +52,7 @@ struct Analysis {
     std::optional<model::TrainingEstimate> training;
     std::string training_error;
     std::optional<model::SearchResult> layouts;
-    double compute_ms = 0;  ///< wall time of analyze()
+    double compute_ms = 0; ///< wall time of analyze()
 
     /// The serving estimate.
     [[nodiscard]] const model::ServingEstimate& serving() const { return bottleneck.estimate; }
@@ -87,8 +87,8 @@ class Core {
 
 /// The GPUs tried as "another GPU" what-ifs: same vendor and form factor, same or newer launch
 /// year (the CLI's rule).
-[[nodiscard]] std::vector<model::AcceleratorSpec> what_if_candidates(const hwdb::Database& db,
-                                                                     const model::AcceleratorSpec& gpu);
+[[nodiscard]] std::vector<model::AcceleratorSpec>
+what_if_candidates(const hwdb::Database& db, const model::AcceleratorSpec& gpu);
 
 /// Runs the analytic model and, per `parts`, the what-ifs, power, racks, cost and training.
 /// Throws InputError when the serving estimate itself fails (an invalid deployment or
@@ -121,14 +121,14 @@ struct PlanOutcome {
 /// Runs the sizing search on `s` as the CLI's plan command prepares it (plan::sizing_options
 /// with the core's profiles and the scenario's node). Throws as plan::size_deployment does.
 [[nodiscard]] plan::SizingResult search_sizing(const model::Scenario& s, const Core& core,
-                                              std::stop_token stop = {},
-                                              const sim::ProgressFn& progress = {});
+                                               std::stop_token stop = {},
+                                               const sim::ProgressFn& progress = {});
 
 /// Adopts one configuration of a sizing search into `s`: plan::configured_scenario with the
 /// plan's candidate, keeping the scenario's `plan:` block, and the swap bandwidth following the
 /// accelerator as change_hardware does. Returns false when the candidate index is out of range.
-bool adopt_configuration(model::Scenario& s, const hwdb::Database& db, const model::PlanConfig& plan,
-                         const plan::SizingConfig& config);
+bool adopt_configuration(model::Scenario& s, const hwdb::Database& db,
+                         const model::PlanConfig& plan, const plan::SizingConfig& config);
 
 /// The hwdb names of the candidates in `s`'s plan block (empty: none given).
 [[nodiscard]] std::vector<std::string> plan_candidate_names(const model::Scenario& s);

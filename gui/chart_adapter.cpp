@@ -136,18 +136,20 @@ QChart* newChart(const QString& title, bool legend = true) {
     return c;
 }
 
-QValueAxis* valueAxis(QChart* c, Qt::Alignment where, const QString& title, double min, double max) {
+QValueAxis* valueAxis(QChart* c, Qt::Alignment where, const QString& title, double min,
+                      double max) {
     auto* a = new QValueAxis();
     a->setTitleText(title);
     a->setRange(min, max);
     // Whole numbers for large ranges ("15000", not "1.5e+04").
     a->setLabelFormat(std::max(std::fabs(min), std::fabs(max)) >= 1000 ? QStringLiteral("%.0f")
-                                                                      : QStringLiteral("%.3g"));
+                                                                       : QStringLiteral("%.3g"));
     c->addAxis(a, where);
     return a;
 }
 
-QLogValueAxis* logAxis(QChart* c, Qt::Alignment where, const QString& title, double min, double max) {
+QLogValueAxis* logAxis(QChart* c, Qt::Alignment where, const QString& title, double min,
+                       double max) {
     auto* a = new QLogValueAxis();
     a->setTitleText(title);
     a->setBase(10.0);
@@ -193,12 +195,11 @@ void ChartAdapter::memory(ChartPanel& p, const model::MemoryEstimate& m) {
     const double overhead = m.overhead.si() / gib;
     const double kv = std::max(0.0, m.kv_budget.si()) / gib;
     const double free = m.free.si() / gib;
-    const QString title =
-        m.fits ? QObject::tr("Memory per GPU: %1 of %2 GiB used")
-                     .arg(QString::number(m.total_used.si() / gib, 'f', 1),
-                          QString::number(m.capacity.si() / gib, 'f', 1))
-               : QObject::tr("Memory per GPU: does NOT fit (%1 GiB short)")
-                     .arg(QString::number(std::fabs(free), 'f', 1));
+    const QString title = m.fits ? QObject::tr("Memory per GPU: %1 of %2 GiB used")
+                                       .arg(QString::number(m.total_used.si() / gib, 'f', 1),
+                                            QString::number(m.capacity.si() / gib, 'f', 1))
+                                 : QObject::tr("Memory per GPU: does NOT fit (%1 GiB short)")
+                                       .arg(QString::number(std::fabs(free), 'f', 1));
     QChart* c = newChart(title);
     auto* series = new QHorizontalStackedBarSeries();
     const auto add = [&](const QString& name, double v, const char* color) {
@@ -224,8 +225,9 @@ void ChartAdapter::memory(ChartPanel& p, const model::MemoryEstimate& m) {
     c->addAxis(cat, Qt::AlignLeft);
     series->attachAxis(cat);
     const double total = std::max(m.capacity.si(), m.total_used.si()) / gib;
-    auto* x = valueAxis(c, Qt::AlignBottom, QObject::tr("GiB (capacity %1)").arg(formatGiB(m.capacity)),
-                        0, niceMax(total));
+    auto* x =
+        valueAxis(c, Qt::AlignBottom, QObject::tr("GiB (capacity %1)").arg(formatGiB(m.capacity)),
+                  0, niceMax(total));
     series->attachAxis(x);
     // The capacity as a vertical line.
     auto* cap = lineSeries(QObject::tr("capacity"), QColor(QStringLiteral("#d32f2f")));
@@ -252,7 +254,7 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
     }
     const double tflops = 1e12;
     const double peak_t = peak->si() / tflops;
-    const double ridge = peak->si() / bw;  // FLOP per byte where the roofs meet
+    const double ridge = peak->si() / bw; // FLOP per byte where the roofs meet
     struct Point {
         QString name;
         double intensity;
@@ -262,7 +264,8 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
     std::vector<Point> points;
     const auto add = [&](const QString& name, const model::StepCost& s, const char* color) {
         if (s.bytes.si() > 0 && s.time.si() > 0 && s.flops.si() > 0) {
-            points.push_back({name, s.flops.si() / s.bytes.si(), s.flops.si() / s.time.si() / tflops,
+            points.push_back({name, s.flops.si() / s.bytes.si(),
+                              s.flops.si() / s.time.si() / tflops,
                               QColor(QString::fromLatin1(color))});
         }
     };
@@ -281,14 +284,17 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
     ymin = std::pow(10.0, std::floor(std::log10(std::max(ymin, 1e-6))));
     const double ymax = std::pow(10.0, std::ceil(std::log10(peak_t * 1.5)));
 
-    QChart* c = newChart(QObject::tr("Roofline: %1, %2 path, per GPU")
-                             .arg(qs(d.gpu.name), qs(std::string(model::to_string(
-                                                       model::gemm_compute_type(d.prec))))));
-    auto* x = logAxis(c, Qt::AlignBottom, QObject::tr("arithmetic intensity (FLOP/byte)"), xmin, xmax);
+    QChart* c =
+        newChart(QObject::tr("Roofline: %1, %2 path, per GPU")
+                     .arg(qs(d.gpu.name),
+                          qs(std::string(model::to_string(model::gemm_compute_type(d.prec))))));
+    auto* x =
+        logAxis(c, Qt::AlignBottom, QObject::tr("arithmetic intensity (FLOP/byte)"), xmin, xmax);
     auto* y = logAxis(c, Qt::AlignLeft, QObject::tr("TFLOP/s"), ymin, ymax);
-    auto* roof = lineSeries(QObject::tr("roof (%1 TB/s, %2 TFLOP/s)")
-                                .arg(QString::number(bw / 1e12, 'f', 2), QString::number(peak_t, 'f', 0)),
-                            QColor(QStringLiteral("#424242")));
+    auto* roof =
+        lineSeries(QObject::tr("roof (%1 TB/s, %2 TFLOP/s)")
+                       .arg(QString::number(bw / 1e12, 'f', 2), QString::number(peak_t, 'f', 0)),
+                   QColor(QStringLiteral("#424242")));
     roof->append(xmin, xmin * bw / tflops);
     roof->append(ridge, peak_t);
     roof->append(xmax, peak_t);
@@ -300,8 +306,9 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
         // The numbers next to the point: FLOP per byte, TFLOP/s.
         s->setPointLabelsVisible(true);
         s->setPointLabelsClipping(false);
-        s->setPointLabelsFormat(QStringLiteral("%1 FLOP/B, %2 TFLOP/s")
-                                    .arg(QString::number(pt.intensity, 'g', 3), QString::number(pt.achieved, 'g', 3)));
+        s->setPointLabelsFormat(
+            QStringLiteral("%1 FLOP/B, %2 TFLOP/s")
+                .arg(QString::number(pt.intensity, 'g', 3), QString::number(pt.achieved, 'g', 3)));
         s->setColor(pt.color);
         s->setBorderColor(pt.color);
         s->setMarkerSize(13);
@@ -317,8 +324,9 @@ void ChartAdapter::latencyCdf(ChartPanel& p, const sim::SimResult& r, Latency wh
     std::vector<double> v;
     v.reserve(r.requests.size());
     for (const auto& q : r.requests) {
-        const std::optional<double>& x =
-            which == Latency::Ttft ? q.ttft_s : which == Latency::Tpot ? q.tpot_s : q.e2e_s;
+        const std::optional<double>& x = which == Latency::Ttft   ? q.ttft_s
+                                         : which == Latency::Tpot ? q.tpot_s
+                                                                  : q.e2e_s;
         if (x && (q.outcome == sim::Outcome::Completed || q.outcome == sim::Outcome::Cloud)) {
             v.push_back(*x);
         }
@@ -349,7 +357,8 @@ void ChartAdapter::latencyCdf(ChartPanel& p, const sim::SimResult& r, Latency wh
     auto* y = valueAxis(c, Qt::AlignLeft, QObject::tr("fraction of requests"), 0, 1);
     attach(s, x, y);
     if (slo) {
-        auto* line = lineSeries(QObject::tr("SLO %1").arg(formatTime(*slo)), QColor(QStringLiteral("#d32f2f")));
+        auto* line = lineSeries(QObject::tr("SLO %1").arg(formatTime(*slo)),
+                                QColor(QStringLiteral("#d32f2f")));
         line->append(slo->si() * k, 0);
         line->append(slo->si() * k, 1);
         c->addSeries(line);
@@ -362,9 +371,10 @@ namespace {
 
 /// A chart of per-bin levels over time, or nullptr (with the panel showing why).
 template <class F>
-QChart* timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title, const QString& unit,
-                std::initializer_list<std::pair<QString, F>> lines, std::initializer_list<const char*> colors,
-                std::optional<double> fixed_max = std::nullopt) {
+QChart* timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title,
+                   const QString& unit, std::initializer_list<std::pair<QString, F>> lines,
+                   std::initializer_list<const char*> colors,
+                   std::optional<double> fixed_max = std::nullopt) {
     if (r.series.empty()) {
         p.showMessage(QObject::tr("The simulation recorded no time series."));
         return nullptr;
@@ -399,10 +409,11 @@ QChart* timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title,
 
 void ChartAdapter::throughput(ChartPanel& p, const sim::SimResult& r) {
     using F = double (*)(const sim::TimeBin&);
-    QChart* c = timeSeries<F>(p, r, QObject::tr("Throughput over time"), QObject::tr("tokens/s"),
-                  {{QObject::tr("output tokens/s"), [](const sim::TimeBin& b) { return b.output_tok_s; }},
-                   {QObject::tr("input tokens/s"), [](const sim::TimeBin& b) { return b.input_tok_s; }}},
-                  {"#1565c0", "#ef6c00"});
+    QChart* c = timeSeries<F>(
+        p, r, QObject::tr("Throughput over time"), QObject::tr("tokens/s"),
+        {{QObject::tr("output tokens/s"), [](const sim::TimeBin& b) { return b.output_tok_s; }},
+         {QObject::tr("input tokens/s"), [](const sim::TimeBin& b) { return b.input_tok_s; }}},
+        {"#1565c0", "#ef6c00"});
     if (c) {
         p.setChart(c);
     }
@@ -410,10 +421,11 @@ void ChartAdapter::throughput(ChartPanel& p, const sim::SimResult& r) {
 
 void ChartAdapter::queue(ChartPanel& p, const sim::SimResult& r) {
     using F = double (*)(const sim::TimeBin&);
-    QChart* c = timeSeries<F>(p, r, QObject::tr("Queue length and running sequences"), QObject::tr("requests"),
-                  {{QObject::tr("waiting"), [](const sim::TimeBin& b) { return b.waiting; }},
-                   {QObject::tr("running"), [](const sim::TimeBin& b) { return b.running; }}},
-                  {"#c62828", "#2e7d32"});
+    QChart* c = timeSeries<F>(
+        p, r, QObject::tr("Queue length and running sequences"), QObject::tr("requests"),
+        {{QObject::tr("waiting"), [](const sim::TimeBin& b) { return b.waiting; }},
+         {QObject::tr("running"), [](const sim::TimeBin& b) { return b.running; }}},
+        {"#c62828", "#2e7d32"});
     if (c) {
         p.setChart(c);
     }
@@ -421,9 +433,10 @@ void ChartAdapter::queue(ChartPanel& p, const sim::SimResult& r) {
 
 void ChartAdapter::kvUse(ChartPanel& p, const sim::SimResult& r) {
     using F = double (*)(const sim::TimeBin&);
-    QChart* c = timeSeries<F>(p, r, QObject::tr("KV cache use over time"), QObject::tr("% of KV blocks"),
-                  {{QObject::tr("KV blocks in use"), [](const sim::TimeBin& b) { return b.kv_use * 100.0; }}},
-                  {"#6a1b9a"}, 100.0);
+    QChart* c = timeSeries<F>(
+        p, r, QObject::tr("KV cache use over time"), QObject::tr("% of KV blocks"),
+        {{QObject::tr("KV blocks in use"), [](const sim::TimeBin& b) { return b.kv_use * 100.0; }}},
+        {"#6a1b9a"}, 100.0);
     if (c) {
         p.setChart(c);
     }
@@ -435,16 +448,18 @@ void ChartAdapter::power(ChartPanel& p, const sim::SimResult& r) {
         for (const auto& n : r.power.notes) {
             notes << qs(n);
         }
-        p.showMessage(QObject::tr("Power was not modelled. %1").arg(notes.join(QStringLiteral(" "))));
+        p.showMessage(
+            QObject::tr("Power was not modelled. %1").arg(notes.join(QStringLiteral(" "))));
         return;
     }
     using F = double (*)(const sim::TimeBin&);
-    QChart* c = timeSeries<F>(p, r,
-                              QObject::tr("Power at the wall: %1 average, %2 peak")
-                                  .arg(formatWatts(Watts(r.power.avg_power_w)), formatWatts(Watts(r.power.peak_power_w))),
-                              QObject::tr("kW"),
-                              {{QObject::tr("deployment (wall)"), [](const sim::TimeBin& b) { return b.power_w / 1e3; }}},
-                              {"#bf360c"});
+    QChart* c = timeSeries<F>(
+        p, r,
+        QObject::tr("Power at the wall: %1 average, %2 peak")
+            .arg(formatWatts(Watts(r.power.avg_power_w)), formatWatts(Watts(r.power.peak_power_w))),
+        QObject::tr("kW"),
+        {{QObject::tr("deployment (wall)"), [](const sim::TimeBin& b) { return b.power_w / 1e3; }}},
+        {"#bf360c"});
     if (c) {
         p.setChart(c);
     }
@@ -503,7 +518,8 @@ void ChartAdapter::monthlyCost(ChartPanel& p, const model::CostEstimate& c) {
     ch->addAxis(x, Qt::AlignBottom);
     const double top = std::max(c.own_monthly ? c.own_monthly->amount : 0.0,
                                 c.rent_monthly ? c.rent_monthly->amount : 0.0);
-    auto* y = valueAxis(ch, Qt::AlignLeft, qs(c.currency) + QObject::tr(" per month"), 0, niceMax(top * 1.05));
+    auto* y = valueAxis(ch, Qt::AlignLeft, qs(c.currency) + QObject::tr(" per month"), 0,
+                        niceMax(top * 1.05));
     attach(series, x, y);
     p.setChart(ch);
 }
@@ -514,10 +530,12 @@ void ChartAdapter::rentVsBuy(ChartPanel& p, const model::CostEstimate& c, int mo
         return;
     }
     months = std::max(1, months);
-    QChart* ch = newChart(c.break_even_month
-                              ? QObject::tr("Rent vs buy: break-even in month %1").arg(*c.break_even_month)
-                              : QObject::tr("Rent vs buy: renting stays cheaper"));
-    auto* own = lineSeries(QObject::tr("own (capex up front, then opex)"), QColor(QStringLiteral("#3f51b5")));
+    QChart* ch =
+        newChart(c.break_even_month
+                     ? QObject::tr("Rent vs buy: break-even in month %1").arg(*c.break_even_month)
+                     : QObject::tr("Rent vs buy: renting stays cheaper"));
+    auto* own = lineSeries(QObject::tr("own (capex up front, then opex)"),
+                           QColor(QStringLiteral("#3f51b5")));
     auto* rent = lineSeries(QObject::tr("rent"), QColor(QStringLiteral("#26a69a")));
     double top = 0;
     for (int m = 0; m <= months; ++m) {
@@ -532,7 +550,8 @@ void ChartAdapter::rentVsBuy(ChartPanel& p, const model::CostEstimate& c, int mo
     ch->addSeries(rent);
     auto* x = valueAxis(ch, Qt::AlignBottom, QObject::tr("month"), 0, months);
     x->setLabelFormat(QStringLiteral("%d"));
-    auto* y = valueAxis(ch, Qt::AlignLeft, qs(c.currency) + QObject::tr(" cumulative"), 0, niceMax(top));
+    auto* y =
+        valueAxis(ch, Qt::AlignLeft, qs(c.currency) + QObject::tr(" cumulative"), 0, niceMax(top));
     attach(own, x, y);
     attach(rent, x, y);
     p.setChart(ch);
@@ -567,7 +586,8 @@ void ChartAdapter::rackLimits(ChartPanel& p, const model::RackPlan& r) {
 }
 
 void ChartAdapter::trainingMemory(ChartPanel& p, const model::TrainingEstimate& t) {
-    const auto& stages = t.stages.empty() ? std::vector<model::StageMemory>{t.result.memory} : t.stages;
+    const auto& stages =
+        t.stages.empty() ? std::vector<model::StageMemory>{t.result.memory} : t.stages;
     QChart* c = newChart(t.result.fits ? QObject::tr("Training memory per GPU (fits)")
                                        : QObject::tr("Training memory per GPU (does NOT fit)"));
     c->legend()->setAlignment(Qt::AlignRight);
@@ -615,9 +635,10 @@ void ChartAdapter::trainingMemory(ChartPanel& p, const model::TrainingEstimate& 
     auto* x = new QBarCategoryAxis();
     x->append(names);
     c->addAxis(x, Qt::AlignBottom);
-    auto* y = valueAxis(c, Qt::AlignLeft, QObject::tr("GiB per GPU (capacity %1)")
-                                              .arg(formatGiB(stages.front().capacity)),
-                        0, niceMax(top * 1.05));
+    auto* y =
+        valueAxis(c, Qt::AlignLeft,
+                  QObject::tr("GiB per GPU (capacity %1)").arg(formatGiB(stages.front().capacity)),
+                  0, niceMax(top * 1.05));
     attach(series, x, y);
     p.setChart(c);
 }

@@ -54,7 +54,7 @@ class ChartPanel : public QWidget {
 
   private:
     friend class ChartAdapter;
-    void setChart(QChart* chart);  // takes ownership
+    void setChart(QChart* chart); // takes ownership
 
     QString key_;
     QStackedLayout* stack_ = nullptr;
@@ -70,7 +70,8 @@ class ChartAdapter {
     static void memory(ChartPanel& p, const model::MemoryEstimate& m);
     /// The GPU's roofline for the deployment's compute path with the prefill and decode steps
     /// as operating points (per GPU: FLOPs ÷ bytes against achieved FLOP/s).
-    static void roofline(ChartPanel& p, const model::Deployment& d, const model::ServingEstimate& e);
+    static void roofline(ChartPanel& p, const model::Deployment& d,
+                         const model::ServingEstimate& e);
 
     /// CDF of one latency over completed requests (TTFT, TPOT or E2E), with the SLO line when
     /// one is given.

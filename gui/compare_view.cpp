@@ -17,7 +17,11 @@ namespace {
 
 QString configName(const model::Scenario& s) {
     const auto& d = s.deployment;
-    return QStringLiteral("%1× %2 tp%3 %4").arg(d.gpus).arg(qs(d.gpu.name)).arg(d.par.tp).arg(qs(d.prec.weights.name));
+    return QStringLiteral("%1× %2 tp%3 %4")
+        .arg(d.gpus)
+        .arg(qs(d.gpu.name))
+        .arg(d.par.tp)
+        .arg(qs(d.prec.weights.name));
 }
 
 } // namespace
@@ -28,8 +32,9 @@ CompareView::CompareView(ScenarioDocument& doc, Runner& runner, QWidget* parent)
     pin_->setObjectName(QStringLiteral("pin"));
     clear_ = new QPushButton(tr("Clear"));
     clear_->setObjectName(QStringLiteral("clear_pins"));
-    note_ = new QLabel(tr("Pin up to four configurations (GPU, count, layout, precisions, engine); they are "
-                          "compared on the current workload and follow its edits."));
+    note_ = new QLabel(
+        tr("Pin up to four configurations (GPU, count, layout, precisions, engine); they are "
+           "compared on the current workload and follow its edits."));
     note_->setWordWrap(true);
     auto* bar = new QHBoxLayout();
     bar->addWidget(pin_);
@@ -70,7 +75,8 @@ bool CompareView::pinCurrent() {
         return false;
     }
     pinned_.push_back(doc_.scenario());
-    names_ << QStringLiteral("%1: %2").arg(QString(QChar(static_cast<char16_t>(u'A' + names_.size()))), configName(doc_.scenario()));
+    names_ << QStringLiteral("%1: %2").arg(
+        QString(QChar(static_cast<char16_t>(u'A' + names_.size()))), configName(doc_.scenario()));
     pin_->setEnabled(pinned_.size() < kMaxPinned);
     recompute();
     return true;
@@ -104,9 +110,10 @@ void CompareView::recompute() {
 
 void CompareView::showComparison(const ComparisonPtr& c) {
     if (c->analyses.size() > static_cast<std::size_t>(names_.size())) {
-        return;  // a job started before the pins were cleared
+        return; // a job started before the pins were cleared
     }
-    const QStringList names = c->analyses.empty() ? QStringList() : names_.mid(0, static_cast<int>(c->analyses.size()));
+    const QStringList names =
+        c->analyses.empty() ? QStringList() : names_.mid(0, static_cast<int>(c->analyses.size()));
     table_->setConfigurations(names, c->analyses, c->errors);
     std::vector<double> throughput, perGpu, tpot, cost;
     QStringList costNames;
@@ -132,12 +139,14 @@ void CompareView::showComparison(const ComparisonPtr& c) {
         n = n.left(1);
     }
     ChartAdapter::bars(*throughput_, tr("throughput"), tr("output tok/s"), letters, throughput);
-    ChartAdapter::bars(*perGpu_, tr("throughput per GPU"), tr("output tok/s per GPU"), letters, perGpu);
+    ChartAdapter::bars(*perGpu_, tr("throughput per GPU"), tr("output tok/s per GPU"), letters,
+                       perGpu);
     ChartAdapter::bars(*tpot_, tr("TPOT"), tr("ms"), letters, tpot);
     if (!names.isEmpty() && costNames.isEmpty()) {
         cost_->showMessage(tr("No rent price for these GPUs."));
     } else {
-        ChartAdapter::bars(*cost_, tr("rent per million tokens"), tr("per Mtok"), costNames, costValues);
+        ChartAdapter::bars(*cost_, tr("rent per million tokens"), tr("per Mtok"), costNames,
+                           costValues);
     }
     emit shown();
 }

@@ -49,7 +49,8 @@ PlotFiles render_plots(const model::Scenario& s, const Core& core, const QString
     parts.what_ifs = false;
     const Analysis a = analyze(s, core, parts);
     const auto& e = a.serving();
-    render(QStringLiteral("memory"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::memory(p, e.memory); });
+    render(QStringLiteral("memory"), dir, size, out,
+           [&](ChartPanel& p) { ChartAdapter::memory(p, e.memory); });
     if (e.memory.fits) {
         render(QStringLiteral("roofline"), dir, size, out,
                [&](ChartPanel& p) { ChartAdapter::roofline(p, s.deployment, e); });
@@ -57,16 +58,19 @@ PlotFiles render_plots(const model::Scenario& s, const Core& core, const QString
         out.notes << QStringLiteral("roofline: the deployment does not fit");
     }
     if (a.cost) {
-        render(QStringLiteral("monthly_cost"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::monthlyCost(p, *a.cost); });
+        render(QStringLiteral("monthly_cost"), dir, size, out,
+               [&](ChartPanel& p) { ChartAdapter::monthlyCost(p, *a.cost); });
         const int months = static_cast<int>(s.cost.amortization_years * 12 + 0.5);
         render(QStringLiteral("rent_vs_buy"), dir, size, out, [&](ChartPanel& p) {
-            ChartAdapter::rentVsBuy(p, *a.cost, std::max(months, a.cost->break_even_month.value_or(0) + 6));
+            ChartAdapter::rentVsBuy(p, *a.cost,
+                                    std::max(months, a.cost->break_even_month.value_or(0) + 6));
         });
     } else {
         out.notes << QStringLiteral("cost: ") + qs(a.cost_error);
     }
     if (a.rack) {
-        render(QStringLiteral("rack_limits"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::rackLimits(p, *a.rack); });
+        render(QStringLiteral("rack_limits"), dir, size, out,
+               [&](ChartPanel& p) { ChartAdapter::rackLimits(p, *a.rack); });
     } else {
         out.notes << QStringLiteral("racks: ") + qs(a.rack_error);
     }
@@ -90,18 +94,27 @@ PlotFiles render_plots(const model::Scenario& s, const Core& core, const QString
             for (const auto& x : r.reasons) {
                 reasons << qs(x);
             }
-            out.notes << QStringLiteral("simulation: nothing ran: ") + reasons.join(QStringLiteral("; "));
+            out.notes << QStringLiteral("simulation: nothing ran: ") +
+                             reasons.join(QStringLiteral("; "));
             return out;
         }
         using L = ChartAdapter::Latency;
-        render(QStringLiteral("ttft_cdf"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::latencyCdf(p, r, L::Ttft, s.slo.ttft); });
-        render(QStringLiteral("tpot_cdf"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::latencyCdf(p, r, L::Tpot, s.slo.tpot); });
-        render(QStringLiteral("e2e_cdf"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::latencyCdf(p, r, L::E2e, s.slo.e2e); });
-        render(QStringLiteral("throughput"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::throughput(p, r); });
-        render(QStringLiteral("queue"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::queue(p, r); });
-        render(QStringLiteral("kv_use"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::kvUse(p, r); });
-        render(QStringLiteral("power"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::power(p, r); });
-        render(QStringLiteral("slo_attainment"), dir, size, out, [&](ChartPanel& p) { ChartAdapter::sloAttainment(p, r); });
+        render(QStringLiteral("ttft_cdf"), dir, size, out,
+               [&](ChartPanel& p) { ChartAdapter::latencyCdf(p, r, L::Ttft, s.slo.ttft); });
+        render(QStringLiteral("tpot_cdf"), dir, size, out,
+               [&](ChartPanel& p) { ChartAdapter::latencyCdf(p, r, L::Tpot, s.slo.tpot); });
+        render(QStringLiteral("e2e_cdf"), dir, size, out,
+               [&](ChartPanel& p) { ChartAdapter::latencyCdf(p, r, L::E2e, s.slo.e2e); });
+        render(QStringLiteral("throughput"), dir, size, out,
+               [&](ChartPanel& p) { ChartAdapter::throughput(p, r); });
+        render(QStringLiteral("queue"), dir, size, out,
+               [&](ChartPanel& p) { ChartAdapter::queue(p, r); });
+        render(QStringLiteral("kv_use"), dir, size, out,
+               [&](ChartPanel& p) { ChartAdapter::kvUse(p, r); });
+        render(QStringLiteral("power"), dir, size, out,
+               [&](ChartPanel& p) { ChartAdapter::power(p, r); });
+        render(QStringLiteral("slo_attainment"), dir, size, out,
+               [&](ChartPanel& p) { ChartAdapter::sloAttainment(p, r); });
     }
     return out;
 }

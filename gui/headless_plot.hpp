@@ -25,8 +25,8 @@ struct PlotFiles {
 /// analytic ones (memory.png, roofline.png, monthly_cost.png, rent_vs_buy.png,
 /// rack_limits.png; training_memory.png and step_breakdown.png with a training job) and, with
 /// `simulate`, the simulation's (ttft_cdf.png, tpot_cdf.png, e2e_cdf.png, throughput.png,
-/// queue.png, kv_use.png, power.png, slo_attainment.png). `requests` overrides the simulated request
-/// count. Needs a QApplication. Throws InputError when the scenario cannot be estimated or
+/// queue.png, kv_use.png, power.png, slo_attainment.png). `requests` overrides the simulated
+/// request count. Needs a QApplication. Throws InputError when the scenario cannot be estimated or
 /// simulated, or the folder cannot be written.
 PlotFiles render_plots(const model::Scenario& s, const Core& core, const QString& folder,
                        bool simulate, std::optional<int> requests = std::nullopt,

@@ -26,14 +26,17 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("gpuplan"));
     QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("gpuplan desktop app: plan LLM serving and training on GPUs"));
+    parser.setApplicationDescription(
+        QStringLiteral("gpuplan desktop app: plan LLM serving and training on GPUs"));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption hwdb(QStringLiteral("hwdb"),
-                                  QStringLiteral("add a folder of hwdb YAML (overrides built-in entries by name)"),
-                                  QStringLiteral("DIR"));
+    const QCommandLineOption hwdb(
+        QStringLiteral("hwdb"),
+        QStringLiteral("add a folder of hwdb YAML (overrides built-in entries by name)"),
+        QStringLiteral("DIR"));
     parser.addOption(hwdb);
-    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("scenario YAML to open"), QStringLiteral("[FILE]"));
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("scenario YAML to open"),
+                                 QStringLiteral("[FILE]"));
     parser.process(app);
 
     std::vector<std::filesystem::path> extra;
@@ -48,7 +51,8 @@ int main(int argc, char** argv) {
         // Without a hardware database nothing can be planned: say why and stop.
         std::cerr << "error: " << e.what() << '\n';
         QMessageBox::critical(nullptr, QStringLiteral("gpuplan"),
-                              QStringLiteral("Cannot load the hardware database:\n") + gpuplan::gui::qs(e.what()));
+                              QStringLiteral("Cannot load the hardware database:\n") +
+                                  gpuplan::gui::qs(e.what()));
         return 2;
     }
     gpuplan::gui::MainWindow window(*db, folders);

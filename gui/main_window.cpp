@@ -67,14 +67,16 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
     debounce_.setSingleShot(true);
     // Short: the runner already drops stale requests, the debounce only merges a burst of keys.
     debounce_.setInterval(10);
-    connect(&debounce_, &QTimer::timeout, this, [this] { runner_->requestAnalysis(doc_->scenario()); });
+    connect(&debounce_, &QTimer::timeout, this,
+            [this] { runner_->requestAnalysis(doc_->scenario()); });
     connect(doc_, &ScenarioDocument::scenarioChanged, this, &MainWindow::scheduleAnalysis);
     connect(doc_, &ScenarioDocument::fileStateChanged, this, &MainWindow::updateTitle);
     connect(runner_, &Runner::analysisReady, this, [this](const AnalysisPtr& a) {
         // Only the visible tab draws now; the others draw when they are shown.
         latest_ = a;
         showLatest();
-        lastLatencyMs_ = sinceEdit_.isValid() ? static_cast<double>(sinceEdit_.nsecsElapsed()) / 1e6 : -1;
+        lastLatencyMs_ =
+            sinceEdit_.isValid() ? static_cast<double>(sinceEdit_.nsecsElapsed()) / 1e6 : -1;
         statusBar()->showMessage(tr("estimated in %1 ms (edit to display %2 ms)")
                                      .arg(a->compute_ms, 0, 'f', 1)
                                      .arg(lastLatencyMs_, 0, 'f', 1));
@@ -82,7 +84,8 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
     });
     connect(runner_, &Runner::analysisFailed, this, [this](const QString& message) {
         planning_->showError(message);
-        lastLatencyMs_ = sinceEdit_.isValid() ? static_cast<double>(sinceEdit_.nsecsElapsed()) / 1e6 : -1;
+        lastLatencyMs_ =
+            sinceEdit_.isValid() ? static_cast<double>(sinceEdit_.nsecsElapsed()) / 1e6 : -1;
         statusBar()->showMessage(tr("the scenario cannot be estimated; see the Planning tab"));
         emit analysisShown(lastLatencyMs_);
     });
@@ -137,7 +140,8 @@ void MainWindow::buildMenus() {
         if (!maybeSave()) {
             return;
         }
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario"), {}, tr("Scenario YAML (*.yaml *.yml);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open scenario"), {}, tr("Scenario YAML (*.yaml *.yml);;All files (*)"));
         if (!path.isEmpty()) {
             openFile(path);
         }
@@ -146,8 +150,9 @@ void MainWindow::buildMenus() {
     rebuildRecentMenu();
     file->addAction(tr("&Save"), QKeySequence::Save, this, [this] {
         if (doc_->path().isEmpty()) {
-            const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario"), qs(doc_->scenario().name) + QStringLiteral(".yaml"),
-                                                              tr("Scenario YAML (*.yaml)"));
+            const QString path = QFileDialog::getSaveFileName(
+                this, tr("Save scenario"), qs(doc_->scenario().name) + QStringLiteral(".yaml"),
+                tr("Scenario YAML (*.yaml)"));
             if (!path.isEmpty()) {
                 saveFile(path);
             }
@@ -156,21 +161,24 @@ void MainWindow::buildMenus() {
         }
     });
     file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario as"), doc_->path(), tr("Scenario YAML (*.yaml)"));
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Save scenario as"), doc_->path(), tr("Scenario YAML (*.yaml)"));
         if (!path.isEmpty()) {
             saveFile(path);
         }
     });
     file->addSeparator();
     file->addAction(tr("Export &charts (PNG and SVG)…"), this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Export the charts of this tab to"));
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, tr("Export the charts of this tab to"));
         if (!dir.isEmpty()) {
             const QStringList written = exportCharts(dir);
             statusBar()->showMessage(tr("%1 files written to %2").arg(written.size()).arg(dir));
         }
     });
     file->addAction(tr("Export &results (CSV)…"), this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Export the tables of this tab to"));
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, tr("Export the tables of this tab to"));
         if (!dir.isEmpty()) {
             const QStringList written = exportTables(dir);
             statusBar()->showMessage(tr("%1 files written to %2").arg(written.size()).arg(dir));
@@ -194,16 +202,18 @@ void MainWindow::buildMenus() {
     });
     sim->addAction(tr("&Cancel"), this, [this] { simulation_->cancel(); });
     QMenu* compare = menuBar()->addMenu(tr("&Compare"));
-    compare->addAction(tr("&Pin current configuration"), QKeySequence(Qt::CTRL | Qt::Key_P), this, [this] {
-        compare_->pinCurrent();
-        tabs_->setCurrentWidget(compare_);
-    });
+    compare->addAction(tr("&Pin current configuration"), QKeySequence(Qt::CTRL | Qt::Key_P), this,
+                       [this] {
+                           compare_->pinCurrent();
+                           tabs_->setCurrentWidget(compare_);
+                       });
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About"), this, [this] {
-        QMessageBox::about(this, tr("About gpuplan"),
-                           tr("<b>gpuplan</b> — LLM capacity planner for GPUs.<br>The desktop app and the "
-                              "<tt>gpuplan</tt> CLI read and write the same scenario files and run the same "
-                              "core."));
+        QMessageBox::about(
+            this, tr("About gpuplan"),
+            tr("<b>gpuplan</b> — LLM capacity planner for GPUs.<br>The desktop app and the "
+               "<tt>gpuplan</tt> CLI read and write the same scenario files and run the same "
+               "core."));
     });
 }
 
@@ -281,7 +291,8 @@ QStringList MainWindow::exportTables(const QString& folder) {
 }
 
 void MainWindow::updateTitle() {
-    const QString name = doc_->path().isEmpty() ? qs(doc_->scenario().name) : QFileInfo(doc_->path()).fileName();
+    const QString name =
+        doc_->path().isEmpty() ? qs(doc_->scenario().name) : QFileInfo(doc_->path()).fileName();
     setWindowTitle(tr("%1[*] — gpuplan").arg(name));
     setWindowModified(doc_->modified());
 }
@@ -308,7 +319,8 @@ void MainWindow::rebuildRecentMenu() {
     recentMenu_->clear();
     const QStringList files = recentFiles();
     for (const QString& f : files) {
-        recentMenu_->addAction(QFileInfo(f).fileName() + QStringLiteral("  (") + QFileInfo(f).absolutePath() + QStringLiteral(")"),
+        recentMenu_->addAction(QFileInfo(f).fileName() + QStringLiteral("  (") +
+                                   QFileInfo(f).absolutePath() + QStringLiteral(")"),
                                this, [this, f] {
                                    if (maybeSave()) {
                                        openFile(f);
@@ -322,15 +334,17 @@ bool MainWindow::maybeSave() {
     if (!doc_->modified() || !isVisible()) {
         return true;
     }
-    const auto answer = QMessageBox::question(this, tr("Unsaved changes"),
-                                              tr("Save the changes to %1 first?").arg(qs(doc_->scenario().name)),
-                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    const auto answer =
+        QMessageBox::question(this, tr("Unsaved changes"),
+                              tr("Save the changes to %1 first?").arg(qs(doc_->scenario().name)),
+                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Cancel) {
         return false;
     }
     if (answer == QMessageBox::Save) {
         const QString path = doc_->path().isEmpty()
-                                 ? QFileDialog::getSaveFileName(this, tr("Save scenario"), {}, tr("Scenario YAML (*.yaml)"))
+                                 ? QFileDialog::getSaveFileName(this, tr("Save scenario"), {},
+                                                                tr("Scenario YAML (*.yaml)"))
                                  : doc_->path();
         return !path.isEmpty() && saveFile(path);
     }

@@ -60,7 +60,8 @@ std::vector<std::string> checkedNames(const QListWidget* list) {
 
 void setChecked(QListWidget* list, const std::vector<std::string>& names) {
     for (int i = 0; i < list->count(); ++i) {
-        const bool on = std::find(names.begin(), names.end(), list->item(i)->text().toStdString()) != names.end();
+        const bool on = std::find(names.begin(), names.end(),
+                                  list->item(i)->text().toStdString()) != names.end();
         list->item(i)->setCheckState(on ? Qt::Checked : Qt::Unchecked);
     }
 }
@@ -153,7 +154,8 @@ PlanView::PlanView(ScenarioDocument& doc, Runner& runner, QWidget* parent)
     bar->addWidget(cancel_);
     bar->addWidget(progress_, 1);
     banner_ = makeBanner();
-    verdict_ = new QLabel(tr("The cheapest configurations that meet the SLOs; double-click one to adopt it."));
+    verdict_ = new QLabel(
+        tr("The cheapest configurations that meet the SLOs; double-click one to adopt it."));
     verdict_->setObjectName(QStringLiteral("plan_verdict"));
     verdict_->setWordWrap(true);
 
@@ -194,12 +196,14 @@ PlanView::PlanView(ScenarioDocument& doc, Runner& runner, QWidget* parent)
     });
     connect(weights_, &QListWidget::itemChanged, this, [this] {
         if (!refreshing_) {
-            editPlan(tr("plan weights"), -1, [this](model::PlanConfig& p) { p.weights = precisionsOf(weights_); });
+            editPlan(tr("plan weights"), -1,
+                     [this](model::PlanConfig& p) { p.weights = precisionsOf(weights_); });
         }
     });
     connect(kvCache_, &QListWidget::itemChanged, this, [this] {
         if (!refreshing_) {
-            editPlan(tr("plan KV cache"), -1, [this](model::PlanConfig& p) { p.kv_cache = precisionsOf(kvCache_); });
+            editPlan(tr("plan KV cache"), -1,
+                     [this](model::PlanConfig& p) { p.kv_cache = precisionsOf(kvCache_); });
         }
     });
     connect(maxGpus_, qOverload<int>(&QSpinBox::valueChanged), this, [this](int v) {
@@ -213,7 +217,8 @@ PlanView::PlanView(ScenarioDocument& doc, Runner& runner, QWidget* parent)
             if (v <= 0) {
                 p.budget.reset();
             } else {
-                const std::string currency = p.budget ? p.budget->money.currency : std::string("USD");
+                const std::string currency =
+                    p.budget ? p.budget->money.currency : std::string("USD");
                 p.budget = model::Price{{v, currency}, model::PriceBasis::Month};
             }
         });
@@ -229,7 +234,8 @@ PlanView::PlanView(ScenarioDocument& doc, Runner& runner, QWidget* parent)
     });
     connect(search_, &QPushButton::clicked, this, &PlanView::search);
     connect(cancel_, &QPushButton::clicked, this, &PlanView::cancel);
-    connect(tableView_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) { adopt(i.row()); });
+    connect(tableView_, &QTableView::doubleClicked, this,
+            [this](const QModelIndex& i) { adopt(i.row()); });
     connect(&runner_, &Runner::planSearchProgress, this,
             [this](double f) { progress_->setValue(static_cast<int>(f * 1000)); });
     connect(&runner_, &Runner::planSearchFinished, this, &PlanView::finished);
@@ -258,7 +264,8 @@ void PlanView::refresh() {
     setChecked(weights_, namesOf(p.weights));
     setChecked(kvCache_, namesOf(p.kv_cache));
     budget_->setValue(p.budget ? p.budget->money.amount : 0.0);
-    budget_->setSuffix(QStringLiteral(" %1/month").arg(p.budget ? qs(p.budget->money.currency) : QStringLiteral("USD")));
+    budget_->setSuffix(QStringLiteral(" %1/month")
+                           .arg(p.budget ? qs(p.budget->money.currency) : QStringLiteral("USD")));
     powerBudget_->setValue(p.power_budget ? p.power_budget->si() / 1e3 : 0.0);
     top_->setValue(p.top);
     refreshing_ = false;
@@ -331,7 +338,10 @@ void PlanView::finished(const PlanOutcomePtr& outcome) {
     std::vector<double> values;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         if (rows[i].monthly) {
-            names << QStringLiteral("#%1 %2×%3").arg(i + 1).arg(qs(rows[i].config.gpu)).arg(rows[i].config.gpus);
+            names << QStringLiteral("#%1 %2×%3")
+                         .arg(i + 1)
+                         .arg(qs(rows[i].config.gpu))
+                         .arg(rows[i].config.gpus);
             values.push_back(*rows[i].monthly);
         }
     }

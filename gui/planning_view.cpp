@@ -34,8 +34,9 @@ QLabel* makeStaleNote() {
     auto* b = new QLabel();
     b->setObjectName(QStringLiteral("stale_note"));
     b->setWordWrap(true);
-    b->setStyleSheet(QStringLiteral("background: #fff8e1; color: #7a4f01; border: 1px solid #ffb300; "
-                                    "border-radius: 3px; padding: 6px;"));
+    b->setStyleSheet(
+        QStringLiteral("background: #fff8e1; color: #7a4f01; border: 1px solid #ffb300; "
+                       "border-radius: 3px; padding: 6px;"));
     b->setVisible(false);
     return b;
 }
@@ -156,8 +157,8 @@ void PlanningView::showAnalysis(const AnalysisPtr& a) {
                           .arg(d.par.dp)
                           .arg(qs(d.prec.weights.name), qs(d.prec.kv_cache.name),
                                qs(model::to_string(e.memory.engine.kind)),
-                               e.memory.fits ? tr("fits") : tr("does NOT fit"),
-                               formatTime(e.ttft), formatTime(e.tpot), formatNumber(e.throughput)));
+                               e.memory.fits ? tr("fits") : tr("does NOT fit"), formatTime(e.ttft),
+                               formatTime(e.tpot), formatNumber(e.throughput)));
     ChartAdapter::memory(*memory_, e.memory);
     if (e.memory.fits) {
         ChartAdapter::roofline(*roofline_, d, e);
@@ -168,7 +169,8 @@ void PlanningView::showAnalysis(const AnalysisPtr& a) {
     prefill_->setText(tr("Prefill: ") + verdict(a->bottleneck.prefill));
     decode_->setText(tr("Decode: ") + verdict(a->bottleneck.decode));
     capacity_->setVisible(a->bottleneck.capacity_binds);
-    capacity_->setText(tr("<b>Memory capacity binds:</b> %1").arg(qs(a->bottleneck.capacity_detail).toHtmlEscaped()));
+    capacity_->setText(tr("<b>Memory capacity binds:</b> %1")
+                           .arg(qs(a->bottleneck.capacity_detail).toHtmlEscaped()));
     figures_->setRows(servingRows(*a));
     memoryTable_->setEstimate(e.memory);
     whatIfs_->setWhatIfs(a->what_ifs);

@@ -19,8 +19,10 @@ namespace {
 
 int usage(std::ostream& out, int code) {
     out << "usage: gpuplan-plot SCENARIO --out DIR [--simulate] [--requests N] [--hwdb DIR]...\n"
-           "renders the scenario's charts (memory, roofline, cost, racks, training; with --simulate\n"
-           "the latency CDFs, throughput, queue, KV use and SLO attainment) as PNG files into DIR\n";
+           "renders the scenario's charts (memory, roofline, cost, racks, training; with "
+           "--simulate\n"
+           "the latency CDFs, throughput, queue, KV use and SLO attainment) as PNG files into "
+           "DIR\n";
     return code;
 }
 
@@ -84,7 +86,8 @@ int main(int argc, char** argv) {
         const auto db = gpuplan::hwdb::Database::load(folders);
         const gpuplan::gui::Core core(db, folders);
         const gpuplan::model::Scenario s = gpuplan::hwdb::load_scenario(scenario, db);
-        const auto result = gpuplan::gui::render_plots(s, core, QString::fromStdString(out), simulate, requests);
+        const auto result =
+            gpuplan::gui::render_plots(s, core, QString::fromStdString(out), simulate, requests);
         for (const QString& f : result.files) {
             std::cout << "wrote " << f.toStdString() << '\n';
         }

@@ -98,7 +98,8 @@ PowerCostView::PowerCostView(ScenarioDocument& doc, QWidget* parent) : QWidget(p
     form->addRow(tr("cooling"), cooling_);
     form->addRow(tr("nodes per rack budget"), nodesPerRack_);
 
-    const auto edit = [this](const QString& what, int key, const std::function<void(model::Scenario&)>& f) {
+    const auto edit = [this](const QString& what, int key,
+                             const std::function<void(model::Scenario&)>& f) {
         if (refreshing_) {
             return;
         }
@@ -106,22 +107,29 @@ PowerCostView::PowerCostView(ScenarioDocument& doc, QWidget* parent) : QWidget(p
         f(next);
         doc_.edit(next, what, key);
     };
-    connect(years_, &QDoubleSpinBox::valueChanged, this,
-            [edit](double v) { edit(tr("amortization"), 101, [v](model::Scenario& s) { s.cost.amortization_years = v; }); });
-    connect(residual_, &QDoubleSpinBox::valueChanged, this,
-            [edit](double v) { edit(tr("residual value"), 102, [v](model::Scenario& s) { s.cost.residual_fraction = v; }); });
-    connect(maintenance_, &QDoubleSpinBox::valueChanged, this,
-            [edit](double v) { edit(tr("maintenance"), 103, [v](model::Scenario& s) { s.cost.maintenance_fraction = v; }); });
-    connect(hours_, &QDoubleSpinBox::valueChanged, this,
-            [edit](double v) { edit(tr("serving hours"), 104, [v](model::Scenario& s) { s.cost.utilization.hours_per_day = v; }); });
+    connect(years_, &QDoubleSpinBox::valueChanged, this, [edit](double v) {
+        edit(tr("amortization"), 101, [v](model::Scenario& s) { s.cost.amortization_years = v; });
+    });
+    connect(residual_, &QDoubleSpinBox::valueChanged, this, [edit](double v) {
+        edit(tr("residual value"), 102, [v](model::Scenario& s) { s.cost.residual_fraction = v; });
+    });
+    connect(maintenance_, &QDoubleSpinBox::valueChanged, this, [edit](double v) {
+        edit(tr("maintenance"), 103, [v](model::Scenario& s) { s.cost.maintenance_fraction = v; });
+    });
+    connect(hours_, &QDoubleSpinBox::valueChanged, this, [edit](double v) {
+        edit(tr("serving hours"), 104,
+             [v](model::Scenario& s) { s.cost.utilization.hours_per_day = v; });
+    });
     connect(offHours_, &QComboBox::activated, this, [this, edit](int i) {
         const auto o = static_cast<model::OffHours>(offHours_->itemData(i).toInt());
         edit(tr("off hours"), 105, [o](model::Scenario& s) { s.cost.off_hours = o; });
     });
-    connect(amps_, &QDoubleSpinBox::valueChanged, this,
-            [edit](double v) { edit(tr("PDU amps"), 106, [v](model::Scenario& s) { s.rack.pdu.current_a = v; }); });
-    connect(volts_, &QDoubleSpinBox::valueChanged, this,
-            [edit](double v) { edit(tr("PDU volts"), 107, [v](model::Scenario& s) { s.rack.pdu.voltage_v = v; }); });
+    connect(amps_, &QDoubleSpinBox::valueChanged, this, [edit](double v) {
+        edit(tr("PDU amps"), 106, [v](model::Scenario& s) { s.rack.pdu.current_a = v; });
+    });
+    connect(volts_, &QDoubleSpinBox::valueChanged, this, [edit](double v) {
+        edit(tr("PDU volts"), 107, [v](model::Scenario& s) { s.rack.pdu.voltage_v = v; });
+    });
     connect(phases_, &QComboBox::activated, this, [this, edit](int i) {
         const int p = phases_->itemData(i).toInt();
         edit(tr("PDU phases"), 108, [p](model::Scenario& s) { s.rack.pdu.phases = p; });
@@ -160,17 +168,19 @@ PowerCostView::PowerCostView(ScenarioDocument& doc, QWidget* parent) : QWidget(p
 void PowerCostView::refresh() {
     refreshing_ = true;
     const auto& s = doc_.scenario();
-    const QSignalBlocker b1(years_), b2(residual_), b3(maintenance_), b4(hours_), b5(offHours_), b6(amps_),
-        b7(volts_), b8(phases_), b9(cooling_), b10(nodesPerRack_);
+    const QSignalBlocker b1(years_), b2(residual_), b3(maintenance_), b4(hours_), b5(offHours_),
+        b6(amps_), b7(volts_), b8(phases_), b9(cooling_), b10(nodesPerRack_);
     years_->setValue(s.cost.amortization_years);
     residual_->setValue(s.cost.residual_fraction);
     maintenance_->setValue(s.cost.maintenance_fraction);
     hours_->setValue(s.cost.utilization.hours_per_day);
-    offHours_->setCurrentIndex(std::max(0, offHours_->findData(static_cast<int>(s.cost.off_hours))));
+    offHours_->setCurrentIndex(
+        std::max(0, offHours_->findData(static_cast<int>(s.cost.off_hours))));
     amps_->setValue(s.rack.pdu.current_a);
     volts_->setValue(s.rack.pdu.voltage_v);
     phases_->setCurrentIndex(std::max(0, phases_->findData(s.rack.pdu.phases)));
-    cooling_->setCurrentIndex(std::max(0, cooling_->findData(static_cast<int>(s.rack.cooling.kind))));
+    cooling_->setCurrentIndex(
+        std::max(0, cooling_->findData(static_cast<int>(s.rack.cooling.kind))));
     nodesPerRack_->setValue(s.rack.nodes_per_rack.value_or(0));
     refreshing_ = false;
 }
@@ -215,12 +225,16 @@ void PowerCostView::showAnalysis(const AnalysisPtr& a) {
                     .arg(qs(model::to_string(a->rack->binding)));
     }
     if (a->power) {
-        head << tr("%1 average, %2 peak").arg(formatWatts(a->power->deployment_average), formatWatts(a->power->deployment_peak));
+        head << tr("%1 average, %2 peak")
+                    .arg(formatWatts(a->power->deployment_average),
+                         formatWatts(a->power->deployment_peak));
     }
     if (a->cost) {
-        head << tr("own <b>%1</b>/month vs rent <b>%2</b>/month; per million tokens %3 own, %4 rented")
+        head << tr("own <b>%1</b>/month vs rent <b>%2</b>/month; per million tokens %3 own, %4 "
+                   "rented")
                     .arg(formatMoney(a->cost->own_monthly), formatMoney(a->cost->rent_monthly),
-                         formatMoney(a->cost->own_per_million_tokens), formatMoney(a->cost->rent_per_million_tokens));
+                         formatMoney(a->cost->own_per_million_tokens),
+                         formatMoney(a->cost->rent_per_million_tokens));
     }
     headline_->setText(head.join(QStringLiteral("; ")));
 }
@@ -230,7 +244,9 @@ QList<ChartPanel*> PowerCostView::charts() const {
 }
 
 QList<QPair<QString, const QAbstractItemModel*>> PowerCostView::tables() const {
-    return {{QStringLiteral("cost"), cost_}, {QStringLiteral("power"), power_}, {QStringLiteral("racks"), rackFigures_}};
+    return {{QStringLiteral("cost"), cost_},
+            {QStringLiteral("power"), power_},
+            {QStringLiteral("racks"), rackFigures_}};
 }
 
 } // namespace gpuplan::gui

@@ -43,9 +43,8 @@ Runner::Runner(const Core& core, QObject* parent)
     connect(&plan_, &QFutureWatcher<PlanOutcomePtr>::finished, this,
             [this] { emit planSearchFinished(plan_.result()); });
     connect(&analysis_, &QFutureWatcher<AnalysisResult>::finished, this, &Runner::analysisDone);
-    connect(&simulation_, &QFutureWatcher<SimOutcomePtr>::finished, this, [this] {
-        emit simulationFinished(simulation_.result());
-    });
+    connect(&simulation_, &QFutureWatcher<SimOutcomePtr>::finished, this,
+            [this] { emit simulationFinished(simulation_.result()); });
     connect(&comparison_, &QFutureWatcher<ComparisonPtr>::finished, this,
             [this] { emit comparisonReady(comparison_.result()); });
     connect(&search_, &QFutureWatcher<AnalysisResult>::finished, this, [this] {
@@ -76,7 +75,7 @@ void Runner::waitForIdle() {
 
 void Runner::requestAnalysis(model::Scenario s, AnalysisParts parts) {
     if (analysis_.isRunning()) {
-        pending_.emplace(std::move(s), parts);  // latest wins
+        pending_.emplace(std::move(s), parts); // latest wins
         return;
     }
     startAnalysis(std::move(s), parts);
@@ -119,38 +118,44 @@ void Runner::startSimulation(model::Scenario s, sim::SimOptions options) {
     }
     stop_ = std::stop_source();
     last_progress_->store(-1.0);
-    options.keep_requests = true;  // the latency CDFs need every request
+    options.keep_requests = true; // the latency CDFs need every request
     const std::stop_token token = stop_.get_token();
     auto last = last_progress_;
     QPointer<Runner> self(this);
     const Core* core = &core_;
-    simulation_.setFuture(QtConcurrent::run([s = std::move(s), options, token, last, self, core]() mutable {
-        const auto start = std::chrono::steady_clock::now();
-        auto out = std::make_shared<SimOutcome>();
-        // Reports at most every 1 % so that the GUI thread's queue stays short.
-        const sim::ProgressFn progress = [last, self](double f) {
-            if (f - last->load() < 0.01 && f < 1.0) {
-                return;
-            }
-            last->store(f);
-            if (self) {
-                QMetaObject::invokeMethod(
-                    self.data(), [self, f] { if (self) { emit self->simulationProgress(f); } },
-                    Qt::QueuedConnection);
-            }
-        };
-        run_recorded(*out, start, [&] {
-            // The CLI's choices: the GPU's efficiency profile and the scenario's node.
-            if (!options.profile) {
-                options.profile = core->profile_for(s.deployment.gpu);
-            }
-            if (!options.node) {
-                options.node = core->node_of(s);
-            }
-            out->result = sim::simulate(s, options, token, progress);
-        });
-        return SimOutcomePtr(std::move(out));
-    }));
+    simulation_.setFuture(
+        QtConcurrent::run([s = std::move(s), options, token, last, self, core]() mutable {
+            const auto start = std::chrono::steady_clock::now();
+            auto out = std::make_shared<SimOutcome>();
+            // Reports at most every 1 % so that the GUI thread's queue stays short.
+            const sim::ProgressFn progress = [last, self](double f) {
+                if (f - last->load() < 0.01 && f < 1.0) {
+                    return;
+                }
+                last->store(f);
+                if (self) {
+                    QMetaObject::invokeMethod(
+                        self.data(),
+                        [self, f] {
+                            if (self) {
+                                emit self->simulationProgress(f);
+                            }
+                        },
+                        Qt::QueuedConnection);
+                }
+            };
+            run_recorded(*out, start, [&] {
+                // The CLI's choices: the GPU's efficiency profile and the scenario's node.
+                if (!options.profile) {
+                    options.profile = core->profile_for(s.deployment.gpu);
+                }
+                if (!options.node) {
+                    options.node = core->node_of(s);
+                }
+                out->result = sim::simulate(s, options, token, progress);
+            });
+            return SimOutcomePtr(std::move(out));
+        }));
 }
 
 void Runner::cancelSimulation() {
@@ -211,7 +216,12 @@ void Runner::startPlanSearch(model::Scenario s) {
         const sim::ProgressFn progress = [self](double f) {
             if (self) {
                 QMetaObject::invokeMethod(
-                    self.data(), [self, f] { if (self) { emit self->planSearchProgress(f); } },
+                    self.data(),
+                    [self, f] {
+                        if (self) {
+                            emit self->planSearchProgress(f);
+                        }
+                    },
                     Qt::QueuedConnection);
             }
         };

@@ -32,7 +32,7 @@ using PlanOutcomePtr = std::shared_ptr<const PlanOutcome>;
 /// The analyses of several configurations, in order, or why one failed.
 struct Comparison {
     std::vector<std::optional<Analysis>> analyses;
-    std::vector<std::string> errors;  ///< per configuration; empty when it succeeded
+    std::vector<std::string> errors; ///< per configuration; empty when it succeeded
 };
 using ComparisonPtr = std::shared_ptr<const Comparison>;
 

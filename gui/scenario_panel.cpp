@@ -6,13 +6,13 @@
 #include "hwdb/hf_import.hpp"
 #include "hwdb/model_resolver.hpp"
 #include "hwdb/scenario_loader.hpp"
-#include "model/validity.hpp"
 #include "model/error.hpp"
 #include "model/model_spec.hpp"
 #include "model/operating_point.hpp"
-#include "model/price_list.hpp"
 #include "model/precision.hpp"
+#include "model/price_list.hpp"
 #include "model/unit_parser.hpp"
+#include "model/validity.hpp"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -39,10 +39,42 @@ namespace {
 
 /// Merge keys: consecutive edits of one field form one undo step.
 enum Key {
-    kModel = 1, kGpu, kNode, kCount, kTp, kPp, kDp, kEp, kWeights, kActivations, kKv,
-    kMaxModelLen, kConcurrency, kInput, kOutput, kRate, kEngine, kMemUtil, kMaxSeqs,
-    kBatched, kBlock, kPrefix, kChunked, kEager, kTtft, kTpot, kE2e, kPercentile, kGpuCap,
-    kNodeCap, kRackBudget, kPue, kGpuHour, kGpuPurchase, kElectricity, kNodePurchase,
+    kModel = 1,
+    kGpu,
+    kNode,
+    kCount,
+    kTp,
+    kPp,
+    kDp,
+    kEp,
+    kWeights,
+    kActivations,
+    kKv,
+    kMaxModelLen,
+    kConcurrency,
+    kInput,
+    kOutput,
+    kRate,
+    kEngine,
+    kMemUtil,
+    kMaxSeqs,
+    kBatched,
+    kBlock,
+    kPrefix,
+    kChunked,
+    kEager,
+    kTtft,
+    kTpot,
+    kE2e,
+    kPercentile,
+    kGpuCap,
+    kNodeCap,
+    kRackBudget,
+    kPue,
+    kGpuHour,
+    kGpuPurchase,
+    kElectricity,
+    kNodePurchase,
 };
 
 QString modelLabel(const model::ModelSpec& m) {
@@ -286,8 +318,9 @@ QWidget* ScenarioPanel::buildModelGroup() {
     import_->setToolTip(tr("Plan for a model that is not in the catalog: read a Hugging Face "
                            "config.json (the model is saved inline in the scenario)"));
     connect(import_, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Import Hugging Face config.json"), {},
-                                                          tr("config.json (*.json);;All files (*)"));
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Import Hugging Face config.json"), {},
+                                         tr("config.json (*.json);;All files (*)"));
         if (!path.isEmpty()) {
             importConfig(path);
         }
@@ -380,14 +413,18 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
     node_->setObjectName(QStringLiteral("node"));
     node_->addItem(tr("(none: 8 GPUs per node, no host power)"), QString());
     for (const auto& sv : doc_.database().servers()) {
-        node_->addItem(qs(sv.name) + (sv.accelerator.empty() ? QString() : QStringLiteral("  (") + qs(sv.accelerator) + QStringLiteral(")")),
+        node_->addItem(qs(sv.name) +
+                           (sv.accelerator.empty()
+                                ? QString()
+                                : QStringLiteral("  (") + qs(sv.accelerator) + QStringLiteral(")")),
                        qs(sv.name));
     }
     connect(node_, &QComboBox::activated, this, [this](int index) {
         const QString name = node_->itemData(index).toString();
         apply(tr("choose node"), kNode, node_, [&](model::Scenario& s) {
-            change_hardware(s, doc_.database(), s.accelerator_ref.empty() ? s.deployment.gpu.name : s.accelerator_ref,
-                               name.toStdString());
+            change_hardware(s, doc_.database(),
+                            s.accelerator_ref.empty() ? s.deployment.gpu.name : s.accelerator_ref,
+                            name.toStdString());
         });
     });
     form->addRow(tr("node"), node_);
@@ -399,8 +436,11 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
             auto& par = s.deployment.par;
             const int replica = par.tp * par.pp;
             if (n % replica != 0) {
-                throw InputError(tr("%1 GPUs is not a multiple of tp × pp = %2; use a multiple or change tp/pp")
-                                     .arg(n).arg(replica).toStdString());
+                throw InputError(
+                    tr("%1 GPUs is not a multiple of tp × pp = %2; use a multiple or change tp/pp")
+                        .arg(n)
+                        .arg(replica)
+                        .toStdString());
             }
             par.dp = n / replica;
             s.deployment.gpus = n;
@@ -412,7 +452,8 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
     pp_ = spin(QStringLiteral("pp"), 1, 4096);
     dp_ = spin(QStringLiteral("dp"), 1, 1 << 20);
     ep_ = spin(QStringLiteral("ep"), 1, 65536);
-    const auto layout = [this](QSpinBox* box, int key, const QString& what, int model::Parallelism::*field) {
+    const auto layout = [this](QSpinBox* box, int key, const QString& what,
+                               int model::Parallelism::*field) {
         connect(box, &QSpinBox::valueChanged, this, [this, box, key, what, field](int v) {
             apply(what, key, box, [&](model::Scenario& s) {
                 s.deployment.par.*field = v;
@@ -425,7 +466,8 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
     layout(dp_, kDp, tr("replicas"), &model::Parallelism::dp);
     layout(ep_, kEp, tr("expert parallel"), &model::Parallelism::ep);
     auto* par = new QHBoxLayout();
-    for (auto [label, box] : {std::pair{tr("TP"), tp_}, {tr("PP"), pp_}, {tr("replicas"), dp_}, {tr("EP"), ep_}}) {
+    for (auto [label, box] :
+         {std::pair{tr("TP"), tp_}, {tr("PP"), pp_}, {tr("replicas"), dp_}, {tr("EP"), ep_}}) {
         par->addWidget(new QLabel(label));
         par->addWidget(box, 1);
     }
@@ -456,7 +498,8 @@ QWidget* ScenarioPanel::buildPrecisionGroup() {
             });
         };
         connect(box, &QComboBox::activated, this, [box, set](int i) { set(box->itemText(i)); });
-        connect(box->lineEdit(), &QLineEdit::editingFinished, this, [box, set] { set(box->currentText()); });
+        connect(box->lineEdit(), &QLineEdit::editingFinished, this,
+                [box, set] { set(box->currentText()); });
         form->addRow(label, box);
         form->addRow(errorLabel(box));
     };
@@ -478,7 +521,8 @@ QWidget* ScenarioPanel::buildWorkloadGroup() {
     });
     form->addRow(tr("max_model_len"), maxModelLen_);
     form->addRow(errorLabel(maxModelLen_));
-    const auto intField = [this, form](QSpinBox* box, const QString& label, int key, int model::Workload::*field) {
+    const auto intField = [this, form](QSpinBox* box, const QString& label, int key,
+                                       int model::Workload::*field) {
         connect(box, &QSpinBox::valueChanged, this, [this, box, label, key, field](int v) {
             apply(label, key, box, [&](model::Scenario& s) { s.workload.*field = v; });
         });
@@ -502,23 +546,27 @@ QWidget* ScenarioPanel::buildWorkloadGroup() {
     form->addRow(errorLabel(concurrency_));
     intField(input_, tr("input tokens"), kInput, &model::Workload::input_tokens);
     intField(output_, tr("output tokens"), kOutput, &model::Workload::output_tokens);
-    auto* rate = optionalField(QStringLiteral("requests_per_s"), tr("none: a closed loop"), kRate,
-                               [](const QString& text, model::Scenario& s) -> QString {
-                                   const QString t = text.trimmed();
-                                   if (t.isEmpty()) {
-                                       s.workload.requests_per_s.reset();
-                                       return {};
-                                   }
-                                   bool ok = false;
-                                   const double v = t.toDouble(&ok);
-                                   if (!ok || v <= 0) {
-                                       return QObject::tr("'%1' is not a positive rate; write requests per second, e.g. 4.5").arg(t);
-                                   }
-                                   model::set_offered_rate(s.workload, v);
-                                   return {};
-                               });
+    auto* rate = optionalField(
+        QStringLiteral("requests_per_s"), tr("none: a closed loop"), kRate,
+        [](const QString& text, model::Scenario& s) -> QString {
+            const QString t = text.trimmed();
+            if (t.isEmpty()) {
+                s.workload.requests_per_s.reset();
+                return {};
+            }
+            bool ok = false;
+            const double v = t.toDouble(&ok);
+            if (!ok || v <= 0) {
+                return QObject::tr(
+                           "'%1' is not a positive rate; write requests per second, e.g. 4.5")
+                    .arg(t);
+            }
+            model::set_offered_rate(s.workload, v);
+            return {};
+        });
     textOf_[rate] = [](const model::Scenario& s) {
-        return s.workload.requests_per_s ? QString::number(*s.workload.requests_per_s, 'g', 8) : QString();
+        return s.workload.requests_per_s ? QString::number(*s.workload.requests_per_s, 'g', 8)
+                                         : QString();
     };
     form->addRow(tr("requests/s"), rate);
     form->addRow(errorLabel(rate));
@@ -534,8 +582,8 @@ QWidget* ScenarioPanel::buildEngineGroup() {
     auto* form = new QFormLayout(g);
     engine_ = new QComboBox();
     engine_->setObjectName(QStringLiteral("engine"));
-    for (const auto k : {model::EngineKind::Vllm, model::EngineKind::TensorRtLlm, model::EngineKind::Sglang,
-                         model::EngineKind::LlamaCpp}) {
+    for (const auto k : {model::EngineKind::Vllm, model::EngineKind::TensorRtLlm,
+                         model::EngineKind::Sglang, model::EngineKind::LlamaCpp}) {
         engine_->addItem(qs(model::to_string(k)), static_cast<int>(k));
     }
     connect(engine_, &QComboBox::activated, this, [this](int i) {
@@ -552,12 +600,14 @@ QWidget* ScenarioPanel::buildEngineGroup() {
     memUtil_->setSpecialValueText(tr("engine default"));
     connect(memUtil_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
         apply(tr("gpu_memory_utilization"), kMemUtil, memUtil_, [&](model::Scenario& s) {
-            s.deployment.engine.gpu_memory_utilization = v > 0 ? std::optional<double>(v) : std::nullopt;
+            s.deployment.engine.gpu_memory_utilization =
+                v > 0 ? std::optional<double>(v) : std::nullopt;
         });
     });
     form->addRow(tr("memory utilization"), memUtil_);
     form->addRow(errorLabel(memUtil_));
-    const auto optInt = [this, form](QSpinBox* box, const QString& label, int key, std::optional<int> model::EngineConfig::*field) {
+    const auto optInt = [this, form](QSpinBox* box, const QString& label, int key,
+                                     std::optional<int> model::EngineConfig::*field) {
         connect(box, &QSpinBox::valueChanged, this, [this, box, label, key, field](int v) {
             apply(label, key, box, [&](model::Scenario& s) {
                 s.deployment.engine.*field = v > 0 ? std::optional<int>(v) : std::nullopt;
@@ -567,16 +617,20 @@ QWidget* ScenarioPanel::buildEngineGroup() {
         form->addRow(errorLabel(box));
     };
     maxSeqs_ = spin(QStringLiteral("max_num_seqs"), 0, 1 << 20, tr("engine default"));
-    batchedTokens_ = spin(QStringLiteral("max_num_batched_tokens"), 0, 1 << 28, tr("engine default"));
+    batchedTokens_ =
+        spin(QStringLiteral("max_num_batched_tokens"), 0, 1 << 28, tr("engine default"));
     blockSize_ = spin(QStringLiteral("block_size"), 0, 1 << 16, tr("engine default"));
     optInt(maxSeqs_, tr("max_num_seqs"), kMaxSeqs, &model::EngineConfig::max_num_seqs);
-    optInt(batchedTokens_, tr("max_num_batched_tokens"), kBatched, &model::EngineConfig::max_num_batched_tokens);
+    optInt(batchedTokens_, tr("max_num_batched_tokens"), kBatched,
+           &model::EngineConfig::max_num_batched_tokens);
     optInt(blockSize_, tr("block_size"), kBlock, &model::EngineConfig::block_size);
-    const auto tri = [this, form](QCheckBox* box, const QString& label, int key, std::optional<bool> model::EngineConfig::*field) {
+    const auto tri = [this, form](QCheckBox* box, const QString& label, int key,
+                                  std::optional<bool> model::EngineConfig::*field) {
         box->setTristate(true);
         box->setToolTip(tr("partially checked: the engine's default"));
         connect(box, &QCheckBox::stateChanged, this, [this, box, label, key, field](int) {
-            apply(label, key, box, [&](model::Scenario& s) { s.deployment.engine.*field = tristate(box); });
+            apply(label, key, box,
+                  [&](model::Scenario& s) { s.deployment.engine.*field = tristate(box); });
         });
         form->addRow(box);
     };
@@ -585,11 +639,13 @@ QWidget* ScenarioPanel::buildEngineGroup() {
     chunkedPrefill_ = new QCheckBox(tr("chunked prefill"));
     chunkedPrefill_->setObjectName(QStringLiteral("enable_chunked_prefill"));
     tri(prefixCaching_, tr("prefix caching"), kPrefix, &model::EngineConfig::enable_prefix_caching);
-    tri(chunkedPrefill_, tr("chunked prefill"), kChunked, &model::EngineConfig::enable_chunked_prefill);
+    tri(chunkedPrefill_, tr("chunked prefill"), kChunked,
+        &model::EngineConfig::enable_chunked_prefill);
     eager_ = new QCheckBox(tr("enforce eager (no CUDA graphs)"));
     eager_->setObjectName(QStringLiteral("enforce_eager"));
     connect(eager_, &QCheckBox::toggled, this, [this](bool on) {
-        apply(tr("enforce eager"), kEager, eager_, [&](model::Scenario& s) { s.deployment.engine.cuda_graphs = !on; });
+        apply(tr("enforce eager"), kEager, eager_,
+              [&](model::Scenario& s) { s.deployment.engine.cuda_graphs = !on; });
     });
     form->addRow(eager_);
     return g;
@@ -598,16 +654,19 @@ QWidget* ScenarioPanel::buildEngineGroup() {
 QWidget* ScenarioPanel::buildSloGroup() {
     auto* g = new QGroupBox(tr("Latency objectives"));
     auto* form = new QFormLayout(g);
-    const auto slo = [this, form](const QString& name, const QString& label, int key, std::optional<Seconds> model::Slo::*field) {
-        auto* e = optionalField(name, tr("none, e.g. 500 ms"), key, [field](const QString& text, model::Scenario& s) {
-            return parseOptional<Seconds>(text, model::Dimension::Seconds, s.slo.*field);
-        });
+    const auto slo = [this, form](const QString& name, const QString& label, int key,
+                                  std::optional<Seconds> model::Slo::*field) {
+        auto* e = optionalField(
+            name, tr("none, e.g. 500 ms"), key, [field](const QString& text, model::Scenario& s) {
+                return parseOptional<Seconds>(text, model::Dimension::Seconds, s.slo.*field);
+            });
         textOf_[e] = [field](const model::Scenario& s) {
             const auto& v = s.slo.*field;
             if (!v) {
                 return QString();
             }
-            return v->si() < 1.0 ? quantityText(v->si(), "ms", 1e-3) : quantityText(v->si(), "s", 1.0);
+            return v->si() < 1.0 ? quantityText(v->si(), "ms", 1e-3)
+                                 : quantityText(v->si(), "s", 1.0);
         };
         form->addRow(label, e);
         form->addRow(errorLabel(e));
@@ -620,7 +679,8 @@ QWidget* ScenarioPanel::buildSloGroup() {
     percentile_->setRange(1, 100);
     percentile_->setDecimals(1);
     connect(percentile_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-        apply(tr("SLO percentile"), kPercentile, percentile_, [&](model::Scenario& s) { s.slo.percentile = v; });
+        apply(tr("SLO percentile"), kPercentile, percentile_,
+              [&](model::Scenario& s) { s.slo.percentile = v; });
     });
     form->addRow(tr("percentile"), percentile_);
     return g;
@@ -629,38 +689,46 @@ QWidget* ScenarioPanel::buildSloGroup() {
 QWidget* ScenarioPanel::buildPowerGroup() {
     auto* g = new QGroupBox(tr("Power budget"));
     auto* form = new QFormLayout(g);
-    const auto watt = [this, form](const QString& name, const QString& label, int key, std::optional<Watts> model::PowerBudget::*field) {
-        auto* e = optionalField(name, tr("none, e.g. 500 W or 8 kW"), key, [field](const QString& text, model::Scenario& s) {
-            return parseOptional<Watts>(text, model::Dimension::Watts, s.power.*field);
-        });
+    const auto watt = [this, form](const QString& name, const QString& label, int key,
+                                   std::optional<Watts> model::PowerBudget::*field) {
+        auto* e = optionalField(name, tr("none, e.g. 500 W or 8 kW"), key,
+                                [field](const QString& text, model::Scenario& s) {
+                                    return parseOptional<Watts>(text, model::Dimension::Watts,
+                                                                s.power.*field);
+                                });
         textOf_[e] = [field](const model::Scenario& s) {
             const auto& v = s.power.*field;
             if (!v) {
                 return QString();
             }
-            return v->si() >= 1e3 ? quantityText(v->si(), "kW", 1e3) : quantityText(v->si(), "W", 1.0);
+            return v->si() >= 1e3 ? quantityText(v->si(), "kW", 1e3)
+                                  : quantityText(v->si(), "W", 1.0);
         };
         form->addRow(label, e);
         form->addRow(errorLabel(e));
     };
     watt(QStringLiteral("gpu_cap"), tr("per-GPU cap"), kGpuCap, &model::PowerBudget::gpu_cap);
     watt(QStringLiteral("node_cap"), tr("per-node cap"), kNodeCap, &model::PowerBudget::node_cap);
-    watt(QStringLiteral("rack_budget"), tr("rack budget"), kRackBudget, &model::PowerBudget::rack_budget);
-    auto* pue = optionalField(QStringLiteral("pue"), tr("1 (IT power only)"), kPue, [](const QString& text, model::Scenario& s) -> QString {
-        const QString t = text.trimmed();
-        if (t.isEmpty()) {
-            s.power.pue.reset();
-            return {};
-        }
-        bool ok = false;
-        const double v = t.toDouble(&ok);
-        if (!ok || v < 1.0 || v > 5.0) {
-            return QObject::tr("PUE is a number from 1 to 5, e.g. 1.3");
-        }
-        s.power.pue = v;
-        return {};
-    });
-    textOf_[pue] = [](const model::Scenario& s) { return s.power.pue ? QString::number(*s.power.pue, 'g', 6) : QString(); };
+    watt(QStringLiteral("rack_budget"), tr("rack budget"), kRackBudget,
+         &model::PowerBudget::rack_budget);
+    auto* pue = optionalField(QStringLiteral("pue"), tr("1 (IT power only)"), kPue,
+                              [](const QString& text, model::Scenario& s) -> QString {
+                                  const QString t = text.trimmed();
+                                  if (t.isEmpty()) {
+                                      s.power.pue.reset();
+                                      return {};
+                                  }
+                                  bool ok = false;
+                                  const double v = t.toDouble(&ok);
+                                  if (!ok || v < 1.0 || v > 5.0) {
+                                      return QObject::tr("PUE is a number from 1 to 5, e.g. 1.3");
+                                  }
+                                  s.power.pue = v;
+                                  return {};
+                              });
+    textOf_[pue] = [](const model::Scenario& s) {
+        return s.power.pue ? QString::number(*s.power.pue, 'g', 6) : QString();
+    };
     form->addRow(tr("PUE"), pue);
     form->addRow(errorLabel(pue));
     return g;
@@ -669,33 +737,36 @@ QWidget* ScenarioPanel::buildPowerGroup() {
 QWidget* ScenarioPanel::buildPricesGroup() {
     auto* g = new QGroupBox(tr("Prices"));
     auto* form = new QFormLayout(g);
-    const auto price = [this, form](const QString& name, const QString& label, const QString& placeholder, int key,
-                                    std::optional<model::Price> model::Prices::*field, model::PriceBasis basis,
-                                    const char* example) {
+    const auto price = [this, form](const QString& name, const QString& label,
+                                    const QString& placeholder, int key,
+                                    std::optional<model::Price> model::Prices::*field,
+                                    model::PriceBasis basis, const char* example) {
         // Hardware prices are for the hardware on the form (model/price_list.hpp): a price typed
         // here is for it, and one written for other hardware is not shown (the hwdb's applies).
         const bool hardware = field != &model::Prices::electricity;
         const bool node = field == &model::Prices::node_purchase;
-        auto* e = optionalField(name, placeholder, key,
-                                [field, basis, example, hardware](const QString& text, model::Scenario& s) {
-                                    if (hardware) {
-                                        model::bind_prices_to_hardware(s);
-                                    }
-                                    return parsePrice(text, basis, example, s.prices.*field);
-                                });
+        auto* e = optionalField(
+            name, placeholder, key,
+            [field, basis, example, hardware](const QString& text, model::Scenario& s) {
+                if (hardware) {
+                    model::bind_prices_to_hardware(s);
+                }
+                return parsePrice(text, basis, example, s.prices.*field);
+            });
         textOf_[e] = [field, hardware, node](const model::Scenario& s) {
             const auto& v = s.prices.*field;
-            const bool applies = !hardware || (node ? model::scenario_prices_node(s)
-                                                    : model::scenario_prices_gpu(s, s.deployment.gpu));
+            const bool applies =
+                !hardware || (node ? model::scenario_prices_node(s)
+                                   : model::scenario_prices_gpu(s, s.deployment.gpu));
             return v && applies ? qs(model::to_string(*v)) : QString();
         };
         form->addRow(label, e);
         form->addRow(errorLabel(e));
     };
-    price(QStringLiteral("gpu_hour"), tr("rent per GPU-hour"), tr("hwdb estimate, e.g. $2.10/h"), kGpuHour,
-          &model::Prices::gpu_hour, model::PriceBasis::Hour, "$2.10/h");
-    price(QStringLiteral("gpu_purchase"), tr("GPU purchase"), tr("hwdb estimate, e.g. $25000"), kGpuPurchase,
-          &model::Prices::gpu_purchase, model::PriceBasis::Once, "$25000");
+    price(QStringLiteral("gpu_hour"), tr("rent per GPU-hour"), tr("hwdb estimate, e.g. $2.10/h"),
+          kGpuHour, &model::Prices::gpu_hour, model::PriceBasis::Hour, "$2.10/h");
+    price(QStringLiteral("gpu_purchase"), tr("GPU purchase"), tr("hwdb estimate, e.g. $25000"),
+          kGpuPurchase, &model::Prices::gpu_purchase, model::PriceBasis::Once, "$25000");
     price(QStringLiteral("node_purchase"), tr("node purchase"), tr("e.g. $270000"), kNodePurchase,
           &model::Prices::node_purchase, model::PriceBasis::Once, "$270000");
     price(QStringLiteral("electricity"), tr("electricity"), tr("e.g. 0.6 CNY/kWh"), kElectricity,
@@ -706,30 +777,40 @@ QWidget* ScenarioPanel::buildPricesGroup() {
 void ScenarioPanel::updateSpecs() {
     const auto& s = doc_.scenario();
     const auto& m = s.deployment.model;
-    modelInfo_->setText(tr("%1 layers, hidden %2, %3 heads (%4 KV), max context %5%6%7")
-                            .arg(m.layers)
-                            .arg(m.hidden_size)
-                            .arg(m.heads)
-                            .arg(m.kv_heads)
-                            .arg(m.max_context)
-                            .arg(m.moe ? tr(", MoE %1 experts (top-%2)").arg(m.moe->experts).arg(m.moe->active_experts) : QString())
-                            .arg(s.model_ref.empty() ? tr("; inline model '%1' (imported)").arg(qs(m.name)) : QString()));
+    modelInfo_->setText(
+        tr("%1 layers, hidden %2, %3 heads (%4 KV), max context %5%6%7")
+            .arg(m.layers)
+            .arg(m.hidden_size)
+            .arg(m.heads)
+            .arg(m.kv_heads)
+            .arg(m.max_context)
+            .arg(
+                m.moe
+                    ? tr(", MoE %1 experts (top-%2)").arg(m.moe->experts).arg(m.moe->active_experts)
+                    : QString())
+            .arg(s.model_ref.empty() ? tr("; inline model '%1' (imported)").arg(qs(m.name))
+                                     : QString()));
     const auto& g = s.deployment.gpu;
     QStringList peaks;
-    for (const auto t : {model::ComputeType::Bf16, model::ComputeType::Fp8, model::ComputeType::Fp4}) {
+    for (const auto t :
+         {model::ComputeType::Bf16, model::ComputeType::Fp8, model::ComputeType::Fp4}) {
         if (const auto p = g.dense.for_type(t)) {
-            peaks << QStringLiteral("%1 %2 TFLOPS").arg(qs(std::string(model::to_string(t)))).arg(p->si() / 1e12, 0, 'f', 0);
+            peaks << QStringLiteral("%1 %2 TFLOPS")
+                         .arg(qs(std::string(model::to_string(t))))
+                         .arg(p->si() / 1e12, 0, 'f', 0);
         }
     }
-    gpuSpecs_->setText(tr("%1 %2, %3 TB/s, %4; %5; link %6")
-                           .arg(formatGiB(g.memory), qs(g.memory_type))
-                           .arg(g.memory_bandwidth.si() / 1e12, 0, 'f', 2)
-                           .arg(peaks.join(QStringLiteral(", ")))
-                           .arg(g.board_power ? formatWatts(*g.board_power) : tr("no board power listed"))
-                           .arg(qs(s.deployment.intra_node_link.name)));
+    gpuSpecs_->setText(
+        tr("%1 %2, %3 TB/s, %4; %5; link %6")
+            .arg(formatGiB(g.memory), qs(g.memory_type))
+            .arg(g.memory_bandwidth.si() / 1e12, 0, 'f', 2)
+            .arg(peaks.join(QStringLiteral(", ")))
+            .arg(g.board_power ? formatWatts(*g.board_power) : tr("no board power listed"))
+            .arg(qs(s.deployment.intra_node_link.name)));
     QString classes;
     if (s.workload.classes.empty()) {
-        classes = tr("one request class (the lengths above); classes, arrivals and traces are edited in the YAML");
+        classes = tr("one request class (the lengths above); classes, arrivals and traces are "
+                     "edited in the YAML");
     } else {
         QStringList names;
         for (const auto& c : s.workload.classes) {
@@ -745,9 +826,30 @@ void ScenarioPanel::refresh() {
     const auto& s = doc_.scenario();
     const auto& d = s.deployment;
     std::vector<QSignalBlocker> blockers;
-    for (QObject* o : std::initializer_list<QObject*>{model_, gpu_, node_, count_, tp_, pp_, dp_, ep_, weights_, activations_, kv_,
-                                                      maxModelLen_, concurrency_, input_, output_, engine_, memUtil_, maxSeqs_,
-                                                      batchedTokens_, blockSize_, prefixCaching_, chunkedPrefill_, eager_, percentile_}) {
+    for (QObject* o : std::initializer_list<QObject*>{model_,
+                                                      gpu_,
+                                                      node_,
+                                                      count_,
+                                                      tp_,
+                                                      pp_,
+                                                      dp_,
+                                                      ep_,
+                                                      weights_,
+                                                      activations_,
+                                                      kv_,
+                                                      maxModelLen_,
+                                                      concurrency_,
+                                                      input_,
+                                                      output_,
+                                                      engine_,
+                                                      memUtil_,
+                                                      maxSeqs_,
+                                                      batchedTokens_,
+                                                      blockSize_,
+                                                      prefixCaching_,
+                                                      chunkedPrefill_,
+                                                      eager_,
+                                                      percentile_}) {
         blockers.emplace_back(o);
     }
     const int mi = model_->findData(qs(d.model.name));

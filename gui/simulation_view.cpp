@@ -43,7 +43,8 @@ SimulationView::SimulationView(ScenarioDocument& doc, Runner& runner, QWidget* p
     requests_->setRange(0, 10'000'000);
     requests_->setSingleStep(100);
     requests_->setSpecialValueText(tr("scenario's count"));
-    requests_->setToolTip(tr("requests to send (0: the scenario's workload.requests, default 1000)"));
+    requests_->setToolTip(
+        tr("requests to send (0: the scenario's workload.requests, default 1000)"));
     progress_ = new QProgressBar();
     progress_->setRange(0, 1000);
     progress_->setValue(0);
@@ -151,10 +152,11 @@ void SimulationView::finished(const SimOutcomePtr& outcome) {
     }
     const sim::SimResult& r = *outcome->result;
     progress_->setValue(1000);
-    progress_->setFormat(r.stopped ? tr("cancelled after %1 s simulated").arg(r.duration_s, 0, 'f', 1)
-                                   : tr("done: %1 requests in %2 s of wall time")
-                                         .arg(r.overall.arrived)
-                                         .arg(outcome->wall_s, 0, 'f', 2));
+    progress_->setFormat(r.stopped
+                             ? tr("cancelled after %1 s simulated").arg(r.duration_s, 0, 'f', 1)
+                             : tr("done: %1 requests in %2 s of wall time")
+                                   .arg(r.overall.arrived)
+                                   .arg(outcome->wall_s, 0, 'f', 2));
     if (!r.ok) {
         QStringList reasons;
         for (const auto& x : r.reasons) {
@@ -185,7 +187,8 @@ QList<ChartPanel*> SimulationView::charts() const {
 }
 
 QList<QPair<QString, const QAbstractItemModel*>> SimulationView::tables() const {
-    return {{QStringLiteral("simulation_summary"), summary_}, {QStringLiteral("simulation_classes"), classes_}};
+    return {{QStringLiteral("simulation_summary"), summary_},
+            {QStringLiteral("simulation_classes"), classes_}};
 }
 
 } // namespace gpuplan::gui

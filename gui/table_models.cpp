@@ -71,9 +71,11 @@ FiguresModel::Rows servingRows(const Analysis& a) {
     add(QObject::tr("TPOT"), formatTime(e.tpot));
     add(QObject::tr("throughput"), formatNumber(e.throughput) + QObject::tr(" tok/s"));
     add(QObject::tr("throughput per GPU"),
-        formatNumber(a.scenario.deployment.gpus > 0 ? e.throughput / a.scenario.deployment.gpus : 0) +
+        formatNumber(a.scenario.deployment.gpus > 0 ? e.throughput / a.scenario.deployment.gpus
+                                                    : 0) +
             QObject::tr(" tok/s"));
-    add(QObject::tr("peak throughput"), formatNumber(e.peak_throughput) + QObject::tr(" tok/s at %1").arg(e.peak_concurrency));
+    add(QObject::tr("peak throughput"),
+        formatNumber(e.peak_throughput) + QObject::tr(" tok/s at %1").arg(e.peak_concurrency));
     const model::OperatingPoint& op = e.operating_point;
     add(QObject::tr("load"), op.kind == model::LoadKind::OfferedRate
                                  ? QObject::tr("open loop at %1 req/s, %2 in flight")
@@ -82,18 +84,23 @@ FiguresModel::Rows servingRows(const Analysis& a) {
                                  : QObject::tr("closed loop at %1 sequences%2")
                                        .arg(op.concurrency)
                                        .arg(op.defaulted ? QObject::tr(" (default)") : QString()));
-    add(QObject::tr("running per replica"), QString::number(e.running) + QObject::tr(" of %1 asked").arg(op.concurrency));
-    add(QObject::tr("single-stream bound"), formatNumber(e.single_stream_bound) + QObject::tr(" tok/s"));
-    add(QObject::tr("prefill MFU / MBU"), formatPercent(e.prefill.mfu) + QStringLiteral(" / ") + formatPercent(e.prefill.mbu));
-    add(QObject::tr("decode MFU / MBU"), formatPercent(e.decode.mfu) + QStringLiteral(" / ") + formatPercent(e.decode.mbu));
+    add(QObject::tr("running per replica"),
+        QString::number(e.running) + QObject::tr(" of %1 asked").arg(op.concurrency));
+    add(QObject::tr("single-stream bound"),
+        formatNumber(e.single_stream_bound) + QObject::tr(" tok/s"));
+    add(QObject::tr("prefill MFU / MBU"),
+        formatPercent(e.prefill.mfu) + QStringLiteral(" / ") + formatPercent(e.prefill.mbu));
+    add(QObject::tr("decode MFU / MBU"),
+        formatPercent(e.decode.mfu) + QStringLiteral(" / ") + formatPercent(e.decode.mbu));
     add(QObject::tr("KV cache"), QObject::tr("%1 tokens in %2 blocks of %3")
                                      .arg(formatNumber(static_cast<double>(m.kv_tokens)))
                                      .arg(formatNumber(static_cast<double>(m.kv_blocks)))
                                      .arg(m.engine.block_size));
-    add(QObject::tr("max concurrency"), QObject::tr("%1 x at %2 tokens (bound by %3)")
-                                            .arg(QString::number(m.max_concurrency, 'f', 2))
-                                            .arg(m.engine.max_model_len)
-                                            .arg(qs(std::string(model::to_string(m.concurrency_limit)))));
+    add(QObject::tr("max concurrency"),
+        QObject::tr("%1 x at %2 tokens (bound by %3)")
+            .arg(QString::number(m.max_concurrency, 'f', 2))
+            .arg(m.engine.max_model_len)
+            .arg(qs(std::string(model::to_string(m.concurrency_limit)))));
     add(QObject::tr("error band"), QObject::tr("±%1 % (P90), %2 profile")
                                        .arg(QString::number(e.error_band.p90 * 100, 'f', 0))
                                        .arg(qs(std::string(model::to_string(e.provenance.kind)))));
@@ -104,25 +111,37 @@ FiguresModel::Rows servingRows(const Analysis& a) {
 FiguresModel::Rows powerRows(const model::PowerEstimate& p) {
     FiguresModel::Rows r;
     const auto add = [&r](const QString& k, const QString& v) { r.emplace_back(k, v); };
-    add(QObject::tr("GPU idle / resident / board"), formatWatts(p.levels.idle) + QStringLiteral(" / ") +
-                                                        formatWatts(p.levels.resident) + QStringLiteral(" / ") +
-                                                        formatWatts(p.levels.board));
+    add(QObject::tr("GPU idle / resident / board"),
+        formatWatts(p.levels.idle) + QStringLiteral(" / ") + formatWatts(p.levels.resident) +
+            QStringLiteral(" / ") + formatWatts(p.levels.board));
     add(QObject::tr("per-GPU limit"), formatWatts(p.limit.per_gpu) + QStringLiteral(" (") +
-                                          qs(std::string(model::to_string(p.limit.source))) + QStringLiteral(")"));
-    add(QObject::tr("limited"), yesNo(p.limited) + (p.unreachable ? QObject::tr(" (unreachable)") : QString()));
-    add(QObject::tr("prefill clock / slowdown"), formatPercent(p.prefill.clock) + QStringLiteral(" / ") +
-                                                     QString::number(p.prefill.slowdown, 'f', 3) + QStringLiteral("x"));
-    add(QObject::tr("steady clock / slowdown"), formatPercent(p.steady.clock) + QStringLiteral(" / ") +
-                                                    QString::number(p.steady.slowdown, 'f', 3) + QStringLiteral("x"));
-    add(QObject::tr("throughput capped"), formatNumber(p.capped.throughput) + QObject::tr(" tok/s (%1 lost)").arg(formatPercent(p.throughput_loss)));
-    add(QObject::tr("GPU average / peak"), formatWatts(p.gpu_average) + QStringLiteral(" / ") + formatWatts(p.gpu_peak));
-    add(QObject::tr("nodes"), QString::number(p.nodes) + (p.node.known ? QString() : QObject::tr(" (no host power counted)")));
+                                          qs(std::string(model::to_string(p.limit.source))) +
+                                          QStringLiteral(")"));
+    add(QObject::tr("limited"),
+        yesNo(p.limited) + (p.unreachable ? QObject::tr(" (unreachable)") : QString()));
+    add(QObject::tr("prefill clock / slowdown"),
+        formatPercent(p.prefill.clock) + QStringLiteral(" / ") +
+            QString::number(p.prefill.slowdown, 'f', 3) + QStringLiteral("x"));
+    add(QObject::tr("steady clock / slowdown"),
+        formatPercent(p.steady.clock) + QStringLiteral(" / ") +
+            QString::number(p.steady.slowdown, 'f', 3) + QStringLiteral("x"));
+    add(QObject::tr("throughput capped"),
+        formatNumber(p.capped.throughput) +
+            QObject::tr(" tok/s (%1 lost)").arg(formatPercent(p.throughput_loss)));
+    add(QObject::tr("GPU average / peak"),
+        formatWatts(p.gpu_average) + QStringLiteral(" / ") + formatWatts(p.gpu_peak));
+    add(QObject::tr("nodes"),
+        QString::number(p.nodes) +
+            (p.node.known ? QString() : QObject::tr(" (no host power counted)")));
     add(QObject::tr("deployment average / peak / resident"),
         formatWatts(p.deployment_average) + QStringLiteral(" / ") + formatWatts(p.deployment_peak) +
             QStringLiteral(" / ") + formatWatts(p.deployment_idle));
-    add(QObject::tr("facility average (PUE %1)").arg(QString::number(p.pue, 'f', 2)), formatWatts(p.facility_average));
-    add(QObject::tr("energy per output token"), QString::number(p.energy_per_token_j, 'f', 3) + QObject::tr(" J"));
-    add(QObject::tr("node peak uncapped / capped"), formatWatts(p.node_peak_uncapped) + QStringLiteral(" / ") + formatWatts(p.node_peak));
+    add(QObject::tr("facility average (PUE %1)").arg(QString::number(p.pue, 'f', 2)),
+        formatWatts(p.facility_average));
+    add(QObject::tr("energy per output token"),
+        QString::number(p.energy_per_token_j, 'f', 3) + QObject::tr(" J"));
+    add(QObject::tr("node peak uncapped / capped"),
+        formatWatts(p.node_peak_uncapped) + QStringLiteral(" / ") + formatWatts(p.node_peak));
     add(QObject::tr("oversubscription"), formatPercent(p.oversubscription));
     for (const auto& n : p.notes) {
         add(QObject::tr("note"), qs(n));
@@ -139,13 +158,15 @@ FiguresModel::Rows rackRows(const model::RackPlan& p) {
     add(QObject::tr("racks"), QString::number(p.racks));
     add(QObject::tr("binding limit"), qs(std::string(model::to_string(p.binding))));
     add(QObject::tr("rack power"), formatWatts(p.rack_power));
-    add(QObject::tr("PDU nameplate / usable / rack capacity"), formatWatts(p.pdu_nameplate) + QStringLiteral(" / ") +
-                                                                  formatWatts(p.pdu_usable) + QStringLiteral(" / ") +
-                                                                  formatWatts(p.pdu_capacity));
+    add(QObject::tr("PDU nameplate / usable / rack capacity"),
+        formatWatts(p.pdu_nameplate) + QStringLiteral(" / ") + formatWatts(p.pdu_usable) +
+            QStringLiteral(" / ") + formatWatts(p.pdu_capacity));
     add(QObject::tr("feasible"), yesNo(p.feasible));
     for (const auto& l : p.limits) {
         add(QObject::tr("limit %1").arg(qs(std::string(model::to_string(l.which)))),
-            QObject::tr("%1 nodes fit; headroom %2").arg(l.nodes_fit).arg(QString::number(l.headroom, 'f', 0)));
+            QObject::tr("%1 nodes fit; headroom %2")
+                .arg(l.nodes_fit)
+                .arg(QString::number(l.headroom, 'f', 0)));
     }
     for (const auto& w : p.warnings) {
         add(QObject::tr("warning"), qs(w));
@@ -159,17 +180,29 @@ FiguresModel::Rows costRows(const model::CostInputs& in, const model::CostEstima
     add(QObject::tr("currency"), qs(c.currency));
     add(QObject::tr("GPUs / nodes"), QStringLiteral("%1 / %2").arg(in.gpus).arg(in.nodes));
     add(QObject::tr("serving hours per month"), formatNumber(c.hours_serving));
-    add(QObject::tr("output tokens per month"), formatNumber(c.tokens / 1e6, 1) + QObject::tr(" M"));
-    add(QObject::tr("capex"), formatMoney(c.capex) + (in.capex_source.empty() ? QString() : QStringLiteral(" (") + qs(in.capex_source) + QStringLiteral(")")));
+    add(QObject::tr("output tokens per month"),
+        formatNumber(c.tokens / 1e6, 1) + QObject::tr(" M"));
+    add(QObject::tr("capex"),
+        formatMoney(c.capex) +
+            (in.capex_source.empty()
+                 ? QString()
+                 : QStringLiteral(" (") + qs(in.capex_source) + QStringLiteral(")")));
     add(QObject::tr("capex amortized / month"), formatMoney(c.capex_monthly));
-    add(QObject::tr("energy / month"), formatMoney(c.energy_monthly) + QObject::tr(" (%1 kWh at the facility)").arg(formatNumber(c.facility_kwh)));
+    add(QObject::tr("energy / month"),
+        formatMoney(c.energy_monthly) +
+            QObject::tr(" (%1 kWh at the facility)").arg(formatNumber(c.facility_kwh)));
     add(QObject::tr("maintenance / month"), formatMoney(c.maintenance_monthly));
     add(QObject::tr("colocation / month"), formatMoney(c.colocation_monthly));
     add(QObject::tr("own / month"), formatMoney(c.own_monthly));
-    add(QObject::tr("rent / month"), formatMoney(c.rent_monthly) + (in.rent_source.empty() ? QString() : QStringLiteral(" (") + qs(in.rent_source) + QStringLiteral(")")));
+    add(QObject::tr("rent / month"),
+        formatMoney(c.rent_monthly) +
+            (in.rent_source.empty()
+                 ? QString()
+                 : QStringLiteral(" (") + qs(in.rent_source) + QStringLiteral(")")));
     add(QObject::tr("own per million tokens"), formatMoney(c.own_per_million_tokens));
     add(QObject::tr("rent per million tokens"), formatMoney(c.rent_per_million_tokens));
-    add(QObject::tr("break-even month"), c.break_even_month ? QString::number(*c.break_even_month) : QObject::tr("never (or not priced)"));
+    add(QObject::tr("break-even month"), c.break_even_month ? QString::number(*c.break_even_month)
+                                                            : QObject::tr("never (or not priced)"));
     add(QObject::tr("cheaper"), c.cheaper.empty() ? QStringLiteral("\u2013") : qs(c.cheaper));
     for (const auto& n : c.notes) {
         add(QObject::tr("note"), qs(n));
@@ -182,22 +215,37 @@ FiguresModel::Rows trainingRows(const model::TrainingEstimate& t) {
     FiguresModel::Rows r;
     const auto add = [&r](const QString& k, const QString& v) { r.emplace_back(k, v); };
     const auto& l = x.layout;
-    add(QObject::tr("layout"), QObject::tr("tp %1 × pp %2 × dp %3 × cp %4, ep %5, ZeRO-%6, micro-batch %7, %8 recompute")
-                                   .arg(l.tp).arg(l.pp).arg(l.dp).arg(l.cp).arg(l.ep).arg(l.zero).arg(l.micro_batch)
-                                   .arg(qs(std::string(model::to_string(l.recompute)))));
+    add(QObject::tr("layout"),
+        QObject::tr("tp %1 × pp %2 × dp %3 × cp %4, ep %5, ZeRO-%6, micro-batch %7, %8 recompute")
+            .arg(l.tp)
+            .arg(l.pp)
+            .arg(l.dp)
+            .arg(l.cp)
+            .arg(l.ep)
+            .arg(l.zero)
+            .arg(l.micro_batch)
+            .arg(qs(std::string(model::to_string(l.recompute)))));
     add(QObject::tr("fits"), x.fits ? QObject::tr("yes") : QObject::tr("NO"));
-    add(QObject::tr("memory per GPU (fullest stage)"), formatGiB(x.memory.total) + QObject::tr(" of ") + formatGiB(x.memory.capacity));
+    add(QObject::tr("memory per GPU (fullest stage)"),
+        formatGiB(x.memory.total) + QObject::tr(" of ") + formatGiB(x.memory.capacity));
     add(QObject::tr("step time"), formatTime(x.step.total));
-    add(QObject::tr("MFU / HFU"), formatPercent(x.mfu) + QStringLiteral(" / ") + formatPercent(x.hfu));
-    add(QObject::tr("tokens/s (per GPU)"), formatNumber(x.tokens_per_s) + QStringLiteral(" (") + formatNumber(x.tokens_per_s_per_gpu) + QStringLiteral(")"));
-    add(QObject::tr("time to train"), QString::number(x.time_to_train.si() / 86400.0, 'f', 1) + QObject::tr(" days"));
+    add(QObject::tr("MFU / HFU"),
+        formatPercent(x.mfu) + QStringLiteral(" / ") + formatPercent(x.hfu));
+    add(QObject::tr("tokens/s (per GPU)"), formatNumber(x.tokens_per_s) + QStringLiteral(" (") +
+                                               formatNumber(x.tokens_per_s_per_gpu) +
+                                               QStringLiteral(")"));
+    add(QObject::tr("time to train"),
+        QString::number(x.time_to_train.si() / 86400.0, 'f', 1) + QObject::tr(" days"));
     add(QObject::tr("GPU-hours"), formatNumber(x.gpu_hours));
     add(QObject::tr("compute (PF-days)"), formatNumber(t.pf_days, 0));
     add(QObject::tr("rent cost"), formatMoney(t.rent_cost));
     add(QObject::tr("energy cost"), formatMoney(t.energy_cost));
-    add(QObject::tr("energy"), t.energy_kwh ? formatNumber(*t.energy_kwh) + QObject::tr(" kWh") : QStringLiteral("\u2013"));
+    add(QObject::tr("energy"), t.energy_kwh ? formatNumber(*t.energy_kwh) + QObject::tr(" kWh")
+                                            : QStringLiteral("\u2013"));
     add(QObject::tr("scaling efficiency"), formatPercent(t.scaling_efficiency));
-    add(QObject::tr("parameters (trained)"), formatNumber(t.params / 1e9, 2) + QObject::tr(" B (") + formatNumber(t.trainable_params / 1e9, 3) + QObject::tr(" B)"));
+    add(QObject::tr("parameters (trained)"), formatNumber(t.params / 1e9, 2) + QObject::tr(" B (") +
+                                                 formatNumber(t.trainable_params / 1e9, 3) +
+                                                 QObject::tr(" B)"));
     for (const auto& n : t.notes) {
         add(QObject::tr("note"), qs(n));
     }
@@ -208,16 +256,22 @@ FiguresModel::Rows simulationRows(const sim::SimResult& s, double wall_s) {
     FiguresModel::Rows r;
     const auto add = [&r](const QString& k, const QString& v) { r.emplace_back(k, v); };
     const auto& o = s.overall;
-    add(QObject::tr("requests arrived / completed"), QStringLiteral("%1 / %2").arg(o.arrived).arg(o.completed));
-    add(QObject::tr("rejected / timed out / cancelled"), QStringLiteral("%1 / %2 / %3").arg(o.rejected).arg(o.timed_out).arg(o.cancelled));
+    add(QObject::tr("requests arrived / completed"),
+        QStringLiteral("%1 / %2").arg(o.arrived).arg(o.completed));
+    add(QObject::tr("rejected / timed out / cancelled"),
+        QStringLiteral("%1 / %2 / %3").arg(o.rejected).arg(o.timed_out).arg(o.cancelled));
     add(QObject::tr("SLO attainment"), formatPercent(o.slo_attainment));
     add(QObject::tr("goodput"), QString::number(o.goodput_rps, 'f', 2) + QObject::tr(" req/s"));
     add(QObject::tr("output tokens/s"), formatNumber(s.output_tok_s));
-    add(QObject::tr("TTFT p50 / p99"), formatTime(Seconds(o.ttft.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.ttft.p99)));
-    add(QObject::tr("TPOT p50 / p99"), formatTime(Seconds(o.tpot.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.tpot.p99)));
-    add(QObject::tr("E2E p50 / p99"), formatTime(Seconds(o.e2e.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.e2e.p99)));
+    add(QObject::tr("TTFT p50 / p99"),
+        formatTime(Seconds(o.ttft.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.ttft.p99)));
+    add(QObject::tr("TPOT p50 / p99"),
+        formatTime(Seconds(o.tpot.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.tpot.p99)));
+    add(QObject::tr("E2E p50 / p99"),
+        formatTime(Seconds(o.e2e.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.e2e.p99)));
     add(QObject::tr("queue p99"), formatTime(Seconds(o.queue.p99)));
-    add(QObject::tr("KV use mean / max"), formatPercent(s.kv_use_mean) + QStringLiteral(" / ") + formatPercent(s.kv_use_max));
+    add(QObject::tr("KV use mean / max"),
+        formatPercent(s.kv_use_mean) + QStringLiteral(" / ") + formatPercent(s.kv_use_max));
     add(QObject::tr("preemptions"), QString::number(s.preemptions));
     add(QObject::tr("prefix hit rate"), formatPercent(s.prefix_hit_rate));
     add(QObject::tr("mean batch size"), QString::number(s.batch_size_mean, 'f', 1));
@@ -361,8 +415,12 @@ QVariant ClassTableModel::data(const QModelIndex& index, int role) const {
     case 1: return static_cast<qlonglong>(s.arrived);
     case 2: return static_cast<qlonglong>(s.completed);
     case 3: return static_cast<qlonglong>(s.rejected + s.timed_out);
-    case 4: return formatTime(Seconds(s.ttft.p50)) + QStringLiteral(" / ") + formatTime(Seconds(s.ttft.p99));
-    case 5: return formatTime(Seconds(s.tpot.p50)) + QStringLiteral(" / ") + formatTime(Seconds(s.tpot.p99));
+    case 4:
+        return formatTime(Seconds(s.ttft.p50)) + QStringLiteral(" / ") +
+               formatTime(Seconds(s.ttft.p99));
+    case 5:
+        return formatTime(Seconds(s.tpot.p50)) + QStringLiteral(" / ") +
+               formatTime(Seconds(s.tpot.p99));
     case 6: return formatTime(Seconds(s.e2e.p99));
     case 7: return formatPercent(s.slo_attainment);
     default: return yesNo(c.slo_met);
@@ -403,13 +461,16 @@ QVariant LayoutTableModel::data(const QModelIndex& index, int role) const {
     case 1: return l.ep;
     case 2: return l.zero;
     case 3: return l.micro_batch;
-    case 4: return qs(std::string(model::to_string(l.recompute))) +
-                   (l.virtual_stages > 1 ? QStringLiteral(", v%1").arg(l.virtual_stages) : QString());
+    case 4:
+        return qs(std::string(model::to_string(l.recompute))) +
+               (l.virtual_stages > 1 ? QStringLiteral(", v%1").arg(l.virtual_stages) : QString());
     case 5: return formatGiB(r.memory.total);
     case 6: return formatTime(r.step.total);
     case 7: return formatPercent(r.mfu);
     case 8: return QString::number(r.time_to_train.si() / 86400.0, 'f', 1);
-    default: return r.cost > 0 ? formatNumber(r.cost) + QStringLiteral(" ") + currency_ : QStringLiteral("\u2013");
+    default:
+        return r.cost > 0 ? formatNumber(r.cost) + QStringLiteral(" ") + currency_
+                          : QStringLiteral("\u2013");
     }
 }
 
@@ -421,7 +482,8 @@ QVariant LayoutTableModel::headerData(int section, Qt::Orientation o, int role) 
 
 // ---- PlanTableModel ----
 
-void PlanTableModel::setRows(std::vector<plan::SizingRow> rows, QString currency, double percentile) {
+void PlanTableModel::setRows(std::vector<plan::SizingRow> rows, QString currency,
+                             double percentile) {
     beginResetModel();
     rows_ = std::move(rows);
     currency_ = std::move(currency);
@@ -438,7 +500,8 @@ int PlanTableModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || (role != Qt::DisplayRole && role != Qt::UserRole && role != Qt::ToolTipRole)) {
+    if (!index.isValid() ||
+        (role != Qt::DisplayRole && role != Qt::UserRole && role != Qt::ToolTipRole)) {
         return {};
     }
     const plan::SizingRow& r = rows_.at(static_cast<std::size_t>(index.row()));
@@ -459,28 +522,38 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     const QString dash = QStringLiteral("\u2013");
     switch (index.column()) {
     case 0: return index.row() + 1;
-    case 1: return QStringLiteral("%1 \u00d7 %2").arg(qs(k.gpu) + (k.node.empty() ? QString() : QStringLiteral("@") + qs(k.node))).arg(k.gpus);
+    case 1:
+        return QStringLiteral("%1 \u00d7 %2")
+            .arg(qs(k.gpu) + (k.node.empty() ? QString() : QStringLiteral("@") + qs(k.node)))
+            .arg(k.gpus);
     case 2: return QStringLiteral("%1 / %2 / %3").arg(k.par.tp).arg(k.par.pp).arg(k.par.dp);
     case 3: return qs(k.weights.name) + QStringLiteral(" / ") + qs(k.kv_cache.name);
     case 4: return k.max_num_seqs;
-    case kMonthlyColumn: return r.monthly ? formatNumber(*r.monthly) + QStringLiteral(" ") + currency_ : dash;
-    case 6: return r.per_million_tokens ? formatNumber(*r.per_million_tokens, 3) + QStringLiteral(" ") + currency_ : dash;
+    case kMonthlyColumn:
+        return r.monthly ? formatNumber(*r.monthly) + QStringLiteral(" ") + currency_ : dash;
+    case 6:
+        return r.per_million_tokens
+                   ? formatNumber(*r.per_million_tokens, 3) + QStringLiteral(" ") + currency_
+                   : dash;
     case 7: return formatWatts(Watts(r.avg_power_w));
     case 8: return formatWatts(Watts(r.peak_power_w));
     case 9: return r.racks;
-    case 10: return tight ? QStringLiteral("%1 %2 %3 / %4").arg(qs(tight->request_class), qs(tight->metric),
-                                                                 formatTime(Seconds(tight->value_s)),
-                                                                 formatTime(Seconds(tight->target_s)))
-                          : dash;
+    case 10:
+        return tight ? QStringLiteral("%1 %2 %3 / %4")
+                           .arg(qs(tight->request_class), qs(tight->metric),
+                                formatTime(Seconds(tight->value_s)),
+                                formatTime(Seconds(tight->target_s)))
+                     : dash;
     case 11: return tight ? formatPercent(tight->margin()) : dash;
     default: return r.binding_resource.empty() ? dash : qs(r.binding_resource);
     }
 }
 
 QVariant PlanTableModel::headerData(int section, Qt::Orientation o, int role) const {
-    return header({tr("#"), tr("GPU \u00d7 count"), tr("TP / PP / replicas"), tr("precision (weights / KV)"),
-                   tr("max_num_seqs"), tr("monthly cost"), tr("per Mtok"), tr("avg power"), tr("peak power"),
-                   tr("racks"), tr("tightest SLO (p%1)").arg(percentile_, 0, 'f', 0), tr("SLO margin"),
+    return header({tr("#"), tr("GPU \u00d7 count"), tr("TP / PP / replicas"),
+                   tr("precision (weights / KV)"), tr("max_num_seqs"), tr("monthly cost"),
+                   tr("per Mtok"), tr("avg power"), tr("peak power"), tr("racks"),
+                   tr("tightest SLO (p%1)").arg(percentile_, 0, 'f', 0), tr("SLO margin"),
                    tr("binding")},
                   section, o, role);
 }
@@ -488,13 +561,23 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation o, int role) co
 // ---- CompareTableModel ----
 
 QStringList CompareTableModel::figureNames() {
-    return {tr("GPU"), tr("GPUs (tp × pp × dp)"), tr("precision (weights / KV)"), tr("fits"),
-            tr("KV tokens"), tr("TTFT"), tr("TPOT"), tr("throughput (tok/s)"), tr("tok/s per GPU"),
-            tr("decode binds"), tr("power average"), tr("rent per million tokens"),
+    return {tr("GPU"),
+            tr("GPUs (tp × pp × dp)"),
+            tr("precision (weights / KV)"),
+            tr("fits"),
+            tr("KV tokens"),
+            tr("TTFT"),
+            tr("TPOT"),
+            tr("throughput (tok/s)"),
+            tr("tok/s per GPU"),
+            tr("decode binds"),
+            tr("power average"),
+            tr("rent per million tokens"),
             tr("own per million tokens")};
 }
 
-void CompareTableModel::setConfigurations(QStringList names, std::vector<std::optional<Analysis>> analyses,
+void CompareTableModel::setConfigurations(QStringList names,
+                                          std::vector<std::optional<Analysis>> analyses,
                                           std::vector<std::string> errors) {
     beginResetModel();
     names_ = std::move(names);
@@ -513,7 +596,11 @@ void CompareTableModel::setConfigurations(QStringList names, std::vector<std::op
         const auto& d = a.scenario.deployment;
         const auto& e = a.serving();
         col << qs(d.gpu.name)
-            << QStringLiteral("%1 (%2 × %3 × %4)").arg(d.gpus).arg(d.par.tp).arg(d.par.pp).arg(d.par.dp)
+            << QStringLiteral("%1 (%2 × %3 × %4)")
+                   .arg(d.gpus)
+                   .arg(d.par.tp)
+                   .arg(d.par.pp)
+                   .arg(d.par.dp)
             << qs(d.prec.weights.name) + QStringLiteral(" / ") + qs(d.prec.kv_cache.name)
             << yesNo(e.memory.fits) << formatNumber(static_cast<double>(e.memory.kv_tokens))
             << formatTime(e.ttft) << formatTime(e.tpot) << formatNumber(e.throughput)

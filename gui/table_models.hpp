@@ -3,12 +3,12 @@
 /// views and the CSV export). They format; they never compute.
 
 #include "gui/analysis.hpp"
-#include "plan/sizing_search.hpp"
 #include "model/bottleneck.hpp"
 #include "model/cost.hpp"
 #include "model/memory.hpp"
 #include "model/rack.hpp"
 #include "model/training.hpp"
+#include "plan/sizing_search.hpp"
 #include "sim/result.hpp"
 
 #include <QAbstractTableModel>
@@ -45,7 +45,8 @@ class FiguresModel : public QAbstractTableModel {
 /// Rows of the rack plan.
 [[nodiscard]] FiguresModel::Rows rackRows(const model::RackPlan& r);
 /// Rows of the cost estimate (with its inputs).
-[[nodiscard]] FiguresModel::Rows costRows(const model::CostInputs& in, const model::CostEstimate& c);
+[[nodiscard]] FiguresModel::Rows costRows(const model::CostInputs& in,
+                                          const model::CostEstimate& c);
 /// Rows of the training estimate.
 [[nodiscard]] FiguresModel::Rows trainingRows(const model::TrainingEstimate& t);
 /// Rows of a simulation's overall summary.
@@ -73,7 +74,9 @@ class WhatIfTableModel : public QAbstractTableModel {
   public:
     explicit WhatIfTableModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
     void setWhatIfs(std::vector<model::WhatIf> w);
-    [[nodiscard]] const model::WhatIf& whatIf(int row) const { return rows_.at(static_cast<std::size_t>(row)); }
+    [[nodiscard]] const model::WhatIf& whatIf(int row) const {
+        return rows_.at(static_cast<std::size_t>(row));
+    }
     [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
     [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;
     [[nodiscard]] QVariant data(const QModelIndex& index, int role) const override;
@@ -104,7 +107,9 @@ class LayoutTableModel : public QAbstractTableModel {
   public:
     explicit LayoutTableModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
     void setLayouts(std::vector<model::LayoutResult> rows, QString currency);
-    [[nodiscard]] const model::LayoutResult& layout(int row) const { return rows_.at(static_cast<std::size_t>(row)); }
+    [[nodiscard]] const model::LayoutResult& layout(int row) const {
+        return rows_.at(static_cast<std::size_t>(row));
+    }
     [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
     [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;
     [[nodiscard]] QVariant data(const QModelIndex& index, int role) const override;
@@ -125,7 +130,9 @@ class PlanTableModel : public QAbstractTableModel {
     static constexpr int kMonthlyColumn = 5;
     explicit PlanTableModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
     void setRows(std::vector<plan::SizingRow> rows, QString currency, double percentile);
-    [[nodiscard]] const plan::SizingRow& row(int r) const { return rows_.at(static_cast<std::size_t>(r)); }
+    [[nodiscard]] const plan::SizingRow& row(int r) const {
+        return rows_.at(static_cast<std::size_t>(r));
+    }
     [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
     [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;
     [[nodiscard]] QVariant data(const QModelIndex& index, int role) const override;
@@ -154,7 +161,7 @@ class CompareTableModel : public QAbstractTableModel {
 
   private:
     QStringList names_;
-    std::vector<QStringList> columns_;  // per configuration, one text per figure
+    std::vector<QStringList> columns_; // per configuration, one text per figure
 };
 
 } // namespace gpuplan::gui

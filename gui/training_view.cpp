@@ -64,12 +64,14 @@ TrainingView::TrainingView(ScenarioDocument& doc, Runner& runner, QWidget* paren
     microBatch_ = intBox(QStringLiteral("micro_batch"), 1, 1 << 20);
     recompute_ = new QComboBox();
     recompute_->setObjectName(QStringLiteral("recompute"));
-    for (const auto r : {model::Recompute::None, model::Recompute::Selective, model::Recompute::Full}) {
+    for (const auto r :
+         {model::Recompute::None, model::Recompute::Selective, model::Recompute::Full}) {
         recompute_->addItem(qs(model::to_string(r)), static_cast<int>(r));
     }
     method_ = new QComboBox();
     method_->setObjectName(QStringLiteral("method"));
-    for (const auto m : {model::FinetuneMethod::Full, model::FinetuneMethod::Lora, model::FinetuneMethod::Qlora}) {
+    for (const auto m :
+         {model::FinetuneMethod::Full, model::FinetuneMethod::Lora, model::FinetuneMethod::Qlora}) {
         method_->addItem(qs(model::to_string(m)), static_cast<int>(m));
     }
     auto* settings = new QGroupBox(tr("Training job"));
@@ -95,7 +97,8 @@ TrainingView::TrainingView(ScenarioDocument& doc, Runner& runner, QWidget* paren
     form->addRow(search_);
     form->addRow(searchStatus_);
 
-    const auto edit = [this](const QString& what, int key, const std::function<void(model::TrainingConfig&)>& f) {
+    const auto edit = [this](const QString& what, int key,
+                             const std::function<void(model::TrainingConfig&)>& f) {
         if (refreshing_) {
             return;
         }
@@ -121,22 +124,30 @@ TrainingView::TrainingView(ScenarioDocument& doc, Runner& runner, QWidget* paren
         }
         doc_.edit(next, on ? tr("add training job") : tr("remove training job"));
     });
-    connect(tokens_, &QDoubleSpinBox::valueChanged, this,
-            [edit](double v) { edit(tr("training tokens"), 201, [v](model::TrainingConfig& c) { c.tokens = v * 1e9; }); });
-    connect(globalBatch_, &QSpinBox::valueChanged, this,
-            [edit](int v) { edit(tr("global batch"), 202, [v](model::TrainingConfig& c) { c.global_batch = v; }); });
-    connect(seqLen_, &QSpinBox::valueChanged, this,
-            [edit](int v) { edit(tr("sequence length"), 203, [v](model::TrainingConfig& c) { c.seq_len = v; }); });
-    connect(tp_, &QSpinBox::valueChanged, this,
-            [edit](int v) { edit(tr("training TP"), 204, [v](model::TrainingConfig& c) { c.layout.tp = v; }); });
-    connect(pp_, &QSpinBox::valueChanged, this,
-            [edit](int v) { edit(tr("training PP"), 205, [v](model::TrainingConfig& c) { c.layout.pp = v; }); });
-    connect(cp_, &QSpinBox::valueChanged, this,
-            [edit](int v) { edit(tr("training CP"), 206, [v](model::TrainingConfig& c) { c.layout.cp = v; }); });
-    connect(zero_, &QSpinBox::valueChanged, this,
-            [edit](int v) { edit(tr("ZeRO stage"), 207, [v](model::TrainingConfig& c) { c.layout.zero = v; }); });
-    connect(microBatch_, &QSpinBox::valueChanged, this,
-            [edit](int v) { edit(tr("micro-batch"), 208, [v](model::TrainingConfig& c) { c.layout.micro_batch = v; }); });
+    connect(tokens_, &QDoubleSpinBox::valueChanged, this, [edit](double v) {
+        edit(tr("training tokens"), 201, [v](model::TrainingConfig& c) { c.tokens = v * 1e9; });
+    });
+    connect(globalBatch_, &QSpinBox::valueChanged, this, [edit](int v) {
+        edit(tr("global batch"), 202, [v](model::TrainingConfig& c) { c.global_batch = v; });
+    });
+    connect(seqLen_, &QSpinBox::valueChanged, this, [edit](int v) {
+        edit(tr("sequence length"), 203, [v](model::TrainingConfig& c) { c.seq_len = v; });
+    });
+    connect(tp_, &QSpinBox::valueChanged, this, [edit](int v) {
+        edit(tr("training TP"), 204, [v](model::TrainingConfig& c) { c.layout.tp = v; });
+    });
+    connect(pp_, &QSpinBox::valueChanged, this, [edit](int v) {
+        edit(tr("training PP"), 205, [v](model::TrainingConfig& c) { c.layout.pp = v; });
+    });
+    connect(cp_, &QSpinBox::valueChanged, this, [edit](int v) {
+        edit(tr("training CP"), 206, [v](model::TrainingConfig& c) { c.layout.cp = v; });
+    });
+    connect(zero_, &QSpinBox::valueChanged, this, [edit](int v) {
+        edit(tr("ZeRO stage"), 207, [v](model::TrainingConfig& c) { c.layout.zero = v; });
+    });
+    connect(microBatch_, &QSpinBox::valueChanged, this, [edit](int v) {
+        edit(tr("micro-batch"), 208, [v](model::TrainingConfig& c) { c.layout.micro_batch = v; });
+    });
     connect(recompute_, &QComboBox::activated, this, [this, edit](int i) {
         const auto r = static_cast<model::Recompute>(recompute_->itemData(i).toInt());
         edit(tr("recomputation"), 209, [r](model::TrainingConfig& c) { c.layout.recompute = r; });
@@ -165,15 +176,16 @@ TrainingView::TrainingView(ScenarioDocument& doc, Runner& runner, QWidget* paren
         }
         layouts_->setLayouts(r.top, currency);
     });
-    connect(layoutView_ = new QTableView(), &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
-        // Adopt a layout from the search.
-        const model::TrainingLayout l = layouts_->layout(i.row()).layout;
-        model::Scenario next = doc_.scenario();
-        if (next.training) {
-            next.training->layout = l;
-            doc_.edit(next, tr("adopt training layout"));
-        }
-    });
+    connect(layoutView_ = new QTableView(), &QTableView::doubleClicked, this,
+            [this](const QModelIndex& i) {
+                // Adopt a layout from the search.
+                const model::TrainingLayout l = layouts_->layout(i.row()).layout;
+                model::Scenario next = doc_.scenario();
+                if (next.training) {
+                    next.training->layout = l;
+                    doc_.edit(next, tr("adopt training layout"));
+                }
+            });
 
     memory_ = new ChartPanel(QStringLiteral("training_memory"));
     step_ = new ChartPanel(QStringLiteral("step_breakdown"));
@@ -214,11 +226,12 @@ TrainingView::TrainingView(ScenarioDocument& doc, Runner& runner, QWidget* paren
 void TrainingView::refresh() {
     refreshing_ = true;
     const auto& t = doc_.scenario().training;
-    const QSignalBlocker b0(enabled_), b1(tokens_), b2(globalBatch_), b3(seqLen_), b4(tp_), b5(pp_), b6(cp_),
-        b7(zero_), b8(microBatch_), b9(recompute_), b10(method_);
+    const QSignalBlocker b0(enabled_), b1(tokens_), b2(globalBatch_), b3(seqLen_), b4(tp_), b5(pp_),
+        b6(cp_), b7(zero_), b8(microBatch_), b9(recompute_), b10(method_);
     enabled_->setChecked(t.has_value());
-    for (QWidget* w : std::initializer_list<QWidget*>{tokens_, globalBatch_, seqLen_, tp_, pp_, cp_, zero_,
-                                                      microBatch_, recompute_, method_, search_}) {
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{tokens_, globalBatch_, seqLen_, tp_, pp_, cp_, zero_,
+                                         microBatch_, recompute_, method_, search_}) {
         w->setEnabled(t.has_value());
     }
     if (t) {
@@ -230,7 +243,8 @@ void TrainingView::refresh() {
         cp_->setValue(t->layout.cp);
         zero_->setValue(t->layout.zero);
         microBatch_->setValue(t->layout.micro_batch);
-        recompute_->setCurrentIndex(std::max(0, recompute_->findData(static_cast<int>(t->layout.recompute))));
+        recompute_->setCurrentIndex(
+            std::max(0, recompute_->findData(static_cast<int>(t->layout.recompute))));
         method_->setCurrentIndex(std::max(0, method_->findData(static_cast<int>(t->method))));
     }
     refreshing_ = false;
@@ -250,10 +264,13 @@ void TrainingView::showAnalysis(const AnalysisPtr& a) {
         figures_->setRows({});
         const QString why = qs(a->training_error);
         banner_->setText(a->scenario.training ? tr("The training plan failed: %1").arg(why) : why);
-        banner_->setStyleSheet(a->scenario.training ? bannerStyle() : QStringLiteral("color: #555; padding: 6px;"));
+        banner_->setStyleSheet(a->scenario.training ? bannerStyle()
+                                                    : QStringLiteral("color: #555; padding: 6px;"));
         banner_->setVisible(!why.isEmpty());
-        memory_->showMessage(a->scenario.training ? tr("No estimate for this layout.") : tr("No training job."));
-        step_->showMessage(a->scenario.training ? tr("No estimate for this layout.") : tr("No training job."));
+        memory_->showMessage(a->scenario.training ? tr("No estimate for this layout.")
+                                                  : tr("No training job."));
+        step_->showMessage(a->scenario.training ? tr("No estimate for this layout.")
+                                                : tr("No training job."));
         return;
     }
     banner_->setStyleSheet(bannerStyle());

@@ -88,8 +88,9 @@ bool writeCsv(const QAbstractItemModel& model, const QString& path) {
 
 bool writeFileBytes(const QString& path, const QByteArray& bytes) {
     try {
-        hwdb::write_text_file(std::filesystem::path(path.toStdString()),
-                              std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+        hwdb::write_text_file(
+            std::filesystem::path(path.toStdString()),
+            std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
         return true;
     } catch (const InputError&) {
         return false;

@@ -254,7 +254,8 @@ class PlanView : public QWidget, public ExportableView {
   private:
     void finished(const PlanOutcomePtr& outcome);
     void markStale();
-    void editPlan(const QString& what, int merge_key, const std::function<void(model::PlanConfig&)>& change);
+    void editPlan(const QString& what, int merge_key,
+                  const std::function<void(model::PlanConfig&)>& change);
 
     ScenarioDocument& doc_;
     Runner& runner_;

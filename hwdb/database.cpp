@@ -9,12 +9,12 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <unordered_map>
-#include <unordered_set>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace gpuplan::hwdb {
@@ -221,7 +221,7 @@ std::string read_file(const std::filesystem::path& path) {
     return read_text_file(path, "hwdb file");
 }
 
-}  // namespace
+} // namespace
 
 std::string normalize_name(std::string_view name) {
     std::string out;
@@ -253,13 +253,12 @@ void Database::add_entry(std::vector<Spec>& list, Spec spec, const char* kind,
         const std::string other_file = it->second.substr(0, bar);
         const std::string other = it->second.substr(bar + 1);
         const std::string what = i == 0 ? "name" : "alias '" + spec.aliases[i - 1] + "'";
-        throw ConfigError(file, 0, 0, std::string(kind) + " '" + spec.name + "'",
-                          other == spec.name
-                              ? "defined twice (also in " + other_file +
-                                    "); keep one entry per name in a folder"
-                              : "its " + what + " is also a name or alias of " + kind + " '" +
-                                    other + "' in " + other_file +
-                                    "; rename one (names and aliases are unique in a folder)");
+        throw ConfigError(
+            file, 0, 0, std::string(kind) + " '" + spec.name + "'",
+            other == spec.name
+                ? "defined twice (also in " + other_file + "); keep one entry per name in a folder"
+                : "its " + what + " is also a name or alias of " + kind + " '" + other + "' in " +
+                      other_file + "; rename one (names and aliases are unique in a folder)");
     }
     for (const auto& key : keys) {
         scope_keys_[std::string(kind) + ":" + key] = file + "|" + spec.name;
@@ -276,7 +275,8 @@ void Database::add_entry(std::vector<Spec>& list, Spec spec, const char* kind,
         if (old == spec.name) {
             if (!replaces) {
                 notes_.push_back(std::string(kind) + " '" + spec.name + "' from " + file +
-                                 " replaces the one from " + origin_[std::string(kind) + ":" + old]);
+                                 " replaces the one from " +
+                                 origin_[std::string(kind) + ":" + old]);
             }
             replaces = true;
         } else {
@@ -339,7 +339,8 @@ Database Database::load(const std::vector<std::filesystem::path>& folders) {
     for (const auto& folder : folders) {
         std::error_code ec;
         if (!std::filesystem::is_directory(folder, ec)) {
-            throw InputError(folder.string() + ": not a folder; --hwdb and GPUPLAN_HWDB take folders of YAML files");
+            throw InputError(folder.string() +
+                             ": not a folder; --hwdb and GPUPLAN_HWDB take folders of YAML files");
         }
         std::vector<std::filesystem::path> files;
         for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
@@ -351,7 +352,7 @@ Database Database::load(const std::vector<std::filesystem::path>& folders) {
             }
         }
         std::sort(files.begin(), files.end());
-        db.scope_keys_.clear();  // one folder is one scope for the clash check
+        db.scope_keys_.clear(); // one folder is one scope for the clash check
         for (const auto& f : files) {
             db.add_yaml_in_scope(read_file(f), f.string());
         }
@@ -420,17 +421,19 @@ const model::ModelSpec* Database::find_model(std::string_view name) const {
 }
 
 std::vector<model::AcceleratorSpec> similar_accelerators(const Database& db,
-                                                       const model::AcceleratorSpec& gpu) {
+                                                         const model::AcceleratorSpec& gpu) {
     std::vector<model::AcceleratorSpec> out;
     for (const auto& a : db.accelerators()) {
-        if (a.vendor == gpu.vendor && a.launch_year >= gpu.launch_year && a.form_factor == gpu.form_factor) {
+        if (a.vendor == gpu.vendor && a.launch_year >= gpu.launch_year &&
+            a.form_factor == gpu.form_factor) {
             out.push_back(a);
         }
     }
     return out;
 }
 
-std::vector<std::filesystem::path> default_folders(const std::vector<std::filesystem::path>& extra) {
+std::vector<std::filesystem::path>
+default_folders(const std::vector<std::filesystem::path>& extra) {
     std::vector<std::filesystem::path> out{GPUPLAN_BUILTIN_HWDB};
     if (const char* env = std::getenv("GPUPLAN_HWDB"); env && *env) {
         std::string_view rest = env;
@@ -449,4 +452,4 @@ std::vector<std::filesystem::path> default_folders(const std::vector<std::filesy
     return out;
 }
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

@@ -8,16 +8,16 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <unordered_map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace gpuplan::hwdb {
 
 /// Every entry loaded from one or more hwdb folders. Later folders override earlier ones by name.
 class Database {
-public:
+  public:
     /// Loads every `*.yaml` under each folder (recursively, in sorted order), in the given order.
     /// Throws ConfigError (file:line:column, key path) on the first bad entry.
     [[nodiscard]] static Database load(const std::vector<std::filesystem::path>& folders);
@@ -32,8 +32,12 @@ public:
     /// one from A"), for front ends to show; empty when nothing was overridden.
     [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
 
-    [[nodiscard]] const std::vector<model::AcceleratorSpec>& accelerators() const { return accelerators_; }
-    [[nodiscard]] const std::vector<model::InterconnectSpec>& interconnects() const { return interconnects_; }
+    [[nodiscard]] const std::vector<model::AcceleratorSpec>& accelerators() const {
+        return accelerators_;
+    }
+    [[nodiscard]] const std::vector<model::InterconnectSpec>& interconnects() const {
+        return interconnects_;
+    }
     [[nodiscard]] const std::vector<model::ServerSpec>& servers() const { return servers_; }
     [[nodiscard]] const std::vector<model::RackSpec>& racks() const { return racks_; }
     [[nodiscard]] const std::vector<model::ModelSpec>& models() const { return models_; }
@@ -66,7 +70,7 @@ public:
     /// Throws InputError when an entry names a link, accelerator or server that is not loaded.
     void check_references() const;
 
-private:
+  private:
     void add_yaml_in_scope(std::string_view text, const std::string& file);
     template <class Spec>
     void add_entry(std::vector<Spec>& list, Spec spec, const char* kind, const std::string& file);
@@ -89,14 +93,14 @@ private:
 
 /// Accelerators a buyer of `gpu` would weigh against it (the what-if candidates): the same
 /// vendor and form factor, launched the same year or later, `gpu` itself included.
-[[nodiscard]] std::vector<model::AcceleratorSpec> similar_accelerators(const Database& db,
-                                                                       const model::AcceleratorSpec& gpu);
+[[nodiscard]] std::vector<model::AcceleratorSpec>
+similar_accelerators(const Database& db, const model::AcceleratorSpec& gpu);
 
 /// The built-in hwdb folder plus `extra` folders and those in GPUPLAN_HWDB (colon-separated).
-[[nodiscard]] std::vector<std::filesystem::path> default_folders(
-    const std::vector<std::filesystem::path>& extra);
+[[nodiscard]] std::vector<std::filesystem::path>
+default_folders(const std::vector<std::filesystem::path>& extra);
 
 /// Normalizes a name for matching: lowercase, with ' ', '_' turned into '-'.
 [[nodiscard]] std::string normalize_name(std::string_view name);
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

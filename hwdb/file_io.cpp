@@ -19,13 +19,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string why(int err) { return std::strerror(err); }
+std::string why(int err) {
+    return std::strerror(err);
+}
 
-std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+std::string mib(std::size_t bytes) {
+    return std::to_string(bytes >> 20) + " MiB";
+}
 
 // Closes a file descriptor on every path out of a function.
 class Fd {
-public:
+  public:
     explicit Fd(int fd) : fd_(fd) {}
     ~Fd() {
         if (fd_ >= 0) {
@@ -42,7 +46,7 @@ public:
         return rc == 0 ? 0 : errno;
     }
 
-private:
+  private:
     int fd_;
 };
 
@@ -74,22 +78,19 @@ std::string unique_suffix() {
 std::string hint_for(int err) {
     switch (err) {
     case ENOSPC:
-    case EDQUOT:
-        return "free some disk space or write elsewhere";
+    case EDQUOT: return "free some disk space or write elsewhere";
     case EACCES:
     case EPERM:
-    case EROFS:
-        return "check the folder's permissions or write elsewhere";
+    case EROFS: return "check the folder's permissions or write elsewhere";
     case ENOENT:
-    case ENOTDIR:
-        return "check that the folder exists";
-    default:
-        return "write elsewhere";
+    case ENOTDIR: return "check that the folder exists";
+    default: return "write elsewhere";
     }
 }
 
 [[noreturn]] void fail_write(const fs::path& shown, int err) {
-    throw InputError(shown.string() + ": cannot write the file (" + why(err) + "); " + hint_for(err));
+    throw InputError(shown.string() + ": cannot write the file (" + why(err) + "); " +
+                     hint_for(err));
 }
 
 // Follows symbolic links to the final target (which may not exist yet), so that writing
@@ -136,8 +137,8 @@ std::string read_text_file(const fs::path& path, std::string_view what, std::siz
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
     if (fd.get() < 0) {
         const int err = errno;
-        throw InputError(path.string() + ": cannot open the " + std::string(what) + " (" + why(err) +
-                         "); check the path");
+        throw InputError(path.string() + ": cannot open the " + std::string(what) + " (" +
+                         why(err) + "); check the path");
     }
     const auto too_large = [&] {
         return InputError(path.string() + ": the " + std::string(what) + " is larger than " +
@@ -183,12 +184,11 @@ void write_text_file(const fs::path& path, std::string_view text) {
     const fs::path target = resolve_links(path);
     std::error_code ec;
     const auto st = fs::status(target, ec);
-    mode_t mode = 0666;  // a new file gets the umask's permissions, as any other program's
+    mode_t mode = 0666; // a new file gets the umask's permissions, as any other program's
     bool keep_mode = false;
     switch (st.type()) {
     case fs::file_type::not_found:
-    case fs::file_type::none:
-        break;
+    case fs::file_type::none: break;
     case fs::file_type::regular: {
         struct stat s {};
         if (::stat(target.c_str(), &s) == 0) {
@@ -198,9 +198,7 @@ void write_text_file(const fs::path& path, std::string_view text) {
         break;
     }
     case fs::file_type::character:
-    case fs::file_type::fifo:
-        write_in_place(path, target, text);
-        return;
+    case fs::file_type::fifo: write_in_place(path, target, text); return;
     case fs::file_type::directory:
         throw InputError(path.string() + ": is a folder; give a file name, e.g. " +
                          (path / "out.yaml").string());
@@ -262,7 +260,8 @@ OutputFolder::OutputFolder(fs::path final_path, std::vector<std::string> replace
                              "); choose another folder");
         }
     } else if (st.type() != fs::file_type::not_found && st.type() != fs::file_type::none) {
-        throw InputError(final_path.string() + ": exists and is not a folder; choose a folder name");
+        throw InputError(final_path.string() +
+                         ": exists and is not a folder; choose a folder name");
     }
     const fs::path parent = final_.parent_path().empty() ? fs::path(".") : final_.parent_path();
     // Missing parents are created, as `mkdir -p` would (`--out runs/today` with no runs/ yet).
@@ -303,7 +302,8 @@ void OutputFolder::write(const std::string& name, std::string_view text) {
     }
 }
 
-void OutputFolder::write_stream(const std::string& name, const std::function<void(std::ostream&)>& fill) {
+void OutputFolder::write_stream(const std::string& name,
+                                const std::function<void(std::ostream&)>& fill) {
     const fs::path p = staging_ / name;
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
     if (!out) {
@@ -327,14 +327,15 @@ void OutputFolder::commit() {
         // Only a previous run's files are in it (checked when this folder was created). Swap
         // the two folders in one step where the file system can (Linux renameat2), so that
         // there is no moment without a complete folder; then delete the old one.
-        if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) == 0) {
+        if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) ==
+            0) {
             committed_ = true;
-            fs::remove_all(staging_, ec);  // now the previous run's folder
+            fs::remove_all(staging_, ec); // now the previous run's folder
             return;
         }
         // Otherwise move it aside, move the new one in, then delete the old one.
-        const fs::path old = staging_.parent_path() /
-                             ("." + final_.filename().string() + ".old-" + unique_suffix());
+        const fs::path old =
+            staging_.parent_path() / ("." + final_.filename().string() + ".old-" + unique_suffix());
         if (::rename(final_.c_str(), old.c_str()) != 0) {
             const int err = errno;
             throw InputError(final_.string() + ": cannot replace the folder (" + why(err) + "); " +

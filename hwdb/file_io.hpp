@@ -52,7 +52,7 @@ void write_text_file(const std::filesystem::path& path, std::string_view text);
 /// files named in `replaceable` (the names a previous run writes there); otherwise the
 /// constructor refuses it, so that `--out .` can never delete unrelated files.
 class OutputFolder {
-public:
+  public:
     /// Creates the temporary folder (and missing parent folders). Throws InputError when
     /// `final_path` is not usable (a file, a folder holding other files, no permission).
     OutputFolder(std::filesystem::path final_path, std::vector<std::string> replaceable);
@@ -76,7 +76,7 @@ public:
     /// Throws InputError on failure; the temporary folder is removed then.
     void commit();
 
-private:
+  private:
     std::filesystem::path final_;
     std::filesystem::path staging_;
     std::vector<std::string> replaceable_;

@@ -666,10 +666,11 @@ model::ModelSpec import_impl(std::string_view json_text, const std::string& file
         // transformers derives head_dim = hidden_size // num_attention_heads; a remainder means
         // the attention projections cannot be split into equal heads.
         if (!head_dim && family != "deepseek-v3" && m.hidden_size % m.heads != 0) {
-            r.fail("num_attention_heads",
-                   std::to_string(m.heads) + " heads do not divide hidden_size " +
-                       std::to_string(m.hidden_size) + "; give head_dim or a head count that "
-                       "divides hidden_size");
+            r.fail("num_attention_heads", std::to_string(m.heads) +
+                                              " heads do not divide hidden_size " +
+                                              std::to_string(m.hidden_size) +
+                                              "; give head_dim or a head count that "
+                                              "divides hidden_size");
         }
         m.head_dim = head_dim.value_or(m.hidden_size / m.heads);
     }
@@ -744,7 +745,6 @@ model::ModelSpec import_impl(std::string_view json_text, const std::string& file
     }
     return m;
 }
-
 
 } // namespace
 

@@ -12,8 +12,12 @@ namespace gpuplan::hwdb {
 
 namespace {
 
-std::string quoted(const std::string& s) { return detail::yaml_quoted(s); }
-std::string number(double v) { return detail::yaml_number(v); }
+std::string quoted(const std::string& s) {
+    return detail::yaml_quoted(s);
+}
+std::string number(double v) {
+    return detail::yaml_number(v);
+}
 
 const char* mlp_name(model::MlpKind k) {
     return k == model::MlpKind::Gated ? "gated" : "plain";

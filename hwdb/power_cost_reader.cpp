@@ -45,7 +45,6 @@ std::optional<double> opt_electric(MapReader& m, const std::string& key, const c
     return v;
 }
 
-
 } // namespace
 
 void read_power_model(MapReader& m, model::PowerModel& pm) {

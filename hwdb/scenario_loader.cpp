@@ -10,7 +10,6 @@
 #include "hwdb/file_io.hpp"
 #include "model/validity.hpp"
 
-
 namespace gpuplan::hwdb {
 namespace {
 
@@ -26,7 +25,7 @@ template <class Q> std::optional<Q> opt_q(MapReader& m, const std::string& key, 
 
 std::optional<bool> opt_bool(MapReader& m, const std::string& key) {
     if (!m.has(key)) {
-        (void)m.opt_string(key);  // marks the key as known
+        (void)m.opt_string(key); // marks the key as known
         return std::nullopt;
     }
     return m.boolean_or(key, false);
@@ -52,7 +51,8 @@ template <class F> auto at_key(MapReader& m, const std::string& key, F&& lookup)
     }
 }
 
-model::Precision read_precision(MapReader& m, const std::string& key, const model::Precision& fallback) {
+model::Precision read_precision(MapReader& m, const std::string& key,
+                                const model::Precision& fallback) {
     const auto text = m.opt_string(key);
     if (!text) {
         return fallback;
@@ -87,7 +87,8 @@ model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConf
     if (const auto kind = m->opt_string("kind")) {
         const auto k = model::find_engine(*kind);
         if (!k) {
-            m->fail_at("kind", "unknown engine '" + *kind + "'; use vllm, tensorrt-llm, sglang or llama.cpp");
+            m->fail_at("kind", "unknown engine '" + *kind +
+                                   "'; use vllm, tensorrt-llm, sglang or llama.cpp");
         }
         e.kind = *k;
     }
@@ -117,9 +118,10 @@ model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConf
     e.cuda_graph_memory = opt_q<Bytes>(*m, "cuda_graph_memory", Dimension::Bytes);
     e.cuda_context_memory = opt_q<Bytes>(*m, "cuda_context_memory", Dimension::Bytes);
     e.activation_memory = opt_q<Bytes>(*m, "activation_memory", Dimension::Bytes);
-    e.activation_workspace_factor = m->opt_number("activation_workspace_factor", 0.0, 100.0).value_or(1.0);
+    e.activation_workspace_factor =
+        m->opt_number("activation_workspace_factor", 0.0, 100.0).value_or(1.0);
     e.kv_cache_memory = opt_q<Bytes>(*m, "kv_cache_memory", Dimension::Bytes);
-    detail::read_scheduler(*m, sched);  // the simulator's scheduler keys
+    detail::read_scheduler(*m, sched); // the simulator's scheduler keys
     m->finish();
     return e;
 }
@@ -148,13 +150,15 @@ void read_hardware(MapReader m, const Database& db, model::Scenario& s) {
     if (dp) {
         d.par.dp = *dp;
         if (count && *count != replica * *dp) {
-            m.fail_at("count", "count " + std::to_string(*count) + " is not tp × pp × dp = " +
-                                   std::to_string(replica * *dp) + "; fix one of them or leave count out");
+            m.fail_at("count", "count " + std::to_string(*count) +
+                                   " is not tp × pp × dp = " + std::to_string(replica * *dp) +
+                                   "; fix one of them or leave count out");
         }
     } else if (count) {
         if (*count % replica != 0) {
-            m.fail_at("count", "count " + std::to_string(*count) + " is not a multiple of tp × pp = " +
-                                   std::to_string(replica) + "; use a multiple or change tp/pp");
+            m.fail_at("count", "count " + std::to_string(*count) +
+                                   " is not a multiple of tp × pp = " + std::to_string(replica) +
+                                   "; use a multiple or change tp/pp");
         }
         d.par.dp = static_cast<int>(*count / replica);
     }
@@ -169,7 +173,8 @@ void read_hardware(MapReader m, const Database& db, model::Scenario& s) {
     m.finish();
 }
 
-void read_workload(std::optional<MapReader> m, model::Workload& w, const std::filesystem::path& base) {
+void read_workload(std::optional<MapReader> m, model::Workload& w,
+                   const std::filesystem::path& base) {
     if (!m) {
         return;
     }
@@ -179,7 +184,7 @@ void read_workload(std::optional<MapReader> m, model::Workload& w, const std::fi
         w.concurrency = static_cast<int>(*c);
     }
     w.requests_per_s = m->opt_number("requests_per_s", 1e-9, 1e9);
-    detail::read_sim_workload(*m, w, base);  // the simulator's keys
+    detail::read_sim_workload(*m, w, base); // the simulator's keys
     m->finish();
 }
 
@@ -202,7 +207,7 @@ void read_power(std::optional<MapReader> m, model::PowerBudget& p, model::PowerM
     p.node_cap = opt_q<Watts>(*m, "node_cap", Dimension::Watts);
     p.rack_budget = opt_q<Watts>(*m, "rack_budget", Dimension::Watts);
     p.pue = m->opt_number("pue", 1.0, 5.0);
-    detail::read_power_model(*m, pm);  // the power model's overrides
+    detail::read_power_model(*m, pm); // the power model's overrides
     m->finish();
 }
 
@@ -240,7 +245,7 @@ void read_prices(std::optional<MapReader> m, const Database& db, const model::Sc
     m->finish();
 }
 
-}  // namespace
+} // namespace
 
 void set_hardware(model::Scenario& s, const Database& db, const std::string& accelerator,
                   const std::string& node) {
@@ -254,8 +259,9 @@ void set_hardware(model::Scenario& s, const Database& db, const std::string& acc
                          d.gpu.name + "; pick a matching node or leave the node out");
     }
     d.gpus_per_node = server ? server->accelerators : 8;
-    const std::string intra = server ? server->intra_node_link
-                                     : (!d.gpu.scale_up_link.empty() ? d.gpu.scale_up_link : d.gpu.host_link);
+    const std::string intra =
+        server ? server->intra_node_link
+               : (!d.gpu.scale_up_link.empty() ? d.gpu.scale_up_link : d.gpu.host_link);
     d.intra_node_link = db.interconnect(intra);
     d.inter_node_link.reset();
     if (server && !server->inter_node_link.empty()) {
@@ -307,7 +313,8 @@ YAML::Node load_value(const ScenarioOverride& o) {
     return v;
 }
 
-void apply_overrides(YAML::Node root, const std::vector<ScenarioOverride>& overrides, const std::string& file) {
+void apply_overrides(YAML::Node root, const std::vector<ScenarioOverride>& overrides,
+                     const std::string& file) {
     for (const auto& o : overrides) {
         std::vector<std::string> parts;
         std::size_t start = 0;
@@ -321,7 +328,8 @@ void apply_overrides(YAML::Node root, const std::vector<ScenarioOverride>& overr
         for (std::size_t i = 0; i < parts.size(); ++i) {
             const std::string& key = parts[i];
             if (key.empty()) {
-                throw InputError("--set " + o.path + ": empty key; write e.g. 'workload.requests_per_s=8'");
+                throw InputError("--set " + o.path +
+                                 ": empty key; write e.g. 'workload.requests_per_s=8'");
             }
             const bool last = i + 1 == parts.size();
             if (node.IsSequence()) {
@@ -329,10 +337,12 @@ void apply_overrides(YAML::Node root, const std::vector<ScenarioOverride>& overr
                 try {
                     idx = std::stoul(key);
                 } catch (const std::exception&) {
-                    throw InputError("--set " + o.path + ": '" + key + "' indexes a list; use a number");
+                    throw InputError("--set " + o.path + ": '" + key +
+                                     "' indexes a list; use a number");
                 }
                 if (idx >= node.size()) {
-                    throw InputError("--set " + o.path + ": index " + key + " is past the end of the list in " + file);
+                    throw InputError("--set " + o.path + ": index " + key +
+                                     " is past the end of the list in " + file);
                 }
                 if (last) {
                     node[idx] = load_value(o);
@@ -342,7 +352,8 @@ void apply_overrides(YAML::Node root, const std::vector<ScenarioOverride>& overr
                 continue;
             }
             if (!node.IsMap() && !node.IsNull()) {
-                throw InputError("--set " + o.path + ": '" + (i == 0 ? std::string("the document") : parts[i - 1]) +
+                throw InputError("--set " + o.path + ": '" +
+                                 (i == 0 ? std::string("the document") : parts[i - 1]) +
                                  "' is not a mapping in " + file);
             }
             if (last) {
@@ -358,7 +369,7 @@ void apply_overrides(YAML::Node root, const std::vector<ScenarioOverride>& overr
     }
 }
 
-}  // namespace
+} // namespace
 
 model::Scenario parse_scenario(std::string_view text, const std::string& file, const Database& db) {
     return parse_scenario(text, file, db, {});
@@ -375,13 +386,15 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     MapReader root(doc, file, "");
     const int schema = root.integer("schema", 1, 1000);
     if (schema != 1) {
-        root.fail_at("schema", "unsupported schema version " + std::to_string(schema) + "; this gpuplan reads schema 1");
+        root.fail_at("schema", "unsupported schema version " + std::to_string(schema) +
+                                   "; this gpuplan reads schema 1");
     }
     model::Scenario s;
     s.name = root.string_or("name", std::filesystem::path(file).stem().string());
     s.description = root.string_or("description", "");
     if (!root.has("model")) {
-        root.fail_here("missing required key 'model' (a catalog name such as 'llama-3.1-8b', or an inline architecture)");
+        root.fail_here("missing required key 'model' (a catalog name such as 'llama-3.1-8b', or an "
+                       "inline architecture)");
     }
     if (root.node()["model"].IsMap()) {
         MapReader inline_model = root.map("model");
@@ -405,11 +418,12 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     if (auto plan = root.opt_map("plan")) {
         s.plan = detail::read_plan(std::move(*plan), db);
     }
-    auto training = root.opt_map("training");  // read after the hardware validates
+    auto training = root.opt_map("training"); // read after the hardware validates
     if (!s.scheduler.swap_bandwidth && !s.deployment.gpu.host_link.empty()) {
         // Swapped KV blocks cross the accelerator's host link.
         try {
-            s.scheduler.swap_bandwidth = db.interconnect(s.deployment.gpu.host_link).bandwidth_per_direction;
+            s.scheduler.swap_bandwidth =
+                db.interconnect(s.deployment.gpu.host_link).bandwidth_per_direction;
         } catch (const InputError&) {
             // an unknown host link keeps the simulator's default
         }
@@ -449,4 +463,4 @@ model::Scenario load_scenario(const std::filesystem::path& path, const Database&
     return parse_scenario(read_text_file(path, "scenario file"), path.string(), db, overrides);
 }
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

@@ -7,8 +7,8 @@
 
 #include <filesystem>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpuplan::hwdb {
@@ -27,7 +27,7 @@ struct ScenarioOverride {
         : path(std::move(p)), value(std::move(v)), origin(std::move(o)) {}
     std::string path;
     std::string value;
-    std::string origin;  ///< the flag as messages name it; empty: "--set path=value"
+    std::string origin; ///< the flag as messages name it; empty: "--set path=value"
 };
 
 /// parse_scenario with overrides.
@@ -49,7 +49,7 @@ void set_hardware(model::Scenario& s, const Database& db, const std::string& acc
 /// resolved exactly as the scenario's own hardware by set_hardware: the same links and GPUs
 /// per node. The loader, the CLI and the GUI all build candidates here. Throws InputError
 /// naming an unknown entry.
-[[nodiscard]] model::PlanCandidate plan_candidate(const Database& db, const std::string& accelerator,
-                                                  const std::string& node = "");
+[[nodiscard]] model::PlanCandidate
+plan_candidate(const Database& db, const std::string& accelerator, const std::string& node = "");
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

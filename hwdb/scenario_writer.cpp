@@ -20,10 +20,12 @@ namespace {
 
 using model::Dimension;
 
-std::string num(double v) { return detail::yaml_number(v); }
-std::string quoted(const std::string& s) { return detail::yaml_quoted(s); }
-
-
+std::string num(double v) {
+    return detail::yaml_number(v);
+}
+std::string quoted(const std::string& s) {
+    return detail::yaml_quoted(s);
+}
 
 /// A string as a plain scalar when that is unambiguous (names such as "llama-3.1-70b"), else
 /// double-quoted.
@@ -37,9 +39,10 @@ std::string str(const std::string& s) {
             return quoted(s);
         }
     }
-    for (const char* reserved : {"true", "false", "null", "yes", "no", "on", "off", "y", "n",
-                                 "True", "False", "Null", "NULL", "TRUE", "FALSE", "Yes", "No",
-                                 "On", "Off", "YES", "NO", "ON", "OFF", "Y", "N"}) {
+    for (const char* reserved :
+         {"true", "false", "null", "yes",  "no",   "on",    "off", "y",  "n",
+          "True", "False", "Null", "NULL", "TRUE", "FALSE", "Yes", "No", "On",
+          "Off",  "YES",   "NO",   "ON",   "OFF",  "Y",     "N"}) {
         if (s == reserved) {
             return quoted(s);
         }
@@ -77,20 +80,35 @@ std::string quantity(double si, Dimension dim, std::initializer_list<Unit> units
 
 std::string bytes(Bytes b) {
     return quantity(b.si(), Dimension::Bytes,
-                    {{"TiB", kTiB}, {"GiB", kGiB}, {"MiB", kMiB},
-                     {"KiB", kKiB}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"B", 1}});
+                    {{"TiB", kTiB},
+                     {"GiB", kGiB},
+                     {"MiB", kMiB},
+                     {"KiB", kKiB},
+                     {"TB", 1e12},
+                     {"GB", 1e9},
+                     {"MB", 1e6},
+                     {"B", 1}});
 }
 
 std::string seconds(Seconds s) {
     return quantity(s.si(), Dimension::Seconds,
-                    {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60}, {"h", 3600},
+                    {{"s", 1},
+                     {"ms", 1e-3},
+                     {"us", 1e-6},
+                     {"ns", 1e-9},
+                     {"min", 60},
+                     {"h", 3600},
                      {"d", 86400}});
 }
 
 std::string bandwidth(BytesPerSecond r) {
     return quantity(r.si(), Dimension::BytesPerSecond,
-                    {{"TB/s", 1e12}, {"GB/s", 1e9}, {"MB/s", 1e6}, {"GiB/s", kGiB},
-                     {"MiB/s", kMiB}, {"B/s", 1}});
+                    {{"TB/s", 1e12},
+                     {"GB/s", 1e9},
+                     {"MB/s", 1e6},
+                     {"GiB/s", kGiB},
+                     {"MiB/s", kMiB},
+                     {"B/s", 1}});
 }
 
 std::string watts(Watts w) {
@@ -427,8 +445,8 @@ void write_workload(Out& o, const model::Scenario& s, const ScenarioYamlOptions&
         if (!c.steps.empty()) {
             o.open(6, "steps");
             for (const auto& p : c.steps) {
-                o.raw("        - {at: " + seconds(p.at) + ", requests_per_s: " +
-                      num(p.requests_per_s) + "}\n");
+                o.raw("        - {at: " + seconds(p.at) +
+                      ", requests_per_s: " + num(p.requests_per_s) + "}\n");
             }
         }
         o.line(6, "period", seconds(c.period));
@@ -573,9 +591,9 @@ void write_cost(Out& o, const model::CostConfig& c) {
     if (c.utilization == dflt.utilization) {
         o.line(2, "utilization", "steady");
     } else {
-        o.line(2, "utilization", "{hours_per_day: " + num(c.utilization.hours_per_day) +
-                                     ", days_per_month: " + num(c.utilization.days_per_month) +
-                                     "}");
+        o.line(2, "utilization",
+               "{hours_per_day: " + num(c.utilization.hours_per_day) +
+                   ", days_per_month: " + num(c.utilization.days_per_month) + "}");
     }
     o.line(2, "off_hours", model::to_string(c.off_hours));
 }
@@ -695,7 +713,8 @@ void write_plan(Out& o, const model::PlanConfig& p) {
     if (!p.candidates.empty()) {
         o.open(2, "candidates");
         for (const auto& c : p.candidates) {
-            o.raw("    - accelerator: " + str(c.accelerator_ref.empty() ? c.gpu.name : c.accelerator_ref) + "\n");
+            o.raw("    - accelerator: " +
+                  str(c.accelerator_ref.empty() ? c.gpu.name : c.accelerator_ref) + "\n");
             if (!c.node_ref.empty()) {
                 o.line(6, "node", str(c.node_ref));
             }

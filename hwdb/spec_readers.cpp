@@ -8,7 +8,7 @@ namespace {
 using model::Dimension;
 
 constexpr long long kMaxCount = 1'000'000;
-constexpr int kMaxDim = 1 << 24;  // larger than any real hidden size, vocabulary or context
+constexpr int kMaxDim = 1 << 24; // larger than any real hidden size, vocabulary or context
 
 template <class Q> std::optional<Q> opt_q(MapReader& m, const std::string& key, Dimension dim) {
     return opt_typed<Q>(m, key, dim);
@@ -20,7 +20,7 @@ E read_enum(MapReader& m, const std::string& key, E fallback,
     return opt_choice(m, key, options).value_or(fallback);
 }
 
-}  // namespace
+} // namespace
 
 std::string read_canonical_name(MapReader& m) {
     std::string name = m.string("name");
@@ -84,13 +84,15 @@ model::AcceleratorSpec read_accelerator(MapReader& m) {
     a.power_limit_min = opt_q<Watts>(m, "power_limit_min", Dimension::Watts);
     a.power_limit_max = opt_q<Watts>(m, "power_limit_max", Dimension::Watts);
     if (a.power_limit_min && a.power_limit_max && *a.power_limit_min > *a.power_limit_max) {
-        m.fail_at("power_limit_min", "power_limit_min is above power_limit_max; check both figures");
+        m.fail_at("power_limit_min",
+                  "power_limit_min is above power_limit_max; check both figures");
     }
     if (a.idle_power && a.board_power && *a.idle_power > *a.board_power) {
         m.fail_at("idle_power", "idle power is above board_power; check both figures");
     }
     a.scale_up_link = m.string_or("scale_up_link", "");
-    a.scale_up_bandwidth = opt_q<BytesPerSecond>(m, "scale_up_bandwidth", Dimension::BytesPerSecond);
+    a.scale_up_bandwidth =
+        opt_q<BytesPerSecond>(m, "scale_up_bandwidth", Dimension::BytesPerSecond);
     a.host_link = m.string("host_link");
     a.prices = read_prices(m);
     a.sources = m.string("sources");
@@ -177,7 +179,8 @@ model::ModelSpec read_model(MapReader& m) {
     s.kv_heads = m.integer("kv_heads", 1, 100'000);
     s.head_dim = m.integer("head_dim", 1, 100'000);
     s.ffn_size = m.integer("ffn_size", 1, kMaxDim);
-    s.mlp = read_enum(m, "mlp", MlpKind::Gated, {{"gated", MlpKind::Gated}, {"plain", MlpKind::Plain}});
+    s.mlp =
+        read_enum(m, "mlp", MlpKind::Gated, {{"gated", MlpKind::Gated}, {"plain", MlpKind::Plain}});
     s.vocab_size = m.integer("vocab_size", 1, kMaxDim);
     s.tied_embeddings = m.boolean_or("tied_embeddings", false);
     s.max_context = m.integer("max_context", 1, 1 << 28);
@@ -244,4 +247,4 @@ model::ModelSpec read_model(MapReader& m) {
     return s;
 }
 
-}  // namespace gpuplan::hwdb::detail
+} // namespace gpuplan::hwdb::detail

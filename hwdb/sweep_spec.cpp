@@ -25,9 +25,10 @@ struct Axis {
 };
 
 void check_key(MapReader& a, const std::string& key) {
-    if (key.empty() || key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos ||
-        key.find_first_of(" =,") != std::string::npos) {
-        a.fail_at("key", "'" + key + "' is not a scenario key path; write e.g. workload.requests_per_s");
+    if (key.empty() || key.front() == '.' || key.back() == '.' ||
+        key.find("..") != std::string::npos || key.find_first_of(" =,") != std::string::npos) {
+        a.fail_at("key",
+                  "'" + key + "' is not a scenario key path; write e.g. workload.requests_per_s");
     }
 }
 
@@ -46,12 +47,14 @@ Axis read_axis(MapReader& a, const std::string& file) {
     Axis axis;
     axis.key = a.string("key");
     check_key(a, axis.key);
-    const std::string label = " (" + a.path_of("key").substr(0, a.path_of("key").size() - 4) + " " + axis.key + ")";
+    const std::string label =
+        " (" + a.path_of("key").substr(0, a.path_of("key").size() - 4) + " " + axis.key + ")";
     const bool has_values = a.has("values");
     const bool has_range = a.has("range");
     if (has_values == has_range) {
-        a.fail_here("an axis needs exactly one of 'values' (a list) or 'range' (start, stop, step) for '" +
-                    axis.key + "'");
+        a.fail_here(
+            "an axis needs exactly one of 'values' (a list) or 'range' (start, stop, step) for '" +
+            axis.key + "'");
     }
     if (has_values) {
         const auto list = a.string_list("values");
@@ -61,7 +64,8 @@ Axis read_axis(MapReader& a, const std::string& file) {
         const YAML::Node n = a.node()["values"];
         for (std::size_t i = 0; i < list.size(); ++i) {
             if (list[i].find('\n') != std::string::npos) {
-                a.fail_at("values", "a value of '" + axis.key + "' spans lines; write it on one line");
+                a.fail_at("values",
+                          "a value of '" + axis.key + "' spans lines; write it on one line");
             }
             axis.values.push_back({axis.key, list[i], where(n[i], file) + label});
         }
@@ -75,18 +79,20 @@ Axis read_axis(MapReader& a, const std::string& file) {
             r.fail_at("step", "the range of '" + axis.key + "' needs a step above 0");
         }
         if (stop < start) {
-            r.fail_at("stop", "the range of '" + axis.key + "' stops before it starts; give stop >= start");
+            r.fail_at("stop",
+                      "the range of '" + axis.key + "' stops before it starts; give stop >= start");
         }
         const double n = std::floor((stop - start) / step + 1e-9) + 1;
         if (n > static_cast<double>(kMaxSweepPoints)) {
-            r.fail_at("step", "the range of '" + axis.key + "' has more than " + std::to_string(kMaxSweepPoints) +
-                                  " values; use a larger step");
+            r.fail_at("step", "the range of '" + axis.key + "' has more than " +
+                                  std::to_string(kMaxSweepPoints) + " values; use a larger step");
         }
         const auto whole = [](double v) { return std::nearbyint(v) == v; };
         const bool ints = whole(start) && whole(step);
         const std::string origin = where(a.node()["range"], file) + label;
         for (long long i = 0; i < static_cast<long long>(n); ++i) {
-            axis.values.push_back({axis.key, range_value(start + static_cast<double>(i) * step, ints), origin});
+            axis.values.push_back(
+                {axis.key, range_value(start + static_cast<double>(i) * step, ints), origin});
         }
     }
     a.finish();
@@ -96,7 +102,7 @@ Axis read_axis(MapReader& a, const std::string& file) {
 // The inline base: the spec's lines of the `base:` block, every other line blank, so line and
 // column numbers in scenario errors are the spec's own.
 std::string inline_base_text(std::string_view text, const YAML::Node& base, MapReader& m) {
-    const int first = base.Mark().line;  // 0-based line of the mapping's first key
+    const int first = base.Mark().line; // 0-based line of the mapping's first key
     if (first < 0 || base.Style() == YAML::EmitterStyle::Flow) {
         m.fail_at("base", "write an inline base as an indented block under 'base:', not in braces");
     }
@@ -125,7 +131,7 @@ std::string inline_base_text(std::string_view text, const YAML::Node& base, MapR
     return out;
 }
 
-}  // namespace
+} // namespace
 
 SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
     const YAML::Node root_node = detail::parse_strict(text, file);
@@ -134,17 +140,21 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
     spec.file = file;
     spec.id = m.string("id");
     spec.command = m.string("command");
-    if (spec.command != "estimate" && spec.command != "simulate" && spec.command != "cost" && spec.command != "train") {
-        m.fail_at("command", "unknown command '" + spec.command + "'; use estimate, simulate, cost or train");
+    if (spec.command != "estimate" && spec.command != "simulate" && spec.command != "cost" &&
+        spec.command != "train") {
+        m.fail_at("command",
+                  "unknown command '" + spec.command + "'; use estimate, simulate, cost or train");
     }
     const YAML::Node base = root_node["base"];
     if (base.IsMap()) {
-        (void)m.map("base");  // read as a scenario below
+        (void)m.map("base"); // read as a scenario below
         spec.base_text = inline_base_text(text, base, m);
     } else {
         const std::string b = m.string("base");
         const std::filesystem::path p(b);
-        spec.base_file = p.is_absolute() ? p : (std::filesystem::path(file).parent_path() / p).lexically_normal();
+        spec.base_file = p.is_absolute()
+                             ? p
+                             : (std::filesystem::path(file).parent_path() / p).lexically_normal();
     }
     if (auto s = m.opt_map("set")) {
         for (auto it = s->node().begin(); it != s->node().end(); ++it) {
@@ -156,7 +166,7 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
             spec.sets.push_back({key, value, where(it->first, file) + " (set " + key + ")"});
         }
     }
-    std::vector<std::vector<Axis>> groups;  // each group: one axis, or zipped axes of equal length
+    std::vector<std::vector<Axis>> groups; // each group: one axis, or zipped axes of equal length
     auto axes = m.map_list("axes");
     if (axes.empty()) {
         m.fail_at("axes", "a sweep needs at least one axis ('axes: [{key: ..., values: [...]}]')");
@@ -174,8 +184,8 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
                 group.push_back(read_axis(z, file));
                 if (group.back().values.size() != group.front().values.size()) {
                     z.fail_at("key", "zipped axis '" + group.back().key + "' has " +
-                                         std::to_string(group.back().values.size()) + " values but '" +
-                                         group.front().key + "' has " +
+                                         std::to_string(group.back().values.size()) +
+                                         " values but '" + group.front().key + "' has " +
                                          std::to_string(group.front().values.size()) +
                                          "; zipped axes go in step, give them equal lengths");
                 }
@@ -225,4 +235,4 @@ SweepSpec load_sweep_spec(const std::filesystem::path& path) {
     return parse_sweep_spec(read_text_file(path, "sweep spec"), path.string());
 }
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

@@ -13,22 +13,22 @@ namespace gpuplan::hwdb {
 
 /// One override every point gets (`set:`), or one axis value, with where it was written.
 struct SweepSetting {
-    std::string key;     ///< scenario key path, as for `--set`
-    std::string value;   ///< value text, as for `--set`
-    std::string origin;  ///< "spec.yaml:12:9 (axes[0] workload.requests_per_s)" for messages
+    std::string key;    ///< scenario key path, as for `--set`
+    std::string value;  ///< value text, as for `--set`
+    std::string origin; ///< "spec.yaml:12:9 (axes[0] workload.requests_per_s)" for messages
 };
 
 struct SweepSpec {
-    std::string file;     ///< the spec's path as given
-    std::string id;       ///< `id:`, a name for the sweep (a column of the output)
-    std::string command;  ///< estimate, simulate, cost or train
+    std::string file;    ///< the spec's path as given
+    std::string id;      ///< `id:`, a name for the sweep (a column of the output)
+    std::string command; ///< estimate, simulate, cost or train
     /// The base scenario file (relative to the working folder), empty when the base is inline.
     std::filesystem::path base_file;
     /// An inline base: the spec's text with every line outside `base:` blanked, so a scenario
     /// error names the spec's own line and column.
     std::string base_text;
-    std::vector<SweepSetting> sets;  ///< `set:` overrides for every point, in file order
-    std::vector<std::string> keys;   ///< axis keys, in column order
+    std::vector<SweepSetting> sets; ///< `set:` overrides for every point, in file order
+    std::vector<std::string> keys;  ///< axis keys, in column order
     /// The points, in order (first axis outermost); each holds one setting per key.
     std::vector<std::vector<SweepSetting>> points;
 };
@@ -42,4 +42,4 @@ inline constexpr std::size_t kMaxSweepPoints = 10'000'000;
 /// Reads and parses a spec file. Throws InputError when it cannot be read.
 [[nodiscard]] SweepSpec load_sweep_spec(const std::filesystem::path& path);
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

@@ -14,7 +14,8 @@ std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '"')) {
         s.remove_prefix(1);
     }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '"')) {
+    while (!s.empty() &&
+           (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '"')) {
         s.remove_suffix(1);
     }
     return s;
@@ -34,7 +35,8 @@ std::vector<std::string_view> split(std::string_view line) {
 
 std::string lower(std::string_view s) {
     std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return out;
 }
 
@@ -62,12 +64,13 @@ std::optional<double> timestamp(std::string_view s) {
     if (auto v = number(s)) {
         return v;
     }
-    if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' ||
-        s[16] != ':') {
+    if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
+        s[13] != ':' || s[16] != ':') {
         return std::nullopt;
     }
     const auto field = [&](std::size_t pos, std::size_t len) { return number(s.substr(pos, len)); };
-    const auto y = field(0, 4), mo = field(5, 2), d = field(8, 2), h = field(11, 2), mi = field(14, 2);
+    const auto y = field(0, 4), mo = field(5, 2), d = field(8, 2), h = field(11, 2),
+               mi = field(14, 2);
     std::string_view sec = s.substr(17);
     while (!sec.empty() && (sec.back() == 'Z' || sec.back() == 'z')) {
         sec.remove_suffix(1);
@@ -86,7 +89,7 @@ std::string read_file(const std::filesystem::path& path, const char* what) {
     return read_text_file(path, what, kMaxTableBytes);
 }
 
-}  // namespace
+} // namespace
 
 std::optional<int> token_count(double v, int min) {
     if (!std::isfinite(v) || v < min || v > kMaxTokenCount || v != std::floor(v)) {
@@ -96,10 +99,14 @@ std::optional<int> token_count(double v, int min) {
 }
 
 std::optional<TraceFormat> find_trace_format(std::string_view name) {
-    if (name == "auto") return TraceFormat::Auto;
-    if (name == "azure") return TraceFormat::Azure;
-    if (name == "vidur") return TraceFormat::Vidur;
-    if (name == "plain") return TraceFormat::Plain;
+    if (name == "auto")
+        return TraceFormat::Auto;
+    if (name == "azure")
+        return TraceFormat::Azure;
+    if (name == "vidur")
+        return TraceFormat::Vidur;
+    if (name == "plain")
+        return TraceFormat::Plain;
     return std::nullopt;
 }
 
@@ -139,15 +146,18 @@ std::vector<model::TraceRecord> parse_trace(std::string_view text, const std::st
             const char* expected = "";
             switch (format) {
             case TraceFormat::Azure:
-                ci = find({"timestamp"}), cin = find({"contexttokens"}), cout = find({"generatedtokens"});
+                ci = find({"timestamp"}), cin = find({"contexttokens"}),
+                cout = find({"generatedtokens"});
                 expected = "TIMESTAMP,ContextTokens,GeneratedTokens";
                 break;
             case TraceFormat::Vidur:
-                ci = find({"arrived_at"}), cin = find({"num_prefill_tokens"}), cout = find({"num_decode_tokens"});
+                ci = find({"arrived_at"}), cin = find({"num_prefill_tokens"}),
+                cout = find({"num_decode_tokens"});
                 expected = "arrived_at,num_prefill_tokens,num_decode_tokens";
                 break;
             case TraceFormat::Plain:
-                ci = find({"arrival_s"}), cin = find({"input_tokens"}), cout = find({"output_tokens"});
+                ci = find({"arrival_s"}), cin = find({"input_tokens"}),
+                cout = find({"output_tokens"});
                 expected = "arrival_s,input_tokens,output_tokens";
                 break;
             case TraceFormat::Auto:
@@ -160,8 +170,8 @@ std::vector<model::TraceRecord> parse_trace(std::string_view text, const std::st
                 break;
             }
             if (ci < 0 || cin < 0 || cout < 0) {
-                throw InputError(where + "trace header '" + std::string(line) + "' lacks a column; expected " +
-                                 expected);
+                throw InputError(where + "trace header '" + std::string(line) +
+                                 "' lacks a column; expected " + expected);
             }
             continue;
         }
@@ -197,7 +207,8 @@ std::vector<model::TraceRecord> parse_trace(std::string_view text, const std::st
         out.push_back(model::TraceRecord{Seconds(*t - t0), *in_tokens, *out_tokens});
     }
     if (out.empty()) {
-        throw InputError(file + ": the trace has no records; give a header line and one line per request");
+        throw InputError(file +
+                         ": the trace has no records; give a header line and one line per request");
     }
     return out;
 }
@@ -268,4 +279,4 @@ std::vector<int> load_length_column(const std::filesystem::path& path, const std
     return out;
 }
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

@@ -26,8 +26,8 @@ enum class TraceFormat { Auto, Azure, Vidur, Plain };
 /// Parses trace CSV text; `file` names it in messages. Auto picks the layout from the header.
 /// Throws InputError naming file:line for a missing column, a bad number, negative tokens or
 /// an empty trace.
-[[nodiscard]] std::vector<model::TraceRecord> parse_trace(std::string_view text, const std::string& file,
-                                                          TraceFormat format = TraceFormat::Auto);
+[[nodiscard]] std::vector<model::TraceRecord>
+parse_trace(std::string_view text, const std::string& file, TraceFormat format = TraceFormat::Auto);
 
 /// Reads and parses a trace file.
 [[nodiscard]] std::vector<model::TraceRecord> load_trace(const std::filesystem::path& path,
@@ -46,4 +46,4 @@ inline constexpr int kMaxTokenCount = 1 << 28;
 [[nodiscard]] std::vector<int> load_length_column(const std::filesystem::path& path,
                                                   const std::string& column);
 
-}  // namespace gpuplan::hwdb
+} // namespace gpuplan::hwdb

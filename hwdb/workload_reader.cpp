@@ -31,7 +31,6 @@ std::optional<model::Price> opt_token_price(MapReader& m, const std::string& key
     return p;
 }
 
-
 std::vector<double> number_list(MapReader& m, const std::string& key) {
     std::vector<double> out;
     for (const auto& s : m.string_list(key)) {
@@ -62,11 +61,12 @@ model::LengthDistribution read_length(MapReader& parent, const std::string& key,
     }
     MapReader m = parent.map(key);
     model::LengthDistribution d;
-    d.kind = opt_choice<model::LengthKind>(m, "dist", {{"fixed", model::LengthKind::Fixed},
-                                                       {"uniform", model::LengthKind::Uniform},
-                                                       {"normal", model::LengthKind::Normal},
-                                                       {"lognormal", model::LengthKind::LogNormal},
-                                                       {"empirical", model::LengthKind::Empirical}})
+    d.kind = opt_choice<model::LengthKind>(m, "dist",
+                                           {{"fixed", model::LengthKind::Fixed},
+                                            {"uniform", model::LengthKind::Uniform},
+                                            {"normal", model::LengthKind::Normal},
+                                            {"lognormal", model::LengthKind::LogNormal},
+                                            {"empirical", model::LengthKind::Empirical}})
                  .value_or(model::LengthKind::Fixed);
     constexpr long long kMax = 1 << 28;
     if (const auto v = m.opt_integer("value", 0, kMax)) {
@@ -81,7 +81,8 @@ model::LengthDistribution read_length(MapReader& parent, const std::string& key,
     if (d.kind == model::LengthKind::Uniform && (!m.has("min") || !m.has("max"))) {
         m.fail_here("a uniform length needs min and max");
     }
-    if ((d.kind == model::LengthKind::Normal || d.kind == model::LengthKind::LogNormal) && !m.has("mean")) {
+    if ((d.kind == model::LengthKind::Normal || d.kind == model::LengthKind::LogNormal) &&
+        !m.has("mean")) {
         m.fail_here("a normal or lognormal length needs mean (and stddev)");
     }
     if (d.kind == model::LengthKind::Fixed && !m.has("value") && !m.has("mean")) {
@@ -95,8 +96,10 @@ model::LengthDistribution read_length(MapReader& parent, const std::string& key,
         if (!n) {
             std::ostringstream text;
             text << v;
-            m.fail_at("values", "'" + text.str() + "' is not a token count; give whole numbers "
-                                "from 0 to " + std::to_string(kMaxTokenCount));
+            m.fail_at("values", "'" + text.str() +
+                                    "' is not a token count; give whole numbers "
+                                    "from 0 to " +
+                                    std::to_string(kMaxTokenCount));
         }
         d.values.push_back(*n);
     }
@@ -125,11 +128,12 @@ model::LengthDistribution read_length(MapReader& parent, const std::string& key,
 
 model::ArrivalProcess read_arrival(MapReader& m) {
     model::ArrivalProcess a;
-    a.kind = opt_choice<model::ArrivalKind>(m, "process", {{"poisson", model::ArrivalKind::Poisson},
-                                                           {"gamma", model::ArrivalKind::Gamma},
-                                                           {"constant", model::ArrivalKind::Constant},
-                                                           {"closed_loop", model::ArrivalKind::ClosedLoop},
-                                                           {"trace", model::ArrivalKind::Trace}})
+    a.kind = opt_choice<model::ArrivalKind>(m, "process",
+                                            {{"poisson", model::ArrivalKind::Poisson},
+                                             {"gamma", model::ArrivalKind::Gamma},
+                                             {"constant", model::ArrivalKind::Constant},
+                                             {"closed_loop", model::ArrivalKind::ClosedLoop},
+                                             {"trace", model::ArrivalKind::Trace}})
                  .value_or(model::ArrivalKind::Poisson);
     a.requests_per_s = m.opt_number("requests_per_s", 1e-9, 1e9);
     a.cv = m.opt_number("cv", 1e-3, 100).value_or(1.0);
@@ -137,10 +141,12 @@ model::ArrivalProcess read_arrival(MapReader& m) {
     a.think_time = opt_seconds(m, "think_time", false).value_or(Seconds(0));
     a.trace_speedup = m.opt_number("trace_speedup", 1e-6, 1e6).value_or(1.0);
     if (auto c = m.opt_map("rate_curve")) {
-        a.curve.kind = opt_choice<model::RateCurveKind>(*c, "kind", {{"flat", model::RateCurveKind::Flat},
-                                                                     {"step", model::RateCurveKind::Step},
-                                                                     {"diurnal", model::RateCurveKind::Diurnal}})
-                           .value_or(model::RateCurveKind::Flat);
+        a.curve.kind =
+            opt_choice<model::RateCurveKind>(*c, "kind",
+                                             {{"flat", model::RateCurveKind::Flat},
+                                              {"step", model::RateCurveKind::Step},
+                                              {"diurnal", model::RateCurveKind::Diurnal}})
+                .value_or(model::RateCurveKind::Flat);
         for (auto& s : c->map_list("steps")) {
             model::RatePoint p;
             p.at = Seconds(s.quantity("at", Dimension::Seconds, false));
@@ -163,7 +169,8 @@ model::ArrivalProcess read_arrival(MapReader& m) {
     return a;
 }
 
-model::RequestClass read_class(MapReader& m, const model::Workload& w, const std::filesystem::path& base) {
+model::RequestClass read_class(MapReader& m, const model::Workload& w,
+                               const std::filesystem::path& base) {
     model::RequestClass c;
     c.name = m.string("name");
     c.share = m.opt_number("share", 0, 1e9).value_or(1.0);
@@ -178,9 +185,10 @@ model::RequestClass read_class(MapReader& m, const model::Workload& w, const std
         c.e2e = opt_seconds(*slo, "e2e");
         slo->finish();
     }
-    c.route = opt_choice<model::RouteTarget>(m, "route", {{"any", model::RouteTarget::Any},
-                                                          {"local", model::RouteTarget::Local},
-                                                          {"cloud", model::RouteTarget::Cloud}})
+    c.route = opt_choice<model::RouteTarget>(m, "route",
+                                             {{"any", model::RouteTarget::Any},
+                                              {"local", model::RouteTarget::Local},
+                                              {"cloud", model::RouteTarget::Cloud}})
                   .value_or(model::RouteTarget::Any);
     if (auto a = m.opt_map("agent")) {
         model::AgentSession s;
@@ -194,7 +202,7 @@ model::RequestClass read_class(MapReader& m, const model::Workload& w, const std
     return c;
 }
 
-}  // namespace
+} // namespace
 
 void read_sim_workload(MapReader& m, model::Workload& w, const std::filesystem::path& base_dir) {
     w.requests = m.opt_integer("requests", 1, 1 << 30);
@@ -211,7 +219,8 @@ void read_sim_workload(MapReader& m, model::Workload& w, const std::filesystem::
         const std::string fmt = t->string_or("format", "auto");
         const auto format = find_trace_format(fmt);
         if (!format) {
-            t->fail_at("format", "unknown trace format '" + fmt + "'; use auto, azure, vidur or plain");
+            t->fail_at("format",
+                       "unknown trace format '" + fmt + "'; use auto, azure, vidur or plain");
         }
         try {
             w.trace = load_trace(base_dir / file, *format);
@@ -231,19 +240,23 @@ void read_sim_workload(MapReader& m, model::Workload& w, const std::filesystem::
 }
 
 void read_scheduler(MapReader& m, model::SchedulerConfig& s) {
-    s.batching = opt_choice<model::BatchingMode>(m, "batching", {{"continuous", model::BatchingMode::Continuous},
-                                                                 {"static", model::BatchingMode::Static}})
+    s.batching = opt_choice<model::BatchingMode>(m, "batching",
+                                                 {{"continuous", model::BatchingMode::Continuous},
+                                                  {"static", model::BatchingMode::Static}})
                      .value_or(s.batching);
-    s.static_batch_size = m.opt_integer("static_batch_size", 1, 1 << 20).value_or(s.static_batch_size);
+    s.static_batch_size =
+        m.opt_integer("static_batch_size", 1, 1 << 20).value_or(s.static_batch_size);
     s.static_max_wait = opt_seconds(m, "static_max_wait", false).value_or(s.static_max_wait);
-    s.policy = opt_choice<model::SchedulingPolicy>(m, "scheduling_policy",
-                                                   {{"fcfs", model::SchedulingPolicy::Fcfs},
-                                                    {"priority", model::SchedulingPolicy::Priority}})
-                   .value_or(s.policy);
-    s.preemption_mode = opt_choice<model::PreemptionMode>(m, "preemption_mode",
-                                                          {{"recompute", model::PreemptionMode::Recompute},
-                                                           {"swap", model::PreemptionMode::Swap}})
-                            .value_or(s.preemption_mode);
+    s.policy =
+        opt_choice<model::SchedulingPolicy>(m, "scheduling_policy",
+                                            {{"fcfs", model::SchedulingPolicy::Fcfs},
+                                             {"priority", model::SchedulingPolicy::Priority}})
+            .value_or(s.policy);
+    s.preemption_mode =
+        opt_choice<model::PreemptionMode>(m, "preemption_mode",
+                                          {{"recompute", model::PreemptionMode::Recompute},
+                                           {"swap", model::PreemptionMode::Swap}})
+            .value_or(s.preemption_mode);
     if (auto v = m.opt_quantity("swap_space", Dimension::Bytes, false)) {
         s.swap_space = Bytes(*v);
     }
@@ -259,17 +272,20 @@ model::Cluster read_cluster(std::optional<MapReader> m) {
         return c;
     }
     c.replicas = m->opt_integer("replicas", 1, 1 << 20);
-    c.router = opt_choice<model::RouterPolicy>(*m, "router", {{"round_robin", model::RouterPolicy::RoundRobin},
-                                                              {"least_outstanding", model::RouterPolicy::LeastOutstanding},
-                                                              {"least_kv", model::RouterPolicy::LeastKv},
-                                                              {"prefix_affinity", model::RouterPolicy::PrefixAffinity}})
+    c.router = opt_choice<model::RouterPolicy>(
+                   *m, "router",
+                   {{"round_robin", model::RouterPolicy::RoundRobin},
+                    {"least_outstanding", model::RouterPolicy::LeastOutstanding},
+                    {"least_kv", model::RouterPolicy::LeastKv},
+                    {"prefix_affinity", model::RouterPolicy::PrefixAffinity}})
                    .value_or(c.router);
     if (auto a = m->opt_map("admission")) {
         c.admission.max_queue = a->opt_integer("max_queue", 0, 1 << 30);
         c.admission.max_concurrency = a->opt_integer("max_concurrency", 1, 1 << 30);
         c.admission.timeout = opt_seconds(*a, "timeout");
         c.admission.max_retries = a->opt_integer("max_retries", 0, 1000).value_or(0);
-        c.admission.retry_backoff = opt_seconds(*a, "retry_backoff", false).value_or(c.admission.retry_backoff);
+        c.admission.retry_backoff =
+            opt_seconds(*a, "retry_backoff", false).value_or(c.admission.retry_backoff);
         a->finish();
     }
     if (auto s = m->opt_map("cold_start")) {
@@ -292,7 +308,8 @@ model::Cluster read_cluster(std::optional<MapReader> m) {
         ep.name = cl->string_or("name", ep.name);
         ep.ttft_median = opt_seconds(*cl, "ttft_median").value_or(ep.ttft_median);
         ep.ttft_sigma = cl->opt_number("ttft_sigma", 0, 5).value_or(ep.ttft_sigma);
-        ep.output_tokens_per_s = cl->opt_number("output_tokens_per_s", 1e-3, 1e9).value_or(ep.output_tokens_per_s);
+        ep.output_tokens_per_s =
+            cl->opt_number("output_tokens_per_s", 1e-3, 1e9).value_or(ep.output_tokens_per_s);
         ep.rate_limit_rps = cl->opt_number("rate_limit_rps", 1e-6, 1e9);
         ep.input_price = opt_token_price(*cl, "input_price");
         ep.output_price = opt_token_price(*cl, "output_price");
@@ -304,4 +321,4 @@ model::Cluster read_cluster(std::optional<MapReader> m) {
     return c;
 }
 
-}  // namespace gpuplan::hwdb::detail
+} // namespace gpuplan::hwdb::detail

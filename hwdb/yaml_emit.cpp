@@ -38,4 +38,4 @@ std::string yaml_number(double v) {
     return std::string(buf, r.ptr);
 }
 
-}  // namespace gpuplan::hwdb::detail
+} // namespace gpuplan::hwdb::detail

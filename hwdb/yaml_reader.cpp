@@ -30,7 +30,7 @@ int first_invalid_utf8_line(std::string_view s) {
             return line;
         }
         if (i + extra >= s.size() && extra > 0) {
-            return line;  // truncated multi-byte sequence at the end
+            return line; // truncated multi-byte sequence at the end
         }
         for (int k = 1; k <= extra; ++k) {
             if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) {
@@ -45,11 +45,13 @@ int first_invalid_utf8_line(std::string_view s) {
 // Rejects anchors, aliases, several documents and deep nesting while yaml-cpp parses, before
 // any node tree is built: an alias bomb never gets the chance to expand.
 class GuardHandler : public YAML::EventHandler {
-public:
+  public:
     explicit GuardHandler(const std::string& file) : file_(file) {}
     void OnDocumentStart(const YAML::Mark&) override {}
     void OnDocumentEnd() override {}
-    void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { check_anchor(mark, anchor); }
+    void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+        check_anchor(mark, anchor);
+    }
     void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
         throw ConfigError(file_, mark.line + 1, mark.column + 1, "",
                           "aliases ('*name') are not allowed; write the value out in full");
@@ -69,7 +71,7 @@ public:
     }
     void OnMapEnd() override { --depth_; }
 
-private:
+  private:
     void check_anchor(const YAML::Mark& mark, YAML::anchor_t anchor) const {
         if (anchor != YAML::NullAnchor) {
             throw ConfigError(file_, mark.line + 1, mark.column + 1, "",
@@ -106,12 +108,14 @@ void reject_duplicate_keys(const YAML::Node& node, const std::string& file, cons
                                   path.empty() ? key : path + "." + key,
                                   "duplicate key; keep one of the two entries");
             }
-            reject_duplicate_keys(kv.second, file, path.empty() ? key : path + "." + key, depth + 1);
+            reject_duplicate_keys(kv.second, file, path.empty() ? key : path + "." + key,
+                                  depth + 1);
         }
     } else if (node.IsSequence()) {
         int index = 0;
         for (const auto& item : node) {
-            reject_duplicate_keys(item, file, path + "[" + std::to_string(index++) + "]", depth + 1);
+            reject_duplicate_keys(item, file, path + "[" + std::to_string(index++) + "]",
+                                  depth + 1);
         }
     }
 }
@@ -129,7 +133,7 @@ std::string kind_of(const YAML::Node& n) {
     return "'" + n.Scalar() + "'";
 }
 
-}  // namespace
+} // namespace
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
     std::vector<std::size_t> prev(b.size() + 1);
@@ -148,13 +152,15 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     return prev[b.size()];
 }
 
-std::optional<std::string> closest(const std::string& word, const std::vector<std::string>& candidates) {
+std::optional<std::string> closest(const std::string& word,
+                                   const std::vector<std::string>& candidates) {
     std::optional<std::string> best;
     std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
     for (const auto& c : candidates) {
         const std::size_t d = edit_distance(word, c);
-        const bool contains = c.size() > 2 && word.size() > 2 &&
-                              (c.find(word) != std::string::npos || word.find(c) != std::string::npos);
+        const bool contains =
+            c.size() > 2 && word.size() > 2 &&
+            (c.find(word) != std::string::npos || word.find(c) != std::string::npos);
         if (d < best_distance || (contains && !best)) {
             best = c;
             best_distance = std::min(d, best_distance);
@@ -168,7 +174,8 @@ YAML::Node parse_strict(std::string_view text, const std::string& file) {
         throw ConfigError(file, 0, 0, "", "file is larger than 16 MiB; this is not a gpuplan file");
     }
     if (const int line = first_invalid_utf8_line(text)) {
-        throw ConfigError(file, line, 1, "", "bytes that are not valid UTF-8; save the file as UTF-8");
+        throw ConfigError(file, line, 1, "",
+                          "bytes that are not valid UTF-8; save the file as UTF-8");
     }
     // YAML forbids tabs in indentation; yaml-cpp's own message for it is cryptic.
     int line = 1;
@@ -198,7 +205,8 @@ YAML::Node parse_strict(std::string_view text, const std::string& file) {
             throw ConfigError(file, 1, 1, "", "file is empty; it must start with 'schema: 1'");
         }
         if (!root.IsMap()) {
-            fail(root, file, "", "expected a mapping of keys at the top level, found " + kind_of(root));
+            fail(root, file, "",
+                 "expected a mapping of keys at the top level, found " + kind_of(root));
         }
         reject_duplicate_keys(root, file, "", 0);
         return root;
@@ -294,15 +302,17 @@ std::optional<int> MapReader::opt_integer(const std::string& key, long long min,
     long long v = 0;
     const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec == std::errc::result_out_of_range) {
-        fail(n, file_, path_of(key), "'" + s + "' is out of range; expected a whole number from " +
-                                         std::to_string(min) + " to " + std::to_string(max));
+        fail(n, file_, path_of(key),
+             "'" + s + "' is out of range; expected a whole number from " + std::to_string(min) +
+                 " to " + std::to_string(max));
     }
     if (ec != std::errc() || ptr != s.data() + s.size()) {
         fail(n, file_, path_of(key), "expected a whole number, found '" + s + "'");
     }
     if (v < min || v > max) {
-        fail(n, file_, path_of(key), "'" + s + "' is out of range; expected a whole number from " +
-                                         std::to_string(min) + " to " + std::to_string(max));
+        fail(n, file_, path_of(key),
+             "'" + s + "' is out of range; expected a whole number from " + std::to_string(min) +
+                 " to " + std::to_string(max));
     }
     return static_cast<int>(v);
 }
@@ -421,7 +431,8 @@ std::vector<MapReader> MapReader::map_list(const std::string& key) {
         return out;
     }
     if (!n.IsSequence()) {
-        fail(n, file_, path_of(key), "expected a list of entries ('- name: ...'), found " + kind_of(n));
+        fail(n, file_, path_of(key),
+             "expected a list of entries ('- name: ...'), found " + kind_of(n));
     }
     int index = 0;
     for (const auto& item : n) {
@@ -447,11 +458,11 @@ void MapReader::finish() const {
             message += "; valid keys here: " + list;
         }
         if (kv.second.Tag().rfind(kCommandLineTag, 0) == 0) {
-            fail(kv.second, file_, path_of(key), message);  // a --set key: name the flag, not a line
+            fail(kv.second, file_, path_of(key), message); // a --set key: name the flag, not a line
         }
         const auto mark = kv.first.Mark();
         throw ConfigError(file_, mark.line + 1, mark.column + 1, path_of(key), message);
     }
 }
 
-}  // namespace gpuplan::hwdb::detail
+} // namespace gpuplan::hwdb::detail

@@ -186,7 +186,8 @@ CostInputs cost_inputs(const Scenario& s, const ServerSpec* node, const PowerEst
     // Whole nodes are bought, but a deployment on part of a node pays its share: the other
     // GPUs serve something else (the same share as its host power, power.cpp).
     const double node_share = static_cast<double>(d.gpus) / p.node.gpus;
-    const std::string nodes_text = fmt::format("{:g} node{}", node_share, node_share == 1.0 ? "" : "s");
+    const std::string nodes_text =
+        fmt::format("{:g} node{}", node_share, node_share == 1.0 ? "" : "s");
     if (std::abs(node_share - std::round(node_share)) > 1e-9) {
         in.notes.push_back("the deployment uses " + std::to_string(d.gpus) + " of " +
                            std::to_string(p.node.gpus) +

@@ -238,14 +238,14 @@ void validate(const Deployment& d) {
             where + "parallelism tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
                 " dp=" + std::to_string(p.dp) + " ep=" + std::to_string(p.ep) +
                 " has a size below 1; every size must be at least 1");
-    const long long product = static_cast<long long>(p.tp) * p.pp * p.dp;  // cannot wrap
+    const long long product = static_cast<long long>(p.tp) * p.pp * p.dp; // cannot wrap
     require(product <= kMaxGpus && p.ep <= kMaxGpus,
             where + "tp × pp × dp is " + std::to_string(product) + " GPUs (ep " +
                 std::to_string(p.ep) + "); at most " + std::to_string(kMaxGpus) +
                 " are supported, lower the parallel sizes");
-    require(d.gpus == product,
-            where + "gpus is " + std::to_string(d.gpus) + " but tp × pp × dp is " +
-                std::to_string(product) + "; set gpus to tp × pp × dp");
+    require(d.gpus == product, where + "gpus is " + std::to_string(d.gpus) +
+                                   " but tp × pp × dp is " + std::to_string(product) +
+                                   "; set gpus to tp × pp × dp");
     require(d.gpus_per_node >= 1,
             where + "gpus_per_node is " + std::to_string(d.gpus_per_node) + "; use at least 1");
     require(d.model.heads % p.tp == 0, where + "tp " + std::to_string(p.tp) +

@@ -9,19 +9,19 @@ namespace gpuplan {
 
 /// Base of every gpuplan exception.
 class Error : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 /// Anything the user can fix: a bad file, flag or value.
 class InputError : public Error {
-public:
+  public:
     using Error::Error;
 };
 
 /// A configuration file problem, located by file, line, column (1-based) and key path.
 class ConfigError : public InputError {
-public:
+  public:
     ConfigError(std::string file, int line, int column, std::string key_path, std::string message)
         : InputError(format(file, line, column, key_path, message)), file_(std::move(file)),
           line_(line), column_(column), key_path_(std::move(key_path)) {}
@@ -30,7 +30,7 @@ public:
     [[nodiscard]] int column() const { return column_; }
     [[nodiscard]] const std::string& key_path() const { return key_path_; }
 
-private:
+  private:
     static std::string format(const std::string& file, int line, int column,
                               const std::string& key_path, const std::string& message) {
         std::string out = file;
@@ -52,23 +52,23 @@ private:
 
 /// A bad command line.
 class UsageError : public InputError {
-public:
+  public:
     using InputError::InputError;
 };
 
 /// A bad value that reached the core (e.g. a negative GPU count built in code).
 class InvalidArgument : public InputError {
-public:
+  public:
     using InputError::InputError;
 };
 
 /// A broken invariant: a bug in gpuplan.
 class InternalError : public Error {
-public:
+  public:
     using Error::Error;
 };
 
-}  // namespace gpuplan
+} // namespace gpuplan
 
 /// Throws InternalError when a cheap invariant does not hold.
 #define GPUPLAN_CHECK(cond, msg)                                                                   \

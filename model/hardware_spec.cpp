@@ -29,4 +29,4 @@ const char* to_string(LinkKind kind) {
     return "other";
 }
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

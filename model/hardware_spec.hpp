@@ -15,9 +15,9 @@ namespace gpuplan::model {
 
 /// A dated price estimate with its source.
 struct PriceEstimate {
-    Price price;         ///< e.g. $25000 (purchase) or $2.10/h (cloud per GPU-hour)
-    std::string date;    ///< YYYY-MM or YYYY-MM-DD of the estimate
-    std::string source;  ///< source tag or URL
+    Price price;        ///< e.g. $25000 (purchase) or $2.10/h (cloud per GPU-hour)
+    std::string date;   ///< YYYY-MM or YYYY-MM-DD of the estimate
+    std::string source; ///< source tag or URL
     std::string note;
     friend bool operator==(const PriceEstimate&, const PriceEstimate&) = default;
 };
@@ -33,18 +33,18 @@ struct PeakCompute {
 
 /// One accelerator (GPU, NPU, TPU chip).
 struct AcceleratorSpec {
-    std::string name;  ///< canonical, lowercase with hyphens: "h100-sxm"
+    std::string name; ///< canonical, lowercase with hyphens: "h100-sxm"
     std::vector<std::string> aliases;
-    std::string vendor;        ///< "nvidia", "amd", "intel", "google"
-    std::string architecture;  ///< "ampere", "hopper", "ada", "blackwell", "cdna3", ...
-    std::string form_factor;   ///< "sxm5", "pcie", "oam", ...
+    std::string vendor;       ///< "nvidia", "amd", "intel", "google"
+    std::string architecture; ///< "ampere", "hopper", "ada", "blackwell", "cdna3", ...
+    std::string form_factor;  ///< "sxm5", "pcie", "oam", ...
     int launch_year = 0;
-    Bytes memory;              ///< physical device memory
-    std::string memory_type;   ///< "HBM3", "GDDR6X", ...
+    Bytes memory;            ///< physical device memory
+    std::string memory_type; ///< "HBM3", "GDDR6X", ...
     BytesPerSecond memory_bandwidth;
     PeakCompute dense;
     std::optional<Bytes> l2_cache;
-    int compute_units = 0;     ///< SMs (NVIDIA), CUs (AMD), cores
+    int compute_units = 0; ///< SMs (NVIDIA), CUs (AMD), cores
     std::optional<Hertz> boost_clock;
     /// Vendor maximum board/module power (TDP/TBP); nullopt where the vendor publishes none
     /// (Google TPUs): the power model then refuses to guess and asks for a figure.
@@ -53,11 +53,11 @@ struct AcceleratorSpec {
     /// Settable power-limit range (nvidia-smi -q "Min Power Limit" / "Max Power Limit"); nullopt
     /// where no primary source gives it: a cap is then only checked against board_power.
     std::optional<Watts> power_limit_min, power_limit_max;
-    std::string scale_up_link;                  ///< interconnect name, "" when none
-    std::optional<BytesPerSecond> scale_up_bandwidth;  ///< bidirectional per device
-    std::string host_link;                      ///< e.g. "pcie4-x16"
+    std::string scale_up_link;                        ///< interconnect name, "" when none
+    std::optional<BytesPerSecond> scale_up_bandwidth; ///< bidirectional per device
+    std::string host_link;                            ///< e.g. "pcie4-x16"
     std::vector<PriceEstimate> prices;
-    std::string sources;       ///< source tags for the numbers, e.g. "S6 S7"
+    std::string sources; ///< source tags for the numbers, e.g. "S6 S7"
     std::string notes;
     friend bool operator==(const AcceleratorSpec&, const AcceleratorSpec&) = default;
 };
@@ -66,11 +66,11 @@ enum class LinkKind { NvLink, NvSwitch, Pcie, InfiniBand, Ethernet, InfinityFabr
 
 /// A link technology: per-direction bandwidth per device and per-hop latency.
 struct InterconnectSpec {
-    std::string name;  ///< "nvlink4", "pcie5-x16", "ib-ndr"
+    std::string name; ///< "nvlink4", "pcie5-x16", "ib-ndr"
     std::vector<std::string> aliases;
     LinkKind kind = LinkKind::Other;
-    BytesPerSecond bandwidth_per_direction;  ///< per device, one direction
-    Seconds latency;                         ///< per message hop (alpha term)
+    BytesPerSecond bandwidth_per_direction; ///< per device, one direction
+    Seconds latency;                        ///< per message hop (alpha term)
     std::string sources;
     std::string notes;
     friend bool operator==(const InterconnectSpec&, const InterconnectSpec&) = default;
@@ -78,16 +78,16 @@ struct InterconnectSpec {
 
 /// A server (node): accelerators plus host, with its power and price.
 struct ServerSpec {
-    std::string name;  ///< "dgx-h100", "hgx-h200", "generic-8x-pcie"
+    std::string name; ///< "dgx-h100", "hgx-h200", "generic-8x-pcie"
     std::vector<std::string> aliases;
-    std::string accelerator;  ///< accelerator name; "" for a generic chassis
-    int accelerators = 0;     ///< count per node
-    std::string intra_node_link;  ///< interconnect between the node's accelerators
-    std::string inter_node_link;  ///< network, e.g. "ib-ndr"
-    int network_ports = 0;        ///< inter-node NICs per node
-    Watts max_power;              ///< PSU-sizing maximum
+    std::string accelerator;     ///< accelerator name; "" for a generic chassis
+    int accelerators = 0;        ///< count per node
+    std::string intra_node_link; ///< interconnect between the node's accelerators
+    std::string inter_node_link; ///< network, e.g. "ib-ndr"
+    int network_ports = 0;       ///< inter-node NICs per node
+    Watts max_power;             ///< PSU-sizing maximum
     std::optional<Watts> idle_power;
-    Watts host_power;             ///< CPUs, fans, NICs, drives at load, excluding GPUs
+    Watts host_power; ///< CPUs, fans, NICs, drives at load, excluding GPUs
     Bytes host_memory;
     int rack_units = 0;
     std::vector<PriceEstimate> prices;
@@ -100,10 +100,10 @@ struct ServerSpec {
 struct RackSpec {
     std::string name;
     std::vector<std::string> aliases;
-    std::string server;     ///< node type inside
+    std::string server; ///< node type inside
     int servers = 0;
-    Watts power;            ///< rack power at load
-    std::string cooling;    ///< "air" or "liquid"
+    Watts power;         ///< rack power at load
+    std::string cooling; ///< "air" or "liquid"
     std::vector<PriceEstimate> prices;
     std::string sources;
     std::string notes;
@@ -112,4 +112,4 @@ struct RackSpec {
 
 [[nodiscard]] const char* to_string(LinkKind kind);
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -12,7 +12,7 @@ double elements_per_token_per_layer(const ModelSpec& m) {
     return 2.0 * m.kv_heads * m.head_dim;
 }
 
-}  // namespace
+} // namespace
 
 Bytes kv_bytes_per_token(const ModelSpec& m, const Precision& kv) {
     return Bytes(m.layers * elements_per_token_per_layer(m) * kv.bytes_per_element());
@@ -20,10 +20,12 @@ Bytes kv_bytes_per_token(const ModelSpec& m, const Precision& kv) {
 
 Bytes kv_bytes_per_sequence(const ModelSpec& m, const Precision& kv, int context) {
     const double per_layer = elements_per_token_per_layer(m) * kv.bytes_per_element();
-    const int windowed = m.sliding_window ? std::min(m.sliding_window->windowed_layers, m.layers) : 0;
+    const int windowed =
+        m.sliding_window ? std::min(m.sliding_window->windowed_layers, m.layers) : 0;
     const int full = m.layers - windowed;
-    const double windowed_tokens = m.sliding_window ? std::min(context, m.sliding_window->window) : 0;
+    const double windowed_tokens =
+        m.sliding_window ? std::min(context, m.sliding_window->window) : 0;
     return Bytes(per_layer * (double(full) * context + double(windowed) * windowed_tokens));
 }
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -16,4 +16,4 @@ namespace gpuplan::model {
 /// KV bytes one sequence of `context` tokens holds, with windowed layers capped at the window.
 [[nodiscard]] Bytes kv_bytes_per_sequence(const ModelSpec& m, const Precision& kv, int context);
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -15,7 +15,7 @@ namespace {
 // about 9e15) come only from absurd inputs (1e30 GiB of memory) and would wrap on conversion,
 // so they are refused with a message instead.
 std::int64_t count_of(double v, const char* what) {
-    constexpr double kMaxCount = 9007199254740992.0;  // 2^53
+    constexpr double kMaxCount = 9007199254740992.0; // 2^53
     if (!(v >= 0)) {
         return 0;
     }
@@ -312,15 +312,15 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
     }
     if (r.free.si() < 0) {
         fits = false;
-        r.reasons.push_back(where + "the process needs " + gib(r.total_used) + " but the GPU has " +
-                            gib(r.capacity) + " (" + gib(-r.free) + " short" +
-                            // Lowering the fraction helps only when the engine's budget,
-                            // not the weights, overruns the GPU.
-                            ((e.kind == EngineKind::Vllm || e.kind == EngineKind::Sglang) &&
-                                     r.kv_budget.si() > 0
-                                 ? "; lower gpu_memory_utilization " + num(e.memory_fraction)
-                                 : std::string()) +
-                            ")");
+        r.reasons.push_back(
+            where + "the process needs " + gib(r.total_used) + " but the GPU has " +
+            gib(r.capacity) + " (" + gib(-r.free) + " short" +
+            // Lowering the fraction helps only when the engine's budget,
+            // not the weights, overruns the GPU.
+            ((e.kind == EngineKind::Vllm || e.kind == EngineKind::Sglang) && r.kv_budget.si() > 0
+                 ? "; lower gpu_memory_utilization " + num(e.memory_fraction)
+                 : std::string()) +
+            ")");
     }
     if (fits && r.concurrency_limit == ConcurrencyLimit::MaxNumSeqs &&
         e.kind != EngineKind::LlamaCpp) {
@@ -471,12 +471,12 @@ std::optional<std::string> capacity_advice(const Deployment& d, const MemoryEsti
     if (m.fits || m.kv_budget.si() > 0) {
         return std::nullopt; // fits, or the KV cache (not the weights) is what runs short
     }
-    const std::string now = std::to_string(replica_gpus(d.par)) + " GPU" +
-                            (replica_gpus(d.par) == 1 ? "" : "s");
+    const std::string now =
+        std::to_string(replica_gpus(d.par)) + " GPU" + (replica_gpus(d.par) == 1 ? "" : "s");
     const std::optional<GpuPlan> fewest = fewest_gpus(d, 1, max_gpus);
     if (!fewest) {
-        return "the weights and the engine's memory do not fit on " + now + " per replica, nor on up to " +
-               std::to_string(max_gpus) + " x " + d.gpu.name +
+        return "the weights and the engine's memory do not fit on " + now +
+               " per replica, nor on up to " + std::to_string(max_gpus) + " x " + d.gpu.name +
                "; quantize the weights or choose a GPU with more memory";
     }
     return "the weights and the engine's memory do not fit on " + now +

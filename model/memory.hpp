@@ -100,9 +100,8 @@ struct GpuPlan {
 /// Advice that can help when the deployment does not fit because its weights (with the
 /// engine's fixed memory) overrun the budget: the fewest GPUs per replica (fewest_gpus), not
 /// "lower gpu_memory_utilization". nullopt when it fits or the KV cache is what runs short.
-[[nodiscard]] std::optional<std::string> capacity_advice(const Deployment& d,
-                                                         const MemoryEstimate& m,
-                                                         int max_gpus = 64);
+[[nodiscard]] std::optional<std::string>
+capacity_advice(const Deployment& d, const MemoryEstimate& m, int max_gpus = 64);
 
 /// Host memory advice for one node of the deployment.
 struct HostRamAdvice {

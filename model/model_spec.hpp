@@ -18,7 +18,7 @@ enum class PositionKind { Rope, Learned };
 
 /// Multi-head latent attention ranks (DeepSeek-V2/V3).
 struct MlaSpec {
-    int q_lora_rank = 0;  ///< 0: queries are not compressed
+    int q_lora_rank = 0; ///< 0: queries are not compressed
     int kv_lora_rank = 0;
     int qk_nope_head_dim = 0;
     int qk_rope_head_dim = 0;
@@ -29,34 +29,34 @@ struct MlaSpec {
 /// Mixture of experts. Layers before `first_dense_layers` (and those not on the
 /// `moe_layer_interval`) use the dense MLP of size `ffn_size`.
 struct MoeSpec {
-    int experts = 0;             ///< routed experts per MoE layer
-    int active_experts = 0;      ///< routed experts per token (top-k)
-    int shared_experts = 0;      ///< always-on experts per MoE layer
-    int expert_ffn_size = 0;     ///< intermediate size of one expert
-    int first_dense_layers = 0;  ///< leading layers with a dense MLP
+    int experts = 0;            ///< routed experts per MoE layer
+    int active_experts = 0;     ///< routed experts per token (top-k)
+    int shared_experts = 0;     ///< always-on experts per MoE layer
+    int expert_ffn_size = 0;    ///< intermediate size of one expert
+    int first_dense_layers = 0; ///< leading layers with a dense MLP
     friend bool operator==(const MoeSpec&, const MoeSpec&) = default;
 };
 
 /// Sliding-window attention on some layers (Gemma-2: every other layer; Mistral-7B v0.1: all).
 /// A windowed layer caches at most `window` tokens of KV per sequence.
 struct SlidingWindowSpec {
-    int window = 0;            ///< tokens a windowed layer attends to
-    int windowed_layers = 0;   ///< how many of the layers use the window
+    int window = 0;          ///< tokens a windowed layer attends to
+    int windowed_layers = 0; ///< how many of the layers use the window
     friend bool operator==(const SlidingWindowSpec&, const SlidingWindowSpec&) = default;
 };
 
 /// A model architecture. Sizes are element counts.
 struct ModelSpec {
-    std::string name;  ///< canonical lowercase name, e.g. "llama-3.1-70b"
+    std::string name; ///< canonical lowercase name, e.g. "llama-3.1-70b"
     std::vector<std::string> aliases;
-    std::string family;       ///< e.g. "llama", "qwen2", "deepseek-v3"
-    std::string hf_id;        ///< Hugging Face repository id, when there is one
+    std::string family; ///< e.g. "llama", "qwen2", "deepseek-v3"
+    std::string hf_id;  ///< Hugging Face repository id, when there is one
     int layers = 0;
     int hidden_size = 0;
     int heads = 0;
     int kv_heads = 0;
-    int head_dim = 0;         ///< usually hidden_size / heads
-    int ffn_size = 0;         ///< dense MLP intermediate size
+    int head_dim = 0; ///< usually hidden_size / heads
+    int ffn_size = 0; ///< dense MLP intermediate size
     MlpKind mlp = MlpKind::Gated;
     int vocab_size = 0;
     bool tied_embeddings = false;
@@ -71,9 +71,9 @@ struct ModelSpec {
     std::optional<MlaSpec> mla;
     std::optional<MoeSpec> moe;
     std::optional<SlidingWindowSpec> sliding_window;
-    double published_params = 0;         ///< total parameters as published
+    double published_params = 0;        ///< total parameters as published
     double published_active_params = 0; ///< active per token (MoE), 0 when dense
-    std::string source;                  ///< where the architecture and counts come from
+    std::string source;                 ///< where the architecture and counts come from
     /// Precision of the published checkpoint's linear-layer weights (an AWQ, GPTQ, FP8 or NVFP4
     /// checkpoint); nullopt: a 16-bit checkpoint. A scenario whose `precision.weights` is unset
     /// plans with this (model::checkpoint_weights).
@@ -83,11 +83,11 @@ struct ModelSpec {
 
 /// Parameter counts computed from the architecture.
 struct ParamCount {
-    double total = 0;       ///< every parameter, embeddings and LM head included
-    double active = 0;      ///< used for one token (routed experts: only the top-k)
-    double embedding = 0;   ///< input embedding (and positional table)
-    double lm_head = 0;     ///< output projection (0 when tied)
-    double per_layer_attention = 0;  ///< one layer's attention parameters
+    double total = 0;               ///< every parameter, embeddings and LM head included
+    double active = 0;              ///< used for one token (routed experts: only the top-k)
+    double embedding = 0;           ///< input embedding (and positional table)
+    double lm_head = 0;             ///< output projection (0 when tied)
+    double per_layer_attention = 0; ///< one layer's attention parameters
     friend bool operator==(const ParamCount&, const ParamCount&) = default;
 };
 
@@ -110,4 +110,4 @@ void validate(const ModelSpec& m, const std::string& where);
 /// else bf16.
 [[nodiscard]] Precision checkpoint_weights(const ModelSpec& m);
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

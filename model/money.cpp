@@ -36,6 +36,8 @@ std::string to_string(const Money& m) {
     return buf;
 }
 
-std::string to_string(const Price& p) { return to_string(p.money) + to_string(p.per); }
+std::string to_string(const Price& p) {
+    return to_string(p.money) + to_string(p.per);
+}
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -26,11 +26,13 @@ struct Price {
 
 /// Adds two amounts; throws InvalidArgument when the currencies differ.
 [[nodiscard]] Money operator+(const Money& a, const Money& b);
-[[nodiscard]] inline Money operator*(const Money& m, double k) { return {m.amount * k, m.currency}; }
+[[nodiscard]] inline Money operator*(const Money& m, double k) {
+    return {m.amount * k, m.currency};
+}
 
 /// "$2.10/h", "0.6 CNY/kWh", "25000 USD".
 [[nodiscard]] std::string to_string(const Price& p);
 [[nodiscard]] std::string to_string(const Money& m);
 [[nodiscard]] const char* to_string(PriceBasis basis);
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

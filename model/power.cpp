@@ -372,7 +372,8 @@ PowerEstimate estimate_power(const Deployment& d, const Workload& w,
     r.gpu_average = r.steady.capped;
     // A limit no clock can meet (unreachable) leaves the GPU drawing more than the limit: the
     // peak is then what it draws, so no output shows an average above its peak.
-    r.gpu_peak = std::min(g.board, std::max({limit, g.resident, r.steady.capped, r.prefill.capped}));
+    r.gpu_peak =
+        std::min(g.board, std::max({limit, g.resident, r.steady.capped, r.prefill.capped}));
     r.deployment_average = r.gpu_average * (d.gpus / psu) + node.host * share;
     r.deployment_peak = r.gpu_peak * (d.gpus / psu) + node.host * share;
     r.deployment_idle = g.resident * (d.gpus / psu) + node.host * share;

@@ -19,11 +19,11 @@ std::string lower(std::string_view s) {
 
 struct Entry {
     const char* name;
-    const char* aliases;  // space-separated
+    const char* aliases; // space-separated
     double bits;
     ComputeType compute;
     bool weight_only;
-    bool grouped;  // integer weight-only format whose scale overhead depends on the group size
+    bool grouped; // integer weight-only format whose scale overhead depends on the group size
     const char* note;
 };
 
@@ -88,7 +88,7 @@ bool matches(const Entry& e, const std::string& key) {
     return false;
 }
 
-}  // namespace
+} // namespace
 
 std::optional<Precision> find_precision(std::string_view name) {
     std::string key = lower(name);
@@ -150,4 +150,4 @@ std::string_view to_string(ComputeType type) {
     return "?";
 }
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

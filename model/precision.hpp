@@ -13,11 +13,11 @@ enum class ComputeType { Fp32, Tf32, Bf16, Fp16, Fp8, Int8, Fp4 };
 
 /// A storage format with everything needed to size tensors stored in it.
 struct Precision {
-    std::string name;         ///< canonical name, e.g. "bf16", "gptq-int4", "q4_k_m"
-    double bits_per_element;  ///< effective bits including scales/zero points
-    ComputeType compute;      ///< the tensor-core path that consumes it
-    bool weight_only;         ///< dequantized to 16 bit before the matmul (GPTQ, AWQ, GGUF)
-    std::string note;         ///< where the bits figure comes from
+    std::string name;        ///< canonical name, e.g. "bf16", "gptq-int4", "q4_k_m"
+    double bits_per_element; ///< effective bits including scales/zero points
+    ComputeType compute;     ///< the tensor-core path that consumes it
+    bool weight_only;        ///< dequantized to 16 bit before the matmul (GPTQ, AWQ, GGUF)
+    std::string note;        ///< where the bits figure comes from
     [[nodiscard]] double bytes_per_element() const { return bits_per_element / 8.0; }
     friend bool operator==(const Precision&, const Precision&) = default;
 };
@@ -36,4 +36,4 @@ struct Precision {
 /// The name of a compute path as hwdb spells it ("bf16", "fp8", ...).
 [[nodiscard]] std::string_view to_string(ComputeType type);
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

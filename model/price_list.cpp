@@ -74,8 +74,8 @@ std::optional<PriceQuote> quote(const std::optional<Price>& own, bool own_applie
 
 std::optional<PriceQuote> gpu_hour_price(const Scenario& s, std::vector<std::string>* notes) {
     const AcceleratorSpec& gpu = s.deployment.gpu;
-    return quote(s.prices.gpu_hour, scenario_prices_gpu(s, gpu), "gpu_hour", gpu.name,
-                 gpu.prices, PriceBasis::Hour, scenario_currency(s), notes);
+    return quote(s.prices.gpu_hour, scenario_prices_gpu(s, gpu), "gpu_hour", gpu.name, gpu.prices,
+                 PriceBasis::Hour, scenario_currency(s), notes);
 }
 
 std::optional<PriceQuote> gpu_purchase_price(const Scenario& s, std::vector<std::string>* notes) {

@@ -28,13 +28,13 @@ namespace gpuplan::model {
 struct Workload {
     int input_tokens = 1024;
     int output_tokens = 256;
-    std::optional<int> concurrency;           ///< sequences in flight (closed loop), when given
-    std::optional<double> requests_per_s;     ///< open-loop arrival rate, when given
-    ArrivalProcess arrival;                   ///< simulator: how requests arrive
-    std::vector<RequestClass> classes;        ///< simulator: the request mix (empty: one class)
-    std::vector<TraceRecord> trace;           ///< simulator: replayed when arrival is Trace
-    std::optional<int> requests;              ///< simulator: requests (or sessions) to send
-    std::optional<Seconds> duration;          ///< simulator: stop sending after this time
+    std::optional<int> concurrency;       ///< sequences in flight (closed loop), when given
+    std::optional<double> requests_per_s; ///< open-loop arrival rate, when given
+    ArrivalProcess arrival;               ///< simulator: how requests arrive
+    std::vector<RequestClass> classes;    ///< simulator: the request mix (empty: one class)
+    std::vector<TraceRecord> trace;       ///< simulator: replayed when arrival is Trace
+    std::optional<int> requests;          ///< simulator: requests (or sessions) to send
+    std::optional<Seconds> duration;      ///< simulator: stop sending after this time
     friend bool operator==(const Workload&, const Workload&) = default;
 };
 
@@ -49,10 +49,10 @@ struct Slo {
 
 /// Power limits the deployment must live within.
 struct PowerBudget {
-    std::optional<Watts> gpu_cap;      ///< per-GPU power limit (nvidia-smi -pl)
-    std::optional<Watts> node_cap;     ///< per-node limit
-    std::optional<Watts> rack_budget;  ///< per-rack budget
-    std::optional<double> pue;         ///< facility power usage effectiveness
+    std::optional<Watts> gpu_cap;     ///< per-GPU power limit (nvidia-smi -pl)
+    std::optional<Watts> node_cap;    ///< per-node limit
+    std::optional<Watts> rack_budget; ///< per-rack budget
+    std::optional<double> pue;        ///< facility power usage effectiveness
     friend bool operator==(const PowerBudget&, const PowerBudget&) = default;
 };
 
@@ -64,8 +64,8 @@ struct Prices {
     std::optional<Price> gpu_purchase;  ///< purchase price per GPU
     std::optional<Price> electricity;   ///< per kWh, wherever the hardware runs
     std::optional<Price> node_purchase; ///< purchase price of one whole node (GPUs included)
-    std::string accelerator; ///< hwdb name gpu_hour and gpu_purchase are for ("": any)
-    std::string node;        ///< hwdb name node_purchase is for ("": any)
+    std::string accelerator;            ///< hwdb name gpu_hour and gpu_purchase are for ("": any)
+    std::string node;                   ///< hwdb name node_purchase is for ("": any)
     friend bool operator==(const Prices&, const Prices&) = default;
 };
 
@@ -73,23 +73,23 @@ struct Prices {
 struct Scenario {
     std::string name;
     std::string description;
-    std::string model_ref;        ///< catalog name as written, "" when the model is inline
-    std::string accelerator_ref;  ///< hwdb name as written
-    std::string node_ref;         ///< hwdb server name, "" when none
+    std::string model_ref;       ///< catalog name as written, "" when the model is inline
+    std::string accelerator_ref; ///< hwdb name as written
+    std::string node_ref;        ///< hwdb server name, "" when none
     Deployment deployment;
     Workload workload;
     Slo slo;
     PowerBudget power;
     Prices prices;
-    PowerModel power_model;     ///< power-model overrides (the `power:` block's other keys)
-    RackConfig rack;            ///< the rack the nodes go into (`rack:` block)
-    CostConfig cost;            ///< ownership and utilization (`cost:` block)
-    SchedulerConfig scheduler;  ///< simulator: replica scheduler knobs beyond EngineConfig
-    Cluster cluster;            ///< simulator: replicas, router, admission, cloud
-    std::optional<TrainingConfig> training;  ///< a training job (`training:` block), when given
-    std::optional<PlanConfig> plan;  ///< the sizing search (`plan:` block), when given
+    PowerModel power_model;    ///< power-model overrides (the `power:` block's other keys)
+    RackConfig rack;           ///< the rack the nodes go into (`rack:` block)
+    CostConfig cost;           ///< ownership and utilization (`cost:` block)
+    SchedulerConfig scheduler; ///< simulator: replica scheduler knobs beyond EngineConfig
+    Cluster cluster;           ///< simulator: replicas, router, admission, cloud
+    std::optional<TrainingConfig> training; ///< a training job (`training:` block), when given
+    std::optional<PlanConfig> plan;         ///< the sizing search (`plan:` block), when given
     std::uint64_t seed = 1;
     friend bool operator==(const Scenario&, const Scenario&) = default;
 };
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -161,8 +161,8 @@ void check_workload(const Workload& w, const EngineSettings& e, int cached_prefi
     if (w.input_tokens < 1 || w.output_tokens < 1 || concurrency < 1 || cached_prefix < 0) {
         throw InvalidArgument("workload: input_tokens " + std::to_string(w.input_tokens) +
                               ", output_tokens " + std::to_string(w.output_tokens) +
-                              ", concurrency " + std::to_string(concurrency) +
-                              ", cached prefix " + std::to_string(cached_prefix) +
+                              ", concurrency " + std::to_string(concurrency) + ", cached prefix " +
+                              std::to_string(cached_prefix) +
                               ": lengths and concurrency must be at least 1 and the cached "
                               "prefix not negative");
     }
@@ -229,8 +229,8 @@ LoadFit load_fit(const Deployment& d, const MemoryEstimate& mem, const Workload&
     if (!mem.fits) {
         r.reason = "the engine does not start (see the reasons above)";
     } else if (!r.fits) {
-        r.reason = std::to_string(concurrency) + " sequences of " +
-                   std::to_string(w.input_tokens) + " + " + std::to_string(w.output_tokens) +
+        r.reason = std::to_string(concurrency) + " sequences of " + std::to_string(w.input_tokens) +
+                   " + " + std::to_string(w.output_tokens) +
                    " tokens do not run at once: " + std::to_string(d.par.dp) + " replica" +
                    (d.par.dp == 1 ? " holds " : "s hold ") + std::to_string(r.holds) +
                    " (KV cache and max_num_seqs); lower the concurrency, use an fp8 KV cache or "
@@ -285,7 +285,8 @@ void settle_offered_load(const StepCostModel& m, const Workload& w, int capacity
         const int per_replica = std::min(capacity, (n + dp - 1) / dp);
         const double in_flight =
             rate * request_latency(m, w, per_replica, cached, cached_prefix).si();
-        const int next = static_cast<int>(std::min<double>(std::ceil(in_flight - 1e-9), most + 1.0));
+        const int next =
+            static_cast<int>(std::min<double>(std::ceil(in_flight - 1e-9), most + 1.0));
         if (next > most) {
             n = most;
             break;
@@ -311,7 +312,8 @@ ServingEstimate estimate_serving(const Deployment& d, const Workload& given,
     const StepCostModel m(d, profile);
     // A class mix is served as its mean request, its shared prefix as prefix-cache hits
     // (model/workload_mix.hpp): the same request the sizing search prunes with.
-    const Workload w = given.classes.empty() && given.trace.empty() ? given : analytic_request(given);
+    const Workload w =
+        given.classes.empty() && given.trace.empty() ? given : analytic_request(given);
     if (const auto mix = mean_request(given)) {
         cached_prefix = std::max(cached_prefix, mix->cached_prefix);
     }

@@ -74,10 +74,10 @@ struct ServingEstimate {
 /// max_model_len (MemoryEstimate::fits). The headroom gpu_memory_utilization holds back is not
 /// counted as room.
 struct LoadFit {
-    bool fits = false;      ///< the engine starts and the replicas run `requested` at once
-    long long holds = 0;    ///< sequences of these lengths the replicas run at once
-    int requested = 0;      ///< the concurrency asked for
-    std::string reason;     ///< why not, with what to change (empty when it fits)
+    bool fits = false;   ///< the engine starts and the replicas run `requested` at once
+    long long holds = 0; ///< sequences of these lengths the replicas run at once
+    int requested = 0;   ///< the concurrency asked for
+    std::string reason;  ///< why not, with what to change (empty when it fits)
 };
 
 [[nodiscard]] LoadFit load_fit(const Deployment& d, const MemoryEstimate& mem, const Workload& w,

@@ -3,10 +3,10 @@
 #include "model/comm.hpp"
 #include "model/detail/shapes.hpp"
 #include "model/error.hpp"
-#include "model/validity.hpp"
 #include "model/kernel_time.hpp"
 #include "model/model_spec.hpp"
 #include "model/power.hpp"
+#include "model/validity.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -471,7 +471,7 @@ TrainingModel::TrainingModel(const Deployment& hw, const TrainingConfig& cfg,
     const detail::Shapes whole = detail::make_shapes(model_, Parallelism{});
     const double s = d(cfg.seq_len);
     const double full_layers = d(model_.layers - whole.windowed_layers);
-    double square_keys = full_layers * s;  // keys per query, summed over layers
+    double square_keys = full_layers * s; // keys per query, summed over layers
     double causal_keys = full_layers * causal_query_key_pairs(0, s) / s;
     if (whole.window > 0) {
         square_keys += d(whole.windowed_layers) * std::min(s, d(whole.window));
@@ -480,7 +480,7 @@ TrainingModel::TrainingModel(const Deployment& hw, const TrainingConfig& cfg,
     const double per_key = 2.0 * whole.heads_rank * (whole.qk_dim + whole.v_dim);
     const double attn_model = per_key * causal_keys;
     const double attn_run = cfg.flash_attention ? attn_model : per_key * square_keys;
-    const double linear = lora ? 4.0 * matmul + 6.0 * trainable_  // frozen: no weight gradient
+    const double linear = lora ? 4.0 * matmul + 6.0 * trainable_ // frozen: no weight gradient
                                : 6.0 * matmul;
     model_flops_token_ = linear + 3.0 * attn_model;
     hardware_flops_token_ = linear + 3.0 * attn_run;

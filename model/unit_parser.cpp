@@ -12,41 +12,50 @@ namespace gpuplan::model {
 namespace {
 
 struct UnitDef {
-    std::string_view symbol;  // matched case-sensitively: "Gb/s" (bits) is not "GB/s"
+    std::string_view symbol; // matched case-sensitively: "Gb/s" (bits) is not "GB/s"
     double to_si;
 };
 
 // Decimal prefixes are powers of 10, binary prefixes powers of 2 (IEC 80000-13).
-constexpr std::array kBytes = {
-    UnitDef{"B", 1}, UnitDef{"bytes", 1}, UnitDef{"kB", 1e3}, UnitDef{"KB", 1e3},
-    UnitDef{"MB", 1e6}, UnitDef{"GB", 1e9}, UnitDef{"TB", 1e12}, UnitDef{"PB", 1e15},
-    UnitDef{"KiB", kKiB}, UnitDef{"MiB", kMiB}, UnitDef{"GiB", kGiB}, UnitDef{"TiB", kTiB},
-    UnitDef{"PiB", kTiB * 1024}};
+constexpr std::array kBytes = {UnitDef{"B", 1},
+                               UnitDef{"bytes", 1},
+                               UnitDef{"kB", 1e3},
+                               UnitDef{"KB", 1e3},
+                               UnitDef{"MB", 1e6},
+                               UnitDef{"GB", 1e9},
+                               UnitDef{"TB", 1e12},
+                               UnitDef{"PB", 1e15},
+                               UnitDef{"KiB", kKiB},
+                               UnitDef{"MiB", kMiB},
+                               UnitDef{"GiB", kGiB},
+                               UnitDef{"TiB", kTiB},
+                               UnitDef{"PiB", kTiB * 1024}};
 constexpr std::array kSeconds = {
     UnitDef{"ns", 1e-9}, UnitDef{"us", 1e-6}, UnitDef{"\xC2\xB5s", 1e-6}, UnitDef{"ms", 1e-3},
-    UnitDef{"s", 1},     UnitDef{"min", 60},  UnitDef{"h", 3600},          UnitDef{"d", 86400}};
-constexpr std::array kFlops = {UnitDef{"FLOP", 1},      UnitDef{"GFLOP", 1e9},
-                               UnitDef{"TFLOP", 1e12},  UnitDef{"PFLOP", 1e15},
-                               UnitDef{"EFLOP", 1e18},  UnitDef{"ZFLOP", 1e21},
+    UnitDef{"s", 1},     UnitDef{"min", 60},  UnitDef{"h", 3600},         UnitDef{"d", 86400}};
+constexpr std::array kFlops = {UnitDef{"FLOP", 1},
+                               UnitDef{"GFLOP", 1e9},
+                               UnitDef{"TFLOP", 1e12},
+                               UnitDef{"PFLOP", 1e15},
+                               UnitDef{"EFLOP", 1e18},
+                               UnitDef{"ZFLOP", 1e21},
                                UnitDef{"PF-days", 1e15 * 86400}};
 constexpr std::array kFlopsRate = {
-    UnitDef{"FLOPS", 1},        UnitDef{"GFLOPS", 1e9},     UnitDef{"TFLOPS", 1e12},
-    UnitDef{"PFLOPS", 1e15},    UnitDef{"EFLOPS", 1e18},    UnitDef{"FLOP/s", 1},
-    UnitDef{"GFLOP/s", 1e9},    UnitDef{"TFLOP/s", 1e12},   UnitDef{"PFLOP/s", 1e15},
-    UnitDef{"OPS", 1},          UnitDef{"GOPS", 1e9},       UnitDef{"TOPS", 1e12},
+    UnitDef{"FLOPS", 1},     UnitDef{"GFLOPS", 1e9},   UnitDef{"TFLOPS", 1e12},
+    UnitDef{"PFLOPS", 1e15}, UnitDef{"EFLOPS", 1e18},  UnitDef{"FLOP/s", 1},
+    UnitDef{"GFLOP/s", 1e9}, UnitDef{"TFLOP/s", 1e12}, UnitDef{"PFLOP/s", 1e15},
+    UnitDef{"OPS", 1},       UnitDef{"GOPS", 1e9},     UnitDef{"TOPS", 1e12},
     UnitDef{"POPS", 1e15}};
 constexpr std::array kBytesRate = {
-    UnitDef{"B/s", 1},        UnitDef{"KB/s", 1e3},      UnitDef{"kB/s", 1e3},
-    UnitDef{"MB/s", 1e6},     UnitDef{"GB/s", 1e9},      UnitDef{"TB/s", 1e12},
-    UnitDef{"KiB/s", kKiB},   UnitDef{"MiB/s", kMiB},    UnitDef{"GiB/s", kGiB},
-    UnitDef{"TiB/s", kTiB},   UnitDef{"GBps", 1e9},      UnitDef{"TBps", 1e12},
+    UnitDef{"B/s", 1}, UnitDef{"KB/s", 1e3}, UnitDef{"kB/s", 1e3}, UnitDef{"MB/s", 1e6},
+    UnitDef{"GB/s", 1e9}, UnitDef{"TB/s", 1e12}, UnitDef{"KiB/s", kKiB}, UnitDef{"MiB/s", kMiB},
+    UnitDef{"GiB/s", kGiB}, UnitDef{"TiB/s", kTiB}, UnitDef{"GBps", 1e9}, UnitDef{"TBps", 1e12},
     // Network rates are quoted in bits per second: 400 Gb/s = 50 GB/s.
-    UnitDef{"Mb/s", 1e6 / 8}, UnitDef{"Gb/s", 1e9 / 8},  UnitDef{"Tb/s", 1e12 / 8},
-    UnitDef{"Mbps", 1e6 / 8}, UnitDef{"Gbps", 1e9 / 8},  UnitDef{"Tbps", 1e12 / 8}};
+    UnitDef{"Mb/s", 1e6 / 8}, UnitDef{"Gb/s", 1e9 / 8}, UnitDef{"Tb/s", 1e12 / 8},
+    UnitDef{"Mbps", 1e6 / 8}, UnitDef{"Gbps", 1e9 / 8}, UnitDef{"Tbps", 1e12 / 8}};
 constexpr std::array kWatts = {UnitDef{"W", 1}, UnitDef{"kW", 1e3}, UnitDef{"MW", 1e6}};
-constexpr std::array kJoules = {UnitDef{"J", 1},          UnitDef{"kJ", 1e3},
-                                UnitDef{"MJ", 1e6},       UnitDef{"Wh", 3600},
-                                UnitDef{"kWh", 3.6e6},    UnitDef{"MWh", 3.6e9}};
+constexpr std::array kJoules = {UnitDef{"J", 1},     UnitDef{"kJ", 1e3},    UnitDef{"MJ", 1e6},
+                                UnitDef{"Wh", 3600}, UnitDef{"kWh", 3.6e6}, UnitDef{"MWh", 3.6e9}};
 constexpr std::array kHertz = {UnitDef{"Hz", 1}, UnitDef{"kHz", 1e3}, UnitDef{"MHz", 1e6},
                                UnitDef{"GHz", 1e9}};
 
@@ -118,15 +127,17 @@ bool split_number(std::string_view s, double& value, std::string_view& rest) {
     return true;
 }
 
-constexpr double kLargestMagnitude = 1e40;  // far above any real quantity (1e30 FLOP ~ all of AI)
+constexpr double kLargestMagnitude = 1e40; // far above any real quantity (1e30 FLOP ~ all of AI)
 
-constexpr double kSlowestBandwidth = 1e3;  // 1 kB/s: slower than any link or memory
-constexpr double kSlowestCompute = 1e9;    // 1 GFLOPS: slower than any accelerator
-constexpr double kLargestBytes = 1e21;     // 1 ZB: KV blocks of a larger memory pass 2^53
+constexpr double kSlowestBandwidth = 1e3; // 1 kB/s: slower than any link or memory
+constexpr double kSlowestCompute = 1e9;   // 1 GFLOPS: slower than any accelerator
+constexpr double kLargestBytes = 1e21;    // 1 ZB: KV blocks of a larger memory pass 2^53
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string quoted(std::string_view text) {
+    return "'" + std::string(text) + "'";
+}
 
-}  // namespace
+} // namespace
 
 std::string accepted_units(Dimension dim) {
     std::string out;
@@ -174,9 +185,8 @@ ParsedQuantity parse_quantity(std::string_view text, Dimension dim) {
             return {si, {}};
         }
     }
-    return {std::nullopt, "unknown unit '" + std::string(unit) + "' in " + quoted(s) +
-                              " for " + dimension_name(dim) + "; use one of " +
-                              accepted_units(dim)};
+    return {std::nullopt, "unknown unit '" + std::string(unit) + "' in " + quoted(s) + " for " +
+                              dimension_name(dim) + "; use one of " + accepted_units(dim)};
 }
 
 double parse_quantity_or_throw(std::string_view text, Dimension dim, std::string_view what) {
@@ -218,13 +228,16 @@ struct BasisName {
     std::string_view name;
     PriceBasis basis;
 };
-constexpr std::array kBases = {
-    BasisName{"h", PriceBasis::Hour},          BasisName{"hr", PriceBasis::Hour},
-    BasisName{"hour", PriceBasis::Hour},       BasisName{"GPU-hour", PriceBasis::Hour},
-    BasisName{"kWh", PriceBasis::KilowattHour}, BasisName{"month", PriceBasis::Month},
-    BasisName{"mo", PriceBasis::Month},        BasisName{"kW-month", PriceBasis::KilowattMonth},
-    BasisName{"Mtok", PriceBasis::MillionTokens},
-    BasisName{"M tokens", PriceBasis::MillionTokens}};
+constexpr std::array kBases = {BasisName{"h", PriceBasis::Hour},
+                               BasisName{"hr", PriceBasis::Hour},
+                               BasisName{"hour", PriceBasis::Hour},
+                               BasisName{"GPU-hour", PriceBasis::Hour},
+                               BasisName{"kWh", PriceBasis::KilowattHour},
+                               BasisName{"month", PriceBasis::Month},
+                               BasisName{"mo", PriceBasis::Month},
+                               BasisName{"kW-month", PriceBasis::KilowattMonth},
+                               BasisName{"Mtok", PriceBasis::MillionTokens},
+                               BasisName{"M tokens", PriceBasis::MillionTokens}};
 
 bool is_currency_code(std::string_view s) {
     if (s.size() != 3) {
@@ -238,11 +251,12 @@ bool is_currency_code(std::string_view s) {
     return true;
 }
 
-}  // namespace
+} // namespace
 
 ParsedPrice parse_price(std::string_view text) {
     std::string_view s = trim(text);
-    const std::string hint = "; write e.g. '$25000', '$2.10/h', '0.6 CNY/kWh' or '180 USD/kW-month'";
+    const std::string hint =
+        "; write e.g. '$25000', '$2.10/h', '0.6 CNY/kWh' or '180 USD/kW-month'";
     std::string currency;
     for (const auto& c : kCurrencySymbols) {
         if (s.starts_with(c.symbol)) {
@@ -266,8 +280,8 @@ ParsedPrice parse_price(std::string_view text) {
     }
     if (!rest.empty()) {
         if (!currency.empty() || !is_currency_code(rest)) {
-            return {std::nullopt, "unknown currency '" + std::string(rest) + "' in " +
-                                      quoted(trim(text)) + hint};
+            return {std::nullopt,
+                    "unknown currency '" + std::string(rest) + "' in " + quoted(trim(text)) + hint};
         }
         currency = rest;
     }
@@ -285,7 +299,8 @@ ParsedPrice parse_price(std::string_view text) {
         }
         if (!found) {
             return {std::nullopt, "unknown price unit '/" + std::string(basis_text) + "' in " +
-                                      quoted(trim(text)) + "; use /h, /kWh, /month, /kW-month or /Mtok"};
+                                      quoted(trim(text)) +
+                                      "; use /h, /kWh, /month, /kW-month or /Mtok"};
         }
     }
     return {Price{Money{value, currency}, basis}, {}};
@@ -305,7 +320,7 @@ std::string printf_string(const char* fmt, double v, const char* unit) {
     std::snprintf(buf, sizeof buf, fmt, v, unit);
     return buf;
 }
-}  // namespace
+} // namespace
 
 std::string format_gib(Bytes b, int decimals) {
     char fmt[16];
@@ -362,4 +377,4 @@ std::string format_flops_rate(FlopsPerSecond r) {
                      : printf_string("%.1f %s", v / 1e12, "TFLOPS");
 }
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -13,12 +13,21 @@
 namespace gpuplan::model {
 
 /// The dimension a parsed value must have.
-enum class Dimension { Bytes, Seconds, Flops, FlopsPerSecond, BytesPerSecond, Watts, Joules, Hertz };
+enum class Dimension {
+    Bytes,
+    Seconds,
+    Flops,
+    FlopsPerSecond,
+    BytesPerSecond,
+    Watts,
+    Joules,
+    Hertz
+};
 
 /// A parse result: the SI value or a message saying what was wrong and how to fix it.
 struct ParsedQuantity {
     std::optional<double> si;
-    std::string error;  ///< lowercase sentence, empty on success
+    std::string error; ///< lowercase sentence, empty on success
 };
 
 /// Parses `text` as a value of `dim`. Never throws; the error names the accepted units.
@@ -28,15 +37,18 @@ struct ParsedQuantity {
 [[nodiscard]] double parse_quantity_or_throw(std::string_view text, Dimension dim,
                                              std::string_view what);
 
-template <class Q> [[nodiscard]] Q parse_as(std::string_view text, Dimension dim, std::string_view what) {
+template <class Q>
+[[nodiscard]] Q parse_as(std::string_view text, Dimension dim, std::string_view what) {
     return Q(parse_quantity_or_throw(text, dim, what));
 }
 
 /// Typed shorthands, throwing InputError.
 [[nodiscard]] Bytes parse_bytes(std::string_view text, std::string_view what = "value");
 [[nodiscard]] Seconds parse_seconds(std::string_view text, std::string_view what = "value");
-[[nodiscard]] BytesPerSecond parse_bandwidth(std::string_view text, std::string_view what = "value");
-[[nodiscard]] FlopsPerSecond parse_flops_rate(std::string_view text, std::string_view what = "value");
+[[nodiscard]] BytesPerSecond parse_bandwidth(std::string_view text,
+                                             std::string_view what = "value");
+[[nodiscard]] FlopsPerSecond parse_flops_rate(std::string_view text,
+                                              std::string_view what = "value");
 [[nodiscard]] Watts parse_watts(std::string_view text, std::string_view what = "value");
 
 /// Parses a price: "$25000", "25000 USD", "$2.10/h", "0.6 CNY/kWh", "¥0.6/kWh", "€150/month",
@@ -58,4 +70,4 @@ struct ParsedPrice {
 [[nodiscard]] std::string format_rate(BytesPerSecond r);
 [[nodiscard]] std::string format_flops_rate(FlopsPerSecond r);
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

@@ -18,22 +18,22 @@ namespace gpuplan::model {
 
 /// Shapes of a token-length distribution.
 enum class LengthKind {
-    Fixed,      ///< always `mean`
-    Uniform,    ///< integers uniform in [min, max]
-    Normal,     ///< N(mean, stddev), rounded, clamped to [min, max]
-    LogNormal,  ///< log-normal with this mean and stddev of the length, rounded, clamped
-    Empirical,  ///< `values` drawn with `weights` (equal weights when empty)
+    Fixed,     ///< always `mean`
+    Uniform,   ///< integers uniform in [min, max]
+    Normal,    ///< N(mean, stddev), rounded, clamped to [min, max]
+    LogNormal, ///< log-normal with this mean and stddev of the length, rounded, clamped
+    Empirical, ///< `values` drawn with `weights` (equal weights when empty)
 };
 
 /// A distribution of token counts. Every draw is rounded and clamped to [min, max].
 struct LengthDistribution {
     LengthKind kind = LengthKind::Fixed;
-    double mean = 256;          ///< Fixed: the value; Normal/LogNormal: the mean length
-    double stddev = 0;          ///< Normal/LogNormal: the standard deviation of the length
-    int min = 1;                ///< smallest draw (Uniform: the lower bound)
-    int max = 1 << 24;          ///< largest draw (Uniform: the upper bound)
-    std::vector<int> values;    ///< Empirical: the lengths
-    std::vector<double> weights;///< Empirical: their relative frequencies (empty: equal)
+    double mean = 256;           ///< Fixed: the value; Normal/LogNormal: the mean length
+    double stddev = 0;           ///< Normal/LogNormal: the standard deviation of the length
+    int min = 1;                 ///< smallest draw (Uniform: the lower bound)
+    int max = 1 << 24;           ///< largest draw (Uniform: the upper bound)
+    std::vector<int> values;     ///< Empirical: the lengths
+    std::vector<double> weights; ///< Empirical: their relative frequencies (empty: equal)
     /// A fixed length.
     [[nodiscard]] static LengthDistribution fixed(int n) {
         LengthDistribution d;
@@ -45,9 +45,9 @@ struct LengthDistribution {
 
 /// How the arrival rate varies over time (applied by time rescaling to any renewal process).
 enum class RateCurveKind {
-    Flat,     ///< the process's own rate throughout
-    Step,     ///< piecewise constant: `steps` give the rate from each `at` on
-    Diurnal,  ///< rate × (1 + amplitude × sin(2π (t − peak_at) / period + π/2))
+    Flat,    ///< the process's own rate throughout
+    Step,    ///< piecewise constant: `steps` give the rate from each `at` on
+    Diurnal, ///< rate × (1 + amplitude × sin(2π (t − peak_at) / period + π/2))
 };
 
 /// One piece of a step curve: from `at` on the rate is `requests_per_s`.
@@ -60,22 +60,22 @@ struct RatePoint {
 /// A time-varying arrival rate.
 struct RateCurve {
     RateCurveKind kind = RateCurveKind::Flat;
-    std::vector<RatePoint> steps;  ///< Step: sorted by `at`; before the first, the base rate
-    Seconds period{86400};         ///< Diurnal: the cycle length
-    double amplitude = 0.5;        ///< Diurnal: relative swing in [0, 1)
-    Seconds peak_at{0};            ///< Diurnal: time of the maximum rate
+    std::vector<RatePoint> steps; ///< Step: sorted by `at`; before the first, the base rate
+    Seconds period{86400};        ///< Diurnal: the cycle length
+    double amplitude = 0.5;       ///< Diurnal: relative swing in [0, 1)
+    Seconds peak_at{0};           ///< Diurnal: time of the maximum rate
     friend bool operator==(const RateCurve&, const RateCurve&) = default;
 };
 
 /// Arrival processes.
 enum class ArrivalKind {
-    Poisson,     ///< exponential inter-arrival times
-    Gamma,       ///< gamma inter-arrival times with coefficient of variation `cv` (vLLM
-                 ///< bench "burstiness" = 1 / cv²)
-    Constant,    ///< evenly spaced
-    ClosedLoop,  ///< `users` clients, each sending its next request `think_time` after the last
-                 ///< one finished
-    Trace,       ///< replay Workload::trace
+    Poisson,    ///< exponential inter-arrival times
+    Gamma,      ///< gamma inter-arrival times with coefficient of variation `cv` (vLLM
+                ///< bench "burstiness" = 1 / cv²)
+    Constant,   ///< evenly spaced
+    ClosedLoop, ///< `users` clients, each sending its next request `think_time` after the last
+                ///< one finished
+    Trace,      ///< replay Workload::trace
 };
 
 /// When requests arrive.
@@ -83,11 +83,11 @@ struct ArrivalProcess {
     ArrivalKind kind = ArrivalKind::Poisson;
     /// Mean rate of open-loop processes; nullopt: Workload::requests_per_s, else 1 request/s.
     std::optional<double> requests_per_s;
-    double cv = 1.0;           ///< Gamma: coefficient of variation of the inter-arrival time
-    int users = 1;             ///< ClosedLoop: concurrent clients
-    Seconds think_time{0};     ///< ClosedLoop: mean pause after a response (exponential; 0: none)
-    RateCurve curve;           ///< open-loop processes: rate over time
-    double trace_speedup = 1.0;///< Trace: divides the trace's timestamps (2: twice the rate)
+    double cv = 1.0;            ///< Gamma: coefficient of variation of the inter-arrival time
+    int users = 1;              ///< ClosedLoop: concurrent clients
+    Seconds think_time{0};      ///< ClosedLoop: mean pause after a response (exponential; 0: none)
+    RateCurve curve;            ///< open-loop processes: rate over time
+    double trace_speedup = 1.0; ///< Trace: divides the trace's timestamps (2: twice the rate)
     friend bool operator==(const ArrivalProcess&, const ArrivalProcess&) = default;
 };
 
@@ -101,17 +101,17 @@ struct TraceRecord {
 
 /// Where a class may be served.
 enum class RouteTarget {
-    Any,    ///< local replicas; the cloud endpoint as fallback when one is configured
-    Local,  ///< local replicas only (sensitive data)
-    Cloud,  ///< the cloud endpoint only (complex requests)
+    Any,   ///< local replicas; the cloud endpoint as fallback when one is configured
+    Local, ///< local replicas only (sensitive data)
+    Cloud, ///< the cloud endpoint only (complex requests)
 };
 
 /// Agent sessions: a session is `steps` requests in sequence; each re-sends the growing
 /// context (the shared prefix, then all earlier inputs and outputs) plus a new input.
 struct AgentSession {
-    int steps = 4;                                              ///< requests per session
-    LengthDistribution step_input = LengthDistribution::fixed(200);  ///< new tokens per step
-    Seconds think_time{0};  ///< pause between a response and the next step (tool time)
+    int steps = 4;                                                  ///< requests per session
+    LengthDistribution step_input = LengthDistribution::fixed(200); ///< new tokens per step
+    Seconds think_time{0}; ///< pause between a response and the next step (tool time)
     friend bool operator==(const AgentSession&, const AgentSession&) = default;
 };
 
@@ -120,50 +120,51 @@ struct AgentSession {
 /// tokens of its own.
 struct RequestClass {
     std::string name = "default";
-    double share = 1.0;  ///< relative share of arrivals (sessions for agents)
-    LengthDistribution input = LengthDistribution::fixed(1024);  ///< unique prompt tokens
-    LengthDistribution output = LengthDistribution::fixed(256);  ///< tokens generated
-    int shared_prefix = 0;  ///< tokens at the start of the prompt shared within a prefix group
-                            ///< (system prompt, RAG documents, an agent's tool descriptions)
-    int prefix_groups = 1;  ///< distinct shared prefixes, drawn uniformly per request/session
-    int priority = 0;       ///< smaller runs first under scheduling_policy priority (vLLM)
-    std::optional<Seconds> ttft;  ///< SLO on time to first token; nullopt: the scenario's slo
-    std::optional<Seconds> tpot;  ///< SLO on time per output token
-    std::optional<Seconds> e2e;   ///< SLO on end-to-end latency
+    double share = 1.0; ///< relative share of arrivals (sessions for agents)
+    LengthDistribution input = LengthDistribution::fixed(1024); ///< unique prompt tokens
+    LengthDistribution output = LengthDistribution::fixed(256); ///< tokens generated
+    int shared_prefix = 0;       ///< tokens at the start of the prompt shared within a prefix group
+                                 ///< (system prompt, RAG documents, an agent's tool descriptions)
+    int prefix_groups = 1;       ///< distinct shared prefixes, drawn uniformly per request/session
+    int priority = 0;            ///< smaller runs first under scheduling_policy priority (vLLM)
+    std::optional<Seconds> ttft; ///< SLO on time to first token; nullopt: the scenario's slo
+    std::optional<Seconds> tpot; ///< SLO on time per output token
+    std::optional<Seconds> e2e;  ///< SLO on end-to-end latency
     RouteTarget route = RouteTarget::Any;
-    std::optional<AgentSession> agent;  ///< set: arrivals start agent sessions
+    std::optional<AgentSession> agent; ///< set: arrivals start agent sessions
     friend bool operator==(const RequestClass&, const RequestClass&) = default;
 };
 
 /// Engine batching disciplines.
 enum class BatchingMode {
-    Continuous,  ///< iteration-level scheduling (Orca, vLLM): sequences join and leave each step
-    Static,      ///< a batch is formed, run to completion, then the next is formed
+    Continuous, ///< iteration-level scheduling (Orca, vLLM): sequences join and leave each step
+    Static,     ///< a batch is formed, run to completion, then the next is formed
 };
 
 /// Order of the waiting queue and choice of preemption victim (vLLM scheduling_policy).
 enum class SchedulingPolicy {
-    Fcfs,      ///< arrival order; preempt the most recently admitted
-    Priority,  ///< by (class priority, arrival); preempt the largest (priority, arrival)
+    Fcfs,     ///< arrival order; preempt the most recently admitted
+    Priority, ///< by (class priority, arrival); preempt the largest (priority, arrival)
 };
 
 /// What happens to a preempted sequence's KV blocks.
 enum class PreemptionMode {
-    Recompute,  ///< freed; the sequence re-runs its prefill later (vLLM v1)
-    Swap,       ///< copied to host memory over PCIe and back on resume (vLLM v0)
+    Recompute, ///< freed; the sequence re-runs its prefill later (vLLM v1)
+    Swap,      ///< copied to host memory over PCIe and back on resume (vLLM v0)
 };
 
 /// Scheduler knobs of a replica beyond EngineConfig (vLLM names where vLLM has them).
 struct SchedulerConfig {
     BatchingMode batching = BatchingMode::Continuous;
-    int static_batch_size = 8;      ///< Static: sequences per batch
-    Seconds static_max_wait{0.05};  ///< Static: longest a partial batch waits for more requests
+    int static_batch_size = 8;     ///< Static: sequences per batch
+    Seconds static_max_wait{0.05}; ///< Static: longest a partial batch waits for more requests
     SchedulingPolicy policy = SchedulingPolicy::Fcfs;
     PreemptionMode preemption_mode = PreemptionMode::Recompute;
     /// Swap: host-to-device bandwidth per GPU. nullopt: the accelerator's host link (the
     /// loader fills it in from hwdb), else 25 GB/s (PCIe 4.0 x16 in practice).
     std::optional<BytesPerSecond> swap_bandwidth;
-    Bytes swap_space{4.0 * 1024 * 1024 * 1024};  ///< Swap: host KV space per GPU (vLLM swap_space, 4 GiB)
+    Bytes swap_space{4.0 * 1024 * 1024 *
+                     1024}; ///< Swap: host KV space per GPU (vLLM swap_space, 4 GiB)
     /// Fraction of KV blocks kept free when admitting new requests (vLLM's admission
     /// watermark; 0 = none, as in vLLM v1 by default).
     double watermark = 0.0;
@@ -173,31 +174,31 @@ struct SchedulerConfig {
 /// How the gateway picks a replica.
 enum class RouterPolicy {
     RoundRobin,
-    LeastOutstanding,  ///< fewest requests assigned and not finished
-    LeastKv,           ///< lowest KV-block use (then fewest outstanding)
-    PrefixAffinity,    ///< requests of one prefix group go to one replica (hash), unless it has
-                       ///< far more outstanding requests than the least loaded
+    LeastOutstanding, ///< fewest requests assigned and not finished
+    LeastKv,          ///< lowest KV-block use (then fewest outstanding)
+    PrefixAffinity,   ///< requests of one prefix group go to one replica (hash), unless it has
+                      ///< far more outstanding requests than the least loaded
 };
 
 /// Gateway admission control. Everything off by default: requests go straight to the engines.
 struct Admission {
-    std::optional<int> max_queue;        ///< queued (not yet started) requests beyond which new
-                                         ///< ones are rejected
-    std::optional<int> max_concurrency;  ///< requests inside the engines at once; more wait at
-                                         ///< the gateway
-    std::optional<Seconds> timeout;      ///< a request not started within this fails fast (or
-                                         ///< falls back to the cloud)
-    int max_retries = 0;                 ///< a rejected request is retried this many times
-    Seconds retry_backoff{1};            ///< after this pause
+    std::optional<int> max_queue;       ///< queued (not yet started) requests beyond which new
+                                        ///< ones are rejected
+    std::optional<int> max_concurrency; ///< requests inside the engines at once; more wait at
+                                        ///< the gateway
+    std::optional<Seconds> timeout;     ///< a request not started within this fails fast (or
+                                        ///< falls back to the cloud)
+    int max_retries = 0;                ///< a rejected request is retried this many times
+    Seconds retry_backoff{1};           ///< after this pause
     friend bool operator==(const Admission&, const Admission&) = default;
 };
 
 /// Replica start-up: weights read from storage at `load_bandwidth` per GPU plus a fixed
 /// `startup` (process, CUDA graphs).
 struct ColdStart {
-    std::optional<BytesPerSecond> load_bandwidth;  ///< nullopt: replicas are warm at time 0
+    std::optional<BytesPerSecond> load_bandwidth; ///< nullopt: replicas are warm at time 0
     Seconds startup{0};
-    bool at_start = false;  ///< the initial replicas also start cold (else only scale-ups)
+    bool at_start = false; ///< the initial replicas also start cold (else only scale-ups)
     friend bool operator==(const ColdStart&, const ColdStart&) = default;
 };
 
@@ -211,23 +212,23 @@ struct ScaleEvent {
 /// A hosted LLM API as a routing target.
 struct CloudEndpoint {
     std::string name = "cloud";
-    Seconds ttft_median{0.6};          ///< median time to first token (log-normal)
-    double ttft_sigma = 0.4;           ///< log-normal shape of the TTFT
-    double output_tokens_per_s = 80;   ///< streaming speed after the first token
-    std::optional<double> rate_limit_rps;  ///< requests/s allowed (token bucket, burst = 1 s)
-    std::optional<Price> input_price;  ///< per million input tokens
-    std::optional<Price> output_price; ///< per million output tokens
+    Seconds ttft_median{0.6};             ///< median time to first token (log-normal)
+    double ttft_sigma = 0.4;              ///< log-normal shape of the TTFT
+    double output_tokens_per_s = 80;      ///< streaming speed after the first token
+    std::optional<double> rate_limit_rps; ///< requests/s allowed (token bucket, burst = 1 s)
+    std::optional<Price> input_price;     ///< per million input tokens
+    std::optional<Price> output_price;    ///< per million output tokens
     friend bool operator==(const CloudEndpoint&, const CloudEndpoint&) = default;
 };
 
 /// The serving cluster: replicas of the deployment behind a router, a gateway and optionally
 /// a cloud endpoint.
 struct Cluster {
-    std::optional<int> replicas;  ///< nullopt: the deployment's data-parallel size
+    std::optional<int> replicas; ///< nullopt: the deployment's data-parallel size
     RouterPolicy router = RouterPolicy::LeastOutstanding;
     Admission admission;
     ColdStart cold_start;
-    std::vector<ScaleEvent> scale;  ///< scale-ups over time, sorted by `at`
+    std::vector<ScaleEvent> scale; ///< scale-ups over time, sorted by `at`
     std::optional<CloudEndpoint> cloud;
     /// With a cloud endpoint: class Any requests that time out at the gateway or are rejected
     /// go to the cloud instead of failing (local first, fallback to the cloud).
@@ -235,4 +236,4 @@ struct Cluster {
     friend bool operator==(const Cluster&, const Cluster&) = default;
 };
 
-}  // namespace gpuplan::model
+} // namespace gpuplan::model

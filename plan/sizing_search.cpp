@@ -390,7 +390,7 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
     }
     const model::EfficiencyProfile& prof = profile(cand.gpu.name);
     model::Scenario t = configured_scenario(s_, cand, base.config);
-    t.workload.trace.clear();  // the analytic model never reads it; a replayed trace can be large
+    t.workload.trace.clear(); // the analytic model never reads it; a replayed trace can be large
     model::MemoryEstimate mem;
     model::PowerEstimate replica;
     // An impossible layout (heads not divisible by tp, a precision the GPU has no path for, a
@@ -928,8 +928,7 @@ model::PlanConfig effective_plan(const model::Scenario& s,
     return p;
 }
 
-SizingOptions sizing_options(const model::Scenario& s,
-                             const std::optional<model::ServerSpec>& node,
+SizingOptions sizing_options(const model::Scenario& s, const std::optional<model::ServerSpec>& node,
                              const ProfileChooser& choose, int threads) {
     SizingOptions o;
     o.threads = threads;

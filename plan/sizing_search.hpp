@@ -201,8 +201,10 @@ struct SizingCost {
 /// [0, 1] as simulations finish; stops early (result.stopped) when `stop` is requested.
 /// Cost: one analytic estimate per shape and replica count, at most plan.max_simulations
 /// simulations, spread over the threads.
-[[nodiscard]] SizingResult size_deployment(
-    const model::Scenario& s, const std::optional<model::ServerSpec>& node = std::nullopt,
-    const SizingOptions& options = {}, std::stop_token stop = {}, const sim::ProgressFn& progress = {});
+[[nodiscard]] SizingResult
+size_deployment(const model::Scenario& s,
+                const std::optional<model::ServerSpec>& node = std::nullopt,
+                const SizingOptions& options = {}, std::stop_token stop = {},
+                const sim::ProgressFn& progress = {});
 
 } // namespace gpuplan::plan

@@ -11,7 +11,8 @@ namespace gpuplan::sim {
 ArrivalClock::ArrivalClock(const model::ArrivalProcess& p, double base_rate)
     : kind_(p.kind), curve_(p.curve.kind), rate_(base_rate) {
     if (!(base_rate > 0) || !std::isfinite(base_rate)) {
-        throw InvalidArgument("arrival rate must be > 0 requests/s, got " + std::to_string(base_rate));
+        throw InvalidArgument("arrival rate must be > 0 requests/s, got " +
+                              std::to_string(base_rate));
     }
     if (kind_ == model::ArrivalKind::Gamma) {
         if (!(p.cv > 0)) {
@@ -25,7 +26,8 @@ ArrivalClock::ArrivalClock(const model::ArrivalProcess& p, double base_rate)
         for (const auto& pt : p.curve.steps) {
             const double at = pt.at.si();
             if (at < seg_start_.back() || !(pt.requests_per_s >= 0)) {
-                throw InvalidArgument("step rate curve: steps must be sorted by time with rates >= 0");
+                throw InvalidArgument(
+                    "step rate curve: steps must be sorted by time with rates >= 0");
             }
             if (at == seg_start_.back()) {
                 seg_rate_.back() = pt.requests_per_s;
@@ -37,7 +39,8 @@ ArrivalClock::ArrivalClock(const model::ArrivalProcess& p, double base_rate)
         seg_lambda_.resize(seg_start_.size());
         seg_lambda_[0] = 0;
         for (std::size_t i = 1; i < seg_start_.size(); ++i) {
-            seg_lambda_[i] = seg_lambda_[i - 1] + seg_rate_[i - 1] * (seg_start_[i] - seg_start_[i - 1]);
+            seg_lambda_[i] =
+                seg_lambda_[i - 1] + seg_rate_[i - 1] * (seg_start_[i] - seg_start_[i - 1]);
         }
     } else if (curve_ == model::RateCurveKind::Diurnal) {
         amplitude_ = p.curve.amplitude;
@@ -54,12 +57,9 @@ ArrivalClock::ArrivalClock(const model::ArrivalProcess& p, double base_rate)
 
 double ArrivalClock::unit_gap(Rng& rng) const {
     switch (kind_) {
-    case model::ArrivalKind::Gamma:
-        return rng.gamma(shape_, 1.0 / shape_);
-    case model::ArrivalKind::Constant:
-        return 1.0;
-    default:
-        return rng.exponential(1.0);
+    case model::ArrivalKind::Gamma: return rng.gamma(shape_, 1.0 / shape_);
+    case model::ArrivalKind::Constant: return 1.0;
+    default: return rng.exponential(1.0);
     }
 }
 
@@ -74,9 +74,9 @@ double ArrivalClock::cumulative(double t) const {
     }
     case model::RateCurveKind::Diurnal:
         // ∫ λ0 (1 + A cos(ω(u − p))) du from 0 to t.
-        return rate_ * (t + amplitude_ / omega_ * (std::sin(omega_ * (t - peak_)) + std::sin(omega_ * peak_)));
-    default:
-        return rate_ * t;
+        return rate_ * (t + amplitude_ / omega_ *
+                                (std::sin(omega_ * (t - peak_)) + std::sin(omega_ * peak_)));
+    default: return rate_ * t;
     }
 }
 
@@ -118,8 +118,7 @@ std::optional<double> ArrivalClock::invert(double s) {
         }
         return std::max(t, t_);
     }
-    default:
-        return s / rate_;
+    default: return s / rate_;
     }
 }
 
@@ -134,4 +133,4 @@ std::optional<double> ArrivalClock::next(Rng& rng) {
     return t_;
 }
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

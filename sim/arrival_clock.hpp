@@ -15,7 +15,7 @@ namespace gpuplan::sim {
 
 /// Generates successive arrival times of a Poisson, Gamma or Constant process.
 class ArrivalClock {
-public:
+  public:
     /// `base_rate` (requests/s, > 0) is the flat rate, and the rate before a step curve's first
     /// step and the mean of a diurnal one. Throws InvalidArgument for a non-positive rate or
     /// cv, a step curve that is not sorted, or a diurnal amplitude outside [0, 1).
@@ -26,21 +26,21 @@ public:
     /// Λ(t): expected arrivals in [0, t).
     [[nodiscard]] double cumulative(double t) const;
 
-private:
+  private:
     [[nodiscard]] double unit_gap(Rng& rng) const;
     [[nodiscard]] std::optional<double> invert(double s);
 
     model::ArrivalKind kind_;
     model::RateCurveKind curve_;
     double rate_;
-    double shape_ = 1;  // gamma shape = 1 / cv²
+    double shape_ = 1; // gamma shape = 1 / cv²
     // Step curve: segment starts, rates and Λ at each start.
     std::vector<double> seg_start_, seg_rate_, seg_lambda_;
     std::size_t seg_ = 0;
     // Diurnal curve.
     double amplitude_ = 0, omega_ = 0, peak_ = 0;
-    double s_ = 0;  // operational time of the last arrival
-    double t_ = 0;  // its real time
+    double s_ = 0; // operational time of the last arrival
+    double t_ = 0; // its real time
 };
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

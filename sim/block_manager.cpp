@@ -13,8 +13,8 @@ BlockManager::BlockManager(std::int64_t blocks, bool caching)
     if (!caching_) {
         return;
     }
-    GPUPLAN_CHECK(blocks < (std::int64_t{1} << 30), "too many KV blocks for the prefix cache: " +
-                                                         std::to_string(blocks));
+    GPUPLAN_CHECK(blocks < (std::int64_t{1} << 30),
+                  "too many KV blocks for the prefix cache: " + std::to_string(blocks));
     const auto n = static_cast<std::size_t>(blocks);
     b_.assign(n, Block{});
     // Initially every block is free and unhashed; they are handed out in id order.
@@ -189,4 +189,4 @@ void BlockManager::erase_hash(std::uint64_t hash) noexcept {
     vals_[hole] = -1;
 }
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -16,7 +16,7 @@ namespace gpuplan::sim {
 
 /// The KV block pool of one replica.
 class BlockManager {
-public:
+  public:
     /// A pool of `blocks` blocks (>= 0). With `caching` false, allocate() returns -1 and only
     /// the counts are kept.
     BlockManager(std::int64_t blocks, bool caching);
@@ -39,7 +39,9 @@ public:
     /// Drops a reference; at zero the block goes to the tail of the free queue, keeping its hash.
     void release(std::int32_t block);
     /// References to the block (0 when it is free).
-    [[nodiscard]] int ref_count(std::int32_t block) const { return b_[static_cast<std::size_t>(block)].ref; }
+    [[nodiscard]] int ref_count(std::int32_t block) const {
+        return b_[static_cast<std::size_t>(block)].ref;
+    }
 
     /// The block holding content `hash`, or -1. O(1) expected.
     [[nodiscard]] std::int32_t lookup(std::uint64_t hash) const noexcept;
@@ -51,7 +53,7 @@ public:
     /// Cached blocks evicted so far.
     [[nodiscard]] std::int64_t evictions() const noexcept { return evictions_; }
 
-private:
+  private:
     void unlink(std::int32_t b) noexcept;
     void push_tail(std::int32_t b) noexcept;
     void erase_hash(std::uint64_t hash) noexcept;
@@ -66,15 +68,15 @@ private:
     // after the last one (`tail_gap_`); the unhashed blocks themselves sit on a stack and are
     // reused most recently freed first (cache-warm). Evictions happen exactly as with one queue.
     struct Block {
-        std::uint64_t hash = 0;  // 0: none
-        std::int32_t prev = -1;  // free hashed list links (-1: none)
+        std::uint64_t hash = 0; // 0: none
+        std::int32_t prev = -1; // free hashed list links (-1: none)
         std::int32_t next = -1;
         std::int32_t ref = 0;
         std::int32_t gap = 0;
     };
     std::vector<Block> b_;
-    std::int32_t head_ = -1, tail_ = -1;  // free hashed blocks, least recently freed first
-    std::vector<std::int32_t> unhashed_;  // free unhashed blocks
+    std::int32_t head_ = -1, tail_ = -1; // free hashed blocks, least recently freed first
+    std::vector<std::int32_t> unhashed_; // free unhashed blocks
     std::int64_t tail_gap_ = 0;
     // Open-addressing hash → block table with linear probing, at most half full.
     std::vector<std::uint64_t> keys_;
@@ -84,4 +86,4 @@ private:
     std::int64_t evictions_ = 0;
 };
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -21,7 +21,7 @@ std::string fmt_seconds(double s) {
     return out.str();
 }
 
-}  // namespace
+} // namespace
 
 Tick to_tick(Seconds s, const char* what) {
     const double ns = std::round(s.si() * static_cast<double>(kTicksPerSecond));
@@ -84,4 +84,4 @@ Event EventQueue::pop() {
     return top;
 }
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

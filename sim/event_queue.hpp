@@ -12,11 +12,11 @@ namespace gpuplan::sim {
 /// A component that receives events. Events carry a small integer `kind` and a 64-bit payload
 /// so scheduling one allocates nothing; the component interprets both.
 class EventHandler {
-public:
+  public:
     /// Handles one event at the simulation's current time.
     virtual void on_event(std::uint32_t kind, std::uint64_t data) = 0;
 
-protected:
+  protected:
     EventHandler() = default;
     EventHandler(const EventHandler&) = default;
     EventHandler& operator=(const EventHandler&) = default;
@@ -26,7 +26,7 @@ protected:
 /// One scheduled event. `target` does not own the handler; handlers outlive their events.
 struct Event {
     Tick tick = 0;
-    std::uint64_t seq = 0;  ///< insertion sequence number, the tie-breaker
+    std::uint64_t seq = 0; ///< insertion sequence number, the tie-breaker
     EventHandler* target = nullptr;
     std::uint32_t kind = 0;
     std::uint64_t data = 0;
@@ -35,7 +35,7 @@ struct Event {
 /// A binary min-heap of events by (tick, seq). Push and pop are O(log n) and allocate only when
 /// the heap outgrows its capacity.
 class EventQueue {
-public:
+  public:
     /// Adds an event; returns its sequence number.
     std::uint64_t push(Tick tick, EventHandler* target, std::uint32_t kind, std::uint64_t data);
     /// The earliest event. Precondition: !empty().
@@ -51,9 +51,9 @@ public:
     /// Drops every pending event.
     void clear() noexcept { heap_.clear(); }
 
-private:
+  private:
     std::vector<Event> heap_;
     std::uint64_t next_seq_ = 0;
 };
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -33,9 +33,10 @@ LengthSampler::LengthSampler(const model::LengthDistribution& d) : d_(d) {
             throw InvalidArgument("empirical length distribution: no values; give at least one");
         }
         if (!d.weights.empty() && d.weights.size() != d.values.size()) {
-            throw InvalidArgument("empirical length distribution: " + std::to_string(d.weights.size()) +
-                                  " weights for " + std::to_string(d.values.size()) +
-                                  " values; give one weight per value or none");
+            throw InvalidArgument(
+                "empirical length distribution: " + std::to_string(d.weights.size()) +
+                " weights for " + std::to_string(d.values.size()) +
+                " values; give one weight per value or none");
         }
         cdf_.resize(d.values.size());
         double sum = 0;
@@ -52,24 +53,19 @@ LengthSampler::LengthSampler(const model::LengthDistribution& d) : d_(d) {
         }
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
 int LengthSampler::sample(Rng& rng) const {
     double x = d_.mean;
     switch (d_.kind) {
-    case model::LengthKind::Fixed:
-        break;
+    case model::LengthKind::Fixed: break;
     case model::LengthKind::Uniform:
-        return d_.min + static_cast<int>(rng.below(static_cast<std::uint64_t>(d_.max - d_.min) + 1));
-    case model::LengthKind::Normal:
-        x = rng.normal(d_.mean, d_.stddev);
-        break;
-    case model::LengthKind::LogNormal:
-        x = rng.lognormal(mu_, sigma_);
-        break;
+        return d_.min +
+               static_cast<int>(rng.below(static_cast<std::uint64_t>(d_.max - d_.min) + 1));
+    case model::LengthKind::Normal: x = rng.normal(d_.mean, d_.stddev); break;
+    case model::LengthKind::LogNormal: x = rng.lognormal(mu_, sigma_); break;
     case model::LengthKind::Empirical: {
         const double u = rng.uniform() * cdf_.back();
         const auto it = std::upper_bound(cdf_.begin(), cdf_.end(), u);
@@ -91,8 +87,7 @@ int LengthSampler::sample(Rng& rng) const {
 
 double LengthSampler::mean() const {
     switch (d_.kind) {
-    case model::LengthKind::Uniform:
-        return 0.5 * (d_.min + d_.max);
+    case model::LengthKind::Uniform: return 0.5 * (d_.min + d_.max);
     case model::LengthKind::Empirical: {
         double s = 0;
         double prev = 0;
@@ -102,9 +97,8 @@ double LengthSampler::mean() const {
         }
         return s / cdf_.back();
     }
-    default:
-        return d_.mean;
+    default: return d_.mean;
     }
 }
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -12,17 +12,17 @@ namespace gpuplan::sim {
 /// computed once). Throws InvalidArgument for an unusable distribution (min > max, negative
 /// stddev, empty or non-positive empirical weights).
 class LengthSampler {
-public:
+  public:
     explicit LengthSampler(const model::LengthDistribution& d);
     /// One draw, rounded and clamped to [min, max]. O(1), or O(log values) for Empirical.
     [[nodiscard]] int sample(Rng& rng) const;
     /// The distribution's mean before rounding and clamping.
     [[nodiscard]] double mean() const;
 
-private:
+  private:
     model::LengthDistribution d_;
-    double mu_ = 0, sigma_ = 0;  // log-normal parameters of the underlying normal
-    std::vector<double> cdf_;    // empirical: cumulative weights
+    double mu_ = 0, sigma_ = 0; // log-normal parameters of the underlying normal
+    std::vector<double> cdf_;   // empirical: cumulative weights
 };
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -12,9 +12,13 @@ const double kGamma = (1 + QuantileSketch::kRelativeError) / (1 - QuantileSketch
 const double kLogGamma = std::log(kGamma);
 const double kInvLogGamma = 1 / kLogGamma;
 
-int bucket_of(double x) { return static_cast<int>(std::ceil(std::log(x) * kInvLogGamma)); }
+int bucket_of(double x) {
+    return static_cast<int>(std::ceil(std::log(x) * kInvLogGamma));
+}
 
-double representative(int i) { return 2 * std::exp(i * kLogGamma) / (kGamma + 1); }
+double representative(int i) {
+    return 2 * std::exp(i * kLogGamma) / (kGamma + 1);
+}
 
 // numpy.percentile's default ("linear"): rank (n − 1) p, interpolated between neighbours;
 // `at` gives the value of rank k (0-based) of the sorted samples.
@@ -26,7 +30,7 @@ template <class At> double percentile(std::int64_t n, double p, const At& at) {
     return a + (pos - static_cast<double>(lo)) * (at(hi) - a);
 }
 
-}  // namespace
+} // namespace
 
 QuantileSketch::QuantileSketch(std::size_t exact_limit) : exact_limit_(exact_limit) {}
 
@@ -226,7 +230,8 @@ LatencyStats QuantileSketch::stats() {
     // Weighted runs: ordered by value (runs of equal values in any order give the same
     // statistics), the value at rank k of the expanded list.
     if (!sorted_) {
-        std::sort(runs_.begin(), runs_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::sort(runs_.begin(), runs_.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
         sorted_ = true;
     }
     double sum = 0;
@@ -237,7 +242,7 @@ LatencyStats QuantileSketch::stats() {
     s.max = runs_.back().first;
     // Ranks asked for in increasing order: one pass with a cursor.
     std::size_t j = 0;
-    std::int64_t below = 0;  // samples in runs_[0, j)
+    std::int64_t below = 0; // samples in runs_[0, j)
     const auto at = [&](std::int64_t k) {
         if (k < below) {
             j = 0;
@@ -261,4 +266,4 @@ std::size_t QuantileSketch::memory_bytes() const noexcept {
            buckets_.capacity() * sizeof(std::int64_t);
 }
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -25,7 +25,7 @@
 namespace gpuplan::sim {
 
 class QuantileSketch {
-public:
+  public:
     /// Relative error bound on percentiles in histogram mode.
     static constexpr double kRelativeError = 0.005;
     /// Entries kept exactly by default (8 MiB of unit samples, 16 MiB of weighted runs).
@@ -51,7 +51,7 @@ public:
     /// Bytes of samples and buckets held (capacity, not size).
     [[nodiscard]] std::size_t memory_bytes() const noexcept;
 
-private:
+  private:
     void to_histogram();
     void bucket_add(double x, std::int64_t count);
     [[nodiscard]] std::size_t entries() const noexcept { return values_.size() + runs_.size(); }
@@ -60,14 +60,14 @@ private:
     std::size_t exact_limit_;
     bool histogram_ = false;
     bool sorted_ = false;
-    std::vector<double> values_;                          // exact, unit samples
-    std::vector<std::pair<double, std::int64_t>> runs_;   // exact, weighted samples
-    std::vector<std::int64_t> buckets_;                   // histogram: bucket offset_ + j
+    std::vector<double> values_;                        // exact, unit samples
+    std::vector<std::pair<double, std::int64_t>> runs_; // exact, weighted samples
+    std::vector<std::int64_t> buckets_;                 // histogram: bucket offset_ + j
     int offset_ = 0;
-    std::int64_t zero_ = 0;                               // histogram: samples ≤ 0
+    std::int64_t zero_ = 0; // histogram: samples ≤ 0
     std::int64_t count_ = 0;
     double sum_ = 0;
     double min_ = 0, max_ = 0;
 };
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -21,11 +21,11 @@ namespace gpuplan::sim {
 
 /// How a request ended.
 enum class Outcome : std::uint8_t {
-    Completed,  ///< served by a local replica
-    Cloud,      ///< served by the cloud endpoint
-    Rejected,   ///< refused: gateway queue full, cloud rate limit, or longer than the engine takes
-    TimedOut,   ///< not started within the admission timeout
-    Cancelled,  ///< still in flight when the run was stopped
+    Completed, ///< served by a local replica
+    Cloud,     ///< served by the cloud endpoint
+    Rejected,  ///< refused: gateway queue full, cloud rate limit, or longer than the engine takes
+    TimedOut,  ///< not started within the admission timeout
+    Cancelled, ///< still in flight when the run was stopped
 };
 
 /// "completed", "cloud", "rejected", "timed_out", "cancelled".
@@ -33,23 +33,23 @@ enum class Outcome : std::uint8_t {
 
 /// One request as it went through the system. Latencies are nullopt when they did not happen.
 struct RequestRecord {
-    std::uint64_t id = 0;       ///< arrival order, from 0
-    int request_class = 0;      ///< index into SimResult::classes
-    std::int64_t session = -1;  ///< agent session (-1: none)
-    int step = 0;               ///< step within the session
-    int replica = -1;           ///< replica that served it (-1: none or cloud)
+    std::uint64_t id = 0;      ///< arrival order, from 0
+    int request_class = 0;     ///< index into SimResult::classes
+    std::int64_t session = -1; ///< agent session (-1: none)
+    int step = 0;              ///< step within the session
+    int replica = -1;          ///< replica that served it (-1: none or cloud)
     int input_tokens = 0;
-    int output_tokens = 0;      ///< tokens generated (the request's output length when completed)
-    int cached_tokens = 0;      ///< prompt tokens served by the prefix cache at first scheduling
+    int output_tokens = 0; ///< tokens generated (the request's output length when completed)
+    int cached_tokens = 0; ///< prompt tokens served by the prefix cache at first scheduling
     int preemptions = 0;
     int retries = 0;
     Outcome outcome = Outcome::Completed;
     double arrival_s = 0;
-    std::optional<double> queue_s;  ///< arrival → first scheduled in an engine step
+    std::optional<double> queue_s; ///< arrival → first scheduled in an engine step
     std::optional<double> ttft_s;
-    std::optional<double> tpot_s;   ///< outputs of more than one token
+    std::optional<double> tpot_s; ///< outputs of more than one token
     std::optional<double> e2e_s;
-    bool slo_met = false;           ///< every SLO of its class met
+    bool slo_met = false; ///< every SLO of its class met
     friend bool operator==(const RequestRecord&, const RequestRecord&) = default;
 };
 
@@ -63,18 +63,18 @@ struct LatencyStats {
 /// Counts and latencies of a set of requests (all, or one class).
 struct RequestSummary {
     std::int64_t arrived = 0;
-    std::int64_t completed = 0;  ///< local + cloud
-    std::int64_t cloud = 0;      ///< served by the cloud endpoint
+    std::int64_t completed = 0; ///< local + cloud
+    std::int64_t cloud = 0;     ///< served by the cloud endpoint
     std::int64_t rejected = 0;
     std::int64_t timed_out = 0;
     std::int64_t cancelled = 0;
-    std::int64_t slo_met = 0;    ///< requests meeting every SLO of their class
-    double slo_attainment = 0;   ///< slo_met / arrived
-    double goodput_rps = 0;      ///< slo_met / duration
-    double throughput_rps = 0;   ///< completed / duration
-    std::int64_t input_tokens = 0;   ///< prompt tokens of completed requests
-    std::int64_t output_tokens = 0;  ///< tokens generated for completed requests
-    std::int64_t cached_tokens = 0;  ///< prompt tokens served by the prefix cache
+    std::int64_t slo_met = 0;       ///< requests meeting every SLO of their class
+    double slo_attainment = 0;      ///< slo_met / arrived
+    double goodput_rps = 0;         ///< slo_met / duration
+    double throughput_rps = 0;      ///< completed / duration
+    std::int64_t input_tokens = 0;  ///< prompt tokens of completed requests
+    std::int64_t output_tokens = 0; ///< tokens generated for completed requests
+    std::int64_t cached_tokens = 0; ///< prompt tokens served by the prefix cache
     LatencyStats ttft, tpot, itl, e2e, queue;
     friend bool operator==(const RequestSummary&, const RequestSummary&) = default;
 };
@@ -82,7 +82,7 @@ struct RequestSummary {
 /// One request class's results and its SLO verdict.
 struct ClassResult {
     std::string name;
-    std::optional<double> ttft_slo_s, tpot_slo_s, e2e_slo_s;  ///< the SLOs applied
+    std::optional<double> ttft_slo_s, tpot_slo_s, e2e_slo_s; ///< the SLOs applied
     double slo_percentile = 99;
     /// The class's percentile of each SLO metric is within its SLO (and something completed).
     bool slo_met = false;
@@ -92,13 +92,13 @@ struct ClassResult {
 
 /// One replica's figures.
 struct ReplicaResult {
-    double available_s = 0;        ///< when it could first serve (cold start)
-    double busy_fraction = 0;      ///< busy time / (duration − cold start)
+    double available_s = 0;   ///< when it could first serve (cold start)
+    double busy_fraction = 0; ///< busy time / (duration − cold start)
     std::int64_t steps = 0;
-    std::int64_t requests = 0;     ///< requests routed to it
+    std::int64_t requests = 0; ///< requests routed to it
     std::int64_t preemptions = 0;
-    std::int64_t kv_blocks = 0;    ///< KV pool size
-    double kv_use_mean = 0;        ///< time-averaged fraction of blocks in use while up
+    std::int64_t kv_blocks = 0; ///< KV pool size
+    double kv_use_mean = 0;     ///< time-averaged fraction of blocks in use while up
     double kv_use_max = 0;
     friend bool operator==(const ReplicaResult&, const ReplicaResult&) = default;
 };
@@ -106,7 +106,7 @@ struct ReplicaResult {
 /// One bin of the time series (1 second unless the span is long: SimResult::series_bin_s).
 /// Levels are time averages over the bin.
 struct TimeBin {
-    double t_s = 0;          ///< bin start
+    double t_s = 0; ///< bin start
     std::int64_t arrivals = 0;
     std::int64_t completions = 0;
     double running = 0;      ///< sequences in running engine batches (all replicas)
@@ -124,14 +124,14 @@ struct StepRecord {
     int replica = 0;
     double start_s = 0;
     double duration_s = 0;
-    int prefills = 0;        ///< prefill chunks
+    int prefills = 0; ///< prefill chunks
     int prefill_tokens = 0;
     int decodes = 0;
-    int preempted = 0;       ///< sequences preempted while forming this step
-    double clock = 1;        ///< core clock factor the step ran at (below 1 under a power cap)
-    double power_w = 0;      ///< mean power of each GPU of the replica over the step (0: not modelled)
-    int running = 0;         ///< sequences in the replica's running set when the step started
-    double kv_use = 0;       ///< fraction of the replica's KV blocks in use when it started
+    int preempted = 0;  ///< sequences preempted while forming this step
+    double clock = 1;   ///< core clock factor the step ran at (below 1 under a power cap)
+    double power_w = 0; ///< mean power of each GPU of the replica over the step (0: not modelled)
+    int running = 0;    ///< sequences in the replica's running set when the step started
+    double kv_use = 0;  ///< fraction of the replica's KV blocks in use when it started
     friend bool operator==(const StepRecord&, const StepRecord&) = default;
 };
 
@@ -147,29 +147,29 @@ struct PowerResult {
     /// is filled then.
     bool modelled = false;
     std::vector<std::string> notes;
-    double limit_w = 0;             ///< per-GPU limit (the board power when nothing limits it)
-    std::string limit_source;       ///< "board", "gpu_cap", "node_cap" or "rack_budget"
-    bool capped = false;            ///< the limit is below the board power: steps may slow down
-    double idle_w = 0, resident_w = 0, board_w = 0;  ///< one GPU's levels
-    int gpus = 0;                   ///< replicas × GPUs per replica
-    int nodes = 0;                  ///< ceil(gpus ÷ GPUs per node), filled replica by replica
-    int nodes_per_rack = 0;         ///< rack.nodes_per_rack, else what model::plan_racks packs
+    double limit_w = 0;       ///< per-GPU limit (the board power when nothing limits it)
+    std::string limit_source; ///< "board", "gpu_cap", "node_cap" or "rack_budget"
+    bool capped = false;      ///< the limit is below the board power: steps may slow down
+    double idle_w = 0, resident_w = 0, board_w = 0; ///< one GPU's levels
+    int gpus = 0;                                   ///< replicas × GPUs per replica
+    int nodes = 0;          ///< ceil(gpus ÷ GPUs per node), filled replica by replica
+    int nodes_per_rack = 0; ///< rack.nodes_per_rack, else what model::plan_racks packs
     int racks = 0;
     double pue = 1;
-    double span_s = 0;              ///< energies and averages cover [0, span_s]
-    double gpu_energy_j = 0;        ///< all accelerators
-    double busy_energy_j = 0;       ///< of which inside engine steps
-    double host_energy_j = 0;       ///< the hosts (their share of partly used nodes)
-    double energy_j = 0;            ///< wall: gpu_energy_j ÷ PSU efficiency + host_energy_j
-    double facility_energy_j = 0;   ///< energy_j × PUE
-    double avg_power_w = 0;         ///< energy_j ÷ span_s
-    double peak_power_w = 0;        ///< highest bin of the deployment's wall power (series_bin_s)
-    double gpu_avg_power_w = 0;     ///< gpu_energy_j ÷ (gpus × span_s)
-    double gpu_peak_power_w = 0;    ///< highest per-GPU step power
-    double energy_j_per_token = 0;  ///< facility energy ÷ output tokens of completed requests
-    double energy_j_per_request = 0;///< facility energy ÷ completed requests
-    double mean_clock = 1;          ///< core clock factor averaged over busy time
-    double capped_time_share = 0;   ///< share of busy time in steps run below full clock
+    double span_s = 0;               ///< energies and averages cover [0, span_s]
+    double gpu_energy_j = 0;         ///< all accelerators
+    double busy_energy_j = 0;        ///< of which inside engine steps
+    double host_energy_j = 0;        ///< the hosts (their share of partly used nodes)
+    double energy_j = 0;             ///< wall: gpu_energy_j ÷ PSU efficiency + host_energy_j
+    double facility_energy_j = 0;    ///< energy_j × PUE
+    double avg_power_w = 0;          ///< energy_j ÷ span_s
+    double peak_power_w = 0;         ///< highest bin of the deployment's wall power (series_bin_s)
+    double gpu_avg_power_w = 0;      ///< gpu_energy_j ÷ (gpus × span_s)
+    double gpu_peak_power_w = 0;     ///< highest per-GPU step power
+    double energy_j_per_token = 0;   ///< facility energy ÷ output tokens of completed requests
+    double energy_j_per_request = 0; ///< facility energy ÷ completed requests
+    double mean_clock = 1;           ///< core clock factor averaged over busy time
+    double capped_time_share = 0;    ///< share of busy time in steps run below full clock
     /// Bins of SimResult::series_bin_s (1 s unless the span is over about 18 hours) from 0 (the
     /// last one covers [t, span_s]): per replica, the power of each
     /// of its GPUs (they run the same steps); per node and per rack (GPUs numbered replica by
@@ -186,32 +186,32 @@ struct SimResult {
     /// False when the deployment does not fit (then `reasons` says why and nothing ran).
     bool ok = true;
     std::vector<std::string> reasons;
-    bool stopped = false;           ///< the stop token ended the run early
+    bool stopped = false; ///< the stop token ended the run early
     std::uint64_t seed = 0;
-    model::OperatingPoint operating_point;  ///< the load the run was driven at
-    double duration_s = 0;          ///< first arrival → last request finished
+    model::OperatingPoint operating_point; ///< the load the run was driven at
+    double duration_s = 0;                 ///< first arrival → last request finished
     RequestSummary overall;
     std::vector<ClassResult> classes;
     std::vector<ReplicaResult> replicas;
-    double input_tok_s = 0;         ///< Σ input tokens of completed requests / duration
-    double output_tok_s = 0;        ///< Σ output tokens / duration
+    double input_tok_s = 0;  ///< Σ input tokens of completed requests / duration
+    double output_tok_s = 0; ///< Σ output tokens / duration
     double total_tok_s = 0;
     std::int64_t preemptions = 0;
-    std::int64_t prefill_tokens_computed = 0;  ///< recomputation included
-    double prefix_hit_rate = 0;     ///< prompt tokens hit / prompt tokens looked up (first admissions)
-    double kv_use_mean = 0;         ///< mean over replicas of their time-averaged block use
+    std::int64_t prefill_tokens_computed = 0; ///< recomputation included
+    double prefix_hit_rate = 0; ///< prompt tokens hit / prompt tokens looked up (first admissions)
+    double kv_use_mean = 0;     ///< mean over replicas of their time-averaged block use
     double kv_use_max = 0;
-    double mean_in_system = 0;      ///< time-averaged requests in the system (Little's L)
-    double mean_running = 0;        ///< time-averaged running sequences, all replicas
-    double batch_size_mean = 0;     ///< sequences per step
-    std::vector<std::int64_t> batch_size_histogram;  ///< steps with 1, 2-3, 4-7, 8-15, ... sequences
-    double prefill_time_share = 0;  ///< share of busy time in prefill-only steps
-    double decode_time_share = 0;   ///< in decode-only steps
-    double mixed_time_share = 0;    ///< in steps mixing prefill chunks and decodes
+    double mean_in_system = 0;  ///< time-averaged requests in the system (Little's L)
+    double mean_running = 0;    ///< time-averaged running sequences, all replicas
+    double batch_size_mean = 0; ///< sequences per step
+    std::vector<std::int64_t> batch_size_histogram; ///< steps with 1, 2-3, 4-7, 8-15, ... sequences
+    double prefill_time_share = 0;                  ///< share of busy time in prefill-only steps
+    double decode_time_share = 0;                   ///< in decode-only steps
+    double mixed_time_share = 0;                    ///< in steps mixing prefill chunks and decodes
     std::int64_t steps = 0;
-    std::uint64_t events = 0;       ///< kernel events handled
-    model::Money cloud_spend;       ///< cost of the cloud endpoint's tokens
-    PowerResult power;              ///< power, energy and the effect of a power cap
+    std::uint64_t events = 0; ///< kernel events handled
+    model::Money cloud_spend; ///< cost of the cloud endpoint's tokens
+    PowerResult power;        ///< power, energy and the effect of a power cap
     /// Bins from time 0, of series_bin_s each. Levels and rates are averages over the bin;
     /// arrivals and completions are counts per bin.
     std::vector<TimeBin> series;
@@ -219,9 +219,9 @@ struct SimResult {
     /// keep at most 65,536 bins (spans over about 18 hours), so memory does not grow with the
     /// simulated span.
     double series_bin_s = 1;
-    std::vector<RequestRecord> requests;  ///< when SimOptions::keep_requests
-    std::vector<StepRecord> step_log;     ///< when SimOptions::keep_steps (max_steps_kept)
+    std::vector<RequestRecord> requests; ///< when SimOptions::keep_requests
+    std::vector<StepRecord> step_log;    ///< when SimOptions::keep_steps (max_steps_kept)
     friend bool operator==(const SimResult&, const SimResult&) = default;
 };
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -16,9 +16,11 @@ std::uint64_t splitmix64(std::uint64_t& x) noexcept {
 // GCC's 128-bit integer; __extension__ keeps -Wpedantic quiet about it.
 __extension__ using U128 = unsigned __int128;
 
-constexpr std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
+constexpr std::uint64_t rotl(std::uint64_t x, int k) noexcept {
+    return (x << k) | (x >> (64 - k));
+}
 
-}  // namespace
+} // namespace
 
 Rng::Rng(std::uint64_t seed) noexcept {
     std::uint64_t x = seed;
@@ -46,7 +48,9 @@ std::uint64_t Rng::next() noexcept {
     return result;
 }
 
-double Rng::uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+double Rng::uniform() noexcept {
+    return static_cast<double>(next() >> 11) * 0x1.0p-53;
+}
 
 std::uint64_t Rng::below(std::uint64_t n) noexcept {
     if (n == 0) {
@@ -65,7 +69,9 @@ std::uint64_t Rng::below(std::uint64_t n) noexcept {
     return static_cast<std::uint64_t>(m >> 64);
 }
 
-double Rng::exponential(double mean) noexcept { return -mean * std::log1p(-uniform()); }
+double Rng::exponential(double mean) noexcept {
+    return -mean * std::log1p(-uniform());
+}
 
 double Rng::normal(double mean, double stddev) noexcept {
     if (has_spare_) {
@@ -86,7 +92,9 @@ double Rng::normal(double mean, double stddev) noexcept {
     return mean + stddev * u * f;
 }
 
-double Rng::lognormal(double mu, double sigma) noexcept { return std::exp(normal(mu, sigma)); }
+double Rng::lognormal(double mu, double sigma) noexcept {
+    return std::exp(normal(mu, sigma));
+}
 
 double Rng::gamma(double shape, double scale) noexcept {
     if (shape < 1.0) {
@@ -114,4 +122,4 @@ double Rng::gamma(double shape, double scale) noexcept {
     }
 }
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -10,7 +10,7 @@ namespace gpuplan::sim {
 /// A small, fast, seedable generator with the distributions the workload needs. A value type:
 /// copying it forks the stream.
 class Rng {
-public:
+  public:
     /// Seeds the state from `seed` (splitmix64, as the xoshiro authors recommend).
     explicit Rng(std::uint64_t seed = 1) noexcept;
 
@@ -35,10 +35,10 @@ public:
     /// Gamma with shape k > 0 and scale θ (mean kθ; Marsaglia and Tsang 2000).
     double gamma(double shape, double scale) noexcept;
 
-private:
+  private:
     std::uint64_t s_[4]{};
-    double spare_ = 0.0;  // the polar method makes normals in pairs
+    double spare_ = 0.0; // the polar method makes normals in pairs
     bool has_spare_ = false;
 };
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

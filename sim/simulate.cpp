@@ -55,12 +55,14 @@ void validate_workload(const model::Workload& w, const std::vector<model::Reques
                                   "': shared_prefix must be >= 0 and prefix_groups >= 1");
         }
         if (c.agent && c.agent->steps < 1) {
-            throw InvalidArgument("workload.classes: class '" + c.name + "': agent steps must be >= 1");
+            throw InvalidArgument("workload.classes: class '" + c.name +
+                                  "': agent steps must be >= 1");
         }
         share += c.share;
     }
     if (!(share > 0)) {
-        throw InvalidArgument("workload.classes: the shares sum to 0; give at least one class a share > 0");
+        throw InvalidArgument(
+            "workload.classes: the shares sum to 0; give at least one class a share > 0");
     }
     if (w.arrival.kind == model::ArrivalKind::Trace && w.trace.empty()) {
         throw InvalidArgument("workload.arrival: trace replay needs trace records; "
@@ -105,13 +107,15 @@ std::optional<detail::PowerSetup> power_setup(const model::Scenario& scenario,
         // Pack racks as `gpuplan rack` does on its default basis: every GPU at its limit.
         const int gpus = replicas * cost.replica_gpus();
         const int nodes = (gpus + ps.node.gpus - 1) / ps.node.gpus;
-        const Watts per_gpu = std::min(ps.levels.board, std::max(ps.limit.per_gpu, ps.levels.resident));
+        const Watts per_gpu =
+            std::min(ps.levels.board, std::max(ps.limit.per_gpu, ps.levels.resident));
         const Watts node_peak = model::node_wall_power(per_gpu, ps.node.gpus, ps.node, pm);
-        const model::RackPlan plan =
-            model::plan_racks(node_peak, ps.node.rack_units, std::max(1, nodes), scenario.rack, b.rack_budget);
+        const model::RackPlan plan = model::plan_racks(
+            node_peak, ps.node.rack_units, std::max(1, nodes), scenario.rack, b.rack_budget);
         ps.nodes_per_rack = std::max(1, plan.nodes_per_rack);
         if (!plan.feasible) {
-            ps.notes.emplace_back("not even one node fits the rack's limits; the rack series counts one node per rack");
+            ps.notes.emplace_back("not even one node fits the rack's limits; the rack series "
+                                  "counts one node per rack");
         }
     }
     return ps;
@@ -125,14 +129,17 @@ std::string num(double v) {
 }
 
 // Seconds for messages: "1e+12 s", "604800 s".
-std::string secs(double s) { return num(s) + " s"; }
+std::string secs(double s) {
+    return num(s) + " s";
+}
 
 // Refuses a time that would take the run past kMaxSimulatedSpanS before it starts; `what` names
 // the key.
 void check_span(double span_s, const std::string& what) {
     if (!(span_s <= kMaxSimulatedSpanS)) {
         throw InvalidArgument(what + ": " + secs(span_s) + " is beyond the simulator's limit of " +
-                              secs(kMaxSimulatedSpanS) + " (10 years) of simulated time; simulate a "
+                              secs(kMaxSimulatedSpanS) +
+                              " (10 years) of simulated time; simulate a "
                               "shorter window (a representative day, or hours at the peak rate)");
     }
 }
@@ -168,21 +175,23 @@ void check_run_size(const model::Workload& w, const std::optional<int>& requests
     }
     if (requests && !duration) {
         check_span(*requests / rate, "workload.requests / workload.requests_per_s (the expected "
-                                     "time to send " + std::to_string(*requests) + " requests)");
+                                     "time to send " +
+                                         std::to_string(*requests) + " requests)");
     }
     if (duration && !requests && w.arrival.curve.kind == model::RateCurveKind::Flat) {
         const double expected = duration->si() * rate;
         if (expected > static_cast<double>(kMaxRequests)) {
-            throw InvalidArgument("workload.duration x workload.requests_per_s: " +
-                                  secs(duration->si()) + " at " + num(rate) +
-                                  " requests/s is about " + std::to_string(static_cast<long long>(expected)) +
-                                  " requests, above the limit of " + std::to_string(kMaxRequests) +
-                                  "; shorten the duration or set workload.requests");
+            throw InvalidArgument(
+                "workload.duration x workload.requests_per_s: " + secs(duration->si()) + " at " +
+                num(rate) + " requests/s is about " +
+                std::to_string(static_cast<long long>(expected)) +
+                " requests, above the limit of " + std::to_string(kMaxRequests) +
+                "; shorten the duration or set workload.requests");
         }
     }
 }
 
-}  // namespace
+} // namespace
 
 SimResult simulate(const model::Scenario& scenario, const SimOptions& options, std::stop_token stop,
                    const ProgressFn& progress) {
@@ -198,8 +207,9 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         result.ok = false;
         result.reasons = mem.reasons;
         if (result.reasons.empty()) {
-            result.reasons.emplace_back("the KV cache holds no block; use more GPUs, a smaller model or "
-                                        "a higher gpu_memory_utilization");
+            result.reasons.emplace_back(
+                "the KV cache holds no block; use more GPUs, a smaller model or "
+                "a higher gpu_memory_utilization");
         }
         return result;
     }
@@ -308,7 +318,8 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
 
     // Power: observed per step; a limit below the board power slows the steps that would draw
     // more (model::PowerCappedStepCost keeps one step-cost model per clock level).
-    const std::optional<detail::PowerSetup> power = power_setup(scenario, options, cost, setup.replicas);
+    const std::optional<detail::PowerSetup> power =
+        power_setup(scenario, options, cost, setup.replicas);
     std::optional<model::PowerCappedStepCost> capped;
     if (power && power->limit.per_gpu < power->levels.board) {
         capped.emplace(d, profile, scenario.power_model, power->limit.per_gpu);
@@ -327,8 +338,9 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     if (power) {
         metrics.enable_power(*power);
     } else {
-        result.power.notes.emplace_back("accelerator '" + d.gpu.name +
-                                        "' has no board power: power not modelled; set power.board_power");
+        result.power.notes.emplace_back(
+            "accelerator '" + d.gpu.name +
+            "' has no board power: power not modelled; set power.board_power");
     }
     detail::RequestPool pool;
     detail::Cluster cluster(sim, cost, pool, metrics, setup, sim.rng().fork(10));
@@ -342,7 +354,8 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         tick_progress = [&](Tick now) {
             double f = 0;
             if (limits.max_arrivals < std::numeric_limits<std::int64_t>::max()) {
-                f = static_cast<double>(source.arrivals()) / static_cast<double>(std::max<std::int64_t>(1, limits.max_arrivals));
+                f = static_cast<double>(source.arrivals()) /
+                    static_cast<double>(std::max<std::int64_t>(1, limits.max_arrivals));
             }
             if (limits.end != kNever) {
                 f = std::max(f, static_cast<double>(now) / static_cast<double>(limits.end));
@@ -355,7 +368,8 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     const Tick span_limit = to_tick(Seconds(kMaxSimulatedSpanS), "the simulated span limit");
     const RunOutcome run = sim.run(span_limit, stop, tick_progress);
     if (!run.drained && !run.stopped && sim.pending() > 0 && sim.now() >= span_limit) {
-        throw InvalidArgument("the run went past the simulator's limit of " + secs(kMaxSimulatedSpanS) +
+        throw InvalidArgument("the run went past the simulator's limit of " +
+                              secs(kMaxSimulatedSpanS) +
                               " (10 years) of simulated time with events still pending; check "
                               "for a very slow accelerator, link or swap bandwidth, or long "
                               "think times, or simulate a shorter window");
@@ -377,10 +391,14 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     const double p = scenario.slo.percentile;
     const auto at_p = [p](const LatencyStats& s) {
         // The reported percentiles; in between, the nearest reported one at or above p.
-        if (p <= 50) return s.p50;
-        if (p <= 90) return s.p90;
-        if (p <= 95) return s.p95;
-        if (p <= 99) return s.p99;
+        if (p <= 50)
+            return s.p50;
+        if (p <= 90)
+            return s.p90;
+        if (p <= 95)
+            return s.p95;
+        if (p <= 99)
+            return s.p99;
         return s.max;
     };
     for (auto& c : result.classes) {
@@ -403,4 +421,4 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     return result;
 }
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -23,13 +23,13 @@ inline constexpr std::int64_t kMaxRequests = std::int64_t{1} << 30;
 
 /// Per-run overrides and output switches.
 struct SimOptions {
-    std::optional<std::uint64_t> seed;     ///< nullopt: the scenario's seed
-    std::optional<Seconds> duration;       ///< overrides Workload::duration
-    std::optional<int> requests;           ///< overrides Workload::requests
-    std::optional<model::EfficiencyProfile> profile;  ///< nullopt: model::default_profile()
-    bool keep_requests = false;            ///< fill SimResult::requests
-    bool keep_steps = false;               ///< fill SimResult::step_log
-    std::size_t max_steps_kept = 200000;   ///< cap on the step log (steps past it are not kept)
+    std::optional<std::uint64_t> seed;               ///< nullopt: the scenario's seed
+    std::optional<Seconds> duration;                 ///< overrides Workload::duration
+    std::optional<int> requests;                     ///< overrides Workload::requests
+    std::optional<model::EfficiencyProfile> profile; ///< nullopt: model::default_profile()
+    bool keep_requests = false;                      ///< fill SimResult::requests
+    bool keep_steps = false;                         ///< fill SimResult::step_log
+    std::size_t max_steps_kept = 200000; ///< cap on the step log (steps past it are not kept)
     /// Called with every engine step as it is issued, in simulated-time order per replica, for
     /// a trace written while the run goes (every step, whatever keep_steps). Must not throw
     /// unless the run is to end with that exception.
@@ -65,4 +65,4 @@ using ProgressFn = std::function<void(double fraction)>;
 /// with the fixed input_tokens/output_tokens when it has none.
 [[nodiscard]] std::vector<model::RequestClass> effective_classes(const model::Workload& w);
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

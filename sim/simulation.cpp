@@ -45,4 +45,4 @@ RunOutcome Simulation::run(Tick until, std::stop_token stop, const TickProgress&
     return out;
 }
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

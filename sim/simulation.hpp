@@ -17,16 +17,16 @@ using TickProgress = std::function<void(Tick now)>;
 
 /// How a run ended.
 struct RunOutcome {
-    std::uint64_t events = 0;  ///< events handled by this call
-    bool stopped = false;      ///< the stop token asked to stop
-    bool drained = false;      ///< no events were left
+    std::uint64_t events = 0; ///< events handled by this call
+    bool stopped = false;     ///< the stop token asked to stop
+    bool drained = false;     ///< no events were left
     friend bool operator==(const RunOutcome&, const RunOutcome&) = default;
 };
 
 /// One simulation: its clock, its future events and its random numbers. No global state, so
 /// any number of simulations can run side by side on different threads.
 class Simulation {
-public:
+  public:
     /// A simulation at time 0 whose RNG is seeded with `seed`.
     explicit Simulation(std::uint64_t seed = 1) : rng_(seed) {}
     Simulation(const Simulation&) = delete;
@@ -51,7 +51,8 @@ public:
     /// Runs events in (tick, sequence) order until none are left, the next one lies after
     /// `until`, stop() is called or `stop` is requested. The clock ends at the last event run
     /// (or at `until` when events remain beyond it). `progress` is called every 4096 events.
-    RunOutcome run(Tick until = kNever, std::stop_token stop = {}, const TickProgress& progress = {});
+    RunOutcome run(Tick until = kNever, std::stop_token stop = {},
+                   const TickProgress& progress = {});
 
     /// Makes run() return after the current event.
     void stop() noexcept { stop_requested_ = true; }
@@ -63,7 +64,7 @@ public:
     /// Pre-allocates room for `n` pending events.
     void reserve(std::size_t n) { queue_.reserve(n); }
 
-private:
+  private:
     EventQueue queue_;
     Rng rng_;
     Tick now_ = 0;
@@ -71,4 +72,4 @@ private:
     bool stop_requested_ = false;
 };
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

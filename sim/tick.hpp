@@ -51,4 +51,4 @@ inline constexpr double kMaxSimulatedSpanS = 10.0 * 365.0 * 86400.0;
     return static_cast<double>(t) / static_cast<double>(kTicksPerSecond);
 }
 
-}  // namespace gpuplan::sim
+} // namespace gpuplan::sim

@@ -18,4 +18,4 @@ namespace gpuplan::hwdb::detail {
 /// Reads a lowercase-hyphenated canonical name and rejects other spellings.
 [[nodiscard]] std::string read_canonical_name(MapReader& m);
 
-}  // namespace gpuplan::hwdb::detail
+} // namespace gpuplan::hwdb::detail

@@ -3,8 +3,8 @@
 /// arrivals, classes and trace, the scheduler keys of the engine block, and the cluster block.
 
 #include "hwdb/detail/yaml_reader.hpp"
-#include "model/workload.hpp"
 #include "model/scenario.hpp"
+#include "model/workload.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -23,4 +23,4 @@ void read_scheduler(MapReader& m, model::SchedulerConfig& s);
 /// Reads the cluster mapping.
 [[nodiscard]] model::Cluster read_cluster(std::optional<MapReader> m);
 
-}  // namespace gpuplan::hwdb::detail
+} // namespace gpuplan::hwdb::detail

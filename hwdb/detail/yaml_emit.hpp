@@ -15,4 +15,4 @@ namespace gpuplan::hwdb::detail {
 /// that YAML 1.1 readers see a float too. Throws InternalError for a non-finite value.
 [[nodiscard]] std::string yaml_number(double v);
 
-}  // namespace gpuplan::hwdb::detail
+} // namespace gpuplan::hwdb::detail

@@ -39,7 +39,7 @@ inline const std::string kCommandLineTag = "!gpuplan-command-line:";
 /// Reads one YAML mapping, tracking which keys were used so that leftovers are reported as
 /// unknown keys (with a "did you mean" from the expected keys).
 class MapReader {
-public:
+  public:
     MapReader(YAML::Node node, std::string file, std::string path);
 
     [[nodiscard]] bool has(const std::string& key) const;
@@ -51,12 +51,14 @@ public:
     [[nodiscard]] std::optional<std::string> opt_string(const std::string& key);
     [[nodiscard]] std::string string_or(const std::string& key, std::string fallback);
     [[nodiscard]] int integer(const std::string& key, long long min, long long max);
-    [[nodiscard]] std::optional<int> opt_integer(const std::string& key, long long min, long long max);
+    [[nodiscard]] std::optional<int> opt_integer(const std::string& key, long long min,
+                                                 long long max);
     [[nodiscard]] double number(const std::string& key, double min, double max);
     [[nodiscard]] std::optional<double> opt_number(const std::string& key, double min, double max);
     [[nodiscard]] bool boolean_or(const std::string& key, bool fallback);
     /// A quantity with a unit, in SI, that must lie in (min, max] when `positive`, else [0, max].
-    [[nodiscard]] double quantity(const std::string& key, model::Dimension dim, bool positive = true);
+    [[nodiscard]] double quantity(const std::string& key, model::Dimension dim,
+                                  bool positive = true);
     [[nodiscard]] std::optional<double> opt_quantity(const std::string& key, model::Dimension dim,
                                                      bool positive = true);
     [[nodiscard]] model::Price price(const std::string& key);
@@ -77,20 +79,21 @@ public:
     /// closest key that was asked for.
     void finish() const;
 
-private:
+  private:
     YAML::Node get(const std::string& key, bool required);
     std::string scalar(const std::string& key, const YAML::Node& n) const;
 
     YAML::Node node_;
     std::string file_;
     std::string path_;
-    std::vector<std::string> asked_;  // every key an accessor asked for, present or not
+    std::vector<std::string> asked_; // every key an accessor asked for, present or not
 };
 
 /// An optional string key whose value must be one of `choices`; the error lists them.
 template <class E>
-[[nodiscard]] std::optional<E> opt_choice(MapReader& m, const std::string& key,
-                                          std::initializer_list<std::pair<const char*, E>> choices) {
+[[nodiscard]] std::optional<E>
+opt_choice(MapReader& m, const std::string& key,
+           std::initializer_list<std::pair<const char*, E>> choices) {
     const auto text = m.opt_string(key);
     if (!text) {
         return std::nullopt;
@@ -122,4 +125,4 @@ template <class Q>
 [[nodiscard]] std::optional<std::string> closest(const std::string& word,
                                                  const std::vector<std::string>& candidates);
 
-}  // namespace gpuplan::hwdb::detail
+} // namespace gpuplan::hwdb::detail

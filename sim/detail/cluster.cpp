@@ -11,7 +11,7 @@ Cluster::Cluster(Simulation& sim, const model::StepCostModel& cost, RequestPool&
     : sim_(sim), cost_(cost), pool_(pool), metrics_(metrics), setup_(std::move(setup)),
       rng_(cloud_rng) {
     if (setup_.config.cloud && setup_.config.cloud->rate_limit_rps) {
-        bucket_ = *setup_.config.cloud->rate_limit_rps;  // a full bucket: one second of burst
+        bucket_ = *setup_.config.cloud->rate_limit_rps; // a full bucket: one second of burst
     }
 }
 
@@ -72,7 +72,8 @@ void Cluster::submit(std::uint32_t slot) {
         return;
     }
     if (const auto& t = setup_.config.admission.timeout) {
-        sim_.schedule_in(to_tick(*t, "cluster.admission.timeout"), *this, kTimeout, pool_.handle(slot));
+        sim_.schedule_in(to_tick(*t, "cluster.admission.timeout"), *this, kTimeout,
+                         pool_.handle(slot));
     }
     admit(slot);
 }
@@ -99,7 +100,9 @@ void Cluster::reject(std::uint32_t slot) {
     if (r.retries < setup_.config.admission.max_retries) {
         ++r.retries;
         r.state = ReqState::Backoff;
-        sim_.schedule_in(to_tick(setup_.config.admission.retry_backoff, "cluster.admission.retry_backoff"), *this, kRetry, pool_.handle(slot));
+        sim_.schedule_in(
+            to_tick(setup_.config.admission.retry_backoff, "cluster.admission.retry_backoff"),
+            *this, kRetry, pool_.handle(slot));
         return;
     }
     if (cloud_eligible(r)) {
@@ -126,7 +129,8 @@ int Cluster::pick(const Request& r) {
     switch (setup_.config.router) {
     case model::RouterPolicy::RoundRobin:
         for (int k = 0; k < n; ++k) {
-            const auto i = static_cast<std::size_t>((rr_ + static_cast<std::size_t>(k)) % static_cast<std::size_t>(n));
+            const auto i = static_cast<std::size_t>((rr_ + static_cast<std::size_t>(k)) %
+                                                    static_cast<std::size_t>(n));
             if (up_[i]) {
                 best = static_cast<int>(i);
                 rr_ = i + 1;
@@ -146,7 +150,8 @@ int Cluster::pick(const Request& r) {
             }
             const Replica& a = *replicas_[si];
             const Replica& b = *replicas_[static_cast<std::size_t>(best)];
-            if (a.kv_use() < b.kv_use() || (a.kv_use() == b.kv_use() && a.outstanding() < b.outstanding())) {
+            if (a.kv_use() < b.kv_use() ||
+                (a.kv_use() == b.kv_use() && a.outstanding() < b.outstanding())) {
                 best = i;
             }
         }
@@ -167,16 +172,15 @@ int Cluster::pick(const Request& r) {
             }
             // Stay with the affine replica unless it has a full batch more than the least loaded.
             const int slack = std::max(8, setup_.replica.max_num_seqs);
-            if (chosen >= 0 && replicas_[static_cast<std::size_t>(chosen)]->outstanding() <=
-                                   replicas_[static_cast<std::size_t>(best)]->outstanding() + slack) {
+            if (chosen >= 0 &&
+                replicas_[static_cast<std::size_t>(chosen)]->outstanding() <=
+                    replicas_[static_cast<std::size_t>(best)]->outstanding() + slack) {
                 best = chosen;
             }
         }
         break;
     }
-    case model::RouterPolicy::LeastOutstanding:
-        best = least_outstanding();
-        break;
+    case model::RouterPolicy::LeastOutstanding: best = least_outstanding(); break;
     }
     return best;
 }
@@ -193,7 +197,7 @@ void Cluster::drain() {
         const std::uint32_t slot = pool_.resolve(gateway_.front());
         gateway_.pop_front();
         if (slot == ~0u || pool_[slot].state != ReqState::Gateway) {
-            continue;  // timed out while queued
+            continue; // timed out while queued
         }
         --gateway_live_;
         metrics_.queued(sim_.now(), -1);
@@ -214,7 +218,7 @@ void Cluster::to_cloud(std::uint32_t slot) {
         bucket_ = std::min(rate, bucket_ + rate * tick_s(sim_.now() - bucket_time_));
         bucket_time_ = sim_.now();
         if (bucket_ < 1.0) {
-            retire(slot, Outcome::Rejected);  // HTTP 429
+            retire(slot, Outcome::Rejected); // HTTP 429
             return;
         }
         bucket_ -= 1.0;
@@ -235,7 +239,9 @@ void Cluster::to_cloud(std::uint32_t slot) {
         currency = cloud->output_price->money.currency;
     }
     metrics_.cloud_cost(cost, currency);
-    sim_.schedule_at(add_ticks(r.first_token, to_tick(Seconds(rest), "cluster.cloud.output_tokens_per_s")), *this, kCloudDone, pool_.handle(slot));
+    sim_.schedule_at(
+        add_ticks(r.first_token, to_tick(Seconds(rest), "cluster.cloud.output_tokens_per_s")),
+        *this, kCloudDone, pool_.handle(slot));
 }
 
 void Cluster::retire(std::uint32_t slot, Outcome outcome) {
@@ -268,7 +274,8 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
     }
     case kScale: {
         const int target = setup_.config.scale[static_cast<std::size_t>(data)].replicas;
-        const Tick up_at = add_ticks(sim_.now(), setup_.config.cold_start.load_bandwidth ? setup_.load_time : 0);
+        const Tick up_at =
+            add_ticks(sim_.now(), setup_.config.cold_start.load_bandwidth ? setup_.load_time : 0);
         while (static_cast<int>(replicas_.size()) < target) {
             add_replica(up_at);
         }
@@ -299,7 +306,7 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
         }
         bool timed_out = false;
         if (r.state == ReqState::Gateway) {
-            --gateway_live_;  // its queue entry goes stale
+            --gateway_live_; // its queue entry goes stale
             metrics_.queued(sim_.now(), -1);
             timed_out = true;
         } else if (r.state == ReqState::Backoff) {
@@ -321,8 +328,7 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
         drain();
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -334,4 +340,4 @@ void Cluster::cancel_all() {
     }
 }
 
-}  // namespace gpuplan::sim::detail
+} // namespace gpuplan::sim::detail

@@ -18,10 +18,10 @@ namespace gpuplan::sim::detail {
 
 /// Told when a request leaves the system, before its slot is recycled (closed loop, agents).
 class RequestListener {
-public:
+  public:
     virtual void request_ended(const Request& r, Outcome outcome) = 0;
 
-protected:
+  protected:
     RequestListener() = default;
     RequestListener(const RequestListener&) = default;
     RequestListener& operator=(const RequestListener&) = default;
@@ -32,13 +32,13 @@ protected:
 struct ClusterSetup {
     model::Cluster config;
     int replicas = 1;
-    Tick load_time = 0;  ///< cold start of one replica
+    Tick load_time = 0; ///< cold start of one replica
     ReplicaConfig replica;
     std::vector<model::RouteTarget> class_routes;
 };
 
 class Cluster final : public EventHandler, public ReplicaHost {
-public:
+  public:
     Cluster(Simulation& sim, const model::StepCostModel& cost, RequestPool& pool, Metrics& metrics,
             ClusterSetup setup, Rng cloud_rng);
 
@@ -54,7 +54,7 @@ public:
     void request_done(int replica, std::uint32_t slot) override;
     void on_event(std::uint32_t kind, std::uint64_t data) override;
 
-private:
+  private:
     enum Kind : std::uint32_t { kTimeout, kRetry, kCloudDone, kReplicaUp, kScale };
 
     void add_replica(Tick up_at);
@@ -79,12 +79,12 @@ private:
     std::vector<std::unique_ptr<Replica>> replicas_;
     std::vector<bool> up_;
     int up_count_ = 0;
-    std::deque<std::uint64_t> gateway_;  // handles, FCFS
+    std::deque<std::uint64_t> gateway_; // handles, FCFS
     int gateway_live_ = 0;
-    int inflight_ = 0;  // requests inside replicas
+    int inflight_ = 0; // requests inside replicas
     std::size_t rr_ = 0;
-    double bucket_ = 0;       // cloud rate-limit tokens
+    double bucket_ = 0; // cloud rate-limit tokens
     Tick bucket_time_ = 0;
 };
 
-}  // namespace gpuplan::sim::detail
+} // namespace gpuplan::sim::detail

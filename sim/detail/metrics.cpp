@@ -17,7 +17,7 @@ std::size_t batch_bucket(int n) {
     return b;
 }
 
-}  // namespace
+} // namespace
 
 Metrics::Metrics(std::vector<ClassSlo> slos, int replicas, bool keep_requests, bool keep_steps,
                  std::size_t max_steps)
@@ -80,9 +80,13 @@ void Metrics::integrate(Level& l, Tick now, double new_level, int field) {
     l.level = new_level;
 }
 
-void Metrics::in_system(Tick now, int delta) { integrate(in_system_, now, in_system_.level + delta, -1); }
+void Metrics::in_system(Tick now, int delta) {
+    integrate(in_system_, now, in_system_.level + delta, -1);
+}
 
-void Metrics::queued(Tick now, int delta) { integrate(queued_, now, queued_.level + delta, kWaiting); }
+void Metrics::queued(Tick now, int delta) {
+    integrate(queued_, now, queued_.level + delta, kWaiting);
+}
 
 void Metrics::arrival(Tick now) {
     if (first_arrival_ < 0) {
@@ -97,7 +101,7 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
     const ClassSlo& slo = slos_[static_cast<std::size_t>(r.cls)];
     RequestSummary& s = c.s;
     ++s.arrived;
-    RequestRecord rec;  // filled for the latencies even when not kept
+    RequestRecord rec; // filled for the latencies even when not kept
     rec.id = r.id;
     rec.request_class = r.cls;
     rec.session = r.session == kNoSession ? -1 : static_cast<std::int64_t>(r.session);
@@ -145,15 +149,9 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
         bin_count(now, kCompletions, 1);
         break;
     }
-    case Outcome::Rejected:
-        ++s.rejected;
-        break;
-    case Outcome::TimedOut:
-        ++s.timed_out;
-        break;
-    case Outcome::Cancelled:
-        ++s.cancelled;
-        break;
+    case Outcome::Rejected: ++s.rejected; break;
+    case Outcome::TimedOut: ++s.timed_out; break;
+    case Outcome::Cancelled: ++s.cancelled; break;
     }
     if (on_request_) {
         on_request_(rec);
@@ -174,7 +172,9 @@ void Metrics::step(const StepSample& s) {
     rep.busy += d;
     ++rep.steps;
     rep.blocks = s.total_blocks;
-    const double kv = s.total_blocks > 0 ? static_cast<double>(s.used_blocks) / static_cast<double>(s.total_blocks) : 0;
+    const double kv = s.total_blocks > 0
+                          ? static_cast<double>(s.used_blocks) / static_cast<double>(s.total_blocks)
+                          : 0;
     rep.kv_integral += kv * tick_s(d);
     rep.kv_max = std::max(rep.kv_max, kv);
     add_span(s.start, s.end, kv, kKv);
@@ -200,7 +200,8 @@ void Metrics::step(const StepSample& s) {
     }
     if ((keep_steps_ && step_log_.size() < max_steps_) || on_step_) {
         const StepRecord rec{s.replica, tick_s(s.start), tick_s(d), s.prefills, s.prefill_tokens,
-                             s.decodes, s.preempted, s.clock, power, s.running, kv};
+                             s.decodes, s.preempted,     s.clock,   power,      s.running,
+                             kv};
         if (on_step_) {
             on_step_(rec);
         }
@@ -214,7 +215,8 @@ void Metrics::hold(int replica, Tick from, Tick to, int running, std::int64_t us
                    std::int64_t total_blocks) {
     const Tick d = to - from;
     auto& rep = replicas_[static_cast<std::size_t>(replica)];
-    const double kv = total_blocks > 0 ? static_cast<double>(used_blocks) / static_cast<double>(total_blocks) : 0;
+    const double kv =
+        total_blocks > 0 ? static_cast<double>(used_blocks) / static_cast<double>(total_blocks) : 0;
     rep.kv_integral += kv * tick_s(d);
     rep.kv_max = std::max(rep.kv_max, kv);
     add_span(from, to, kv, kKv);
@@ -252,9 +254,13 @@ void Metrics::replica_up(int replica, Tick at) {
     }
 }
 
-void Metrics::enable_power(PowerSetup setup) { power_.emplace(std::move(setup)); }
+void Metrics::enable_power(PowerSetup setup) {
+    power_.emplace(std::move(setup));
+}
 
-void Metrics::routed(int replica) { ++replicas_[static_cast<std::size_t>(replica)].requests; }
+void Metrics::routed(int replica) {
+    ++replicas_[static_cast<std::size_t>(replica)].requests;
+}
 
 void Metrics::cloud_cost(double amount, const std::string& currency) {
     cloud_spend_ += amount;
@@ -270,7 +276,8 @@ void Metrics::finish(Tick end, SimResult& out) {
     out.duration_s = first_arrival_ < 0 ? 0.0 : duration;
     const auto summarize = [&](Samples& c) {
         RequestSummary& s = c.s;
-        s.slo_attainment = s.arrived > 0 ? static_cast<double>(s.slo_met) / static_cast<double>(s.arrived) : 0;
+        s.slo_attainment =
+            s.arrived > 0 ? static_cast<double>(s.slo_met) / static_cast<double>(s.arrived) : 0;
         s.goodput_rps = static_cast<double>(s.slo_met) / duration;
         s.throughput_rps = static_cast<double>(s.completed) / duration;
         s.ttft = c.ttft.stats();
@@ -321,7 +328,9 @@ void Metrics::finish(Tick end, SimResult& out) {
     out.total_tok_s = out.input_tok_s + out.output_tok_s;
     out.preemptions = preemptions_;
     out.prefill_tokens_computed = prefill_tokens_;
-    out.prefix_hit_rate = lookup_queried_ > 0 ? static_cast<double>(lookup_hit_) / static_cast<double>(lookup_queried_) : 0;
+    out.prefix_hit_rate = lookup_queried_ > 0 ? static_cast<double>(lookup_hit_) /
+                                                    static_cast<double>(lookup_queried_)
+                                              : 0;
     out.mean_in_system = in_system_.integral / duration;
     out.mean_running = running_integral_ / duration;
     out.steps = steps_;
@@ -380,4 +389,4 @@ void Metrics::finish(Tick end, SimResult& out) {
     out.step_log = std::move(step_log_);
 }
 
-}  // namespace gpuplan::sim::detail
+} // namespace gpuplan::sim::detail

@@ -27,21 +27,21 @@ struct StepSample {
     int replica = 0;
     Tick start = 0;
     Tick end = 0;
-    int sequences = 0;      ///< scheduled sequences
-    int running = 0;        ///< sequences in the running set
+    int sequences = 0; ///< scheduled sequences
+    int running = 0;   ///< sequences in the running set
     int prefills = 0;
     int prefill_tokens = 0;
     int decodes = 0;
     int preempted = 0;
     std::int64_t used_blocks = 0;
     std::int64_t total_blocks = 0;
-    const model::StepCost* cost = nullptr;  ///< the step's cost (null: swap traffic only)
-    double clock = 1.0;                     ///< core clock factor it ran at
-    Tick compute_end = 0;                   ///< start + the cost's time (swap time follows)
+    const model::StepCost* cost = nullptr; ///< the step's cost (null: swap traffic only)
+    double clock = 1.0;                    ///< core clock factor it ran at
+    Tick compute_end = 0;                  ///< start + the cost's time (swap time follows)
 };
 
 class Metrics {
-public:
+  public:
     Metrics(std::vector<ClassSlo> slos, int replicas, bool keep_requests, bool keep_steps,
             std::size_t max_steps);
 
@@ -79,11 +79,11 @@ public:
     /// Builds the result (summaries, series); `end` is the time of the last event.
     void finish(Tick end, SimResult& out);
 
-private:
+  private:
     struct Level {
         double level = 0;
         Tick since = 0;
-        double integral = 0;  // level × seconds
+        double integral = 0; // level × seconds
     };
     struct Samples {
         QuantileSketch ttft, tpot, e2e, queue, itl;
@@ -93,7 +93,7 @@ private:
         Tick up = 0;
         Tick busy = 0;
         std::int64_t steps = 0, requests = 0, preemptions = 0, blocks = 0;
-        double kv_integral = 0;  // fraction × seconds
+        double kv_integral = 0; // fraction × seconds
         double kv_max = 0;
     };
     void integrate(Level& l, Tick now, double new_level, int field);
@@ -107,8 +107,8 @@ private:
     std::vector<Samples> classes_;
     std::vector<ReplicaAcc> replicas_;
     Level in_system_, queued_;
-    std::vector<double> bins_[7];  // arrivals, completions, running, waiting, kv, in_tok, out_tok
-    Tick bin_ = kTicksPerSecond;   // bin width: 1 s, doubled whenever the span needs more bins
+    std::vector<double> bins_[7]; // arrivals, completions, running, waiting, kv, in_tok, out_tok
+    Tick bin_ = kTicksPerSecond;  // bin width: 1 s, doubled whenever the span needs more bins
     bool keep_requests_;
     bool keep_steps_;
     std::size_t max_steps_;
@@ -131,4 +131,4 @@ private:
     std::function<void(const RequestRecord&)> on_request_;
 };
 
-}  // namespace gpuplan::sim::detail
+} // namespace gpuplan::sim::detail

@@ -71,10 +71,10 @@ class PowerObserver {
     PowerSetup s_;
     std::vector<Replica> replicas_;
     Tick bin_ = kTicksPerSecond; // bin width
-    double peak_step_ = 0;    // highest per-GPU step power
-    double clock_time_ = 0;   // Σ clock × compute seconds
-    double compute_time_ = 0; // Σ compute seconds
-    double capped_time_ = 0;  // compute seconds below full clock
+    double peak_step_ = 0;       // highest per-GPU step power
+    double clock_time_ = 0;      // Σ clock × compute seconds
+    double compute_time_ = 0;    // Σ compute seconds
+    double capped_time_ = 0;     // compute seconds below full clock
 };
 
 } // namespace gpuplan::sim::detail

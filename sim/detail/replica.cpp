@@ -24,9 +24,11 @@ bool later(int pa, std::uint64_t ia, int pb, std::uint64_t ib) {
     return pa > pb || (pa == pb && ia > ib);
 }
 
-int cdiv(std::int64_t a, int b) { return static_cast<int>((a + b - 1) / b); }
+int cdiv(std::int64_t a, int b) {
+    return static_cast<int>((a + b - 1) / b);
+}
 
-}  // namespace
+} // namespace
 
 Replica::Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool& pool,
                  Metrics& metrics, ReplicaHost& host, const ReplicaConfig& config)
@@ -43,7 +45,10 @@ Replica::Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool&
     batch_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     stages_ = std::max(1, cost_.pp());
     // Static batching runs its batch to completion before forming the next: one in flight.
-    depth_ = cfg_.scheduler.batching == model::BatchingMode::Continuous && cfg_.pipeline_micro_batches ? stages_ : 1;
+    depth_ =
+        cfg_.scheduler.batching == model::BatchingMode::Continuous && cfg_.pipeline_micro_batches
+            ? stages_
+            : 1;
     mbs_.resize(static_cast<std::size_t>(depth_));
     for (MicroBatch& m : mbs_) {
         m.seqs.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
@@ -53,7 +58,8 @@ Replica::Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool&
 }
 
 std::int64_t Replica::watermark_blocks() const {
-    return static_cast<std::int64_t>(std::ceil(cfg_.scheduler.watermark * static_cast<double>(blocks_.total())));
+    return static_cast<std::int64_t>(
+        std::ceil(cfg_.scheduler.watermark * static_cast<double>(blocks_.total())));
 }
 
 bool Replica::fits(int prompt, int output) const {
@@ -78,9 +84,10 @@ void Replica::push_waiting(std::uint32_t slot, bool front) {
     const std::uint64_t h = pool_.handle(slot);
     if (cfg_.scheduler.policy == model::SchedulingPolicy::Priority) {
         waiting_heap_.push_back(Queued{r.priority, r.id, h});
-        std::push_heap(waiting_heap_.begin(), waiting_heap_.end(), [](const Queued& a, const Queued& b) {
-            return later(a.priority, a.id, b.priority, b.id);
-        });
+        std::push_heap(waiting_heap_.begin(), waiting_heap_.end(),
+                       [](const Queued& a, const Queued& b) {
+                           return later(a.priority, a.id, b.priority, b.id);
+                       });
     } else if (front) {
         waiting_.push_front(h);
     } else {
@@ -94,7 +101,8 @@ void Replica::push_waiting(std::uint32_t slot, bool front) {
 std::uint32_t Replica::front_waiting() {
     const auto live = [&](std::uint64_t h) {
         const std::uint32_t s = pool_.resolve(h);
-        return s != ~0u && pool_[s].state == ReqState::Waiting && pool_[s].replica == cfg_.id ? s : ~0u;
+        return s != ~0u && pool_[s].state == ReqState::Waiting && pool_[s].replica == cfg_.id ? s
+                                                                                              : ~0u;
     };
     if (cfg_.scheduler.policy == model::SchedulingPolicy::Priority) {
         while (!waiting_heap_.empty()) {
@@ -102,9 +110,10 @@ std::uint32_t Replica::front_waiting() {
             if (s != ~0u) {
                 return s;
             }
-            std::pop_heap(waiting_heap_.begin(), waiting_heap_.end(), [](const Queued& a, const Queued& b) {
-                return later(a.priority, a.id, b.priority, b.id);
-            });
+            std::pop_heap(waiting_heap_.begin(), waiting_heap_.end(),
+                          [](const Queued& a, const Queued& b) {
+                              return later(a.priority, a.id, b.priority, b.id);
+                          });
             waiting_heap_.pop_back();
         }
         return ~0u;
@@ -121,9 +130,10 @@ std::uint32_t Replica::front_waiting() {
 
 void Replica::pop_waiting() {
     if (cfg_.scheduler.policy == model::SchedulingPolicy::Priority) {
-        std::pop_heap(waiting_heap_.begin(), waiting_heap_.end(), [](const Queued& a, const Queued& b) {
-            return later(a.priority, a.id, b.priority, b.id);
-        });
+        std::pop_heap(waiting_heap_.begin(), waiting_heap_.end(),
+                      [](const Queued& a, const Queued& b) {
+                          return later(a.priority, a.id, b.priority, b.id);
+                      });
         waiting_heap_.pop_back();
     } else {
         waiting_.pop_front();
@@ -145,7 +155,7 @@ bool Replica::cancel(std::uint32_t slot) {
     if (r.state != ReqState::Waiting || r.replica != cfg_.id || r.started) {
         return false;
     }
-    r.state = ReqState::Done;  // its queue entry goes stale and is dropped when reached
+    r.state = ReqState::Done; // its queue entry goes stale and is dropped when reached
     --waiting_live_;
     --assigned_;
     metrics_.queued(sim_.now(), -1);
@@ -161,9 +171,7 @@ void Replica::kick() {
 
 void Replica::on_event(std::uint32_t kind, std::uint64_t data) {
     switch (kind) {
-    case kStepEnd:
-        end_step(static_cast<std::size_t>(data));
-        break;
+    case kStepEnd: end_step(static_cast<std::size_t>(data)); break;
     case kKick:
         kick_pending_ = false;
         if (can_issue()) {
@@ -181,8 +189,7 @@ void Replica::on_event(std::uint32_t kind, std::uint64_t data) {
             start_step();
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -195,7 +202,8 @@ std::uint64_t Replica::block_hash(const Request& r, int index, std::uint64_t par
     const std::int64_t end = start + cfg_.block_size;
     const std::int64_t L = r.shared_len;
     const std::uint64_t a = start < L ? r.shared_id : 0;
-    const auto boundary = static_cast<std::uint64_t>(std::clamp<std::int64_t>(L - start, 0, cfg_.block_size));
+    const auto boundary =
+        static_cast<std::uint64_t>(std::clamp<std::int64_t>(L - start, 0, cfg_.block_size));
     const std::uint64_t c = end > L ? r.stream_id : 0;
     return mix(mix(mix(parent, a), boundary), c);
 }
@@ -204,8 +212,9 @@ void Replica::hash_full_blocks(Request& r, int upto_tokens, bool all) {
     if (!blocks_.caching()) {
         return;
     }
-    if (!all && r.session == kNoSession && r.hashed_blocks * cfg_.block_size + cfg_.block_size > r.shared_len) {
-        return;  // the shared prefix is hashed already (the common case of a decode step)
+    if (!all && r.session == kNoSession &&
+        r.hashed_blocks * cfg_.block_size + cfg_.block_size > r.shared_len) {
+        return; // the shared prefix is hashed already (the common case of a decode step)
     }
     int full = std::min(upto_tokens, r.num_tokens()) / cfg_.block_size;
     if (!all && r.session == kNoSession) {
@@ -225,7 +234,7 @@ void Replica::hash_full_blocks(Request& r, int upto_tokens, bool all) {
 
 bool Replica::grow(Request& r, int tokens) {
     if (tokens <= r.blocks_held * cfg_.block_size) {
-        return true;  // fits the blocks it holds (most decode steps)
+        return true; // fits the blocks it holds (most decode steps)
     }
     const int need = cdiv(tokens, cfg_.block_size) - r.blocks_held;
     if (need <= 0) {
@@ -271,7 +280,7 @@ void Replica::add_to_batch(std::uint32_t slot, Request& r, int tokens) {
 // sequence that needs the blocks is not in flight, so there is always one.
 std::size_t Replica::victim_index() const {
     if (cfg_.scheduler.policy == model::SchedulingPolicy::Fcfs) {
-        std::size_t i = running_.size() - 1;  // the most recently admitted
+        std::size_t i = running_.size() - 1; // the most recently admitted
         while (i > 0 && pool_[running_[i]].in_flight) {
             --i;
         }
@@ -300,11 +309,11 @@ void Replica::preempt(std::size_t index) {
     running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
     Request& r = pool_[slot];
     if (r.in_batch) {
-        budget_ += r.sched;  // give back the tokens it was scheduled this step
+        budget_ += r.sched; // give back the tokens it was scheduled this step
         r.sched = 0;
         r.in_batch = false;
     }
-    hash_full_blocks(r, r.computed, true);  // its own blocks stay findable for its resume
+    hash_full_blocks(r, r.computed, true); // its own blocks stay findable for its resume
     ++r.preemptions;
     ++preempted_count_;
     preempted_ = true;
@@ -330,7 +339,7 @@ void Replica::form_continuous() {
     const int B = cfg_.block_size;
     // 1. Running requests: decodes first, then unfinished prefills, in admission order.
     bool stop = false;
-    bool prefills = false;  // an unfinished prefill sits in the running set
+    bool prefills = false; // an unfinished prefill sits in the running set
     for (int pass = 0; pass < 2 && !stop && (pass == 0 || prefills); ++pass) {
         for (std::size_t i = 0; i < running_.size(); ++i) {
             if (budget_ <= 0) {
@@ -356,18 +365,18 @@ void Replica::form_continuous() {
                     break;
                 }
                 if (v < i) {
-                    --i;  // the list shifted left under us
+                    --i; // the list shifted left under us
                 }
             }
             if (self) {
-                stop = true;  // vLLM stops scheduling running requests for this step
+                stop = true; // vLLM stops scheduling running requests for this step
                 break;
             }
             add_to_batch(slot, r, std::min(n, budget_));
         }
     }
     if (preempted_) {
-        return;  // vLLM admits nothing in a step that preempted
+        return; // vLLM admits nothing in a step that preempted
     }
     const std::int64_t wm = watermark_blocks();
     const int max_seqs = cfg_.max_num_seqs;
@@ -475,7 +484,8 @@ void Replica::form_static() {
         return;
     }
     const int size = cfg_.scheduler.static_batch_size;
-    const Tick deadline = add_ticks(pool_[head].enqueued, to_tick(cfg_.scheduler.static_max_wait, "engine.static_max_wait"));
+    const Tick deadline = add_ticks(
+        pool_[head].enqueued, to_tick(cfg_.scheduler.static_max_wait, "engine.static_max_wait"));
     if (waiting_live_ < size && sim_.now() < deadline) {
         if (!timer_pending_) {
             timer_pending_ = true;
@@ -542,7 +552,7 @@ void Replica::start_step() {
     }
     batch_.resize(kept);
     if (batch_.empty() && swap_time_ <= 0) {
-        return;  // nothing to run; an arrival or a step's end starts the next
+        return; // nothing to run; an arrival or a step's end starts the next
     }
     double t = 0.0;
     if (!batch_.empty()) {
@@ -578,8 +588,9 @@ void Replica::start_step() {
         Tick c = start;
         Tick prev = 0;
         for (int j = 0; j < stages_; ++j) {
-            const Tick off = j + 1 == stages_ ? to_tick(Seconds(total), "a pipeline step's time")
-                                              : to_tick(Seconds(per_stage * (j + 1)), "a pipeline stage's time");
+            const Tick off = j + 1 == stages_
+                                 ? to_tick(Seconds(total), "a pipeline step's time")
+                                 : to_tick(Seconds(per_stage * (j + 1)), "a pipeline stage's time");
             const Tick d = std::max<Tick>(1, off - prev);
             prev = std::max(prev, off);
             Tick& free = stage_free_[static_cast<std::size_t>(j)];
@@ -591,7 +602,9 @@ void Replica::start_step() {
         // Metrics see the micro-batch's time in stage 0: every stage is busy that long with
         // it, so busy time and energy are per GPU, and the slices of a replica never overlap.
         sample.end = stage0_free_;
-        sample.compute_end = std::min(stage0_free_, add_ticks(start, to_tick(Seconds(t / stages_), "a pipeline stage's time")));
+        sample.compute_end =
+            std::min(stage0_free_,
+                     add_ticks(start, to_tick(Seconds(t / stages_), "a pipeline stage's time")));
         covered_ = stage0_free_;
         sim_.schedule_at(stage0_free_, *this, kStageFree);
     }
@@ -647,7 +660,7 @@ void Replica::end_step(std::size_t mb) {
         r.computed += r.sched;
         r.sched = 0;
         if (r.computed < r.num_tokens()) {
-            continue;  // a prefill chunk that did not reach the end of the prompt
+            continue; // a prefill chunk that did not reach the end of the prompt
         }
         // The step that computes the last pending token samples the next one.
         ++r.generated;
@@ -674,7 +687,7 @@ void Replica::end_step(std::size_t mb) {
         }
     }
     metrics_.tokens(now, prefill_tokens, out_tokens);
-    in_end_ = true;  // keeps enqueue() from scheduling a kick; the next step starts right here
+    in_end_ = true; // keeps enqueue() from scheduling a kick; the next step starts right here
     if (!finished_.empty()) {
         for (const std::uint32_t slot : finished_) {
             Request& r = pool_[slot];
@@ -694,4 +707,4 @@ void Replica::end_step(std::size_t mb) {
     }
 }
 
-}  // namespace gpuplan::sim::detail
+} // namespace gpuplan::sim::detail

@@ -34,11 +34,11 @@ namespace gpuplan::sim::detail {
 
 /// The cluster side of a replica: told when a request leaves the replica.
 class ReplicaHost {
-public:
+  public:
     /// The request in `slot` finished generating on `replica` (its state is Done).
     virtual void request_done(int replica, std::uint32_t slot) = 0;
 
-protected:
+  protected:
     ReplicaHost() = default;
     ReplicaHost(const ReplicaHost&) = default;
     ReplicaHost& operator=(const ReplicaHost&) = default;
@@ -56,8 +56,8 @@ struct ReplicaConfig {
     bool prefix_caching = true;
     std::int64_t kv_blocks = 0;
     model::SchedulerConfig scheduler;
-    double block_bytes = 0;        ///< KV bytes of one block on one GPU (swap traffic)
-    double swap_bandwidth = 25e9;  ///< bytes/s per GPU
+    double block_bytes = 0;       ///< KV bytes of one block on one GPU (swap traffic)
+    double swap_bandwidth = 25e9; ///< bytes/s per GPU
     int classes = 1;
     /// PP with continuous batching: up to pp micro-batches in flight (false: one batch).
     bool pipeline_micro_batches = true;
@@ -67,7 +67,7 @@ struct ReplicaConfig {
 };
 
 class Replica final : public EventHandler {
-public:
+  public:
     Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool& pool, Metrics& metrics,
             ReplicaHost& host, const ReplicaConfig& config);
 
@@ -87,13 +87,15 @@ public:
     [[nodiscard]] int waiting() const noexcept { return waiting_live_; }
     /// Fraction of KV blocks referenced by sequences.
     [[nodiscard]] double kv_use() const noexcept {
-        return blocks_.total() > 0 ? static_cast<double>(blocks_.used()) / static_cast<double>(blocks_.total()) : 0.0;
+        return blocks_.total() > 0
+                   ? static_cast<double>(blocks_.used()) / static_cast<double>(blocks_.total())
+                   : 0.0;
     }
     [[nodiscard]] const BlockManager& blocks() const noexcept { return blocks_; }
 
     void on_event(std::uint32_t kind, std::uint64_t data) override;
 
-private:
+  private:
     enum Kind : std::uint32_t { kStepEnd, kKick, kStaticTimer, kStageFree };
 
     void kick();
@@ -131,47 +133,47 @@ private:
     ReplicaConfig cfg_;
     BlockManager blocks_;
 
-    std::vector<std::uint32_t> running_;  // admission order
-    std::deque<std::uint64_t> waiting_;   // handles; FCFS order (preempted at the front)
+    std::vector<std::uint32_t> running_; // admission order
+    std::deque<std::uint64_t> waiting_;  // handles; FCFS order (preempted at the front)
     struct Queued {
         int priority = 0;
         std::uint64_t id = 0;
         std::uint64_t handle = 0;
     };
-    std::vector<Queued> waiting_heap_;    // priority policy: min-heap by (priority, id)
+    std::vector<Queued> waiting_heap_; // priority policy: min-heap by (priority, id)
     std::deque<std::uint64_t> swapped_;
     int waiting_live_ = 0;
     int assigned_ = 0;
-    std::int64_t swap_used_ = 0;      // blocks in host memory
-    std::int64_t swap_capacity_ = 0;  // blocks that fit in swap_space
+    std::int64_t swap_used_ = 0;     // blocks in host memory
+    std::int64_t swap_capacity_ = 0; // blocks that fit in swap_space
 
     // The step being formed or run.
     std::vector<std::uint32_t> batch_;
     std::vector<std::uint32_t> finished_;
     std::vector<std::int32_t> hits_;
-    std::vector<std::int64_t> same_gap_;  // per class: tokens whose gap is the step duration
+    std::vector<std::int64_t> same_gap_; // per class: tokens whose gap is the step duration
     int budget_ = 0;
     bool preempted_ = false;
     int preempted_count_ = 0;
     double swap_time_ = 0;
-    bool in_end_ = false;  // processing a step's end: the next step starts right after
+    bool in_end_ = false; // processing a step's end: the next step starts right after
     bool kick_pending_ = false;
     bool timer_pending_ = false;
-    model::StepCost step_cost_;  // the last started step's cost (the power observer reads it)
+    model::StepCost step_cost_; // the last started step's cost (the power observer reads it)
 
     // Steps in flight: one without pipeline parallelism, up to pp micro-batches with it.
     struct MicroBatch {
         std::vector<std::uint32_t> seqs;
         Tick start = 0;
     };
-    std::vector<MicroBatch> mbs_;   // depth_ entries; the free ones have an empty `seqs`
+    std::vector<MicroBatch> mbs_; // depth_ entries; the free ones have an empty `seqs`
     std::vector<bool> mb_busy_;
-    std::vector<Tick> stage_free_;  // PP: when each stage finishes its last micro-batch
-    int stages_ = 1;                // pipeline stages (pp)
-    int depth_ = 1;                 // micro-batches that may be in flight
+    std::vector<Tick> stage_free_; // PP: when each stage finishes its last micro-batch
+    int stages_ = 1;               // pipeline stages (pp)
+    int depth_ = 1;                // micro-batches that may be in flight
     int in_flight_ = 0;
-    Tick stage0_free_ = 0;          // when stage 0 can take the next micro-batch
-    Tick covered_ = 0;              // PP: metrics have the replica's state up to here
+    Tick stage0_free_ = 0; // when stage 0 can take the next micro-batch
+    Tick covered_ = 0;     // PP: metrics have the replica's state up to here
 };
 
-}  // namespace gpuplan::sim::detail
+} // namespace gpuplan::sim::detail

@@ -13,53 +13,53 @@ namespace gpuplan::sim::detail {
 
 /// Where a request is.
 enum class ReqState : std::uint8_t {
-    Free,       ///< slot unused
-    Gateway,    ///< queued at the gateway (admission control or no replica up)
-    Backoff,    ///< rejected, waiting to retry
-    Waiting,    ///< in a replica's waiting queue
-    Running,    ///< in a replica's running set
-    Swapped,    ///< preempted to host memory
-    InCloud,    ///< being served by the cloud endpoint
-    Done,       ///< finished, failed or cancelled (slot about to be recycled)
+    Free,    ///< slot unused
+    Gateway, ///< queued at the gateway (admission control or no replica up)
+    Backoff, ///< rejected, waiting to retry
+    Waiting, ///< in a replica's waiting queue
+    Running, ///< in a replica's running set
+    Swapped, ///< preempted to host memory
+    InCloud, ///< being served by the cloud endpoint
+    Done,    ///< finished, failed or cancelled (slot about to be recycled)
 };
 
 inline constexpr std::uint64_t kNoSession = ~std::uint64_t{0};
 
 struct Request {
-    std::uint64_t id = 0;         ///< arrival order
+    std::uint64_t id = 0; ///< arrival order
     std::uint64_t session = kNoSession;
-    std::uint64_t shared_id = 0;  ///< content id of the shared prefix (0: none)
-    std::uint64_t stream_id = 0;  ///< content id of the rest (per request, or per agent session)
+    std::uint64_t shared_id = 0; ///< content id of the shared prefix (0: none)
+    std::uint64_t stream_id = 0; ///< content id of the rest (per request, or per agent session)
     std::uint32_t generation = 0;
     int cls = 0;
-    int step = 0;                 ///< agent step
-    int user = -1;                ///< closed-loop client that sent it (-1: open loop)
+    int step = 0;  ///< agent step
+    int user = -1; ///< closed-loop client that sent it (-1: open loop)
     int priority = 0;
-    int shared_len = 0;           ///< tokens of the shared prefix
-    int prompt = 0;               ///< prompt tokens
-    int output = 0;               ///< tokens to generate
+    int shared_len = 0; ///< tokens of the shared prefix
+    int prompt = 0;     ///< prompt tokens
+    int output = 0;     ///< tokens to generate
     int generated = 0;
-    int computed = 0;             ///< tokens whose KV is computed
-    int sched = 0;                ///< tokens scheduled in the current step
-    int cached_tokens = 0;        ///< prefix-cache hit at first scheduling
+    int computed = 0;      ///< tokens whose KV is computed
+    int sched = 0;         ///< tokens scheduled in the current step
+    int cached_tokens = 0; ///< prefix-cache hit at first scheduling
     int preemptions = 0;
     int retries = 0;
     int replica = -1;
     ReqState state = ReqState::Free;
-    bool started = false;         ///< scheduled in an engine step at least once
-    bool in_batch = false;        ///< part of the step being formed / running
-    bool in_flight = false;       ///< in a running step (a PP replica forms the next meanwhile)
+    bool started = false;   ///< scheduled in an engine step at least once
+    bool in_batch = false;  ///< part of the step being formed / running
+    bool in_flight = false; ///< in a running step (a PP replica forms the next meanwhile)
     Tick arrival = 0;
-    Tick enqueued = 0;            ///< when it entered its replica's waiting queue
+    Tick enqueued = 0; ///< when it entered its replica's waiting queue
     Tick first_scheduled = -1;
     Tick first_token = -1;
     Tick last_token = -1;
     // KV: block table (prefix caching) or just the count.
     std::vector<std::int32_t> blocks;
     int blocks_held = 0;
-    int hashed_blocks = 0;        ///< leading blocks whose hash is known
-    std::uint64_t last_hash = 0;  ///< hash of block hashed_blocks − 1 (root when none)
-    int swapped_blocks = 0;       ///< blocks parked in host memory (swap preemption)
+    int hashed_blocks = 0;       ///< leading blocks whose hash is known
+    std::uint64_t last_hash = 0; ///< hash of block hashed_blocks − 1 (root when none)
+    int swapped_blocks = 0;      ///< blocks parked in host memory (swap preemption)
 
     /// Prompt plus generated tokens: what must be computed before the next token.
     [[nodiscard]] int num_tokens() const noexcept { return prompt + generated; }
@@ -68,7 +68,7 @@ struct Request {
 /// Request slots with a free list; slots and their block vectors are reused, so steady-state
 /// simulation allocates nothing per request.
 class RequestPool {
-public:
+  public:
     /// A fresh request in a free slot (its generation bumped, its vectors kept).
     std::uint32_t acquire() {
         std::uint32_t slot = 0;
@@ -104,7 +104,8 @@ public:
     [[nodiscard]] std::uint32_t resolve(std::uint64_t handle) const {
         const auto slot = static_cast<std::uint32_t>(handle & 0xffffffffu);
         const auto gen = static_cast<std::uint32_t>(handle >> 32);
-        if (slot >= reqs_.size() || reqs_[slot].generation != gen || reqs_[slot].state == ReqState::Free) {
+        if (slot >= reqs_.size() || reqs_[slot].generation != gen ||
+            reqs_[slot].state == ReqState::Free) {
             return ~0u;
         }
         return slot;
@@ -119,10 +120,10 @@ public:
         }
     }
 
-private:
-    std::deque<Request> reqs_;  // a deque: references stay valid as it grows
+  private:
+    std::deque<Request> reqs_; // a deque: references stay valid as it grows
     std::vector<std::uint32_t> free_;
     std::size_t live_ = 0;
 };
 
-}  // namespace gpuplan::sim::detail
+} // namespace gpuplan::sim::detail

@@ -11,7 +11,7 @@ namespace {
 constexpr std::uint64_t kSharedTag = 0x5100000000000000ULL;
 constexpr std::uint64_t kStreamTag = 0x7200000000000000ULL;
 
-}  // namespace
+} // namespace
 
 WorkloadSource::WorkloadSource(Simulation& sim, RequestPool& pool, Cluster& cluster,
                                const model::Workload& w, std::vector<model::RequestClass> classes,
@@ -23,20 +23,21 @@ WorkloadSource::WorkloadSource(Simulation& sim, RequestPool& pool, Cluster& clus
     for (const auto& c : classes_) {
         input_.emplace_back(c.input);
         output_.emplace_back(c.output);
-        step_input_.emplace_back(c.agent ? c.agent->step_input : model::LengthDistribution::fixed(1));
+        step_input_.emplace_back(c.agent ? c.agent->step_input
+                                         : model::LengthDistribution::fixed(1));
         sum += std::max(0.0, c.share);
         share_cdf_.push_back(sum);
     }
     const auto kind = w.arrival.kind;
     if (kind == model::ArrivalKind::Poisson || kind == model::ArrivalKind::Gamma ||
         kind == model::ArrivalKind::Constant) {
-        clock_.emplace(w.arrival, w.arrival.requests_per_s.value_or(w.requests_per_s.value_or(1.0)));
+        clock_.emplace(w.arrival,
+                       w.arrival.requests_per_s.value_or(w.requests_per_s.value_or(1.0)));
     }
     if (kind == model::ArrivalKind::Trace) {
         trace_ = w.trace;
-        std::stable_sort(trace_.begin(), trace_.end(), [](const auto& a, const auto& b) {
-            return a.arrival < b.arrival;
-        });
+        std::stable_sort(trace_.begin(), trace_.end(),
+                         [](const auto& a, const auto& b) { return a.arrival < b.arrival; });
     }
 }
 
@@ -50,8 +51,8 @@ int WorkloadSource::pick_class() {
     }
     const double u = rng_class_.uniform() * share_cdf_.back();
     const auto it = std::upper_bound(share_cdf_.begin(), share_cdf_.end(), u);
-    return static_cast<int>(std::min<std::ptrdiff_t>(it - share_cdf_.begin(),
-                                                     static_cast<std::ptrdiff_t>(classes_.size()) - 1));
+    return static_cast<int>(std::min<std::ptrdiff_t>(
+        it - share_cdf_.begin(), static_cast<std::ptrdiff_t>(classes_.size()) - 1));
 }
 
 std::uint64_t WorkloadSource::shared_id(int cls) {
@@ -59,7 +60,8 @@ std::uint64_t WorkloadSource::shared_id(int cls) {
     if (c.shared_prefix <= 0) {
         return 0;
     }
-    const std::uint64_t group = c.prefix_groups > 1 ? rng_class_.below(static_cast<std::uint64_t>(c.prefix_groups)) : 0;
+    const std::uint64_t group =
+        c.prefix_groups > 1 ? rng_class_.below(static_cast<std::uint64_t>(c.prefix_groups)) : 0;
     return kSharedTag | (static_cast<std::uint64_t>(cls) << 32) | group;
 }
 
@@ -76,7 +78,10 @@ void WorkloadSource::start() {
         if (!trace_.empty()) {
             const double speed = w_.arrival.trace_speedup > 0 ? w_.arrival.trace_speedup : 1.0;
             const double t0 = trace_.front().arrival.si();
-            sim_.schedule_at(to_tick(Seconds(std::max(0.0, (trace_.front().arrival.si() - t0) / speed)), "workload.trace arrival"), *this, kTraceArrival);
+            sim_.schedule_at(
+                to_tick(Seconds(std::max(0.0, (trace_.front().arrival.si() - t0) / speed)),
+                        "workload.trace arrival"),
+                *this, kTraceArrival);
         }
         break;
     default:
@@ -146,7 +151,9 @@ void WorkloadSource::send_agent_step(std::uint64_t session) {
 
 void WorkloadSource::user_next(int user) {
     const double think = w_.arrival.think_time.si();
-    const Tick delay = think > 0 ? to_tick(Seconds(rng_think_.exponential(think)), "workload.arrival.think_time") : 0;
+    const Tick delay =
+        think > 0 ? to_tick(Seconds(rng_think_.exponential(think)), "workload.arrival.think_time")
+                  : 0;
     sim_.schedule_in(delay, *this, kUserSend, static_cast<std::uint64_t>(user));
 }
 
@@ -159,7 +166,8 @@ void WorkloadSource::request_ended(const Request& r, Outcome outcome) {
         // The next step re-sends everything after the shared prefix, this step's output included.
         s.history = r.prompt - r.shared_len + r.output;
         if (ok && c.agent && s.steps_done < c.agent->steps) {
-            sim_.schedule_in(to_tick(c.agent->think_time, "workload.classes.agent.think_time"), *this, kAgentStep, r.session);
+            sim_.schedule_in(to_tick(c.agent->think_time, "workload.classes.agent.think_time"),
+                             *this, kAgentStep, r.session);
             return;
         }
     }
@@ -200,7 +208,10 @@ void WorkloadSource::on_event(std::uint32_t kind, std::uint64_t data) {
         if (trace_next_ < trace_.size()) {
             const double speed = w_.arrival.trace_speedup > 0 ? w_.arrival.trace_speedup : 1.0;
             const double t0 = trace_.front().arrival.si();
-            const Tick at = std::max(sim_.now(), to_tick(Seconds(std::max(0.0, (trace_[trace_next_].arrival.si() - t0) / speed)), "workload.trace arrival"));
+            const Tick at = std::max(
+                sim_.now(),
+                to_tick(Seconds(std::max(0.0, (trace_[trace_next_].arrival.si() - t0) / speed)),
+                        "workload.trace arrival"));
             sim_.schedule_at(at, *this, kTraceArrival);
         }
         const int cls = pick_class();
@@ -212,12 +223,9 @@ void WorkloadSource::on_event(std::uint32_t kind, std::uint64_t data) {
         send(cls, -1, input - shared, rec.output_tokens, -1, shared);
         break;
     }
-    case kAgentStep:
-        send_agent_step(data);
-        break;
-    default:
-        break;
+    case kAgentStep: send_agent_step(data); break;
+    default: break;
     }
 }
 
-}  // namespace gpuplan::sim::detail
+} // namespace gpuplan::sim::detail

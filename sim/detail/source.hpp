@@ -16,12 +16,12 @@ namespace gpuplan::sim::detail {
 
 /// Limits on what the source sends.
 struct SourceLimits {
-    std::int64_t max_arrivals = 1000;  ///< top-level arrivals (requests, or sessions for agents)
-    Tick end = kNever;                 ///< no top-level arrival at or after this time
+    std::int64_t max_arrivals = 1000; ///< top-level arrivals (requests, or sessions for agents)
+    Tick end = kNever;                ///< no top-level arrival at or after this time
 };
 
 class WorkloadSource final : public EventHandler, public RequestListener {
-public:
+  public:
     /// `classes` must be non-empty with positive total share.
     WorkloadSource(Simulation& sim, RequestPool& pool, Cluster& cluster, const model::Workload& w,
                    std::vector<model::RequestClass> classes, SourceLimits limits, Rng rng);
@@ -35,14 +35,14 @@ public:
     void request_ended(const Request& r, Outcome outcome) override;
     void on_event(std::uint32_t kind, std::uint64_t data) override;
 
-private:
+  private:
     enum Kind : std::uint32_t { kOpenArrival, kUserSend, kTraceArrival, kAgentStep };
 
     struct Session {
         int cls = 0;
         int user = -1;
         int steps_done = 0;
-        std::int64_t history = 0;  // tokens of earlier inputs and outputs in the stream
+        std::int64_t history = 0; // tokens of earlier inputs and outputs in the stream
         std::uint64_t shared_id = 0;
         std::uint64_t stream_id = 0;
     };
@@ -74,4 +74,4 @@ private:
     std::uint64_t next_stream_ = 0;
 };
 
-}  // namespace gpuplan::sim::detail
+} // namespace gpuplan::sim::detail

@@ -1,10 +1,10 @@
 // `gpuplan calib import|fit|validate` end to end through the real binary: output, exit codes,
 // messages, and a fit that recovers the coefficients synthetic torch_profile.py data were made
 // with.
-#include "tests/support/run_cli.hpp"
 #include "calib/predict.hpp"
 #include "hwdb/database.hpp"
 #include "hwdb/profile_loader.hpp"
+#include "tests/support/run_cli.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -26,7 +26,9 @@ namespace fs = std::filesystem;
 
 using gpuplan::test::RunResult;
 
-RunResult run(const std::string& args) { return gpuplan::test::run_cli(args); }
+RunResult run(const std::string& args) {
+    return gpuplan::test::run_cli(args);
+}
 
 std::string fx(const std::string& rel) {
     return std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/calib/" + rel;
@@ -168,7 +170,8 @@ TEST(CalibCli, BadInputExitsWithTwoAndALocatedMessage) {
 }
 
 TEST(CalibCli, FitRecoversSyntheticCoefficientsAndValidateReportsThem) {
-    const fs::path dir = fs::temp_directory_path() / ("gpuplan-calib-cli-test-" + std::to_string(::getpid()));
+    const fs::path dir =
+        fs::temp_directory_path() / ("gpuplan-calib-cli-test-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir / "data");
     write_synthetic_torch_csv(dir / "data" / "torch_profile.csv");
@@ -215,10 +218,13 @@ TEST(CalibCli, FitRecoversSyntheticCoefficientsAndValidateReportsThem) {
 TEST(CalibCli, ValidateReplaysServingRuns) {
     const auto t = run("calib validate " + fx("serving_runs"));
     ASSERT_EQ(t.exit_code, 0) << t.out;
-    EXPECT_TRUE(has(t.out, "serving run RTX4090/Llama-3.1-8B (4 requests, vLLM 0.0.test)")) << t.out;
+    EXPECT_TRUE(has(t.out, "serving run RTX4090/Llama-3.1-8B (4 requests, vLLM 0.0.test)"))
+        << t.out;
     EXPECT_TRUE(has(t.out, "default spec-sheet profile")) << t.out;
     EXPECT_TRUE(has(t.out, "TPOT ms p99")) << t.out;
-    EXPECT_TRUE(has(t.out, "serving run FOO9000/Llama-3.1-8B: skipped, GPU 'FOO9000' is not in the hwdb")) << t.out;
+    EXPECT_TRUE(
+        has(t.out, "serving run FOO9000/Llama-3.1-8B: skipped, GPU 'FOO9000' is not in the hwdb"))
+        << t.out;
     const auto j = run("calib validate " + fx("serving_runs") + " --json");
     ASSERT_EQ(j.exit_code, 0) << j.out;
     const auto doc = nlohmann::json::parse(j.out);
@@ -243,7 +249,8 @@ TEST(CalibCli, ValidateReplaysServingRuns) {
 // (as root), a full disk left FILE.tmp behind, and -o DIR gave an internal error. Now they go
 // through hwdb's one writer (tests/hwdb/file_io_test.cpp has the library cases).
 TEST(CalibCli, OutputFilesAreCompleteOrAbsent) {
-    const fs::path dir = fs::temp_directory_path() / ("gpuplan-calib-cli-out-" + std::to_string(::getpid()));
+    const fs::path dir =
+        fs::temp_directory_path() / ("gpuplan-calib-cli-out-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     const std::string points = "calib import " + fx("torch/torch_profile.csv");
@@ -253,12 +260,14 @@ TEST(CalibCli, OutputFilesAreCompleteOrAbsent) {
         SCOPED_TRACE(cmd);
         const auto full = run(cmd + " -o /dev/full");
         EXPECT_EQ(full.exit_code, 2) << full.out;
-        EXPECT_TRUE(has(full.out, "/dev/full: cannot write the file (No space left on device)")) << full.out;
+        EXPECT_TRUE(has(full.out, "/dev/full: cannot write the file (No space left on device)"))
+            << full.out;
         EXPECT_FALSE(has(full.out, "wrote")) << full.out;
         EXPECT_EQ(fs::status("/dev/full").type(), fs::file_type::character);
         const auto folder = run(cmd + " -o " + dir.string());
         EXPECT_EQ(folder.exit_code, 2) << folder.out;
-        EXPECT_TRUE(has(folder.out, dir.string() + ": is a folder; give a file name")) << folder.out;
+        EXPECT_TRUE(has(folder.out, dir.string() + ": is a folder; give a file name"))
+            << folder.out;
         const auto missing = run(cmd + " -o " + (dir / "no" / "out.yaml").string());
         EXPECT_EQ(missing.exit_code, 2) << missing.out;
         EXPECT_TRUE(has(missing.out, "out.yaml: cannot write the file (No such file or directory)"))
@@ -269,7 +278,7 @@ TEST(CalibCli, OutputFilesAreCompleteOrAbsent) {
         for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) {
             ++n;
         }
-        EXPECT_EQ(n, 1u);  // out.yaml only: no temporary file
+        EXPECT_EQ(n, 1u); // out.yaml only: no temporary file
         fs::remove(dir / "out.yaml");
     }
     fs::remove_all(dir);

@@ -68,10 +68,10 @@ TEST(Csv, ErrorsNameFileLineColumnAndColumnName) {
               "r.csv:2:1: expected 2 fields (as in the header), found 1");
     EXPECT_NE(message_of([] { (void)calib::parse_csv("", "e.csv", true); }).find("no data"),
               std::string::npos);
-    EXPECT_NE(
-        message_of([] { (void)calib::read_csv("/nonexistent/x.csv", true); })
-            .find("/nonexistent/x.csv: cannot open the CSV file (No such file or directory)"),
-        std::string::npos);
+    EXPECT_NE(message_of([] {
+                  (void)calib::read_csv("/nonexistent/x.csv", true);
+              }).find("/nonexistent/x.csv: cannot open the CSV file (No such file or directory)"),
+              std::string::npos);
 }
 
 TEST(Importers, DetectFormatFromPathAndHeader) {

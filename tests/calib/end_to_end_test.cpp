@@ -25,7 +25,7 @@ void print(const char* what, const calib::StepErrorStats& s) {
               << " %; worst " << s.worst << '\n';
 }
 
-}  // namespace
+} // namespace
 
 TEST(EndToEnd, SplitwiseLlama70bStepsWithinTheFittedProfilesBand) {
     if (!std::filesystem::exists(splitwise_csv())) {
@@ -34,22 +34,25 @@ TEST(EndToEnd, SplitwiseLlama70bStepsWithinTheFittedProfilesBand) {
     const auto db = hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
     int skipped = 0;
     const auto runs = calib::import_splitwise(splitwise_csv(), &skipped);
-    ASSERT_EQ(runs.size(), 630u);  // 6 (GPU, TP) groups × 105 rows; bloom and -pcap rows skipped
+    ASSERT_EQ(runs.size(), 630u); // 6 (GPU, TP) groups × 105 rows; bloom and -pcap rows skipped
     const auto fitted = calib::validate_step_runs(runs, db, [](const model::AcceleratorSpec& gpu) {
-        return hwdb::find_profile_for_gpu({hwdb::builtin_profile_folder()}, gpu).value_or(model::default_profile());
+        return hwdb::find_profile_for_gpu({hwdb::builtin_profile_folder()}, gpu)
+            .value_or(model::default_profile());
     });
-    const auto spec = calib::validate_step_runs(runs, db, [](const model::AcceleratorSpec&) {
-        return model::default_profile();
-    });
-    std::cout << "prompt rows below the datasheet-peak floor, left out: " << fitted.rejected_prompt_rows << '\n';
+    const auto spec = calib::validate_step_runs(
+        runs, db, [](const model::AcceleratorSpec&) { return model::default_profile(); });
+    std::cout << "prompt rows below the datasheet-peak floor, left out: "
+              << fitted.rejected_prompt_rows << '\n';
     print("prompt, fitted profiles", fitted.prompt);
     print("token,  fitted profiles", fitted.token);
     print("prompt, spec-sheet defaults", spec.prompt);
     print("token,  spec-sheet defaults", spec.token);
-    for (const auto& [gpu, s] : fitted.prompt_by_gpu) print(("prompt " + gpu).c_str(), s);
-    for (const auto& [gpu, s] : fitted.token_by_gpu) print(("token " + gpu).c_str(), s);
-    EXPECT_LT(fitted.prompt.mape, 0.30);  // 25.8 % when written (spec-sheet defaults: 29.4 %)
-    EXPECT_LT(fitted.token.mape, 0.36);   // 31.3 % when written (spec-sheet defaults: 43.1 %)
+    for (const auto& [gpu, s] : fitted.prompt_by_gpu)
+        print(("prompt " + gpu).c_str(), s);
+    for (const auto& [gpu, s] : fitted.token_by_gpu)
+        print(("token " + gpu).c_str(), s);
+    EXPECT_LT(fitted.prompt.mape, 0.30); // 25.8 % when written (spec-sheet defaults: 29.4 %)
+    EXPECT_LT(fitted.token.mape, 0.36);  // 31.3 % when written (spec-sheet defaults: 43.1 %)
     EXPECT_LT(fitted.prompt.mape, spec.prompt.mape);
     EXPECT_LT(fitted.token.mape, spec.token.mape);
 }

@@ -66,10 +66,9 @@ void check_agreement(const std::string& scenario, bool capped) {
                                      : est["throughput_tok_s"].get<double>();
     EXPECT_DOUBLE_EQ(cost["throughput_tok_s"].get<double>(), throughput);
     // 3. compare prices the scenario's own configuration as cost does, to the cent.
-    const json cmp = run_json("compare " + scenario + " --with " +
-                              est["accelerator"].get<std::string>() + ":" +
-                              std::to_string(est["gpus"].get<int>()) + ":" +
-                              std::to_string(est["tp"].get<int>()));
+    const json cmp = run_json(
+        "compare " + scenario + " --with " + est["accelerator"].get<std::string>() + ":" +
+        std::to_string(est["gpus"].get<int>()) + ":" + std::to_string(est["tp"].get<int>()));
     if (cmp.is_array() && !cost["rent_monthly"].is_null()) {
         EXPECT_EQ(cmp[0]["rent_source"], cost["rent_source"]);
         EXPECT_EQ(cmp[0]["operating_point"], est["operating_point"]);
@@ -116,8 +115,8 @@ TEST(Consistency, GeneratedScenariosGetOneAnswer) {
     // so that every value of every axis appears (200 of the 1,920 combinations).
     const std::vector<std::string> models = {"llama-3.1-8b", "llama-3.1-70b", "qwen2.5-32b",
                                              "mixtral-8x7b"};
-    const std::vector<std::string> gpus = {"h100-sxm --node dgx-h100", "a100-sxm-80gb",
-                                           "h200-sxm", "l40s", "mi300x"};
+    const std::vector<std::string> gpus = {"h100-sxm --node dgx-h100", "a100-sxm-80gb", "h200-sxm",
+                                           "l40s", "mi300x"};
     const std::vector<std::string> weights = {"bf16", "fp8"};
     const std::vector<int> tps = {1, 2, 4, 8};
     const std::vector<std::string> loads = {"", "--concurrency 16", "--rate 2"};
@@ -151,8 +150,8 @@ TEST(Consistency, GeneratedScenariosGetOneAnswer) {
         const int status = std::system(probe.c_str());
         if (WEXITSTATUS(status) == 2) {
             for (const char* cmd : {"estimate", "cost"}) {
-                const std::string c = std::string(GPUPLAN_CLI) + " " + cmd + " " + args +
-                                      " >/dev/null 2>&1";
+                const std::string c =
+                    std::string(GPUPLAN_CLI) + " " + cmd + " " + args + " >/dev/null 2>&1";
                 EXPECT_EQ(WEXITSTATUS(std::system(c.c_str())), 2) << cmd << " " << args;
             }
             continue;
@@ -200,14 +199,13 @@ TEST(Consistency, TheSimulatorRunsTheSameDefaultClosedLoop) {
 
 TEST(OneAnswer, CompareWithOtherGpusUsesTheirOwnHwdbRentNotTheScenarios) {
     // The scenario prices its H100 at $2.99/h; an H200 and a B200 get their hwdb prices.
-    const json cmp = run_json("compare " + example("llama70b-4xh100.yaml") +
-                              " --with h200-sxm:2 --with b200:1");
+    const json cmp =
+        run_json("compare " + example("llama70b-4xh100.yaml") + " --with h200-sxm:2 --with b200:1");
     ASSERT_TRUE(cmp.is_array());
     ASSERT_EQ(cmp.size(), 3u);
     EXPECT_EQ(cmp[0]["rent_source"], "prices.gpu_hour");
     EXPECT_DOUBLE_EQ(cmp[0]["rent_per_hour"].get<double>(), 4 * 2.99);
-    for (const auto& [row, gpu, count] :
-         {std::tuple{1, "h200-sxm", 2}, std::tuple{2, "b200", 1}}) {
+    for (const auto& [row, gpu, count] : {std::tuple{1, "h200-sxm", 2}, std::tuple{2, "b200", 1}}) {
         // The newest hourly price in the hwdb entry, read through `hw show`.
         const json hw = run_json(std::string("hw show ") + gpu);
         double hourly = 0;
@@ -238,8 +236,7 @@ TEST(OneAnswer, EstimateAndRackGiveTheSameNodesPerRackUnderACap) {
 }
 
 TEST(OneAnswer, CostWithoutALoadSaysWhichLoadItUsed) {
-    const json cost =
-        run_json("cost --model llama-3.1-70b --gpu h100-sxm --node dgx-h100 --tp 8");
+    const json cost = run_json("cost --model llama-3.1-70b --gpu h100-sxm --node dgx-h100 --tp 8");
     ASSERT_FALSE(cost.is_null());
     EXPECT_EQ(cost["operating_point"]["kind"], "closed_loop");
     EXPECT_TRUE(cost["operating_point"]["defaulted"].get<bool>());

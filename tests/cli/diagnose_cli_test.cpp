@@ -87,10 +87,11 @@ TEST(DiagnoseCli, KvFullScrapePair) {
     }
     EXPECT_TRUE(thr);
     // The benchmark runs the observed lengths at the demand the fix was estimated at (26 + 31).
-    EXPECT_EQ(j["emit"]["benchmark"],
-              "vllm bench serve --backend vllm --model meta-llama/Llama-3.1-8B --dataset-name random "
-              "--random-input-len 6002 --random-output-len 998 --max-concurrency 57 --num-prompts 570 "
-              "--ignore-eos --save-result");
+    EXPECT_EQ(
+        j["emit"]["benchmark"],
+        "vllm bench serve --backend vllm --model meta-llama/Llama-3.1-8B --dataset-name random "
+        "--random-input-len 6002 --random-output-len 998 --max-concurrency 57 --num-prompts 570 "
+        "--ignore-eos --save-result");
     const std::string cmd = j["emit"]["command"];
     EXPECT_EQ(cmd.rfind("vllm serve meta-llama/Llama-3.1-8B ", 0), 0u) << cmd;
     for (const char* flag :

@@ -26,7 +26,10 @@ TEST(FiniteOutput, WithholdsTheFirstBadLineAndEverythingAfter) {
     std::stringbuf sink;
     FiniteLineFilter filter(&sink);
     std::ostream out(&filter);
-    out << "power 700 W\n" << "facility " << 0.0 / 0.0 << " W\n" << "after\n" << std::flush;
+    out << "power 700 W\n"
+        << "facility " << 0.0 / 0.0 << " W\n"
+        << "after\n"
+        << std::flush;
     const std::string bad = filter.finish();
     EXPECT_EQ(sink.str(), "power 700 W\n");
     EXPECT_EQ(bad.substr(0, 9), "facility ");
@@ -41,4 +44,4 @@ TEST(FiniteOutput, ForwardsCleanOutputIncludingAnUnterminatedLastLine) {
     EXPECT_EQ(sink.str(), "a 1\nb 2");
 }
 
-}  // namespace
+} // namespace

@@ -12,9 +12,13 @@ namespace {
 
 using gpuplan::test::RunResult;
 
-RunResult run(const std::string& args) { return gpuplan::test::run_cli(args); }
+RunResult run(const std::string& args) {
+    return gpuplan::test::run_cli(args);
+}
 
-std::string src(const std::string& rel) { return std::string(GPUPLAN_SOURCE_DIR) + "/" + rel; }
+std::string src(const std::string& rel) {
+    return std::string(GPUPLAN_SOURCE_DIR) + "/" + rel;
+}
 
 bool has(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
@@ -41,7 +45,7 @@ void expect_input_error(const std::string& args, const std::string& message) {
 
 constexpr const char* kEstimate = "estimate --model llama-3.1-8b --gpu h100-sxm ";
 
-}  // namespace
+} // namespace
 
 TEST(CliMalformed, NonFiniteAndNegativeNumbersInFlagsAreRefused) {
     expect_input_error(std::string(kEstimate) + "--pue nan",
@@ -175,15 +179,16 @@ TEST(CliValidity, MaxModelLenAboveTheModelsContextExitsTwo) {
                        "max_model_len 200000 exceeds the model's maximum context of 131072 tokens");
     expect_input_error("fit --model llama-3.1-8b --gpu h100-sxm --max-model-len 131073",
                        "lower max_model_len to at most 131072");
-    const RunResult ok = run(std::string(kEstimate) + "--max-model-len 200000 --allow-long-context");
+    const RunResult ok =
+        run(std::string(kEstimate) + "--max-model-len 200000 --allow-long-context");
     EXPECT_EQ(ok.exit_code, 0) << ok.out;
     const auto dir = temp_dir("long-context");
     write(dir / "s.yaml", "schema: 1\nmodel: llama-3.1-8b\nhardware:\n  accelerator: h100-sxm\n"
                           "engine:\n  max_model_len: 200000\n");
     expect_input_error("estimate " + (dir / "s.yaml").string(),
                        "engine: deployment of 'llama-3.1-8b': max_model_len 200000 exceeds");
-    const RunResult set = run("estimate " + (dir / "s.yaml").string() +
-                              " --set engine.allow_long_context=true");
+    const RunResult set =
+        run("estimate " + (dir / "s.yaml").string() + " --set engine.allow_long_context=true");
     EXPECT_EQ(set.exit_code, 0) << set.out;
     std::filesystem::remove_all(dir);
 }
@@ -258,7 +263,8 @@ TEST(CliFlags, SimulateTakesModelAndGpuFlagsLikeEstimate) {
         run("simulate --model llama-3.1-8b --gpu h100-sxm --concurrency 4 --input-len 256 "
             "--output-len 32 --requests 20 --json");
     EXPECT_EQ(r.exit_code, 0) << r.out;
-    expect_input_error("simulate --requests 5", "give a scenario FILE, or at least --model and --gpu");
+    expect_input_error("simulate --requests 5",
+                       "give a scenario FILE, or at least --model and --gpu");
 }
 
 TEST(CliFlags, TrainWithoutALayoutChoosesTheBestValidOne) {

@@ -25,9 +25,9 @@ struct Result {
 };
 
 // No array-job variables leak in from the machine running the tests.
-const std::string kCleanEnv =
-    "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN -u SLURM_ARRAY_TASK_MAX "
-    "-u JOB_COMPLETION_INDEX -u GPUPLAN_SWEEP_SHARDS ";
+const std::string kCleanEnv = "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u "
+                              "SLURM_ARRAY_TASK_MIN -u SLURM_ARRAY_TASK_MAX "
+                              "-u JOB_COMPLETION_INDEX -u GPUPLAN_SWEEP_SHARDS ";
 
 // `gpuplan ARGS` with `env` (VAR=value ...) set, stdout and stderr together.
 Result run(const std::string& args, const std::string& env = "") {
@@ -42,7 +42,9 @@ Result run(const std::string& args, const std::string& env = "") {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-std::string src(const std::string& rel) { return std::string(GPUPLAN_SOURCE_DIR) + "/" + rel; }
+std::string src(const std::string& rel) {
+    return std::string(GPUPLAN_SOURCE_DIR) + "/" + rel;
+}
 
 std::string slurp(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -60,12 +62,15 @@ std::vector<std::string> lines(const std::string& text) {
     return out;
 }
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+void write(const fs::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary) << text;
+}
 
 struct TempDir {
     fs::path path;
     explicit TempDir(const std::string& name)
-        : path(fs::temp_directory_path() / ("gpuplan-sweep-" + name + "-" + std::to_string(::getpid()))) {
+        : path(fs::temp_directory_path() /
+               ("gpuplan-sweep-" + name + "-" + std::to_string(::getpid()))) {
         fs::remove_all(path);
         fs::create_directories(path);
     }
@@ -89,7 +94,7 @@ std::vector<int> indices(const fs::path& csv) {
     return out;
 }
 
-}  // namespace
+} // namespace
 
 // 2 accelerators (zipped with their nodes) x 3 tp x 4 concurrencies = 24 points, the last axis
 // fastest; the row's figures are the command's own --json and its cli reproduces them.
@@ -101,7 +106,8 @@ TEST(Sweep, EstimateGridRowsAreTheCommandsOwnAnswer) {
     const auto csv = lines(slurp(d.path / "a.csv"));
     ASSERT_EQ(csv.size(), 25u);
     EXPECT_EQ(csv[0],
-              "index,sweep_id,seed,hardware.accelerator,hardware.node,hardware.tp,workload.concurrency,error,"
+              "index,sweep_id,seed,hardware.accelerator,hardware.node,hardware.tp,workload."
+              "concurrency,error,"
               "fits,max_concurrency,operating_point.concurrency,ttft_s,tpot_s,throughput_tok_s,"
               "peak_throughput_tok_s,bottleneck.decode,cli");
     const auto jsonl = lines(slurp(d.path / "a.jsonl"));
@@ -110,8 +116,10 @@ TEST(Sweep, EstimateGridRowsAreTheCommandsOwnAnswer) {
     const auto row = nlohmann::json::parse(jsonl[17]);
     EXPECT_EQ(row["index"], 17);
     EXPECT_EQ(row["seed"], 18);
-    EXPECT_EQ(row["values"], (nlohmann::json{{"hardware.accelerator", "h200-sxm"}, {"hardware.node", "dgx-h200"},
-                                             {"hardware.tp", "4"}, {"workload.concurrency", "32"}}));
+    EXPECT_EQ(row["values"], (nlohmann::json{{"hardware.accelerator", "h200-sxm"},
+                                             {"hardware.node", "dgx-h200"},
+                                             {"hardware.tp", "4"},
+                                             {"workload.concurrency", "32"}}));
     EXPECT_TRUE(csv[18].rfind("17,llama70b-gpus,18,h200-sxm,dgx-h200,4,32,,", 0) == 0) << csv[18];
     const std::string cli = row["cli"];
     ASSERT_TRUE(cli.rfind("gpuplan estimate ", 0) == 0) << cli;
@@ -132,11 +140,14 @@ TEST(Sweep, ShardsMergedAreByteIdenticalToOneRunAndRunsAreDeterministic) {
     EXPECT_EQ(slurp(p("one.csv")), slurp(p("two.csv")));
     EXPECT_EQ(slurp(p("one.jsonl")), slurp(p("two.jsonl")));
     ASSERT_EQ(run("sweep " + kExample + " -o " + p("s0.csv") + " --shard 0/3").exit_code, 0);
-    const auto s1 = run("sweep " + kExample + " -o " + p("s1.csv"), "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=3");
+    const auto s1 = run("sweep " + kExample + " -o " + p("s1.csv"),
+                        "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=3");
     ASSERT_EQ(s1.exit_code, 0) << s1.out;
-    const auto s2 = run("sweep " + kExample + " -o " + p("s2.csv") + " --shards 3", "JOB_COMPLETION_INDEX=2");
+    const auto s2 =
+        run("sweep " + kExample + " -o " + p("s2.csv") + " --shards 3", "JOB_COMPLETION_INDEX=2");
     ASSERT_EQ(s2.exit_code, 0) << s2.out;
-    const auto m = run("merge " + p("m.csv") + " " + p("s2.csv") + " " + p("s0.csv") + " " + p("s1.csv"));
+    const auto m =
+        run("merge " + p("m.csv") + " " + p("s2.csv") + " " + p("s0.csv") + " " + p("s1.csv"));
     ASSERT_EQ(m.exit_code, 0) << m.out;
     EXPECT_EQ(slurp(p("m.csv")), slurp(p("one.csv")));
     EXPECT_EQ(slurp(p("m.jsonl")), slurp(p("one.jsonl")));
@@ -155,16 +166,18 @@ TEST(Sweep, SlurmArrayVariablesSetByHandPickThePoints) {
     ASSERT_EQ(b.exit_code, 0) << b.out;
     EXPECT_EQ(indices(d.path / "b.csv"), (std::vector<int>{2, 6, 10, 14, 18, 22}));
     // The sbatch example runs by hand the same way.
-    const auto sb = run("", "SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_COUNT=4 SPEC=" + kExample + " OUT=" +
-                                (d.path / "out").string() + " GPUPLAN=" + GPUPLAN_CLI + " bash " +
-                                src("docs/sweep-slurm.sbatch") + " #");
+    const auto sb = run("", "SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_COUNT=4 SPEC=" + kExample +
+                                " OUT=" + (d.path / "out").string() + " GPUPLAN=" + GPUPLAN_CLI +
+                                " bash " + src("docs/sweep-slurm.sbatch") + " #");
     ASSERT_EQ(sb.exit_code, 0) << sb.out;
     EXPECT_EQ(indices(d.path / "out" / "part-3.csv"), (std::vector<int>{3, 7, 11, 15, 19, 23}));
     // An index without a count is refused, naming what to set.
-    const auto k8s = run("sweep " + kExample + " -o " + (d.path / "c.csv").string(), "JOB_COMPLETION_INDEX=1");
+    const auto k8s =
+        run("sweep " + kExample + " -o " + (d.path / "c.csv").string(), "JOB_COMPLETION_INDEX=1");
     EXPECT_EQ(k8s.exit_code, 2) << k8s.out;
     EXPECT_NE(k8s.out.find("--shards N"), std::string::npos) << k8s.out;
-    const auto bad = run("sweep " + kExample + " -o " + (d.path / "c.csv").string() + " --shard 4/4");
+    const auto bad =
+        run("sweep " + kExample + " -o " + (d.path / "c.csv").string() + " --shard 4/4");
     EXPECT_EQ(bad.exit_code, 2) << bad.out;
 }
 
@@ -204,19 +217,21 @@ TEST(Sweep, MergeNamesMissingAndDuplicatedPoints) {
     TempDir d("merge");
     const auto p = [&](const std::string& n) { return (d.path / n).string(); };
     for (int k = 0; k < 3; ++k) {
-        ASSERT_EQ(run("sweep " + kExample + " -o " + p("s" + std::to_string(k) + ".csv") + " --shard " +
-                      std::to_string(k) + "/3")
+        ASSERT_EQ(run("sweep " + kExample + " -o " + p("s" + std::to_string(k) + ".csv") +
+                      " --shard " + std::to_string(k) + "/3")
                       .exit_code,
                   0);
     }
     const auto missing = run("merge " + p("m.csv") + " " + p("s0.csv") + " " + p("s2.csv"));
     EXPECT_EQ(missing.exit_code, 2) << missing.out;
-    EXPECT_NE(missing.out.find("points 1, 4, 7, 10, 13, 16, 19, 22 of 24 are missing"), std::string::npos)
+    EXPECT_NE(missing.out.find("points 1, 4, 7, 10, 13, 16, 19, 22 of 24 are missing"),
+              std::string::npos)
         << missing.out;
-    const auto twice = run("merge " + p("m.csv") + " " + p("s0.csv") + " " + p("s1.csv") + " " + p("s2.csv") + " " +
-                           p("s1.csv"));
+    const auto twice = run("merge " + p("m.csv") + " " + p("s0.csv") + " " + p("s1.csv") + " " +
+                           p("s2.csv") + " " + p("s1.csv"));
     EXPECT_EQ(twice.exit_code, 2) << twice.out;
-    EXPECT_NE(twice.out.find("points 1, 4, 7, 10, 13, 16, 19, 22 appear more than once"), std::string::npos)
+    EXPECT_NE(twice.out.find("points 1, 4, 7, 10, 13, 16, 19, 22 appear more than once"),
+              std::string::npos)
         << twice.out;
     EXPECT_FALSE(fs::exists(p("m.csv")));
     // A part whose JSON lines were not written by a sweep is refused, naming the line.
@@ -227,16 +242,19 @@ TEST(Sweep, MergeNamesMissingAndDuplicatedPoints) {
         text += l + '\n';
     }
     write(p("s1.jsonl"), text);
-    const auto bad = run("merge " + p("m.csv") + " " + p("s0.csv") + " " + p("s1.csv") + " " + p("s2.csv"));
+    const auto bad =
+        run("merge " + p("m.csv") + " " + p("s0.csv") + " " + p("s1.csv") + " " + p("s2.csv"));
     EXPECT_EQ(bad.exit_code, 2) << bad.out;
-    EXPECT_NE(bad.out.find(p("s1.jsonl") + ":3: the row does not match"), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find(p("s1.jsonl") + ":3: the row does not match"), std::string::npos)
+        << bad.out;
     EXPECT_FALSE(fs::exists(p("m.csv")));
 }
 
 // A bad axis names the spec, the line and column, and the key.
 TEST(Sweep, BadAxesNameFileLineAndKey) {
     TempDir d("bad");
-    const std::string head = "id: t\ncommand: estimate\nbase: " + src("examples/llama70b-2xh200.yaml") + "\naxes:\n";
+    const std::string head =
+        "id: t\ncommand: estimate\nbase: " + src("examples/llama70b-2xh200.yaml") + "\naxes:\n";
     const auto check = [&](const std::string& axes, const std::string& expected) {
         const fs::path spec = d.path / "spec.yaml";
         write(spec, head + axes);
@@ -247,14 +265,19 @@ TEST(Sweep, BadAxesNameFileLineAndKey) {
     };
     // A misspelt key: the value of line 6, at column 14 ("    values: [" is 13 characters).
     check("  - key: workload.concurency\n    values: [8]\n",
-          ":6:14 (axes[0] workload.concurency): workload.concurency: unknown key; did you mean 'concurrency'?");
+          ":6:14 (axes[0] workload.concurency): workload.concurency: unknown key; did you mean "
+          "'concurrency'?");
     // A value of the wrong kind: the second value of line 6.
-    check("  - key: hardware.tp\n    values: [2, four]\n", ":6:17 (axes[0] hardware.tp): hardware.tp: expected a whole number");
-    check("  - key: hardware.tp\n    range: {start: 4, stop: 1, step: 1}\n", ":6:29: axes[0].range.stop:");
+    check("  - key: hardware.tp\n    values: [2, four]\n",
+          ":6:17 (axes[0] hardware.tp): hardware.tp: expected a whole number");
+    check("  - key: hardware.tp\n    range: {start: 4, stop: 1, step: 1}\n",
+          ":6:29: axes[0].range.stop:");
     check("  - key: hardware.tp\n    valuez: [1]\n", ":5:5: axes[0]: an axis needs exactly one of");
-    check("  - zip:\n      - {key: hardware.tp, values: [1, 2]}\n      - {key: workload.concurrency, values: [1]}\n",
+    check("  - zip:\n      - {key: hardware.tp, values: [1, 2]}\n      - {key: "
+          "workload.concurrency, values: [1]}\n",
           ":7:15: axes[0].zip[1].key: zipped axis 'workload.concurrency' has 1 values");
-    check("  - key: hardware.tp\n    values: [2]\n    step: 1\n", ":7:5: axes[0].step: unknown key");
+    check("  - key: hardware.tp\n    values: [2]\n    step: 1\n",
+          ":7:5: axes[0].step: unknown key");
 }
 
 // An inline base gives the same figures as the same scenario in a file; a range counts from
@@ -266,15 +289,19 @@ TEST(Sweep, InlineBaseAndRanges) {
     for (const auto& l : lines(base)) {
         indented += (l.empty() ? "" : "  " + l) + "\n";
     }
-    const std::string axes = "axes:\n  - key: workload.concurrency\n    range: {start: 16, stop: 64, step: 16}\n";
+    const std::string axes =
+        "axes:\n  - key: workload.concurrency\n    range: {start: 16, stop: 64, step: 16}\n";
     write(d.path / "inline.yaml", "id: i\ncommand: estimate\nbase:\n" + indented + axes);
-    write(d.path / "file.yaml", "id: i\ncommand: estimate\nbase: " + src("examples/llama70b-2xh200.yaml") + "\n" + axes);
-    const auto a = run("sweep " + (d.path / "inline.yaml").string() + " -o " + (d.path / "a.csv").string());
+    write(d.path / "file.yaml",
+          "id: i\ncommand: estimate\nbase: " + src("examples/llama70b-2xh200.yaml") + "\n" + axes);
+    const auto a =
+        run("sweep " + (d.path / "inline.yaml").string() + " -o " + (d.path / "a.csv").string());
     ASSERT_EQ(a.exit_code, 0) << a.out;
-    const auto b = run("sweep " + (d.path / "file.yaml").string() + " -o " + (d.path / "b.csv").string());
+    const auto b =
+        run("sweep " + (d.path / "file.yaml").string() + " -o " + (d.path / "b.csv").string());
     ASSERT_EQ(b.exit_code, 0) << b.out;
     const auto ja = lines(slurp(d.path / "a.jsonl")), jb = lines(slurp(d.path / "b.jsonl"));
-    ASSERT_EQ(ja.size(), 4u);  // 16, 32, 48, 64
+    ASSERT_EQ(ja.size(), 4u); // 16, 32, 48, 64
     ASSERT_EQ(jb.size(), 4u);
     for (std::size_t i = 0; i < 4; ++i) {
         const auto x = nlohmann::json::parse(ja[i]), y = nlohmann::json::parse(jb[i]);
@@ -282,14 +309,19 @@ TEST(Sweep, InlineBaseAndRanges) {
         EXPECT_EQ(x["values"]["workload.concurrency"], std::to_string(16 * (i + 1)));
     }
     // The inline base's point is reproduced by its own shard of one point.
-    EXPECT_NE(ja[2].find("sweep " + (d.path / "inline.yaml").string() + " --shard 2/4"), std::string::npos) << ja[2];
+    EXPECT_NE(ja[2].find("sweep " + (d.path / "inline.yaml").string() + " --shard 2/4"),
+              std::string::npos)
+        << ja[2];
     // An error in the inline base names the spec's own line: line 9 of the spec is "  tp: 2".
     std::string broken = indented;
     broken.replace(broken.find("  tp: 2"), 7, "  tp: x");
     write(d.path / "broken.yaml", "id: i\ncommand: estimate\nbase:\n" + broken + axes);
-    const auto e = run("sweep " + (d.path / "broken.yaml").string() + " -o " + (d.path / "e.csv").string());
+    const auto e =
+        run("sweep " + (d.path / "broken.yaml").string() + " -o " + (d.path / "e.csv").string());
     EXPECT_EQ(e.exit_code, 2) << e.out;
-    EXPECT_NE(e.out.find((d.path / "broken.yaml").string() + ":13:9: hardware.tp:"), std::string::npos) << e.out;
+    EXPECT_NE(e.out.find((d.path / "broken.yaml").string() + ":13:9: hardware.tp:"),
+              std::string::npos)
+        << e.out;
 }
 
 // SIGINT stops at the next point and keeps the rows done: complete rows, the same bytes as a
@@ -297,14 +329,15 @@ TEST(Sweep, InlineBaseAndRanges) {
 TEST(Sweep, SigintKeepsTheFinishedRowsAndResumeFinishes) {
     TempDir d("sigint");
     const fs::path spec = d.path / "sim.yaml";
-    write(spec, "id: s\ncommand: simulate\nbase: " + src("examples/llama70b-2xh200.yaml") +
-                    "\nset:\n  workload.requests: 20000\n  workload.concurrency: null\naxes:\n"
-                    "  - key: workload.requests_per_s\n    range: {start: 1.3, stop: 2, step: 0.1}\n");
+    write(spec,
+          "id: s\ncommand: simulate\nbase: " + src("examples/llama70b-2xh200.yaml") +
+              "\nset:\n  workload.requests: 20000\n  workload.concurrency: null\naxes:\n"
+              "  - key: workload.requests_per_s\n    range: {start: 1.3, stop: 2, step: 0.1}\n");
     const fs::path out = d.path / "a.csv";
     const pid_t pid = ::fork();
     if (pid == 0) {
-        ::execl("/usr/bin/env", "env", "-u", "SLURM_ARRAY_TASK_ID", "-u", "JOB_COMPLETION_INDEX", GPUPLAN_CLI,
-                "sweep", spec.c_str(), "-o", out.c_str(), static_cast<char*>(nullptr));
+        ::execl("/usr/bin/env", "env", "-u", "SLURM_ARRAY_TASK_ID", "-u", "JOB_COMPLETION_INDEX",
+                GPUPLAN_CLI, "sweep", spec.c_str(), "-o", out.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
     // 8 points of 20,000 requests: several seconds; the signal comes after 1 s, mid-sweep (on a
@@ -323,23 +356,26 @@ TEST(Sweep, SigintKeepsTheFinishedRowsAndResumeFinishes) {
     ASSERT_LT(partial.size(), 9u);
     const auto resumed = run("sweep " + spec.string() + " -o " + out.string() + " --resume");
     ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
-    EXPECT_NE(resumed.out.find(std::to_string(partial.size() - 1) + " skipped"), std::string::npos) << resumed.out;
+    EXPECT_NE(resumed.out.find(std::to_string(partial.size() - 1) + " skipped"), std::string::npos)
+        << resumed.out;
     const fs::path full = d.path / "full.csv";
     ASSERT_EQ(run("sweep " + spec.string() + " -o " + full.string()).exit_code, 0);
     EXPECT_EQ(slurp(out), slurp(full));
     EXPECT_EQ(slurp(d.path / "a.jsonl"), slurp(d.path / "full.jsonl"));
     const auto all = lines(slurp(full));
     for (std::size_t i = 0; i < partial.size(); ++i) {
-        EXPECT_EQ(partial[i], all[i]);  // the rows kept at the signal were complete
+        EXPECT_EQ(partial[i], all[i]); // the rows kept at the signal were complete
     }
 }
 
 // Regression: a --set key the scenario does not have named the scenario file without a line;
 // it names the flag.
 TEST(Sweep, SetUnknownKeyNamesTheFlag) {
-    const auto r = run("estimate " + src("examples/llama70b-2xh200.yaml") + " --set workload.concurency=8");
+    const auto r =
+        run("estimate " + src("examples/llama70b-2xh200.yaml") + " --set workload.concurency=8");
     EXPECT_EQ(r.exit_code, 2) << r.out;
-    EXPECT_NE(r.out.find("--set workload.concurency=8: workload.concurency: unknown key; did you mean 'concurrency'?"),
+    EXPECT_NE(r.out.find("--set workload.concurency=8: workload.concurency: unknown key; did you "
+                         "mean 'concurrency'?"),
               std::string::npos)
         << r.out;
 }
@@ -349,20 +385,24 @@ TEST(Sweep, SetUnknownKeyNamesTheFlag) {
 // refused, the base is wrong and the sweep stops with exit 2.
 TEST(Sweep, RefusedPointsAreRowsWithTheirError) {
     TempDir d("refused");
-    const std::string head = "id: t\ncommand: cost\nbase: " + src("examples/llama70b-2xh200.yaml") + "\naxes:\n";
+    const std::string head =
+        "id: t\ncommand: cost\nbase: " + src("examples/llama70b-2xh200.yaml") + "\naxes:\n";
     write(d.path / "a.yaml", head + "  - key: hardware.tp\n    values: [2, 3, 4]\n");
-    const auto r = run("sweep " + (d.path / "a.yaml").string() + " -o " + (d.path / "a.csv").string());
+    const auto r =
+        run("sweep " + (d.path / "a.yaml").string() + " -o " + (d.path / "a.csv").string());
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("1 with an error"), std::string::npos) << r.out;
     const auto rows = lines(slurp(d.path / "a.jsonl"));
     ASSERT_EQ(rows.size(), 3u);
     const auto bad = nlohmann::json::parse(rows[1]);
-    EXPECT_NE(bad["error"].get<std::string>().find("tp 3 does not divide the 64 attention heads"), std::string::npos);
+    EXPECT_NE(bad["error"].get<std::string>().find("tp 3 does not divide the 64 attention heads"),
+              std::string::npos);
     EXPECT_TRUE(bad["result"].is_null());
     EXPECT_TRUE(nlohmann::json::parse(rows[2])["error"].is_null());
     EXPECT_EQ(nlohmann::json::parse(rows[2])["result"]["tp"], 4);
     write(d.path / "b.yaml", head + "  - key: hardware.tp\n    values: [3, 5]\n");
-    const auto all = run("sweep " + (d.path / "b.yaml").string() + " -o " + (d.path / "b.csv").string());
+    const auto all =
+        run("sweep " + (d.path / "b.yaml").string() + " -o " + (d.path / "b.csv").string());
     EXPECT_EQ(all.exit_code, 2) << all.out;
     EXPECT_NE(all.out.find("tp 3 does not divide"), std::string::npos) << all.out;
     EXPECT_FALSE(fs::exists(d.path / "b.csv"));
@@ -391,19 +431,24 @@ TEST(Sweep, EveryExampleSpecRuns) {
 // micro-batch 2 (3 = 1*2 + 1) with selective recomputation.
 TEST(Sweep, TrainAndCostRowsAreTheCommandsOwnAnswer) {
     TempDir d("train");
-    const auto r = run("sweep " + src("examples/sweep-train-llama70b.yaml") + " -o " + (d.path / "t.csv").string());
+    const auto r = run("sweep " + src("examples/sweep-train-llama70b.yaml") + " -o " +
+                       (d.path / "t.csv").string());
     ASSERT_EQ(r.exit_code, 0) << r.out;
     const auto row = nlohmann::json::parse(lines(slurp(d.path / "t.jsonl")).at(3));
-    EXPECT_EQ(row["values"], (nlohmann::json{{"training.micro_batch", "2"}, {"training.recompute", "selective"}}));
+    EXPECT_EQ(row["values"],
+              (nlohmann::json{{"training.micro_batch", "2"}, {"training.recompute", "selective"}}));
     const auto own = run("train " + src("examples/train-llama70b-2x8xh100.yaml") +
                          " --set training.micro_batch=2 --set training.recompute=selective --json");
     ASSERT_EQ(own.exit_code, 0) << own.out;
     EXPECT_EQ(nlohmann::json::parse(own.out), row["result"]);
     write(d.path / "c.yaml", "id: c\ncommand: cost\nbase: " + src("examples/llama70b-2xh200.yaml") +
                                  "\naxes:\n  - key: hardware.tp\n    values: [2, 4]\n");
-    ASSERT_EQ(run("sweep " + (d.path / "c.yaml").string() + " -o " + (d.path / "c.csv").string()).exit_code, 0);
+    ASSERT_EQ(run("sweep " + (d.path / "c.yaml").string() + " -o " + (d.path / "c.csv").string())
+                  .exit_code,
+              0);
     const auto cost_row = nlohmann::json::parse(lines(slurp(d.path / "c.jsonl")).at(1));
-    const auto cost = run("cost " + src("examples/llama70b-2xh200.yaml") + " --set hardware.tp=4 --json");
+    const auto cost =
+        run("cost " + src("examples/llama70b-2xh200.yaml") + " --set hardware.tp=4 --json");
     ASSERT_EQ(cost.exit_code, 0) << cost.out;
     EXPECT_EQ(nlohmann::json::parse(cost.out), cost_row["result"]);
 }

@@ -11,8 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const gpuplan::hwdb::Database db =
         gpuplan::hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
     try {
-        (void)gpuplan::hwdb::parse_scenario(std::string_view(reinterpret_cast<const char*>(data), size),
-                                            "fuzz.yaml", db);
+        (void)gpuplan::hwdb::parse_scenario(
+            std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.yaml", db);
     } catch (const gpuplan::Error&) {
     }
     return 0;

@@ -28,8 +28,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -47,14 +47,15 @@ QApplication& app() {
     if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) {
         qputenv("QT_QPA_PLATFORM", "offscreen");
     }
-    QStandardPaths::setTestModeEnabled(true);  // recent files go to a test settings file
+    QStandardPaths::setTestModeEnabled(true); // recent files go to a test settings file
     // Never destroyed: Qt's own statics may be gone by the time a static QApplication would be.
     static QApplication* a = new QApplication(argc, argv);
     return *a;
 }
 
 const hwdb::Database& db() {
-    static const hwdb::Database d = hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    static const hwdb::Database d =
+        hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
     return d;
 }
 
@@ -120,7 +121,11 @@ TEST_F(GuiTest, AnEditChangesTheEstimate) {
     EXPECT_EQ(f.w.planning().analysis()->scenario.workload.concurrency, concurrency * 4);
     EXPECT_NE(f.w.planning().analysis()->serving().throughput, before);
     // The figure table follows.
-    EXPECT_NE(f.w.planning().figures().value(QStringLiteral("running per replica")).indexOf(QString::number(concurrency * 4)), -1);
+    EXPECT_NE(f.w.planning()
+                  .figures()
+                  .value(QStringLiteral("running per replica"))
+                  .indexOf(QString::number(concurrency * 4)),
+              -1);
 }
 
 TEST_F(GuiTest, ChoosingAnotherGpuShowsItsSpecsAndReestimates) {
@@ -153,14 +158,17 @@ TEST_F(GuiTest, LoadThenSaveRoundTripIsIdentical) {
     ASSERT_TRUE(tmp.isValid());
     Fixture f;
     int count = 0;
-    for (const auto& e : std::filesystem::directory_iterator(std::string(GPUPLAN_SOURCE_DIR) + "/examples")) {
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::string(GPUPLAN_SOURCE_DIR) + "/examples")) {
         // Sweep specs (sweep-*.yaml) are not scenarios: `gpuplan sweep` reads them.
-        if (e.path().extension() != ".yaml" || e.path().filename().string().rfind("sweep-", 0) == 0) {
+        if (e.path().extension() != ".yaml" ||
+            e.path().filename().string().rfind("sweep-", 0) == 0) {
             continue;
         }
         SCOPED_TRACE(e.path().string());
         QString error;
-        ASSERT_TRUE(f.w.openFile(QString::fromStdString(e.path().string()), &error)) << error.toStdString();
+        ASSERT_TRUE(f.w.openFile(QString::fromStdString(e.path().string()), &error))
+            << error.toStdString();
         const model::Scenario loaded = f.w.document().scenario();
         const QString saved = tmp.filePath(QString::fromStdString(e.path().filename().string()));
         ASSERT_TRUE(f.w.saveFile(saved, &error)) << error.toStdString();
@@ -208,7 +216,8 @@ TEST_F(GuiTest, InvalidInputShowsAnInlineErrorAndNeverCrashes) {
     child<QSpinBox>(f.w, "tp")->setValue(2);
     ASSERT_TRUE(waitShown(f.w));
     child<QSpinBox>(f.w, "gpus")->setValue(3);
-    EXPECT_NE(f.w.panel().errorFor(child<QSpinBox>(f.w, "gpus")).indexOf(QStringLiteral("multiple")), -1);
+    EXPECT_NE(
+        f.w.panel().errorFor(child<QSpinBox>(f.w, "gpus")).indexOf(QStringLiteral("multiple")), -1);
     EXPECT_EQ(f.w.document().scenario().deployment.gpus, 2);
 
     // An inconsistent layout (tp not dividing the heads): the field, the hardware group and the
@@ -221,14 +230,16 @@ TEST_F(GuiTest, InvalidInputShowsAnInlineErrorAndNeverCrashes) {
     EXPECT_NE(f.w.planning().errorText().indexOf(QStringLiteral("Cannot estimate")), -1);
     // The previous figures are greyed and say they are out of date, never shown as this one's.
     EXPECT_FALSE(f.w.planning().resultsCurrent());
-    EXPECT_NE(child<QLabel>(f.w, "analysis_summary")->text().indexOf(QStringLiteral("Out of date")), -1);
+    EXPECT_NE(child<QLabel>(f.w, "analysis_summary")->text().indexOf(QStringLiteral("Out of date")),
+              -1);
     tp->setValue(1);
     ASSERT_TRUE(waitShown(f.w));
     EXPECT_TRUE(f.w.panel().errorFor(tp).isEmpty());
     EXPECT_TRUE(f.w.panel().deploymentError().isEmpty());
     EXPECT_TRUE(f.w.planning().errorText().isEmpty());
     EXPECT_TRUE(f.w.planning().resultsCurrent());
-    EXPECT_EQ(child<QLabel>(f.w, "analysis_summary")->text().indexOf(QStringLiteral("Out of date")), -1);
+    EXPECT_EQ(child<QLabel>(f.w, "analysis_summary")->text().indexOf(QStringLiteral("Out of date")),
+              -1);
 
     // A workload longer than the context: the runner reports it, the app carries on.
     child<QSpinBox>(f.w, "max_model_len")->setValue(1024);
@@ -260,7 +271,8 @@ TEST_F(GuiTest, ClickingAWhatIfAppliesIt) {
 }
 
 TEST_F(GuiTest, EveryApplicableWhatIfReproducesItsEstimate) {
-    for (const char* file : {"llama70b-4xh100.yaml", "7b-on-rtx4090.yaml", "deepseek-v3-8xh200.yaml"}) {
+    for (const char* file :
+         {"llama70b-4xh100.yaml", "7b-on-rtx4090.yaml", "deepseek-v3-8xh200.yaml"}) {
         SCOPED_TRACE(file);
         const model::Scenario s = hwdb::load_scenario(example(file).toStdString(), db());
         const gui::Core core(db());
@@ -272,7 +284,8 @@ TEST_F(GuiTest, EveryApplicableWhatIfReproducesItsEstimate) {
             SCOPED_TRACE(x.name);
             model::Scenario changed = s;
             ASSERT_TRUE(gui::apply_what_if(changed, x, db(), a.serving().memory));
-            const auto e = model::estimate_serving(changed.deployment, changed.workload, core.profile_for(changed.deployment.gpu));
+            const auto e = model::estimate_serving(changed.deployment, changed.workload,
+                                                   core.profile_for(changed.deployment.gpu));
             EXPECT_DOUBLE_EQ(e.throughput, x.throughput);
             EXPECT_EQ(changed.deployment.gpus, x.gpus);
         }
@@ -305,7 +318,8 @@ TEST_F(GuiTest, ASimulationRunCompletesAndFillsTheCharts) {
     EXPECT_EQ(tables.at(1).second->rowCount(), 3);
     // Any edit after the run marks its results out of date; a new run clears the mark.
     EXPECT_TRUE(f.w.simulation().staleText().isEmpty());
-    child<QSpinBox>(f.w, "input_tokens")->setValue(f.w.document().scenario().workload.input_tokens + 1);
+    child<QSpinBox>(f.w, "input_tokens")
+        ->setValue(f.w.document().scenario().workload.input_tokens + 1);
     EXPECT_NE(f.w.simulation().staleText().indexOf(QStringLiteral("Out of date")), -1);
     QSignalSpy again(&f.w.runner(), &gui::Runner::simulationFinished);
     f.w.simulation().start();
@@ -319,7 +333,7 @@ TEST_F(GuiTest, ASimulationCanBeCancelled) {
     QString error;
     ASSERT_TRUE(f.w.openFile(example("simulate-chat.yaml"), &error));
     model::Scenario endless = f.w.document().scenario();
-    endless.workload.duration.reset();  // run until the requests are sent: far longer than the test
+    endless.workload.duration.reset(); // run until the requests are sent: far longer than the test
     f.w.document().edit(endless, QStringLiteral("no duration"));
     child<QSpinBox>(f.w, "sim_requests")->setValue(5'000'000);
     QSignalSpy done(&f.w.runner(), &gui::Runner::simulationFinished);
@@ -342,7 +356,8 @@ TEST_F(GuiTest, PowerCostAndTrainingTabsShowTheCoreResults) {
         EXPECT_TRUE(c->hasChart()) << c->message().toStdString();
     }
     f.w.tabs().setCurrentWidget(&f.w.training());
-    ASSERT_TRUE(f.w.openFile(example("train-llama70b-2x8xh100.yaml"), &error)) << error.toStdString();
+    ASSERT_TRUE(f.w.openFile(example("train-llama70b-2x8xh100.yaml"), &error))
+        << error.toStdString();
     ASSERT_TRUE(waitShown(f.w));
     for (gui::ChartPanel* c : f.w.training().charts()) {
         SCOPED_TRACE(c->key().toStdString());
@@ -396,8 +411,10 @@ TEST_F(GuiTest, ImportedQuantizedConfigSetsTheWeightsAndTheConfigsName) {
 TEST_F(GuiTest, ImportedConfigAndAppBuiltScenariosSaveAndReloadEqual) {
     QTemporaryDir tmp;
     Fixture f;
-    const QString config = QString::fromStdString(std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/hf/qwen2.5-7b.json");
-    ASSERT_TRUE(f.w.panel().importConfig(config)) << f.w.panel().errorFor(f.w.findChild<QComboBox*>(QStringLiteral("model"))).toStdString();
+    const QString config = QString::fromStdString(std::string(GPUPLAN_SOURCE_DIR) +
+                                                  "/tests/fixtures/hf/qwen2.5-7b.json");
+    ASSERT_TRUE(f.w.panel().importConfig(config))
+        << f.w.panel().errorFor(f.w.findChild<QComboBox*>(QStringLiteral("model"))).toStdString();
     EXPECT_TRUE(f.w.document().scenario().model_ref.empty());
     ASSERT_TRUE(waitShown(f.w));
     // A scenario built in the app (not loaded) saves and loads back equal too.
@@ -418,7 +435,8 @@ TEST_F(GuiTest, ChartsAndTablesExport) {
     f.w.tabs().setCurrentIndex(0);
     QTest::qWait(50);
     const QStringList charts = f.w.exportCharts(tmp.path());
-    EXPECT_EQ(charts.size(), 4) << charts.join(QStringLiteral(", ")).toStdString();  // 2 charts × PNG, SVG
+    EXPECT_EQ(charts.size(), 4)
+        << charts.join(QStringLiteral(", ")).toStdString(); // 2 charts × PNG, SVG
     for (const QString& file : charts) {
         EXPECT_GT(QFile(file).size(), 1000) << file.toStdString();
     }
@@ -431,10 +449,12 @@ TEST_F(GuiTest, ChartsAndTablesExport) {
 
 TEST_F(GuiTest, HeadlessPlotsAreWritten) {
     QTemporaryDir tmp;
-    const model::Scenario s = hwdb::load_scenario(example("simulate-chat.yaml").toStdString(), db());
+    const model::Scenario s =
+        hwdb::load_scenario(example("simulate-chat.yaml").toStdString(), db());
     const gui::Core core(db());
     const auto out = gui::render_plots(s, core, tmp.path(), true, 100);
-    for (const char* name : {"memory.png", "roofline.png", "ttft_cdf.png", "throughput.png", "slo_attainment.png"}) {
+    for (const char* name :
+         {"memory.png", "roofline.png", "ttft_cdf.png", "throughput.png", "slo_attainment.png"}) {
         EXPECT_TRUE(out.files.contains(QDir(tmp.path()).filePath(QString::fromLatin1(name))))
             << name << " missing; notes: " << out.notes.join(QStringLiteral("; ")).toStdString();
     }
@@ -445,10 +465,11 @@ TEST_F(GuiTest, CliPlotOptionWritesTheChartsWithoutADisplay) {
     QTemporaryDir tmp;
     const std::string dir = tmp.path().toStdString();
     const std::string cmd = std::string(GPUPLAN_CLI) + " simulate " + GPUPLAN_SOURCE_DIR +
-                            "/examples/simulate-chat.yaml --requests 100 --plot " + dir + " --json > " +
-                            dir + "/out.json 2> " + dir + "/err.txt";
+                            "/examples/simulate-chat.yaml --requests 100 --plot " + dir +
+                            " --json > " + dir + "/out.json 2> " + dir + "/err.txt";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << read(dir + "/err.txt");
-    for (const char* name : {"scenario.yaml", "memory.png", "roofline.png", "ttft_cdf.png", "power.png"}) {
+    for (const char* name :
+         {"scenario.yaml", "memory.png", "roofline.png", "ttft_cdf.png", "power.png"}) {
         EXPECT_TRUE(std::filesystem::exists(dir + "/" + name)) << name;
     }
     // The JSON on stdout stays clean: gpuplan-plot reports on stderr.
@@ -474,7 +495,8 @@ TEST_F(GuiTest, EditToRedrawLatencyFor70bOn8Gpus) {
     auto* box = child<QSpinBox>(f.w, "concurrency");
     std::vector<double> total, shown, compute, window;
     const auto ms_since = [](std::chrono::steady_clock::time_point t) {
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
+            .count();
     };
     for (int i = 0; i < 21; ++i) {
         const auto start = std::chrono::steady_clock::now();
@@ -482,9 +504,9 @@ TEST_F(GuiTest, EditToRedrawLatencyFor70bOn8Gpus) {
         box->setValue(i % 2 == 0 ? 128 : 64);
         ASSERT_TRUE(spy.wait(20000));
         shown.push_back(ms_since(start));
-        f.w.planning().repaint();  // paint the analytic view with its new charts and tables now
+        f.w.planning().repaint(); // paint the analytic view with its new charts and tables now
         total.push_back(ms_since(start));
-        f.w.repaint();  // the whole window, as an upper bound
+        f.w.repaint(); // the whole window, as an upper bound
         window.push_back(ms_since(start));
         compute.push_back(f.w.planning().analysis()->compute_ms);
     }
@@ -509,10 +531,11 @@ TEST_F(GuiTest, EditToRedrawLatencyFor70bOn8Gpus) {
 // (undoable).
 TEST_F(GuiTest, PlanTabSearchesRanksAndAdopts) {
     Fixture f;
-    model::Scenario s = hwdb::load_scenario(std::string(GPUPLAN_SOURCE_DIR) + "/examples/plan-search.yaml", db());
+    model::Scenario s =
+        hwdb::load_scenario(std::string(GPUPLAN_SOURCE_DIR) + "/examples/plan-search.yaml", db());
     ASSERT_TRUE(s.plan);
     // Small enough for a few seconds in Debug: two candidates, fp8 only, one engine limit.
-    s.plan->candidates.resize(2);  // h100-sxm, h200-sxm
+    s.plan->candidates.resize(2); // h100-sxm, h200-sxm
     s.plan->max_gpus = 8;
     s.plan->weights = {*model::find_precision("fp8")};
     s.plan->kv_cache = {*model::find_precision("fp8")};
@@ -555,7 +578,8 @@ TEST_F(GuiTest, PlanTabSearchesRanksAndAdopts) {
     EXPECT_LE(table.rowCount(), 3);
     double previous = 0;
     for (int r = 0; r < table.rowCount(); ++r) {
-        const QVariant monthly = table.data(table.index(r, gui::PlanTableModel::kMonthlyColumn), Qt::UserRole);
+        const QVariant monthly =
+            table.data(table.index(r, gui::PlanTableModel::kMonthlyColumn), Qt::UserRole);
         ASSERT_TRUE(monthly.isValid());
         EXPECT_GE(monthly.toDouble(), previous) << "row " << r;
         previous = monthly.toDouble();

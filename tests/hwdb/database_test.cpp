@@ -11,10 +11,11 @@ using namespace gpuplan;
 
 namespace {
 const hwdb::Database& builtin() {
-    static const hwdb::Database db = hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    static const hwdb::Database db =
+        hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
     return db;
 }
-}  // namespace
+} // namespace
 
 TEST(Database, BuiltInHwdbLoadsAtLeastThirtyAccelerators) {
     EXPECT_GE(builtin().accelerators().size(), 30u);
@@ -24,11 +25,34 @@ TEST(Database, BuiltInHwdbLoadsAtLeastThirtyAccelerators) {
 }
 
 TEST(Database, RequiredAcceleratorsArePresent) {
-    for (const char* name : {"a100-sxm-40gb", "a100-sxm-80gb", "a100-pcie-40gb", "a100-pcie-80gb",
-                             "h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm", "h200-nvl", "h20",
-                             "h800", "l40s", "l4", "a10", "rtx-3090", "rtx-4090", "rtx-5090", "b100",
-                             "b200", "gb200", "mi250x", "mi300x", "mi325x", "mi355x", "gaudi2",
-                             "gaudi3", "tpu-v5e", "tpu-v5p"}) {
+    for (const char* name : {"a100-sxm-40gb",
+                             "a100-sxm-80gb",
+                             "a100-pcie-40gb",
+                             "a100-pcie-80gb",
+                             "h100-sxm",
+                             "h100-pcie",
+                             "h100-nvl",
+                             "h200-sxm",
+                             "h200-nvl",
+                             "h20",
+                             "h800",
+                             "l40s",
+                             "l4",
+                             "a10",
+                             "rtx-3090",
+                             "rtx-4090",
+                             "rtx-5090",
+                             "b100",
+                             "b200",
+                             "gb200",
+                             "mi250x",
+                             "mi300x",
+                             "mi325x",
+                             "mi355x",
+                             "gaudi2",
+                             "gaudi3",
+                             "tpu-v5e",
+                             "tpu-v5p"}) {
         EXPECT_NE(builtin().find_accelerator(name), nullptr) << name;
     }
 }
@@ -54,7 +78,7 @@ TEST(Database, EveryAcceleratorHasConsistentNumbers) {
 }
 
 TEST(Database, DatasheetFiguresOfTheH100) {
-    const auto& h100 = builtin().accelerator("H100 SXM5 80GB");  // alias, any case
+    const auto& h100 = builtin().accelerator("H100 SXM5 80GB"); // alias, any case
     EXPECT_EQ(h100.name, "h100-sxm");
     EXPECT_DOUBLE_EQ(h100.memory.si(), 80.0 * kGiB);
     EXPECT_DOUBLE_EQ(h100.memory_bandwidth.si(), 3.35e12);
@@ -67,7 +91,8 @@ TEST(Database, UnknownNameSuggestsTheClosest) {
         (void)builtin().accelerator("h100-sxn");
         FAIL();
     } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("did you mean 'h100-sxm'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("did you mean 'h100-sxm'"), std::string::npos)
+            << e.what();
     }
 }
 
@@ -80,7 +105,8 @@ interconnects:
     bandwidth_per_direction: 20 GB/s
     latency: 9 us
     sources: my lab
-)", "override.yaml");
+)",
+                "override.yaml");
     EXPECT_DOUBLE_EQ(db.interconnect("pcie4-x16").bandwidth_per_direction.si(), 20e9);
     EXPECT_EQ(db.interconnects().size(), builtin().interconnects().size());
 }

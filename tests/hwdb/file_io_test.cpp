@@ -28,7 +28,7 @@ namespace {
 
 // A fresh folder per test, removed afterwards.
 class TempDir {
-public:
+  public:
     TempDir() {
         path_ = fs::temp_directory_path() /
                 ("gpuplan-file-io-" + std::to_string(::getpid()) + "-" + std::to_string(count_++));
@@ -43,7 +43,7 @@ public:
     TempDir& operator=(const TempDir&) = delete;
     [[nodiscard]] const fs::path& path() const { return path_; }
 
-private:
+  private:
     fs::path path_;
     static inline int count_ = 0;
 };
@@ -73,7 +73,7 @@ std::size_t entries(const fs::path& dir) {
     return n;
 }
 
-}  // namespace
+} // namespace
 
 TEST(ReadTextFile, ReadsTheWholeFile) {
     TempDir d;
@@ -84,10 +84,11 @@ TEST(ReadTextFile, ReadsTheWholeFile) {
 
 TEST(ReadTextFile, StopsAtTheLimitWhileReadingADeviceWithoutEnd) {
     // /dev/zero never ends and has no size: only a check while reading can stop it.
-    const std::string e = error_of([] { (void)hwdb::read_text_file("/dev/zero", "scenario file"); });
+    const std::string e =
+        error_of([] { (void)hwdb::read_text_file("/dev/zero", "scenario file"); });
     EXPECT_NE(e.find("/dev/zero: the scenario file is larger than 16 MiB"), std::string::npos) << e;
-    const std::string small = error_of(
-        [] { (void)hwdb::read_text_file("/dev/zero", "trace", std::size_t{1} << 20); });
+    const std::string small =
+        error_of([] { (void)hwdb::read_text_file("/dev/zero", "trace", std::size_t{1} << 20); });
     EXPECT_NE(small.find("larger than 1 MiB"), std::string::npos) << small;
 }
 
@@ -112,7 +113,8 @@ TEST(ReadTextFile, AFolderIsNamedAsAFolder) {
 }
 
 TEST(ReadTextFile, AMissingFileGivesTheSystemReason) {
-    const std::string e = error_of([] { (void)hwdb::read_text_file("/no/such/file.yaml", "profile"); });
+    const std::string e =
+        error_of([] { (void)hwdb::read_text_file("/no/such/file.yaml", "profile"); });
     EXPECT_NE(e.find("/no/such/file.yaml: cannot open the profile (No such file or directory)"),
               std::string::npos)
         << e;
@@ -129,7 +131,7 @@ TEST(WriteTextFile, WritesANewFileAndReplacesAnOldOneKeepingItsMode) {
     struct stat st {};
     ASSERT_EQ(::stat(f.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0640u);
-    EXPECT_EQ(entries(d.path()), 1u);  // no temporary file left
+    EXPECT_EQ(entries(d.path()), 1u); // no temporary file left
 }
 
 TEST(WriteTextFile, WritesThroughASymlinkAndKeepsTheLink) {
@@ -149,8 +151,9 @@ TEST(WriteTextFile, WritesADeviceInPlaceAndReportsAFullDisk) {
     // /dev/full fails every write with ENOSPC, as a full disk does. It must stay a device
     // (the old writer renamed a regular file over it when run as root).
     const std::string e = error_of([] { hwdb::write_text_file("/dev/full", "x\n"); });
-    EXPECT_NE(e.find("/dev/full: cannot write the file (No space left on device); free some disk space"),
-              std::string::npos)
+    EXPECT_NE(
+        e.find("/dev/full: cannot write the file (No space left on device); free some disk space"),
+        std::string::npos)
         << e;
     EXPECT_EQ(fs::status("/dev/full").type(), fs::file_type::character);
 }
@@ -158,7 +161,8 @@ TEST(WriteTextFile, WritesADeviceInPlaceAndReportsAFullDisk) {
 TEST(WriteTextFile, RefusesAFolderAndLeavesNoTemporaryOnFailure) {
     TempDir d;
     const std::string e = error_of([&] { hwdb::write_text_file(d.path(), "x"); });
-    EXPECT_NE(e.find(d.path().string() + ": is a folder; give a file name"), std::string::npos) << e;
+    EXPECT_NE(e.find(d.path().string() + ": is a folder; give a file name"), std::string::npos)
+        << e;
     const std::string m = error_of([&] { hwdb::write_text_file(d.path() / "no" / "x.yaml", "x"); });
     EXPECT_NE(m.find("x.yaml: cannot write the file (No such file or directory); check that the "
                      "folder exists"),
@@ -173,7 +177,7 @@ TEST(OutputFolder, AppearsOnlyWhenCommitted) {
     {
         hwdb::OutputFolder folder(out, {"a.csv"});
         folder.write("a.csv", "1\n");
-        EXPECT_FALSE(fs::exists(out));  // written under a temporary name
+        EXPECT_FALSE(fs::exists(out)); // written under a temporary name
         // Destroyed without commit, as when a signal or an error ends the run.
     }
     EXPECT_FALSE(fs::exists(out));
@@ -203,8 +207,9 @@ TEST(OutputFolder, ReplacesAPreviousRunButNeverOtherFiles) {
     EXPECT_EQ(entries(d.path()), 1u);
     std::ofstream(out / "notes.txt") << "mine\n";
     const std::string e = error_of([&] { hwdb::OutputFolder folder(out, {"a.csv"}); });
-    EXPECT_NE(e.find("holds 'notes.txt', which gpuplan did not write; choose a new or empty folder"),
-              std::string::npos)
+    EXPECT_NE(
+        e.find("holds 'notes.txt', which gpuplan did not write; choose a new or empty folder"),
+        std::string::npos)
         << e;
     EXPECT_EQ(slurp(out / "notes.txt"), "mine\n");
     std::ofstream(d.path() / "file") << "x";
@@ -223,15 +228,14 @@ TEST(DuplicateKeys, AMappingAtTheSizeLimitIsCheckedInLinearTime) {
     const std::size_t budget = hwdb::kMaxInputBytes - 128;
     char line[96];
     for (;; ++n) {
-        const int len = std::snprintf(line, sizeof line,
-                                      "  key_with_a_shared_prefix_%07d: 1\n", n);
+        const int len = std::snprintf(line, sizeof line, "  key_with_a_shared_prefix_%07d: 1\n", n);
         if (text.size() + static_cast<std::size_t>(len) > budget) {
             break;
         }
         text.append(line, static_cast<std::size_t>(len));
     }
     const int lines_before = 2 + n;
-    text += "  key_with_a_shared_prefix_0000007: 2\n";  // a duplicate, last
+    text += "  key_with_a_shared_prefix_0000007: 2\n"; // a duplicate, last
     ASSERT_LE(text.size(), hwdb::kMaxInputBytes);
     ASSERT_GT(n, 400000);
     hwdb::Database db;
@@ -250,11 +254,13 @@ TEST(DuplicateKeys, AMappingAtTheSizeLimitIsCheckedInLinearTime) {
 TEST(ReadTextFile, EveryLoaderIsBounded) {
     const std::string trace =
         error_of([] { (void)hwdb::load_trace("/dev/zero", hwdb::TraceFormat::Auto); });
-    EXPECT_NE(trace.find("/dev/zero: the trace is larger than 256 MiB; split it into smaller files"),
-              std::string::npos)
+    EXPECT_NE(
+        trace.find("/dev/zero: the trace is larger than 256 MiB; split it into smaller files"),
+        std::string::npos)
         << trace;
     const std::string profile = error_of([] { (void)hwdb::load_profile("/dev/zero"); });
-    EXPECT_NE(profile.find("/dev/zero: the profile is larger than 16 MiB"), std::string::npos) << profile;
+    EXPECT_NE(profile.find("/dev/zero: the profile is larger than 16 MiB"), std::string::npos)
+        << profile;
     const std::string lengths = error_of([] { (void)hwdb::load_length_column("/dev/zero", "x"); });
     EXPECT_NE(lengths.find("larger than 256 MiB"), std::string::npos) << lengths;
 }

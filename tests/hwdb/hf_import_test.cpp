@@ -213,8 +213,11 @@ TEST(ModelYamlWriter, WritesMlaAndMoeMapsAndEscapesStrings) {
 // Regression from fuzz_hf_config: a number out of double range threw nlohmann's out_of_range,
 // which escaped as an internal error.
 TEST(HfImport, HugeNumberIsAConfigErrorNotACrash) {
-    EXPECT_THROW((void)gpuplan::hwdb::import_hf_config(" 22.4E820\xb0" "00", "config.json", "m"),
+    EXPECT_THROW((void)gpuplan::hwdb::import_hf_config(" 22.4E820\xb0"
+                                                       "00",
+                                                       "config.json", "m"),
                  gpuplan::ConfigError);
-    EXPECT_THROW((void)gpuplan::hwdb::import_hf_config(R"({"hidden_size": 1e999})", "config.json", "m"),
-                 gpuplan::ConfigError);
+    EXPECT_THROW(
+        (void)gpuplan::hwdb::import_hf_config(R"({"hidden_size": 1e999})", "config.json", "m"),
+        gpuplan::ConfigError);
 }

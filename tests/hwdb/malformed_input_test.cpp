@@ -39,9 +39,11 @@ std::string expectation(const std::string& text) {
     return text.substr(marker.size(), text.find('\n') - marker.size());
 }
 
-}  // namespace
+} // namespace
 
-TEST(MalformedInput, AtLeastTwentyCases) { EXPECT_GE(malformed_files().size(), 20u); }
+TEST(MalformedInput, AtLeastTwentyCases) {
+    EXPECT_GE(malformed_files().size(), 20u);
+}
 
 TEST(MalformedInput, EachFileGivesItsExpectedMessage) {
     for (const auto& path : malformed_files()) {

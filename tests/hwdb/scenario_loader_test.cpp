@@ -11,7 +11,8 @@ using namespace gpuplan;
 namespace {
 
 const hwdb::Database& db() {
-    static const hwdb::Database d = hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    static const hwdb::Database d =
+        hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
     return d;
 }
 
@@ -31,13 +32,15 @@ hardware:
   tp: 4
 )";
 
-}  // namespace
+} // namespace
 
 TEST(ScenarioLoader, EveryExampleLoads) {
     int count = 0;
-    for (const auto& e : std::filesystem::directory_iterator(std::string(GPUPLAN_SOURCE_DIR) + "/examples")) {
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::string(GPUPLAN_SOURCE_DIR) + "/examples")) {
         // examples/sweep-*.yaml are sweep specs (docs/sweep.md), run by tests/cli/sweep_test.cpp.
-        if (e.path().extension() == ".yaml" && e.path().filename().string().rfind("sweep-", 0) != 0) {
+        if (e.path().extension() == ".yaml" &&
+            e.path().filename().string().rfind("sweep-", 0) != 0) {
             SCOPED_TRACE(e.path().string());
             EXPECT_NO_THROW((void)hwdb::load_scenario(e.path(), db()));
             ++count;
@@ -52,7 +55,7 @@ TEST(ScenarioLoader, ResolvesNamesAndDefaults) {
     EXPECT_EQ(s.deployment.gpu.name, "h100-sxm");
     EXPECT_EQ(s.deployment.gpus, 4);
     EXPECT_EQ(s.deployment.par.tp, 4);
-    EXPECT_EQ(s.deployment.intra_node_link.name, "nvlink4");  // the accelerator's scale-up link
+    EXPECT_EQ(s.deployment.intra_node_link.name, "nvlink4"); // the accelerator's scale-up link
     EXPECT_EQ(s.deployment.prec.weights.name, "bf16");
     EXPECT_EQ(s.name, "s");
 }
@@ -87,7 +90,8 @@ prices:
   gpu_hour: $2.10/h
   electricity: 0.6 CNY/kWh
 seed: 7
-)", "s.yaml", db());
+)",
+                                        "s.yaml", db());
     EXPECT_EQ(s.deployment.prec.weights.name, "awq-int4");
     EXPECT_DOUBLE_EQ(s.deployment.prec.kv_cache.bits_per_element, 8);
     EXPECT_EQ(*s.deployment.engine.max_model_len, 16384);
@@ -105,23 +109,33 @@ TEST(ScenarioLoader, ErrorsNameLineColumnAndKey) {
     EXPECT_EQ(error_of("schema: 1\nmodel: llama-3.1-7b\nhardware: {accelerator: h100-sxm}\n")
                   .rfind("s.yaml:2:8: model: unknown model 'llama-3.1-7b'; did you mean", 0),
               0u);
-    EXPECT_NE(error_of(std::string(kBase) + "  count: 6\n").find("hardware.count: count 6 is not a multiple of tp × pp = 4"),
+    EXPECT_NE(error_of(std::string(kBase) + "  count: 6\n")
+                  .find("hardware.count: count 6 is not a multiple of tp × pp = 4"),
               std::string::npos);
-    EXPECT_NE(error_of(std::string(kBase) + "prices:\n  gpu_hour: $25000\n").find("7:13: prices.gpu_hour: wrong price unit"),
+    EXPECT_NE(error_of(std::string(kBase) + "prices:\n  gpu_hour: $25000\n")
+                  .find("7:13: prices.gpu_hour: wrong price unit"),
               std::string::npos);
-    EXPECT_NE(error_of(std::string(kBase) + "slo:\n  ttft: 300\n").find("slo.ttft: '300' has no unit"),
+    EXPECT_NE(
+        error_of(std::string(kBase) + "slo:\n  ttft: 300\n").find("slo.ttft: '300' has no unit"),
+        std::string::npos);
+    EXPECT_NE(error_of(std::string(kBase) + "engine:\n  max_model_lenn: 4\n")
+                  .find("did you mean 'max_model_len'"),
               std::string::npos);
-    EXPECT_NE(error_of(std::string(kBase) + "engine:\n  max_model_lenn: 4\n").find("did you mean 'max_model_len'"),
+    EXPECT_NE(error_of(std::string(kBase) + "precision:\n  weights: int3\n")
+                  .find("precision.weights: unknown precision 'int3'"),
               std::string::npos);
-    EXPECT_NE(error_of(std::string(kBase) + "precision:\n  weights: int3\n").find("precision.weights: unknown precision 'int3'"),
+    EXPECT_NE(
+        error_of("schema: 1\nmodel: llama-3.1-70b\nhardware:\n  accelerator: h100-sxm\n  tp: 3\n")
+            .find("hardware: "),
+        std::string::npos);
+    EXPECT_NE(error_of("schema: 1\nhardware: {accelerator: h100-sxm}\n")
+                  .find("missing required key 'model'"),
               std::string::npos);
-    EXPECT_NE(error_of("schema: 1\nmodel: llama-3.1-70b\nhardware:\n  accelerator: h100-sxm\n  tp: 3\n").find("hardware: "),
-              std::string::npos);
-    EXPECT_NE(error_of("schema: 1\nhardware: {accelerator: h100-sxm}\n").find("missing required key 'model'"),
-              std::string::npos);
-    EXPECT_NE(error_of("schema: 1\nmodel: llama-3.1-8b\nhardware: {accelerator: h100-sxm, node: dgx-a100}\n")
-                  .find("hardware.node: node 'dgx-a100' holds a100-sxm-40gb, not h100-sxm"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of(
+            "schema: 1\nmodel: llama-3.1-8b\nhardware: {accelerator: h100-sxm, node: dgx-a100}\n")
+            .find("hardware.node: node 'dgx-a100' holds a100-sxm-40gb, not h100-sxm"),
+        std::string::npos);
 }
 
 TEST(ScenarioLoader, ReadsPowerRackAndCostBlocks) {
@@ -164,21 +178,29 @@ cost:
     EXPECT_DOUBLE_EQ(s.cost.utilization.hours_per_day, 10);
     EXPECT_EQ(s.cost.off_hours, model::OffHours::Idle);
     EXPECT_EQ(s.cost.colocation->per, model::PriceBasis::KilowattMonth);
-    const auto steady = hwdb::parse_scenario(std::string(kBase) + "cost:\n  utilization: steady\n", "s.yaml", db());
+    const auto steady =
+        hwdb::parse_scenario(std::string(kBase) + "cost:\n  utilization: steady\n", "s.yaml", db());
     EXPECT_DOUBLE_EQ(steady.cost.utilization.hours_per_day, 24);
 }
 
 TEST(ScenarioLoader, PowerRackAndCostErrorsNameTheKey) {
-    EXPECT_NE(error_of(std::string(kBase) + "rack:\n  pdu:\n    amps: 32\n").find("rack.pdu.amps: '32' needs the unit A"),
+    EXPECT_NE(error_of(std::string(kBase) + "rack:\n  pdu:\n    amps: 32\n")
+                  .find("rack.pdu.amps: '32' needs the unit A"),
               std::string::npos);
-    EXPECT_NE(error_of(std::string(kBase) + "rack:\n  pdu: {phases: 2}\n").find("rack.pdu.phases"), std::string::npos);
-    EXPECT_NE(error_of(std::string(kBase) + "rack:\n  cooling: {kind: water}\n").find("use one of air, liquid"),
+    EXPECT_NE(error_of(std::string(kBase) + "rack:\n  pdu: {phases: 2}\n").find("rack.pdu.phases"),
               std::string::npos);
-    EXPECT_NE(error_of(std::string(kBase) + "cost:\n  colocation: $150/month\n").find("cost.colocation: wrong price unit"),
+    EXPECT_NE(error_of(std::string(kBase) + "rack:\n  cooling: {kind: water}\n")
+                  .find("use one of air, liquid"),
               std::string::npos);
-    EXPECT_NE(error_of(std::string(kBase) + "cost:\n  amortisation_years: 4\n").find("did you mean 'amortization_years'"),
+    EXPECT_NE(error_of(std::string(kBase) + "cost:\n  colocation: $150/month\n")
+                  .find("cost.colocation: wrong price unit"),
               std::string::npos);
-    EXPECT_NE(error_of(std::string(kBase) + "power:\n  psu_eficiency: 0.9\n").find("did you mean 'psu_efficiency'"),
+    EXPECT_NE(error_of(std::string(kBase) + "cost:\n  amortisation_years: 4\n")
+                  .find("did you mean 'amortization_years'"),
               std::string::npos);
-    EXPECT_NE(error_of(std::string(kBase) + "cost:\n  utilization: peaky\n").find("write 'steady'"), std::string::npos);
+    EXPECT_NE(error_of(std::string(kBase) + "power:\n  psu_eficiency: 0.9\n")
+                  .find("did you mean 'psu_efficiency'"),
+              std::string::npos);
+    EXPECT_NE(error_of(std::string(kBase) + "cost:\n  utilization: peaky\n").find("write 'steady'"),
+              std::string::npos);
 }

@@ -20,9 +20,9 @@ const hwdb::Database& db() {
 }
 
 std::filesystem::path temp_dir() {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("gpuplan-writer-" + std::to_string(::testing::UnitTest::GetInstance()
-                                                             ->random_seed()));
+    const auto dir =
+        std::filesystem::temp_directory_path() /
+        ("gpuplan-writer-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
     std::filesystem::create_directories(dir);
     return dir;
 }
@@ -60,7 +60,8 @@ TEST(ScenarioWriter, EveryExampleRoundTripsLosslessly) {
     for (const auto& e :
          std::filesystem::directory_iterator(std::string(GPUPLAN_SOURCE_DIR) + "/examples")) {
         // examples/sweep-*.yaml are sweep specs (docs/sweep.md), not scenarios.
-        if (e.path().extension() != ".yaml" || e.path().filename().string().rfind("sweep-", 0) == 0) {
+        if (e.path().extension() != ".yaml" ||
+            e.path().filename().string().rfind("sweep-", 0) == 0) {
             continue;
         }
         SCOPED_TRACE(e.path().string());
@@ -72,8 +73,8 @@ TEST(ScenarioWriter, EveryExampleRoundTripsLosslessly) {
 }
 
 TEST(ScenarioWriter, TextParsesDirectlyWithoutFiles) {
-    const model::Scenario s =
-        hwdb::load_scenario(std::string(GPUPLAN_SOURCE_DIR) + "/examples/llama70b-4xh100.yaml", db());
+    const model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/llama70b-4xh100.yaml", db());
     const std::string text = hwdb::scenario_to_yaml(s);
     EXPECT_EQ(text.rfind("schema: 1\n", 0), 0u);
     EXPECT_TRUE(hwdb::parse_scenario(text, "llama70b-4xh100.yaml", db()) == s) << text;
@@ -90,7 +91,7 @@ hardware:
   dp: 2
 )",
                                              "odd.yaml", db());
-    s.model_ref.clear();  // inline: as after a config.json import
+    s.model_ref.clear(); // inline: as after a config.json import
     s.deployment.model.name = "my-imported-model";
     s.deployment.engine.usable_memory = Bytes(79.21 * 1024 * 1024 * 1024);
     s.deployment.engine.gpu_memory_utilization = 0.8734;
@@ -167,8 +168,8 @@ TEST(ScenarioWriter, TraceIsWrittenBesideTheScenario) {
 }
 
 TEST(ScenarioWriter, QuantitiesUseReadableUnits) {
-    model::Scenario s =
-        hwdb::load_scenario(std::string(GPUPLAN_SOURCE_DIR) + "/examples/llama70b-4xh100.yaml", db());
+    model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/llama70b-4xh100.yaml", db());
     s.deployment.engine.kv_cache_memory = Bytes(80.0 * 1024 * 1024 * 1024);
     s.slo.ttft = Seconds(0.5);
     s.power.node_cap = Watts(8000);

@@ -42,7 +42,8 @@ template <class F> std::string error_of(F&& f) {
 
 std::string scenario_error(const std::string& extra,
                            const std::vector<hwdb::ScenarioOverride>& o = {}) {
-    return error_of([&] { (void)hwdb::parse_scenario(std::string(kBase) + extra, "s.yaml", db(), o); });
+    return error_of(
+        [&] { (void)hwdb::parse_scenario(std::string(kBase) + extra, "s.yaml", db(), o); });
 }
 
 std::filesystem::path temp_dir(const std::string& name) {
@@ -72,7 +73,7 @@ std::string link_yaml(const std::string& name, const std::string& aliases = "") 
     return s;
 }
 
-}  // namespace
+} // namespace
 
 TEST(TokenCounts, OneCheckForEveryReader) {
     EXPECT_EQ(hwdb::token_count(100), 100);
@@ -94,8 +95,9 @@ TEST(TokenCounts, TraceRowsWithBadLengthsOrNegativeTimesAreRefused) {
     EXPECT_EQ(error_of([&] { (void)hwdb::parse_trace(head + "0,0,10\n", "t.csv"); }),
               "t.csv:2: token counts '0', '10' must be whole numbers, input from 1 and output "
               "from 0, up to 268435456");
-    EXPECT_NE(error_of([&] { (void)hwdb::parse_trace(head + "0,1e300,10\n", "t.csv"); })
-                  .find("must be whole numbers"),
+    EXPECT_NE(error_of([&] {
+                  (void)hwdb::parse_trace(head + "0,1e300,10\n", "t.csv");
+              }).find("must be whole numbers"),
               std::string::npos);
     EXPECT_EQ(error_of([&] { (void)hwdb::parse_trace(head + "-5,100,10\n1,100,10\n", "t.csv"); }),
               "t.csv:2: arrival time '-5' is negative; give seconds from the start of the trace "
@@ -118,7 +120,8 @@ TEST(TokenCounts, LengthFileFirstRowIsCheckedLikeTheRest) {
 TEST(TokenCounts, EmpiricalValuesNanNegativeOrHugeAreRefused) {
     const auto yaml = [](const char* v) {
         return std::string("workload:\n  classes:\n    - name: c\n      input: {dist: empirical, "
-                           "values: [100, ") + v + "]}\n";
+                           "values: [100, ") +
+               v + "]}\n";
     };
     for (const auto& [v, shown] : {std::pair{"nan", "nan"}, {"-5", "-5"}, {"1e300", "1e+300"}}) {
         const std::string e = scenario_error(yaml(v));
@@ -142,8 +145,9 @@ TEST(HwdbClashes, DuplicateOrClashingNamesInOneFolderAreRefused) {
     write(dir / "a.yaml", link_yaml("l"));
     write(dir / "b.yaml", link_yaml("m", "L"));
     const std::string e = error_of([&] { (void)hwdb::Database::load({dir}); });
-    EXPECT_EQ(e, (dir / "b.yaml").string() + ": interconnect 'm': its alias 'L' is also a name or "
-                                             "alias of interconnect 'l' in " +
+    EXPECT_EQ(e, (dir / "b.yaml").string() +
+                     ": interconnect 'm': its alias 'L' is also a name or "
+                     "alias of interconnect 'l' in " +
                      (dir / "a.yaml").string() +
                      "; rename one (names and aliases are unique in a folder)");
     write(dir / "b.yaml", link_yaml("l"));
@@ -161,30 +165,38 @@ TEST(HwdbClashes, AcrossFoldersTheLaterWinsAndNotesSaySo) {
     ASSERT_EQ(d.notes().size(), 2u);
     EXPECT_EQ(d.notes()[0], "interconnect 'l' from b.yaml replaces the one from a.yaml");
     EXPECT_EQ(d.notes()[1], "interconnect name 'l' now means 'm' from c.yaml, not 'l' from b.yaml");
-    EXPECT_EQ(d.interconnect("l").name, "m");  // the later folder wins for aliases too
-    EXPECT_TRUE(db().notes().empty());         // the shipped hwdb has no clash
+    EXPECT_EQ(d.interconnect("l").name, "m"); // the later folder wins for aliases too
+    EXPECT_TRUE(db().notes().empty());        // the shipped hwdb has no clash
 }
 
 TEST(ModelImport, AppliesTheCatalogsOwnValidation) {
     const auto config = [](const std::string& layers, const std::string& heads,
                            const std::string& vocab) {
         return R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-                   "num_hidden_layers": )" + layers + R"(, "hidden_size": 4096,
-                   "num_attention_heads": )" + heads + R"(, "num_key_value_heads": )" + heads +
+                   "num_hidden_layers": )" +
+               layers + R"(, "hidden_size": 4096,
+                   "num_attention_heads": )" +
+               heads + R"(, "num_key_value_heads": )" + heads +
                R"(, "intermediate_size": 14336, "vocab_size": )" + vocab +
                R"(, "max_position_embeddings": 8192})";
     };
-    EXPECT_EQ(error_of([&] { (void)hwdb::import_hf_config(config("32", "3", "128256"), "config.json", "x"); }),
+    EXPECT_EQ(error_of([&] {
+                  (void)hwdb::import_hf_config(config("32", "3", "128256"), "config.json", "x");
+              }),
               "config.json: num_attention_heads: 3 heads do not divide hidden_size 4096; give "
               "head_dim or a head count that divides hidden_size");
-    const std::string vocab =
-        error_of([&] { (void)hwdb::import_hf_config(config("32", "32", "2147483647"), "config.json", "x"); });
-    EXPECT_EQ(vocab.rfind("config.json: the imported model would not load into the catalog: key '", 0), 0u)
+    const std::string vocab = error_of([&] {
+        (void)hwdb::import_hf_config(config("32", "32", "2147483647"), "config.json", "x");
+    });
+    EXPECT_EQ(
+        vocab.rfind("config.json: the imported model would not load into the catalog: key '", 0),
+        0u)
         << vocab;
     EXPECT_NE(vocab.find("vocab_size'"), std::string::npos) << vocab;
     EXPECT_NE(vocab.find("'2147483647' is out of range"), std::string::npos) << vocab;
-    const std::string layers =
-        error_of([&] { (void)hwdb::import_hf_config(config("1000000", "32", "128256"), "config.json", "x"); });
+    const std::string layers = error_of([&] {
+        (void)hwdb::import_hf_config(config("1000000", "32", "128256"), "config.json", "x");
+    });
     EXPECT_NE(layers.find("the imported model would not load into the catalog"), std::string::npos)
         << layers;
 }

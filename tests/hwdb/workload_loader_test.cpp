@@ -12,7 +12,8 @@ using namespace gpuplan;
 namespace {
 
 const hwdb::Database& db() {
-    static const hwdb::Database d = hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    static const hwdb::Database d =
+        hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
     return d;
 }
 
@@ -23,8 +24,8 @@ hardware:
 )";
 
 model::Scenario parse(const std::string& extra, const std::vector<hwdb::ScenarioOverride>& o = {}) {
-    return hwdb::parse_scenario(std::string(kBase) + extra, std::string(GPUPLAN_SOURCE_DIR) + "/examples/s.yaml",
-                                db(), o);
+    return hwdb::parse_scenario(std::string(kBase) + extra,
+                                std::string(GPUPLAN_SOURCE_DIR) + "/examples/s.yaml", db(), o);
 }
 
 std::string error_of(const std::string& extra) {
@@ -36,7 +37,7 @@ std::string error_of(const std::string& extra) {
     return "no error";
 }
 
-}  // namespace
+} // namespace
 
 TEST(WorkloadLoader, ReadsArrivalsClassesSchedulerAndCluster) {
     const model::Scenario s = parse(R"(engine:
@@ -82,7 +83,7 @@ cluster:
     EXPECT_EQ(s.scheduler.policy, model::SchedulingPolicy::Priority);
     EXPECT_EQ(s.scheduler.preemption_mode, model::PreemptionMode::Swap);
     EXPECT_DOUBLE_EQ(s.scheduler.swap_space.si(), 8.0 * kGiB);
-    EXPECT_TRUE(s.scheduler.swap_bandwidth.has_value());  // from the H100's host link
+    EXPECT_TRUE(s.scheduler.swap_bandwidth.has_value()); // from the H100's host link
     EXPECT_EQ(s.scheduler.batching, model::BatchingMode::Static);
     EXPECT_EQ(s.scheduler.static_batch_size, 4);
     EXPECT_DOUBLE_EQ(s.scheduler.static_max_wait.si(), 0.02);
@@ -114,29 +115,34 @@ cluster:
 }
 
 TEST(WorkloadLoader, UnknownKeysAndBadValuesAreErrors) {
-    EXPECT_NE(error_of("workload:\n  arival: {process: poisson}\n").find("arival"), std::string::npos);
-    EXPECT_NE(error_of("workload:\n  arrival: {process: poison}\n").find("poisson"), std::string::npos);
-    EXPECT_NE(error_of("workload:\n  classes:\n    - name: a\n      input: {dist: uniform, min: 5}\n")
-                  .find("needs min and max"),
+    EXPECT_NE(error_of("workload:\n  arival: {process: poisson}\n").find("arival"),
               std::string::npos);
+    EXPECT_NE(error_of("workload:\n  arrival: {process: poison}\n").find("poisson"),
+              std::string::npos);
+    EXPECT_NE(
+        error_of("workload:\n  classes:\n    - name: a\n      input: {dist: uniform, min: 5}\n")
+            .find("needs min and max"),
+        std::string::npos);
     EXPECT_NE(error_of("cluster:\n  router: random\n").find("round_robin"), std::string::npos);
     EXPECT_NE(error_of("cluster:\n  cloud: {input_price: $3/h}\n").find("Mtok"), std::string::npos);
     EXPECT_NE(error_of("engine:\n  scheduling_policy: lifo\n").find("fcfs"), std::string::npos);
-    EXPECT_NE(error_of("workload:\n  trace: {file: no-such.csv}\n").find("cannot open"), std::string::npos);
+    EXPECT_NE(error_of("workload:\n  trace: {file: no-such.csv}\n").find("cannot open"),
+              std::string::npos);
 }
 
 TEST(WorkloadLoader, TraceFileIsRelativeToTheScenarioAndSwitchesToReplay) {
-    const model::Scenario s = parse("workload:\n  trace: {file: traces/chat-burst.csv, format: plain}\n");
+    const model::Scenario s =
+        parse("workload:\n  trace: {file: traces/chat-burst.csv, format: plain}\n");
     EXPECT_EQ(s.workload.arrival.kind, model::ArrivalKind::Trace);
     EXPECT_EQ(s.workload.trace.size(), 581u);
     EXPECT_DOUBLE_EQ(s.workload.trace.front().arrival.si(), 0.0);
 }
 
 TEST(WorkloadLoader, OverridesApplyBeforeReading) {
-    const model::Scenario s = parse("workload:\n  requests_per_s: 2\n",
-                                    {{"workload.requests_per_s", "8"},
-                                     {"engine.max_num_seqs", "64"},
-                                     {"cluster.admission.max_queue", "5"}});
+    const model::Scenario s =
+        parse("workload:\n  requests_per_s: 2\n", {{"workload.requests_per_s", "8"},
+                                                   {"engine.max_num_seqs", "64"},
+                                                   {"cluster.admission.max_queue", "5"}});
     EXPECT_DOUBLE_EQ(*s.workload.requests_per_s, 8.0);
     EXPECT_EQ(s.deployment.engine.max_num_seqs, 64);
     EXPECT_EQ(s.cluster.admission.max_queue, 5);
@@ -144,12 +150,14 @@ TEST(WorkloadLoader, OverridesApplyBeforeReading) {
 }
 
 TEST(TraceLoader, ReadsTheThreeLayouts) {
-    const auto plain = hwdb::parse_trace("arrival_s,input_tokens,output_tokens\n1.5,100,20\n2.0,50,5\n", "p.csv");
+    const auto plain =
+        hwdb::parse_trace("arrival_s,input_tokens,output_tokens\n1.5,100,20\n2.0,50,5\n", "p.csv");
     ASSERT_EQ(plain.size(), 2u);
     EXPECT_DOUBLE_EQ(plain[1].arrival.si(), 0.5);
     EXPECT_EQ(plain[1].input_tokens, 50);
-    const auto vidur = hwdb::parse_trace("arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,4808,10\n0.052,3180,8\n",
-                                         "v.csv", hwdb::TraceFormat::Vidur);
+    const auto vidur = hwdb::parse_trace(
+        "arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,4808,10\n0.052,3180,8\n", "v.csv",
+        hwdb::TraceFormat::Vidur);
     EXPECT_EQ(vidur[0].input_tokens, 4808);
     EXPECT_DOUBLE_EQ(vidur[1].arrival.si(), 0.052);
     const auto azure = hwdb::parse_trace(
@@ -158,7 +166,8 @@ TEST(TraceLoader, ReadsTheThreeLayouts) {
         "a.csv");
     EXPECT_NEAR(azure[1].arrival.si(), 0.5, 1e-6);
     EXPECT_NEAR(azure[2].arrival.si(), 5 * 3600 + 44 * 60 + 13.31941, 1e-5);
-    const auto example = hwdb::load_trace(std::string(GPUPLAN_SOURCE_DIR) + "/examples/traces/chat-azure-layout.csv");
+    const auto example = hwdb::load_trace(std::string(GPUPLAN_SOURCE_DIR) +
+                                          "/examples/traces/chat-azure-layout.csv");
     EXPECT_EQ(example.size(), 40u);
 }
 
@@ -170,5 +179,6 @@ TEST(TraceLoader, ErrorsNameTheLine) {
         EXPECT_NE(std::string(e.what()).find("t.csv:3:"), std::string::npos) << e.what();
     }
     EXPECT_THROW((void)hwdb::parse_trace("a,b,c\n1,2,3\n", "t.csv"), InputError);
-    EXPECT_THROW((void)hwdb::parse_trace("arrival_s,input_tokens,output_tokens\n", "t.csv"), InputError);
+    EXPECT_THROW((void)hwdb::parse_trace("arrival_s,input_tokens,output_tokens\n", "t.csv"),
+                 InputError);
 }

@@ -17,14 +17,18 @@ ModelSpec dense(int layers, int heads, int kv_heads, int head_dim) {
     return m;
 }
 const Precision kBf16 = parse_precision("bf16");
-}  // namespace
+} // namespace
 
 // docs/domain.md §3 checked values.
 TEST(KvCache, PerTokenMatchesTheDomainBrief) {
-    EXPECT_DOUBLE_EQ(kv_bytes_per_token(dense(32, 32, 32, 128), kBf16).si(), 512 * 1024);  // Llama-2-7B
-    EXPECT_DOUBLE_EQ(kv_bytes_per_token(dense(32, 32, 8, 128), kBf16).si(), 128 * 1024);   // Llama-3-8B
-    EXPECT_DOUBLE_EQ(kv_bytes_per_token(dense(28, 28, 4, 128), kBf16).si(), 56 * 1024);    // Qwen2.5-7B
-    EXPECT_DOUBLE_EQ(kv_bytes_per_token(dense(80, 64, 8, 128), kBf16).si(), 327680);       // Llama-3.1-70B
+    EXPECT_DOUBLE_EQ(kv_bytes_per_token(dense(32, 32, 32, 128), kBf16).si(),
+                     512 * 1024); // Llama-2-7B
+    EXPECT_DOUBLE_EQ(kv_bytes_per_token(dense(32, 32, 8, 128), kBf16).si(),
+                     128 * 1024); // Llama-3-8B
+    EXPECT_DOUBLE_EQ(kv_bytes_per_token(dense(28, 28, 4, 128), kBf16).si(),
+                     56 * 1024); // Qwen2.5-7B
+    EXPECT_DOUBLE_EQ(kv_bytes_per_token(dense(80, 64, 8, 128), kBf16).si(),
+                     327680); // Llama-3.1-70B
 }
 
 TEST(KvCache, SevenBAtFourKTimesEightIsSixteenGiB) {
@@ -45,11 +49,13 @@ TEST(KvCache, SlidingWindowLayersStopGrowing) {
     ModelSpec m = dense(42, 16, 8, 256);
     m.sliding_window = SlidingWindowSpec{4096, 21};
     const double per_layer = 2.0 * 8 * 256 * 2;
-    EXPECT_DOUBLE_EQ(kv_bytes_per_sequence(m, kBf16, 8192).si(), per_layer * (21 * 8192 + 21 * 4096));
+    EXPECT_DOUBLE_EQ(kv_bytes_per_sequence(m, kBf16, 8192).si(),
+                     per_layer * (21 * 8192 + 21 * 4096));
     EXPECT_DOUBLE_EQ(kv_bytes_per_sequence(m, kBf16, 1000).si(), per_layer * 42 * 1000);
 }
 
 TEST(KvCache, Fp8HalvesIt) {
     const ModelSpec m = dense(32, 32, 8, 128);
-    EXPECT_DOUBLE_EQ(kv_bytes_per_token(m, parse_precision("fp8")) / kv_bytes_per_token(m, kBf16), 0.5);
+    EXPECT_DOUBLE_EQ(kv_bytes_per_token(m, parse_precision("fp8")) / kv_bytes_per_token(m, kBf16),
+                     0.5);
 }

@@ -51,9 +51,8 @@ TEST(Limits, TokenSumBeyondIntMaxStillFailsTheMaxModelLenCheck) {
     d.engine.max_model_len = 8192;
     Workload w;
     w.input_tokens = 1024;
-    w.output_tokens = 2147483647;  // input + output = 2147484671 > INT_MAX
-    const std::string e =
-        error_of([&] { (void)estimate_serving(d, w, default_profile()); });
+    w.output_tokens = 2147483647; // input + output = 2147484671 > INT_MAX
+    const std::string e = error_of([&] { (void)estimate_serving(d, w, default_profile()); });
     EXPECT_EQ(e, "workload: input_tokens + output_tokens = 2147484671 exceeds max_model_len 8192; "
                  "raise max_model_len or shorten the requests");
 }
@@ -74,8 +73,9 @@ TEST(Limits, TrainingTokensBeyondTheKeysRangeAreRefused) {
 TEST(Limits, RatesBelowPhysicalMinimumsAndNonFiniteNumbersAreRefused) {
     EXPECT_EQ(parse_quantity("1e-300 B/s", Dimension::BytesPerSecond).error,
               "'1e-300 B/s' is below any real bandwidth; give at least 1 kB/s (check the unit)");
-    EXPECT_EQ(parse_quantity("0.5 FLOPS", Dimension::FlopsPerSecond).error,
-              "'0.5 FLOPS' is below any real compute rate; give at least 1 GFLOPS (check the unit)");
+    EXPECT_EQ(
+        parse_quantity("0.5 FLOPS", Dimension::FlopsPerSecond).error,
+        "'0.5 FLOPS' is below any real compute rate; give at least 1 GFLOPS (check the unit)");
     EXPECT_TRUE(parse_quantity("2 kB/s", Dimension::BytesPerSecond).si.has_value());
     EXPECT_EQ(parse_quantity("1e30 GiB", Dimension::Bytes).error,
               "'1e30 GiB' is beyond any real size; give at most 1e21 B (check the unit)");
@@ -85,5 +85,5 @@ TEST(Limits, RatesBelowPhysicalMinimumsAndNonFiniteNumbersAreRefused) {
     }
 }
 
-}  // namespace
-}  // namespace gpuplan::model
+} // namespace
+} // namespace gpuplan::model

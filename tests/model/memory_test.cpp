@@ -86,7 +86,7 @@ TEST(MemoryModel, SevenBAtFourKTimesEightIsSixteenGiB) {
     d.engine.max_model_len = 4096;
     EXPECT_DOUBLE_EQ(8 * estimate_memory(d).kv_per_sequence.si(), 16.0 * kGiB);
     d.engine.max_model_len = 32768;
-    d.engine.allow_long_context = true;  // 8 × Llama-2's 4096-token context (rope scaling)
+    d.engine.allow_long_context = true; // 8 × Llama-2's 4096-token context (rope scaling)
     EXPECT_DOUBLE_EQ(8 * estimate_memory(d).kv_per_sequence.si(), 128.0 * kGiB);
 }
 

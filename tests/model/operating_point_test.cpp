@@ -71,8 +71,7 @@ TEST(OperatingPoint, AConcurrencyAndARateTogetherAreAnError) {
     Workload w = lengths(1024, 256);
     w.concurrency = 4;
     w.requests_per_s = 2.0;
-    EXPECT_THROW((void)resolve_operating_point(estimate_memory(small(256)), w, 1),
-                 InvalidArgument);
+    EXPECT_THROW((void)resolve_operating_point(estimate_memory(small(256)), w, 1), InvalidArgument);
 }
 
 TEST(OperatingPoint, ACommandLineLoadReplacesTheFilesLoad) {
@@ -205,7 +204,8 @@ TEST(WorkloadMix, TheMeanRequestIsTheShareWeightedMeanOfTheClasses) {
 
 TEST(WorkloadMix, AnAgentSessionCountsItsStepsAndHalfItsGrowingContext) {
     Workload w;
-    RequestClass agent = cls("agent", 1.0, LengthDistribution::fixed(1), LengthDistribution::fixed(100), 0);
+    RequestClass agent =
+        cls("agent", 1.0, LengthDistribution::fixed(1), LengthDistribution::fixed(100), 0);
     agent.agent = AgentSession{4, LengthDistribution::fixed(200), Seconds(0)};
     w.classes = {agent};
     w.requests_per_s = 2.0;

@@ -156,9 +156,9 @@ TEST(TrainingCompute, LongContextFlopsCountCausalPairsAndUtilizationStaysBelowOn
     //            + 2 norms × 4096) + final norm 4096 + LM head 128256 × 4096 = 7,504,924,672
     //   attention forward = 2 × 32 heads × (128 + 128) × 32 layers × (s + 1) / 2
     //                     = 16384 × 32 × 262144.5 = 137,439,215,616
-    const double matmul = 32.0 * (4096.0 * 4096 * 2 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336 +
-                                  2.0 * 4096) +
-                          4096.0 + 128256.0 * 4096;
+    const double matmul =
+        32.0 * (4096.0 * 4096 * 2 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336 + 2.0 * 4096) + 4096.0 +
+        128256.0 * 4096;
     EXPECT_DOUBLE_EQ(matmul, 7504924672.0);
     const double attention = 2.0 * 32 * 256 * 32 * (524288.0 + 1) / 2;
     EXPECT_DOUBLE_EQ(attention, 137439215616.0);
@@ -322,8 +322,8 @@ TEST(TrainingInvariants, RecomputationLowersMemoryAndRaisesStepTime) {
     EXPECT_GT(full.hfu, full.mfu);
     TrainingConfig flash = c;
     flash.flash_attention = true;
-    const LayoutResult fl =
-        TrainingModel(d, flash, default_profile()).evaluate(layout(8, 8, 1, 0, 1, Recompute::None, true));
+    const LayoutResult fl = TrainingModel(d, flash, default_profile())
+                                .evaluate(layout(8, 8, 1, 0, 1, Recompute::None, true));
     EXPECT_LT(fl.hfu - fl.mfu, 1e-12);
 }
 

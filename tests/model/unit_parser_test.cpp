@@ -16,7 +16,7 @@ TEST(UnitParser, BinaryAndDecimalPrefixesAreDifferentUnits) {
 
 TEST(UnitParser, RatesPowerAndTime) {
     EXPECT_DOUBLE_EQ(parse_bandwidth("3.35 TB/s").si(), 3.35e12);
-    EXPECT_DOUBLE_EQ(parse_bandwidth("400 Gb/s").si(), 50e9);  // bits: 400/8 GB/s
+    EXPECT_DOUBLE_EQ(parse_bandwidth("400 Gb/s").si(), 50e9); // bits: 400/8 GB/s
     EXPECT_DOUBLE_EQ(parse_flops_rate("989 TFLOPS").si(), 989e12);
     EXPECT_DOUBLE_EQ(parse_flops_rate("1978.9 TOPS").si(), 1978.9e12);
     EXPECT_DOUBLE_EQ(parse_watts("700 W").si(), 700);
@@ -62,10 +62,13 @@ TEST(UnitParser, PricesCarryCurrencyAndBasis) {
     EXPECT_EQ(power.per, PriceBasis::KilowattHour);
     const Price once = *parse_price("25000 USD").price;
     EXPECT_EQ(once.per, PriceBasis::Once);
-    EXPECT_EQ(parse_price("\xC2\xA5" "0.6/kWh").price->money.currency, "CNY");
+    EXPECT_EQ(parse_price("\xC2\xA5"
+                          "0.6/kWh")
+                  .price->money.currency,
+              "CNY");
     EXPECT_EQ(parse_price("$180/kW-month").price->per, PriceBasis::KilowattMonth);
-    EXPECT_FALSE(parse_price("2.10/h").price);      // no currency
-    EXPECT_FALSE(parse_price("$2.10/week").price);  // unknown basis
+    EXPECT_FALSE(parse_price("2.10/h").price);     // no currency
+    EXPECT_FALSE(parse_price("$2.10/week").price); // unknown basis
     EXPECT_FALSE(parse_price("-5 USD").price);
 }
 

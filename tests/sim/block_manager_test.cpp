@@ -47,7 +47,7 @@ TEST(BlockManager, FreedBlocksKeepTheirHashUntilEvictedLeastRecentlyFreedFirst) 
     EXPECT_EQ(m.evictions(), 1);
     EXPECT_EQ(m.allocate(), a);
     EXPECT_EQ(m.lookup(101), -1);
-    EXPECT_EQ(m.lookup(103), c);  // still referenced
+    EXPECT_EQ(m.lookup(103), c); // still referenced
 }
 
 TEST(BlockManager, SharedBlocksStayUntilTheLastReferenceGoes) {
@@ -102,8 +102,9 @@ TEST(BlockManager, HashTableSurvivesChurn) {
 // vLLM's block pool as literally described (docs/engines.md §2.4): one LRU free queue of all
 // blocks, allocation pops the head and evicts its hash, freed blocks go to the tail.
 class ReferencePool {
-public:
-    explicit ReferencePool(int n) : ref_(static_cast<std::size_t>(n), 0), hash_(static_cast<std::size_t>(n), 0) {
+  public:
+    explicit ReferencePool(int n)
+        : ref_(static_cast<std::size_t>(n), 0), hash_(static_cast<std::size_t>(n), 0) {
         for (int i = 0; i < n; ++i) {
             free_.push_back(i);
         }
@@ -141,7 +142,7 @@ public:
     [[nodiscard]] std::size_t free() const { return free_.size(); }
     [[nodiscard]] std::size_t cached() const { return table_.size(); }
 
-private:
+  private:
     std::vector<int> ref_;
     std::vector<std::uint64_t> hash_;
     std::list<int> free_;
@@ -203,5 +204,5 @@ TEST(BlockManager, EvictsExactlyLikeASingleLruQueue) {
     }
 }
 
-}  // namespace
-}  // namespace gpuplan::sim
+} // namespace
+} // namespace gpuplan::sim

@@ -118,7 +118,7 @@ TEST(Simulation, HonoursTheStopToken) {
 TEST(Tick, ConvertsSecondsByRoundingToNanoseconds) {
     EXPECT_EQ(to_tick(Seconds(1.5), "t"), 1'500'000'000);
     EXPECT_EQ(to_tick(Seconds(2.4e-9), "t"), 2);
-    EXPECT_EQ(to_tick(Seconds(-1e-10), "t"), 0);  // rounds to 0 ns
+    EXPECT_EQ(to_tick(Seconds(-1e-10), "t"), 0); // rounds to 0 ns
     EXPECT_DOUBLE_EQ(to_seconds(250'000'000).si(), 0.25);
 }
 
@@ -134,7 +134,8 @@ TEST(Tick, RefusesNegativeNonFiniteAndOutOfRangeDurationsNamingTheKey) {
     };
     EXPECT_EQ(message(-1), "workload.duration: -1 s is not a duration; give a finite time >= 0 s");
     EXPECT_EQ(message(std::nan("")).rfind("workload.duration: ", 0), 0u);
-    EXPECT_NE(message(std::nan("")).find(" is not a duration; give a finite time >= 0 s"), std::string::npos);
+    EXPECT_NE(message(std::nan("")).find(" is not a duration; give a finite time >= 0 s"),
+              std::string::npos);
     EXPECT_EQ(message(1e12),
               "workload.duration: 1e+12 s is beyond the simulator's clock (about 292 years); give "
               "a shorter time");
@@ -169,7 +170,7 @@ TEST(Rng, DistributionsHaveTheirMoments) {
         const double x = r.normal(3.0, 2.0);
         sn += x;
         sn2 += x * x;
-        const double g = r.gamma(0.25, 4.0);  // mean 1, variance 4 (cv 2)
+        const double g = r.gamma(0.25, 4.0); // mean 1, variance 4 (cv 2)
         sg += g;
         sg2 += g * g;
         su += static_cast<double>(r.below(10));
@@ -182,5 +183,5 @@ TEST(Rng, DistributionsHaveTheirMoments) {
     EXPECT_NEAR(su / n, 4.5, 0.03);
 }
 
-}  // namespace
-}  // namespace gpuplan::sim
+} // namespace
+} // namespace gpuplan::sim

@@ -125,5 +125,5 @@ TEST(SimLimits, RequestCountAboveTheLimitIsRefused) {
     }
 }
 
-}  // namespace
-}  // namespace gpuplan::sim
+} // namespace
+} // namespace gpuplan::sim

@@ -17,7 +17,8 @@ TEST(SimLongSpan, TwoRequestsThirtyDaysApartUseCoarserBins) {
     s.workload.requests.reset();
     s.workload.arrival.kind = model::ArrivalKind::Trace;
     const double month_s = 30.0 * 86400.0;
-    s.workload.trace = {model::TraceRecord{Seconds(0), 512, 16}, model::TraceRecord{Seconds(month_s), 512, 16}};
+    s.workload.trace = {model::TraceRecord{Seconds(0), 512, 16},
+                        model::TraceRecord{Seconds(month_s), 512, 16}};
     const SimResult r = simulate(s);
     ASSERT_TRUE(r.ok);
     EXPECT_EQ(r.overall.completed, 2);
@@ -32,7 +33,7 @@ TEST(SimLongSpan, TwoRequestsThirtyDaysApartUseCoarserBins) {
         EXPECT_DOUBLE_EQ(r.series[i].t_s, 64.0 * static_cast<double>(i));
         arrivals += r.series[i].arrivals;
         completions += r.series[i].completions;
-        out_tokens += r.series[i].output_tok_s * 64.0;  // a rate over a 64-s bin
+        out_tokens += r.series[i].output_tok_s * 64.0; // a rate over a 64-s bin
     }
     EXPECT_EQ(arrivals, 2);
     EXPECT_EQ(completions, 2);
@@ -65,5 +66,5 @@ TEST(SimLongSpan, ShortRunsKeepOneSecondBins) {
     EXPECT_EQ(arrivals, 50);
 }
 
-}  // namespace
-}  // namespace gpuplan::sim
+} // namespace
+} // namespace gpuplan::sim

@@ -79,8 +79,8 @@ TEST(SimPipeline, OneRequestAloneTakesExactlyTheAnalyticTtftAndTpot) {
 }
 
 struct Point {
-    double tok_s = 0;     // total (input + output) tokens per second
-    double tpot_p50 = 0;  // seconds
+    double tok_s = 0;    // total (input + output) tokens per second
+    double tpot_p50 = 0; // seconds
     double busy = 0;
 };
 
@@ -97,8 +97,10 @@ TEST(SimPipeline, SaturatedThroughputNearlyDoublesWithTwoStages) {
     const Point one = measure(s, false);
     const Point two = measure(s, true);
     const double ratio = two.tok_s / one.tok_s;
-    std::printf("pp=2 prompt-heavy: %.0f -> %.0f tok/s (x%.3f), TPOT p50 %.1f -> %.1f ms, busy %.3f -> %.3f\n",
-                one.tok_s, two.tok_s, ratio, one.tpot_p50 * 1e3, two.tpot_p50 * 1e3, one.busy, two.busy);
+    std::printf("pp=2 prompt-heavy: %.0f -> %.0f tok/s (x%.3f), TPOT p50 %.1f -> %.1f ms, busy "
+                "%.3f -> %.3f\n",
+                one.tok_s, two.tok_s, ratio, one.tpot_p50 * 1e3, two.tpot_p50 * 1e3, one.busy,
+                two.busy);
     EXPECT_GE(ratio, 1.6);
     EXPECT_LE(ratio, 2.0);
     // A sequence's token gap is its own micro-batch's step time plus at most one stage slot
@@ -106,7 +108,7 @@ TEST(SimPipeline, SaturatedThroughputNearlyDoublesWithTwoStages) {
     EXPECT_LE(two.tpot_p50, one.tpot_p50 * 1.5);
     // One batch at a time keeps each stage busy 1/pp of the time; a full pipeline nearly all.
     EXPECT_NEAR(one.busy, 0.5, 0.02);
-    EXPECT_GT(two.busy, 0.8);  // micro-batches of unequal time leave gaps
+    EXPECT_GT(two.busy, 0.8); // micro-batches of unequal time leave gaps
 }
 
 TEST(SimPipeline, DecodeHeavyThroughputRisesAndTpotFalls) {
@@ -133,7 +135,7 @@ TEST(SimPipeline, FourStagesThroughputAtLeastTwoStages) {
 
 TEST(SimPipeline, SameSeedGivesIdenticalResults) {
     model::Scenario s = pipelined(2, 0, 0, 40.0, 400);
-    test::set_kv_pool(s, 0.5);  // tight: preemption while micro-batches are in flight
+    test::set_kv_pool(s, 0.5); // tight: preemption while micro-batches are in flight
     model::RequestClass chat;
     chat.name = "chat";
     chat.input.kind = model::LengthKind::LogNormal;
@@ -155,11 +157,12 @@ TEST(SimPipeline, SameSeedGivesIdenticalResults) {
     EXPECT_GT(a.preemptions, 0);
     // Stage-0 slices of a replica never overlap.
     for (std::size_t i = 1; i < a.step_log.size(); ++i) {
-        EXPECT_LE(a.step_log[i - 1].start_s + a.step_log[i - 1].duration_s, a.step_log[i].start_s + 1e-9);
+        EXPECT_LE(a.step_log[i - 1].start_s + a.step_log[i - 1].duration_s,
+                  a.step_log[i].start_s + 1e-9);
     }
     o.seed = 8;
     EXPECT_FALSE(a == simulate(s, o));
 }
 
-}  // namespace
-}  // namespace gpuplan::sim
+} // namespace
+} // namespace gpuplan::sim

@@ -24,7 +24,7 @@ double numpy_percentile(std::vector<double> v, double p) {
 std::vector<double> spread(int n) {
     std::vector<double> v;
     v.reserve(static_cast<std::size_t>(n));
-    std::uint64_t x = 88172645463325252ULL;  // xorshift64 (Marsaglia 2003)
+    std::uint64_t x = 88172645463325252ULL; // xorshift64 (Marsaglia 2003)
     for (int i = 0; i < n; ++i) {
         x ^= x << 13;
         x ^= x >> 7;
@@ -44,8 +44,8 @@ TEST(QuantileSketch, SmallSamplesGiveNumpyLinearPercentilesExactly) {
     EXPECT_TRUE(q.exact());
     EXPECT_EQ(s.count, 10);
     EXPECT_DOUBLE_EQ(s.mean, 5.5);
-    EXPECT_DOUBLE_EQ(s.p50, 5.5);   // rank 4.5 between 5 and 6
-    EXPECT_DOUBLE_EQ(s.p90, 9.1);   // rank 8.1 between 9 and 10
+    EXPECT_DOUBLE_EQ(s.p50, 5.5); // rank 4.5 between 5 and 6
+    EXPECT_DOUBLE_EQ(s.p90, 9.1); // rank 8.1 between 9 and 10
     EXPECT_DOUBLE_EQ(s.p95, 9.55);
     EXPECT_DOUBLE_EQ(s.p99, 9.91);
     EXPECT_DOUBLE_EQ(s.max, 10);
@@ -55,12 +55,12 @@ TEST(QuantileSketch, WeightedRunsCountAsRepeatedSamples) {
     QuantileSketch q;
     q.add(1.0, 2);
     q.add(2.0, 1);
-    q.add(1.0, 1);  // 1, 1, 2, 1 -> sorted 1, 1, 1, 2
+    q.add(1.0, 1); // 1, 1, 2, 1 -> sorted 1, 1, 1, 2
     const LatencyStats s = q.stats();
     EXPECT_EQ(s.count, 4);
     EXPECT_DOUBLE_EQ(s.mean, 1.25);
-    EXPECT_DOUBLE_EQ(s.p50, 1.0);               // rank 1.5
-    EXPECT_DOUBLE_EQ(s.p90, 1.0 + 0.7 * 1.0);   // rank 2.7 between 1 and 2
+    EXPECT_DOUBLE_EQ(s.p50, 1.0);             // rank 1.5
+    EXPECT_DOUBLE_EQ(s.p90, 1.0 + 0.7 * 1.0); // rank 2.7 between 1 and 2
     EXPECT_DOUBLE_EQ(s.max, 2.0);
 }
 
@@ -78,7 +78,8 @@ TEST(QuantileSketch, AboveTheExactLimitPercentilesStayWithinTheRelativeError) {
     EXPECT_DOUBLE_EQ(s.mean, sum / 200000);
     EXPECT_EQ(s.max, *std::max_element(v.begin(), v.end()));
     const double a = QuantileSketch::kRelativeError * (1 + 1e-9);
-    for (const auto& [p, got] : {std::pair{0.50, s.p50}, {0.90, s.p90}, {0.95, s.p95}, {0.99, s.p99}}) {
+    for (const auto& [p, got] :
+         {std::pair{0.50, s.p50}, {0.90, s.p90}, {0.95, s.p95}, {0.99, s.p99}}) {
         const double want = numpy_percentile(v, p);
         EXPECT_LE(std::abs(got - want), a * want) << "p" << p * 100;
     }
@@ -107,7 +108,7 @@ TEST(QuantileSketch, MergingExactAndHistogramSketchesKeepsTheBound) {
     const std::vector<double> v = spread(30000);
     QuantileSketch a(20000), b(20000);
     for (std::size_t i = 0; i < v.size(); ++i) {
-        (i < 5000 ? a : b).add(v[i]);  // a stays exact, b turns into a histogram
+        (i < 5000 ? a : b).add(v[i]); // a stays exact, b turns into a histogram
     }
     EXPECT_TRUE(a.exact());
     EXPECT_FALSE(b.exact());
@@ -155,5 +156,5 @@ TEST(QuantileSketch, ZerosHaveABucketOfTheirOwn) {
     EXPECT_NEAR(s.p99, 2.0, 2.0 * QuantileSketch::kRelativeError);
 }
 
-}  // namespace
-}  // namespace gpuplan::sim
+} // namespace
+} // namespace gpuplan::sim

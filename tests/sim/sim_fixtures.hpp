@@ -28,4 +28,4 @@ inline void set_kv_pool(model::Scenario& s, double gib) {
     s.deployment.engine.kv_cache_memory = Bytes(gib * kGiB);
 }
 
-}  // namespace gpuplan::sim::test
+} // namespace gpuplan::sim::test

@@ -94,7 +94,7 @@ TEST(Simulate, SameSeedGivesIdenticalResultsAndOtherSeedsDiffer) {
     const SimResult a = simulate(s, o);
     const SimResult b = simulate(s, o);
     EXPECT_TRUE(a == b);
-    EXPECT_GT(a.preemptions, 0);  // the run exercises preemption and the prefix cache
+    EXPECT_GT(a.preemptions, 0); // the run exercises preemption and the prefix cache
     EXPECT_GT(a.prefix_hit_rate, 0.2);
     o.seed = 8;
     const SimResult c = simulate(s, o);
@@ -143,7 +143,7 @@ TEST(Simulate, MatchesMd1MeanWaitAtSeventyPercentLoad) {
     s.workload.requests_per_s = rho / d;
     s.workload.requests = 200000;
     const SimResult r = run(s);
-    const double wq = rho * d / (2 * (1 - rho));  // Pollaczek-Khinchine for M/D/1
+    const double wq = rho * d / (2 * (1 - rho)); // Pollaczek-Khinchine for M/D/1
     EXPECT_NEAR(r.overall.queue.mean / wq, 1.0, 0.03);
 }
 
@@ -151,7 +151,7 @@ TEST(Simulate, ThroughputRisesWithMaxNumSeqsUntilKvBinds) {
     std::vector<double> tput;
     for (const int seqs : {1, 4, 16, 32, 256}) {
         model::Scenario s = llama8b_scenario(512, 256, 1.0, 600);
-        set_kv_pool(s, 2.0);  // 16384 tokens: about 21 sequences of 768 tokens
+        set_kv_pool(s, 2.0); // 16384 tokens: about 21 sequences of 768 tokens
         s.workload.arrival.kind = model::ArrivalKind::ClosedLoop;
         s.workload.arrival.users = 300;
         s.deployment.engine.max_num_seqs = seqs;
@@ -217,8 +217,8 @@ TEST(Simulate, PrefixCachingCutsPrefillTokensByTheSharedFraction) {
 TEST(Simulate, PreemptsWhenKvRunsOutAndStillFinishesEveryRequest) {
     for (const auto mode : {model::PreemptionMode::Recompute, model::PreemptionMode::Swap}) {
         model::Scenario s = llama8b_scenario(200, 600, 1000.0, 64);
-        set_kv_pool(s, 0.5);  // 256 blocks: 4096 tokens for 64 × 800
-        s.deployment.engine.max_model_len = 2048;  // vLLM must hold one full sequence to start
+        set_kv_pool(s, 0.5);                      // 256 blocks: 4096 tokens for 64 × 800
+        s.deployment.engine.max_model_len = 2048; // vLLM must hold one full sequence to start
         s.scheduler.preemption_mode = mode;
         const SimResult r = run(s);
         EXPECT_GT(r.preemptions, 0);
@@ -362,7 +362,7 @@ TEST(Simulate, ReplicasShareTheLoadAndPrefixAffinityRaisesHits) {
         rag.input = model::LengthDistribution::fixed(100);
         rag.output = model::LengthDistribution::fixed(50);
         s.workload.classes = {rag};
-        set_kv_pool(s, 2.5);  // about 5 prefixes per replica
+        set_kv_pool(s, 2.5); // about 5 prefixes per replica
         s.cluster.replicas = 4;
         s.cluster.router = p;
         return s;
@@ -414,8 +414,8 @@ TEST(Simulate, HybridRoutingPinsClassesAndFallsBackToTheCloudWithItsSpend) {
     const auto& chat = r.classes[1].summary;
     const auto& cx = r.classes[2].summary;
     EXPECT_EQ(sens.cloud, 0);
-    EXPECT_GT(sens.rejected + sens.timed_out, 0);  // sensitive requests never leave
-    EXPECT_GT(chat.cloud, 0);                      // overflow goes to the cloud
+    EXPECT_GT(sens.rejected + sens.timed_out, 0); // sensitive requests never leave
+    EXPECT_GT(chat.cloud, 0);                     // overflow goes to the cloud
     EXPECT_EQ(chat.rejected + chat.timed_out, 0);
     EXPECT_EQ(cx.cloud, cx.completed);
     EXPECT_EQ(cx.completed, cx.arrived);
@@ -445,5 +445,5 @@ TEST(Simulate, StopsWhenAsked) {
     EXPECT_EQ(r.overall.arrived, r.overall.completed + r.overall.cancelled);
 }
 
-}  // namespace
-}  // namespace gpuplan::sim
+} // namespace
+} // namespace gpuplan::sim

@@ -12,8 +12,8 @@ namespace gpuplan::sim {
 namespace {
 
 TEST(TraceReplay, VidurSplitwiseConversationTraceKeepsCountsAndTokens) {
-    const std::filesystem::path file =
-        std::filesystem::path(GPUPLAN_SHARED_DATA_DIR) / "vidur/data/processed_traces/splitwise_conv.csv";
+    const std::filesystem::path file = std::filesystem::path(GPUPLAN_SHARED_DATA_DIR) /
+                                       "vidur/data/processed_traces/splitwise_conv.csv";
     if (!std::filesystem::exists(file)) {
         GTEST_SKIP() << file << " is absent";
     }
@@ -44,5 +44,5 @@ TEST(TraceReplay, VidurSplitwiseConversationTraceKeepsCountsAndTokens) {
     EXPECT_GE(res.duration_s, trace.back().arrival.si() - trace.front().arrival.si());
 }
 
-}  // namespace
-}  // namespace gpuplan::sim
+} // namespace
+} // namespace gpuplan::sim

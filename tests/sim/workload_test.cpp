@@ -82,7 +82,7 @@ TEST(ArrivalClock, StepCurveChangesTheRateAtEachStep) {
 
 TEST(ArrivalClock, DiurnalCurveFollowsTheCumulativeRate) {
     model::ArrivalProcess p;
-    p.kind = model::ArrivalKind::Constant;  // no noise: the n-th arrival is at Λ⁻¹(n)
+    p.kind = model::ArrivalKind::Constant; // no noise: the n-th arrival is at Λ⁻¹(n)
     p.curve.kind = model::RateCurveKind::Diurnal;
     p.curve.period = Seconds(1000);
     p.curve.amplitude = 0.8;
@@ -107,7 +107,8 @@ TEST(ArrivalClock, RejectsBadParameters) {
     EXPECT_THROW(ArrivalClock(p, 1.0), InvalidArgument);
 }
 
-double sample_mean(const model::LengthDistribution& d, int n, int* lo = nullptr, int* hi = nullptr) {
+double sample_mean(const model::LengthDistribution& d, int n, int* lo = nullptr,
+                   int* hi = nullptr) {
     LengthSampler s(d);
     Rng rng(11);
     double sum = 0;
@@ -118,8 +119,10 @@ double sample_mean(const model::LengthDistribution& d, int n, int* lo = nullptr,
         mn = std::min(mn, x);
         mx = std::max(mx, x);
     }
-    if (lo) *lo = mn;
-    if (hi) *hi = mx;
+    if (lo)
+        *lo = mn;
+    if (hi)
+        *hi = mx;
     return sum / n;
 }
 
@@ -167,5 +170,5 @@ TEST(LengthSampler, RejectsUnusableDistributions) {
     EXPECT_THROW(LengthSampler{e}, InvalidArgument);
 }
 
-}  // namespace
-}  // namespace gpuplan::sim
+} // namespace
+} // namespace gpuplan::sim

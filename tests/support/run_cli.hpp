@@ -10,7 +10,7 @@ namespace gpuplan::test {
 
 struct RunResult {
     int exit_code;
-    std::string out;  ///< stdout and stderr together
+    std::string out; ///< stdout and stderr together
 };
 
 /// Runs `gpuplan ARGS` through the shell and collects its output and exit status.
@@ -26,4 +26,4 @@ inline RunResult run_cli(const std::string& args) {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-}  // namespace gpuplan::test
+} // namespace gpuplan::test
