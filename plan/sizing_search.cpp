@@ -10,6 +10,7 @@
 #include "model/rack.hpp"
 #include "model/serving.hpp"
 #include "model/step_cost.hpp"
+#include "model/workload_mix.hpp"
 #include "plan/thread_pool.hpp"
 
 #include <algorithm>
@@ -55,27 +56,8 @@ std::string ms(double s) {
     return fmt(s * 1e3, s < 0.1 ? 1 : 0) + " ms";
 }
 
-double mean_length(const model::LengthDistribution& d) {
-    double v = d.mean;
-    switch (d.kind) {
-    case model::LengthKind::Fixed:
-    case model::LengthKind::Normal:
-    case model::LengthKind::LogNormal: v = d.mean; break;
-    case model::LengthKind::Uniform: v = 0.5 * (d.min + d.max); break;
-    case model::LengthKind::Empirical: {
-        double sum = 0;
-        double weight = 0;
-        for (std::size_t i = 0; i < d.values.size(); ++i) {
-            const double w = i < d.weights.size() ? d.weights[i] : 1.0;
-            sum += w * d.values[i];
-            weight += w;
-        }
-        v = weight > 0 ? sum / weight : d.mean;
-        break;
-    }
-    }
-    return std::clamp(v, static_cast<double>(d.min), static_cast<double>(d.max));
-}
+// Mean lengths: the one rule of model/workload_mix.hpp (clamped as every draw is).
+using model::mean_length;
 
 /// A request class as the analytic pruning sees it: mean lengths and its SLOs.
 struct ClassView {
@@ -142,21 +124,14 @@ struct Mix {
     double mean_output = 1;
 };
 
-Mix analytic_mix(const model::Scenario& s, const std::vector<ClassView>& classes) {
+Mix analytic_mix(const model::Scenario& s) {
+    // The class mix's mean request: the same reading estimate, cost and the desktop app use.
     Mix m;
-    double share = 0, in = 0, out = 0, prefix = 0;
-    for (const auto& c : classes) {
-        share += c.share;
-        in += c.share * c.input;
-        out += c.share * c.output;
-        prefix += c.share * c.shared_prefix;
-    }
     m.w = s.workload;
-    if (share > 0) {
-        m.w.input_tokens = std::max(1, static_cast<int>(std::lround(in / share)));
-        m.w.output_tokens = std::max(1, static_cast<int>(std::lround(out / share)));
-        m.cached_prefix =
-            std::clamp(static_cast<int>(std::lround(prefix / share)), 0, m.w.input_tokens - 1);
+    if (const auto r = model::mean_request(s.workload)) {
+        m.w.input_tokens = r->input_tokens;
+        m.w.output_tokens = r->output_tokens;
+        m.cached_prefix = r->cached_prefix;
     }
     m.mean_output = m.w.output_tokens;
     return m;
@@ -281,7 +256,7 @@ class Search {
         if (plan_.budget && plan_.budget->per != model::PriceBasis::Month) {
             throw InvalidArgument("plan.budget must be a monthly amount, e.g. '$50000/month'");
         }
-        mix_ = analytic_mix(s, classes_);
+        mix_ = analytic_mix(s);
         offered_rps_ = offered_rate(s);
         has_slo_ = std::any_of(classes_.begin(), classes_.end(),
                                [](const ClassView& c) { return c.ttft || c.tpot || c.e2e; });
@@ -981,8 +956,7 @@ model::Scenario configured_scenario(const model::Scenario& s, const model::PlanC
 
 SizingCost sizing_cost(const model::Scenario& configured, const model::PlanCandidate& c,
                        const model::EfficiencyProfile& profile) {
-    const std::vector<ClassView> classes = class_views(configured);
-    const Mix mix = analytic_mix(configured, classes);
+    const Mix mix = analytic_mix(configured);
     const model::MemoryEstimate mem = model::estimate_memory(configured.deployment);
     const model::PowerEstimate replica = replica_power(configured, c, profile, mix, mem);
     return cost_from(configured, c, replica, offered_rate(configured) * mix.mean_output);
