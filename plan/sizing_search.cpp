@@ -154,30 +154,18 @@ model::PowerEstimate replica_power(const model::Scenario& t, const model::PlanCa
                                  t.slo, t.rack, mix.cached_prefix);
 }
 
-/// Cost and power of the configured deployment from its replica's full-batch estimate.
+/// Cost and power of the configured deployment at its operating point: the estimate `gpuplan
+/// cost` makes for the same configuration (one chain, so a plan row and cost agree), with the
+/// capacity from its replica's full-batch estimate.
 SizingCost cost_from(const model::Scenario& t, const model::PlanCandidate& c,
-                     const model::PowerEstimate& replica, double offered_tok_s) {
+                     const model::EfficiencyProfile& profile, const Mix& mix,
+                     const model::PowerEstimate& replica) {
     const model::Deployment& d = t.deployment;
-    const double psu = t.power_model.psu_efficiency > 0 ? t.power_model.psu_efficiency : 1.0;
-    const int gpus = d.gpus;
-    const model::NodePower& node = replica.node;
-    const double share = static_cast<double>(gpus) / node.gpus;
-    const Watts host = node.host * share;
     SizingCost r;
     r.capacity_tok_s = replica.capped.throughput * d.par.dp;
-    const double served =
-        offered_tok_s > 0 ? std::min(offered_tok_s, r.capacity_tok_s) : r.capacity_tok_s;
-    const double load = r.capacity_tok_s > 0 ? served / r.capacity_tok_s : 0.0;
-    // At part load the GPUs sit at the resident floor between steps: the offered share of the
-    // full-batch draw above it (an average, as the simulator's observer measures it).
-    const Watts resident = replica.levels.resident;
-    const Watts gpu_load = resident + (replica.gpu_average - resident) * load;
-    model::PowerEstimate p = replica;
-    p.nodes = (gpus + node.gpus - 1) / node.gpus;
-    p.deployment_average = gpu_load * (gpus / psu) + host;
-    p.deployment_peak = replica.gpu_peak * (gpus / psu) + host;
-    p.deployment_idle = resident * (gpus / psu) + host;
-    p.capped.throughput = served;
+    const model::PowerEstimate p =
+        model::estimate_power(d, t.workload, profile, t.power_model, t.power,
+                              node_of(c, t.power_model), t.slo, t.rack, mix.cached_prefix);
     const model::ServerSpec* server = c.node ? &*c.node : nullptr;
     const model::CostInputs in = model::cost_inputs(t, server, p);
     const model::CostEstimate e = model::estimate_cost(in);
@@ -190,10 +178,10 @@ SizingCost cost_from(const model::Scenario& t, const model::PlanCandidate& c,
     r.own_per_million = amount(e.own_per_million_tokens);
     r.rent_per_million = amount(e.rent_per_million_tokens);
     r.tokens_per_month = e.tokens;
-    r.gpu_limit_w = replica.limit.per_gpu.si();
+    r.gpu_limit_w = p.limit.per_gpu.si();
     r.avg_power_w = p.deployment_average.si();
     r.peak_power_w = p.deployment_peak.si();
-    r.node_peak_w = replica.node_peak.si();
+    r.node_peak_w = p.node_peak.si();
     r.nodes = p.nodes;
     r.excluded = e.excluded;
     r.notes = in.notes;
@@ -449,7 +437,7 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
         t.deployment.gpus = row.config.gpus;
         SizingCost c;
         try {
-            c = cost_from(t, cand, replica, offered_rps_ * mix_.mean_output);
+            c = cost_from(t, cand, profile(cand.gpu.name), mix_, replica);
         } catch (const InvalidArgument& e) {
             row.stage = SizingStage::Price;
             row.reason = e.what();
@@ -959,7 +947,7 @@ SizingCost sizing_cost(const model::Scenario& configured, const model::PlanCandi
     const Mix mix = analytic_mix(configured);
     const model::MemoryEstimate mem = model::estimate_memory(configured.deployment);
     const model::PowerEstimate replica = replica_power(configured, c, profile, mix, mem);
-    return cost_from(configured, c, replica, offered_rate(configured) * mix.mean_output);
+    return cost_from(configured, c, profile, mix, replica);
 }
 
 SizingResult size_deployment(const model::Scenario& s, const std::optional<model::ServerSpec>& node,

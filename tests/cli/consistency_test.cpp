@@ -248,3 +248,25 @@ TEST(OneAnswer, CostWithoutALoadSaysWhichLoadItUsed) {
     }
     EXPECT_TRUE(energy);
 }
+
+TEST(OneAnswer, APlanRowAndCostOfThatConfigurationAgreeToTheCent) {
+    // The plan's cheapest row, asked again through `cost` with the row's configuration as flags:
+    // the same load (the class mix at 12 requests/s), the same power at that load, the same price.
+    const std::string file = example("plan-search.yaml");
+    const json plan = run_json("plan " + file);
+    ASSERT_FALSE(plan.is_null());
+    ASSERT_FALSE(plan["ranked"].empty());
+    const json& row = plan["ranked"][0];
+    const json cost = run_json(
+        "cost " + file + " --gpu " + row["gpu"].get<std::string>() + " --tp " +
+        std::to_string(row["tp"].get<int>()) + " --pp " + std::to_string(row["pp"].get<int>()) +
+        " --gpus " + std::to_string(row["gpus"].get<int>()) + " --weights " +
+        row["weights"].get<std::string>() + " --kv " + row["kv_cache"].get<std::string>() +
+        " --max-num-seqs " + std::to_string(row["max_num_seqs"].get<int>()));
+    ASSERT_FALSE(cost.is_null());
+    EXPECT_NEAR(cost["own_monthly"].get<double>(), row["own_monthly"].get<double>(), 0.005);
+    EXPECT_NEAR(cost["rent_monthly"].get<double>(), row["rent_monthly"].get<double>(), 0.005);
+    EXPECT_NEAR(cost["own_per_million_tokens"].get<double>(),
+                row["per_million_tokens"].get<double>(), 0.005);
+    EXPECT_DOUBLE_EQ(cost["tokens_per_month"].get<double>(), row["tokens_per_month"].get<double>());
+}
