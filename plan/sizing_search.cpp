@@ -203,18 +203,8 @@ struct ShapeOutcome {
     std::vector<SizingRow> rows;
 };
 
-/// The value at the scenario's percentile, as simulate() judges a class's SLO.
-double at_percentile(const sim::LatencyStats& s, double p) {
-    if (p <= 50)
-        return s.p50;
-    if (p <= 90)
-        return s.p90;
-    if (p <= 95)
-        return s.p95;
-    if (p <= 99)
-        return s.p99;
-    return s.max;
-}
+// The value at the scenario's percentile: simulate()'s one SLO percentile rule.
+using sim::at_percentile;
 
 std::string config_text(const SizingConfig& k) {
     return std::to_string(k.gpus) + " x " + k.gpu + " (tp " + std::to_string(k.par.tp) +

@@ -31,6 +31,19 @@ const char* to_string(Outcome o) {
     return "?";
 }
 
+double at_percentile(const LatencyStats& s, double p) {
+    // The reported percentiles; in between, the nearest reported one at or above p.
+    if (p <= 50)
+        return s.p50;
+    if (p <= 90)
+        return s.p90;
+    if (p <= 95)
+        return s.p95;
+    if (p <= 99)
+        return s.p99;
+    return s.max;
+}
+
 std::vector<model::RequestClass> effective_classes(const model::Workload& w) {
     if (!w.classes.empty()) {
         return w.classes;
@@ -389,18 +402,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     result.events = sim.events_handled();
     // A class meets its SLO when its percentile of every SLO metric is within the target.
     const double p = scenario.slo.percentile;
-    const auto at_p = [p](const LatencyStats& s) {
-        // The reported percentiles; in between, the nearest reported one at or above p.
-        if (p <= 50)
-            return s.p50;
-        if (p <= 90)
-            return s.p90;
-        if (p <= 95)
-            return s.p95;
-        if (p <= 99)
-            return s.p99;
-        return s.max;
-    };
+    const auto at_p = [p](const LatencyStats& s) { return at_percentile(s, p); };
     for (auto& c : result.classes) {
         const auto& s = c.summary;
         bool met = s.completed > 0;
