@@ -58,6 +58,7 @@ BatchStats prompt_share(const StepCostModel& m, double tokens, int computed, int
 
 struct PrefillRun {
     Seconds time;
+    int steps = 0;
     Flops model_flops;
     Bytes bytes;
     StepCost largest;
@@ -82,6 +83,7 @@ PrefillRun run_prefill(const StepCostModel& m, int input_len, int cached, int de
         m.add_decodes(s, decodes, decode_context);
         const StepCost c = m.cost(s);
         r.time += c.time;
+        ++r.steps;
         r.model_flops += c.model_flops;
         r.bytes += c.weight_bytes + c.kv_bytes;
         if (c.time > r.largest.time) {
@@ -115,19 +117,35 @@ Cycle steady_cycle(const StepCostModel& m, const Workload& w, int running, int c
     const int ctx = average_context(w);
     const int computed = computed_prompt(m, w, cached_prefix);
     const int cached = w.input_tokens - computed;
-    // Each request needs `computed` prefill tokens per `output_len` decode tokens, so a step
-    // with mb decodes carries mb × computed / output_len prefill tokens on average.
-    const double prefill = static_cast<double>(mb) * computed / std::max(1, w.output_tokens);
+    const double out = std::max(1, w.output_tokens);
     BatchStats dec;
     m.add_decodes(dec, mb, ctx);
     Cycle c;
     c.decode_only = m.cost(dec);
-    const double budget = e.max_num_batched_tokens;
-    const StepCost full_chunk = m.cost(prompt_share(m, budget, computed, cached));
-    if (e.kind == EngineKind::Sglang) {
+    // Engines schedule a waiting prompt at once, as large a chunk as the token budget allows
+    // (vLLM V1 §2.2), so a prompt is not spread thinly over the decode steps: its chunks are
+    // steps of their own, compute-bound for long prompts. Each request brings one prompt per
+    // `out` tokens, so a step sees mb / out prompts. While that is under one chunk per step,
+    // the prompts run alone: each replaces its steps' decode-only time with its own.
+    const bool sglang = e.kind == EngineKind::Sglang;
+    const PrefillRun alone = sglang ? run_prefill(m, w.input_tokens, cached, 0, 0)
+                                    : run_prefill(m, w.input_tokens, cached, mb - 1, ctx);
+    const double prompts_per_step = mb / out;
+    if (prompts_per_step * alone.steps <= 1.0) {
         // SGLang runs a prefill batch or a decode batch per iteration, not both
         // (python/sglang/srt/managers/schedule_policy.py with enable_mixed_chunk off;
-        // docs/engines.md §4.2).
+        // docs/engines.md §4.2), so its prompt steps add to the decode steps.
+        const Seconds displaced = sglang ? Seconds(0) : c.decode_only.time * alone.steps;
+        c.time = c.decode_only.time + (alone.time - displaced) * prompts_per_step;
+        return c;
+    }
+    // More than one chunk per step: prompts fill the token budget together.
+    // Each request needs `computed` prefill tokens per `output_len` decode tokens, so a step
+    // with mb decodes carries mb × computed / output_len prefill tokens on average.
+    const double prefill = static_cast<double>(mb) * computed / out;
+    const double budget = e.max_num_batched_tokens;
+    const StepCost full_chunk = m.cost(prompt_share(m, budget, computed, cached));
+    if (sglang) {
         c.time = c.decode_only.time + full_chunk.time * (prefill / budget);
         return c;
     }
