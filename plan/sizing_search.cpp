@@ -97,24 +97,15 @@ std::vector<ClassView> class_views(const model::Scenario& s) {
     return out;
 }
 
-/// Requests per second offered (0: closed loop or trace replay, no rate to size for).
+/// Requests per second offered (0: no rate to size replicas for: a closed loop, given or the
+/// default one every command uses when the scenario gives no load, or a trace replay). The
+/// rate is the operating point's (model::offered_rate), so plan sizes for the load that
+/// estimate, cost and simulate run at.
 double offered_rate(const model::Scenario& s) {
-    const model::Workload& w = s.workload;
-    if (w.arrival.kind == model::ArrivalKind::ClosedLoop ||
-        w.arrival.kind == model::ArrivalKind::Trace) {
+    if (s.workload.arrival.kind == model::ArrivalKind::Trace) {
         return 0.0;
     }
-    double rate = w.arrival.requests_per_s.value_or(w.requests_per_s.value_or(1.0));
-    // Agent arrivals start sessions of several requests each.
-    double shares = 0;
-    double requests = 0;
-    for (const auto& c : sim::effective_classes(w)) {
-        if (c.share > 0) {
-            shares += c.share;
-            requests += c.share * (c.agent ? c.agent->steps : 1);
-        }
-    }
-    return shares > 0 ? rate * requests / shares : rate;
+    return model::offered_rate(s.workload).value_or(0.0);
 }
 
 /// The analytic workload: share-weighted mean lengths.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -93,6 +94,74 @@ void check_agreement(const std::string& scenario, bool capped) {
     }
 }
 
+/// `plan` pinned to the scenario's own configuration (its GPU, its tensor-parallel size as the
+/// only layout, no more GPUs than that) prices the same configuration as `cost`, to the cent.
+void check_plan_pinned(const std::string& args, const json& est, const std::string& gpu, int tp,
+                       const std::string& weights) {
+    SCOPED_TRACE("plan " + args);
+    const json cost = run_json("cost " + args);
+    const json plan =
+        run_json("plan " + args + " --candidate " + gpu + " --max-gpus " + std::to_string(tp) +
+                 " --requests 200 --max-simulations 1 --threads 1");
+    if (cost.is_null() || plan.is_null()) {
+        return;
+    }
+    const json& utilisation = est["operating_point"]["utilisation"];
+    if (!utilisation.is_null() && utilisation.get<double>() > 1.0) {
+        // Offered more than it serves: estimate says the queue grows without bound, and plan
+        // says this configuration does not sustain the rate.
+        EXPECT_TRUE(plan["ranked"].empty());
+        EXPECT_NE(plan["closest_miss"]["reason"].get<std::string>().find("sustain"),
+                  std::string::npos);
+        return;
+    }
+    if (cost["own_monthly"].is_null()) {
+        // No purchase price: cost leaves ownership blank, and plan (ranking by ownership) says
+        // so instead of ranking the configuration.
+        EXPECT_TRUE(plan["ranked"].empty());
+        EXPECT_NE(plan["closest_miss"]["reason"].get<std::string>().find("no purchase price"),
+                  std::string::npos);
+        return;
+    }
+    const json* row = nullptr;
+    for (const json& r : plan["ranked"]) {
+        if (r["tp"] == tp && r["gpus"] == tp && r["pp"] == 1 && r["weights"] == weights) {
+            row = &r;
+        }
+    }
+    ASSERT_NE(row, nullptr) << "the scenario's own configuration is missing from the plan";
+    EXPECT_DOUBLE_EQ((*row)["tokens_per_month"].get<double>(),
+                     cost["tokens_per_month"].get<double>());
+    for (const char* key : {"own_monthly", "rent_monthly"}) {
+        if (cost[key].is_null()) {
+            EXPECT_TRUE((*row)[key].is_null()) << key;
+        } else {
+            EXPECT_NEAR((*row)[key].get<double>(), cost[key].get<double>(), 0.005) << key;
+        }
+    }
+}
+
+/// The simulator at the same operating point reaches the analytic steady state: output
+/// throughput within 15 % and mean TPOT within 20 % (the run includes its ramp-up and drain,
+/// which the steady state has not, and steps through the context the analytic cycle averages).
+void check_simulator(const std::string& args, const json& est, bool capped) {
+    SCOPED_TRACE("simulate " + args);
+    const json& op = est["operating_point"];
+    const int in_flight = op["concurrency"].is_null() ? 16 : op["concurrency"].get<int>();
+    const int requests = std::max(300, 6 * in_flight);
+    const json sim = run_json("simulate " + args + " --requests " + std::to_string(requests));
+    if (sim.is_null()) {
+        return;
+    }
+    EXPECT_EQ(sim["operating_point"]["kind"], op["kind"]);
+    const double throughput = capped ? est["power"]["throughput_capped_tok_s"].get<double>()
+                                     : est["throughput_tok_s"].get<double>();
+    const double tpot =
+        capped ? est["power"]["tpot_capped_s"].get<double>() : est["tpot_s"].get<double>();
+    EXPECT_NEAR(sim["output_tok_s"].get<double>() / throughput, 1.0, 0.15);
+    EXPECT_NEAR(sim["tpot_s"]["mean"].get<double>() / tpot, 1.0, 0.20);
+}
+
 std::string example(const std::string& name) {
     return std::string(GPUPLAN_SOURCE_DIR) + "/examples/" + name;
 }
@@ -112,7 +181,9 @@ TEST(Consistency, EveryServingExampleGetsOneAnswer) {
 
 TEST(Consistency, GeneratedScenariosGetOneAnswer) {
     // Models × GPUs × precisions × layouts × loads × prices × power caps, walked with a stride
-    // so that every value of every axis appears (200 of the 1,920 combinations).
+    // so that every value of every axis appears (200 of the 1,920 combinations). Each runs
+    // through fit, estimate, cost, compare, rack (when capped), plan pinned to its own
+    // configuration and simulate.
     const std::vector<std::string> models = {"llama-3.1-8b", "llama-3.1-70b", "qwen2.5-32b",
                                              "mixtral-8x7b"};
     const std::vector<std::string> gpus = {"h100-sxm --node dgx-h100", "a100-sxm-80gb", "h200-sxm",
@@ -157,6 +228,16 @@ TEST(Consistency, GeneratedScenariosGetOneAnswer) {
             continue;
         }
         check_agreement(args, !cap.empty());
+        const json est = run_json("estimate " + args);
+        if (!est.is_null() && est["fits"].get<bool>()) {
+            // The plan candidate names the node as GPU@NODE, so that both price a node share.
+            std::string candidate = gpu;
+            if (const auto at = candidate.find(" --node "); at != std::string::npos) {
+                candidate.replace(at, 8, "@");
+            }
+            check_plan_pinned(args, est, candidate, tp, w);
+            check_simulator(args, est, !cap.empty());
+        }
         if (!price.empty()) {
             const json cost = run_json("cost " + args + " " + price);
             if (!cost.is_null() && !cost["rent_source"].is_null()) {

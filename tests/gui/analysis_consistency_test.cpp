@@ -1,0 +1,74 @@
+// One answer through the desktop app's analysis path: gui::analyze on every serving example
+// gives the figures the CLI prints for the same file (fits, KV blocks, the operating point's
+// throughput, monthly cost to the cent). Part of the consistency suite (docs/operating-point.md).
+#include "gui/analysis.hpp"
+#include "hwdb/database.hpp"
+#include "hwdb/scenario_loader.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+using namespace gpuplan;
+using nlohmann::json;
+
+json cli_json(const std::string& args) {
+    const std::string cmd = std::string(GPUPLAN_CLI) + " " + args + " --json 2>/dev/null";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) {
+        out.append(buf, n);
+    }
+    const int status = pclose(pipe);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << args;
+    return out.empty() ? json() : json::parse(out);
+}
+
+const hwdb::Database& db() {
+    static const hwdb::Database d =
+        hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    return d;
+}
+
+} // namespace
+
+TEST(AppConsistency, TheAppsAnalysisGivesTheClisFiguresForEveryServingExample) {
+    const gui::Core core(db(), {std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    for (const char* name :
+         {"7b-on-rtx4090.yaml", "cost-rent-vs-buy.yaml", "deepseek-v3-8xh200.yaml",
+          "llama70b-2xh200.yaml", "llama70b-4xh100.yaml", "long-context-rag.yaml",
+          "quickstart.yaml", "qwen7b-gptq-rtx4090.yaml", "simulate-chat.yaml", "plan-search.yaml",
+          "rack-power-cap.yaml"}) {
+        SCOPED_TRACE(name);
+        const std::string file = std::string(GPUPLAN_SOURCE_DIR) + "/examples/" + name;
+        const gui::Analysis a = gui::analyze(hwdb::load_scenario(file, db()), core);
+        const json est = cli_json("estimate " + file);
+        const json cost = cli_json("cost " + file);
+        ASSERT_FALSE(est.is_null());
+        ASSERT_FALSE(cost.is_null());
+        EXPECT_EQ(a.serving().memory.fits, est["fits"].get<bool>());
+        EXPECT_EQ(a.serving().memory.kv_blocks, est["memory"]["kv_blocks"].get<std::int64_t>());
+        if (!est["fits"].get<bool>()) {
+            continue;
+        }
+        EXPECT_DOUBLE_EQ(a.serving().throughput, est["throughput_tok_s"].get<double>());
+        ASSERT_TRUE(a.cost.has_value()) << a.cost_error;
+        EXPECT_DOUBLE_EQ(a.cost->tokens, cost["tokens_per_month"].get<double>());
+        if (a.cost->own_monthly) {
+            EXPECT_NEAR(a.cost->own_monthly->amount, cost["own_monthly"].get<double>(), 0.005);
+        } else {
+            EXPECT_TRUE(cost["own_monthly"].is_null());
+        }
+        if (a.cost->rent_monthly) {
+            EXPECT_NEAR(a.cost->rent_monthly->amount, cost["rent_monthly"].get<double>(), 0.005);
+        } else {
+            EXPECT_TRUE(cost["rent_monthly"].is_null());
+        }
+    }
+}
