@@ -218,9 +218,13 @@ TEST(CliValidity, EngineFormatAndGpuCombinationsTheyCannotRunExitTwo) {
 }
 
 TEST(CliValidity, GpuCapAboveTheBoardPowerExitsTwo) {
-    // H100 SXM board power 700 W (hwdb); the loader applies the same rule as the flag.
+    // H100 SXM: power_limit_max 700 W (hwdb, S92); the H200 SXM has no settable range in the
+    // hwdb, so its board power (700 W) bounds the cap. The loader applies the same rule.
     expect_input_error(std::string(kEstimate) + "--gpu-cap 800W",
                        "--gpu-cap 800 W on h100-sxm is above the highest power limit the driver "
+                       "accepts (700 W, nvidia-smi -q \"Max Power Limit\")");
+    expect_input_error("estimate --model llama-3.1-8b --gpu h200-sxm --gpu-cap 800W",
+                       "--gpu-cap 800 W on h200-sxm is above the highest power limit the driver "
                        "accepts (700 W, the board power)");
     expect_input_error("rack " + src("examples/rack-power-cap.yaml") + " --set power.gpu_cap=2000W",
                        "power.gpu_cap 2000 W on");
@@ -298,10 +302,11 @@ TEST(CliFlags, PlanTakesModelAndGpuFlagsLikeEstimate) {
 }
 
 TEST(CliValidity, NoAverageAbovePeakUnderAnUnreachableCap) {
-    // 60 W per H100 is below what the lowest clock draws at this load: the limit is unreachable
+    // 60 W per H200 is below what the lowest clock draws at this load: the limit is unreachable
     // and the GPU draws more than it. The peak shown is then what it draws, never below the
-    // average.
-    const RunResult r = run(std::string(kEstimate) + "--gpu-cap 60W --concurrency 64 --json");
+    // average. (The hwdb has no settable range for the H200, so the cap is not refused.)
+    const RunResult r =
+        run("estimate --model llama-3.1-8b --gpu h200-sxm --gpu-cap 60W --concurrency 64 --json");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     const auto number = [&](const std::string& key) {
         const auto at = r.out.find("\"" + key + "\": ");
@@ -334,4 +339,14 @@ TEST(CliValidity, GpuCapBelowTheDriversMinimumExitsTwo) {
                        "--gpu-cap 150 W on b200 is below the lowest power limit the driver "
                        "accepts (200 W");
     EXPECT_EQ(run("estimate --model llama-3.1-8b --gpu b200 --gpu-cap 200W").exit_code, 0);
+}
+
+TEST(CliValidity, GpuCapOutsideTheHopperAndAmpereRangesExitsTwo) {
+    // hwdb (S92, nvidia-smi -q -d POWER): h100-sxm 200-700 W, a100-sxm-80gb 100-400 W.
+    expect_input_error("cost --model llama-3.1-8b --gpu h100-sxm --gpu-cap 199W",
+                       "below the lowest power limit the driver accepts (200 W");
+    expect_input_error("rack --model llama-3.1-8b --gpu a100-sxm-80gb --gpu-cap 99W",
+                       "below the lowest power limit the driver accepts (100 W");
+    expect_input_error("estimate --model llama-3.1-8b --gpu a100-sxm-80gb --gpu-cap 401W", "400 W");
+    EXPECT_EQ(run("estimate --model llama-3.1-8b --gpu h100-sxm --gpu-cap 200W").exit_code, 0);
 }
