@@ -83,9 +83,62 @@ void ChromeTraceWriter::step(const sim::StepRecord& st) {
     out_ << "}}";
 }
 
+// One async event of a request (pid 1, the "requests" process): "b" opens a span, "e" closes
+// the innermost open span of that name; spans of one id nest in Perfetto.
+void ChromeTraceWriter::span(const char* ph, const char* name, std::uint64_t id, double t_s) {
+    separator();
+    out_ << R"({"name":")" << name << R"(","cat":"request","ph":")" << ph << R"(","id":)" << id
+         << R"(,"pid":1,"tid":0,"ts":)";
+    put(out_, t_s * 1e6);
+    out_ << '}';
+}
+
+void ChromeTraceWriter::request(const sim::RequestRecord& q) {
+    ++requests_seen_;
+    if (limit_ != 0 && requests_written_ >= limit_) {
+        return;
+    }
+    if (requests_written_++ == 0) {
+        separator();
+        out_ << R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"requests"}})";
+    }
+    const double start = q.arrival_s;
+    const double end = start + q.e2e_s.value_or(q.queue_s.value_or(0.0));
+    // The outer span carries what the request was; its phases nest inside it.
+    separator();
+    out_ << R"({"name":"request","cat":"request","ph":"b","id":)" << q.id
+         << R"(,"pid":1,"tid":0,"ts":)";
+    put(out_, start * 1e6);
+    out_ << R"(,"args":{"outcome":")" << sim::to_string(q.outcome) << R"(","replica":)";
+    put(out_, static_cast<long long>(q.replica));
+    out_ << R"(,"input_tokens":)";
+    put(out_, static_cast<long long>(q.input_tokens));
+    out_ << R"(,"output_tokens":)";
+    put(out_, static_cast<long long>(q.output_tokens));
+    out_ << R"(,"cached_tokens":)";
+    put(out_, static_cast<long long>(q.cached_tokens));
+    out_ << R"(,"preemptions":)";
+    put(out_, static_cast<long long>(q.preemptions));
+    out_ << "}}";
+    if (q.queue_s) {
+        span("b", "queued", q.id, start);
+        span("e", "queued", q.id, start + *q.queue_s);
+        if (q.ttft_s) {
+            span("b", "prefill", q.id, start + *q.queue_s);
+            span("e", "prefill", q.id, start + *q.ttft_s);
+            if (q.e2e_s) {
+                span("b", "decode", q.id, start + *q.ttft_s);
+                span("e", "decode", q.id, start + *q.e2e_s);
+            }
+        }
+    }
+    span("e", "request", q.id, end);
+}
+
 void ChromeTraceWriter::finish() {
     // "otherData" is the format's place for metadata about the trace itself.
     out_ << "\n],\"otherData\":{\"steps\":" << seen_ << ",\"steps_written\":" << written_
+         << ",\"requests\":" << requests_seen_ << ",\"requests_written\":" << requests_written_
          << ",\"truncated\":" << (cut() ? "true" : "false") << "}}\n";
 }
 

@@ -2,9 +2,10 @@
 /// A Chrome trace (the Trace Event Format's JSON object form, which Perfetto and
 /// chrome://tracing open) written to a stream as the simulation runs, so it never sits in
 /// memory: one track per replica, one complete ("X") slice per engine step and a counter ("C")
-/// event per step with the replica's running sequences, KV use and GPU power; times in
-/// microseconds. At most `limit` steps are written; the rest are counted and the file says so
-/// in "otherData".
+/// event per step with the replica's running sequences, KV use and GPU power; and, in a
+/// "requests" process, one async span per request (arrival to its end) holding its "queued",
+/// "prefill" and "decode" phases. Times in microseconds. At most `limit` steps and `limit`
+/// requests are written; the rest are counted and the file says so in "otherData".
 
 #include "sim/result.hpp"
 
@@ -21,20 +22,30 @@ class ChromeTraceWriter {
     /// Writes one step (and its replica's track name the first time it appears), unless the
     /// limit has been reached. Allocates nothing once the replicas are known.
     void step(const sim::StepRecord& st);
+    /// Writes one finished request's spans, unless the limit has been reached.
+    void request(const sim::RequestRecord& q);
     /// Writes the end of the file; call once, then check the stream.
     void finish();
     /// Steps seen and steps written.
     [[nodiscard]] std::uint64_t steps() const noexcept { return seen_; }
     [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
-    /// True when the limit cut steps off.
-    [[nodiscard]] bool cut() const noexcept { return seen_ > written_; }
+    /// Requests seen and requests written.
+    [[nodiscard]] std::uint64_t requests() const noexcept { return requests_seen_; }
+    [[nodiscard]] std::uint64_t requests_written() const noexcept { return requests_written_; }
+    /// True when the limit cut steps or requests off.
+    [[nodiscard]] bool cut() const noexcept {
+        return seen_ > written_ || requests_seen_ > requests_written_;
+    }
 
   private:
     void separator();
+    void span(const char* ph, const char* name, std::uint64_t id, double t_s);
     std::ostream& out_;
     std::uint64_t limit_;
     std::uint64_t seen_ = 0;
     std::uint64_t written_ = 0;
+    std::uint64_t requests_seen_ = 0;
+    std::uint64_t requests_written_ = 0;
     bool first_ = true;
     std::vector<bool> named_;
 };

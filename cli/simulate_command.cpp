@@ -395,7 +395,7 @@ int run_simulate(CliContext& ctx) {
         ("trace-format", po::value(&trace_format), "auto, azure, vidur or plain (default auto)")
         ("sweep", po::value(&sweep), "run once per value, in parallel: --sweep workload.requests_per_s=2,4,8")
         ("out", po::value(&out_dir), "write requests.csv, timeseries.csv, trace.json and summary.json here")
-        ("trace-limit", po::value(&trace_limit), "engine steps written to --out's trace.json (default 1000000; 0: all)")
+        ("trace-limit", po::value(&trace_limit), "engine steps, and requests, written to --out's trace.json (default 1000000 each; 0: all)")
         ("plot", po::value(&plot_dir), "also draw the desktop app's charts (latency CDFs, throughput, queue, KV, power) as PNG files into DIR (needs gpuplan-plot)")
         ("json", "machine-readable output");
     // clang-format on
@@ -517,6 +517,7 @@ int run_simulate(CliContext& ctx) {
             }
             opts.on_request = [&](const sim::RequestRecord& q) {
                 write_request_row(*requests_file, class_names, q);
+                trace_writer->request(q);
             };
         }
         ProgressBar bar("simulating", true);
@@ -537,10 +538,11 @@ int run_simulate(CliContext& ctx) {
                                  ": cannot write the file; check the disk has room");
             }
             if (trace_writer->cut()) {
-                *ctx.err
-                    << "note: " << (shown / "trace.json").string() << " holds the first "
-                    << trace_writer->written() << " of " << trace_writer->steps()
-                    << " engine steps (--trace-limit); give --trace-limit 0 to write them all\n";
+                *ctx.err << "note: " << (shown / "trace.json").string() << " holds the first "
+                         << trace_writer->written() << " of " << trace_writer->steps()
+                         << " engine steps and the first " << trace_writer->requests_written()
+                         << " of " << trace_writer->requests()
+                         << " requests (--trace-limit); give --trace-limit 0 to write them all\n";
             }
         }
         if (!r.ok) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -304,8 +305,11 @@ TEST(Cli, SimulateTraceIsStreamedAndATraceLimitCutsItWithANote) {
     EXPECT_NE(cut.out.find("--trace-limit 0"), std::string::npos) << cut.out;
     const std::string trace = read(dir / "trace.json");
     EXPECT_EQ(count(trace, "\"ph\":\"X\""), 7u);
-    EXPECT_NE(trace.find("\"steps_written\":7,\"truncated\":true"), std::string::npos)
+    EXPECT_NE(trace.find("\"steps_written\":7,"), std::string::npos)
         << trace.substr(trace.size() - 200);
+    EXPECT_NE(trace.find("\"requests_written\":7,\"truncated\":true"), std::string::npos)
+        << trace.substr(trace.size() - 200);
+    EXPECT_EQ(count(trace, "\"name\":\"request\",\"cat\":\"request\",\"ph\":\"b\""), 7u);
     // Without a cut: every step, no note, and the same bytes for the same seed.
     const auto all = run("simulate " + src("examples/simulate-chat.yaml") +
                          " --duration 5 --trace-limit 0 --out " + dir.string());
@@ -317,6 +321,14 @@ TEST(Cli, SimulateTraceIsStreamedAndATraceLimitCutsItWithANote) {
     // Each step's slice comes with a counter of the replica's running set, KV use and power.
     EXPECT_EQ(count(full, "\"ph\":\"C\""), count(full, "\"ph\":\"X\""));
     EXPECT_NE(full.find("\"kv_use\":"), std::string::npos);
+    // Every request of requests.csv has its span, opened and closed, with its phases inside.
+    const std::string rows = read(dir / "requests.csv");
+    const auto requests = static_cast<std::size_t>(std::count(rows.begin(), rows.end(), '\n')) - 1;
+    EXPECT_EQ(count(full, "\"name\":\"request\",\"cat\":\"request\",\"ph\":\"b\""), requests);
+    EXPECT_EQ(count(full, "\"name\":\"request\",\"cat\":\"request\",\"ph\":\"e\""), requests);
+    EXPECT_EQ(count(full, "\"name\":\"queued\",\"cat\":\"request\",\"ph\":\"b\""),
+              count(full, "\"name\":\"queued\",\"cat\":\"request\",\"ph\":\"e\""));
+    EXPECT_GT(count(full, "\"name\":\"decode\",\"cat\":\"request\",\"ph\":\"e\""), 0u);
     ASSERT_EQ(run("simulate " + src("examples/simulate-chat.yaml") +
                   " --duration 5 --trace-limit 0 --out " + dir.string())
                   .exit_code,
