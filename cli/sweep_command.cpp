@@ -7,6 +7,7 @@
 #include "cli/command_reports.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/json_out.hpp"
+#include "cli/mpi_job.hpp"
 #include "cli/options.hpp"
 #include "cli/output_file.hpp"
 #include "cli/power_report.hpp"
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -300,6 +302,70 @@ std::string list_indices(const std::vector<std::size_t>& v) {
     return out;
 }
 
+// Runs `todo`'s points on every rank of `job`, each rank taking the next point as it finishes
+// one, and gathers the rows at rank 0 into `table` (the other ranks' tables stay as they were).
+// Returns the points computed (on rank 0: by all ranks). A rank stopped by a signal takes no
+// further points; the rows finished by then are kept.
+template <class ComputeRow>
+std::size_t run_points_mpi(MpiJob& job, const std::vector<std::size_t>& todo,
+                           const ComputeRow& compute_row, Table& table, std::size_t& failed,
+                           bool& stopped, std::vector<std::size_t>& per_rank) {
+    job.share_tasks(todo.size());
+    std::string mine; // rows as "INDEX CSV_BYTES JSON_BYTES\n" then the two lines' bytes
+    std::size_t computed = 0;
+    try {
+        while (const auto task = job.next_task()) {
+            if (interrupt_signal() != 0) {
+                stopped = true;
+                break;
+            }
+            const std::size_t i = todo[*task];
+            auto row = compute_row(i);
+            if (!row) {
+                stopped = true;
+                break;
+            }
+            mine += std::to_string(i) + ' ' + std::to_string(row->csv.size()) + ' ' +
+                    std::to_string(row->json.size()) + '\n' + row->csv + row->json;
+            ++computed;
+        }
+    } catch (const std::exception& e) {
+        // Anything else would leave the other ranks waiting in the gather below.
+        std::fprintf(stderr, "error: rank %d: %s\n", job.rank(), e.what());
+        job.abort(1);
+    }
+    const std::vector<std::string> parts = job.gather(mine);
+    const std::vector<std::string> counts =
+        job.gather(std::to_string(failed) + ' ' + std::to_string(stopped ? 1 : 0) + ' ' +
+                   std::to_string(computed));
+    if (job.rank() != 0) {
+        return computed;
+    }
+    computed = 0;
+    for (const std::string& part : parts) {
+        std::size_t at = 0;
+        while (at < part.size()) {
+            const auto nl = part.find('\n', at);
+            std::size_t index = 0, csv_bytes = 0, json_bytes = 0;
+            std::sscanf(part.c_str() + at, "%zu %zu %zu", &index, &csv_bytes, &json_bytes);
+            at = nl + 1;
+            Row row{part.substr(at, csv_bytes), part.substr(at + csv_bytes, json_bytes)};
+            at += csv_bytes + json_bytes;
+            table.rows[index] = std::move(row);
+            ++computed;
+        }
+    }
+    failed = 0;
+    for (const std::string& c : counts) {
+        std::size_t rank_failed = 0, rank_stopped = 0, rank_computed = 0;
+        std::sscanf(c.c_str(), "%zu %zu %zu", &rank_failed, &rank_stopped, &rank_computed);
+        failed += rank_failed;
+        stopped = stopped || rank_stopped != 0;
+        per_rank.push_back(rank_computed);
+    }
+    return computed;
+}
+
 } // namespace
 
 int run_sweep(CliContext& ctx) {
@@ -311,6 +377,7 @@ int run_sweep(CliContext& ctx) {
         ("file", po::value(&file)->required(), "sweep spec YAML (docs/sweep.md)")
         ("output,o", po::value(&output)->required(), "the table as CSV; FILE.jsonl is written beside it")
         ("resume", "keep the rows already in the output for the same points and run only the others")
+        ("mpi", "run the points on every rank of an MPI job (mpirun -np N gpuplan sweep ... --mpi); rank 0 writes the table")
         ("shard", po::value(&shard_flag), "run every N-th point from K (K/N, K from 0); default: "
                                           "SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX when set")
         ("shards", po::value<long long>()->notifier([&](long long v) { shards = v; }),
@@ -320,7 +387,7 @@ int run_sweep(CliContext& ctx) {
     pos.add("file", 1);
     po::variables_map vm;
     if (!parse_options("sweep", ctx.args, desc, pos, vm, *ctx.out,
-                       "SPEC.yaml -o FILE.csv [--resume] [--shard K/N | --shards N]")) {
+                       "SPEC.yaml -o FILE.csv [--resume] [--shard K/N | --shards N] [--mpi]")) {
         return 0;
     }
     const hwdb::SweepSpec spec = hwdb::load_sweep_spec(file);
@@ -452,22 +519,11 @@ int run_sweep(CliContext& ctx) {
         return it->second;
     };
 
-    ProgressBar bar("sweep", true);
-    const auto started = std::chrono::steady_clock::now();
-    auto last_write = started;
-    std::size_t computed = 0, failed = 0;
-    const std::size_t todo = selected.size() - skipped;
+    // One point's row (nullopt: interrupted in the middle of it, so no row). `failed` counts the
+    // points whose answer is an error.
+    std::size_t failed = 0;
     bool stopped = false;
-    for (const std::size_t i : selected) {
-        if (table.rows.contains(i)) {
-            continue;
-        }
-        if (interrupt_signal() != 0) {
-            stopped = true;
-            break;
-        }
-        bar(static_cast<double>(computed) / static_cast<double>(std::max<std::size_t>(todo, 1)),
-            std::to_string(computed) + "/" + std::to_string(todo) + " points");
+    const auto compute_row = [&](std::size_t i) -> std::optional<Row> {
         nlohmann::json result;
         std::string error;
         std::uint64_t seed = i + 1; // the loader's default seed (1) when the scenario is refused
@@ -495,8 +551,7 @@ int run_sweep(CliContext& ctx) {
                 opts.node = scenario_node(ctx, s);
                 const sim::SimResult r = sim::simulate(s, opts, interrupt_token());
                 if (interrupt_signal() != 0) {
-                    stopped = true; // the point is incomplete: no row
-                    break;
+                    return std::nullopt; // the point is incomplete: no row
                 }
                 if (!r.ok) {
                     for (const auto& reason : r.reasons) {
@@ -530,13 +585,50 @@ int run_sweep(CliContext& ctx) {
             csv += ',' + figure_text(result, f);
         }
         csv += ',' + csv_field(cli_of(i, seed));
-        table.rows[i] = {csv, json_line(meta)};
-        ++computed;
-        // The files hold complete rows at all times: rewritten (atomically) every few seconds.
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_write > std::chrono::seconds(5)) {
-            write_table(output, table, interrupt_signal() != 0);
-            last_write = now;
+        return Row{csv, json_line(meta)};
+    };
+
+    std::vector<std::size_t> todo;
+    for (const std::size_t i : selected) {
+        if (!table.rows.contains(i)) {
+            todo.push_back(i);
+        }
+    }
+    ProgressBar bar("sweep", true);
+    const auto started = std::chrono::steady_clock::now();
+    std::size_t computed = 0;
+    std::optional<MpiJob> job;
+    std::vector<std::size_t> per_rank; // points each MPI rank computed
+    if (vm.count("mpi")) {
+        job.emplace();
+        computed = run_points_mpi(*job, todo, compute_row, table, failed, stopped, per_rank);
+        if (job->rank() != 0) {
+            return 0; // rank 0 writes the table and reports
+        }
+    } else {
+        auto last_write = started;
+        for (const std::size_t i : todo) {
+            if (interrupt_signal() != 0) {
+                stopped = true;
+                break;
+            }
+            bar(static_cast<double>(computed) /
+                    static_cast<double>(std::max<std::size_t>(todo.size(), 1)),
+                std::to_string(computed) + "/" + std::to_string(todo.size()) + " points");
+            auto row = compute_row(i);
+            if (!row) {
+                stopped = true;
+                break;
+            }
+            table.rows[i] = std::move(*row);
+            ++computed;
+            // The files hold complete rows at all times: rewritten (atomically) every few
+            // seconds.
+            const auto now = std::chrono::steady_clock::now();
+            if (now - last_write > std::chrono::seconds(5)) {
+                write_table(output, table, interrupt_signal() != 0);
+                last_write = now;
+            }
         }
     }
     bar.clear();
@@ -564,6 +656,13 @@ int run_sweep(CliContext& ctx) {
         out << ", " << failed << " with an error (its 'error' column)";
     }
     out << "; wrote " << output << " and " << jsonl_beside(output).string() << '\n';
+    if (job) {
+        out << "ran on " << job->size() << " MPI ranks; points per rank:";
+        for (const std::size_t n : per_rank) {
+            out << ' ' << n;
+        }
+        out << '\n';
+    }
     if (stopped) {
         out << "stopped before " << selected.size() - table.rows.size()
             << " points; the rows written are complete; run again with --resume to finish\n";

@@ -5,7 +5,8 @@ set -eu
 PACKAGES="cmake ninja-build g++ make pkg-config
 libyaml-cpp-dev libboost-program-options-dev libeigen3-dev libfmt-dev nlohmann-json3-dev
 libgtest-dev libgmock-dev libbenchmark-dev
-qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev"
+qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev
+libopenmpi-dev openmpi-bin"
 
 missing=""
 for p in $PACKAGES; do

@@ -153,6 +153,53 @@ TEST(Sweep, ShardsMergedAreByteIdenticalToOneRunAndRunsAreDeterministic) {
     EXPECT_EQ(slurp(p("m.jsonl")), slurp(p("one.jsonl")));
 }
 
+// MPI ranks take points as they finish, yet the table is the same bytes as one process's and as
+// three merged shards', for an estimate sweep and a seeded simulate sweep.
+TEST(Sweep, MpiRanksGiveTheSameBytesAsOneProcessAndAsMergedShards) {
+#ifndef GPUPLAN_MPIEXEC
+    GTEST_SKIP() << "built without MPI (install libopenmpi-dev and reconfigure)";
+#else
+    TempDir d("mpi");
+    const auto p = [&](const std::string& n) { return (d.path / n).string(); };
+    // As root, OpenMPI refuses to start without these; --oversubscribe lets 3 ranks share 2 cores.
+    const std::string mpi =
+        std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") +
+        GPUPLAN_MPIEXEC + " --oversubscribe -np ";
+    for (const std::string& spec : {kExample, src("examples/sweep-llama70b-simulate.yaml")}) {
+        SCOPED_TRACE(spec);
+        ASSERT_EQ(run("sweep " + spec + " -o " + p("one.csv")).exit_code, 0);
+        for (const char* ranks : {"2", "3"}) {
+            const std::string out = p(std::string("np") + ranks + ".csv");
+            const std::string cmd = kCleanEnv + mpi + ranks + " " + GPUPLAN_CLI + " sweep " + spec +
+                                    " -o " + out + " --mpi 2>&1";
+            FILE* pipe = popen(cmd.c_str(), "r");
+            std::string said;
+            char buf[4096];
+            while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) {
+                said.append(buf, n);
+            }
+            ASSERT_EQ(pclose(pipe), 0) << said;
+            EXPECT_NE(said.find(std::string("ran on ") + ranks + " MPI ranks"), std::string::npos)
+                << said;
+            EXPECT_EQ(slurp(out), slurp(p("one.csv"))) << ranks << " ranks";
+            EXPECT_EQ(slurp(p(std::string("np") + ranks + ".jsonl")), slurp(p("one.jsonl")));
+        }
+        for (const char* k : {"0", "1", "2"}) {
+            ASSERT_EQ(run("sweep " + spec + " -o " + p(std::string("s") + k + ".csv") +
+                          " --shard " + k + "/3")
+                          .exit_code,
+                      0);
+        }
+        ASSERT_EQ(
+            run("merge " + p("m.csv") + " " + p("s0.csv") + " " + p("s1.csv") + " " + p("s2.csv"))
+                .exit_code,
+            0);
+        EXPECT_EQ(slurp(p("m.csv")), slurp(p("one.csv")));
+        EXPECT_EQ(slurp(p("m.jsonl")), slurp(p("one.jsonl")));
+    }
+#endif
+}
+
 // An array task picks every N-th point from its index: task 1 of 4 runs 1, 5, 9, 13, 17, 21;
 // with SLURM_ARRAY_TASK_MIN/MAX (--array=5-8), task 7 is shard 2 of 4: 2, 6, 10, 14, 18, 22.
 TEST(Sweep, SlurmArrayVariablesSetByHandPickThePoints) {
