@@ -27,6 +27,12 @@ namespace gpuplan::cli {
 [[nodiscard]] nlohmann::json train_report(CliContext& ctx, const model::Scenario& s,
                                           const model::EfficiencyProfile& profile);
 
+/// What `gpuplan plan FILE --json` prints: the sizing search on `s` with `threads` workers (0:
+/// all cores) and, when `progress`, a progress line on a terminal. Throws the interrupt's error
+/// when a signal stopped the search.
+[[nodiscard]] nlohmann::json plan_report(CliContext& ctx, const model::Scenario& s, int threads,
+                                         bool progress);
+
 /// What `gpuplan simulate FILE --json` prints for a finished simulation of `s`.
 [[nodiscard]] nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r);
 

@@ -218,7 +218,59 @@ void print_rows(std::ostream& out, const std::vector<plan::SizingRow>& rows,
     t.print(out);
 }
 
+// The sizing search on `s` as the plan command runs it, with a progress line on a terminal
+// when `progress`. Throws the interrupt's error when a signal stopped it (a stopped search ranks
+// only part of the candidates: report nothing).
+plan::SizingResult search(CliContext& ctx, const model::Scenario& s, int threads, bool progress) {
+    std::optional<model::ServerSpec> node;
+    if (!s.node_ref.empty()) {
+        node = ctx.db().server(s.node_ref);
+    }
+    const plan::SizingOptions o = plan::sizing_options(
+        s, node,
+        [&](const model::AcceleratorSpec& gpu) {
+            return choose_profile(ctx, ScenarioFlags{}, gpu);
+        },
+        threads);
+    const bool tty = progress && isatty(fileno(stderr)) != 0;
+    const plan::SizingResult r =
+        plan::size_deployment(s, node, o, interrupt_token(), [&](double p) {
+            if (tty) {
+                std::fprintf(stderr, "\rsimulating %3d %%", static_cast<int>(p * 100));
+                std::fflush(stderr);
+            }
+        });
+    if (tty) {
+        std::fprintf(stderr, "\r%20s\r", "");
+    }
+    throw_if_interrupted();
+    return r;
+}
+
 } // namespace
+
+nlohmann::json plan_report(CliContext& ctx, const model::Scenario& s, int threads, bool progress) {
+    const plan::SizingResult r = search(ctx, s, threads, progress);
+    nlohmann::json j;
+    j["scenario"] = s.name;
+    j["found"] = r.found;
+    j["verdict"] = r.verdict;
+    j["currency"] = r.currency;
+    j["pricing"] = model::to_string(r.pricing);
+    j["shapes"] = r.shapes;
+    j["configurations"] = r.configurations;
+    j["simulated"] = r.simulated;
+    j["exhausted"] = r.exhausted;
+    j["stages"] = r.stages;
+    nlohmann::json ranked = nlohmann::json::array();
+    for (const auto& row : r.ranked) {
+        ranked.push_back(row_json(row));
+    }
+    j["ranked"] = ranked;
+    j["closest_miss"] = r.closest_miss ? row_json(*r.closest_miss) : nlohmann::json(nullptr);
+    j["notes"] = r.notes;
+    return j;
+}
 
 int run_plan(CliContext& ctx) {
     po::options_description desc("options");
@@ -280,47 +332,11 @@ int run_plan(CliContext& ctx) {
     if (!s.node_ref.empty()) {
         node = ctx.db().server(s.node_ref);
     }
-    const plan::SizingOptions o = plan::sizing_options(
-        s, node,
-        [&](const model::AcceleratorSpec& gpu) {
-            return choose_profile(ctx, ScenarioFlags{}, gpu);
-        },
-        f.threads.value_or(0));
-    const bool tty = isatty(fileno(stderr)) != 0;
-    const plan::SizingResult r =
-        plan::size_deployment(s, node, o, interrupt_token(), [&](double p) {
-            if (tty) {
-                std::fprintf(stderr, "\rsimulating %3d %%", static_cast<int>(p * 100));
-                std::fflush(stderr);
-            }
-        });
-    if (tty) {
-        std::fprintf(stderr, "\r%20s\r", "");
-    }
-    throw_if_interrupted(); // a stopped search ranks only part of the candidates: report nothing
-
     if (vm.count("json")) {
-        nlohmann::json j;
-        j["scenario"] = s.name;
-        j["found"] = r.found;
-        j["verdict"] = r.verdict;
-        j["currency"] = r.currency;
-        j["pricing"] = model::to_string(r.pricing);
-        j["shapes"] = r.shapes;
-        j["configurations"] = r.configurations;
-        j["simulated"] = r.simulated;
-        j["exhausted"] = r.exhausted;
-        j["stages"] = r.stages;
-        nlohmann::json ranked = nlohmann::json::array();
-        for (const auto& row : r.ranked) {
-            ranked.push_back(row_json(row));
-        }
-        j["ranked"] = ranked;
-        j["closest_miss"] = r.closest_miss ? row_json(*r.closest_miss) : nlohmann::json(nullptr);
-        j["notes"] = r.notes;
-        *ctx.out << json_text(j) << '\n';
+        *ctx.out << json_text(plan_report(ctx, s, f.threads.value_or(0), true)) << '\n';
         return 0;
     }
+    const plan::SizingResult r = search(ctx, s, f.threads.value_or(0), true);
     auto& out = *ctx.out;
     const auto& d = s.deployment;
     out << "plan " << s.name << ": " << d.model.name << ", SLO p" << fixed(s.slo.percentile, 0);

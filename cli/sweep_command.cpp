@@ -1,5 +1,5 @@
-// `gpuplan sweep SPEC -o FILE.csv`: runs estimate, simulate, cost or train once per point of a
-// sweep spec (a base scenario and axes of --set overrides), in this process, and writes one table
+// `gpuplan sweep SPEC -o FILE.csv`: runs estimate, simulate, cost, train or plan once per point of
+// a sweep spec (a base scenario and axes of --set overrides), in this process, and writes one table
 // as CSV and JSON Lines; `--shard K/N` (or a Slurm / Kubernetes array index) runs every N-th point
 // from K; `gpuplan merge OUT PARTS...` joins the shards into the table one process writes.
 // Points run one after the other in this process (docs/sweep.md).
@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -54,12 +55,25 @@ const std::vector<std::string>& figure_columns(const std::string& command) {
                                                   "rent_per_million_tokens",
                                                   "break_even_month",
                                                   "cheaper"};
+    // plan: the search's answer and its cheapest configuration (ranked.0, as the table shows).
+    static const std::vector<std::string> plan = {"found",
+                                                  "simulated",
+                                                  "ranked.0.gpu",
+                                                  "ranked.0.gpus",
+                                                  "ranked.0.tp",
+                                                  "ranked.0.replicas",
+                                                  "ranked.0.weights",
+                                                  "ranked.0.max_num_seqs",
+                                                  "ranked.0.monthly",
+                                                  "ranked.0.per_million_tokens",
+                                                  "ranked.0.binding_slo"};
     static const std::vector<std::string> train = {
         "fits", "memory_per_gpu_bytes", "step_time_s", "tokens_per_s",
         "mfu",  "time_to_train_s",      "gpu_hours",   "costs.rent.amount"};
     return command == "estimate"   ? estimate
            : command == "simulate" ? simulate
            : command == "train"    ? train
+           : command == "plan"     ? plan
                                    : cost;
 }
 
@@ -90,7 +104,8 @@ std::string shell_word(const std::string& s) {
     return out + "'";
 }
 
-// A figure of the command's --json object as CSV text: numbers as the JSON writes them.
+// A figure of the command's --json object as CSV text: numbers as the JSON writes them. A path
+// step that is a number indexes an array ("ranked.0.gpu").
 std::string figure_text(const nlohmann::json& result, const std::string& path) {
     const nlohmann::json* v = &result;
     std::size_t start = 0;
@@ -98,10 +113,18 @@ std::string figure_text(const nlohmann::json& result, const std::string& path) {
         const auto dot = path.find('.', start);
         const std::string key =
             path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-        if (!v->is_object() || !v->contains(key)) {
+        if (v->is_array()) {
+            std::size_t index = 0;
+            const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), index);
+            if (ec != std::errc() || end != key.data() + key.size() || index >= v->size()) {
+                return "";
+            }
+            v = &(*v)[index];
+        } else if (!v->is_object() || !v->contains(key)) {
             return "";
+        } else {
+            v = &(*v)[key];
         }
-        v = &(*v)[key];
         if (dot == std::string::npos) {
             break;
         }
@@ -439,6 +462,8 @@ int run_sweep(CliContext& ctx) {
         }
         if (spec.command == "simulate") {
             c += " --seed " + std::to_string(seed);
+        } else if (spec.command == "plan") {
+            c += " --set seed=" + std::to_string(seed);
         }
         return c;
     };
@@ -544,6 +569,11 @@ int run_sweep(CliContext& ctx) {
                 result = cost_report(ctx, s, profile);
             } else if (spec.command == "train") {
                 result = train_report(ctx, s, profile);
+            } else if (spec.command == "plan") {
+                // One worker per point: points are the parallelism (shards, MPI ranks). The
+                // point's seed drives the search's confirming simulations.
+                s.seed = seed;
+                result = plan_report(ctx, s, 1, false);
             } else {
                 sim::SimOptions opts;
                 opts.seed = seed;
@@ -564,6 +594,8 @@ int run_sweep(CliContext& ctx) {
             }
         } catch (const InputError& e) {
             error = e.what(); // this point's answer is an error; the sweep goes on
+        } catch (const Interrupted&) {
+            return std::nullopt; // a search stopped part-way: no row
         }
         failed += error.empty() ? 0 : 1;
         nlohmann::json meta = {

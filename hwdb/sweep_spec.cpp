@@ -141,9 +141,9 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
     spec.id = m.string("id");
     spec.command = m.string("command");
     if (spec.command != "estimate" && spec.command != "simulate" && spec.command != "cost" &&
-        spec.command != "train") {
-        m.fail_at("command",
-                  "unknown command '" + spec.command + "'; use estimate, simulate, cost or train");
+        spec.command != "train" && spec.command != "plan") {
+        m.fail_at("command", "unknown command '" + spec.command +
+                                 "'; use estimate, simulate, cost, train or plan");
     }
     const YAML::Node base = root_node["base"];
     if (base.IsMap()) {

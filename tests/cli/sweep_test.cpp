@@ -130,6 +130,37 @@ TEST(Sweep, EstimateGridRowsAreTheCommandsOwnAnswer) {
     EXPECT_EQ(row["result"]["operating_point"]["concurrency"], 32);
 }
 
+// A plan sweep: each point is a whole sizing search at the point's seed, its row the search's
+// cheapest configuration, and its JSON the `gpuplan plan --json` of the row's command line (run
+// there on all cores, in the sweep on one: the search's answer does not depend on the threads).
+TEST(Sweep, PlanPointsAreThePlanCommandsOwnAnswer) {
+    TempDir d("plan");
+    const auto r = run("sweep " + src("examples/sweep-plan-rates.yaml") + " -o " +
+                       (d.path / "p.csv").string());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto csv = lines(slurp(d.path / "p.csv"));
+    ASSERT_EQ(csv.size(), 5u);
+    EXPECT_TRUE(csv[0].rfind("index,sweep_id,seed,workload.requests_per_s,error,found,simulated,"
+                             "ranked.0.gpu,ranked.0.gpus,",
+                             0) == 0)
+        << csv[0];
+    const auto jsonl = lines(slurp(d.path / "p.jsonl"));
+    const auto row = nlohmann::json::parse(jsonl[2]);
+    EXPECT_EQ(row["seed"], 3 + 2); // plan-search.yaml's seed 3 + index 2
+    const std::string cli = row["cli"];
+    ASSERT_TRUE(cli.rfind("gpuplan plan ", 0) == 0) << cli;
+    EXPECT_NE(cli.find("--set seed=5"), std::string::npos) << cli;
+    const auto own = run(cli.substr(8) + " --json");
+    ASSERT_EQ(own.exit_code, 0) << own.out;
+    EXPECT_EQ(nlohmann::json::parse(own.out), row["result"]);
+    const auto& best = row["result"]["ranked"][0];
+    EXPECT_TRUE(csv[3].rfind("2,plan-search-rates,5,12,,true,", 0) == 0) << csv[3];
+    EXPECT_NE(csv[3].find("," + best["gpu"].get<std::string>() + "," +
+                          std::to_string(best["gpus"].get<int>()) + ","),
+              std::string::npos)
+        << csv[3];
+}
+
 // Three shards (by flag, by Slurm's variables, by Kubernetes' index) merged in any order give
 // the bytes of one process, and one process gives the same bytes twice.
 TEST(Sweep, ShardsMergedAreByteIdenticalToOneRunAndRunsAreDeterministic) {
