@@ -27,11 +27,14 @@ namespace gpuplan::cli {
 [[nodiscard]] nlohmann::json train_report(CliContext& ctx, const model::Scenario& s,
                                           const model::EfficiencyProfile& profile);
 
+class MpiJob;
+
 /// What `gpuplan plan FILE --json` prints: the sizing search on `s` with `threads` workers (0:
-/// all cores) and, when `progress`, a progress line on a terminal. Throws the interrupt's error
-/// when a signal stopped the search.
+/// all cores) and, when `progress`, a progress line on a terminal; with `job`, its confirming
+/// simulations spread over the MPI ranks (plan --mpi). Throws the interrupt's error when a
+/// signal stopped the search.
 [[nodiscard]] nlohmann::json plan_report(CliContext& ctx, const model::Scenario& s, int threads,
-                                         bool progress);
+                                         bool progress, MpiJob* job = nullptr);
 
 /// What `gpuplan simulate FILE --json` prints for a finished simulation of `s`.
 [[nodiscard]] nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r);

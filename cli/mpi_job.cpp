@@ -103,6 +103,34 @@ std::vector<std::string> MpiJob::gather(const std::string& mine) {
     return out;
 }
 
+std::vector<std::string> MpiJob::all_gather(const std::string& mine) {
+    if (mine.size() > static_cast<std::size_t>(INT_MAX)) {
+        throw InputError("rank " + std::to_string(rank_) + " holds " + std::to_string(mine.size()) +
+                         " bytes of results, more than one MPI message carries");
+    }
+    const int length = static_cast<int>(mine.size());
+    std::vector<int> lengths(static_cast<std::size_t>(size_));
+    MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    std::vector<int> offsets(lengths.size());
+    long long total = 0;
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+        if (total > INT_MAX) {
+            throw InputError("the ranks hold more than 2 GiB of results together");
+        }
+        offsets[r] = static_cast<int>(total);
+        total += lengths[r];
+    }
+    std::string all(static_cast<std::size_t>(total), '\0');
+    MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                   MPI_CHAR, MPI_COMM_WORLD);
+    std::vector<std::string> out;
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+        out.push_back(
+            all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+    }
+    return out;
+}
+
 void MpiJob::abort(int code) noexcept {
     MPI_Abort(MPI_COMM_WORLD, code);
     std::_Exit(code); // MPI_Abort does not return; this keeps [[noreturn]] honest

@@ -36,6 +36,8 @@ class MpiJob {
     /// Every rank's bytes, in rank order, at rank 0; empty on the other ranks (collective).
     /// Throws InputError when one rank's bytes exceed what one MPI message carries (2 GiB).
     [[nodiscard]] std::vector<std::string> gather(const std::string& mine);
+    /// Every rank's bytes, in rank order, on every rank (collective). Throws as gather does.
+    [[nodiscard]] std::vector<std::string> all_gather(const std::string& mine);
     /// Ends the whole job now with `code` (a rank that cannot go on must not leave the others
     /// waiting in a collective call).
     [[noreturn]] void abort(int code) noexcept;

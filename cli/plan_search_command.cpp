@@ -3,8 +3,10 @@
 // the cheapest configurations that meet the SLOs, or says that nothing does and which came
 // closest (docs/plan.md).
 #include "cli/cli_context.hpp"
+#include "cli/command_reports.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/json_out.hpp"
+#include "cli/mpi_job.hpp"
 #include "cli/options.hpp"
 #include "cli/power_report.hpp"
 #include "cli/scenario_options.hpp"
@@ -16,7 +18,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <optional>
 #include <ostream>
 #include <thread>
 #include <tuple>
@@ -218,20 +224,60 @@ void print_rows(std::ostream& out, const std::vector<plan::SizingRow>& rows,
     t.print(out);
 }
 
+// The confirming simulations of each batch spread over the ranks of `job`: every rank takes the
+// next simulation as it finishes one, then every rank installs every outcome, so each rank's
+// search goes on identically. A signal on any rank stops every rank at the same batch.
+plan::BatchRunner mpi_batch_runner(MpiJob& job) {
+    return [&job](std::size_t count, const std::function<std::string(std::size_t)>& run,
+                  const std::function<void(std::size_t, const std::string&)>& apply) {
+        job.share_tasks(count);
+        std::string mine; // "JOB BYTES\n" then the outcome's bytes, per job this rank ran
+        try {
+            while (const auto j = job.next_task()) {
+                const std::string outcome = run(*j);
+                mine += std::to_string(*j) + ' ' + std::to_string(outcome.size()) + '\n' + outcome;
+            }
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "error: rank %d: %s\n", job.rank(), e.what());
+            job.abort(1);
+        }
+        const int signal = interrupt_signal();
+        for (const std::string& part : job.all_gather(std::to_string(signal) + '\n' + mine)) {
+            std::size_t at = part.find('\n') + 1;
+            const int theirs = std::atoi(part.c_str());
+            if (theirs != 0 && interrupt_signal() == 0) {
+                std::raise(theirs); // stop here too, at the same batch
+            }
+            while (at < part.size()) {
+                const auto nl = part.find('\n', at);
+                std::size_t j = 0, bytes = 0;
+                std::sscanf(part.c_str() + at, "%zu %zu", &j, &bytes);
+                apply(j, part.substr(nl + 1, bytes));
+                at = nl + 1 + bytes;
+            }
+        }
+    };
+}
+
 // The sizing search on `s` as the plan command runs it, with a progress line on a terminal
-// when `progress`. Throws the interrupt's error when a signal stopped it (a stopped search ranks
-// only part of the candidates: report nothing).
-plan::SizingResult search(CliContext& ctx, const model::Scenario& s, int threads, bool progress) {
+// when `progress`, its simulations spread over `job`'s ranks when there is one. Throws the
+// interrupt's error when a signal stopped it (a stopped search ranks only part of the
+// candidates: report nothing).
+plan::SizingResult search(CliContext& ctx, const model::Scenario& s, int threads, bool progress,
+                          MpiJob* job = nullptr) {
     std::optional<model::ServerSpec> node;
     if (!s.node_ref.empty()) {
         node = ctx.db().server(s.node_ref);
     }
-    const plan::SizingOptions o = plan::sizing_options(
+    plan::SizingOptions o = plan::sizing_options(
         s, node,
         [&](const model::AcceleratorSpec& gpu) {
             return choose_profile(ctx, ScenarioFlags{}, gpu);
         },
         threads);
+    if (job != nullptr) {
+        o.run_batch = mpi_batch_runner(*job);
+    }
     const bool tty = progress && isatty(fileno(stderr)) != 0;
     const plan::SizingResult r =
         plan::size_deployment(s, node, o, interrupt_token(), [&](double p) {
@@ -249,8 +295,9 @@ plan::SizingResult search(CliContext& ctx, const model::Scenario& s, int threads
 
 } // namespace
 
-nlohmann::json plan_report(CliContext& ctx, const model::Scenario& s, int threads, bool progress) {
-    const plan::SizingResult r = search(ctx, s, threads, progress);
+nlohmann::json plan_report(CliContext& ctx, const model::Scenario& s, int threads, bool progress,
+                           MpiJob* job) {
+    const plan::SizingResult r = search(ctx, s, threads, progress, job);
     nlohmann::json j;
     j["scenario"] = s.name;
     j["found"] = r.found;
@@ -303,7 +350,8 @@ int run_plan(CliContext& ctx) {
         ("max-simulations", po::value<int>()->notifier([&](int v) { f.max_simulations = v; }), "simulation budget (default 64)")
         ("threads", po::value<int>()->notifier([&](int v) { f.threads = v; }), "worker threads (default: all cores)")
         ("set", po::value(&f.sets)->composing(), "override a scenario key: --set slo.ttft='300 ms' (repeatable)")
-        ("json", "machine-readable output");
+        ("json", "machine-readable output")
+        ("mpi", "spread the confirming simulations over the ranks of an MPI job (mpirun -np N gpuplan plan ... --mpi); rank 0 prints");
     // clang-format on
     PowerFlags power_flags;
     add_power_options(desc, power_flags);
@@ -313,7 +361,7 @@ int run_plan(CliContext& ctx) {
     if (!parse_options("plan", ctx.args, desc, pos, vm, *ctx.out,
                        "[FILE | --model M --gpu G] [--candidate GPU[@NODE]]... [--budget P] "
                        "[--power-budget W] [--max-gpus N] "
-                       "[--top N] [--set key=value]... [--json]")) {
+                       "[--top N] [--set key=value]... [--json] [--mpi]")) {
         return 0;
     }
     if (f.threads && *f.threads < 1) {
@@ -332,11 +380,25 @@ int run_plan(CliContext& ctx) {
     if (!s.node_ref.empty()) {
         node = ctx.db().server(s.node_ref);
     }
+    // --mpi: every rank runs the same search, its simulations spread over the ranks; rank 0
+    // prints the answer.
+    std::optional<MpiJob> job;
+    if (vm.count("mpi")) {
+        job.emplace();
+    }
+    MpiJob* const ranks = job ? &*job : nullptr;
+    const bool lead = !job || job->rank() == 0;
     if (vm.count("json")) {
-        *ctx.out << json_text(plan_report(ctx, s, f.threads.value_or(0), true)) << '\n';
+        const nlohmann::json j = plan_report(ctx, s, f.threads.value_or(0), lead, ranks);
+        if (lead) {
+            *ctx.out << json_text(j) << '\n';
+        }
         return 0;
     }
-    const plan::SizingResult r = search(ctx, s, f.threads.value_or(0), true);
+    const plan::SizingResult r = search(ctx, s, f.threads.value_or(0), lead, ranks);
+    if (!lead) {
+        return 0;
+    }
     auto& out = *ctx.out;
     const auto& d = s.deployment;
     out << "plan " << s.name << ": " << d.model.name << ", SLO p" << fixed(s.slo.percentile, 0);

@@ -11,6 +11,7 @@
 #include "model/serving.hpp"
 #include "model/step_cost.hpp"
 #include "model/workload_mix.hpp"
+#include "plan/row_outcome.hpp"
 #include "plan/thread_pool.hpp"
 
 #include <algorithm>
@@ -647,7 +648,7 @@ Search::Confirmed Search::confirm(std::vector<SizingRow>& rows, const std::vecto
             return c;
         }
         batch.resize(std::min(batch.size(), left));
-        parallel_for(batch.size(), threads_, [&](std::size_t j) {
+        const auto confirm_row = [&](std::size_t j) {
             SizingRow& row = rows[batch[j]];
             const SizingStage stage = row.stage;
             const std::string reason = row.reason;
@@ -659,7 +660,20 @@ Search::Confirmed Search::confirm(std::vector<SizingRow>& rows, const std::vecto
                 row.stage = stage;
                 row.miss_ratio = ratio;
             }
-        });
+        };
+        if (opt_.run_batch) {
+            opt_.run_batch(
+                batch.size(),
+                [&](std::size_t j) {
+                    confirm_row(j);
+                    return encode_outcome(rows[batch[j]]);
+                },
+                [&](std::size_t j, const std::string& bytes) {
+                    decode_outcome(bytes, rows[batch[j]]);
+                });
+        } else {
+            parallel_for(batch.size(), threads_, confirm_row);
+        }
         for (const std::size_t i : batch) {
             simulated[i] = 1;
         }

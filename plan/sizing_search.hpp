@@ -144,10 +144,20 @@ struct SizingResult {
 };
 
 /// How to run the search.
+/// Runs a batch of the search's confirming simulations somewhere else (gpuplan plan --mpi spreads
+/// them over MPI ranks): `run(j)` simulates job j of `count` and returns its outcome as bytes;
+/// the runner must call `apply(j, bytes)` for every j, in this process, before it returns.
+/// Every process of a distributed search runs the same search and so asks for the same batches.
+using BatchRunner =
+    std::function<void(std::size_t count, const std::function<std::string(std::size_t)>& run,
+                       const std::function<void(std::size_t, const std::string&)>& apply)>;
+
 struct SizingOptions {
     /// Worker threads; 0: std::thread::hardware_concurrency(). The result is the same for
     /// every value.
     int threads = 0;
+    /// Where the confirming simulations run; empty: on `threads` threads of this process.
+    BatchRunner run_batch;
     /// Efficiency profiles by accelerator name; the default profile for the others.
     std::map<std::string, model::EfficiencyProfile> profiles;
 };

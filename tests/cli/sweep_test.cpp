@@ -231,6 +231,32 @@ TEST(Sweep, MpiRanksGiveTheSameBytesAsOneProcessAndAsMergedShards) {
 #endif
 }
 
+// plan --mpi spreads the sizing search's simulations over the ranks; every rank goes on with
+// every outcome, and rank 0 prints the answer one process prints, byte for byte.
+TEST(Sweep, PlanOverMpiRanksPrintsTheSameAnswerAsOneProcess) {
+#ifndef GPUPLAN_MPIEXEC
+    GTEST_SKIP() << "built without MPI (install libopenmpi-dev and reconfigure)";
+#else
+    const std::string file = src("examples/plan-search.yaml");
+    const auto one = run("plan " + file + " --json");
+    ASSERT_EQ(one.exit_code, 0) << one.out;
+    for (const char* ranks : {"2", "3"}) {
+        const std::string cmd = kCleanEnv +
+                                "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                                GPUPLAN_MPIEXEC + " --oversubscribe -np " + ranks + " " +
+                                GPUPLAN_CLI + " plan " + file + " --json --mpi 2>&1";
+        FILE* pipe = popen(cmd.c_str(), "r");
+        std::string out;
+        char buf[4096];
+        while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) {
+            out.append(buf, n);
+        }
+        ASSERT_EQ(pclose(pipe), 0) << out;
+        EXPECT_EQ(out, one.out) << ranks << " ranks";
+    }
+#endif
+}
+
 // An array task picks every N-th point from its index: task 1 of 4 runs 1, 5, 9, 13, 17, 21;
 // with SLURM_ARRAY_TASK_MIN/MAX (--array=5-8), task 7 is shard 2 of 4: 2, 6, 10, 14, 18, 22.
 TEST(Sweep, SlurmArrayVariablesSetByHandPickThePoints) {
