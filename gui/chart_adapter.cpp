@@ -12,11 +12,11 @@
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSeries>
 #include <QtCharts/QBarSet>
+#include <QtCharts/QCategoryAxis>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 #include <QtCharts/QHorizontalStackedBarSeries>
 #include <QtCharts/QLineSeries>
-#include <QtCharts/QLogValueAxis>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QStackedBarSeries>
 #include <QtCharts/QValueAxis>
@@ -55,6 +55,20 @@ bool ChartPanel::hasChart() const {
 void ChartPanel::setChart(QChart* chart) {
     chart->setAnimationOptions(QChart::NoAnimation);
     chart->setMargins(QMargins(4, 4, 4, 4));
+    // No axis label is ever elided ("5000…"): value axes carry short k/M/G ticks, and bar
+    // categories that do not fit side by side are turned.
+    for (QAbstractAxis* a : chart->axes()) {
+        a->setTruncateLabels(false);
+        if (auto* cat = qobject_cast<QBarCategoryAxis*>(a)) {
+            int chars = 0;
+            for (const QString& c : cat->categories()) {
+                chars += static_cast<int>(c.size()) + 2;
+            }
+            if (chars > 28) {
+                cat->setLabelsAngle(-30);
+            }
+        }
+    }
     QChart* old = view_->chart();
     view_->setChart(chart);
     // QChartView does not delete the chart it held before.
@@ -81,6 +95,38 @@ int ChartPanel::pointCount() const {
         }
     }
     return n;
+}
+
+QStringList ChartPanel::axisLabels(Qt::Orientation o) const {
+    QStringList labels;
+    if (!hasChart()) {
+        return labels;
+    }
+    for (QAbstractAxis* a : view_->chart()->axes(o)) {
+        if (auto* cat = qobject_cast<QCategoryAxis*>(a); cat && cat->isVisible()) {
+            labels << cat->categoriesLabels();
+        }
+    }
+    return labels;
+}
+
+bool ChartPanel::labelsTruncated() const {
+    if (!hasChart()) {
+        return false;
+    }
+    const auto axes = view_->chart()->axes();
+    return std::any_of(axes.begin(), axes.end(),
+                       [](const QAbstractAxis* a) { return a->labelsTruncated(); });
+}
+
+QStringList ChartPanel::seriesNames() const {
+    QStringList names;
+    if (hasChart()) {
+        for (const QAbstractSeries* s : view_->chart()->series()) {
+            names << s->name();
+        }
+    }
+    return names;
 }
 
 QString ChartPanel::message() const {
@@ -136,27 +182,66 @@ QChart* newChart(const QString& title, bool legend = true) {
     return c;
 }
 
-QValueAxis* valueAxis(QChart* c, Qt::Alignment where, const QString& title, double min,
-                      double max) {
-    auto* a = new QValueAxis();
+/// A step of 1, 2, 2.5 or 5 × 10^k giving about `target` intervals over `span`.
+double niceStep(double span, int target) {
+    if (!(span > 0) || !std::isfinite(span)) {
+        return 1.0;
+    }
+    const double raw = span / target;
+    const double p = std::pow(10.0, std::floor(std::log10(raw)));
+    for (const double m : {1.0, 2.0, 2.5, 5.0}) {
+        if (raw <= m * p * 1.0000001) {
+            return m * p;
+        }
+    }
+    return 10.0 * p;
+}
+
+/// An axis whose labels sit on the tick values given, written by formatTicks (k, M, G) and
+/// never elided. A QCategoryAxis is a QValueAxis: series attach to it as to any linear axis.
+QCategoryAxis* tickedAxis(QChart* c, Qt::Alignment where, const QString& title, double min,
+                          double max, const std::vector<double>& ticks, const QStringList& labels) {
+    auto* a = new QCategoryAxis();
     a->setTitleText(title);
     a->setRange(min, max);
-    // Whole numbers for large ranges ("15000", not "1.5e+04").
-    a->setLabelFormat(std::max(std::fabs(min), std::fabs(max)) >= 1000 ? QStringLiteral("%.0f")
-                                                                       : QStringLiteral("%.3g"));
+    a->setStartValue(min);
+    a->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    a->setTruncateLabels(false);
+    for (std::size_t i = 0; i < ticks.size(); ++i) {
+        a->append(labels.at(static_cast<int>(i)), ticks[i]);
+    }
     c->addAxis(a, where);
     return a;
 }
 
-QLogValueAxis* logAxis(QChart* c, Qt::Alignment where, const QString& title, double min,
-                       double max) {
-    auto* a = new QLogValueAxis();
-    a->setTitleText(title);
-    a->setBase(10.0);
-    a->setRange(min, max);
-    a->setLabelFormat(QStringLiteral("%g"));
-    a->setMinorTickCount(-1);
-    c->addAxis(a, where);
+/// A linear axis from `min` to `max` with about five ticks at round values.
+QValueAxis* valueAxis(QChart* c, Qt::Alignment where, const QString& title, double min,
+                      double max) {
+    const double step = niceStep(max - min, 5);
+    std::vector<double> ticks;
+    const double first = std::ceil(min / step - 1e-9);
+    for (int i = 0;; ++i) {
+        const double t = (first + i) * step;
+        if (t > max + step * 1e-9) {
+            break;
+        }
+        ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
+    }
+    return tickedAxis(c, where, title, min, max, ticks, formatTicks(ticks));
+}
+
+/// A logarithmic axis for values plotted as log10(value): from 10^lo to 10^hi, a tick at each
+/// power of ten labelled with its value ("0.1", "10", "1k").
+QValueAxis* log10Axis(QChart* c, Qt::Alignment where, const QString& title, int lo, int hi) {
+    std::vector<double> ticks;
+    std::vector<double> values;
+    const int every = std::max(1, (hi - lo + 7) / 8); // at most about eight labels
+    for (int k = lo; k <= hi; k += every) {
+        ticks.push_back(k);
+        values.push_back(std::pow(10.0, k));
+    }
+    auto* a = tickedAxis(c, where, title, lo, hi, ticks, formatTicks(values));
+    a->setMinorTickCount(8);
     return a;
 }
 
@@ -186,6 +271,17 @@ QLineSeries* lineSeries(const QString& name, const QColor& color) {
     pen.setWidthF(2.0);
     s->setPen(pen);
     return s;
+}
+
+/// Lines that may coincide stay visible: the first is wide and solid, each later one narrower
+/// and dashed, so a line drawn over another leaves the one below showing on both sides.
+void distinguish(const std::vector<QLineSeries*>& lines) {
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        QPen pen = lines[i]->pen();
+        pen.setWidthF(std::max(1.5, 3.5 - 1.0 * static_cast<double>(i)));
+        pen.setStyle(i == 0 ? Qt::SolidLine : Qt::DashLine);
+        lines[i]->setPen(pen);
+    }
 }
 
 } // namespace
@@ -279,25 +375,30 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
         xmax = std::max(xmax, pt.intensity * 3);
         ymin = std::min(ymin, pt.achieved / 3);
     }
-    xmin = std::pow(10.0, std::floor(std::log10(xmin)));
-    xmax = std::pow(10.0, std::ceil(std::log10(xmax)));
-    ymin = std::pow(10.0, std::floor(std::log10(std::max(ymin, 1e-6))));
-    const double ymax = std::pow(10.0, std::ceil(std::log10(peak_t * 1.5)));
+    // Plotted as log10 of the values on log10 axes (ticks at powers of ten, labelled with the
+    // values), so every axis of every chart has the same tick labels.
+    const int xlo = static_cast<int>(std::floor(std::log10(xmin)));
+    const int xhi = static_cast<int>(std::ceil(std::log10(xmax)));
+    const int ylo = static_cast<int>(std::floor(std::log10(std::max(ymin, 1e-6))));
+    const int yhi = static_cast<int>(std::ceil(std::log10(peak_t * 1.5)));
+    xmin = std::pow(10.0, xlo);
+    xmax = std::pow(10.0, xhi);
+    const auto lg = [](double v) { return std::log10(v); };
 
     QChart* c =
         newChart(QObject::tr("Roofline: %1, %2 path, per GPU")
                      .arg(qs(d.gpu.name),
                           qs(std::string(model::to_string(model::gemm_compute_type(d.prec))))));
     auto* x =
-        logAxis(c, Qt::AlignBottom, QObject::tr("arithmetic intensity (FLOP/byte)"), xmin, xmax);
-    auto* y = logAxis(c, Qt::AlignLeft, QObject::tr("TFLOP/s"), ymin, ymax);
+        log10Axis(c, Qt::AlignBottom, QObject::tr("arithmetic intensity (FLOP/byte)"), xlo, xhi);
+    auto* y = log10Axis(c, Qt::AlignLeft, QObject::tr("TFLOP/s"), ylo, yhi);
     auto* roof =
         lineSeries(QObject::tr("roof (%1 TB/s, %2 TFLOP/s)")
                        .arg(QString::number(bw / 1e12, 'f', 2), QString::number(peak_t, 'f', 0)),
                    QColor(QStringLiteral("#424242")));
-    roof->append(xmin, xmin * bw / tflops);
-    roof->append(ridge, peak_t);
-    roof->append(xmax, peak_t);
+    roof->append(lg(xmin), lg(xmin * bw / tflops));
+    roof->append(lg(ridge), lg(peak_t));
+    roof->append(lg(xmax), lg(peak_t));
     c->addSeries(roof);
     attach(roof, x, y);
     for (const auto& pt : points) {
@@ -312,7 +413,7 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
         s->setColor(pt.color);
         s->setBorderColor(pt.color);
         s->setMarkerSize(13);
-        s->append(pt.intensity, pt.achieved);
+        s->append(lg(pt.intensity), lg(pt.achieved));
         c->addSeries(s);
         attach(s, x, y);
     }
@@ -402,6 +503,7 @@ QChart* timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title,
     for (auto* s : made) {
         attach(s, x, y);
     }
+    distinguish(made);
     return c;
 }
 
@@ -546,10 +648,10 @@ void ChartAdapter::rentVsBuy(ChartPanel& p, const model::CostEstimate& c, int mo
         rent->append(m, r);
         top = std::max({top, o, r});
     }
+    distinguish({own, rent});
     ch->addSeries(own);
     ch->addSeries(rent);
     auto* x = valueAxis(ch, Qt::AlignBottom, QObject::tr("month"), 0, months);
-    x->setLabelFormat(QStringLiteral("%d"));
     auto* y =
         valueAxis(ch, Qt::AlignLeft, qs(c.currency) + QObject::tr(" cumulative"), 0, niceMax(top));
     attach(own, x, y);
@@ -640,6 +742,16 @@ void ChartAdapter::trainingMemory(ChartPanel& p, const model::TrainingEstimate& 
                   QObject::tr("GiB per GPU (capacity %1)").arg(formatGiB(stages.front().capacity)),
                   0, niceMax(top * 1.05));
     attach(series, x, y);
+    // Each stage's capacity as a line across its bar, drawn over the bars.
+    auto* cap = lineSeries(QObject::tr("capacity %1").arg(formatGiB(stages.front().capacity)),
+                           QColor(QStringLiteral("#d32f2f")));
+    for (std::size_t j = 0; j < shown.size(); ++j) {
+        const double v = stages[shown[j]].capacity.si() / kGiB;
+        cap->append(static_cast<double>(j) - 0.5, v);
+        cap->append(static_cast<double>(j) + 0.5, v);
+    }
+    c->addSeries(cap);
+    attach(cap, x, y);
     p.setChart(c);
 }
 
@@ -689,8 +801,9 @@ void ChartAdapter::bars(ChartPanel& p, const QString& title, const QString& unit
     }
     series->append(set);
     series->setLabelsVisible(true);
-    series->setLabelsFormat(QStringLiteral("@value"));
-    series->setLabelsPrecision(4);
+    // The value with its unit ("3804 tok/s"); six digits, so no "3.804e+03".
+    series->setLabelsFormat(QStringLiteral("@value ") + unit);
+    series->setLabelsPrecision(6);
     c->addSeries(series);
     auto* x = new QBarCategoryAxis();
     x->append(names);

@@ -44,6 +44,13 @@ class ChartPanel : public QWidget {
     [[nodiscard]] int pointCount() const;
     /// The chart's title ("" without a chart).
     [[nodiscard]] QString title() const;
+    /// The tick labels of the chart's value axes along `o` (bar categories excluded), in
+    /// order; empty without a chart.
+    [[nodiscard]] QStringList axisLabels(Qt::Orientation o) const;
+    /// True when Qt Charts elided an axis label ("5000…") at the panel's current size.
+    [[nodiscard]] bool labelsTruncated() const;
+    /// The names of the chart's series, in drawing order.
+    [[nodiscard]] QStringList seriesNames() const;
     /// The message shown instead of a chart ("" with a chart).
     [[nodiscard]] QString message() const;
 

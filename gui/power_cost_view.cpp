@@ -145,6 +145,7 @@ PowerCostView::PowerCostView(ScenarioDocument& doc, QWidget* parent) : QWidget(p
     });
 
     auto* tabs = new QTabWidget();
+    tables_ = tabs;
     tabs->addTab(figuresTable(cost_), tr("Cost"));
     tabs->addTab(figuresTable(power_), tr("Power"));
     tabs->addTab(figuresTable(rackFigures_), tr("Racks"));
@@ -153,8 +154,10 @@ PowerCostView::PowerCostView(ScenarioDocument& doc, QWidget* parent) : QWidget(p
     grid->addWidget(monthly_, 0, 0);
     grid->addWidget(rentVsBuy_, 0, 1);
     grid->addWidget(rack_, 0, 2);
-    grid->addWidget(tabs, 1, 0, 1, 2);
-    grid->addWidget(settings, 1, 2);
+    // The settings span two columns: no column is wider than a chart needs (readable at
+    // 1280 × 800 beside the scenario panel).
+    grid->addWidget(tabs, 1, 0);
+    grid->addWidget(settings, 1, 1, 1, 2);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 2);
     auto* layout = new QVBoxLayout(this);
@@ -185,7 +188,36 @@ void PowerCostView::refresh() {
     refreshing_ = false;
 }
 
+void PowerCostView::showError(const QString& message) {
+    banner_->setText(tr("Cannot estimate this scenario: %1").arg(message));
+    banner_->setVisible(true);
+    if (resultsCurrent() && !headline_->text().isEmpty()) {
+        headline_->setText(tr("Out of date (the last scenario that could be estimated): ") +
+                           headline_->text());
+    }
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{headline_, monthly_, rentVsBuy_, rack_, tables_}) {
+        w->setEnabled(false);
+    }
+}
+
+bool PowerCostView::resultsCurrent() const {
+    return tables_->isEnabled();
+}
+
+QString PowerCostView::errorText() const {
+    return banner_->isVisible() ? banner_->text() : QString();
+}
+
+QString PowerCostView::headline() const {
+    return headline_->text();
+}
+
 void PowerCostView::showAnalysis(const AnalysisPtr& a) {
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{headline_, monthly_, rentVsBuy_, rack_, tables_}) {
+        w->setEnabled(true);
+    }
     QStringList problems;
     if (a->power) {
         power_->setRows(powerRows(*a->power));

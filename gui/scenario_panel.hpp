@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 
 class QCheckBox;
 class QComboBox;
@@ -34,6 +35,9 @@ class ScenarioPanel : public QWidget {
     [[nodiscard]] QString errorFor(const QWidget* field) const;
     /// The message about the deployment as a whole ("" when it validates).
     [[nodiscard]] QString deploymentError() const;
+    /// What the last layout or GPU-count edit changed besides the field edited ("GPUs 3 → 6
+    /// ...", "replicas 3 → 1 ..."); "" when nothing else changed.
+    [[nodiscard]] QString layoutNote() const;
 
   public slots:
     /// Shows the document's scenario in the fields (without recording edits).
@@ -45,6 +49,11 @@ class ScenarioPanel : public QWidget {
                const std::function<void(model::Scenario&)>& change);
     void showFieldError(QWidget* field, const QString& message);
     void updateSpecs();
+    void setLayoutNote(const QString& text);
+    /// Applies the GPU typed into the GPU field (a catalog name or a list entry), or says at
+    /// the field why it cannot.
+    void chooseTypedGpu();
+    void applyGpu(const QString& name);
     QLabel* errorLabel(QWidget* field);
 
     // Builders of the groups.
@@ -64,6 +73,8 @@ class ScenarioPanel : public QWidget {
 
     ScenarioDocument& doc_;
     bool refreshing_ = false;
+    bool applying_ = false;       ///< refresh() runs because of an edit made here
+    std::set<QWidget*> rejected_; ///< fields showing a value the scenario did not take
     QWidget* lastEdited_ = nullptr;
     std::map<const QWidget*, QLabel*> errors_;
     std::map<QLineEdit*, std::function<QString(const model::Scenario&)>> textOf_;
@@ -80,6 +91,7 @@ class ScenarioPanel : public QWidget {
     QSpinBox* dp_ = nullptr;
     QSpinBox* ep_ = nullptr;
     QLabel* deploymentError_ = nullptr;
+    QLabel* layoutNote_ = nullptr;
     QComboBox* weights_ = nullptr;
     QComboBox* activations_ = nullptr;
     QComboBox* kv_ = nullptr;

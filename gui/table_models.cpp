@@ -163,10 +163,17 @@ FiguresModel::Rows rackRows(const model::RackPlan& p) {
             QStringLiteral(" / ") + formatWatts(p.pdu_capacity));
     add(QObject::tr("feasible"), yesNo(p.feasible));
     for (const auto& l : p.limits) {
+        // Watts for the power limits, rack units for space, as `gpuplan rack` writes them
+        // ("6.00 kW", "2 U").
+        const auto amount = [&l](double v) {
+            return l.which == model::RackLimit::RackUnits
+                       ? QString::number(v, 'f', 0) + QStringLiteral(" U")
+                       : formatWatts(Watts(v));
+        };
         add(QObject::tr("limit %1").arg(qs(std::string(model::to_string(l.which)))),
-            QObject::tr("%1 nodes fit; headroom %2")
+            QObject::tr("%1 nodes fit; capacity %2, used %3, headroom %4")
                 .arg(l.nodes_fit)
-                .arg(QString::number(l.headroom, 'f', 0)));
+                .arg(amount(l.capacity), amount(l.used), amount(l.headroom)));
     }
     for (const auto& w : p.warnings) {
         add(QObject::tr("warning"), qs(w));

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fmt/format.h>
 #include <string_view>
 
 namespace gpuplan::gui {
@@ -52,6 +53,39 @@ QString formatMoney(const std::optional<model::Money>& m) {
         return QStringLiteral("$") + amount;
     }
     return amount + QStringLiteral(" ") + qs(m->currency);
+}
+
+QString formatTick(double v, int digits) {
+    if (v == 0.0 || !std::isfinite(v)) {
+        return QStringLiteral("0");
+    }
+    // Rounded to `digits` first, so 999,999 is "1M", not "1e+03k".
+    const double r = std::stod(fmt::format("{:.{}g}", v, digits));
+    struct Prefix {
+        double scale;
+        const char* suffix;
+    };
+    static constexpr Prefix prefixes[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    for (const Prefix& p : prefixes) {
+        if (std::fabs(r) >= p.scale) {
+            return qs(fmt::format("{:.{}g}{}", r / p.scale, digits, p.suffix));
+        }
+    }
+    return qs(fmt::format("{:.{}g}", r, digits)); // "0.25", "0.001"
+}
+
+QStringList formatTicks(const std::vector<double>& values) {
+    QStringList labels;
+    for (int digits = 3; digits <= 12; ++digits) {
+        labels.clear();
+        for (const double v : values) {
+            labels << formatTick(v, digits);
+        }
+        if (QStringList(labels).removeDuplicates() == 0) {
+            break;
+        }
+    }
+    return labels;
 }
 
 namespace {

@@ -6,9 +6,11 @@
 #include "model/units.hpp"
 
 #include <QString>
+#include <QStringList>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 class QAbstractItemModel;
 class QLabel;
@@ -37,6 +39,13 @@ namespace gpuplan::gui {
 [[nodiscard]] QString formatWatts(Watts w);
 /// "$12,345.67" / "12,345.67 CNY", or "–" when empty.
 [[nodiscard]] QString formatMoney(const std::optional<model::Money>& m);
+
+/// Axis tick labels for `values` (ascending): SI suffixes k, M, G, T ("500k", "1.5M", "2.5G"),
+/// three significant digits, more only where three would make two labels equal. The one tick
+/// formatter of every chart.
+[[nodiscard]] QStringList formatTicks(const std::vector<double>& values);
+/// One tick label with `digits` significant digits ("500k").
+[[nodiscard]] QString formatTick(double v, int digits = 3);
 
 /// Writes `model` (header row, then every row, display text) as CSV to `path`. Returns false
 /// when the file cannot be written.

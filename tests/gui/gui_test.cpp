@@ -7,16 +7,21 @@
 #include "gui/main_window.hpp"
 #include "gui/scenario_panel.hpp"
 #include "gui/table_models.hpp"
+#include "gui/ui_util.hpp"
 #include "gui/views.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "hwdb/scenario_writer.hpp"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -33,6 +38,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 using namespace gpuplan;
@@ -603,4 +609,340 @@ TEST_F(GuiTest, PlanTabSearchesRanksAndAdopts) {
     f.w.document().undoStack()->undo();
     EXPECT_EQ(f.w.document().scenario(), before);
     EXPECT_FALSE(f.w.plan().adopt(99));
+}
+
+// ---- Issue 17, item 1: nothing stale or wrong on screen ----
+
+// An error banner on the Planning tab greys every tab's figures: Power & cost and Training too
+// (they went on showing the last estimate as if it were this scenario's), and switching to
+// them does not redraw the old analysis.
+TEST_F(GuiTest, AnErrorGreysTheFiguresOfEveryTab) {
+    Fixture f;
+    QString error;
+    ASSERT_TRUE(f.w.openFile(example("llama70b-4xh100.yaml"), &error)) << error.toStdString();
+    ASSERT_TRUE(waitShown(f.w));
+    f.w.tabs().setCurrentWidget(&f.w.powerCost());
+    QTest::qWait(10);
+    EXPECT_TRUE(f.w.powerCost().resultsCurrent());
+    const QString headline = f.w.powerCost().headline();
+    ASSERT_FALSE(headline.isEmpty());
+    f.w.tabs().setCurrentWidget(&f.w.planning());
+    // Llama-3.1-70B has 64 attention heads: tp 3 does not divide them.
+    child<QSpinBox>(f.w, "tp")->setValue(3);
+    ASSERT_TRUE(waitShown(f.w));
+    ASSERT_NE(f.w.planning().errorText().indexOf(QStringLiteral("Cannot estimate")), -1);
+    for (QWidget* tab :
+         {static_cast<QWidget*>(&f.w.powerCost()), static_cast<QWidget*>(&f.w.training())}) {
+        f.w.tabs().setCurrentWidget(tab);
+        QTest::qWait(10);
+        auto* banner = tab->findChild<QLabel*>(QStringLiteral("error_banner"));
+        ASSERT_NE(banner, nullptr);
+        EXPECT_FALSE(banner->isHidden()) << tab->metaObject()->className();
+        EXPECT_NE(banner->text().indexOf(QStringLiteral("tp 3")), -1)
+            << banner->text().toStdString();
+    }
+    EXPECT_FALSE(f.w.powerCost().resultsCurrent());
+    EXPECT_FALSE(f.w.training().resultsCurrent());
+    EXPECT_TRUE(f.w.powerCost().headline().startsWith(QStringLiteral("Out of date")))
+        << f.w.powerCost().headline().toStdString();
+    // Fixed: every tab is current again and the banners go.
+    f.w.tabs().setCurrentWidget(&f.w.planning());
+    child<QSpinBox>(f.w, "tp")->setValue(4);
+    ASSERT_TRUE(waitShown(f.w));
+    f.w.tabs().setCurrentWidget(&f.w.powerCost());
+    QTest::qWait(10);
+    EXPECT_TRUE(f.w.powerCost().resultsCurrent());
+    EXPECT_TRUE(f.w.powerCost().errorText().isEmpty());
+    EXPECT_EQ(f.w.powerCost().headline(), headline);
+    f.w.tabs().setCurrentWidget(&f.w.training());
+    QTest::qWait(10);
+    EXPECT_TRUE(f.w.training().resultsCurrent());
+}
+
+// A field that refused a value shows its message only while it shows that value: once the
+// scenario makes it right (here tp 4 takes the count to 4) or another edit resets it, the
+// message goes.
+TEST_F(GuiTest, AGpuCountErrorGoesWhenTheFieldIsCorrected) {
+    Fixture f;
+    auto* count = child<QSpinBox>(f.w, "gpus");
+    auto* tp = child<QSpinBox>(f.w, "tp");
+    ASSERT_EQ(f.w.document().scenario().deployment.gpus, 1);
+    tp->setValue(2); // 1 GPU cannot hold tp 2: the count follows to 2 (said under the layout)
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 2);
+    count->setValue(3); // not a multiple of tp 2: refused at the field
+    EXPECT_NE(f.w.panel().errorFor(count).indexOf(QStringLiteral("multiple")), -1);
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 2);
+    tp->setValue(4); // 4 does not divide 2 GPUs: the count follows to 4 × 1 replica
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 4);
+    EXPECT_EQ(count->value(), 4);
+    EXPECT_TRUE(f.w.panel().errorFor(count).isEmpty()) << f.w.panel().errorFor(count).toStdString();
+    EXPECT_FALSE(count->property("invalid").toBool());
+    // Refused again, then an unrelated edit: the field shows the scenario's count, no message.
+    count->setValue(6);
+    EXPECT_FALSE(f.w.panel().errorFor(count).isEmpty());
+    child<QSpinBox>(f.w, "input_tokens")->setValue(1000);
+    EXPECT_EQ(count->value(), 4);
+    EXPECT_TRUE(f.w.panel().errorFor(count).isEmpty());
+    // Refused, then typed right: 8 = 2 replicas of tp 4.
+    count->setValue(6);
+    count->setValue(8);
+    EXPECT_TRUE(f.w.panel().errorFor(count).isEmpty());
+    EXPECT_EQ(f.w.document().scenario().deployment.par.dp, 2);
+}
+
+// The Plan tab's results are marked out of date by any edit, as the simulation's are.
+TEST_F(GuiTest, AnEditMarksThePlanResultsStale) {
+    Fixture f;
+    model::Scenario s =
+        hwdb::load_scenario(std::string(GPUPLAN_SOURCE_DIR) + "/examples/plan-search.yaml", db());
+    ASSERT_TRUE(s.plan);
+    s.plan->candidates.resize(1);
+    s.plan->max_gpus = 4;
+    s.plan->weights = {*model::find_precision("fp8")};
+    s.plan->kv_cache = {*model::find_precision("fp8")};
+    s.plan->max_num_seqs = {256};
+    s.plan->requests = 100;
+    s.plan->top = 2;
+    f.w.document().reset(s);
+    f.w.tabs().setCurrentWidget(&f.w.plan());
+    QSignalSpy done(&f.w.runner(), &gui::Runner::planSearchFinished);
+    f.w.plan().search();
+    ASSERT_TRUE(done.wait(120000));
+    QTest::qWait(10);
+    ASSERT_TRUE(f.w.plan().outcome());
+    EXPECT_TRUE(f.w.plan().staleText().isEmpty());
+    // Any edit marks it.
+    child<QSpinBox>(f.w, "output_tokens")
+        ->setValue(f.w.document().scenario().workload.output_tokens + 1);
+    EXPECT_NE(f.w.plan().staleText().indexOf(QStringLiteral("Out of date")), -1);
+}
+
+// ---- Issue 17, item 3: inputs that behave ----
+
+// Typing into memory utilisation keeps what is typed: "0.85" is 0.85 (it became "engine
+// default" when the first "0" was redrawn as the special value) and "0.95" is 0.95 (it became
+// 0.900 when "0.9" was redrawn as "0.900" and the "5" no longer fitted).
+TEST_F(GuiTest, MemoryUtilisationTakesWhatIsTyped) {
+    Fixture f;
+    auto* box = child<QDoubleSpinBox>(f.w, "gpu_memory_utilization");
+    for (const auto& [typed, value, shown] :
+         {std::tuple{"0.85", 0.85, "0.850"}, std::tuple{"0.95", 0.95, "0.950"},
+          std::tuple{"0.9", 0.9, "0.900"}}) {
+        SCOPED_TRACE(typed);
+        box->setFocus();
+        box->selectAll();
+        QTest::keyClicks(box, QString::fromLatin1(typed));
+        ASSERT_TRUE(f.w.document().scenario().deployment.engine.gpu_memory_utilization);
+        EXPECT_DOUBLE_EQ(*f.w.document().scenario().deployment.engine.gpu_memory_utilization,
+                         value);
+        QTest::keyClick(box, Qt::Key_Return);
+        EXPECT_EQ(box->text().toStdString(), shown);
+        ASSERT_TRUE(waitShown(f.w));
+        EXPECT_DOUBLE_EQ(
+            *f.w.planning().analysis()->scenario.deployment.engine.gpu_memory_utilization, value);
+    }
+}
+
+// A GPU name typed and Enter is applied (any case, or a unique part of a name); a name the
+// database does not have is refused with a message at the field, changing nothing.
+TEST_F(GuiTest, AGpuNameTypedAndEnterAppliesOrSaysWhy) {
+    Fixture f;
+    auto* gpu = child<QComboBox>(f.w, "gpu");
+    const auto type = [&](const char* text) {
+        gpu->lineEdit()->setFocus();
+        gpu->lineEdit()->setText(QString::fromLatin1(text));
+        QTest::keyClick(gpu->lineEdit(), Qt::Key_Return);
+    };
+    type("h200-sxm");
+    EXPECT_EQ(f.w.document().scenario().deployment.gpu.name, "h200-sxm");
+    EXPECT_TRUE(f.w.panel().errorFor(gpu).isEmpty());
+    type("H100-SXM");
+    EXPECT_EQ(f.w.document().scenario().deployment.gpu.name, "h100-sxm");
+    type("no-such-gpu-9000");
+    EXPECT_EQ(f.w.document().scenario().deployment.gpu.name, "h100-sxm");
+    EXPECT_NE(f.w.panel().errorFor(gpu).indexOf(QStringLiteral("no GPU named 'no-such-gpu-9000'")),
+              -1)
+        << f.w.panel().errorFor(gpu).toStdString();
+    EXPECT_TRUE(gpu->property("invalid").toBool());
+    type("h200-sxm");
+    EXPECT_EQ(f.w.document().scenario().deployment.gpu.name, "h200-sxm");
+    EXPECT_TRUE(f.w.panel().errorFor(gpu).isEmpty());
+    EXPECT_FALSE(gpu->property("invalid").toBool());
+}
+
+// Changing TP or PP keeps the GPU count when tp × pp divides it (the replicas follow);
+// otherwise the count follows, and either consequence is said under the layout. In the issue
+// 3 GPUs (tp 1, 3 replicas) became 9 silently when tp went to 3.
+TEST_F(GuiTest, ChangingTpKeepsTheGpuCountOrSaysWhatChanged) {
+    Fixture f;
+    auto* count = child<QSpinBox>(f.w, "gpus");
+    auto* tp = child<QSpinBox>(f.w, "tp");
+    count->setValue(3);
+    ASSERT_EQ(f.w.document().scenario().deployment.par.dp, 3);
+    tp->setValue(3);
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 3); // 3 ÷ (tp 3 × pp 1) = 1 replica
+    EXPECT_EQ(f.w.document().scenario().deployment.par.dp, 1);
+    EXPECT_EQ(count->value(), 3);
+    EXPECT_NE(f.w.panel().layoutNote().indexOf(QStringLiteral("replicas 3 → 1")), -1)
+        << f.w.panel().layoutNote().toStdString();
+    tp->setValue(2); // 2 does not divide 3: 1 replica of tp 2 is 2 GPUs
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 2);
+    EXPECT_NE(f.w.panel().layoutNote().indexOf(QStringLiteral("GPUs 3 → 2")), -1)
+        << f.w.panel().layoutNote().toStdString();
+    child<QSpinBox>(f.w, "dp")->setValue(2); // 2 replicas of tp 2
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 4);
+    EXPECT_NE(f.w.panel().layoutNote().indexOf(QStringLiteral("GPUs 2 → 4")), -1);
+    // The note is about the last edit only.
+    child<QSpinBox>(f.w, "input_tokens")->setValue(1000);
+    EXPECT_TRUE(f.w.panel().layoutNote().isEmpty());
+}
+
+// ---- Issue 17, item 2: readable at the default size and at 1280 × 800 ----
+
+namespace {
+
+/// The widgets of the scenario panel cut off on the right, or squeezed below their minimum
+/// width ("name: why"); empty when every one is whole.
+QStringList clippedPanelWidgets(MainWindow& w) {
+    QStringList out;
+    auto* scroll = w.panel().findChild<QScrollArea*>();
+    if (scroll == nullptr) {
+        return {QStringLiteral("no scroll area")};
+    }
+    QWidget* viewport = scroll->viewport();
+    for (QWidget* c : scroll->widget()->findChildren<QWidget*>()) {
+        if (!c->isVisibleTo(&w) || c->parentWidget() == nullptr ||
+            !(qobject_cast<QComboBox*>(c) || qobject_cast<QAbstractSpinBox*>(c) ||
+              qobject_cast<QPushButton*>(c) || qobject_cast<QLabel*>(c) ||
+              qobject_cast<QLineEdit*>(c) || qobject_cast<QCheckBox*>(c))) {
+            continue;
+        }
+        if (qobject_cast<QLineEdit*>(c) && qobject_cast<QAbstractSpinBox*>(c->parentWidget())) {
+            continue; // a spin box's own editor
+        }
+        if (qobject_cast<QLineEdit*>(c) && qobject_cast<QComboBox*>(c->parentWidget())) {
+            continue;
+        }
+        const QString name = c->objectName().isEmpty()
+                                 ? QString::fromLatin1(c->metaObject()->className())
+                                 : c->objectName();
+        const QRect r(c->mapTo(viewport, QPoint(0, 0)), c->size());
+        if (r.left() < 0 || r.right() >= viewport->width()) {
+            out << QStringLiteral("%1: x %2..%3 outside 0..%4")
+                       .arg(name)
+                       .arg(r.left())
+                       .arg(r.right())
+                       .arg(viewport->width());
+        }
+        auto* label = qobject_cast<QLabel*>(c);
+        const int need =
+            label && !label->wordWrap() ? c->sizeHint().width() : c->minimumSizeHint().width();
+        if (c->width() < need) {
+            out << QStringLiteral("%1: %2 px wide, needs %3").arg(name).arg(c->width()).arg(need);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_F(GuiTest, TheWindowIsReadableAtTheDefaultSizeAndAt1280x800) {
+    Fixture f;
+    QString error;
+    // The scenario with the longest texts: a MoE model, a node, prices and a power budget.
+    ASSERT_TRUE(f.w.openFile(example("deepseek-v3-8xh200.yaml"), &error)) << error.toStdString();
+    ASSERT_TRUE(waitShown(f.w));
+    for (const QSize size : {QSize(1542, 940), QSize(1280, 800)}) {
+        SCOPED_TRACE(QStringLiteral("%1x%2").arg(size.width()).arg(size.height()).toStdString());
+        f.w.resize(size);
+        QTest::qWait(20);
+        // The window can be that small (its minimum size does not push it wider).
+        EXPECT_LE(f.w.width(), size.width());
+        EXPECT_LE(f.w.height(), size.height());
+        // Show every field error at once, the longest texts the panel shows.
+        child<QSpinBox>(f.w, "gpus")->setValue(7);
+        child<QLineEdit>(f.w, "slo_ttft")->setText(QString());
+        QTest::keyClicks(child<QLineEdit>(f.w, "slo_ttft"), QStringLiteral("500"));
+        QTest::qWait(20);
+        const QStringList clipped = clippedPanelWidgets(f.w);
+        EXPECT_TRUE(clipped.isEmpty()) << clipped.join(QStringLiteral("\n")).toStdString();
+        // Every chart on every tab: no axis label elided.
+        for (int t = 0; t < f.w.tabs().count(); ++t) {
+            f.w.tabs().setCurrentIndex(t);
+            QTest::qWait(20);
+            for (gui::ChartPanel* c :
+                 f.w.tabs().currentWidget()->findChildren<gui::ChartPanel*>()) {
+                if (!c->hasChart() || !c->isVisibleTo(&f.w)) {
+                    continue;
+                }
+                (void)c->grab(); // lays the chart out at its size
+                EXPECT_FALSE(c->labelsTruncated()) << c->key().toStdString() << " on tab " << t
+                                                   << " at " << c->width() << "x" << c->height();
+            }
+        }
+        f.w.tabs().setCurrentIndex(0);
+        f.w.document().undoStack()->undo();
+    }
+}
+
+// One tick formatter for every chart: SI suffixes, never an elided or exponent label.
+TEST_F(GuiTest, AxisTicksUseSiSuffixes) {
+    EXPECT_EQ(gui::formatTick(500'000), QStringLiteral("500k"));
+    EXPECT_EQ(gui::formatTick(1'500), QStringLiteral("1.5k"));
+    EXPECT_EQ(gui::formatTick(2.5e9), QStringLiteral("2.5G"));
+    EXPECT_EQ(gui::formatTick(999'999), QStringLiteral("1M")); // rounded before the suffix
+    EXPECT_EQ(gui::formatTick(0.25), QStringLiteral("0.25"));
+    EXPECT_EQ(gui::formatTick(0), QStringLiteral("0"));
+    EXPECT_EQ(gui::formatTick(-3'000), QStringLiteral("-3k"));
+    // Three digits unless labels would repeat: 1,000,000 and 1,000,500 need five.
+    EXPECT_EQ(gui::formatTicks({1e6, 1.0005e6}),
+              (QStringList{QStringLiteral("1M"), QStringLiteral("1.0005M")}));
+
+    // A chart to 550,000 tok/s: the axis runs to niceMax = 1,000,000 in steps of 200,000 (about
+    // five intervals), each labelled with its suffix, none elided even at the smallest size.
+    app();
+    gui::ChartPanel p(QStringLiteral("t"));
+    p.resize(260, 200);
+    gui::ChartAdapter::bars(p, QStringLiteral("throughput"), QStringLiteral("tok/s"),
+                            {QStringLiteral("a"), QStringLiteral("b")}, {500'000, 250'000});
+    p.show();
+    (void)p.grab();
+    EXPECT_EQ(p.axisLabels(Qt::Vertical),
+              (QStringList{QStringLiteral("0"), QStringLiteral("200k"), QStringLiteral("400k"),
+                           QStringLiteral("600k"), QStringLiteral("800k"), QStringLiteral("1M")}));
+    EXPECT_FALSE(p.labelsTruncated());
+}
+
+// Units on every figure: rack limits in kW and U as `gpuplan rack` writes them; the training
+// memory chart draws the capacity; coinciding lines stay distinguishable.
+TEST_F(GuiTest, RackFiguresCarryUnitsAndTrainingMemoryShowsItsCapacity) {
+    model::RackPlan plan;
+    plan.limits = {{model::RackLimit::Budget, 10'000, 4, 4'000, 6'000},
+                   {model::RackLimit::Pdu, 11'040, 5, 9'568, 1'472},
+                   {model::RackLimit::RackUnits, 42, 5, 40, 2}};
+    const gui::FiguresModel::Rows rows = gui::rackRows(plan);
+    QStringList limits;
+    for (const auto& [k, v] : rows) {
+        if (k.startsWith(QStringLiteral("limit "))) {
+            limits << v;
+        }
+    }
+    ASSERT_EQ(limits.size(), 3);
+    EXPECT_NE(limits[0].indexOf(QStringLiteral("headroom 6.00 kW")), -1) << limits[0].toStdString();
+    EXPECT_NE(limits[0].indexOf(QStringLiteral("capacity 10.00 kW")), -1);
+    EXPECT_NE(limits[1].indexOf(QStringLiteral("headroom 1.47 kW")), -1) << limits[1].toStdString();
+    EXPECT_NE(limits[2].indexOf(QStringLiteral("headroom 2 U")), -1) << limits[2].toStdString();
+    EXPECT_NE(limits[2].indexOf(QStringLiteral("capacity 42 U")), -1);
+
+    const model::Scenario s =
+        hwdb::load_scenario(example("train-llama70b-2x8xh100.yaml").toStdString(), db());
+    const gui::Core core(db());
+    const gui::Analysis a = gui::analyze(s, core);
+    ASSERT_TRUE(a.training) << a.training_error;
+    gui::ChartPanel p(QStringLiteral("training_memory"));
+    gui::ChartAdapter::trainingMemory(p, *a.training);
+    const QStringList names = p.seriesNames();
+    // An H100 has 80 GiB; CUDA reports 99 % of it (model/training.hpp): 79.20 GiB.
+    EXPECT_TRUE(names.contains(QStringLiteral("capacity %1 GiB").arg(80 * 0.99, 0, 'f', 2)))
+        << names.join(QStringLiteral(", ")).toStdString();
 }
