@@ -4,6 +4,9 @@
 #include "model/precision.hpp"
 
 #include <QBuffer>
+#include <QEvent>
+#include <QGraphicsOpacityEffect>
+#include <QImage>
 #include <QLabel>
 #include <QPainter>
 #include <QStackedLayout>
@@ -76,6 +79,25 @@ void ChartPanel::setChart(QChart* chart) {
     stack_->setCurrentWidget(view_);
 }
 
+void ChartPanel::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::EnabledChange) {
+        // A disabled chart view draws as an enabled one: fade it, so out-of-date figures are
+        // visibly greyed like the tables beside them.
+        if (isEnabled()) {
+            view_->setGraphicsEffect(nullptr);
+        } else if (view_->graphicsEffect() == nullptr) {
+            auto* fade = new QGraphicsOpacityEffect(view_);
+            fade->setOpacity(0.3);
+            view_->setGraphicsEffect(fade);
+        }
+    }
+    QWidget::changeEvent(e);
+}
+
+bool ChartPanel::faded() const {
+    return view_->graphicsEffect() != nullptr;
+}
+
 int ChartPanel::seriesCount() const {
     return hasChart() ? static_cast<int>(view_->chart()->series().size()) : 0;
 }
@@ -142,9 +164,19 @@ bool ChartPanel::savePng(const QString& path) const {
         return false;
     }
     // Encoded in memory, then written by the one writer (no half file on a full disk).
+    // At twice the panel's size (sharp on high-density screens and in reports).
+    constexpr int kScale = 2;
+    QImage image(view_->size() * kScale, QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(kScale);
+    image.fill(Qt::white);
+    {
+        QPainter painter(&image);
+        painter.setRenderHint(QPainter::Antialiasing);
+        view_->render(&painter);
+    }
     QByteArray bytes;
     QBuffer buffer(&bytes);
-    return buffer.open(QIODevice::WriteOnly) && view_->grab().save(&buffer, "PNG") &&
+    return buffer.open(QIODevice::WriteOnly) && image.save(&buffer, "PNG") &&
            writeFileBytes(path, bytes);
 }
 
@@ -407,9 +439,8 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
         // The numbers next to the point: FLOP per byte, TFLOP/s.
         s->setPointLabelsVisible(true);
         s->setPointLabelsClipping(false);
-        s->setPointLabelsFormat(
-            QStringLiteral("%1 FLOP/B, %2 TFLOP/s")
-                .arg(QString::number(pt.intensity, 'g', 3), QString::number(pt.achieved, 'g', 3)));
+        s->setPointLabelsFormat(QStringLiteral("%1 FLOP/B, %2 TFLOP/s")
+                                    .arg(formatTick(pt.intensity), formatTick(pt.achieved)));
         s->setColor(pt.color);
         s->setBorderColor(pt.color);
         s->setMarkerSize(13);

@@ -54,10 +54,18 @@ class ChartPanel : public QWidget {
     /// The message shown instead of a chart ("" with a chart).
     [[nodiscard]] QString message() const;
 
-    /// Renders the chart as shown (the panel's size) to a PNG or SVG file. Returns false
-    /// without a chart or when the file cannot be written.
+    /// Renders the chart as shown to a PNG (at twice the panel's size in pixels) or an SVG
+    /// (the panel's size) file. Returns false without a chart or when the file cannot be
+    /// written.
     bool savePng(const QString& path) const;
     bool saveSvg(const QString& path) const;
+
+    /// True while the chart is drawn faded: the panel is disabled because its figures are out
+    /// of date (an error banner stands over them).
+    [[nodiscard]] bool faded() const;
+
+  protected:
+    void changeEvent(QEvent* e) override;
 
   private:
     friend class ChartAdapter;

@@ -10,11 +10,25 @@ namespace gpuplan::gui {
 
 namespace {
 
-QVariant header(const QStringList& names, int section, Qt::Orientation o, int role) {
-    if (role != Qt::DisplayRole || o != Qt::Horizontal || section < 0 || section >= names.size()) {
+/// Column headers: `names` as displayed, `csv` (a name with its unit, or a QStringList for a
+/// column of several numbers) for the CSV export (kCsvRole).
+QVariant header(const QStringList& names, int section, Qt::Orientation o, int role,
+                const QVariantList& csv = {}) {
+    if (o != Qt::Horizontal || section < 0 || section >= names.size()) {
         return {};
     }
-    return names.at(section);
+    if (role == kCsvRole) {
+        return section < csv.size() ? csv.at(section) : QVariant();
+    }
+    return role == Qt::DisplayRole ? QVariant(names.at(section)) : QVariant();
+}
+
+QStringList list(std::initializer_list<const char*> names) {
+    QStringList l;
+    for (const char* n : names) {
+        l << QString::fromUtf8(n);
+    }
+    return l;
 }
 
 QString yesNo(bool b) {
@@ -324,6 +338,13 @@ QVariant MemoryTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ForegroundRole && size.si() < 0) {
         return QBrush(QColor(QStringLiteral("#d32f2f")));
     }
+    if (role == kCsvRole) {
+        switch (index.column()) {
+        case 0: return name;
+        case 1: return size.si() / kGiB;
+        default: return capacity_.si() > 0 ? QVariant(size / capacity_ * 100.0) : QString();
+        }
+    }
     if (role != Qt::DisplayRole) {
         return {};
     }
@@ -335,7 +356,9 @@ QVariant MemoryTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant MemoryTableModel::headerData(int section, Qt::Orientation o, int role) const {
-    return header({tr("item"), tr("size"), tr("share")}, section, o, role);
+    return header({tr("item"), tr("size"), tr("share")}, section, o, role,
+                  {QStringLiteral("item"), QStringLiteral("size (GiB)"),
+                   QStringLiteral("share of capacity (%)")});
 }
 
 // ---- WhatIfTableModel ----
@@ -365,6 +388,21 @@ QVariant WhatIfTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ToolTipRole) {
         return x.applicable ? tr("Double-click to apply: %1").arg(qs(x.change)) : qs(x.note);
     }
+    if (role == kCsvRole) {
+        if (!x.applicable && index.column() > 0 && index.column() < 7) {
+            return QString();
+        }
+        switch (index.column()) {
+        case 0: return qs(x.change);
+        case 1: return x.fits;
+        case 2: return x.gpus;
+        case 3: return x.ttft.si();
+        case 4: return x.tpot.si();
+        case 5: return x.throughput;
+        case 6: return x.throughput_gain;
+        default: return qs(x.note);
+        }
+    }
     if (role != Qt::DisplayRole) {
         return {};
     }
@@ -386,7 +424,11 @@ QVariant WhatIfTableModel::data(const QModelIndex& index, int role) const {
 QVariant WhatIfTableModel::headerData(int section, Qt::Orientation o, int role) const {
     return header({tr("change"), tr("fits"), tr("GPUs"), tr("TTFT"), tr("TPOT"), tr("tok/s"),
                    tr("gain"), tr("note")},
-                  section, o, role);
+                  section, o, role,
+                  {QStringLiteral("change"), QStringLiteral("fits"), QStringLiteral("GPUs"),
+                   QStringLiteral("TTFT (s)"), QStringLiteral("TPOT (s)"),
+                   QStringLiteral("throughput (tok/s)"), QStringLiteral("throughput gain (x)"),
+                   QStringLiteral("note")});
 }
 
 // ---- ClassTableModel ----
@@ -413,10 +455,23 @@ QVariant ClassTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ForegroundRole && index.column() == 8) {
         return QBrush(QColor(c.slo_met ? QStringLiteral("#2e7d32") : QStringLiteral("#d32f2f")));
     }
+    const auto& s = c.summary;
+    if (role == kCsvRole) {
+        switch (index.column()) {
+        case 0: return qs(c.name);
+        case 1: return static_cast<qlonglong>(s.arrived);
+        case 2: return static_cast<qlonglong>(s.completed);
+        case 3: return static_cast<qlonglong>(s.rejected + s.timed_out);
+        case 4: return QVariantList{s.ttft.p50, s.ttft.p99};
+        case 5: return QVariantList{s.tpot.p50, s.tpot.p99};
+        case 6: return s.e2e.p99;
+        case 7: return s.slo_attainment * 100.0;
+        default: return c.slo_met;
+        }
+    }
     if (role != Qt::DisplayRole) {
         return {};
     }
-    const auto& s = c.summary;
     switch (index.column()) {
     case 0: return qs(c.name);
     case 1: return static_cast<qlonglong>(s.arrived);
@@ -437,7 +492,11 @@ QVariant ClassTableModel::data(const QModelIndex& index, int role) const {
 QVariant ClassTableModel::headerData(int section, Qt::Orientation o, int role) const {
     return header({tr("class"), tr("arrived"), tr("completed"), tr("failed"), tr("TTFT p50 / p99"),
                    tr("TPOT p50 / p99"), tr("E2E p99"), tr("SLO attainment"), tr("SLO met")},
-                  section, o, role);
+                  section, o, role,
+                  {QStringLiteral("class"), QStringLiteral("arrived"), QStringLiteral("completed"),
+                   QStringLiteral("failed"), list({"TTFT p50 (s)", "TTFT p99 (s)"}),
+                   list({"TPOT p50 (s)", "TPOT p99 (s)"}), QStringLiteral("E2E p99 (s)"),
+                   QStringLiteral("SLO attainment (%)"), QStringLiteral("SLO met")});
 }
 
 // ---- LayoutTableModel ----
@@ -458,11 +517,26 @@ int LayoutTableModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant LayoutTableModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || role != Qt::DisplayRole) {
+    if (!index.isValid() || (role != Qt::DisplayRole && role != kCsvRole)) {
         return {};
     }
     const model::LayoutResult& r = rows_.at(static_cast<std::size_t>(index.row()));
     const auto& l = r.layout;
+    if (role == kCsvRole) {
+        switch (index.column()) {
+        case 0: return QVariantList{l.tp, l.pp, l.dp, l.cp};
+        case 1: return l.ep;
+        case 2: return l.zero;
+        case 3: return l.micro_batch;
+        case 4:
+            return QVariantList{qs(std::string(model::to_string(l.recompute))), l.virtual_stages};
+        case 5: return r.memory.total.si() / kGiB;
+        case 6: return r.step.total.si();
+        case 7: return r.mfu * 100.0;
+        case 8: return r.time_to_train.si() / 86400.0;
+        default: return r.cost > 0 ? QVariant(r.cost) : QVariant(QString());
+        }
+    }
     switch (index.column()) {
     case 0: return QStringLiteral("%1×%2×%3×%4").arg(l.tp).arg(l.pp).arg(l.dp).arg(l.cp);
     case 1: return l.ep;
@@ -484,7 +558,12 @@ QVariant LayoutTableModel::data(const QModelIndex& index, int role) const {
 QVariant LayoutTableModel::headerData(int section, Qt::Orientation o, int role) const {
     return header({tr("tp×pp×dp×cp"), tr("ep"), tr("ZeRO"), tr("micro-batch"), tr("recompute"),
                    tr("GiB/GPU"), tr("step"), tr("MFU"), tr("days"), tr("cost")},
-                  section, o, role);
+                  section, o, role,
+                  {list({"tp", "pp", "dp", "cp"}), QStringLiteral("ep"), QStringLiteral("ZeRO"),
+                   QStringLiteral("micro-batch"), list({"recompute", "virtual stages"}),
+                   QStringLiteral("memory per GPU (GiB)"), QStringLiteral("step (s)"),
+                   QStringLiteral("MFU (%)"), QStringLiteral("time to train (days)"),
+                   QStringLiteral("cost (%1)").arg(currency_)});
 }
 
 // ---- PlanTableModel ----
@@ -507,8 +586,8 @@ int PlanTableModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() ||
-        (role != Qt::DisplayRole && role != Qt::UserRole && role != Qt::ToolTipRole)) {
+    if (!index.isValid() || (role != Qt::DisplayRole && role != Qt::UserRole &&
+                             role != Qt::ToolTipRole && role != kCsvRole)) {
         return {};
     }
     const plan::SizingRow& r = rows_.at(static_cast<std::size_t>(index.row()));
@@ -527,6 +606,29 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
         }
     }
     const QString dash = QStringLiteral("\u2013");
+    if (role == kCsvRole) {
+        const auto opt = [](const std::optional<double>& v) {
+            return v ? QVariant(*v) : QVariant(QString());
+        };
+        switch (index.column()) {
+        case 0: return index.row() + 1;
+        case 1: return QVariantList{qs(k.gpu), qs(k.node), k.gpus};
+        case 2: return QVariantList{k.par.tp, k.par.pp, k.par.dp};
+        case 3: return QVariantList{qs(k.weights.name), qs(k.kv_cache.name)};
+        case 4: return k.max_num_seqs;
+        case kMonthlyColumn: return opt(r.monthly);
+        case 6: return opt(r.per_million_tokens);
+        case 7: return r.avg_power_w;
+        case 8: return r.peak_power_w;
+        case 9: return r.racks;
+        case 10:
+            return tight ? QVariantList{qs(tight->request_class), qs(tight->metric), tight->value_s,
+                                        tight->target_s}
+                         : QVariantList{};
+        case 11: return tight ? QVariant(tight->margin() * 100.0) : QVariant(QString());
+        default: return qs(r.binding_resource);
+        }
+    }
     switch (index.column()) {
     case 0: return index.row() + 1;
     case 1:
@@ -557,12 +659,22 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant PlanTableModel::headerData(int section, Qt::Orientation o, int role) const {
-    return header({tr("#"), tr("GPU \u00d7 count"), tr("TP / PP / replicas"),
-                   tr("precision (weights / KV)"), tr("max_num_seqs"), tr("monthly cost"),
-                   tr("per Mtok"), tr("avg power"), tr("peak power"), tr("racks"),
-                   tr("tightest SLO (p%1)").arg(percentile_, 0, 'f', 0), tr("SLO margin"),
-                   tr("binding")},
-                  section, o, role);
+    return header(
+        {tr("#"), tr("GPU \u00d7 count"), tr("TP / PP / replicas"), tr("precision (weights / KV)"),
+         tr("max_num_seqs"), tr("monthly cost"), tr("per Mtok"), tr("avg power"), tr("peak power"),
+         tr("racks"), tr("tightest SLO (p%1)").arg(percentile_, 0, 'f', 0), tr("SLO margin"),
+         tr("binding")},
+        section, o, role,
+        {QStringLiteral("rank"), list({"GPU", "node", "GPUs"}), list({"tp", "pp", "replicas"}),
+         list({"weights", "KV cache"}), QStringLiteral("max_num_seqs"),
+         QStringLiteral("monthly cost (%1/month)").arg(currency_),
+         QStringLiteral("cost per million tokens (%1)").arg(currency_),
+         QStringLiteral("average power (W)"), QStringLiteral("peak power (W)"),
+         QStringLiteral("racks"),
+         QStringList{QStringLiteral("tightest SLO class"), QStringLiteral("tightest SLO metric"),
+                     QStringLiteral("tightest SLO p%1 (s)").arg(percentile_, 0, 'f', 0),
+                     QStringLiteral("tightest SLO target (s)")},
+         QStringLiteral("SLO margin (%)"), QStringLiteral("binding")});
 }
 
 // ---- CompareTableModel ----

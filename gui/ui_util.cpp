@@ -7,12 +7,14 @@
 #include <QLabel>
 #include <QLocale>
 #include <QTextStream>
+#include <QVariant>
 #include <QWidget>
 
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <string_view>
+#include <vector>
 
 namespace gpuplan::gui {
 
@@ -101,18 +103,59 @@ QString csvCell(QString s) {
 
 } // namespace
 
+namespace {
+
+/// A kCsvRole value as a CSV cell: doubles at full (shortest round-trip) precision.
+QString csvValue(const QVariant& v) {
+    switch (v.typeId()) {
+    case QMetaType::Double:
+    case QMetaType::Float: return qs(fmt::format("{}", v.toDouble()));
+    case QMetaType::Bool: return v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    default: return csvCell(v.toString());
+    }
+}
+
+} // namespace
+
 bool writeCsv(const QAbstractItemModel& model, const QString& path) {
     QString text;
     QTextStream out(&text);
     QStringList header;
+    std::vector<int> widths; // CSV columns per model column
     for (int c = 0; c < model.columnCount(); ++c) {
-        header << csvCell(model.headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+        const QVariant h = model.headerData(c, Qt::Horizontal, kCsvRole);
+        if (h.typeId() == QMetaType::QStringList) {
+            for (const QString& name : h.toStringList()) {
+                header << csvCell(name);
+            }
+            widths.push_back(static_cast<int>(h.toStringList().size()));
+        } else {
+            header << csvCell(
+                h.isValid() ? h.toString()
+                            : model.headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+            widths.push_back(1);
+        }
     }
     out << header.join(QLatin1Char(',')) << '\n';
     for (int r = 0; r < model.rowCount(); ++r) {
         QStringList row;
         for (int c = 0; c < model.columnCount(); ++c) {
-            row << csvCell(model.data(model.index(r, c), Qt::DisplayRole).toString());
+            const QModelIndex i = model.index(r, c);
+            const QVariant v = model.data(i, kCsvRole);
+            QStringList cells;
+            if (!v.isValid()) {
+                cells << csvCell(model.data(i, Qt::DisplayRole).toString());
+            } else if (v.typeId() == QMetaType::QVariantList) {
+                for (const QVariant& x : v.toList()) {
+                    cells << csvValue(x);
+                }
+            } else {
+                cells << csvValue(v);
+            }
+            while (cells.size() < widths[static_cast<std::size_t>(c)]) {
+                cells << QString();
+            }
+            row << cells.mid(0, widths[static_cast<std::size_t>(c)]);
         }
         out << row.join(QLatin1Char(',')) << '\n';
     }

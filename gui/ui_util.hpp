@@ -47,8 +47,16 @@ namespace gpuplan::gui {
 /// One tick label with `digits` significant digits ("500k").
 [[nodiscard]] QString formatTick(double v, int digits = 3);
 
-/// Writes `model` (header row, then every row, display text) as CSV to `path`. Returns false
-/// when the file cannot be written.
+/// The item-data role the CSV export reads. On a horizontal header: the column's name with its
+/// unit ("TTFT (s)"), or a QStringList when the column holds several numbers ("TTFT p50 (s)",
+/// "TTFT p99 (s)"). On a cell: its number in that unit (a double or an integer; a QVariantList
+/// in step with the header's list), text for a text column, or an empty string for none. A
+/// model or column without it is exported as displayed.
+inline constexpr int kCsvRole = Qt::UserRole + 100;
+
+/// Writes `model` as CSV to `path`: a header row, then every row, each column as kCsvRole gives
+/// it (numbers at full precision with the unit in the header) or else as displayed. Returns
+/// false when the file cannot be written.
 bool writeCsv(const QAbstractItemModel& model, const QString& path);
 
 /// Writes `bytes` to `path` with hwdb's one writer (a temporary file renamed into place, so a

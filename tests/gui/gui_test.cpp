@@ -18,6 +18,7 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -453,6 +454,103 @@ TEST_F(GuiTest, ChartsAndTablesExport) {
     EXPECT_TRUE(csv.readLine().startsWith("change,fits,GPUs"));
 }
 
+namespace {
+
+/// The rows of a CSV file (RFC 4180 quoting), each split into cells.
+std::vector<QStringList> readCsv(const QString& path) {
+    QFile f(path);
+    EXPECT_TRUE(f.open(QIODevice::ReadOnly)) << path.toStdString();
+    const QString text = QString::fromUtf8(f.readAll());
+    std::vector<QStringList> rows(1);
+    QString cell;
+    bool quoted = false;
+    for (int i = 0; i < text.size(); ++i) {
+        const QChar c = text[i];
+        if (quoted) {
+            if (c == QLatin1Char('"') && i + 1 < text.size() && text[i + 1] == QLatin1Char('"')) {
+                cell += c;
+                ++i;
+            } else if (c == QLatin1Char('"')) {
+                quoted = false;
+            } else {
+                cell += c;
+            }
+        } else if (c == QLatin1Char('"')) {
+            quoted = true;
+        } else if (c == QLatin1Char(',')) {
+            rows.back() << cell;
+            cell.clear();
+        } else if (c == QLatin1Char('\n')) {
+            rows.back() << cell;
+            cell.clear();
+            rows.emplace_back();
+        } else {
+            cell += c;
+        }
+    }
+    if (rows.back().isEmpty()) {
+        rows.pop_back();
+    }
+    return rows;
+}
+
+} // namespace
+
+// Issue 17, item 7: CSV exports carry numbers (full precision) with the unit in the header,
+// not display strings; PNG exports are at twice the chart's size.
+TEST_F(GuiTest, CsvExportsCarryNumbersWithUnitsAndPngsAreAtTwiceTheSize) {
+    QTemporaryDir tmp;
+    Fixture f;
+    QString error;
+    ASSERT_TRUE(f.w.openFile(example("llama70b-4xh100.yaml"), &error)) << error.toStdString();
+    ASSERT_TRUE(waitShown(f.w));
+    f.w.tabs().setCurrentIndex(0);
+    QTest::qWait(20);
+    ASSERT_EQ(f.w.exportTables(tmp.path()).size(), 3);
+    const auto whatIfs = readCsv(QDir(tmp.path()).filePath(QStringLiteral("what_ifs.csv")));
+    ASSERT_GE(whatIfs.size(), 2u);
+    EXPECT_EQ(whatIfs[0],
+              (QStringList{QStringLiteral("change"), QStringLiteral("fits"), QStringLiteral("GPUs"),
+                           QStringLiteral("TTFT (s)"), QStringLiteral("TPOT (s)"),
+                           QStringLiteral("throughput (tok/s)"),
+                           QStringLiteral("throughput gain (x)"), QStringLiteral("note")}))
+        << whatIfs[0].join(QLatin1Char('|')).toStdString();
+    const auto& table = f.w.planning().whatIfs();
+    ASSERT_EQ(static_cast<int>(whatIfs.size()) - 1, table.rowCount());
+    for (int r = 0; r < table.rowCount(); ++r) {
+        const model::WhatIf& x = table.whatIf(r);
+        const QStringList& row = whatIfs[static_cast<std::size_t>(r) + 1];
+        ASSERT_EQ(row.size(), 8);
+        if (!x.applicable) {
+            EXPECT_TRUE(row[3].isEmpty());
+            continue;
+        }
+        // Numbers, not "1,234" or "12.3 ms", and exactly the estimate's values.
+        bool ok = false;
+        EXPECT_DOUBLE_EQ(row[3].toDouble(&ok), x.ttft.si()) << row[3].toStdString();
+        EXPECT_TRUE(ok);
+        EXPECT_DOUBLE_EQ(row[5].toDouble(&ok), x.throughput) << row[5].toStdString();
+        EXPECT_TRUE(ok);
+        EXPECT_EQ(row[2].toInt(), x.gpus);
+        EXPECT_TRUE(row[1] == QStringLiteral("true") || row[1] == QStringLiteral("false"));
+    }
+    // Memory: sizes in GiB; the capacity row is 100 % of the capacity.
+    const auto memory = readCsv(QDir(tmp.path()).filePath(QStringLiteral("memory.csv")));
+    ASSERT_GE(memory.size(), 2u);
+    EXPECT_EQ(memory[0].join(QLatin1Char(',')),
+              QStringLiteral("item,size (GiB),share of capacity (%)"));
+    EXPECT_EQ(memory.back()[2].toDouble(), 100.0)
+        << memory.back().join(QLatin1Char(',')).toStdString();
+
+    // PNG at 2x: twice the chart's width and height in pixels.
+    const QStringList charts = f.w.exportCharts(tmp.path());
+    gui::ChartPanel* memoryChart = f.w.planning().charts().at(0);
+    const QImage png(QDir(tmp.path()).filePath(memoryChart->key() + QStringLiteral(".png")));
+    ASSERT_FALSE(png.isNull()) << charts.join(QStringLiteral(", ")).toStdString();
+    EXPECT_EQ(png.width(), 2 * memoryChart->width());
+    EXPECT_EQ(png.height(), 2 * memoryChart->height());
+}
+
 TEST_F(GuiTest, HeadlessPlotsAreWritten) {
     QTemporaryDir tmp;
     const model::Scenario s =
@@ -643,6 +741,14 @@ TEST_F(GuiTest, AnErrorGreysTheFiguresOfEveryTab) {
     }
     EXPECT_FALSE(f.w.powerCost().resultsCurrent());
     EXPECT_FALSE(f.w.training().resultsCurrent());
+    // The charts are drawn faded, as the disabled tables are greyed.
+    for (const auto* view : {static_cast<const gui::ExportableView*>(&f.w.planning()),
+                             static_cast<const gui::ExportableView*>(&f.w.powerCost()),
+                             static_cast<const gui::ExportableView*>(&f.w.training())}) {
+        for (gui::ChartPanel* c : view->charts()) {
+            EXPECT_TRUE(c->faded()) << c->key().toStdString();
+        }
+    }
     EXPECT_TRUE(f.w.powerCost().headline().startsWith(QStringLiteral("Out of date")))
         << f.w.powerCost().headline().toStdString();
     // Fixed: every tab is current again and the banners go.
@@ -653,6 +759,9 @@ TEST_F(GuiTest, AnErrorGreysTheFiguresOfEveryTab) {
     QTest::qWait(10);
     EXPECT_TRUE(f.w.powerCost().resultsCurrent());
     EXPECT_TRUE(f.w.powerCost().errorText().isEmpty());
+    for (gui::ChartPanel* c : f.w.powerCost().charts()) {
+        EXPECT_FALSE(c->faded()) << c->key().toStdString();
+    }
     EXPECT_EQ(f.w.powerCost().headline(), headline);
     f.w.tabs().setCurrentWidget(&f.w.training());
     QTest::qWait(10);
