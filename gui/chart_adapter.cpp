@@ -132,6 +132,17 @@ QStringList ChartPanel::axisLabels(Qt::Orientation o) const {
     return labels;
 }
 
+std::pair<double, double> ChartPanel::axisRange(Qt::Orientation o) const {
+    if (hasChart()) {
+        for (QAbstractAxis* a : view_->chart()->axes(o)) {
+            if (auto* v = qobject_cast<QValueAxis*>(a); v && v->isVisible()) {
+                return {v->min(), v->max()};
+            }
+        }
+    }
+    return {0.0, 0.0};
+}
+
 bool ChartPanel::labelsTruncated() const {
     if (!hasChart()) {
         return false;
@@ -330,11 +341,17 @@ void ChartAdapter::memory(ChartPanel& p, const model::MemoryEstimate& m) {
                                        .arg(QString::number(std::fabs(free), 'f', 1));
     QChart* c = newChart(title);
     auto* series = new QHorizontalStackedBarSeries();
+    const double span = std::max(m.capacity.si(), m.total_used.si()) / gib;
     const auto add = [&](const QString& name, double v, const char* color) {
         auto* set = new QBarSet(name);
         *set << v;
         set->setColor(QColor(QString::fromLatin1(color)));
         set->setBorderColor(QColor(QString::fromLatin1(color)));
+        // A segment too narrow for its number shows none (the table below has it) rather than
+        // numbers drawn over each other.
+        if (v < 0.08 * span) {
+            set->setLabelColor(Qt::transparent);
+        }
         series->append(set);
     };
     add(QObject::tr("weights"), m.weights.si() / gib, "#3f51b5");
@@ -352,7 +369,7 @@ void ChartAdapter::memory(ChartPanel& p, const model::MemoryEstimate& m) {
                                     : QObject::tr("GPU"));
     c->addAxis(cat, Qt::AlignLeft);
     series->attachAxis(cat);
-    const double total = std::max(m.capacity.si(), m.total_used.si()) / gib;
+    const double total = span;
     auto* x =
         valueAxis(c, Qt::AlignBottom, QObject::tr("GiB (capacity %1)").arg(formatGiB(m.capacity)),
                   0, niceMax(total));
@@ -530,7 +547,10 @@ QChart* timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title,
     }
     auto* x = valueAxis(c, Qt::AlignBottom, QObject::tr("time (s)"), 0,
                         std::max(1.0, r.series.back().t_s + 1.0));
-    auto* y = valueAxis(c, Qt::AlignLeft, unit, 0, fixed_max.value_or(niceMax(vmax * 1.05)));
+    // The axis starts a little below zero: a line at zero (no request waiting) is drawn above
+    // the axis, not hidden under it.
+    const double ymax = fixed_max.value_or(niceMax(vmax * 1.05));
+    auto* y = valueAxis(c, Qt::AlignLeft, unit, -0.02 * ymax, ymax);
     for (auto* s : made) {
         attach(s, x, y);
     }

@@ -18,6 +18,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <utility>
 #include <vector>
 
 class QChart;
@@ -47,6 +48,8 @@ class ChartPanel : public QWidget {
     /// The tick labels of the chart's value axes along `o` (bar categories excluded), in
     /// order; empty without a chart.
     [[nodiscard]] QStringList axisLabels(Qt::Orientation o) const;
+    /// The range of the chart's first value axis along `o` ({0, 0} without one).
+    [[nodiscard]] std::pair<double, double> axisRange(Qt::Orientation o) const;
     /// True when Qt Charts elided an axis label ("5000…") at the panel's current size.
     [[nodiscard]] bool labelsTruncated() const;
     /// The names of the chart's series, in drawing order.

@@ -240,6 +240,8 @@ void ScenarioPanel::apply(const QString& what, int key, QWidget* field,
         return;
     }
     model::Scenario next = doc_.scenario();
+    // The hardware note is about the last edit only; an edit with a consequence sets it anew.
+    setLayoutNote({});
     try {
         change(next);
     } catch (const std::exception& e) {
@@ -251,9 +253,6 @@ void ScenarioPanel::apply(const QString& what, int key, QWidget* field,
         return;
     }
     rejected_.erase(field);
-    if (field != tp_ && field != pp_ && field != dp_ && field != count_) {
-        setLayoutNote({});
-    }
     // The core's own consistency check (tp dividing the heads, count = tp × pp × dp, ...):
     // the edit is kept, and the field that broke it and the hardware group say what is wrong.
     // model::validate_scenario: the validity rules the loader and every command apply.
@@ -406,6 +405,10 @@ void ScenarioPanel::applyGpu(const QString& name) {
         if (!node.empty()) {
             const auto& server = doc_.database().server(node);
             if (!server.accelerator.empty() && server.accelerator != name.toStdString()) {
+                // Said, not done silently.
+                setLayoutNote(tr("node %1 dropped: it holds %2, not %3; choose a node for %3 "
+                                 "below for its host power and links")
+                                  .arg(qs(node), qs(server.accelerator), name));
                 node.clear();
             }
         }

@@ -35,8 +35,8 @@ class ScenarioPanel : public QWidget {
     [[nodiscard]] QString errorFor(const QWidget* field) const;
     /// The message about the deployment as a whole ("" when it validates).
     [[nodiscard]] QString deploymentError() const;
-    /// What the last layout or GPU-count edit changed besides the field edited ("GPUs 3 → 6
-    /// ...", "replicas 3 → 1 ..."); "" when nothing else changed.
+    /// What the last hardware edit changed besides the field edited ("GPUs 3 → 6 ...",
+    /// "replicas 3 → 1 ...", "node dgx-h100 dropped ..."); "" when nothing else changed.
     [[nodiscard]] QString layoutNote() const;
 
   public slots:

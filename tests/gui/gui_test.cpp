@@ -320,6 +320,12 @@ TEST_F(GuiTest, ASimulationRunCompletesAndFillsTheCharts) {
         EXPECT_TRUE(c->hasChart()) << c->message().toStdString();
         EXPECT_GT(c->pointCount(), 0);
     }
+    // A line at zero (nobody waiting) is drawn above the axis, not under it: the time charts'
+    // value axis starts below zero, its first tick still at 0.
+    gui::ChartPanel* queue = f.w.simulation().charts().at(4);
+    ASSERT_EQ(queue->key(), QStringLiteral("queue"));
+    EXPECT_LT(queue->axisRange(Qt::Vertical).first, 0.0);
+    EXPECT_EQ(queue->axisLabels(Qt::Vertical).value(0), QStringLiteral("0"));
     // The class table has the three classes of the example.
     const auto tables = f.w.simulation().tables();
     EXPECT_EQ(tables.at(1).second->rowCount(), 3);
@@ -877,6 +883,16 @@ TEST_F(GuiTest, AGpuNameTypedAndEnterAppliesOrSaysWhy) {
     EXPECT_EQ(f.w.document().scenario().deployment.gpu.name, "h200-sxm");
     EXPECT_TRUE(f.w.panel().errorFor(gpu).isEmpty());
     EXPECT_FALSE(gpu->property("invalid").toBool());
+
+    // A GPU the scenario's node does not hold drops the node, and says so.
+    QString error;
+    ASSERT_TRUE(f.w.openFile(example("llama70b-4xh100.yaml"), &error)) << error.toStdString();
+    ASSERT_EQ(f.w.document().scenario().node_ref, "dgx-h100");
+    type("h200-sxm");
+    EXPECT_EQ(f.w.document().scenario().deployment.gpu.name, "h200-sxm");
+    EXPECT_TRUE(f.w.document().scenario().node_ref.empty());
+    EXPECT_NE(f.w.panel().layoutNote().indexOf(QStringLiteral("node dgx-h100 dropped")), -1)
+        << f.w.panel().layoutNote().toStdString();
 }
 
 // Changing TP or PP keeps the GPU count when tp × pp divides it (the replicas follow);
