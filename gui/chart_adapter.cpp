@@ -64,11 +64,14 @@ void ChartPanel::setChart(QChart* chart) {
         a->setTruncateLabels(false);
         if (auto* cat = qobject_cast<QBarCategoryAxis*>(a)) {
             int chars = 0;
+            int longest = 0;
             for (const QString& c : cat->categories()) {
                 chars += static_cast<int>(c.size()) + 2;
+                longest = std::max(longest, static_cast<int>(c.size()));
             }
-            if (chars > 28) {
-                cat->setLabelsAngle(-30);
+            if (chars > 40) {
+                // Short labels stand upright (none overlaps the next); long ones lean.
+                cat->setLabelsAngle(longest <= 12 ? -90 : -30);
             }
         }
     }
@@ -851,13 +854,17 @@ void ChartAdapter::bars(ChartPanel& p, const QString& title, const QString& unit
         top = std::max(top, v);
     }
     series->append(set);
-    series->setLabelsVisible(true);
-    // The value with its unit ("3804 tok/s"); six digits, so no "3.804e+03".
-    series->setLabelsFormat(QStringLiteral("@value ") + unit);
-    series->setLabelsPrecision(6);
     c->addSeries(series);
+    // Each bar's value under it, by the one tick formatter ("A: 1.81k"; the axis names the
+    // unit): Qt's bar labels print "1.235e+05" and do not fit a narrow bar.
+    QStringList labelled;
+    for (int i = 0; i < names.size(); ++i) {
+        labelled << (i < static_cast<int>(values.size())
+                         ? QStringLiteral("%1: %2").arg(names[i], formatTick(values[i]))
+                         : names[i]);
+    }
     auto* x = new QBarCategoryAxis();
-    x->append(names);
+    x->append(labelled);
     c->addAxis(x, Qt::AlignBottom);
     auto* y = valueAxis(c, Qt::AlignLeft, unit, 0, niceMax(top * 1.1));
     attach(series, x, y);

@@ -45,6 +45,9 @@ CompareView::CompareView(ScenarioDocument& doc, Runner& runner, QWidget* parent)
     view->setModel(table_);
     view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     view->verticalHeader()->setVisible(false);
+    // Long values wrap onto more lines instead of ending in "…".
+    view->setWordWrap(true);
+    view->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     view->setAlternatingRowColors(true);
     throughput_ = new ChartPanel(QStringLiteral("compare_throughput"));

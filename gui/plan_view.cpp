@@ -338,10 +338,9 @@ void PlanView::finished(const PlanOutcomePtr& outcome) {
     std::vector<double> values;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         if (rows[i].monthly) {
-            names << QStringLiteral("#%1 %2×%3")
-                         .arg(i + 1)
-                         .arg(qs(rows[i].config.gpu))
-                         .arg(rows[i].config.gpus);
+            // The rank, as in the table's first column (a bar name short enough to stand
+            // under its bar).
+            names << QStringLiteral("#%1").arg(i + 1);
             values.push_back(*rows[i].monthly);
         }
     }

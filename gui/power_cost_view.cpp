@@ -28,6 +28,9 @@ QTableView* figuresTable(QAbstractItemModel* model) {
     t->setModel(model);
     t->setEditTriggers(QAbstractItemView::NoEditTriggers);
     t->verticalHeader()->setVisible(false);
+    // Long values wrap onto more lines instead of ending in "…".
+    t->setWordWrap(true);
+    t->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     t->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     t->horizontalHeader()->setStretchLastSection(true);
     t->setAlternatingRowColors(true);

@@ -24,6 +24,9 @@ QTableView* table(QAbstractItemModel* model) {
     t->setModel(model);
     t->setEditTriggers(QAbstractItemView::NoEditTriggers);
     t->verticalHeader()->setVisible(false);
+    // Long values wrap onto more lines instead of ending in "…".
+    t->setWordWrap(true);
+    t->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     t->horizontalHeader()->setStretchLastSection(true);
     t->setAlternatingRowColors(true);
     return t;

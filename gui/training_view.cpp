@@ -202,6 +202,9 @@ TrainingView::TrainingView(ScenarioDocument& doc, Runner& runner, QWidget* paren
     figuresView->setModel(figures_);
     figuresView->setEditTriggers(QAbstractItemView::NoEditTriggers);
     figuresView->verticalHeader()->setVisible(false);
+    // Long values wrap onto more lines instead of ending in "…".
+    figuresView->setWordWrap(true);
+    figuresView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     figuresView->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     figuresView->horizontalHeader()->setStretchLastSection(true);
     auto* tabs = new QTabWidget();
