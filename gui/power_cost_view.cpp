@@ -176,18 +176,18 @@ void PowerCostView::refresh() {
     const auto& s = doc_.scenario();
     const QSignalBlocker b1(years_), b2(residual_), b3(maintenance_), b4(hours_), b5(offHours_),
         b6(amps_), b7(volts_), b8(phases_), b9(cooling_), b10(nodesPerRack_);
-    years_->setValue(s.cost.amortization_years);
-    residual_->setValue(s.cost.residual_fraction);
-    maintenance_->setValue(s.cost.maintenance_fraction);
-    hours_->setValue(s.cost.utilization.hours_per_day);
+    showValue(years_, s.cost.amortization_years);
+    showValue(residual_, s.cost.residual_fraction);
+    showValue(maintenance_, s.cost.maintenance_fraction);
+    showValue(hours_, s.cost.utilization.hours_per_day);
     offHours_->setCurrentIndex(
         std::max(0, offHours_->findData(static_cast<int>(s.cost.off_hours))));
-    amps_->setValue(s.rack.pdu.current_a);
-    volts_->setValue(s.rack.pdu.voltage_v);
+    showValue(amps_, s.rack.pdu.current_a);
+    showValue(volts_, s.rack.pdu.voltage_v);
     phases_->setCurrentIndex(std::max(0, phases_->findData(s.rack.pdu.phases)));
     cooling_->setCurrentIndex(
         std::max(0, cooling_->findData(static_cast<int>(s.rack.cooling.kind))));
-    nodesPerRack_->setValue(s.rack.nodes_per_rack.value_or(0));
+    showValue(nodesPerRack_, s.rack.nodes_per_rack.value_or(0));
     refreshing_ = false;
 }
 

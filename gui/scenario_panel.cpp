@@ -940,18 +940,6 @@ void ScenarioPanel::updateSpecs() {
     classes_->setText(classes);
 }
 
-namespace {
-
-/// Shows `v` in a spin box unless it shows it already: a box being typed in keeps its text
-/// ("0.9" stays "0.9" while "0.95" is typed, "0" is not turned into the special text).
-template <class Box, class T> void showValue(Box* box, T v) {
-    if (box->value() != v) {
-        box->setValue(v);
-    }
-}
-
-} // namespace
-
 void ScenarioPanel::setLayoutNote(const QString& text) {
     layoutNote_->setText(text);
     layoutNote_->setVisible(!text.isEmpty());

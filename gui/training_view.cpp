@@ -242,14 +242,14 @@ void TrainingView::refresh() {
         w->setEnabled(t.has_value());
     }
     if (t) {
-        tokens_->setValue(t->tokens / 1e9);
-        globalBatch_->setValue(t->global_batch);
-        seqLen_->setValue(t->seq_len);
-        tp_->setValue(t->layout.tp);
-        pp_->setValue(t->layout.pp);
-        cp_->setValue(t->layout.cp);
-        zero_->setValue(t->layout.zero);
-        microBatch_->setValue(t->layout.micro_batch);
+        showValue(tokens_, t->tokens / 1e9);
+        showValue(globalBatch_, t->global_batch);
+        showValue(seqLen_, t->seq_len);
+        showValue(tp_, t->layout.tp);
+        showValue(pp_, t->layout.pp);
+        showValue(cp_, t->layout.cp);
+        showValue(zero_, t->layout.zero);
+        showValue(microBatch_, t->layout.micro_batch);
         recompute_->setCurrentIndex(
             std::max(0, recompute_->findData(static_cast<int>(t->layout.recompute))));
         method_->setCurrentIndex(std::max(0, method_->findData(static_cast<int>(t->method))));

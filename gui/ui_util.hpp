@@ -63,6 +63,15 @@ bool writeCsv(const QAbstractItemModel& model, const QString& path);
 /// failure leaves no half file). Returns false when the file cannot be written.
 bool writeFileBytes(const QString& path, const QByteArray& bytes);
 
+/// Shows `v` in a spin box unless it shows it already. A box being typed in keeps its text:
+/// redrawn on every keystroke's edit, "0.9" became "0.900" and the "5" of "0.95" no longer
+/// fitted, and a first "0" became the special value text. Every view's refresh uses it.
+template <class Box, class T> void showValue(Box* box, T v) {
+    if (box->value() != v) {
+        box->setValue(v);
+    }
+}
+
 /// Marks `field` as invalid (red frame, tooltip) and shows `message` in `label` (empty message:
 /// valid again, label hidden).
 void setFieldError(QWidget* field, QLabel* label, const QString& message);

@@ -12,6 +12,7 @@
 #include "hwdb/scenario_loader.hpp"
 #include "hwdb/scenario_writer.hpp"
 
+#include <QAbstractSpinBox>
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
@@ -1070,4 +1071,35 @@ TEST_F(GuiTest, RackFiguresCarryUnitsAndTrainingMemoryShowsItsCapacity) {
     // An H100 has 80 GiB; CUDA reports 99 % of it (model/training.hpp): 79.20 GiB.
     EXPECT_TRUE(names.contains(QStringLiteral("capacity %1 GiB").arg(80 * 0.99, 0, 'f', 2)))
         << names.join(QStringLiteral(", ")).toStdString();
+}
+
+// Item 3 on the other tabs: the cost, rack and training fields take what is typed too (they
+// were redrawn on every keystroke's edit: "0.05" typed into maintenance became "0.000" and
+// then refused the rest).
+TEST_F(GuiTest, NumberFieldsOnEveryTabTakeWhatIsTyped) {
+    Fixture f;
+    QString error;
+    ASSERT_TRUE(f.w.openFile(example("cost-rent-vs-buy.yaml"), &error)) << error.toStdString();
+    f.w.tabs().setCurrentWidget(&f.w.powerCost());
+    const auto type = [&](const char* name, const char* text) {
+        auto* box = child<QAbstractSpinBox>(f.w, name);
+        box->setFocus();
+        box->selectAll();
+        QTest::keyClicks(box, QString::fromLatin1(text));
+        QTest::keyClick(box, Qt::Key_Return);
+    };
+    type("maintenance_fraction", "0.05");
+    EXPECT_DOUBLE_EQ(f.w.document().scenario().cost.maintenance_fraction, 0.05);
+    type("residual_fraction", "0.15");
+    EXPECT_DOUBLE_EQ(f.w.document().scenario().cost.residual_fraction, 0.15);
+    type("hours_per_day", "12.5");
+    EXPECT_DOUBLE_EQ(f.w.document().scenario().cost.utilization.hours_per_day, 12.5);
+    ASSERT_TRUE(f.w.openFile(example("train-llama70b-2x8xh100.yaml"), &error))
+        << error.toStdString();
+    f.w.tabs().setCurrentWidget(&f.w.training());
+    type("training_tokens", "2.5");
+    ASSERT_TRUE(f.w.document().scenario().training);
+    EXPECT_DOUBLE_EQ(f.w.document().scenario().training->tokens, 2.5e9);
+    type("global_batch", "128");
+    EXPECT_EQ(f.w.document().scenario().training->global_batch, 128);
 }
