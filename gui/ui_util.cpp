@@ -120,6 +120,25 @@ QString csvValue(const QVariant& v) {
 bool writeCsv(const QAbstractItemModel& model, const QString& path) {
     QString text;
     QTextStream out(&text);
+    if (const QVariant lines = model.headerData(0, Qt::Horizontal, kCsvLinesRole);
+        lines.typeId() == QMetaType::QStringList) {
+        QStringList header;
+        for (const QString& h : lines.toStringList()) {
+            header << csvCell(h);
+        }
+        out << header.join(QLatin1Char(',')) << '\n';
+        for (int r = 0; r < model.rowCount(); ++r) {
+            for (const QVariant& line : model.data(model.index(r, 0), kCsvLinesRole).toList()) {
+                QStringList cells;
+                for (const QVariant& cell : line.toList()) {
+                    cells << csvValue(cell);
+                }
+                out << cells.join(QLatin1Char(',')) << '\n';
+            }
+        }
+        out.flush();
+        return writeFileBytes(path, text.toUtf8());
+    }
     QStringList header;
     std::vector<int> widths; // CSV columns per model column
     for (int c = 0; c < model.columnCount(); ++c) {

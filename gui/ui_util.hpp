@@ -53,6 +53,11 @@ namespace gpuplan::gui {
 /// in step with the header's list), text for a text column, or an empty string for none. A
 /// model or column without it is exported as displayed.
 inline constexpr int kCsvRole = Qt::UserRole + 100;
+/// For models whose CSV lines are not their rows (a figure list: one line per number). On
+/// horizontal header 0: the CSV header (a QStringList). On column 0 of a row: the lines that
+/// row becomes (a QVariantList of QVariantLists of cells, numbers as doubles). When the
+/// header gives it, writeCsv writes these lines instead of the columns.
+inline constexpr int kCsvLinesRole = Qt::UserRole + 101;
 
 /// Writes `model` as CSV to `path`: a header row, then every row, each column as kCsvRole gives
 /// it (numbers at full precision with the unit in the header) or else as displayed. Returns

@@ -39,6 +39,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <tuple>
 #include <vector>
@@ -549,6 +550,44 @@ TEST_F(GuiTest, CsvExportsCarryNumbersWithUnitsAndPngsAreAtTwiceTheSize) {
     EXPECT_EQ(memory.back()[2].toDouble(), 100.0)
         << memory.back().join(QLatin1Char(',')).toStdString();
 
+    // Figure lists: one line per number, "figure,value,unit". The serving figures of 4 GPUs:
+    // per GPU is a quarter of the total; TTFT is in seconds, as the estimate holds it.
+    const auto serving = readCsv(QDir(tmp.path()).filePath(QStringLiteral("serving.csv")));
+    ASSERT_GE(serving.size(), 2u);
+    EXPECT_EQ(serving[0].join(QLatin1Char(',')), QStringLiteral("figure,value,unit"));
+    std::map<QString, std::pair<double, QString>> number;
+    for (std::size_t i = 1; i < serving.size(); ++i) {
+        ASSERT_EQ(serving[i].size(), 3) << serving[i].join(QLatin1Char(',')).toStdString();
+        bool ok = false;
+        const double v = serving[i][1].toDouble(&ok);
+        if (ok) {
+            number[serving[i][0]] = {v, serving[i][2]};
+        }
+    }
+    ASSERT_TRUE(number.count(QStringLiteral("throughput")));
+    ASSERT_TRUE(number.count(QStringLiteral("throughput per GPU")));
+    EXPECT_EQ(number[QStringLiteral("throughput")].second, QStringLiteral("tok/s"));
+    EXPECT_DOUBLE_EQ(number[QStringLiteral("throughput per GPU")].first,
+                     number[QStringLiteral("throughput")].first / 4);
+    EXPECT_DOUBLE_EQ(number[QStringLiteral("TTFT alone")].first,
+                     f.w.planning().analysis()->serving().ttft.si());
+    EXPECT_EQ(number[QStringLiteral("TTFT alone")].second, QStringLiteral("s"));
+    // Rack limits: capacity, used and headroom in W (or U), headroom = capacity - used.
+    f.w.tabs().setCurrentWidget(&f.w.powerCost());
+    QTest::qWait(20);
+    f.w.exportTables(tmp.path());
+    const auto racks = readCsv(QDir(tmp.path()).filePath(QStringLiteral("racks.csv")));
+    std::map<QString, double> rack;
+    for (std::size_t i = 1; i < racks.size(); ++i) {
+        rack[racks[i][0]] = racks[i][1].toDouble();
+    }
+    ASSERT_TRUE(rack.count(QStringLiteral("pdu headroom")))
+        << racks.size() << " lines; first " << racks.front().join(QLatin1Char(',')).toStdString();
+    EXPECT_DOUBLE_EQ(rack[QStringLiteral("pdu headroom")],
+                     rack[QStringLiteral("pdu capacity")] - rack[QStringLiteral("pdu used")]);
+    f.w.tabs().setCurrentWidget(&f.w.planning());
+    QTest::qWait(20);
+
     // PNG at 2x: twice the chart's width and height in pixels.
     const QStringList charts = f.w.exportCharts(tmp.path());
     gui::ChartPanel* memoryChart = f.w.planning().charts().at(0);
@@ -1048,9 +1087,9 @@ TEST_F(GuiTest, RackFiguresCarryUnitsAndTrainingMemoryShowsItsCapacity) {
                    {model::RackLimit::RackUnits, 42, 5, 40, 2}};
     const gui::FiguresModel::Rows rows = gui::rackRows(plan);
     QStringList limits;
-    for (const auto& [k, v] : rows) {
-        if (k.startsWith(QStringLiteral("limit "))) {
-            limits << v;
+    for (const auto& row : rows) {
+        if (row.figure.startsWith(QStringLiteral("limit "))) {
+            limits << row.text;
         }
     }
     ASSERT_EQ(limits.size(), 3);
