@@ -240,8 +240,12 @@ void ScenarioPanel::apply(const QString& what, int key, QWidget* field,
         return;
     }
     model::Scenario next = doc_.scenario();
-    // The hardware note is about the last edit only; an edit with a consequence sets it anew.
-    setLayoutNote({});
+    // The notes are about the last field edited; an edit with a consequence sets its note (the
+    // keystrokes of one field keep the note of the first).
+    if (field != lastEdited_) {
+        setLayoutNote({});
+        setLoadNote({});
+    }
     try {
         change(next);
     } catch (const std::exception& e) {
@@ -654,10 +658,14 @@ QWidget* ScenarioPanel::buildWorkloadGroup() {
     output_ = spin(QStringLiteral("output_tokens"), 1, 1 << 28);
     connect(concurrency_, &QSpinBox::valueChanged, this, [this](int v) {
         apply(tr("concurrency"), kConcurrency, concurrency_, [&](model::Scenario& s) {
+            const model::Workload before = s.workload;
             if (v > 0) {
                 model::set_closed_loop(s.workload, v);
             } else {
                 s.workload.concurrency.reset();
+            }
+            if (const QString note = loadConsequence(before, s.workload); !note.isEmpty()) {
+                setLoadNote(note);
             }
         });
     });
@@ -667,7 +675,7 @@ QWidget* ScenarioPanel::buildWorkloadGroup() {
     intField(output_, tr("output tokens"), kOutput, &model::Workload::output_tokens);
     auto* rate = optionalField(
         QStringLiteral("requests_per_s"), tr("none: a closed loop"), kRate,
-        [](const QString& text, model::Scenario& s) -> QString {
+        [this](const QString& text, model::Scenario& s) -> QString {
             const QString t = text.trimmed();
             if (t.isEmpty()) {
                 s.workload.requests_per_s.reset();
@@ -680,15 +688,26 @@ QWidget* ScenarioPanel::buildWorkloadGroup() {
                            "'%1' is not a positive rate; write requests per second, e.g. 4.5")
                     .arg(t);
             }
+            const model::Workload before = s.workload;
             model::set_offered_rate(s.workload, v);
+            if (const QString note = loadConsequence(before, s.workload); !note.isEmpty()) {
+                setLoadNote(note);
+            }
             return {};
         });
+
     textOf_[rate] = [](const model::Scenario& s) {
         return s.workload.requests_per_s ? QString::number(*s.workload.requests_per_s, 'g', 8)
                                          : QString();
     };
     form->addRow(tr("requests/s"), rate);
     form->addRow(errorLabel(rate));
+    loadNote_ = new QLabel();
+    loadNote_->setObjectName(QStringLiteral("load_note"));
+    loadNote_->setWordWrap(true);
+    loadNote_->setStyleSheet(QStringLiteral("color: #7a4f01;"));
+    loadNote_->setVisible(false);
+    form->addRow(loadNote_);
     classes_ = new QLabel();
     classes_->setWordWrap(true);
     classes_->setStyleSheet(QStringLiteral("color: #555;"));
@@ -945,6 +964,43 @@ void ScenarioPanel::setLayoutNote(const QString& text) {
     layoutNote_->setVisible(!text.isEmpty());
 }
 
+void ScenarioPanel::setLoadNote(const QString& text) {
+    loadNote_->setText(text);
+    loadNote_->setVisible(!text.isEmpty());
+}
+
+QString ScenarioPanel::loadNote() const {
+    return loadNote_->isVisible() ? loadNote_->text() : QString();
+}
+
+QString ScenarioPanel::loadConsequence(const model::Workload& before,
+                                       const model::Workload& after) {
+    QStringList said;
+    if (before.requests_per_s && !after.requests_per_s) {
+        said << tr("the offered rate of %1 req/s is cleared: the load is a closed loop")
+                    .arg(*before.requests_per_s);
+    }
+    if (before.concurrency && !after.concurrency) {
+        said << tr("the concurrency of %1 is cleared: the load is the offered rate")
+                    .arg(*before.concurrency);
+    }
+    if (before.arrival.kind != after.arrival.kind) {
+        const auto name = [](model::ArrivalKind k) {
+            switch (k) {
+            case model::ArrivalKind::Poisson: return tr("Poisson");
+            case model::ArrivalKind::Gamma: return tr("gamma");
+            case model::ArrivalKind::Constant: return tr("constant");
+            case model::ArrivalKind::ClosedLoop: return tr("a closed loop");
+            case model::ArrivalKind::Trace: return tr("a trace replay");
+            }
+            return QString();
+        };
+        said << tr("arrivals are now %1 (were %2)")
+                    .arg(name(after.arrival.kind), name(before.arrival.kind));
+    }
+    return said.join(QStringLiteral("; "));
+}
+
 QString ScenarioPanel::layoutNote() const {
     return layoutNote_->isVisible() ? layoutNote_->text() : QString();
 }
@@ -952,7 +1008,9 @@ QString ScenarioPanel::layoutNote() const {
 void ScenarioPanel::refresh() {
     refreshing_ = true;
     if (!applying_) {
-        setLayoutNote({}); // undo, redo, open: the note was about an edit no longer on screen
+        // Undo, redo, open: the notes were about an edit no longer on screen.
+        setLayoutNote({});
+        setLoadNote({});
     }
     const auto& s = doc_.scenario();
     const auto& d = s.deployment;

@@ -38,6 +38,9 @@ class ScenarioPanel : public QWidget {
     /// What the last hardware edit changed besides the field edited ("GPUs 3 → 6 ...",
     /// "replicas 3 → 1 ...", "node dgx-h100 dropped ..."); "" when nothing else changed.
     [[nodiscard]] QString layoutNote() const;
+    /// What the last load edit changed besides the field edited (a concurrency clears the
+    /// offered rate and a rate the concurrency: one load per scenario); "" when nothing.
+    [[nodiscard]] QString loadNote() const;
 
   public slots:
     /// Shows the document's scenario in the fields (without recording edits).
@@ -50,6 +53,10 @@ class ScenarioPanel : public QWidget {
     void showFieldError(QWidget* field, const QString& message);
     void updateSpecs();
     void setLayoutNote(const QString& text);
+    void setLoadNote(const QString& text);
+    /// The note that a load edit cleared the other load, or "" when `before` had none.
+    [[nodiscard]] static QString loadConsequence(const model::Workload& before,
+                                                 const model::Workload& after);
     /// Applies the GPU typed into the GPU field (a catalog name or a list entry), or says at
     /// the field why it cannot.
     void chooseTypedGpu();
@@ -92,6 +99,7 @@ class ScenarioPanel : public QWidget {
     QSpinBox* ep_ = nullptr;
     QLabel* deploymentError_ = nullptr;
     QLabel* layoutNote_ = nullptr;
+    QLabel* loadNote_ = nullptr;
     QComboBox* weights_ = nullptr;
     QComboBox* activations_ = nullptr;
     QComboBox* kv_ = nullptr;

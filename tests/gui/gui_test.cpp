@@ -1142,3 +1142,28 @@ TEST_F(GuiTest, NumberFieldsOnEveryTabTakeWhatIsTyped) {
     type("global_batch", "128");
     EXPECT_EQ(f.w.document().scenario().training->global_batch, 128);
 }
+
+// One load per scenario (model/operating_point.hpp): a concurrency clears the offered rate and
+// a rate the concurrency. The panel says which it cleared instead of changing it silently.
+TEST_F(GuiTest, ALoadEditSaysWhichLoadItReplaced) {
+    Fixture f;
+    QString error;
+    ASSERT_TRUE(f.w.openFile(example("simulate-chat.yaml"), &error)) << error.toStdString();
+    ASSERT_EQ(f.w.document().scenario().workload.requests_per_s, 12.0);
+    EXPECT_TRUE(f.w.panel().loadNote().isEmpty());
+    child<QSpinBox>(f.w, "concurrency")->setValue(64);
+    EXPECT_FALSE(f.w.document().scenario().workload.requests_per_s.has_value());
+    EXPECT_NE(f.w.panel().loadNote().indexOf(QStringLiteral("offered rate of 12 req/s")), -1)
+        << f.w.panel().loadNote().toStdString();
+    auto* rate = child<QLineEdit>(f.w, "requests_per_s");
+    rate->setFocus();
+    rate->clear();
+    QTest::keyClicks(rate, QStringLiteral("4.5"));
+    EXPECT_EQ(f.w.document().scenario().workload.requests_per_s, 4.5);
+    EXPECT_FALSE(f.w.document().scenario().workload.concurrency.has_value());
+    EXPECT_NE(f.w.panel().loadNote().indexOf(QStringLiteral("concurrency of 64")), -1)
+        << f.w.panel().loadNote().toStdString();
+    // Another field: the note goes.
+    child<QSpinBox>(f.w, "output_tokens")->setValue(300);
+    EXPECT_TRUE(f.w.panel().loadNote().isEmpty());
+}
