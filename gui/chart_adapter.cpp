@@ -4,6 +4,9 @@
 #include "model/precision.hpp"
 
 #include <QBuffer>
+#include <QEvent>
+#include <QGraphicsOpacityEffect>
+#include <QImage>
 #include <QLabel>
 #include <QPainter>
 #include <QStackedLayout>
@@ -12,11 +15,11 @@
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSeries>
 #include <QtCharts/QBarSet>
+#include <QtCharts/QCategoryAxis>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 #include <QtCharts/QHorizontalStackedBarSeries>
 #include <QtCharts/QLineSeries>
-#include <QtCharts/QLogValueAxis>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QStackedBarSeries>
 #include <QtCharts/QValueAxis>
@@ -55,11 +58,47 @@ bool ChartPanel::hasChart() const {
 void ChartPanel::setChart(QChart* chart) {
     chart->setAnimationOptions(QChart::NoAnimation);
     chart->setMargins(QMargins(4, 4, 4, 4));
+    // No axis label is ever elided ("5000…"): value axes carry short k/M/G ticks, and bar
+    // categories that do not fit side by side are turned.
+    for (QAbstractAxis* a : chart->axes()) {
+        a->setTruncateLabels(false);
+        if (auto* cat = qobject_cast<QBarCategoryAxis*>(a)) {
+            int chars = 0;
+            int longest = 0;
+            for (const QString& c : cat->categories()) {
+                chars += static_cast<int>(c.size()) + 2;
+                longest = std::max(longest, static_cast<int>(c.size()));
+            }
+            if (chars > 40) {
+                // Short labels stand upright (none overlaps the next); long ones lean.
+                cat->setLabelsAngle(longest <= 12 ? -90 : -30);
+            }
+        }
+    }
     QChart* old = view_->chart();
     view_->setChart(chart);
     // QChartView does not delete the chart it held before.
     delete old;
     stack_->setCurrentWidget(view_);
+}
+
+void ChartPanel::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::EnabledChange) {
+        // A disabled chart view draws as an enabled one: fade it, so out-of-date figures are
+        // visibly greyed like the tables beside them.
+        if (isEnabled()) {
+            view_->setGraphicsEffect(nullptr);
+        } else if (view_->graphicsEffect() == nullptr) {
+            auto* fade = new QGraphicsOpacityEffect(view_);
+            fade->setOpacity(0.3);
+            view_->setGraphicsEffect(fade);
+        }
+    }
+    QWidget::changeEvent(e);
+}
+
+bool ChartPanel::faded() const {
+    return view_->graphicsEffect() != nullptr;
 }
 
 int ChartPanel::seriesCount() const {
@@ -83,6 +122,49 @@ int ChartPanel::pointCount() const {
     return n;
 }
 
+QStringList ChartPanel::axisLabels(Qt::Orientation o) const {
+    QStringList labels;
+    if (!hasChart()) {
+        return labels;
+    }
+    for (QAbstractAxis* a : view_->chart()->axes(o)) {
+        if (auto* cat = qobject_cast<QCategoryAxis*>(a); cat && cat->isVisible()) {
+            labels << cat->categoriesLabels();
+        }
+    }
+    return labels;
+}
+
+std::pair<double, double> ChartPanel::axisRange(Qt::Orientation o) const {
+    if (hasChart()) {
+        for (QAbstractAxis* a : view_->chart()->axes(o)) {
+            if (auto* v = qobject_cast<QValueAxis*>(a); v && v->isVisible()) {
+                return {v->min(), v->max()};
+            }
+        }
+    }
+    return {0.0, 0.0};
+}
+
+bool ChartPanel::labelsTruncated() const {
+    if (!hasChart()) {
+        return false;
+    }
+    const auto axes = view_->chart()->axes();
+    return std::any_of(axes.begin(), axes.end(),
+                       [](const QAbstractAxis* a) { return a->labelsTruncated(); });
+}
+
+QStringList ChartPanel::seriesNames() const {
+    QStringList names;
+    if (hasChart()) {
+        for (const QAbstractSeries* s : view_->chart()->series()) {
+            names << s->name();
+        }
+    }
+    return names;
+}
+
 QString ChartPanel::message() const {
     return hasChart() ? QString() : message_->text();
 }
@@ -96,9 +178,19 @@ bool ChartPanel::savePng(const QString& path) const {
         return false;
     }
     // Encoded in memory, then written by the one writer (no half file on a full disk).
+    // At twice the panel's size (sharp on high-density screens and in reports).
+    constexpr int kScale = 2;
+    QImage image(view_->size() * kScale, QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(kScale);
+    image.fill(Qt::white);
+    {
+        QPainter painter(&image);
+        painter.setRenderHint(QPainter::Antialiasing);
+        view_->render(&painter);
+    }
     QByteArray bytes;
     QBuffer buffer(&bytes);
-    return buffer.open(QIODevice::WriteOnly) && view_->grab().save(&buffer, "PNG") &&
+    return buffer.open(QIODevice::WriteOnly) && image.save(&buffer, "PNG") &&
            writeFileBytes(path, bytes);
 }
 
@@ -136,27 +228,66 @@ QChart* newChart(const QString& title, bool legend = true) {
     return c;
 }
 
-QValueAxis* valueAxis(QChart* c, Qt::Alignment where, const QString& title, double min,
-                      double max) {
-    auto* a = new QValueAxis();
+/// A step of 1, 2, 2.5 or 5 × 10^k giving about `target` intervals over `span`.
+double niceStep(double span, int target) {
+    if (!(span > 0) || !std::isfinite(span)) {
+        return 1.0;
+    }
+    const double raw = span / target;
+    const double p = std::pow(10.0, std::floor(std::log10(raw)));
+    for (const double m : {1.0, 2.0, 2.5, 5.0}) {
+        if (raw <= m * p * 1.0000001) {
+            return m * p;
+        }
+    }
+    return 10.0 * p;
+}
+
+/// An axis whose labels sit on the tick values given, written by formatTicks (k, M, G) and
+/// never elided. A QCategoryAxis is a QValueAxis: series attach to it as to any linear axis.
+QCategoryAxis* tickedAxis(QChart* c, Qt::Alignment where, const QString& title, double min,
+                          double max, const std::vector<double>& ticks, const QStringList& labels) {
+    auto* a = new QCategoryAxis();
     a->setTitleText(title);
     a->setRange(min, max);
-    // Whole numbers for large ranges ("15000", not "1.5e+04").
-    a->setLabelFormat(std::max(std::fabs(min), std::fabs(max)) >= 1000 ? QStringLiteral("%.0f")
-                                                                       : QStringLiteral("%.3g"));
+    a->setStartValue(min);
+    a->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    a->setTruncateLabels(false);
+    for (std::size_t i = 0; i < ticks.size(); ++i) {
+        a->append(labels.at(static_cast<int>(i)), ticks[i]);
+    }
     c->addAxis(a, where);
     return a;
 }
 
-QLogValueAxis* logAxis(QChart* c, Qt::Alignment where, const QString& title, double min,
-                       double max) {
-    auto* a = new QLogValueAxis();
-    a->setTitleText(title);
-    a->setBase(10.0);
-    a->setRange(min, max);
-    a->setLabelFormat(QStringLiteral("%g"));
-    a->setMinorTickCount(-1);
-    c->addAxis(a, where);
+/// A linear axis from `min` to `max` with about five ticks at round values.
+QValueAxis* valueAxis(QChart* c, Qt::Alignment where, const QString& title, double min,
+                      double max) {
+    const double step = niceStep(max - min, 5);
+    std::vector<double> ticks;
+    const double first = std::ceil(min / step - 1e-9);
+    for (int i = 0;; ++i) {
+        const double t = (first + i) * step;
+        if (t > max + step * 1e-9) {
+            break;
+        }
+        ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
+    }
+    return tickedAxis(c, where, title, min, max, ticks, formatTicks(ticks));
+}
+
+/// A logarithmic axis for values plotted as log10(value): from 10^lo to 10^hi, a tick at each
+/// power of ten labelled with its value ("0.1", "10", "1k").
+QValueAxis* log10Axis(QChart* c, Qt::Alignment where, const QString& title, int lo, int hi) {
+    std::vector<double> ticks;
+    std::vector<double> values;
+    const int every = std::max(1, (hi - lo + 7) / 8); // at most about eight labels
+    for (int k = lo; k <= hi; k += every) {
+        ticks.push_back(k);
+        values.push_back(std::pow(10.0, k));
+    }
+    auto* a = tickedAxis(c, where, title, lo, hi, ticks, formatTicks(values));
+    a->setMinorTickCount(8);
     return a;
 }
 
@@ -188,6 +319,17 @@ QLineSeries* lineSeries(const QString& name, const QColor& color) {
     return s;
 }
 
+/// Lines that may coincide stay visible: the first is wide and solid, each later one narrower
+/// and dashed, so a line drawn over another leaves the one below showing on both sides.
+void distinguish(const std::vector<QLineSeries*>& lines) {
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        QPen pen = lines[i]->pen();
+        pen.setWidthF(std::max(1.5, 3.5 - 1.0 * static_cast<double>(i)));
+        pen.setStyle(i == 0 ? Qt::SolidLine : Qt::DashLine);
+        lines[i]->setPen(pen);
+    }
+}
+
 } // namespace
 
 void ChartAdapter::memory(ChartPanel& p, const model::MemoryEstimate& m) {
@@ -202,11 +344,17 @@ void ChartAdapter::memory(ChartPanel& p, const model::MemoryEstimate& m) {
                                        .arg(QString::number(std::fabs(free), 'f', 1));
     QChart* c = newChart(title);
     auto* series = new QHorizontalStackedBarSeries();
+    const double span = std::max(m.capacity.si(), m.total_used.si()) / gib;
     const auto add = [&](const QString& name, double v, const char* color) {
         auto* set = new QBarSet(name);
         *set << v;
         set->setColor(QColor(QString::fromLatin1(color)));
         set->setBorderColor(QColor(QString::fromLatin1(color)));
+        // A segment too narrow for its number shows none (the table below has it) rather than
+        // numbers drawn over each other.
+        if (v < 0.08 * span) {
+            set->setLabelColor(Qt::transparent);
+        }
         series->append(set);
     };
     add(QObject::tr("weights"), m.weights.si() / gib, "#3f51b5");
@@ -224,7 +372,7 @@ void ChartAdapter::memory(ChartPanel& p, const model::MemoryEstimate& m) {
                                     : QObject::tr("GPU"));
     c->addAxis(cat, Qt::AlignLeft);
     series->attachAxis(cat);
-    const double total = std::max(m.capacity.si(), m.total_used.si()) / gib;
+    const double total = span;
     auto* x =
         valueAxis(c, Qt::AlignBottom, QObject::tr("GiB (capacity %1)").arg(formatGiB(m.capacity)),
                   0, niceMax(total));
@@ -279,25 +427,30 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
         xmax = std::max(xmax, pt.intensity * 3);
         ymin = std::min(ymin, pt.achieved / 3);
     }
-    xmin = std::pow(10.0, std::floor(std::log10(xmin)));
-    xmax = std::pow(10.0, std::ceil(std::log10(xmax)));
-    ymin = std::pow(10.0, std::floor(std::log10(std::max(ymin, 1e-6))));
-    const double ymax = std::pow(10.0, std::ceil(std::log10(peak_t * 1.5)));
+    // Plotted as log10 of the values on log10 axes (ticks at powers of ten, labelled with the
+    // values), so every axis of every chart has the same tick labels.
+    const int xlo = static_cast<int>(std::floor(std::log10(xmin)));
+    const int xhi = static_cast<int>(std::ceil(std::log10(xmax)));
+    const int ylo = static_cast<int>(std::floor(std::log10(std::max(ymin, 1e-6))));
+    const int yhi = static_cast<int>(std::ceil(std::log10(peak_t * 1.5)));
+    xmin = std::pow(10.0, xlo);
+    xmax = std::pow(10.0, xhi);
+    const auto lg = [](double v) { return std::log10(v); };
 
     QChart* c =
         newChart(QObject::tr("Roofline: %1, %2 path, per GPU")
                      .arg(qs(d.gpu.name),
                           qs(std::string(model::to_string(model::gemm_compute_type(d.prec))))));
     auto* x =
-        logAxis(c, Qt::AlignBottom, QObject::tr("arithmetic intensity (FLOP/byte)"), xmin, xmax);
-    auto* y = logAxis(c, Qt::AlignLeft, QObject::tr("TFLOP/s"), ymin, ymax);
+        log10Axis(c, Qt::AlignBottom, QObject::tr("arithmetic intensity (FLOP/byte)"), xlo, xhi);
+    auto* y = log10Axis(c, Qt::AlignLeft, QObject::tr("TFLOP/s"), ylo, yhi);
     auto* roof =
         lineSeries(QObject::tr("roof (%1 TB/s, %2 TFLOP/s)")
                        .arg(QString::number(bw / 1e12, 'f', 2), QString::number(peak_t, 'f', 0)),
                    QColor(QStringLiteral("#424242")));
-    roof->append(xmin, xmin * bw / tflops);
-    roof->append(ridge, peak_t);
-    roof->append(xmax, peak_t);
+    roof->append(lg(xmin), lg(xmin * bw / tflops));
+    roof->append(lg(ridge), lg(peak_t));
+    roof->append(lg(xmax), lg(peak_t));
     c->addSeries(roof);
     attach(roof, x, y);
     for (const auto& pt : points) {
@@ -306,13 +459,12 @@ void ChartAdapter::roofline(ChartPanel& p, const model::Deployment& d,
         // The numbers next to the point: FLOP per byte, TFLOP/s.
         s->setPointLabelsVisible(true);
         s->setPointLabelsClipping(false);
-        s->setPointLabelsFormat(
-            QStringLiteral("%1 FLOP/B, %2 TFLOP/s")
-                .arg(QString::number(pt.intensity, 'g', 3), QString::number(pt.achieved, 'g', 3)));
+        s->setPointLabelsFormat(QStringLiteral("%1 FLOP/B, %2 TFLOP/s")
+                                    .arg(formatTick(pt.intensity), formatTick(pt.achieved)));
         s->setColor(pt.color);
         s->setBorderColor(pt.color);
         s->setMarkerSize(13);
-        s->append(pt.intensity, pt.achieved);
+        s->append(lg(pt.intensity), lg(pt.achieved));
         c->addSeries(s);
         attach(s, x, y);
     }
@@ -398,10 +550,14 @@ QChart* timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title,
     }
     auto* x = valueAxis(c, Qt::AlignBottom, QObject::tr("time (s)"), 0,
                         std::max(1.0, r.series.back().t_s + 1.0));
-    auto* y = valueAxis(c, Qt::AlignLeft, unit, 0, fixed_max.value_or(niceMax(vmax * 1.05)));
+    // The axis starts a little below zero: a line at zero (no request waiting) is drawn above
+    // the axis, not hidden under it.
+    const double ymax = fixed_max.value_or(niceMax(vmax * 1.05));
+    auto* y = valueAxis(c, Qt::AlignLeft, unit, -0.02 * ymax, ymax);
     for (auto* s : made) {
         attach(s, x, y);
     }
+    distinguish(made);
     return c;
 }
 
@@ -546,10 +702,10 @@ void ChartAdapter::rentVsBuy(ChartPanel& p, const model::CostEstimate& c, int mo
         rent->append(m, r);
         top = std::max({top, o, r});
     }
+    distinguish({own, rent});
     ch->addSeries(own);
     ch->addSeries(rent);
     auto* x = valueAxis(ch, Qt::AlignBottom, QObject::tr("month"), 0, months);
-    x->setLabelFormat(QStringLiteral("%d"));
     auto* y =
         valueAxis(ch, Qt::AlignLeft, qs(c.currency) + QObject::tr(" cumulative"), 0, niceMax(top));
     attach(own, x, y);
@@ -640,6 +796,16 @@ void ChartAdapter::trainingMemory(ChartPanel& p, const model::TrainingEstimate& 
                   QObject::tr("GiB per GPU (capacity %1)").arg(formatGiB(stages.front().capacity)),
                   0, niceMax(top * 1.05));
     attach(series, x, y);
+    // Each stage's capacity as a line across its bar, drawn over the bars.
+    auto* cap = lineSeries(QObject::tr("capacity %1").arg(formatGiB(stages.front().capacity)),
+                           QColor(QStringLiteral("#d32f2f")));
+    for (std::size_t j = 0; j < shown.size(); ++j) {
+        const double v = stages[shown[j]].capacity.si() / kGiB;
+        cap->append(static_cast<double>(j) - 0.5, v);
+        cap->append(static_cast<double>(j) + 0.5, v);
+    }
+    c->addSeries(cap);
+    attach(cap, x, y);
     p.setChart(c);
 }
 
@@ -688,12 +854,17 @@ void ChartAdapter::bars(ChartPanel& p, const QString& title, const QString& unit
         top = std::max(top, v);
     }
     series->append(set);
-    series->setLabelsVisible(true);
-    series->setLabelsFormat(QStringLiteral("@value"));
-    series->setLabelsPrecision(4);
     c->addSeries(series);
+    // Each bar's value under it, by the one tick formatter ("A: 1.81k"; the axis names the
+    // unit): Qt's bar labels print "1.235e+05" and do not fit a narrow bar.
+    QStringList labelled;
+    for (int i = 0; i < names.size(); ++i) {
+        labelled << (i < static_cast<int>(values.size())
+                         ? QStringLiteral("%1: %2").arg(names[i], formatTick(values[i]))
+                         : names[i]);
+    }
     auto* x = new QBarCategoryAxis();
-    x->append(names);
+    x->append(labelled);
     c->addAxis(x, Qt::AlignBottom);
     auto* y = valueAxis(c, Qt::AlignLeft, unit, 0, niceMax(top * 1.1));
     attach(series, x, y);

@@ -18,6 +18,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <utility>
 #include <vector>
 
 class QChart;
@@ -44,13 +45,30 @@ class ChartPanel : public QWidget {
     [[nodiscard]] int pointCount() const;
     /// The chart's title ("" without a chart).
     [[nodiscard]] QString title() const;
+    /// The tick labels of the chart's value axes along `o` (bar categories excluded), in
+    /// order; empty without a chart.
+    [[nodiscard]] QStringList axisLabels(Qt::Orientation o) const;
+    /// The range of the chart's first value axis along `o` ({0, 0} without one).
+    [[nodiscard]] std::pair<double, double> axisRange(Qt::Orientation o) const;
+    /// True when Qt Charts elided an axis label ("5000…") at the panel's current size.
+    [[nodiscard]] bool labelsTruncated() const;
+    /// The names of the chart's series, in drawing order.
+    [[nodiscard]] QStringList seriesNames() const;
     /// The message shown instead of a chart ("" with a chart).
     [[nodiscard]] QString message() const;
 
-    /// Renders the chart as shown (the panel's size) to a PNG or SVG file. Returns false
-    /// without a chart or when the file cannot be written.
+    /// Renders the chart as shown to a PNG (at twice the panel's size in pixels) or an SVG
+    /// (the panel's size) file. Returns false without a chart or when the file cannot be
+    /// written.
     bool savePng(const QString& path) const;
     bool saveSvg(const QString& path) const;
+
+    /// True while the chart is drawn faded: the panel is disabled because its figures are out
+    /// of date (an error banner stands over them).
+    [[nodiscard]] bool faded() const;
+
+  protected:
+    void changeEvent(QEvent* e) override;
 
   private:
     friend class ChartAdapter;

@@ -45,6 +45,9 @@ CompareView::CompareView(ScenarioDocument& doc, Runner& runner, QWidget* parent)
     view->setModel(table_);
     view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     view->verticalHeader()->setVisible(false);
+    // Long values wrap onto more lines instead of ending in "…".
+    view->setWordWrap(true);
+    view->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     view->setAlternatingRowColors(true);
     throughput_ = new ChartPanel(QStringLiteral("compare_throughput"));
@@ -52,13 +55,15 @@ CompareView::CompareView(ScenarioDocument& doc, Runner& runner, QWidget* parent)
     tpot_ = new ChartPanel(QStringLiteral("compare_tpot"));
     cost_ = new ChartPanel(QStringLiteral("compare_cost"));
     auto* grid = new QGridLayout();
-    grid->addWidget(view, 0, 0, 1, 4);
+    // Two charts a row: readable at 1280 × 800 beside the scenario panel.
+    grid->addWidget(view, 0, 0, 1, 2);
     grid->addWidget(throughput_, 1, 0);
     grid->addWidget(perGpu_, 1, 1);
-    grid->addWidget(tpot_, 1, 2);
-    grid->addWidget(cost_, 1, 3);
+    grid->addWidget(tpot_, 2, 0);
+    grid->addWidget(cost_, 2, 1);
     grid->setRowStretch(0, 2);
     grid->setRowStretch(1, 3);
+    grid->setRowStretch(2, 3);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);
     layout->addLayout(grid, 1);

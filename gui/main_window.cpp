@@ -83,7 +83,12 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
         emit analysisShown(lastLatencyMs_);
     });
     connect(runner_, &Runner::analysisFailed, this, [this](const QString& message) {
+        // No tab may go on showing the last analysis as this scenario's: each greys its
+        // figures under the error, and none redraws the old analysis when it is shown.
+        latest_.reset();
         planning_->showError(message);
+        powerCost_->showError(message);
+        training_->showError(message);
         lastLatencyMs_ =
             sinceEdit_.isValid() ? static_cast<double>(sinceEdit_.nsecsElapsed()) / 1e6 : -1;
         statusBar()->showMessage(tr("the scenario cannot be estimated; see the Planning tab"));

@@ -260,14 +260,14 @@ void PlanView::refresh() {
     const model::Scenario& s = doc_.scenario();
     const model::PlanConfig p = s.plan.value_or(model::PlanConfig{});
     setChecked(candidates_, plan_candidate_names(s));
-    maxGpus_->setValue(p.max_gpus);
+    showValue(maxGpus_, p.max_gpus);
     setChecked(weights_, namesOf(p.weights));
     setChecked(kvCache_, namesOf(p.kv_cache));
-    budget_->setValue(p.budget ? p.budget->money.amount : 0.0);
+    showValue(budget_, p.budget ? p.budget->money.amount : 0.0);
     budget_->setSuffix(QStringLiteral(" %1/month")
                            .arg(p.budget ? qs(p.budget->money.currency) : QStringLiteral("USD")));
-    powerBudget_->setValue(p.power_budget ? p.power_budget->si() / 1e3 : 0.0);
-    top_->setValue(p.top);
+    showValue(powerBudget_, p.power_budget ? p.power_budget->si() / 1e3 : 0.0);
+    showValue(top_, p.top);
     refreshing_ = false;
 }
 
@@ -338,10 +338,9 @@ void PlanView::finished(const PlanOutcomePtr& outcome) {
     std::vector<double> values;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         if (rows[i].monthly) {
-            names << QStringLiteral("#%1 %2×%3")
-                         .arg(i + 1)
-                         .arg(qs(rows[i].config.gpu))
-                         .arg(rows[i].config.gpus);
+            // The rank, as in the table's first column (a bar name short enough to stand
+            // under its bar).
+            names << QStringLiteral("#%1").arg(i + 1);
             values.push_back(*rows[i].monthly);
         }
     }

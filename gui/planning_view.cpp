@@ -50,9 +50,9 @@ QTableView* makeTable(QAbstractItemModel* model) {
     t->setSelectionMode(QAbstractItemView::SingleSelection);
     t->setEditTriggers(QAbstractItemView::NoEditTriggers);
     t->verticalHeader()->setVisible(false);
+    t->setWordWrap(false);
     t->horizontalHeader()->setStretchLastSection(true);
     t->setAlternatingRowColors(true);
-    t->setWordWrap(false);
     return t;
 }
 
@@ -94,6 +94,10 @@ PlanningView::PlanningView(ScenarioDocument& doc, QWidget* parent) : QWidget(par
     whatIfs_ = new WhatIfTableModel(this);
     auto* tabs = new QTabWidget();
     auto* figuresView = makeTable(figures_);
+    // Long values wrap onto more lines instead of ending in "…" (the figures only: the what-if
+    // table is long and its rows stay one line).
+    figuresView->setWordWrap(true);
+    figuresView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     figuresView->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     tabs->addTab(figuresView, tr("Serving figures"));
     auto* memoryView = makeTable(memoryTable_);

@@ -28,6 +28,9 @@ QTableView* figuresTable(QAbstractItemModel* model) {
     t->setModel(model);
     t->setEditTriggers(QAbstractItemView::NoEditTriggers);
     t->verticalHeader()->setVisible(false);
+    // Long values wrap onto more lines instead of ending in "…".
+    t->setWordWrap(true);
+    t->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     t->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     t->horizontalHeader()->setStretchLastSection(true);
     t->setAlternatingRowColors(true);
@@ -145,6 +148,7 @@ PowerCostView::PowerCostView(ScenarioDocument& doc, QWidget* parent) : QWidget(p
     });
 
     auto* tabs = new QTabWidget();
+    tables_ = tabs;
     tabs->addTab(figuresTable(cost_), tr("Cost"));
     tabs->addTab(figuresTable(power_), tr("Power"));
     tabs->addTab(figuresTable(rackFigures_), tr("Racks"));
@@ -153,8 +157,10 @@ PowerCostView::PowerCostView(ScenarioDocument& doc, QWidget* parent) : QWidget(p
     grid->addWidget(monthly_, 0, 0);
     grid->addWidget(rentVsBuy_, 0, 1);
     grid->addWidget(rack_, 0, 2);
-    grid->addWidget(tabs, 1, 0, 1, 2);
-    grid->addWidget(settings, 1, 2);
+    // The settings span two columns: no column is wider than a chart needs (readable at
+    // 1280 × 800 beside the scenario panel).
+    grid->addWidget(tabs, 1, 0);
+    grid->addWidget(settings, 1, 1, 1, 2);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 2);
     auto* layout = new QVBoxLayout(this);
@@ -170,22 +176,51 @@ void PowerCostView::refresh() {
     const auto& s = doc_.scenario();
     const QSignalBlocker b1(years_), b2(residual_), b3(maintenance_), b4(hours_), b5(offHours_),
         b6(amps_), b7(volts_), b8(phases_), b9(cooling_), b10(nodesPerRack_);
-    years_->setValue(s.cost.amortization_years);
-    residual_->setValue(s.cost.residual_fraction);
-    maintenance_->setValue(s.cost.maintenance_fraction);
-    hours_->setValue(s.cost.utilization.hours_per_day);
+    showValue(years_, s.cost.amortization_years);
+    showValue(residual_, s.cost.residual_fraction);
+    showValue(maintenance_, s.cost.maintenance_fraction);
+    showValue(hours_, s.cost.utilization.hours_per_day);
     offHours_->setCurrentIndex(
         std::max(0, offHours_->findData(static_cast<int>(s.cost.off_hours))));
-    amps_->setValue(s.rack.pdu.current_a);
-    volts_->setValue(s.rack.pdu.voltage_v);
+    showValue(amps_, s.rack.pdu.current_a);
+    showValue(volts_, s.rack.pdu.voltage_v);
     phases_->setCurrentIndex(std::max(0, phases_->findData(s.rack.pdu.phases)));
     cooling_->setCurrentIndex(
         std::max(0, cooling_->findData(static_cast<int>(s.rack.cooling.kind))));
-    nodesPerRack_->setValue(s.rack.nodes_per_rack.value_or(0));
+    showValue(nodesPerRack_, s.rack.nodes_per_rack.value_or(0));
     refreshing_ = false;
 }
 
+void PowerCostView::showError(const QString& message) {
+    banner_->setText(tr("Cannot estimate this scenario: %1").arg(message));
+    banner_->setVisible(true);
+    if (resultsCurrent() && !headline_->text().isEmpty()) {
+        headline_->setText(tr("Out of date (the last scenario that could be estimated): ") +
+                           headline_->text());
+    }
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{headline_, monthly_, rentVsBuy_, rack_, tables_}) {
+        w->setEnabled(false);
+    }
+}
+
+bool PowerCostView::resultsCurrent() const {
+    return tables_->isEnabled();
+}
+
+QString PowerCostView::errorText() const {
+    return banner_->isVisible() ? banner_->text() : QString();
+}
+
+QString PowerCostView::headline() const {
+    return headline_->text();
+}
+
 void PowerCostView::showAnalysis(const AnalysisPtr& a) {
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{headline_, monthly_, rentVsBuy_, rack_, tables_}) {
+        w->setEnabled(true);
+    }
     QStringList problems;
     if (a->power) {
         power_->setRows(powerRows(*a->power));

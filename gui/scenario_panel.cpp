@@ -14,6 +14,7 @@
 #include "model/unit_parser.hpp"
 #include "model/validity.hpp"
 
+#include <QAbstractItemView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCompleter>
@@ -21,12 +22,14 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -180,6 +183,14 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument& doc, QWidget* parent) : QWidget(p
     column->addWidget(buildPowerGroup());
     column->addWidget(buildPricesGroup());
     column->addStretch(1);
+    // Long entries (node names, GPU labels) must not widen the panel: the boxes show about 16
+    // characters and their lists show the whole text.
+    for (QComboBox* box : inner->findChildren<QComboBox*>()) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(16);
+        box->view()->setMinimumWidth(box->view()->sizeHintForColumn(0) + 24);
+        box->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    }
     auto* scroll = new QScrollArea();
     scroll->setWidget(inner);
     scroll->setWidgetResizable(true);
@@ -187,7 +198,11 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument& doc, QWidget* parent) : QWidget(p
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
     outer->addWidget(scroll);
-    setMinimumWidth(440);
+    // Never narrower than the fields need: with no horizontal scroll bar, a narrower panel
+    // would cut them off on the right.
+    scroll->setMinimumWidth(inner->minimumSizeHint().width() +
+                            scroll->verticalScrollBar()->sizeHint().width() +
+                            2 * scroll->frameWidth());
     connect(&doc_, &ScenarioDocument::scenarioChanged, this, &ScenarioPanel::refresh);
     refresh();
 }
@@ -225,13 +240,23 @@ void ScenarioPanel::apply(const QString& what, int key, QWidget* field,
         return;
     }
     model::Scenario next = doc_.scenario();
+    // The notes are about the last field edited; an edit with a consequence sets its note (the
+    // keystrokes of one field keep the note of the first).
+    if (field != lastEdited_) {
+        setLayoutNote({});
+        setLoadNote({});
+    }
     try {
         change(next);
     } catch (const std::exception& e) {
-        // An unknown name or a value the core rejects: say so at the field, change nothing.
+        // An unknown name or a value the core rejects: say so at the field, change nothing. The
+        // field keeps what was typed (red) until it is corrected or the scenario changes (then
+        // it shows the scenario's value again, and the message goes).
+        rejected_.insert(field);
         showFieldError(field, qs(e.what()));
         return;
     }
+    rejected_.erase(field);
     // The core's own consistency check (tp dividing the heads, count = tp × pp × dp, ...):
     // the edit is kept, and the field that broke it and the hardware group say what is wrong.
     // model::validate_scenario: the validity rules the loader and every command apply.
@@ -251,7 +276,9 @@ void ScenarioPanel::apply(const QString& what, int key, QWidget* field,
     lastEdited_ = field;
     showFieldError(field, problem != before ? problem : QString());
     setFieldError(nullptr, deploymentError_, problem);
+    applying_ = true;
     doc_.edit(next, what, key);
+    applying_ = false;
 }
 
 QLineEdit* ScenarioPanel::optionalField(
@@ -375,6 +402,62 @@ bool ScenarioPanel::importConfig(const QString& path) {
     }
 }
 
+void ScenarioPanel::applyGpu(const QString& name) {
+    apply(tr("choose GPU"), kGpu, gpu_, [&](model::Scenario& s) {
+        // Keep the node only when it holds this GPU.
+        std::string node = s.node_ref;
+        if (!node.empty()) {
+            const auto& server = doc_.database().server(node);
+            if (!server.accelerator.empty() && server.accelerator != name.toStdString()) {
+                // Said, not done silently.
+                setLayoutNote(tr("node %1 dropped: it holds %2, not %3; choose a node for %3 "
+                                 "below for its host power and links")
+                                  .arg(qs(node), qs(server.accelerator), name));
+                node.clear();
+            }
+        }
+        change_hardware(s, doc_.database(), name.toStdString(), node);
+    });
+}
+
+void ScenarioPanel::chooseTypedGpu() {
+    const QString text = gpu_->lineEdit()->text().trimmed();
+    if (gpu_->findText(text, Qt::MatchFixedString) >= 0) {
+        return; // a list entry: QComboBox has emitted `activated` for it
+    }
+    // The catalog name, in any case ("H200-SXM"), or the name at the start of an entry's label.
+    const QString name = text.section(QLatin1Char(' '), 0, 0);
+    for (int i = 0; i < gpu_->count(); ++i) {
+        if (gpu_->itemData(i).toString().compare(name, Qt::CaseInsensitive) == 0) {
+            gpu_->setCurrentIndex(i);
+            applyGpu(gpu_->itemData(i).toString());
+            return;
+        }
+    }
+    // Entries containing what was typed, as the completer lists them: one is taken, several
+    // are named so the user can pick.
+    QStringList matches;
+    for (int i = 0; i < gpu_->count(); ++i) {
+        if (!name.isEmpty() && gpu_->itemData(i).toString().contains(name, Qt::CaseInsensitive)) {
+            matches << gpu_->itemData(i).toString();
+        }
+    }
+    if (matches.size() == 1) {
+        gpu_->setCurrentIndex(gpu_->findData(matches.front()));
+        applyGpu(matches.front());
+        return;
+    }
+    rejected_.insert(gpu_);
+    showFieldError(gpu_, matches.isEmpty()
+                             ? tr("no GPU named '%1' in the hardware database; choose one from the "
+                                  "list (e.g. h100-sxm) or add it under hwdb/accelerators")
+                                   .arg(text)
+                             : tr("'%1' matches %2 GPUs (%3); type the full name")
+                                   .arg(text)
+                                   .arg(matches.size())
+                                   .arg(matches.mid(0, 5).join(QStringLiteral(", "))));
+}
+
 QWidget* ScenarioPanel::buildHardwareGroup() {
     auto* g = new QGroupBox(tr("Hardware"));
     auto* form = new QFormLayout(g);
@@ -388,20 +471,11 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
     gpu_->completer()->setFilterMode(Qt::MatchContains);
     gpu_->completer()->setCompletionMode(QCompleter::PopupCompletion);
     gpu_->completer()->setCaseSensitivity(Qt::CaseInsensitive);
-    connect(gpu_, &QComboBox::activated, this, [this](int index) {
-        const QString name = gpu_->itemData(index).toString();
-        apply(tr("choose GPU"), kGpu, gpu_, [&](model::Scenario& s) {
-            // Keep the node only when it holds this GPU.
-            std::string node = s.node_ref;
-            if (!node.empty()) {
-                const auto& server = doc_.database().server(node);
-                if (!server.accelerator.empty() && server.accelerator != name.toStdString()) {
-                    node.clear();
-                }
-            }
-            change_hardware(s, doc_.database(), name.toStdString(), node);
-        });
-    });
+    connect(gpu_, &QComboBox::activated, this,
+            [this](int index) { applyGpu(gpu_->itemData(index).toString()); });
+    // A name typed and Enter: applied, or refused with a message at the field. (An entry's full
+    // label typed exactly is taken by QComboBox itself, as `activated`.)
+    connect(gpu_->lineEdit(), &QLineEdit::returnPressed, this, &ScenarioPanel::chooseTypedGpu);
     form->addRow(tr("GPU"), gpu_);
     form->addRow(errorLabel(gpu_));
     gpuSpecs_ = new QLabel();
@@ -442,8 +516,16 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
                         .arg(replica)
                         .toStdString());
             }
+            const int before = par.dp;
             par.dp = n / replica;
             s.deployment.gpus = n;
+            setLayoutNote(before == par.dp ? QString()
+                                           : tr("replicas %1 → %2 (%3 GPUs ÷ tp %4 × pp %5)")
+                                                 .arg(before)
+                                                 .arg(par.dp)
+                                                 .arg(n)
+                                                 .arg(par.tp)
+                                                 .arg(par.pp));
         });
     });
     form->addRow(tr("GPUs"), count_);
@@ -452,12 +534,42 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
     pp_ = spin(QStringLiteral("pp"), 1, 4096);
     dp_ = spin(QStringLiteral("dp"), 1, 1 << 20);
     ep_ = spin(QStringLiteral("ep"), 1, 65536);
+    // TP and PP keep the GPU count when tp × pp divides it (the replicas follow); otherwise the
+    // replicas stay and the count follows. Either way the consequence is said under the layout,
+    // never made silently. Replicas always change the count (count = tp × pp × replicas).
     const auto layout = [this](QSpinBox* box, int key, const QString& what,
                                int model::Parallelism::*field) {
         connect(box, &QSpinBox::valueChanged, this, [this, box, key, what, field](int v) {
             apply(what, key, box, [&](model::Scenario& s) {
-                s.deployment.par.*field = v;
-                s.deployment.gpus = model::replica_gpus(s.deployment.par) * s.deployment.par.dp;
+                auto& par = s.deployment.par;
+                const int gpus = s.deployment.gpus;
+                const int dp = par.dp;
+                par.*field = v;
+                const int replica = model::replica_gpus(par);
+                if (field != &model::Parallelism::dp && gpus % replica == 0) {
+                    par.dp = gpus / replica;
+                }
+                s.deployment.gpus = replica * par.dp;
+                QString note;
+                if (s.deployment.gpus != gpus) {
+                    note = tr("GPUs %1 → %2 (tp %3 × pp %4 × %5 replicas)")
+                               .arg(gpus)
+                               .arg(s.deployment.gpus)
+                               .arg(par.tp)
+                               .arg(par.pp)
+                               .arg(par.dp);
+                    if (field != &model::Parallelism::dp) {
+                        note += tr("; tp × pp = %1 does not divide %2 GPUs").arg(replica).arg(gpus);
+                    }
+                } else if (par.dp != dp) {
+                    note = tr("replicas %1 → %2, keeping %3 GPUs (tp %4 × pp %5 × %2)")
+                               .arg(dp)
+                               .arg(par.dp)
+                               .arg(gpus)
+                               .arg(par.tp)
+                               .arg(par.pp);
+                }
+                setLayoutNote(note);
             });
         });
     };
@@ -465,16 +577,27 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
     layout(pp_, kPp, tr("pipeline parallel"), &model::Parallelism::pp);
     layout(dp_, kDp, tr("replicas"), &model::Parallelism::dp);
     layout(ep_, kEp, tr("expert parallel"), &model::Parallelism::ep);
-    auto* par = new QHBoxLayout();
+    // Two a row, so the panel stays narrow enough for 1280 × 800.
+    auto* par = new QGridLayout();
+    int cell = 0;
     for (auto [label, box] :
          {std::pair{tr("TP"), tp_}, {tr("PP"), pp_}, {tr("replicas"), dp_}, {tr("EP"), ep_}}) {
-        par->addWidget(new QLabel(label));
-        par->addWidget(box, 1);
+        par->addWidget(new QLabel(label), cell / 2, (cell % 2) * 2);
+        par->addWidget(box, cell / 2, (cell % 2) * 2 + 1);
+        ++cell;
     }
+    par->setColumnStretch(1, 1);
+    par->setColumnStretch(3, 1);
     form->addRow(tr("layout"), par);
     for (QSpinBox* box : {tp_, pp_, dp_, ep_}) {
         form->addRow(errorLabel(box));
     }
+    layoutNote_ = new QLabel();
+    layoutNote_->setObjectName(QStringLiteral("layout_note"));
+    layoutNote_->setWordWrap(true);
+    layoutNote_->setStyleSheet(QStringLiteral("color: #7a4f01;"));
+    layoutNote_->setVisible(false);
+    form->addRow(layoutNote_);
     deploymentError_ = new QLabel();
     deploymentError_->setObjectName(QStringLiteral("deployment_error"));
     deploymentError_->setWordWrap(true);
@@ -535,10 +658,14 @@ QWidget* ScenarioPanel::buildWorkloadGroup() {
     output_ = spin(QStringLiteral("output_tokens"), 1, 1 << 28);
     connect(concurrency_, &QSpinBox::valueChanged, this, [this](int v) {
         apply(tr("concurrency"), kConcurrency, concurrency_, [&](model::Scenario& s) {
+            const model::Workload before = s.workload;
             if (v > 0) {
                 model::set_closed_loop(s.workload, v);
             } else {
                 s.workload.concurrency.reset();
+            }
+            if (const QString note = loadConsequence(before, s.workload); !note.isEmpty()) {
+                setLoadNote(note);
             }
         });
     });
@@ -548,7 +675,7 @@ QWidget* ScenarioPanel::buildWorkloadGroup() {
     intField(output_, tr("output tokens"), kOutput, &model::Workload::output_tokens);
     auto* rate = optionalField(
         QStringLiteral("requests_per_s"), tr("none: a closed loop"), kRate,
-        [](const QString& text, model::Scenario& s) -> QString {
+        [this](const QString& text, model::Scenario& s) -> QString {
             const QString t = text.trimmed();
             if (t.isEmpty()) {
                 s.workload.requests_per_s.reset();
@@ -561,15 +688,26 @@ QWidget* ScenarioPanel::buildWorkloadGroup() {
                            "'%1' is not a positive rate; write requests per second, e.g. 4.5")
                     .arg(t);
             }
+            const model::Workload before = s.workload;
             model::set_offered_rate(s.workload, v);
+            if (const QString note = loadConsequence(before, s.workload); !note.isEmpty()) {
+                setLoadNote(note);
+            }
             return {};
         });
+
     textOf_[rate] = [](const model::Scenario& s) {
         return s.workload.requests_per_s ? QString::number(*s.workload.requests_per_s, 'g', 8)
                                          : QString();
     };
     form->addRow(tr("requests/s"), rate);
     form->addRow(errorLabel(rate));
+    loadNote_ = new QLabel();
+    loadNote_->setObjectName(QStringLiteral("load_note"));
+    loadNote_->setWordWrap(true);
+    loadNote_->setStyleSheet(QStringLiteral("color: #7a4f01;"));
+    loadNote_->setVisible(false);
+    form->addRow(loadNote_);
     classes_ = new QLabel();
     classes_->setWordWrap(true);
     classes_->setStyleSheet(QStringLiteral("color: #555;"));
@@ -821,8 +959,59 @@ void ScenarioPanel::updateSpecs() {
     classes_->setText(classes);
 }
 
+void ScenarioPanel::setLayoutNote(const QString& text) {
+    layoutNote_->setText(text);
+    layoutNote_->setVisible(!text.isEmpty());
+}
+
+void ScenarioPanel::setLoadNote(const QString& text) {
+    loadNote_->setText(text);
+    loadNote_->setVisible(!text.isEmpty());
+}
+
+QString ScenarioPanel::loadNote() const {
+    return loadNote_->isVisible() ? loadNote_->text() : QString();
+}
+
+QString ScenarioPanel::loadConsequence(const model::Workload& before,
+                                       const model::Workload& after) {
+    QStringList said;
+    if (before.requests_per_s && !after.requests_per_s) {
+        said << tr("the offered rate of %1 req/s is cleared: the load is a closed loop")
+                    .arg(*before.requests_per_s);
+    }
+    if (before.concurrency && !after.concurrency) {
+        said << tr("the concurrency of %1 is cleared: the load is the offered rate")
+                    .arg(*before.concurrency);
+    }
+    if (before.arrival.kind != after.arrival.kind) {
+        const auto name = [](model::ArrivalKind k) {
+            switch (k) {
+            case model::ArrivalKind::Poisson: return tr("Poisson");
+            case model::ArrivalKind::Gamma: return tr("gamma");
+            case model::ArrivalKind::Constant: return tr("constant");
+            case model::ArrivalKind::ClosedLoop: return tr("a closed loop");
+            case model::ArrivalKind::Trace: return tr("a trace replay");
+            }
+            return QString();
+        };
+        said << tr("arrivals are now %1 (were %2)")
+                    .arg(name(after.arrival.kind), name(before.arrival.kind));
+    }
+    return said.join(QStringLiteral("; "));
+}
+
+QString ScenarioPanel::layoutNote() const {
+    return layoutNote_->isVisible() ? layoutNote_->text() : QString();
+}
+
 void ScenarioPanel::refresh() {
     refreshing_ = true;
+    if (!applying_) {
+        // Undo, redo, open: the notes were about an edit no longer on screen.
+        setLayoutNote({});
+        setLoadNote({});
+    }
     const auto& s = doc_.scenario();
     const auto& d = s.deployment;
     std::vector<QSignalBlocker> blockers;
@@ -864,27 +1053,32 @@ void ScenarioPanel::refresh() {
     }
     const int ni = node_->findData(qs(s.node_ref));
     node_->setCurrentIndex(std::max(0, ni));
-    count_->setValue(d.gpus);
-    tp_->setValue(d.par.tp);
-    pp_->setValue(d.par.pp);
-    dp_->setValue(d.par.dp);
-    ep_->setValue(d.par.ep);
+    showValue(count_, d.gpus);
+    showValue(tp_, d.par.tp);
+    showValue(pp_, d.par.pp);
+    showValue(dp_, d.par.dp);
+    showValue(ep_, d.par.ep);
     weights_->setEditText(qs(d.prec.weights.name));
     activations_->setEditText(qs(d.prec.activations.name));
     kv_->setEditText(qs(d.prec.kv_cache.name));
-    maxModelLen_->setValue(d.engine.max_model_len.value_or(0));
-    concurrency_->setValue(s.workload.concurrency.value_or(0));
-    input_->setValue(s.workload.input_tokens);
-    output_->setValue(s.workload.output_tokens);
+    showValue(maxModelLen_, d.engine.max_model_len.value_or(0));
+    showValue(concurrency_, s.workload.concurrency.value_or(0));
+    showValue(input_, s.workload.input_tokens);
+    showValue(output_, s.workload.output_tokens);
     engine_->setCurrentIndex(std::max(0, engine_->findData(static_cast<int>(d.engine.kind))));
-    memUtil_->setValue(d.engine.gpu_memory_utilization.value_or(0.0));
-    maxSeqs_->setValue(d.engine.max_num_seqs.value_or(0));
-    batchedTokens_->setValue(d.engine.max_num_batched_tokens.value_or(0));
-    blockSize_->setValue(d.engine.block_size.value_or(0));
+    showValue(memUtil_, d.engine.gpu_memory_utilization.value_or(0.0));
+    showValue(maxSeqs_, d.engine.max_num_seqs.value_or(0));
+    showValue(batchedTokens_, d.engine.max_num_batched_tokens.value_or(0));
+    showValue(blockSize_, d.engine.block_size.value_or(0));
     setTristate(prefixCaching_, d.engine.enable_prefix_caching);
     setTristate(chunkedPrefill_, d.engine.enable_chunked_prefill);
     eager_->setChecked(!d.engine.cuda_graphs);
-    percentile_->setValue(s.slo.percentile);
+    showValue(percentile_, s.slo.percentile);
+    // A field that refused what was typed now shows the scenario's value again.
+    for (QWidget* field : rejected_) {
+        showFieldError(field, {});
+    }
+    rejected_.clear();
     for (auto& [edit, text] : textOf_) {
         // A field being typed in keeps its text (valid text has been applied already).
         if (edit->hasFocus()) {

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 
 class QCheckBox;
 class QComboBox;
@@ -34,6 +35,12 @@ class ScenarioPanel : public QWidget {
     [[nodiscard]] QString errorFor(const QWidget* field) const;
     /// The message about the deployment as a whole ("" when it validates).
     [[nodiscard]] QString deploymentError() const;
+    /// What the last hardware edit changed besides the field edited ("GPUs 3 → 6 ...",
+    /// "replicas 3 → 1 ...", "node dgx-h100 dropped ..."); "" when nothing else changed.
+    [[nodiscard]] QString layoutNote() const;
+    /// What the last load edit changed besides the field edited (a concurrency clears the
+    /// offered rate and a rate the concurrency: one load per scenario); "" when nothing.
+    [[nodiscard]] QString loadNote() const;
 
   public slots:
     /// Shows the document's scenario in the fields (without recording edits).
@@ -45,6 +52,15 @@ class ScenarioPanel : public QWidget {
                const std::function<void(model::Scenario&)>& change);
     void showFieldError(QWidget* field, const QString& message);
     void updateSpecs();
+    void setLayoutNote(const QString& text);
+    void setLoadNote(const QString& text);
+    /// The note that a load edit cleared the other load, or "" when `before` had none.
+    [[nodiscard]] static QString loadConsequence(const model::Workload& before,
+                                                 const model::Workload& after);
+    /// Applies the GPU typed into the GPU field (a catalog name or a list entry), or says at
+    /// the field why it cannot.
+    void chooseTypedGpu();
+    void applyGpu(const QString& name);
     QLabel* errorLabel(QWidget* field);
 
     // Builders of the groups.
@@ -64,6 +80,8 @@ class ScenarioPanel : public QWidget {
 
     ScenarioDocument& doc_;
     bool refreshing_ = false;
+    bool applying_ = false;       ///< refresh() runs because of an edit made here
+    std::set<QWidget*> rejected_; ///< fields showing a value the scenario did not take
     QWidget* lastEdited_ = nullptr;
     std::map<const QWidget*, QLabel*> errors_;
     std::map<QLineEdit*, std::function<QString(const model::Scenario&)>> textOf_;
@@ -80,6 +98,8 @@ class ScenarioPanel : public QWidget {
     QSpinBox* dp_ = nullptr;
     QSpinBox* ep_ = nullptr;
     QLabel* deploymentError_ = nullptr;
+    QLabel* layoutNote_ = nullptr;
+    QLabel* loadNote_ = nullptr;
     QComboBox* weights_ = nullptr;
     QComboBox* activations_ = nullptr;
     QComboBox* kv_ = nullptr;

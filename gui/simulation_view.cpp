@@ -24,6 +24,9 @@ QTableView* table(QAbstractItemModel* model) {
     t->setModel(model);
     t->setEditTriggers(QAbstractItemView::NoEditTriggers);
     t->verticalHeader()->setVisible(false);
+    // Long values wrap onto more lines instead of ending in "…".
+    t->setWordWrap(true);
+    t->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     t->horizontalHeader()->setStretchLastSection(true);
     t->setAlternatingRowColors(true);
     return t;
@@ -67,25 +70,35 @@ SimulationView::SimulationView(ScenarioDocument& doc, Runner& runner, QWidget* p
     power_ = new ChartPanel(QStringLiteral("power"));
     for (ChartPanel* p : {ttft_, tpot_, e2e_, throughput_, queue_, kv_, power_, slo_}) {
         p->showMessage(tr("Run a simulation to see this chart."));
-        p->setMinimumHeight(230);
+        // A usable size (issue 17: they were 260 × 264 px); the tab scrolls instead.
+        p->setMinimumSize(360, 300);
     }
+    // Two charts a row, in a scroll area: readable at 1280 × 800 beside the scenario panel.
     auto* grid = new QGridLayout();
     grid->addWidget(ttft_, 0, 0);
     grid->addWidget(tpot_, 0, 1);
-    grid->addWidget(e2e_, 0, 2);
-    grid->addWidget(throughput_, 1, 0);
-    grid->addWidget(queue_, 1, 1);
-    grid->addWidget(kv_, 1, 2);
-    grid->addWidget(power_, 0, 3);
-    grid->addWidget(slo_, 1, 3);
+    grid->addWidget(e2e_, 1, 0);
+    grid->addWidget(throughput_, 1, 1);
+    grid->addWidget(queue_, 2, 0);
+    grid->addWidget(kv_, 2, 1);
+    grid->addWidget(power_, 3, 0);
+    grid->addWidget(slo_, 3, 1);
     summary_ = new FiguresModel(this);
     classes_ = new ClassTableModel(this);
     auto* summaryView = table(summary_);
     summaryView->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-    grid->addWidget(summaryView, 2, 0, 1, 2);
-    grid->addWidget(table(classes_), 2, 2, 1, 2);
+    summaryView->setMinimumHeight(240);
+    grid->addWidget(summaryView, 4, 0);
+    auto* classesView = table(classes_);
+    classesView->setMinimumHeight(240);
+    grid->addWidget(classesView, 4, 1);
     auto* chartsWidget = new QWidget();
     chartsWidget->setLayout(grid);
+    auto* scroll = new QScrollArea();
+    scroll->setObjectName(QStringLiteral("simulation_scroll"));
+    scroll->setWidget(chartsWidget);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
 
     stale_ = makeStaleNote();
     results_ = chartsWidget;
@@ -93,7 +106,7 @@ SimulationView::SimulationView(ScenarioDocument& doc, Runner& runner, QWidget* p
     layout->addLayout(bar);
     layout->addWidget(banner_);
     layout->addWidget(stale_);
-    layout->addWidget(chartsWidget, 1);
+    layout->addWidget(scroll, 1);
     connect(&doc_, &ScenarioDocument::scenarioChanged, this, &SimulationView::markStale);
 
     connect(run_, &QPushButton::clicked, this, &SimulationView::start);

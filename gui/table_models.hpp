@@ -20,11 +20,27 @@
 
 namespace gpuplan::gui {
 
-/// Two columns, figure and value: a result struct as labelled rows.
+/// One number behind a figure, for the CSV export: "TTFT p99", 0.1234, "s".
+struct FigureNumber {
+    QString name;
+    double value = 0.0;
+    QString unit;
+};
+
+/// A figure as shown ("TTFT p50 / p99", "12.3 ms / 45.6 ms") and the numbers behind it.
+struct FigureRow {
+    QString figure;
+    QString text;
+    std::vector<FigureNumber> numbers; ///< empty for a text-only figure ("fits", a note)
+};
+
+/// Two columns, figure and value: a result struct as labelled rows. Its CSV export (kCsvRole)
+/// writes one line per number, "figure,value,unit" (TTFT p50 and p99 on two lines, each in
+/// seconds); a text-only figure is one line with its text and no unit.
 class FiguresModel : public QAbstractTableModel {
     Q_OBJECT
   public:
-    using Rows = std::vector<std::pair<QString, QString>>;
+    using Rows = std::vector<FigureRow>;
     explicit FiguresModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
     void setRows(Rows rows);
     [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;

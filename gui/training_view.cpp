@@ -202,20 +202,27 @@ TrainingView::TrainingView(ScenarioDocument& doc, Runner& runner, QWidget* paren
     figuresView->setModel(figures_);
     figuresView->setEditTriggers(QAbstractItemView::NoEditTriggers);
     figuresView->verticalHeader()->setVisible(false);
+    // Long values wrap onto more lines instead of ending in "…".
+    figuresView->setWordWrap(true);
+    figuresView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     figuresView->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     figuresView->horizontalHeader()->setStretchLastSection(true);
     auto* tabs = new QTabWidget();
+    tables_ = tabs;
     tabs->addTab(figuresView, tr("Estimate"));
     tabs->addTab(layoutView_, tr("Top layouts (search)"));
 
     auto* grid = new QGridLayout();
+    // Two columns (readable at 1280 × 800 beside the scenario panel): the charts, then the
+    // tables and the job's settings.
     grid->addWidget(memory_, 0, 0);
     grid->addWidget(step_, 0, 1);
-    grid->addWidget(settings, 0, 2, 2, 1);
-    grid->addWidget(tabs, 1, 0, 1, 2);
-    grid->setColumnStretch(0, 3);
-    grid->setColumnStretch(1, 3);
-    grid->setColumnStretch(2, 2);
+    grid->addWidget(tabs, 1, 0);
+    grid->addWidget(settings, 1, 1);
+    grid->setColumnStretch(0, 1);
+    grid->setColumnStretch(1, 1);
+    grid->setRowStretch(0, 3);
+    grid->setRowStretch(1, 2);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(banner_);
     layout->addLayout(grid, 1);
@@ -235,14 +242,14 @@ void TrainingView::refresh() {
         w->setEnabled(t.has_value());
     }
     if (t) {
-        tokens_->setValue(t->tokens / 1e9);
-        globalBatch_->setValue(t->global_batch);
-        seqLen_->setValue(t->seq_len);
-        tp_->setValue(t->layout.tp);
-        pp_->setValue(t->layout.pp);
-        cp_->setValue(t->layout.cp);
-        zero_->setValue(t->layout.zero);
-        microBatch_->setValue(t->layout.micro_batch);
+        showValue(tokens_, t->tokens / 1e9);
+        showValue(globalBatch_, t->global_batch);
+        showValue(seqLen_, t->seq_len);
+        showValue(tp_, t->layout.tp);
+        showValue(pp_, t->layout.pp);
+        showValue(cp_, t->layout.cp);
+        showValue(zero_, t->layout.zero);
+        showValue(microBatch_, t->layout.micro_batch);
         recompute_->setCurrentIndex(
             std::max(0, recompute_->findData(static_cast<int>(t->layout.recompute))));
         method_->setCurrentIndex(std::max(0, method_->findData(static_cast<int>(t->method))));
@@ -259,7 +266,27 @@ void TrainingView::search() {
     runner_.requestLayoutSearch(doc_.scenario());
 }
 
+void TrainingView::showError(const QString& message) {
+    banner_->setStyleSheet(bannerStyle());
+    banner_->setText(tr("Cannot estimate this scenario: %1").arg(message));
+    banner_->setVisible(true);
+    for (QWidget* w : std::initializer_list<QWidget*>{memory_, step_, tables_}) {
+        w->setEnabled(false);
+    }
+}
+
+bool TrainingView::resultsCurrent() const {
+    return tables_->isEnabled();
+}
+
+QString TrainingView::errorText() const {
+    return banner_->isVisible() ? banner_->text() : QString();
+}
+
 void TrainingView::showAnalysis(const AnalysisPtr& a) {
+    for (QWidget* w : std::initializer_list<QWidget*>{memory_, step_, tables_}) {
+        w->setEnabled(true);
+    }
     if (!a->training) {
         figures_->setRows({});
         const QString why = qs(a->training_error);

@@ -7,11 +7,14 @@
 #include <QLabel>
 #include <QLocale>
 #include <QTextStream>
+#include <QVariant>
 #include <QWidget>
 
 #include <cmath>
 #include <filesystem>
+#include <fmt/format.h>
 #include <string_view>
+#include <vector>
 
 namespace gpuplan::gui {
 
@@ -54,6 +57,39 @@ QString formatMoney(const std::optional<model::Money>& m) {
     return amount + QStringLiteral(" ") + qs(m->currency);
 }
 
+QString formatTick(double v, int digits) {
+    if (v == 0.0 || !std::isfinite(v)) {
+        return QStringLiteral("0");
+    }
+    // Rounded to `digits` first, so 999,999 is "1M", not "1e+03k".
+    const double r = std::stod(fmt::format("{:.{}g}", v, digits));
+    struct Prefix {
+        double scale;
+        const char* suffix;
+    };
+    static constexpr Prefix prefixes[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    for (const Prefix& p : prefixes) {
+        if (std::fabs(r) >= p.scale) {
+            return qs(fmt::format("{:.{}g}{}", r / p.scale, digits, p.suffix));
+        }
+    }
+    return qs(fmt::format("{:.{}g}", r, digits)); // "0.25", "0.001"
+}
+
+QStringList formatTicks(const std::vector<double>& values) {
+    QStringList labels;
+    for (int digits = 3; digits <= 12; ++digits) {
+        labels.clear();
+        for (const double v : values) {
+            labels << formatTick(v, digits);
+        }
+        if (QStringList(labels).removeDuplicates() == 0) {
+            break;
+        }
+    }
+    return labels;
+}
+
 namespace {
 
 QString csvCell(QString s) {
@@ -67,18 +103,78 @@ QString csvCell(QString s) {
 
 } // namespace
 
+namespace {
+
+/// A kCsvRole value as a CSV cell: doubles at full (shortest round-trip) precision.
+QString csvValue(const QVariant& v) {
+    switch (v.typeId()) {
+    case QMetaType::Double:
+    case QMetaType::Float: return qs(fmt::format("{}", v.toDouble()));
+    case QMetaType::Bool: return v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    default: return csvCell(v.toString());
+    }
+}
+
+} // namespace
+
 bool writeCsv(const QAbstractItemModel& model, const QString& path) {
     QString text;
     QTextStream out(&text);
+    if (const QVariant lines = model.headerData(0, Qt::Horizontal, kCsvLinesRole);
+        lines.typeId() == QMetaType::QStringList) {
+        QStringList header;
+        for (const QString& h : lines.toStringList()) {
+            header << csvCell(h);
+        }
+        out << header.join(QLatin1Char(',')) << '\n';
+        for (int r = 0; r < model.rowCount(); ++r) {
+            for (const QVariant& line : model.data(model.index(r, 0), kCsvLinesRole).toList()) {
+                QStringList cells;
+                for (const QVariant& cell : line.toList()) {
+                    cells << csvValue(cell);
+                }
+                out << cells.join(QLatin1Char(',')) << '\n';
+            }
+        }
+        out.flush();
+        return writeFileBytes(path, text.toUtf8());
+    }
     QStringList header;
+    std::vector<int> widths; // CSV columns per model column
     for (int c = 0; c < model.columnCount(); ++c) {
-        header << csvCell(model.headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+        const QVariant h = model.headerData(c, Qt::Horizontal, kCsvRole);
+        if (h.typeId() == QMetaType::QStringList) {
+            for (const QString& name : h.toStringList()) {
+                header << csvCell(name);
+            }
+            widths.push_back(static_cast<int>(h.toStringList().size()));
+        } else {
+            header << csvCell(
+                h.isValid() ? h.toString()
+                            : model.headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+            widths.push_back(1);
+        }
     }
     out << header.join(QLatin1Char(',')) << '\n';
     for (int r = 0; r < model.rowCount(); ++r) {
         QStringList row;
         for (int c = 0; c < model.columnCount(); ++c) {
-            row << csvCell(model.data(model.index(r, c), Qt::DisplayRole).toString());
+            const QModelIndex i = model.index(r, c);
+            const QVariant v = model.data(i, kCsvRole);
+            QStringList cells;
+            if (!v.isValid()) {
+                cells << csvCell(model.data(i, Qt::DisplayRole).toString());
+            } else if (v.typeId() == QMetaType::QVariantList) {
+                for (const QVariant& x : v.toList()) {
+                    cells << csvValue(x);
+                }
+            } else {
+                cells << csvValue(v);
+            }
+            while (cells.size() < widths[static_cast<std::size_t>(c)]) {
+                cells << QString();
+            }
+            row << cells.mid(0, widths[static_cast<std::size_t>(c)]);
         }
         out << row.join(QLatin1Char(',')) << '\n';
     }

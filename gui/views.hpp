@@ -151,6 +151,13 @@ class PowerCostView : public QWidget, public ExportableView {
   public:
     PowerCostView(ScenarioDocument& doc, QWidget* parent = nullptr);
     void showAnalysis(const AnalysisPtr& a);
+    /// The scenario cannot be estimated: a banner says why, and the figures below (the last
+    /// estimate's) are greyed and marked out of date.
+    void showError(const QString& message);
+    /// False while an error banner stands over greyed, out-of-date figures.
+    [[nodiscard]] bool resultsCurrent() const;
+    [[nodiscard]] QString errorText() const;
+    [[nodiscard]] QString headline() const;
     [[nodiscard]] QList<ChartPanel*> charts() const override;
     [[nodiscard]] QList<QPair<QString, const QAbstractItemModel*>> tables() const override;
 
@@ -162,6 +169,7 @@ class PowerCostView : public QWidget, public ExportableView {
     bool refreshing_ = false;
     QLabel* banner_;
     QLabel* headline_;
+    QWidget* tables_;
     ChartPanel* monthly_;
     ChartPanel* rentVsBuy_;
     ChartPanel* rack_;
@@ -187,6 +195,10 @@ class TrainingView : public QWidget, public ExportableView {
   public:
     TrainingView(ScenarioDocument& doc, Runner& runner, QWidget* parent = nullptr);
     void showAnalysis(const AnalysisPtr& a);
+    /// As PowerCostView::showError.
+    void showError(const QString& message);
+    [[nodiscard]] bool resultsCurrent() const;
+    [[nodiscard]] QString errorText() const;
     /// Runs the layout search for the document's scenario.
     void search();
     [[nodiscard]] QList<ChartPanel*> charts() const override;
@@ -215,6 +227,7 @@ class TrainingView : public QWidget, public ExportableView {
     QLabel* searchStatus_;
     ChartPanel* memory_;
     ChartPanel* step_;
+    QWidget* tables_;
     FiguresModel* figures_;
     LayoutTableModel* layouts_;
     QTableView* layoutView_;

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     const auto db = gpuplan::hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
     MainWindow w(db);
     w.setDebounce(0);
-    w.resize(1680, 1020);
+    // The window's default size (what a user first sees; issue 17: nothing clipped at it).
     w.show();
     bool ok = true;
 
