@@ -99,6 +99,23 @@ nlohmann::json power_result_json(const sim::PowerResult& p) {
             {"notes", p.notes}};
 }
 
+/// Whether the report shows the routing figures (per-replica prefix hit rate, load balance):
+/// with more than one replica, when the router looks at prefixes or requests share prefixes.
+/// Other runs report exactly what they did before these figures existed.
+bool shows_routing(const model::Scenario& s, const sim::SimResult& r) {
+    if (r.replicas.size() < 2) {
+        return false;
+    }
+    const auto router = s.cluster.router;
+    if (router == model::RouterPolicy::PrefixAffinity ||
+        router == model::RouterPolicy::LongestPrefix || router == model::RouterPolicy::Weighted) {
+        return true;
+    }
+    return std::any_of(
+        s.workload.classes.begin(), s.workload.classes.end(),
+        [](const model::RequestClass& c) { return c.shared_prefix > 0 || c.agent.has_value(); });
+}
+
 } // namespace
 
 nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) {
@@ -181,6 +198,21 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
                         {"kv_use_max", rep.kv_use_max}});
     }
     j["replicas"] = reps;
+    if (shows_routing(s, r)) {
+        nlohmann::json per = nlohmann::json::array();
+        for (const auto& rep : r.replicas) {
+            per.push_back({{"requests", rep.requests},
+                           {"outstanding_mean", rep.outstanding_mean},
+                           {"prefix_queried_tokens", rep.prefix_queried_tokens},
+                           {"prefix_hit_tokens", rep.prefix_hit_tokens},
+                           {"prefix_hit_rate", rep.prefix_hit_rate}});
+        }
+        j["routing"] = {{"router", model::to_string(s.cluster.router)},
+                        {"prefix_hit_rate", r.prefix_hit_rate},
+                        {"request_imbalance", r.request_imbalance},
+                        {"outstanding_imbalance", r.outstanding_imbalance},
+                        {"replicas", per}};
+    }
     return j;
 }
 
@@ -262,6 +294,14 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         out << ' ' << pct(rep.busy_fraction);
     }
     out << '\n';
+    if (shows_routing(s, r)) {
+        out << "routing      " << model::to_string(s.cluster.router) << ": prefix hit rate";
+        for (const auto& rep : r.replicas) {
+            out << ' ' << pct(rep.prefix_hit_rate);
+        }
+        out << "; requests " << fixed(r.request_imbalance, 2) << " x mean, outstanding "
+            << fixed(r.outstanding_imbalance, 2) << " x mean on the busiest replica\n";
+    }
     if (o.cloud > 0 || r.cloud_spend.amount > 0) {
         out << "cloud        " << o.cloud << " requests, spend " << model::to_string(r.cloud_spend)
             << '\n';

@@ -180,16 +180,6 @@ const char* route_name(model::RouteTarget r) {
     return "any";
 }
 
-const char* router_name(model::RouterPolicy r) {
-    switch (r) {
-    case model::RouterPolicy::RoundRobin: return "round_robin";
-    case model::RouterPolicy::LeastOutstanding: return "least_outstanding";
-    case model::RouterPolicy::LeastKv: return "least_kv";
-    case model::RouterPolicy::PrefixAffinity: return "prefix_affinity";
-    }
-    return "least_outstanding";
-}
-
 const char* compute_name(model::ComputeType c) {
     switch (c) {
     case model::ComputeType::Fp16: return "fp16";
@@ -607,7 +597,13 @@ void write_cluster(Out& o, const model::Cluster& c) {
     if (c.replicas) {
         o.line(2, "replicas", std::to_string(*c.replicas));
     }
-    o.line(2, "router", router_name(c.router));
+    o.line(2, "router", model::to_string(c.router));
+    if (const model::PrefixRouting& p = c.prefix_routing; p != dflt.prefix_routing) {
+        o.open(2, "prefix_routing");
+        o.line(4, "weight", num(p.weight));
+        o.line(4, "balance_abs_threshold", std::to_string(p.balance_abs_threshold));
+        o.line(4, "balance_rel_threshold", num(p.balance_rel_threshold));
+    }
     const model::Admission& a = c.admission;
     if (a != dflt.admission) {
         o.open(2, "admission");

@@ -277,8 +277,19 @@ model::Cluster read_cluster(std::optional<MapReader> m) {
                    {{"round_robin", model::RouterPolicy::RoundRobin},
                     {"least_outstanding", model::RouterPolicy::LeastOutstanding},
                     {"least_kv", model::RouterPolicy::LeastKv},
-                    {"prefix_affinity", model::RouterPolicy::PrefixAffinity}})
+                    {"prefix_affinity", model::RouterPolicy::PrefixAffinity},
+                    {"longest_prefix", model::RouterPolicy::LongestPrefix},
+                    {"weighted", model::RouterPolicy::Weighted}})
                    .value_or(c.router);
+    if (auto p = m->opt_map("prefix_routing")) {
+        model::PrefixRouting& pr = c.prefix_routing;
+        pr.weight = p->opt_number("weight", 0.0, 1.0).value_or(pr.weight);
+        pr.balance_abs_threshold =
+            p->opt_integer("balance_abs_threshold", 0, 1 << 30).value_or(pr.balance_abs_threshold);
+        pr.balance_rel_threshold =
+            p->opt_number("balance_rel_threshold", 1.0, 1e9).value_or(pr.balance_rel_threshold);
+        p->finish();
+    }
     if (auto a = m->opt_map("admission")) {
         c.admission.max_queue = a->opt_integer("max_queue", 0, 1 << 30);
         c.admission.max_concurrency = a->opt_integer("max_concurrency", 1, 1 << 30);

@@ -100,6 +100,10 @@ struct ReplicaResult {
     std::int64_t kv_blocks = 0; ///< KV pool size
     double kv_use_mean = 0;     ///< time-averaged fraction of blocks in use while up
     double kv_use_max = 0;
+    double outstanding_mean = 0; ///< time-averaged requests assigned and not finished, over the run
+    std::int64_t prefix_queried_tokens = 0; ///< prompt tokens of requests first admitted here
+    std::int64_t prefix_hit_tokens = 0;     ///< of which served by its prefix cache
+    double prefix_hit_rate = 0;             ///< hit ÷ queried (0 when nothing was admitted)
     friend bool operator==(const ReplicaResult&, const ReplicaResult&) = default;
 };
 
@@ -200,6 +204,11 @@ struct SimResult {
     std::int64_t prefill_tokens_computed = 0; ///< recomputation included
     double prefix_hit_rate = 0; ///< prompt tokens hit / prompt tokens looked up (first admissions)
     double kv_use_mean = 0;     ///< mean over replicas of their time-averaged block use
+    /// Load balance across replicas: the most requests routed to one replica over the mean
+    /// (1: even; 0: nothing routed).
+    double request_imbalance = 0;
+    /// The highest time-averaged outstanding requests of a replica over the mean (1: even).
+    double outstanding_imbalance = 0;
     double kv_use_max = 0;
     double mean_in_system = 0;  ///< time-averaged requests in the system (Little's L)
     double mean_running = 0;    ///< time-averaged running sequences, all replicas

@@ -181,6 +181,66 @@ int Cluster::pick(const Request& r) {
         break;
     }
     case model::RouterPolicy::LeastOutstanding: best = least_outstanding(); break;
+    case model::RouterPolicy::LongestPrefix:
+    case model::RouterPolicy::Weighted: best = pick_by_prefix(r); break;
+    }
+    return best;
+}
+
+int Cluster::pick_by_prefix(const Request& r) const {
+    const model::PrefixRouting& pr = setup_.config.prefix_routing;
+    const int n = static_cast<int>(replicas_.size());
+    int lo = -1; // fewest outstanding (lowest id among equals)
+    int min_out = 0, max_out = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!up_[static_cast<std::size_t>(i)]) {
+            continue;
+        }
+        const int o = replicas_[static_cast<std::size_t>(i)]->outstanding();
+        if (lo < 0 || o < min_out) {
+            lo = i;
+            min_out = o;
+        }
+        max_out = std::max(max_out, o);
+    }
+    if (lo < 0) {
+        return lo;
+    }
+    // SGLang router, cache_aware policy (sgl-router, policies/cache_aware.rs): out of balance
+    // when both max − min > balance_abs_threshold and max > balance_rel_threshold × min; then
+    // the least loaded, whatever the caches hold.
+    if (max_out - min_out > pr.balance_abs_threshold &&
+        static_cast<double>(max_out) > pr.balance_rel_threshold * static_cast<double>(min_out)) {
+        return lo;
+    }
+    // LongestPrefix: the most cached prompt tokens. Weighted: llm-d's scorer sum (prefix-cache
+    // scorer: hit fraction of the prompt; queue scorer: (max − q) / (max − min), 1 when all
+    // are equal), weight and 1 − weight. Ties: fewest outstanding, then lowest id.
+    const bool weighted = setup_.config.router == model::RouterPolicy::Weighted;
+    const double w = weighted ? pr.weight : 1.0;
+    const double prompt = std::max(1, r.num_tokens());
+    int best = -1;
+    double best_score = 0;
+    int best_out = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!up_[static_cast<std::size_t>(i)]) {
+            continue;
+        }
+        const Replica& rep = *replicas_[static_cast<std::size_t>(i)];
+        const int o = rep.outstanding();
+        const double hit = w > 0 ? rep.cached_prefix_tokens(r) : 0.0;
+        double score = hit;
+        if (weighted) {
+            const double queue = max_out > min_out ? static_cast<double>(max_out - o) /
+                                                         static_cast<double>(max_out - min_out)
+                                                   : 1.0;
+            score = w * (hit / prompt) + (1 - w) * queue;
+        }
+        if (best < 0 || score > best_score || (score == best_score && o < best_out)) {
+            best = i;
+            best_score = score;
+            best_out = o;
+        }
     }
     return best;
 }
@@ -189,6 +249,7 @@ void Cluster::dispatch(std::uint32_t slot) {
     const int rep = pick(pool_[slot]);
     ++inflight_;
     metrics_.routed(rep);
+    metrics_.outstanding(rep, sim_.now(), +1);
     replicas_[static_cast<std::size_t>(rep)]->enqueue(slot);
 }
 
@@ -255,8 +316,9 @@ void Cluster::retire(std::uint32_t slot, Outcome outcome) {
     pool_.release(slot);
 }
 
-void Cluster::request_done(int /*replica*/, std::uint32_t slot) {
+void Cluster::request_done(int replica, std::uint32_t slot) {
     --inflight_;
+    metrics_.outstanding(replica, sim_.now(), -1);
     retire(slot, Outcome::Completed);
     drain();
 }
@@ -314,6 +376,7 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
         } else if (r.state == ReqState::Waiting && r.replica >= 0 &&
                    replicas_[static_cast<std::size_t>(r.replica)]->cancel(slot)) {
             --inflight_;
+            metrics_.outstanding(r.replica, sim_.now(), -1);
             timed_out = true;
         }
         if (!timed_out) {

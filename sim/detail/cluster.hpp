@@ -68,6 +68,8 @@ class Cluster final : public EventHandler, public ReplicaHost {
     [[nodiscard]] bool cloud_eligible(const Request& r) const;
     [[nodiscard]] int queued() const;
     [[nodiscard]] int pick(const Request& r);
+    /// Routers LongestPrefix and Weighted (docs/simulator.md, "Prefix-aware routing").
+    [[nodiscard]] int pick_by_prefix(const Request& r) const;
 
     Simulation& sim_;
     const model::StepCostModel& cost_;

@@ -114,6 +114,38 @@ cluster:
     EXPECT_FALSE(c.cloud_fallback);
 }
 
+TEST(WorkloadLoader, ReadsThePrefixAwareRoutersAndTheirKnobs) {
+    const model::Scenario s = parse(R"(cluster:
+  router: weighted
+  prefix_routing: {weight: 0.25, balance_abs_threshold: 8, balance_rel_threshold: 1.2}
+)");
+    EXPECT_EQ(s.cluster.router, model::RouterPolicy::Weighted);
+    EXPECT_DOUBLE_EQ(s.cluster.prefix_routing.weight, 0.25);
+    EXPECT_EQ(s.cluster.prefix_routing.balance_abs_threshold, 8);
+    EXPECT_DOUBLE_EQ(s.cluster.prefix_routing.balance_rel_threshold, 1.2);
+    const model::Scenario d = parse("cluster:\n  router: longest_prefix\n");
+    EXPECT_EQ(d.cluster.router, model::RouterPolicy::LongestPrefix);
+    // The documented defaults: SGLang's router thresholds, llm-d's scorer weights 3 : 2.
+    EXPECT_DOUBLE_EQ(d.cluster.prefix_routing.weight, 0.6);
+    EXPECT_EQ(d.cluster.prefix_routing.balance_abs_threshold, 64);
+    EXPECT_DOUBLE_EQ(d.cluster.prefix_routing.balance_rel_threshold, 1.5);
+}
+
+TEST(WorkloadLoader, BadPrefixRoutingNamesTheFileLineAndKey) {
+    // Line 5 is the first line after kBase's four.
+    const std::string weight = error_of("cluster:\n  prefix_routing: {weight: 1.5}\n");
+    EXPECT_NE(weight.find("s.yaml:6:"), std::string::npos) << weight;
+    EXPECT_NE(weight.find("cluster.prefix_routing.weight"), std::string::npos) << weight;
+    const std::string typo = error_of("cluster:\n  prefix_routing:\n    wieght: 0.5\n");
+    EXPECT_NE(typo.find("s.yaml:7:"), std::string::npos) << typo;
+    EXPECT_NE(typo.find("weight"), std::string::npos) << typo;
+    const std::string rel = error_of("cluster:\n  prefix_routing: {balance_rel_threshold: 0.5}\n");
+    EXPECT_NE(rel.find("balance_rel_threshold"), std::string::npos) << rel;
+    const std::string router = error_of("cluster:\n  router: longest_prefx\n");
+    EXPECT_NE(router.find("s.yaml:6:"), std::string::npos) << router;
+    EXPECT_NE(router.find("longest_prefix"), std::string::npos) << router;
+}
+
 TEST(WorkloadLoader, UnknownKeysAndBadValuesAreErrors) {
     EXPECT_NE(error_of("workload:\n  arival: {process: poisson}\n").find("arival"),
               std::string::npos);
