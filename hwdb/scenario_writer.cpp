@@ -598,6 +598,33 @@ void write_cluster(Out& o, const model::Cluster& c) {
         o.line(2, "replicas", std::to_string(*c.replicas));
     }
     o.line(2, "router", model::to_string(c.router));
+    if (!c.pools.empty()) {
+        o.open(2, "pools");
+        for (const auto& p : c.pools) {
+            o.raw("    - name: " + str(p.name) + "\n");
+            const auto& h = p.hardware;
+            o.line(6, "accelerator",
+                   str(h.accelerator_ref.empty() ? h.gpu.name : h.accelerator_ref));
+            if (!h.node_ref.empty()) {
+                o.line(6, "node", str(h.node_ref));
+            }
+            o.line(6, "replicas", std::to_string(p.replicas));
+            o.line(6, "tp", std::to_string(p.tp));
+            if (!p.classes.empty()) {
+                std::string list = "[";
+                for (std::size_t i = 0; i < p.classes.size(); ++i) {
+                    list += (i > 0 ? ", " : "") + str(p.classes[i]);
+                }
+                o.line(6, "classes", list + "]");
+            }
+            if (p.max_prompt_tokens) {
+                o.line(6, "max_prompt_tokens", std::to_string(*p.max_prompt_tokens));
+            }
+            if (h.gpu_hour) {
+                o.line(6, "gpu_hour", price(*h.gpu_hour));
+            }
+        }
+    }
     if (const model::PrefixRouting& p = c.prefix_routing; p != dflt.prefix_routing) {
         o.open(2, "prefix_routing");
         o.line(4, "weight", num(p.weight));

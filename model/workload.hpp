@@ -8,6 +8,7 @@
 /// here, documented once. Header only: plain aggregates with defaulted `==`.
 
 #include "model/money.hpp"
+#include "model/replica_pool.hpp"
 #include "model/units.hpp"
 
 #include <optional>
@@ -260,6 +261,9 @@ struct CloudEndpoint {
 /// a cloud endpoint.
 struct Cluster {
     std::optional<int> replicas; ///< nullopt: the deployment's data-parallel size
+    /// A heterogeneous fleet: the replicas are these pools' (then `replicas` and `scale` stay
+    /// unset). Empty: `replicas` replicas of the scenario's deployment.
+    std::vector<ReplicaPool> pools;
     RouterPolicy router = RouterPolicy::LeastOutstanding;
     PrefixRouting prefix_routing; ///< router longest_prefix or weighted
     Admission admission;

@@ -953,3 +953,22 @@ TEST(Cli, PrefixRoutingExampleBeatsLeastOutstandingAndBadRoutersExitTwo) {
               2);
     std::filesystem::remove_all(dir);
 }
+
+TEST(Cli, HeterogeneousPoolsReportCostPerPoolAndBadPoolsExitTwo) {
+    const auto r =
+        run("simulate " + src("examples/heterogeneous-h100-l4.yaml") + " --requests 100 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const char* key : {"\"pools\"", "\"gpu_hours\"", "\"cost_per_hour\"", "\"accelerator\""}) {
+        EXPECT_NE(r.out.find(key), std::string::npos) << key;
+    }
+    // Six L4s at $0.40/h (the example's rent).
+    EXPECT_NE(r.out.find("\"cost_per_hour\": 2.4"), std::string::npos) << r.out;
+    const auto text =
+        run("simulate " + src("examples/heterogeneous-h100-l4.yaml") + " --requests 50");
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_NE(text.out.find("pool         short: 6 x l4 (6 GPUs)"), std::string::npos) << text.out;
+    const auto bad = run("simulate " + src("examples/heterogeneous-h100-l4.yaml") +
+                         " --set cluster.pools.1.classes=[chta]");
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("no request class is named 'chta'"), std::string::npos) << bad.out;
+}

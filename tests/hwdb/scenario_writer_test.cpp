@@ -171,6 +171,16 @@ TEST(ScenarioWriter, PrefixAwareRoutersRoundTrip) {
     EXPECT_NE(text.find("balance_rel_threshold: 1.25"), std::string::npos) << text;
 }
 
+TEST(ScenarioWriter, PoolsRoundTrip) {
+    const model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/heterogeneous-h100-l4.yaml", db());
+    ASSERT_EQ(s.cluster.pools.size(), 2u);
+    expect_round_trip(s, "pools");
+    const std::string text = hwdb::scenario_to_yaml(s);
+    EXPECT_NE(text.find("max_prompt_tokens: 1500"), std::string::npos) << text;
+    EXPECT_NE(text.find("classes: [chat]"), std::string::npos) << text;
+}
+
 TEST(ScenarioWriter, TraceIsWrittenBesideTheScenario) {
     model::Scenario s = hwdb::load_scenario(
         std::string(GPUPLAN_SOURCE_DIR) + "/examples/simulate-trace.yaml", db());

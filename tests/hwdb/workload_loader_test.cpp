@@ -146,6 +146,51 @@ TEST(WorkloadLoader, BadPrefixRoutingNamesTheFileLineAndKey) {
     EXPECT_NE(router.find("longest_prefix"), std::string::npos) << router;
 }
 
+TEST(WorkloadLoader, ReadsPoolsOfOtherAccelerators) {
+    const model::Scenario s = parse(R"(workload:
+  classes:
+    - name: chat
+    - name: rag
+cluster:
+  pools:
+    - {name: long, accelerator: h100-sxm, replicas: 2, gpu_hour: $2.99/h}
+    - {name: short, accelerator: l4, replicas: 4, tp: 1, classes: [chat], max_prompt_tokens: 1500}
+)");
+    ASSERT_EQ(s.cluster.pools.size(), 2u);
+    const auto& short_pool = s.cluster.pools[1];
+    EXPECT_EQ(short_pool.name, "short");
+    EXPECT_EQ(short_pool.hardware.accelerator_ref, "l4");
+    EXPECT_EQ(short_pool.replicas, 4);
+    EXPECT_EQ(short_pool.classes, std::vector<std::string>{"chat"});
+    EXPECT_EQ(short_pool.max_prompt_tokens, 1500);
+    EXPECT_DOUBLE_EQ(s.cluster.pools[0].hardware.gpu_hour->money.amount, 2.99);
+}
+
+TEST(WorkloadLoader, BadPoolsNameTheFileLineAndKey) {
+    const std::string pools = "cluster:\n  pools:\n    - {name: a, accelerator: h100-sxm, ";
+    const std::string cls = error_of(pools + "replicas: 1, classes: [chta]}\n");
+    EXPECT_NE(cls.find("s.yaml:7:"), std::string::npos) << cls;
+    EXPECT_NE(cls.find("no request class is named 'chta'"), std::string::npos) << cls;
+    const std::string price = error_of(pools + "replicas: 1, gpu_hour: $3}\n");
+    EXPECT_NE(price.find("gpu_hour"), std::string::npos) << price;
+    const std::string gpu = error_of("cluster:\n  pools:\n    - {name: a, accelerator: h900, "
+                                     "replicas: 1}\n");
+    EXPECT_NE(gpu.find("s.yaml:7:"), std::string::npos) << gpu;
+    EXPECT_NE(gpu.find("h900"), std::string::npos) << gpu;
+    EXPECT_NE(error_of(pools + "replicas: 1}\n  replicas: 2\n").find("leave cluster.replicas out"),
+              std::string::npos);
+    EXPECT_NE(error_of(pools + "replicas: 1}\n    - {name: a, accelerator: l4, replicas: 1}\n")
+                  .find("two pools are named 'a'"),
+              std::string::npos);
+    EXPECT_NE(error_of("workload:\n  classes:\n    - name: chat\n    - name: rag\n"
+                       "cluster:\n  pools:\n    - {name: a, accelerator: l4, replicas: 1, "
+                       "classes: [chat]}\n")
+                  .find("no pool serves class 'rag'"),
+              std::string::npos);
+    // tp 3 does not divide Llama-3.1-8B's 32 heads.
+    EXPECT_NE(error_of(pools + "replicas: 1, tp: 3}\n").find("s.yaml:7:"), std::string::npos);
+}
+
 TEST(WorkloadLoader, UnknownKeysAndBadValuesAreErrors) {
     EXPECT_NE(error_of("workload:\n  arival: {process: poisson}\n").find("arival"),
               std::string::npos);
