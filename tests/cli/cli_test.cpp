@@ -971,4 +971,8 @@ TEST(Cli, HeterogeneousPoolsReportCostPerPoolAndBadPoolsExitTwo) {
                          " --set cluster.pools.1.classes=[chta]");
     EXPECT_EQ(bad.exit_code, 2) << bad.out;
     EXPECT_NE(bad.out.find("no request class is named 'chta'"), std::string::npos) << bad.out;
+    // The sizing search does not search pools: it says so instead of sizing something else.
+    const auto plan = run("plan " + src("examples/heterogeneous-h100-l4.yaml"));
+    EXPECT_EQ(plan.exit_code, 2) << plan.out;
+    EXPECT_NE(plan.out.find("cluster.pools are not searched"), std::string::npos) << plan.out;
 }
