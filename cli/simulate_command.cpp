@@ -99,6 +99,23 @@ nlohmann::json power_result_json(const sim::PowerResult& p) {
             {"notes", p.notes}};
 }
 
+/// Whether the report shows the routing figures (per-replica prefix hit rate, load balance):
+/// with more than one replica, when the router looks at prefixes or requests share prefixes.
+/// Other runs report exactly what they did before these figures existed.
+bool shows_routing(const model::Scenario& s, const sim::SimResult& r) {
+    if (r.replicas.size() < 2) {
+        return false;
+    }
+    const auto router = s.cluster.router;
+    if (router == model::RouterPolicy::PrefixAffinity ||
+        router == model::RouterPolicy::LongestPrefix || router == model::RouterPolicy::Weighted) {
+        return true;
+    }
+    return std::any_of(
+        s.workload.classes.begin(), s.workload.classes.end(),
+        [](const model::RequestClass& c) { return c.shared_prefix > 0 || c.agent.has_value(); });
+}
+
 } // namespace
 
 nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) {
@@ -181,6 +198,40 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
                         {"kv_use_max", rep.kv_use_max}});
     }
     j["replicas"] = reps;
+    if (!r.pools.empty()) {
+        nlohmann::json pools = nlohmann::json::array();
+        for (const auto& p : r.pools) {
+            pools.push_back(
+                {{"name", p.name},
+                 {"accelerator", p.accelerator},
+                 {"replicas", p.replicas},
+                 {"gpus", p.gpus},
+                 {"requests", p.requests},
+                 {"busy_fraction", p.busy_fraction},
+                 {"prefix_hit_rate", p.prefix_hit_rate},
+                 {"gpu_hours", p.gpu_hours},
+                 {"cost", p.cost ? nlohmann::json(p.cost->amount) : nlohmann::json()},
+                 {"cost_per_hour",
+                  p.cost_per_hour ? nlohmann::json(p.cost_per_hour->amount) : nlohmann::json()},
+                 {"currency", p.cost ? nlohmann::json(p.cost->currency) : nlohmann::json()}});
+        }
+        j["pools"] = pools;
+    }
+    if (shows_routing(s, r)) {
+        nlohmann::json per = nlohmann::json::array();
+        for (const auto& rep : r.replicas) {
+            per.push_back({{"requests", rep.requests},
+                           {"outstanding_mean", rep.outstanding_mean},
+                           {"prefix_queried_tokens", rep.prefix_queried_tokens},
+                           {"prefix_hit_tokens", rep.prefix_hit_tokens},
+                           {"prefix_hit_rate", rep.prefix_hit_rate}});
+        }
+        j["routing"] = {{"router", model::to_string(s.cluster.router)},
+                        {"prefix_hit_rate", r.prefix_hit_rate},
+                        {"request_imbalance", r.request_imbalance},
+                        {"outstanding_imbalance", r.outstanding_imbalance},
+                        {"replicas", per}};
+    }
     return j;
 }
 
@@ -206,9 +257,14 @@ void latency_row(Table& t, const char* name, const sim::LatencyStats& s, bool in
 void print_result(std::ostream& out, const model::Scenario& s, const sim::SimResult& r) {
     const auto& d = s.deployment;
     out << "simulate " << s.name << ": " << d.model.name << " on " << r.replicas.size()
-        << " replica" << (r.replicas.size() == 1 ? "" : "s") << " of " << model::replica_gpus(d.par)
-        << " x " << d.gpu.name << " (tp " << d.par.tp << ", pp " << d.par.pp << "), seed " << r.seed
-        << (r.stopped ? " [stopped early]" : "") << '\n';
+        << " replica" << (r.replicas.size() == 1 ? "" : "s");
+    if (r.pools.empty()) {
+        out << " of " << model::replica_gpus(d.par) << " x " << d.gpu.name << " (tp " << d.par.tp
+            << ", pp " << d.par.pp << ")";
+    } else {
+        out << " in " << r.pools.size() << " pools";
+    }
+    out << ", seed " << r.seed << (r.stopped ? " [stopped early]" : "") << '\n';
     const auto& o = r.overall;
     out << "load         " << load_line(r.operating_point) << '\n';
     out << "requests     " << o.arrived << " arrived, " << o.completed << " completed";
@@ -262,6 +318,25 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         out << ' ' << pct(rep.busy_fraction);
     }
     out << '\n';
+    for (const auto& p : r.pools) {
+        out << "pool         " << p.name << ": " << p.replicas << " x " << p.accelerator << " ("
+            << p.gpus << " GPU" << (p.gpus == 1 ? "" : "s") << "), " << p.requests
+            << " requests, busy " << pct(p.busy_fraction) << ", prefix hit rate "
+            << pct(p.prefix_hit_rate) << ", " << fixed(p.gpu_hours, 3) << " GPU-hours";
+        if (p.cost && p.cost_per_hour) {
+            out << ", " << model::to_string(*p.cost) << " (" << model::to_string(*p.cost_per_hour)
+                << "/h)";
+        }
+        out << '\n';
+    }
+    if (shows_routing(s, r)) {
+        out << "routing      " << model::to_string(s.cluster.router) << ": prefix hit rate";
+        for (const auto& rep : r.replicas) {
+            out << ' ' << pct(rep.prefix_hit_rate);
+        }
+        out << "; requests " << fixed(r.request_imbalance, 2) << " x mean, outstanding "
+            << fixed(r.outstanding_imbalance, 2) << " x mean on the busiest replica\n";
+    }
     if (o.cloud > 0 || r.cloud_spend.amount > 0) {
         out << "cloud        " << o.cloud << " requests, spend " << model::to_string(r.cloud_spend)
             << '\n';

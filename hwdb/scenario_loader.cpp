@@ -414,7 +414,16 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     read_prices(root.opt_map("prices"), db, s, s.prices);
     s.rack = detail::read_rack(root.opt_map("rack"));
     s.cost = detail::read_cost(root.opt_map("cost"));
-    s.cluster = detail::read_cluster(root.opt_map("cluster"));
+    {
+        std::vector<std::string> class_names;
+        for (const auto& c : s.workload.classes) {
+            class_names.push_back(c.name);
+        }
+        if (class_names.empty()) {
+            class_names.emplace_back("default"); // sim::effective_classes' one class
+        }
+        s.cluster = detail::read_cluster(root.opt_map("cluster"), db, class_names, s.deployment);
+    }
     if (auto plan = root.opt_map("plan")) {
         s.plan = detail::read_plan(std::move(*plan), db);
     }

@@ -180,16 +180,6 @@ const char* route_name(model::RouteTarget r) {
     return "any";
 }
 
-const char* router_name(model::RouterPolicy r) {
-    switch (r) {
-    case model::RouterPolicy::RoundRobin: return "round_robin";
-    case model::RouterPolicy::LeastOutstanding: return "least_outstanding";
-    case model::RouterPolicy::LeastKv: return "least_kv";
-    case model::RouterPolicy::PrefixAffinity: return "prefix_affinity";
-    }
-    return "least_outstanding";
-}
-
 const char* compute_name(model::ComputeType c) {
     switch (c) {
     case model::ComputeType::Fp16: return "fp16";
@@ -607,7 +597,40 @@ void write_cluster(Out& o, const model::Cluster& c) {
     if (c.replicas) {
         o.line(2, "replicas", std::to_string(*c.replicas));
     }
-    o.line(2, "router", router_name(c.router));
+    o.line(2, "router", model::to_string(c.router));
+    if (!c.pools.empty()) {
+        o.open(2, "pools");
+        for (const auto& p : c.pools) {
+            o.raw("    - name: " + str(p.name) + "\n");
+            const auto& h = p.hardware;
+            o.line(6, "accelerator",
+                   str(h.accelerator_ref.empty() ? h.gpu.name : h.accelerator_ref));
+            if (!h.node_ref.empty()) {
+                o.line(6, "node", str(h.node_ref));
+            }
+            o.line(6, "replicas", std::to_string(p.replicas));
+            o.line(6, "tp", std::to_string(p.tp));
+            if (!p.classes.empty()) {
+                std::string list = "[";
+                for (std::size_t i = 0; i < p.classes.size(); ++i) {
+                    list += (i > 0 ? ", " : "") + str(p.classes[i]);
+                }
+                o.line(6, "classes", list + "]");
+            }
+            if (p.max_prompt_tokens) {
+                o.line(6, "max_prompt_tokens", std::to_string(*p.max_prompt_tokens));
+            }
+            if (h.gpu_hour) {
+                o.line(6, "gpu_hour", price(*h.gpu_hour));
+            }
+        }
+    }
+    if (const model::PrefixRouting& p = c.prefix_routing; p != dflt.prefix_routing) {
+        o.open(2, "prefix_routing");
+        o.line(4, "weight", num(p.weight));
+        o.line(4, "balance_abs_threshold", std::to_string(p.balance_abs_threshold));
+        o.line(4, "balance_rel_threshold", num(p.balance_rel_threshold));
+    }
     const model::Admission& a = c.admission;
     if (a != dflt.admission) {
         o.open(2, "admission");

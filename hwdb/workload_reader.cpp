@@ -1,6 +1,10 @@
 #include "hwdb/detail/workload_reader.hpp"
 
+#include "hwdb/scenario_loader.hpp"
 #include "hwdb/trace_loader.hpp"
+#include "model/error.hpp"
+
+#include <algorithm>
 
 #include <sstream>
 #include <string>
@@ -266,10 +270,92 @@ void read_scheduler(MapReader& m, model::SchedulerConfig& s) {
     s.watermark = m.opt_number("watermark", 0.0, 0.99).value_or(s.watermark);
 }
 
-model::Cluster read_cluster(std::optional<MapReader> m) {
+namespace {
+
+model::ReplicaPool read_pool(MapReader m, const Database& db,
+                             const std::vector<std::string>& classes,
+                             const model::Deployment& base) {
+    model::ReplicaPool p;
+    p.name = m.string("name");
+    const std::string accelerator = m.string("accelerator");
+    const std::string node = m.string_or("node", "");
+    try {
+        p.hardware = plan_candidate(db, accelerator, node);
+    } catch (const ConfigError&) {
+        throw;
+    } catch (const InputError& e) {
+        m.fail_at(node.empty() ? "accelerator" : "node", e.what());
+    }
+    if (m.has("gpu_hour")) {
+        const model::Price price = m.price("gpu_hour");
+        if (price.per != model::PriceBasis::Hour) {
+            m.fail_at("gpu_hour", "wrong price unit; write a rent per GPU-hour, e.g. '$2.10/h'");
+        }
+        p.hardware.gpu_hour = price;
+    }
+    p.replicas = m.integer("replicas", 1, 1 << 16);
+    p.tp = m.opt_integer("tp", 1, 4096).value_or(1);
+    if (m.has("classes")) {
+        p.classes = m.string_list("classes");
+        for (const auto& name : p.classes) {
+            if (std::find(classes.begin(), classes.end(), name) == classes.end()) {
+                std::string known;
+                for (const auto& k : classes) {
+                    known += (known.empty() ? "" : ", ") + k;
+                }
+                m.fail_at("classes",
+                          "no request class is named '" + name + "'; use one of " + known);
+            }
+        }
+    }
+    p.max_prompt_tokens = m.opt_integer("max_prompt_tokens", 1, 1 << 30);
+    try {
+        model::validate(model::pool_deployment(base, p));
+    } catch (const InvalidArgument& e) {
+        m.fail_at(m.has("tp") ? "tp" : "accelerator", e.what());
+    }
+    m.finish();
+    return p;
+}
+
+} // namespace
+
+model::Cluster read_cluster(std::optional<MapReader> m, const Database& db,
+                            const std::vector<std::string>& classes,
+                            const model::Deployment& base) {
     model::Cluster c;
     if (!m) {
         return c;
+    }
+    for (auto& p : m->map_list("pools")) {
+        c.pools.push_back(read_pool(std::move(p), db, classes, base));
+    }
+    if (!c.pools.empty()) {
+        if (m->has("replicas")) {
+            m->fail_at("replicas", "cluster.pools give the replicas; leave cluster.replicas out");
+        }
+        if (m->has("scale")) {
+            m->fail_at("scale", "scale-ups are not modelled with cluster.pools; leave one out");
+        }
+        for (const auto& cls : classes) {
+            const bool served = std::any_of(c.pools.begin(), c.pools.end(), [&](const auto& p) {
+                return p.classes.empty() ||
+                       std::find(p.classes.begin(), p.classes.end(), cls) != p.classes.end();
+            });
+            if (!served) {
+                m->fail_at("pools", "no pool serves class '" + cls +
+                                        "'; add it to a pool's classes or leave a pool's "
+                                        "classes out (every class)");
+            }
+        }
+        for (std::size_t i = 0; i < c.pools.size(); ++i) {
+            for (std::size_t j = 0; j < i; ++j) {
+                if (c.pools[i].name == c.pools[j].name) {
+                    m->fail_at("pools", "two pools are named '" + c.pools[i].name +
+                                            "'; give each pool its own name");
+                }
+            }
+        }
     }
     c.replicas = m->opt_integer("replicas", 1, 1 << 20);
     c.router = opt_choice<model::RouterPolicy>(
@@ -277,8 +363,19 @@ model::Cluster read_cluster(std::optional<MapReader> m) {
                    {{"round_robin", model::RouterPolicy::RoundRobin},
                     {"least_outstanding", model::RouterPolicy::LeastOutstanding},
                     {"least_kv", model::RouterPolicy::LeastKv},
-                    {"prefix_affinity", model::RouterPolicy::PrefixAffinity}})
+                    {"prefix_affinity", model::RouterPolicy::PrefixAffinity},
+                    {"longest_prefix", model::RouterPolicy::LongestPrefix},
+                    {"weighted", model::RouterPolicy::Weighted}})
                    .value_or(c.router);
+    if (auto p = m->opt_map("prefix_routing")) {
+        model::PrefixRouting& pr = c.prefix_routing;
+        pr.weight = p->opt_number("weight", 0.0, 1.0).value_or(pr.weight);
+        pr.balance_abs_threshold =
+            p->opt_integer("balance_abs_threshold", 0, 1 << 30).value_or(pr.balance_abs_threshold);
+        pr.balance_rel_threshold =
+            p->opt_number("balance_rel_threshold", 1.0, 1e9).value_or(pr.balance_rel_threshold);
+        p->finish();
+    }
     if (auto a = m->opt_map("admission")) {
         c.admission.max_queue = a->opt_integer("max_queue", 0, 1 << 30);
         c.admission.max_concurrency = a->opt_integer("max_concurrency", 1, 1 << 30);

@@ -8,6 +8,7 @@
 /// here, documented once. Header only: plain aggregates with defaulted `==`.
 
 #include "model/money.hpp"
+#include "model/replica_pool.hpp"
 #include "model/units.hpp"
 
 #include <optional>
@@ -178,6 +179,41 @@ enum class RouterPolicy {
     LeastKv,          ///< lowest KV-block use (then fewest outstanding)
     PrefixAffinity,   ///< requests of one prefix group go to one replica (hash), unless it has
                       ///< far more outstanding requests than the least loaded
+    LongestPrefix,    ///< the replica whose prefix cache holds the longest prefix of the prompt
+                      ///< (ties: fewest outstanding), unless the replicas are out of balance
+                      ///< (PrefixRouting's thresholds: then the least outstanding)
+    Weighted,         ///< the best score PrefixRouting::weight × hit fraction + (1 − weight) ×
+                      ///< queue score, with the same balance escape
+};
+
+/// The scenario spelling of a router ("round_robin", "least_outstanding", "least_kv",
+/// "prefix_affinity", "longest_prefix", "weighted").
+[[nodiscard]] inline const char* to_string(RouterPolicy p) noexcept {
+    switch (p) {
+    case RouterPolicy::RoundRobin: return "round_robin";
+    case RouterPolicy::LeastOutstanding: return "least_outstanding";
+    case RouterPolicy::LeastKv: return "least_kv";
+    case RouterPolicy::PrefixAffinity: return "prefix_affinity";
+    case RouterPolicy::LongestPrefix: return "longest_prefix";
+    case RouterPolicy::Weighted: return "weighted";
+    }
+    return "least_outstanding";
+}
+
+/// Knobs of the prefix-aware routers (LongestPrefix, Weighted; the others ignore them).
+/// Defaults: the balance rule and its thresholds are SGLang's router (sgl-router cache_aware
+/// policy: --balance-abs-threshold 64, --balance-rel-threshold 1.5), the weight is llm-d's
+/// default scheduling profile (prefix-cache scorer weight 3, queue scorer weight 2: 3 / 5).
+struct PrefixRouting {
+    /// Weighted: share of the prefix-cache score in [0, 1] (0: least outstanding; 1: longest
+    /// prefix).
+    double weight = 0.6;
+    /// The replicas are out of balance when the most outstanding exceeds the fewest by more
+    /// than this many requests...
+    int balance_abs_threshold = 64;
+    /// ...and is more than this many times the fewest; then the least outstanding is taken.
+    double balance_rel_threshold = 1.5;
+    friend bool operator==(const PrefixRouting&, const PrefixRouting&) = default;
 };
 
 /// Gateway admission control. Everything off by default: requests go straight to the engines.
@@ -225,7 +261,11 @@ struct CloudEndpoint {
 /// a cloud endpoint.
 struct Cluster {
     std::optional<int> replicas; ///< nullopt: the deployment's data-parallel size
+    /// A heterogeneous fleet: the replicas are these pools' (then `replicas` and `scale` stay
+    /// unset). Empty: `replicas` replicas of the scenario's deployment.
+    std::vector<ReplicaPool> pools;
     RouterPolicy router = RouterPolicy::LeastOutstanding;
+    PrefixRouting prefix_routing; ///< router longest_prefix or weighted
     Admission admission;
     ColdStart cold_start;
     std::vector<ScaleEvent> scale; ///< scale-ups over time, sorted by `at`

@@ -215,6 +215,13 @@ class Search {
     Search(const model::Scenario& s, const std::optional<model::ServerSpec>& node,
            const SizingOptions& o, std::stop_token stop, const sim::ProgressFn& progress)
         : s_(s), opt_(o), stop_(std::move(stop)), progress_(progress) {
+        if (!s.cluster.pools.empty()) {
+            // Each configuration is one accelerator; simulating the scenario's pools for every
+            // candidate would answer another question.
+            throw InvalidArgument("plan: cluster.pools are not searched yet (a configuration is "
+                                  "one accelerator); remove cluster.pools to size one pool, or "
+                                  "compare pool mixes with `gpuplan simulate --set`");
+        }
         plan_ = effective_plan(s, node);
         threads_ = worker_threads(o.threads);
         classes_ = class_views(s);

@@ -23,7 +23,7 @@ trap 'rm -rf "$work"' EXIT
 commands_for() {
     case $1 in
     train-*) echo "train" ;;
-    simulate-*) echo "simulate estimate" ;;
+    simulate-* | prefix-routing-* | heterogeneous-*) echo "simulate estimate" ;;
     plan-search) echo "plan estimate fit cost" ;;
     *) echo "estimate fit cost rack" ;;
     esac

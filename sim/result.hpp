@@ -100,7 +100,27 @@ struct ReplicaResult {
     std::int64_t kv_blocks = 0; ///< KV pool size
     double kv_use_mean = 0;     ///< time-averaged fraction of blocks in use while up
     double kv_use_max = 0;
+    double outstanding_mean = 0; ///< time-averaged requests assigned and not finished, over the run
+    std::int64_t prefix_queried_tokens = 0; ///< prompt tokens of requests first admitted here
+    std::int64_t prefix_hit_tokens = 0;     ///< of which served by its prefix cache
+    double prefix_hit_rate = 0;             ///< hit ÷ queried (0 when nothing was admitted)
+    int pool = 0;                           ///< index into SimResult::pools (0 without pools)
     friend bool operator==(const ReplicaResult&, const ReplicaResult&) = default;
+};
+
+/// One pool of a heterogeneous fleet (model::ReplicaPool): its replicas' figures and its cost.
+struct PoolResult {
+    std::string name;
+    std::string accelerator;
+    int replicas = 0;
+    int gpus = 0;              ///< replicas × tp
+    std::int64_t requests = 0; ///< requests routed to its replicas
+    double busy_fraction = 0;  ///< mean over its replicas
+    double prefix_hit_rate = 0;
+    double gpu_hours = 0;             ///< GPUs × (end of the run − when each was up), hours
+    std::optional<model::Money> cost; ///< gpu_hours × its gpu_hour (nullopt: no price)
+    std::optional<model::Money> cost_per_hour; ///< gpus × its gpu_hour (nullopt: no price)
+    friend bool operator==(const PoolResult&, const PoolResult&) = default;
 };
 
 /// One bin of the time series (1 second unless the span is long: SimResult::series_bin_s).
@@ -193,13 +213,19 @@ struct SimResult {
     RequestSummary overall;
     std::vector<ClassResult> classes;
     std::vector<ReplicaResult> replicas;
-    double input_tok_s = 0;  ///< Σ input tokens of completed requests / duration
-    double output_tok_s = 0; ///< Σ output tokens / duration
+    std::vector<PoolResult> pools; ///< with cluster.pools (empty without)
+    double input_tok_s = 0;        ///< Σ input tokens of completed requests / duration
+    double output_tok_s = 0;       ///< Σ output tokens / duration
     double total_tok_s = 0;
     std::int64_t preemptions = 0;
     std::int64_t prefill_tokens_computed = 0; ///< recomputation included
     double prefix_hit_rate = 0; ///< prompt tokens hit / prompt tokens looked up (first admissions)
     double kv_use_mean = 0;     ///< mean over replicas of their time-averaged block use
+    /// Load balance across replicas: the most requests routed to one replica over the mean
+    /// (1: even; 0: nothing routed).
+    double request_imbalance = 0;
+    /// The highest time-averaged outstanding requests of a replica over the mean (1: even).
+    double outstanding_imbalance = 0;
     double kv_use_max = 0;
     double mean_in_system = 0;  ///< time-averaged requests in the system (Little's L)
     double mean_running = 0;    ///< time-averaged running sequences, all replicas

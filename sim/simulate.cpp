@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -329,10 +330,55 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         limits.max_arrivals = 1000;
     }
 
+    // A heterogeneous fleet: each pool's replicas on their own hardware, with the engine
+    // settings and KV pool that hardware gives (docs/simulator.md, "Heterogeneous pools").
+    std::deque<model::StepCostModel> pool_costs;
+    const auto& pools = scenario.cluster.pools;
+    if (!pools.empty()) {
+        setup.replicas = 0;
+        for (const auto& pool : pools) {
+            const model::Deployment pd = model::pool_deployment(d, pool);
+            const model::MemoryEstimate pm = model::estimate_memory(pd);
+            if (!pm.fits || pm.kv_blocks < 1) {
+                result.ok = false;
+                for (const auto& why : pm.reasons) {
+                    result.reasons.push_back("pool '" + pool.name + "': " + why);
+                }
+                if (pm.reasons.empty()) {
+                    result.reasons.push_back("pool '" + pool.name +
+                                             "': the KV cache holds no block; use more GPUs "
+                                             "(tp) or another accelerator");
+                }
+                return result;
+            }
+            pool_costs.emplace_back(pd, profile);
+            detail::PoolSetup ps;
+            ps.replica = rc;
+            ps.replica.max_num_seqs = pm.engine.max_num_seqs;
+            ps.replica.max_num_batched_tokens = pm.engine.max_num_batched_tokens;
+            ps.replica.max_model_len = pm.engine.max_model_len;
+            ps.replica.kv_blocks = std::min<std::int64_t>(pm.kv_blocks, std::int64_t{1} << 22);
+            ps.replica.block_bytes = pm.kv_per_token.si() * pm.engine.block_size;
+            ps.cost = &pool_costs.back();
+            ps.replicas = pool.replicas;
+            if (!pool.classes.empty()) {
+                ps.classes.assign(classes.size(), false);
+                for (std::size_t c = 0; c < classes.size(); ++c) {
+                    ps.classes[c] = std::find(pool.classes.begin(), pool.classes.end(),
+                                              classes[c].name) != pool.classes.end();
+                }
+            }
+            ps.max_prompt = pool.max_prompt_tokens;
+            setup.replicas += pool.replicas;
+            setup.pools.push_back(std::move(ps));
+        }
+    }
+
     // Power: observed per step; a limit below the board power slows the steps that would draw
-    // more (model::PowerCappedStepCost keeps one step-cost model per clock level).
+    // more (model::PowerCappedStepCost keeps one step-cost model per clock level). Not with
+    // pools yet: the observer knows one accelerator.
     const std::optional<detail::PowerSetup> power =
-        power_setup(scenario, options, cost, setup.replicas);
+        pools.empty() ? power_setup(scenario, options, cost, setup.replicas) : std::nullopt;
     std::optional<model::PowerCappedStepCost> capped;
     if (power && power->limit.per_gpu < power->levels.board) {
         capped.emplace(d, profile, scenario.power_model, power->limit.per_gpu);
@@ -350,6 +396,9 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     }
     if (power) {
         metrics.enable_power(*power);
+    } else if (!pools.empty()) {
+        result.power.notes.emplace_back(
+            "power is not modelled with cluster.pools (one accelerator per run only)");
     } else {
         result.power.notes.emplace_back(
             "accelerator '" + d.gpu.name +
@@ -392,6 +441,36 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         cluster.cancel_all();
     }
     metrics.finish(sim.now(), result);
+    for (std::size_t i = 0; i < result.replicas.size(); ++i) {
+        result.replicas[i].pool = cluster.pool_of(static_cast<int>(i));
+    }
+    for (std::size_t p = 0; p < pools.size(); ++p) {
+        const model::ReplicaPool& pool = pools[p];
+        PoolResult pr;
+        pr.name = pool.name;
+        pr.accelerator = pool.hardware.gpu.name;
+        pr.replicas = pool.replicas;
+        pr.gpus = pool.replicas * pool.tp;
+        std::int64_t queried = 0, hit = 0;
+        const double end = tick_s(sim.now());
+        for (const auto& rep : result.replicas) {
+            if (rep.pool != static_cast<int>(p)) {
+                continue;
+            }
+            pr.requests += rep.requests;
+            pr.busy_fraction += rep.busy_fraction / pool.replicas;
+            queried += rep.prefix_queried_tokens;
+            hit += rep.prefix_hit_tokens;
+            pr.gpu_hours += std::max(0.0, end - rep.available_s) * pool.tp / 3600.0;
+        }
+        pr.prefix_hit_rate =
+            queried > 0 ? static_cast<double>(hit) / static_cast<double>(queried) : 0.0;
+        if (const auto& price = pool.hardware.gpu_hour) {
+            pr.cost = model::Money{pr.gpu_hours * price->money.amount, price->money.currency};
+            pr.cost_per_hour = model::Money{pr.gpus * price->money.amount, price->money.currency};
+        }
+        result.pools.push_back(std::move(pr));
+    }
     if (result.operating_point.kind == model::LoadKind::OfferedRate) {
         // What the analytic model settles by Little's law, the run measures.
         result.operating_point.concurrency =

@@ -1,5 +1,7 @@
 #include "sim/detail/cluster.hpp"
 
+#include "model/error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,21 +15,34 @@ Cluster::Cluster(Simulation& sim, const model::StepCostModel& cost, RequestPool&
     if (setup_.config.cloud && setup_.config.cloud->rate_limit_rps) {
         bucket_ = *setup_.config.cloud->rate_limit_rps; // a full bucket: one second of burst
     }
+    pools_ = setup_.pools;
+    if (pools_.empty()) {
+        PoolSetup one;
+        one.replica = setup_.replica;
+        one.cost = &cost_;
+        one.replicas = setup_.replicas;
+        pools_.push_back(std::move(one));
+    }
 }
 
-void Cluster::add_replica(Tick up_at) {
-    ReplicaConfig rc = setup_.replica;
+void Cluster::add_replica(Tick up_at, int pool) {
+    const PoolSetup& ps = pools_[static_cast<std::size_t>(pool)];
+    ReplicaConfig rc = ps.replica;
     rc.id = static_cast<int>(replicas_.size());
-    replicas_.push_back(std::make_unique<Replica>(sim_, cost_, pool_, metrics_, *this, rc));
+    replicas_.push_back(std::make_unique<Replica>(sim_, *ps.cost, pool_, metrics_, *this, rc));
     up_.push_back(false);
+    pool_of_.push_back(pool);
+    allowed_.push_back(true);
     metrics_.replica_up(rc.id, up_at);
     sim_.schedule_at(up_at, *this, kReplicaUp, static_cast<std::uint64_t>(rc.id));
 }
 
 void Cluster::start() {
     const Tick initial = setup_.config.cold_start.at_start ? setup_.load_time : 0;
-    for (int i = 0; i < setup_.replicas; ++i) {
-        add_replica(initial);
+    for (std::size_t p = 0; p < pools_.size(); ++p) {
+        for (int i = 0; i < pools_[p].replicas; ++i) {
+            add_replica(initial, static_cast<int>(p));
+        }
     }
     for (std::size_t i = 0; i < setup_.config.scale.size(); ++i) {
         sim_.schedule_at(to_tick(setup_.config.scale[i].at, "cluster.scale.at"), *this, kScale, i);
@@ -62,7 +77,12 @@ void Cluster::submit(std::uint32_t slot) {
         to_cloud(slot);
         return;
     }
-    if (replicas_.empty() || !replicas_.front()->fits(r.prompt, r.output)) {
+    restrict_to_pools(r);
+    bool fits = false;
+    for (std::size_t i = 0; i < replicas_.size() && !fits; ++i) {
+        fits = allowed_[i] && replicas_[i]->fits(r.prompt, r.output);
+    }
+    if (!fits) {
         // Longer than the engine accepts or than the whole KV pool holds: the engine rejects it.
         if (cloud_eligible(r)) {
             to_cloud(slot);
@@ -112,15 +132,40 @@ void Cluster::reject(std::uint32_t slot) {
     retire(slot, Outcome::Rejected);
 }
 
+void Cluster::restrict_to_pools(const Request& r) {
+    if (setup_.pools.empty()) {
+        return; // every replica, always
+    }
+    // Length buckets: of the pools serving its class, those with the smallest max_prompt at
+    // or above its prompt (no limit: above every prompt); when none takes its length, every
+    // pool serving its class.
+    const auto serves = [&](const PoolSetup& p) {
+        return p.classes.empty() || p.classes[static_cast<std::size_t>(r.cls)];
+    };
+    const auto cap = [](const PoolSetup& p) {
+        return p.max_prompt.value_or(std::numeric_limits<int>::max());
+    };
+    std::optional<int> bucket;
+    for (const PoolSetup& p : pools_) {
+        if (serves(p) && r.prompt <= cap(p)) {
+            bucket = std::min(bucket.value_or(cap(p)), cap(p));
+        }
+    }
+    for (std::size_t i = 0; i < replicas_.size(); ++i) {
+        const PoolSetup& p = pools_[static_cast<std::size_t>(pool_of_[i])];
+        allowed_[i] = serves(p) && (!bucket || cap(p) == *bucket);
+    }
+}
+
 int Cluster::pick(const Request& r) {
+    restrict_to_pools(r);
     const int n = static_cast<int>(replicas_.size());
     int best = -1;
     const auto least_outstanding = [&] {
         int b = -1;
         for (int i = 0; i < n; ++i) {
-            if (up_[static_cast<std::size_t>(i)] &&
-                (b < 0 || replicas_[static_cast<std::size_t>(i)]->outstanding() <
-                              replicas_[static_cast<std::size_t>(b)]->outstanding())) {
+            if (usable(i) && (b < 0 || replicas_[static_cast<std::size_t>(i)]->outstanding() <
+                                           replicas_[static_cast<std::size_t>(b)]->outstanding())) {
                 b = i;
             }
         }
@@ -131,7 +176,7 @@ int Cluster::pick(const Request& r) {
         for (int k = 0; k < n; ++k) {
             const auto i = static_cast<std::size_t>((rr_ + static_cast<std::size_t>(k)) %
                                                     static_cast<std::size_t>(n));
-            if (up_[i]) {
+            if (usable(static_cast<int>(i))) {
                 best = static_cast<int>(i);
                 rr_ = i + 1;
                 break;
@@ -141,7 +186,7 @@ int Cluster::pick(const Request& r) {
     case model::RouterPolicy::LeastKv:
         for (int i = 0; i < n; ++i) {
             const auto si = static_cast<std::size_t>(i);
-            if (!up_[si]) {
+            if (!usable(i)) {
                 continue;
             }
             if (best < 0) {
@@ -163,10 +208,14 @@ int Cluster::pick(const Request& r) {
             // The up replicas in id order; the key picks one of them.
             std::uint64_t h = key * 0x9e3779b97f4a7c15ULL;
             h ^= h >> 29;
-            auto k = static_cast<int>(h % static_cast<std::uint64_t>(up_count_));
+            int usable_count = 0;
+            for (int i = 0; i < n; ++i) {
+                usable_count += usable(i) ? 1 : 0;
+            }
+            auto k = static_cast<int>(h % static_cast<std::uint64_t>(usable_count));
             int chosen = -1;
             for (int i = 0; i < n && chosen < 0; ++i) {
-                if (up_[static_cast<std::size_t>(i)] && k-- == 0) {
+                if (usable(i) && k-- == 0) {
                     chosen = i;
                 }
             }
@@ -181,14 +230,76 @@ int Cluster::pick(const Request& r) {
         break;
     }
     case model::RouterPolicy::LeastOutstanding: best = least_outstanding(); break;
+    case model::RouterPolicy::LongestPrefix:
+    case model::RouterPolicy::Weighted: best = pick_by_prefix(r); break;
+    }
+    return best;
+}
+
+int Cluster::pick_by_prefix(const Request& r) const {
+    const model::PrefixRouting& pr = setup_.config.prefix_routing;
+    const int n = static_cast<int>(replicas_.size());
+    int lo = -1; // fewest outstanding (lowest id among equals)
+    int min_out = 0, max_out = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!usable(i)) {
+            continue;
+        }
+        const int o = replicas_[static_cast<std::size_t>(i)]->outstanding();
+        if (lo < 0 || o < min_out) {
+            lo = i;
+            min_out = o;
+        }
+        max_out = std::max(max_out, o);
+    }
+    if (lo < 0) {
+        return lo;
+    }
+    // SGLang router, cache_aware policy (sgl-router, policies/cache_aware.rs): out of balance
+    // when both max − min > balance_abs_threshold and max > balance_rel_threshold × min; then
+    // the least loaded, whatever the caches hold.
+    if (max_out - min_out > pr.balance_abs_threshold &&
+        static_cast<double>(max_out) > pr.balance_rel_threshold * static_cast<double>(min_out)) {
+        return lo;
+    }
+    // LongestPrefix: the most cached prompt tokens. Weighted: llm-d's scorer sum (prefix-cache
+    // scorer: hit fraction of the prompt; queue scorer: (max − q) / (max − min), 1 when all
+    // are equal), weight and 1 − weight. Ties: fewest outstanding, then lowest id.
+    const bool weighted = setup_.config.router == model::RouterPolicy::Weighted;
+    const double w = weighted ? pr.weight : 1.0;
+    const double prompt = std::max(1, r.num_tokens());
+    int best = -1;
+    double best_score = 0;
+    int best_out = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!usable(i)) {
+            continue;
+        }
+        const Replica& rep = *replicas_[static_cast<std::size_t>(i)];
+        const int o = rep.outstanding();
+        const double hit = w > 0 ? rep.cached_prefix_tokens(r) : 0.0;
+        double score = hit;
+        if (weighted) {
+            const double queue = max_out > min_out ? static_cast<double>(max_out - o) /
+                                                         static_cast<double>(max_out - min_out)
+                                                   : 1.0;
+            score = w * (hit / prompt) + (1 - w) * queue;
+        }
+        if (best < 0 || score > best_score || (score == best_score && o < best_out)) {
+            best = i;
+            best_score = score;
+            best_out = o;
+        }
     }
     return best;
 }
 
 void Cluster::dispatch(std::uint32_t slot) {
     const int rep = pick(pool_[slot]);
+    GPUPLAN_CHECK(rep >= 0, "no replica to route a request to");
     ++inflight_;
     metrics_.routed(rep);
+    metrics_.outstanding(rep, sim_.now(), +1);
     replicas_[static_cast<std::size_t>(rep)]->enqueue(slot);
 }
 
@@ -255,8 +366,9 @@ void Cluster::retire(std::uint32_t slot, Outcome outcome) {
     pool_.release(slot);
 }
 
-void Cluster::request_done(int /*replica*/, std::uint32_t slot) {
+void Cluster::request_done(int replica, std::uint32_t slot) {
     --inflight_;
+    metrics_.outstanding(replica, sim_.now(), -1);
     retire(slot, Outcome::Completed);
     drain();
 }
@@ -277,7 +389,7 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
         const Tick up_at =
             add_ticks(sim_.now(), setup_.config.cold_start.load_bandwidth ? setup_.load_time : 0);
         while (static_cast<int>(replicas_.size()) < target) {
-            add_replica(up_at);
+            add_replica(up_at, 0); // scale-ups only without pools (the loader checks)
         }
         break;
     }
@@ -314,6 +426,7 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
         } else if (r.state == ReqState::Waiting && r.replica >= 0 &&
                    replicas_[static_cast<std::size_t>(r.replica)]->cancel(slot)) {
             --inflight_;
+            metrics_.outstanding(r.replica, sim_.now(), -1);
             timed_out = true;
         }
         if (!timed_out) {

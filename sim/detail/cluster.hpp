@@ -12,6 +12,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace gpuplan::sim::detail {
@@ -28,6 +29,15 @@ class RequestListener {
     ~RequestListener() = default;
 };
 
+/// One pool of a heterogeneous fleet (model::ReplicaPool, resolved).
+struct PoolSetup {
+    ReplicaConfig replica;                      ///< its replicas' settings (id filled per replica)
+    const model::StepCostModel* cost = nullptr; ///< its step costs (not owned; outlives the run)
+    int replicas = 1;
+    std::vector<bool> classes;     ///< by class index: served (empty: every class)
+    std::optional<int> max_prompt; ///< longest prompt it takes (nullopt: any)
+};
+
 /// Everything the cluster needs besides the kernel objects.
 struct ClusterSetup {
     model::Cluster config;
@@ -35,6 +45,9 @@ struct ClusterSetup {
     Tick load_time = 0; ///< cold start of one replica
     ReplicaConfig replica;
     std::vector<model::RouteTarget> class_routes;
+    /// A heterogeneous fleet: these pools' replicas (then `replicas` and `replica` are unused).
+    /// Empty: `replicas` replicas of `replica` on the cluster's cost model.
+    std::vector<PoolSetup> pools;
 };
 
 class Cluster final : public EventHandler, public ReplicaHost {
@@ -50,6 +63,8 @@ class Cluster final : public EventHandler, public ReplicaHost {
     /// Retires every request still in flight as cancelled (after a stopped run).
     void cancel_all();
     [[nodiscard]] int replica_count() const { return static_cast<int>(replicas_.size()); }
+    /// The pool of replica `i` (0 without pools).
+    [[nodiscard]] int pool_of(int i) const { return pool_of_[static_cast<std::size_t>(i)]; }
 
     void request_done(int replica, std::uint32_t slot) override;
     void on_event(std::uint32_t kind, std::uint64_t data) override;
@@ -57,7 +72,13 @@ class Cluster final : public EventHandler, public ReplicaHost {
   private:
     enum Kind : std::uint32_t { kTimeout, kRetry, kCloudDone, kReplicaUp, kScale };
 
-    void add_replica(Tick up_at);
+    void add_replica(Tick up_at, int pool);
+    /// Marks in allowed_ the replicas whose pool may take `r` (all without pools).
+    void restrict_to_pools(const Request& r);
+    [[nodiscard]] bool usable(int i) const {
+        const auto si = static_cast<std::size_t>(i);
+        return up_[si] && allowed_[si];
+    }
     void admit(std::uint32_t slot);
     void reject(std::uint32_t slot);
     void dispatch(std::uint32_t slot);
@@ -68,6 +89,8 @@ class Cluster final : public EventHandler, public ReplicaHost {
     [[nodiscard]] bool cloud_eligible(const Request& r) const;
     [[nodiscard]] int queued() const;
     [[nodiscard]] int pick(const Request& r);
+    /// Routers LongestPrefix and Weighted (docs/simulator.md, "Prefix-aware routing").
+    [[nodiscard]] int pick_by_prefix(const Request& r) const;
 
     Simulation& sim_;
     const model::StepCostModel& cost_;
@@ -78,6 +101,9 @@ class Cluster final : public EventHandler, public ReplicaHost {
     RequestListener* listener_ = nullptr;
     std::vector<std::unique_ptr<Replica>> replicas_;
     std::vector<bool> up_;
+    std::vector<PoolSetup> pools_; // one for a homogeneous cluster
+    std::vector<int> pool_of_;     // per replica
+    std::vector<bool> allowed_;    // per replica: its pool may take the request being routed
     int up_count_ = 0;
     std::deque<std::uint64_t> gateway_; // handles, FCFS
     int gateway_live_ = 0;

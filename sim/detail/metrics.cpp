@@ -117,6 +117,13 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
     if (r.first_scheduled >= 0) {
         rec.queue_s = tick_s(r.first_scheduled - r.arrival);
     }
+    if (r.started && outcome != Outcome::Cloud && r.replica >= 0 &&
+        static_cast<std::size_t>(r.replica) < replicas_.size()) {
+        // Its replica's share of the prefix lookups (first admission: the prompt, no output).
+        auto& rep = replicas_[static_cast<std::size_t>(r.replica)];
+        rep.prefix_queried += r.prompt;
+        rep.prefix_hit += r.cached_tokens;
+    }
     switch (outcome) {
     case Outcome::Completed:
     case Outcome::Cloud: {
@@ -262,6 +269,13 @@ void Metrics::routed(int replica) {
     ++replicas_[static_cast<std::size_t>(replica)].requests;
 }
 
+void Metrics::outstanding(int replica, Tick now, int delta) {
+    auto& rep = replicas_[static_cast<std::size_t>(replica)];
+    rep.outstanding_integral += rep.outstanding * tick_s(now - rep.outstanding_since);
+    rep.outstanding_since = now;
+    rep.outstanding += delta;
+}
+
 void Metrics::cloud_cost(double amount, const std::string& currency) {
     cloud_spend_ += amount;
     cloud_currency_ = currency;
@@ -361,6 +375,28 @@ void Metrics::finish(Tick end, SimResult& out) {
         out.replicas.push_back(rr);
     }
     out.kv_use_mean = out.replicas.empty() ? 0 : kv_sum / static_cast<double>(out.replicas.size());
+    // Load balance: the most loaded replica over the mean (1: even), by requests routed and by
+    // time-averaged outstanding requests over [0, end].
+    double req_sum = 0, req_max = 0, out_sum = 0, out_max = 0;
+    for (std::size_t i = 0; i < replicas_.size(); ++i) {
+        auto& acc = replicas_[i];
+        ReplicaResult& rr = out.replicas[i];
+        acc.outstanding_integral += acc.outstanding * tick_s(end - acc.outstanding_since);
+        acc.outstanding_since = end;
+        rr.outstanding_mean = end > 0 ? acc.outstanding_integral / tick_s(end) : 0;
+        rr.prefix_queried_tokens = acc.prefix_queried;
+        rr.prefix_hit_tokens = acc.prefix_hit;
+        rr.prefix_hit_rate = acc.prefix_queried > 0 ? static_cast<double>(acc.prefix_hit) /
+                                                          static_cast<double>(acc.prefix_queried)
+                                                    : 0;
+        req_sum += static_cast<double>(rr.requests);
+        req_max = std::max(req_max, static_cast<double>(rr.requests));
+        out_sum += rr.outstanding_mean;
+        out_max = std::max(out_max, rr.outstanding_mean);
+    }
+    const auto n_reps = static_cast<double>(replicas_.size());
+    out.request_imbalance = req_sum > 0 ? req_max / (req_sum / n_reps) : 0;
+    out.outstanding_imbalance = out_sum > 0 ? out_max / (out_sum / n_reps) : 0;
     // Bins of bin_ (1 s unless the span needed more than kMaxBins) from 0 to the end.
     if (end > 0) {
         cover(end - 1);

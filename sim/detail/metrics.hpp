@@ -64,6 +64,8 @@ class Metrics {
     void preemption(int replica);
     void replica_up(int replica, Tick at);
     void routed(int replica);
+    /// Requests assigned to `replica` and not finished change by `delta` now (load balance).
+    void outstanding(int replica, Tick now, int delta);
     void cloud_cost(double amount, const std::string& currency);
     /// Observes power and energy too (SimResult::power); without it power is not modelled.
     void enable_power(PowerSetup setup);
@@ -95,6 +97,10 @@ class Metrics {
         std::int64_t steps = 0, requests = 0, preemptions = 0, blocks = 0;
         double kv_integral = 0; // fraction × seconds
         double kv_max = 0;
+        int outstanding = 0;
+        Tick outstanding_since = 0;
+        double outstanding_integral = 0; // requests × seconds
+        std::int64_t prefix_queried = 0, prefix_hit = 0;
     };
     void integrate(Level& l, Tick now, double new_level, int field);
     void add_span(Tick a, Tick b, double value, int field);

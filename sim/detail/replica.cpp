@@ -208,6 +208,25 @@ std::uint64_t Replica::block_hash(const Request& r, int index, std::uint64_t par
     return mix(mix(mix(parent, a), boundary), c);
 }
 
+int Replica::cached_prefix_tokens(const Request& r) const {
+    // The lookup of the first admission in form_continuous(), without touching anything
+    // (static batching does no lookup).
+    if (!blocks_.caching() || cfg_.scheduler.batching != model::BatchingMode::Continuous) {
+        return 0;
+    }
+    const int max_blocks = (r.num_tokens() - 1) / cfg_.block_size;
+    std::uint64_t parent = kRootHash;
+    int b = 0;
+    for (; b < max_blocks; ++b) {
+        const std::uint64_t h = block_hash(r, b, parent);
+        if (blocks_.lookup(h) < 0) {
+            break;
+        }
+        parent = h;
+    }
+    return b * cfg_.block_size;
+}
+
 void Replica::hash_full_blocks(Request& r, int upto_tokens, bool all) {
     if (!blocks_.caching()) {
         return;

@@ -92,6 +92,11 @@ class Replica final : public EventHandler {
                    : 0.0;
     }
     [[nodiscard]] const BlockManager& blocks() const noexcept { return blocks_; }
+    /// Prompt tokens of `r` (not yet admitted anywhere) that this replica's prefix cache holds
+    /// now: its leading cached blocks, at most num_tokens − 1 tokens, as the first admission
+    /// would find them if nothing were evicted before. 0 without prefix caching or with static
+    /// batching. O(hit blocks).
+    [[nodiscard]] int cached_prefix_tokens(const Request& r) const;
 
     void on_event(std::uint32_t kind, std::uint64_t data) override;
 

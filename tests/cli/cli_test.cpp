@@ -917,3 +917,74 @@ TEST(Cli, HuggingFaceIdsResolveFromTheLocalCache) {
     }
     fs::remove_all(home);
 }
+
+TEST(Cli, PrefixRoutingExampleBeatsLeastOutstandingAndBadRoutersExitTwo) {
+    const std::string ex =
+        "simulate " + src("examples/prefix-routing-rag.yaml") + " --requests 600 --json";
+    const auto lp = run(ex);
+    const auto lo = run(ex + " --set cluster.router=least_outstanding");
+    ASSERT_EQ(lp.exit_code, 0) << lp.out;
+    ASSERT_EQ(lo.exit_code, 0) << lo.out;
+    for (const auto* r : {&lp, &lo}) {
+        for (const char* key : {"\"routing\"", "\"request_imbalance\"", "\"outstanding_imbalance\"",
+                                "\"prefix_hit_tokens\"", "\"outstanding_mean\""}) {
+            EXPECT_NE(r->out.find(key), std::string::npos) << key;
+        }
+    }
+    EXPECT_NE(lp.out.find("\"router\": \"longest_prefix\""), std::string::npos);
+    // The top-level figures (keys are sorted: throughput_tok_s comes before the overall ttft_s).
+    const auto ttft_mean = [](const std::string& out) {
+        return json_number(out, "mean", out.find("\"ttft_s\"", out.find("\"throughput_tok_s\"")));
+    };
+    EXPECT_GT(json_number(lp.out, "prefix_hit_rate"), json_number(lo.out, "prefix_hit_rate") + 0.2);
+    EXPECT_LT(ttft_mean(lp.out), ttft_mean(lo.out));
+    EXPECT_GE(json_number(lp.out, "request_imbalance"), 1.0);
+    // Text: a routing line with one hit rate per replica.
+    const auto text = run("simulate " + src("examples/prefix-routing-rag.yaml") + " --requests 50");
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_NE(text.out.find("routing      longest_prefix: prefix hit rate"), std::string::npos)
+        << text.out;
+    // Bad input: exit 2 naming the file, line and column, or the flag.
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("gpuplan-cli-routing-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto bad = dir / "bad.yaml";
+    std::ofstream(bad) << "schema: 1\nmodel: llama-3.1-8b\nhardware:\n  accelerator: h100-sxm\n"
+                          "cluster:\n  router: weighted\n  prefix_routing: {weight: -0.1}\n";
+    const auto b = run("simulate " + bad.string());
+    EXPECT_EQ(b.exit_code, 2) << b.out;
+    EXPECT_NE(b.out.find("bad.yaml:7:28: cluster.prefix_routing.weight"), std::string::npos)
+        << b.out;
+    const auto flag = run("simulate " + src("examples/prefix-routing-rag.yaml") +
+                          " --set cluster.router=longest");
+    EXPECT_EQ(flag.exit_code, 2) << flag.out;
+    EXPECT_NE(flag.out.find("longest_prefix"), std::string::npos) << flag.out;
+    EXPECT_EQ(run("simulate " + src("examples/prefix-routing-rag.yaml") +
+                  " --set cluster.prefix_routing.balance_abs_threshold=-1")
+                  .exit_code,
+              2);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, HeterogeneousPoolsReportCostPerPoolAndBadPoolsExitTwo) {
+    const auto r =
+        run("simulate " + src("examples/heterogeneous-h100-l4.yaml") + " --requests 100 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const char* key : {"\"pools\"", "\"gpu_hours\"", "\"cost_per_hour\"", "\"accelerator\""}) {
+        EXPECT_NE(r.out.find(key), std::string::npos) << key;
+    }
+    // Six L4s at $0.40/h (the example's rent).
+    EXPECT_NE(r.out.find("\"cost_per_hour\": 2.4"), std::string::npos) << r.out;
+    const auto text =
+        run("simulate " + src("examples/heterogeneous-h100-l4.yaml") + " --requests 50");
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_NE(text.out.find("pool         short: 6 x l4 (6 GPUs)"), std::string::npos) << text.out;
+    const auto bad = run("simulate " + src("examples/heterogeneous-h100-l4.yaml") +
+                         " --set cluster.pools.1.classes=[chta]");
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("no request class is named 'chta'"), std::string::npos) << bad.out;
+    // The sizing search does not search pools: it says so instead of sizing something else.
+    const auto plan = run("plan " + src("examples/heterogeneous-h100-l4.yaml"));
+    EXPECT_EQ(plan.exit_code, 2) << plan.out;
+    EXPECT_NE(plan.out.find("cluster.pools are not searched"), std::string::npos) << plan.out;
+}

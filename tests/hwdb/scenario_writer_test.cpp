@@ -156,6 +156,31 @@ hardware:
     expect_round_trip(s, "odd");
 }
 
+TEST(ScenarioWriter, PrefixAwareRoutersRoundTrip) {
+    model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/llama70b-4xh100.yaml", db());
+    s.cluster.router = model::RouterPolicy::LongestPrefix;
+    expect_round_trip(s, "longest-prefix");
+    s.cluster.router = model::RouterPolicy::Weighted;
+    s.cluster.prefix_routing = {0.35, 16, 1.25};
+    expect_round_trip(s, "weighted");
+    const std::string text = hwdb::scenario_to_yaml(s);
+    EXPECT_NE(text.find("router: weighted"), std::string::npos) << text;
+    EXPECT_NE(text.find("weight: 0.35"), std::string::npos) << text;
+    EXPECT_NE(text.find("balance_abs_threshold: 16"), std::string::npos) << text;
+    EXPECT_NE(text.find("balance_rel_threshold: 1.25"), std::string::npos) << text;
+}
+
+TEST(ScenarioWriter, PoolsRoundTrip) {
+    const model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/heterogeneous-h100-l4.yaml", db());
+    ASSERT_EQ(s.cluster.pools.size(), 2u);
+    expect_round_trip(s, "pools");
+    const std::string text = hwdb::scenario_to_yaml(s);
+    EXPECT_NE(text.find("max_prompt_tokens: 1500"), std::string::npos) << text;
+    EXPECT_NE(text.find("classes: [chat]"), std::string::npos) << text;
+}
+
 TEST(ScenarioWriter, TraceIsWrittenBesideTheScenario) {
     model::Scenario s = hwdb::load_scenario(
         std::string(GPUPLAN_SOURCE_DIR) + "/examples/simulate-trace.yaml", db());

@@ -114,6 +114,83 @@ cluster:
     EXPECT_FALSE(c.cloud_fallback);
 }
 
+TEST(WorkloadLoader, ReadsThePrefixAwareRoutersAndTheirKnobs) {
+    const model::Scenario s = parse(R"(cluster:
+  router: weighted
+  prefix_routing: {weight: 0.25, balance_abs_threshold: 8, balance_rel_threshold: 1.2}
+)");
+    EXPECT_EQ(s.cluster.router, model::RouterPolicy::Weighted);
+    EXPECT_DOUBLE_EQ(s.cluster.prefix_routing.weight, 0.25);
+    EXPECT_EQ(s.cluster.prefix_routing.balance_abs_threshold, 8);
+    EXPECT_DOUBLE_EQ(s.cluster.prefix_routing.balance_rel_threshold, 1.2);
+    const model::Scenario d = parse("cluster:\n  router: longest_prefix\n");
+    EXPECT_EQ(d.cluster.router, model::RouterPolicy::LongestPrefix);
+    // The documented defaults: SGLang's router thresholds, llm-d's scorer weights 3 : 2.
+    EXPECT_DOUBLE_EQ(d.cluster.prefix_routing.weight, 0.6);
+    EXPECT_EQ(d.cluster.prefix_routing.balance_abs_threshold, 64);
+    EXPECT_DOUBLE_EQ(d.cluster.prefix_routing.balance_rel_threshold, 1.5);
+}
+
+TEST(WorkloadLoader, BadPrefixRoutingNamesTheFileLineAndKey) {
+    // Line 5 is the first line after kBase's four.
+    const std::string weight = error_of("cluster:\n  prefix_routing: {weight: 1.5}\n");
+    EXPECT_NE(weight.find("s.yaml:6:"), std::string::npos) << weight;
+    EXPECT_NE(weight.find("cluster.prefix_routing.weight"), std::string::npos) << weight;
+    const std::string typo = error_of("cluster:\n  prefix_routing:\n    wieght: 0.5\n");
+    EXPECT_NE(typo.find("s.yaml:7:"), std::string::npos) << typo;
+    EXPECT_NE(typo.find("weight"), std::string::npos) << typo;
+    const std::string rel = error_of("cluster:\n  prefix_routing: {balance_rel_threshold: 0.5}\n");
+    EXPECT_NE(rel.find("balance_rel_threshold"), std::string::npos) << rel;
+    const std::string router = error_of("cluster:\n  router: longest_prefx\n");
+    EXPECT_NE(router.find("s.yaml:6:"), std::string::npos) << router;
+    EXPECT_NE(router.find("longest_prefix"), std::string::npos) << router;
+}
+
+TEST(WorkloadLoader, ReadsPoolsOfOtherAccelerators) {
+    const model::Scenario s = parse(R"(workload:
+  classes:
+    - name: chat
+    - name: rag
+cluster:
+  pools:
+    - {name: long, accelerator: h100-sxm, replicas: 2, gpu_hour: $2.99/h}
+    - {name: short, accelerator: l4, replicas: 4, tp: 1, classes: [chat], max_prompt_tokens: 1500}
+)");
+    ASSERT_EQ(s.cluster.pools.size(), 2u);
+    const auto& short_pool = s.cluster.pools[1];
+    EXPECT_EQ(short_pool.name, "short");
+    EXPECT_EQ(short_pool.hardware.accelerator_ref, "l4");
+    EXPECT_EQ(short_pool.replicas, 4);
+    EXPECT_EQ(short_pool.classes, std::vector<std::string>{"chat"});
+    EXPECT_EQ(short_pool.max_prompt_tokens, 1500);
+    EXPECT_DOUBLE_EQ(s.cluster.pools[0].hardware.gpu_hour->money.amount, 2.99);
+}
+
+TEST(WorkloadLoader, BadPoolsNameTheFileLineAndKey) {
+    const std::string pools = "cluster:\n  pools:\n    - {name: a, accelerator: h100-sxm, ";
+    const std::string cls = error_of(pools + "replicas: 1, classes: [chta]}\n");
+    EXPECT_NE(cls.find("s.yaml:7:"), std::string::npos) << cls;
+    EXPECT_NE(cls.find("no request class is named 'chta'"), std::string::npos) << cls;
+    const std::string price = error_of(pools + "replicas: 1, gpu_hour: $3}\n");
+    EXPECT_NE(price.find("gpu_hour"), std::string::npos) << price;
+    const std::string gpu = error_of("cluster:\n  pools:\n    - {name: a, accelerator: h900, "
+                                     "replicas: 1}\n");
+    EXPECT_NE(gpu.find("s.yaml:7:"), std::string::npos) << gpu;
+    EXPECT_NE(gpu.find("h900"), std::string::npos) << gpu;
+    EXPECT_NE(error_of(pools + "replicas: 1}\n  replicas: 2\n").find("leave cluster.replicas out"),
+              std::string::npos);
+    EXPECT_NE(error_of(pools + "replicas: 1}\n    - {name: a, accelerator: l4, replicas: 1}\n")
+                  .find("two pools are named 'a'"),
+              std::string::npos);
+    EXPECT_NE(error_of("workload:\n  classes:\n    - name: chat\n    - name: rag\n"
+                       "cluster:\n  pools:\n    - {name: a, accelerator: l4, replicas: 1, "
+                       "classes: [chat]}\n")
+                  .find("no pool serves class 'rag'"),
+              std::string::npos);
+    // tp 3 does not divide Llama-3.1-8B's 32 heads.
+    EXPECT_NE(error_of(pools + "replicas: 1, tp: 3}\n").find("s.yaml:7:"), std::string::npos);
+}
+
 TEST(WorkloadLoader, UnknownKeysAndBadValuesAreErrors) {
     EXPECT_NE(error_of("workload:\n  arival: {process: poisson}\n").find("arival"),
               std::string::npos);

@@ -1,0 +1,151 @@
+// Heterogeneous pools behind one router (issue 15, item 3): routing by class and by prompt
+// length buckets, the fallback when no pool takes a length, the cost per pool by hand, and a
+// single pool of the scenario's own hardware giving exactly the homogeneous run.
+#include "model/replica_pool.hpp"
+#include "sim/simulate.hpp"
+#include "tests/sim/sim_fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gpuplan::sim {
+namespace {
+
+using test::llama8b_scenario;
+
+model::ReplicaPool pool(const model::Scenario& s, const std::string& name,
+                        const model::AcceleratorSpec& gpu, int replicas) {
+    model::ReplicaPool p;
+    p.name = name;
+    p.hardware.gpu = gpu;
+    p.hardware.intra_node_link = s.deployment.intra_node_link;
+    p.hardware.gpus_per_node = s.deployment.gpus_per_node;
+    p.replicas = replicas;
+    return p;
+}
+
+/// Chat (own prompts of 100 to 2,000 tokens) and RAG (2,500 tokens) at 8 requests/s.
+model::Scenario two_classes() {
+    model::Scenario s = llama8b_scenario(0, 0, 8.0, 300);
+    model::RequestClass chat;
+    chat.name = "chat";
+    chat.input.kind = model::LengthKind::Uniform;
+    chat.input.min = 100;
+    chat.input.max = 2000;
+    chat.output = model::LengthDistribution::fixed(50);
+    model::RequestClass rag;
+    rag.name = "rag";
+    rag.input = model::LengthDistribution::fixed(2500);
+    rag.output = model::LengthDistribution::fixed(50);
+    s.workload.classes = {chat, rag};
+    return s;
+}
+
+SimResult run(const model::Scenario& s) {
+    SimOptions o;
+    o.keep_requests = true;
+    SimResult r = simulate(s, o);
+    EXPECT_TRUE(r.ok) << (r.reasons.empty() ? "" : r.reasons.front());
+    return r;
+}
+
+int pool_of(const SimResult& r, const RequestRecord& q) {
+    return r.replicas[static_cast<std::size_t>(q.replica)].pool;
+}
+
+TEST(Pools, ClassesAndLengthBucketsPickThePool) {
+    model::Scenario s = two_classes();
+    model::ReplicaPool big = pool(s, "big", model::test::h100(), 2); // every class, any length
+    model::ReplicaPool small = pool(s, "small", model::test::a100_80gb(), 3);
+    small.classes = {"chat"};
+    small.max_prompt_tokens = 1000;
+    s.cluster.pools = {big, small};
+    const SimResult r = run(s);
+    ASSERT_EQ(r.replicas.size(), 5u);
+    ASSERT_EQ(r.pools.size(), 2u);
+    std::int64_t to_small = 0;
+    for (const auto& q : r.requests) {
+        ASSERT_EQ(q.outcome, Outcome::Completed);
+        // rag: only "big" serves it. chat up to 1,000 tokens: "small" is the tightest bucket
+        // (1,000 against no limit); longer chat: only "big" takes the length.
+        const int expected = q.request_class == 1 ? 0 : (q.input_tokens <= 1000 ? 1 : 0);
+        EXPECT_EQ(pool_of(r, q), expected) << "request " << q.id;
+        to_small += pool_of(r, q) == 1 ? 1 : 0;
+    }
+    EXPECT_GT(to_small, 0);
+    EXPECT_EQ(r.pools[0].requests + r.pools[1].requests, 300);
+    EXPECT_EQ(r.pools[1].requests, to_small);
+    EXPECT_EQ(r.pools[1].accelerator, model::test::a100_80gb().name);
+}
+
+TEST(Pools, ALengthNoPoolTakesGoesToThePoolsOfItsClass) {
+    model::Scenario s = two_classes();
+    model::ReplicaPool chat = pool(s, "chat", model::test::h100(), 2);
+    chat.classes = {"chat"};
+    chat.max_prompt_tokens = 500;
+    model::ReplicaPool rag = pool(s, "rag", model::test::h100(), 1);
+    rag.classes = {"rag"};
+    s.cluster.pools = {chat, rag};
+    const SimResult r = run(s);
+    for (const auto& q : r.requests) {
+        EXPECT_EQ(pool_of(r, q), q.request_class) << "request " << q.id;
+    }
+}
+
+TEST(Pools, CostIsGpuHoursTimesTheRent) {
+    model::Scenario s = two_classes();
+    model::ReplicaPool a = pool(s, "a", model::test::h100(), 2);
+    a.hardware.gpu_hour = model::Price{{2.5, "USD"}, model::PriceBasis::Hour};
+    model::ReplicaPool b = pool(s, "b", model::test::h100(), 1);
+    b.tp = 2;
+    b.hardware.gpu_hour = model::Price{{1.0, "USD"}, model::PriceBasis::Hour};
+    model::ReplicaPool c = pool(s, "c", model::test::h100(), 1); // no price
+    s.cluster.pools = {a, b, c};
+    const SimResult r = run(s);
+    ASSERT_EQ(r.pools.size(), 3u);
+    EXPECT_EQ(r.pools[0].gpus, 2);
+    EXPECT_EQ(r.pools[1].gpus, 2);
+    // Every replica is up from 0 to the end of the run: GPU-hours = GPUs × end / 3600, the
+    // same end for all pools, which is past the last request's finish.
+    const double end_s = r.pools[0].gpu_hours * 3600.0 / 2;
+    EXPECT_DOUBLE_EQ(r.pools[1].gpu_hours, 2 * end_s / 3600.0);
+    EXPECT_DOUBLE_EQ(r.pools[2].gpu_hours, end_s / 3600.0);
+    EXPECT_GE(end_s, r.duration_s);
+    ASSERT_TRUE(r.pools[0].cost && r.pools[0].cost_per_hour);
+    EXPECT_DOUBLE_EQ(r.pools[0].cost->amount, r.pools[0].gpu_hours * 2.5);
+    EXPECT_DOUBLE_EQ(r.pools[0].cost_per_hour->amount, 2 * 2.5);
+    EXPECT_DOUBLE_EQ(r.pools[1].cost_per_hour->amount, 2 * 1.0);
+    EXPECT_FALSE(r.pools[2].cost.has_value());
+    EXPECT_FALSE(r.power.modelled);
+}
+
+TEST(Pools, OnePoolOfTheScenariosHardwareIsTheHomogeneousRun) {
+    model::Scenario plain = two_classes();
+    plain.cluster.replicas = 3;
+    model::Scenario pooled = two_classes();
+    pooled.cluster.pools = {pool(pooled, "all", pooled.deployment.gpu, 3)};
+    const SimResult a = run(plain);
+    const SimResult b = run(pooled);
+    EXPECT_EQ(a.requests, b.requests);
+    EXPECT_EQ(a.overall, b.overall);
+    EXPECT_EQ(a.steps, b.steps);
+    ASSERT_EQ(b.pools.size(), 1u);
+    EXPECT_EQ(b.pools[0].requests, 300);
+}
+
+TEST(Pools, APoolTheModelDoesNotFitIsReported) {
+    model::Scenario s = two_classes();
+    model::AcceleratorSpec tiny = model::test::rtx4090();
+    tiny.memory = Bytes(8.0 * 1024 * 1024 * 1024);
+    s.cluster.pools = {pool(s, "tiny", tiny, 1)};
+    const SimResult r = simulate(s, SimOptions{});
+    EXPECT_FALSE(r.ok);
+    ASSERT_FALSE(r.reasons.empty());
+    EXPECT_EQ(r.reasons.front().rfind("pool 'tiny': ", 0), 0u) << r.reasons.front();
+}
+
+} // namespace
+} // namespace gpuplan::sim
