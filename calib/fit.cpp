@@ -1,5 +1,6 @@
 #include "calib/fit.hpp"
 #include "calib/fit_params.hpp"
+#include "calib/stats.hpp"
 
 #include "hwdb/database.hpp"
 #include "model/error.hpp"
@@ -87,9 +88,7 @@ ErrorStats error_stats(const std::vector<double>& e) {
     std::sort(sorted.begin(), sorted.end());
     const std::size_t n = sorted.size();
     s.median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-    // Nearest-rank percentile: the smallest value with at least 90 % of the values at or below.
-    const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(n)));
-    s.p90 = sorted[std::max<std::size_t>(rank, 1) - 1];
+    s.p90 = nearest_rank(e, 0.9);
     return s;
 }
 
@@ -99,29 +98,16 @@ ErrorStats weighted_error_stats(const std::vector<double>& e, const std::vector<
         return s;
     }
     double total = 0, sum = 0;
-    std::vector<std::pair<double, double>> sorted;
     for (std::size_t i = 0; i < e.size(); ++i) {
         total += w[i];
         sum += w[i] * e[i];
-        sorted.emplace_back(e[i], w[i]);
     }
     if (!(total > 0)) {
         return s;
     }
     s.mape = sum / total;
-    std::sort(sorted.begin(), sorted.end());
-    auto quantile = [&](double q) {
-        double acc = 0;
-        for (const auto& [err, weight] : sorted) {
-            acc += weight;
-            if (acc >= q * total) {
-                return err;
-            }
-        }
-        return sorted.back().first;
-    };
-    s.median = quantile(0.5);
-    s.p90 = quantile(0.9);
+    s.median = weighted_nearest_rank(e, w, 0.5);
+    s.p90 = weighted_nearest_rank(e, w, 0.9);
     return s;
 }
 
