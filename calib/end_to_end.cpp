@@ -1,6 +1,7 @@
 #include "calib/end_to_end.hpp"
 
 #include "calib/csv.hpp"
+#include "calib/stats.hpp"
 #include "model/step_cost.hpp"
 
 #include <algorithm>
@@ -38,16 +39,9 @@ StepErrorStats stats_of(std::vector<Sample> s) {
             worst = &x;
         }
     }
-    std::sort(abs_err.begin(), abs_err.end());
-    const auto quantile = [&](double q) {
-        const double pos = q * (abs_err.size() - 1);
-        const auto lo = static_cast<std::size_t>(pos);
-        const auto hi = std::min(lo + 1, abs_err.size() - 1);
-        return abs_err[lo] + (pos - lo) * (abs_err[hi] - abs_err[lo]);
-    };
     out.mape = sum_abs / s.size();
-    out.median = quantile(0.5);
-    out.p90 = quantile(0.9);
+    out.median = nearest_rank(abs_err, 0.5);
+    out.p90 = nearest_rank(abs_err, 0.9);
     out.bias = sum / s.size();
     out.worst = worst->what;
     return out;

@@ -84,10 +84,7 @@ ErrorStats error_stats(const std::vector<double>& e) {
         }
     }
     s.mape = sum / static_cast<double>(e.size());
-    std::vector<double> sorted = e;
-    std::sort(sorted.begin(), sorted.end());
-    const std::size_t n = sorted.size();
-    s.median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    s.median = nearest_rank(e, 0.5);
     s.p90 = nearest_rank(e, 0.9);
     return s;
 }

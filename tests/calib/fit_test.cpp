@@ -187,8 +187,8 @@ TEST(ErrorStats, MeanMedianNearestRankP90AndWorst) {
     const auto s = calib::error_stats({0.1, 0.4, 0.2, 0.3, 0.0, 0.5, 0.6, 0.7, 0.8, 0.9});
     EXPECT_EQ(s.n, 10);
     EXPECT_NEAR(s.mape, 0.45, 1e-12);
-    EXPECT_NEAR(s.median, 0.45, 1e-12);
-    EXPECT_NEAR(s.p90, 0.8, 1e-12); // the 9th of 10 sorted values
+    EXPECT_NEAR(s.median, 0.4, 1e-12); // the 5th of 10 sorted values (nearest rank)
+    EXPECT_NEAR(s.p90, 0.8, 1e-12);    // the 9th of 10 sorted values
     EXPECT_NEAR(s.max, 0.9, 1e-12);
     EXPECT_EQ(s.worst, 9);
     EXPECT_EQ(calib::error_stats({}).n, 0);
