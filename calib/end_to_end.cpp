@@ -4,6 +4,8 @@
 #include "calib/stats.hpp"
 #include "model/step_cost.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -131,11 +133,11 @@ EndToEndReport validate_step_runs(
                                  std::to_string(r.prompt) + " batch " + std::to_string(r.batch) +
                                  " (" + r.source + ")";
         const Sample sp{predicted_prompt / r.prompt_time_s - 1,
-                        what + ": prompt predicted " + std::to_string(predicted_prompt * 1e3) +
-                            " ms, measured " + std::to_string(r.prompt_time_s * 1e3) + " ms"};
+                        what + fmt::format(": prompt predicted {:f} ms, measured {:f} ms",
+                                           predicted_prompt * 1e3, r.prompt_time_s * 1e3)};
         const Sample st{predicted_token / r.token_time_s - 1,
-                        what + ": token predicted " + std::to_string(predicted_token * 1e3) +
-                            " ms, measured " + std::to_string(r.token_time_s * 1e3) + " ms"};
+                        what + fmt::format(": token predicted {:f} ms, measured {:f} ms",
+                                           predicted_token * 1e3, r.token_time_s * 1e3)};
         if (r.prompt_time_s >= floor_s) {
             prompt.push_back(sp);
             prompt_gpu[r.gpu].push_back(sp);

@@ -6,11 +6,11 @@
 #include "model/error.hpp"
 
 #include <Eigen/Dense>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <map>
 
 namespace gpuplan::calib {
@@ -18,27 +18,18 @@ namespace gpuplan::calib {
 using namespace detail;
 
 std::string describe(const Measurement& m) {
-    char buf[256];
     std::string shape;
     switch (m.op_class) {
-    case OpClass::Gemm:
-        std::snprintf(buf, sizeof buf, "m=%g k=%g n=%g", m.m, m.k, m.n);
-        shape = buf;
-        break;
+    case OpClass::Gemm: shape = fmt::format("m={:g} k={:g} n={:g}", m.m, m.k, m.n); break;
     case OpClass::AttentionPrefill:
     case OpClass::AttentionDecode:
-        std::snprintf(buf, sizeof buf, "batch=%d tokens=%g context=%g heads=%d/%d d=%d", m.batch,
-                      m.tokens, m.context, m.heads, m.kv_heads, m.head_dim);
-        shape = buf;
+        shape = fmt::format("batch={} tokens={:g} context={:g} heads={}/{} d={}", m.batch, m.tokens,
+                            m.context, m.heads, m.kv_heads, m.head_dim);
         break;
-    case OpClass::MemoryBound:
-        std::snprintf(buf, sizeof buf, "bytes=%g", m.bytes);
-        shape = buf;
-        break;
+    case OpClass::MemoryBound: shape = fmt::format("bytes={:g}", m.bytes); break;
     case OpClass::AllReduce:
     case OpClass::SendRecv:
-        std::snprintf(buf, sizeof buf, "bytes=%g gpus=%d link=%s", m.bytes, m.tp, m.link.c_str());
-        shape = buf;
+        shape = fmt::format("bytes={:g} gpus={} link={}", m.bytes, m.tp, m.link.c_str());
         break;
     }
     return m.source_file + ":" + std::to_string(m.row) + " " + m.op + " " + shape + " " + m.dtype;
@@ -49,14 +40,17 @@ std::string describe(const Measurement& m) {
 unsigned long long shape_hash(const Measurement& m) {
     // FNV-1a (64 bit) over a canonical text of the shape: stable across runs, platforms and
     // compilers, unlike std::hash.
-    char buf[512];
-    std::snprintf(buf, sizeof buf, "%s|%s|%s|%.9g|%.9g|%.9g|%d|%.9g|%.9g|%d|%d|%d|%.9g|%s|%d|%d|%s",
-                  hwdb::normalize_name(m.gpu).c_str(), model::to_string(m.op_class), m.op.c_str(),
-                  m.m, m.n, m.k, m.batch, m.tokens, m.context, m.heads, m.kv_heads, m.head_dim,
-                  m.bytes, m.dtype.c_str(), m.tp, m.nodes, m.link.c_str());
+    const std::string text =
+        fmt::format("{}|{}|{}|{:.9g}|{:.9g}|{:.9g}|{}|{:.9g}|{:.9g}|{}|{}|{}|{:.9g}|{}|{}|{}|{}",
+                    hwdb::normalize_name(m.gpu).c_str(), model::to_string(m.op_class), m.op.c_str(),
+                    m.m, m.n, m.k, m.batch, m.tokens, m.context, m.heads, m.kv_heads, m.head_dim,
+                    m.bytes, m.dtype.c_str(), m.tp, m.nodes, m.link.c_str());
+    // The hash covers at most the first 511 characters, as it always has (the text was written
+    // into a 512-byte buffer), so that the held-out shapes stay the same ones.
+    const std::size_t len = std::min<std::size_t>(text.size(), 511);
     unsigned long long h = 1469598103934665603ULL;
-    for (const char* c = buf; *c; ++c) {
-        h ^= static_cast<unsigned char>(*c);
+    for (std::size_t i = 0; i < len; ++i) {
+        h ^= static_cast<unsigned char>(text[i]);
         h *= 1099511628211ULL;
     }
     return h;

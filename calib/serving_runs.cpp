@@ -8,6 +8,7 @@
 #include "sim/quantile_sketch.hpp"
 #include "sim/simulate.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -76,9 +77,7 @@ LatencySummary from_sim(const sim::LatencyStats& s) {
 
 // The arrival as the script writes it to its trace CSV ("%.6f") and the trace loader reads back.
 double microsecond_text(double s) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6f", s);
-    return std::strtod(buf, nullptr);
+    return std::strtod(fmt::format("{:.6f}", s).c_str(), nullptr);
 }
 
 } // namespace
