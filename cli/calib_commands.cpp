@@ -197,29 +197,43 @@ int run_calib_import(CliContext& ctx) {
     return 0;
 }
 
-int run_calib_fit(CliContext& ctx) {
-    po::options_description desc("options");
+namespace {
+
+// ---------------------------------------------------------------- calib fit
+
+/// The command line of `calib fit`.
+struct FitRequest {
     std::vector<std::string> inputs;
     std::string gpu_name;
     std::string output;
     std::string name;
     std::string description;
     std::string format_name = "auto";
+    model::ProvenanceKind kind = model::ProvenanceKind::EngineProfile;
+    calib::FitOptions options;
+    bool with_points = false;
+    bool json = false;
+};
+
+/// Parses `calib fit`'s options; nullopt when it printed its help.
+std::optional<FitRequest> parse_fit(CliContext& ctx) {
+    po::options_description desc("options");
+    FitRequest req;
     std::string kind_name = "engine-profile";
-    calib::FitOptions fo;
-    desc.add_options()("points", po::value(&inputs)->multitoken()->required(),
+    desc.add_options()("points", po::value(&req.inputs)->multitoken()->required(),
                        "points YAML files (calib import -o), measurement CSVs or folders")(
-        "gpu", po::value(&gpu_name)->required(), "fit the points of this GPU (hwdb name)")(
-        "output,o", po::value(&output),
+        "gpu", po::value(&req.gpu_name)->required(), "fit the points of this GPU (hwdb name)")(
+        "output,o", po::value(&req.output),
         "write the profile YAML here (e.g. hwdb/profiles/NAME.yaml)")(
-        "name", po::value(&name), "profile name (default: the GPU's name)")(
-        "description", po::value(&description), "one line on what was measured")(
+        "name", po::value(&req.name), "profile name (default: the GPU's name)")(
+        "description", po::value(&req.description), "one line on what was measured")(
         "kind", po::value(&kind_name),
         "provenance kind: engine-profile (default) or microbenchmark")(
-        "format", po::value(&format_name), "format of CSV inputs (default auto)")(
-        "holdout-every", po::value(&fo.holdout_every), "hold out 1 in N shapes (default 5)")(
-        "min-points", po::value(&fo.min_points),
-        "training points a class needs to be fitted (default 8)")(
+        "format", po::value(&req.format_name), "format of CSV inputs (default auto)")(
+        "holdout-every", po::value(&req.options.holdout_every),
+        "hold out 1 in N shapes (default 5)")("min-points", po::value(&req.options.min_points),
+                                              "training points a class needs to be fitted "
+                                              "(default 8)")(
         "with-points", "store the measured points in the profile")("json",
                                                                    "print the fit report as JSON");
     po::positional_options_description pos;
@@ -227,132 +241,175 @@ int run_calib_fit(CliContext& ctx) {
     po::variables_map vm;
     if (!parse_options("calib fit", ctx.args, desc, pos, vm, *ctx.out,
                        "POINTS... --gpu NAME [-o hwdb/profiles/NAME.yaml]")) {
-        return 0;
+        return std::nullopt;
     }
-    model::ProvenanceKind kind = model::ProvenanceKind::EngineProfile;
     if (kind_name == "microbenchmark") {
-        kind = model::ProvenanceKind::Microbenchmark;
+        req.kind = model::ProvenanceKind::Microbenchmark;
     } else if (kind_name != "engine-profile") {
         throw UsageError("unknown --kind '" + kind_name +
                          "'; use engine-profile or microbenchmark");
     }
-    if (fo.min_points < 2) {
+    if (req.options.min_points < 2) {
         throw UsageError("--min-points must be at least 2");
     }
-    const model::AcceleratorSpec& gpu = ctx.db().accelerator(gpu_name);
-    hwdb::PointSet set = load_points(inputs, format_of(format_name), {});
-    canonicalize(set.points, ctx.db());
-    const auto n_gpu = std::count_if(set.points.begin(), set.points.end(),
+    req.with_points = vm.count("with-points") > 0;
+    req.json = vm.count("json") > 0;
+    return req;
+}
+
+/// Throws InputError, listing the GPUs the points are from, when none is from `gpu`.
+void require_points_of(const std::vector<Measurement>& points, const model::AcceleratorSpec& gpu) {
+    const auto n_gpu = std::count_if(points.begin(), points.end(),
                                      [&](const Measurement& m) { return m.gpu == gpu.name; });
-    if (n_gpu == 0) {
-        std::set<std::string> gpus;
-        for (const auto& p : set.points) {
-            gpus.insert(p.gpu);
-        }
-        std::string list;
-        for (const auto& g : gpus) {
-            list += (list.empty() ? "" : ", ") + g;
-        }
-        throw InputError("no point was measured on '" + gpu.name +
-                         "'; the points are from: " + (list.empty() ? "nothing" : list));
+    if (n_gpu > 0) {
+        return;
     }
+    std::set<std::string> gpus;
+    for (const auto& p : points) {
+        gpus.insert(p.gpu);
+    }
+    std::string list;
+    for (const auto& g : gpus) {
+        list += (list.empty() ? "" : ", ") + g;
+    }
+    throw InputError("no point was measured on '" + gpu.name +
+                     "'; the points are from: " + (list.empty() ? "nothing" : list));
+}
+
+nlohmann::json fit_report_json(const calib::FitReport& rep, const model::AcceleratorSpec& gpu) {
+    nlohmann::json j;
+    j["gpu"] = gpu.name;
+    j["points"] = rep.points;
+    j["skipped"] = rep.skipped;
+    for (const auto& c : rep.classes) {
+        j["classes"].push_back({{"op_class", model::to_string(c.op_class)},
+                                {"fitted", c.fitted},
+                                {"train_points", c.train.n},
+                                {"held_out_points", c.held_out.n},
+                                {"train_mape", c.train.mape},
+                                {"held_out_mape", c.held_out.mape},
+                                {"held_out_median", c.held_out.median},
+                                {"held_out_p90", c.held_out.p90},
+                                {"default_held_out_mape", c.default_held_out.mape},
+                                {"default_held_out_p90", c.default_held_out.p90}});
+    }
+    j["held_out_mape"] = rep.held_out.mape;
+    j["default_held_out_mape"] = rep.default_held_out.mape;
+    return j;
+}
+
+/// The per-class table of a fit: training and held-out points, held-out errors of the fitted
+/// and of the base profile.
+void print_fit_classes(std::ostream& out, const calib::FitReport& rep) {
+    Table t({"op class", "fitted", "train", "held out", "MAPE", "median", "P90", "max",
+             "default MAPE", "default P90"});
+    for (const auto& c : rep.classes) {
+        t.add_row({model::to_string(c.op_class), c.fitted ? "yes" : "no (base)",
+                   std::to_string(c.train.n), std::to_string(c.held_out.n), pct(c.held_out.mape),
+                   pct(c.held_out.median), pct(c.held_out.p90), pct(c.held_out.max),
+                   pct(c.default_held_out.mape), pct(c.default_held_out.p90)});
+    }
+    t.add_row({"all", "", "", std::to_string(rep.held_out.n), pct(rep.held_out.mape),
+               pct(rep.held_out.median), pct(rep.held_out.p90), pct(rep.held_out.max),
+               pct(rep.default_held_out.mape), pct(rep.default_held_out.p90)});
+    t.add_row({"all, time-weighted", "", "", std::to_string(rep.held_out.n),
+               pct(rep.held_out_time_weighted.mape), pct(rep.held_out_time_weighted.median),
+               pct(rep.held_out_time_weighted.p90), "",
+               pct(rep.default_held_out_time_weighted.mape),
+               pct(rep.default_held_out_time_weighted.p90)});
+    t.print(out);
+}
+
+void print_fit_report(std::ostream& out, const calib::FitReport& rep,
+                      const model::AcceleratorSpec& gpu, int holdout_every) {
+    out << "fit for " << gpu.name << ": " << rep.points << " points (" << rep.skipped
+        << " not predictable), 1 in " << holdout_every << " shapes held out, " << rep.iterations
+        << " refinement iterations\n\n";
+    print_fit_classes(out, rep);
+    out << "\nfitted coefficients\n";
+    print_coefficients(out, rep.profile);
+    for (const auto& o : rep.offsets) {
+        out << "  harness offset     " << o.source << " " << fixed(o.offset.si() * 1e6, 1)
+            << " us (host-timed, " << o.points << " points)\n";
+    }
+    out << "\nworst held-out points\n";
+    for (const auto& c : rep.classes) {
+        for (std::size_t i = 0; i < c.worst.size() && i < 2; ++i) {
+            const auto& w = c.worst[i];
+            out << "  " << signed_pct(w.rel_error) << "  " << calib::describe(w.point) << '\n';
+        }
+    }
+    for (const auto& n : rep.notes) {
+        out << "note: " << n << '\n';
+    }
+}
+
+/// The profile's provenance: name, kind, description, command, date and the files the GPU's
+/// points came from (not every file of a folder).
+calib::ProfileMeta fit_profile_meta(CliContext& ctx, const FitRequest& req,
+                                    const calib::FitReport& rep, const model::AcceleratorSpec& gpu,
+                                    const std::vector<Measurement>& points) {
+    calib::ProfileMeta meta;
+    meta.name = req.name.empty() ? gpu.name : req.name;
+    meta.kind = req.kind;
+    meta.description = req.description.empty()
+                           ? "fitted by gpuplan calib fit to " + std::to_string(rep.points) +
+                                 " measured kernel and collective times on " + gpu.name
+                           : req.description;
+    meta.command = joined_command("calib fit", ctx.args);
+    meta.date = today();
+    std::set<std::string> cited;
+    for (const auto& p : points) {
+        if (p.gpu != gpu.name || p.source_file.empty()) {
+            continue;
+        }
+        std::error_code ec;
+        cited.insert(fs::exists(p.source_file, ec) ? calib::source_citation(p.source_file)
+                                                   : p.source_file);
+    }
+    meta.sources.assign(cited.begin(), cited.end());
+    return meta;
+}
+
+/// Writes the fitted profile YAML to req.output (with the GPU's points under --with-points).
+void write_fit_profile(CliContext& ctx, const FitRequest& req, const calib::FitReport& rep,
+                       const model::AcceleratorSpec& gpu, const std::vector<Measurement>& points) {
+    const calib::ProfileMeta meta = fit_profile_meta(ctx, req, rep, gpu, points);
+    std::vector<Measurement> keep;
+    if (req.with_points) {
+        for (const auto& p : points) {
+            if (p.gpu == gpu.name) {
+                keep.push_back(p);
+            }
+        }
+    }
+    const hwdb::ProfileFile file = calib::make_profile_file(rep, gpu, meta, std::move(keep));
+    write_output_file(req.output, calib::profile_to_yaml(file));
+    *ctx.err << "wrote " << req.output << '\n';
+}
+
+} // namespace
+
+int run_calib_fit(CliContext& ctx) {
+    const std::optional<FitRequest> req = parse_fit(ctx);
+    if (!req) {
+        return 0;
+    }
+    const model::AcceleratorSpec& gpu = ctx.db().accelerator(req->gpu_name);
+    hwdb::PointSet set = load_points(req->inputs, format_of(req->format_name), {});
+    canonicalize(set.points, ctx.db());
+    require_points_of(set.points, gpu);
     const calib::Hardware hw = hardware_for(ctx.db(), gpu);
     const model::EfficiencyProfile base = model::default_profile();
-    const calib::FitReport rep = calib::fit_profile(set.points, hw, base, fo);
+    const calib::FitReport rep = calib::fit_profile(set.points, hw, base, req->options);
     throw_if_interrupted();
-
-    auto& out = *ctx.out;
-    if (vm.count("json")) {
-        nlohmann::json j;
-        j["gpu"] = gpu.name;
-        j["points"] = rep.points;
-        j["skipped"] = rep.skipped;
-        for (const auto& c : rep.classes) {
-            j["classes"].push_back({{"op_class", model::to_string(c.op_class)},
-                                    {"fitted", c.fitted},
-                                    {"train_points", c.train.n},
-                                    {"held_out_points", c.held_out.n},
-                                    {"train_mape", c.train.mape},
-                                    {"held_out_mape", c.held_out.mape},
-                                    {"held_out_median", c.held_out.median},
-                                    {"held_out_p90", c.held_out.p90},
-                                    {"default_held_out_mape", c.default_held_out.mape},
-                                    {"default_held_out_p90", c.default_held_out.p90}});
-        }
-        j["held_out_mape"] = rep.held_out.mape;
-        j["default_held_out_mape"] = rep.default_held_out.mape;
-        out << json_text(j) << '\n';
+    if (req->json) {
+        *ctx.out << json_text(fit_report_json(rep, gpu)) << '\n';
     } else {
-        out << "fit for " << gpu.name << ": " << rep.points << " points (" << rep.skipped
-            << " not predictable), 1 in " << fo.holdout_every << " shapes held out, "
-            << rep.iterations << " refinement iterations\n\n";
-        Table t({"op class", "fitted", "train", "held out", "MAPE", "median", "P90", "max",
-                 "default MAPE", "default P90"});
-        for (const auto& c : rep.classes) {
-            t.add_row({model::to_string(c.op_class), c.fitted ? "yes" : "no (base)",
-                       std::to_string(c.train.n), std::to_string(c.held_out.n),
-                       pct(c.held_out.mape), pct(c.held_out.median), pct(c.held_out.p90),
-                       pct(c.held_out.max), pct(c.default_held_out.mape),
-                       pct(c.default_held_out.p90)});
-        }
-        t.add_row({"all", "", "", std::to_string(rep.held_out.n), pct(rep.held_out.mape),
-                   pct(rep.held_out.median), pct(rep.held_out.p90), pct(rep.held_out.max),
-                   pct(rep.default_held_out.mape), pct(rep.default_held_out.p90)});
-        t.add_row({"all, time-weighted", "", "", std::to_string(rep.held_out.n),
-                   pct(rep.held_out_time_weighted.mape), pct(rep.held_out_time_weighted.median),
-                   pct(rep.held_out_time_weighted.p90), "",
-                   pct(rep.default_held_out_time_weighted.mape),
-                   pct(rep.default_held_out_time_weighted.p90)});
-        t.print(out);
-        out << "\nfitted coefficients\n";
-        print_coefficients(out, rep.profile);
-        for (const auto& o : rep.offsets) {
-            out << "  harness offset     " << o.source << " " << fixed(o.offset.si() * 1e6, 1)
-                << " us (host-timed, " << o.points << " points)\n";
-        }
-        out << "\nworst held-out points\n";
-        for (const auto& c : rep.classes) {
-            for (std::size_t i = 0; i < c.worst.size() && i < 2; ++i) {
-                const auto& w = c.worst[i];
-                out << "  " << signed_pct(w.rel_error) << "  " << calib::describe(w.point) << '\n';
-            }
-        }
-        for (const auto& n : rep.notes) {
-            out << "note: " << n << '\n';
-        }
+        print_fit_report(*ctx.out, rep, gpu, req->options.holdout_every);
     }
-    if (!output.empty()) {
-        calib::ProfileMeta meta;
-        meta.name = name.empty() ? gpu.name : name;
-        meta.kind = kind;
-        meta.description = description.empty()
-                               ? "fitted by gpuplan calib fit to " + std::to_string(rep.points) +
-                                     " measured kernel and collective times on " + gpu.name
-                               : description;
-        meta.command = joined_command("calib fit", ctx.args);
-        meta.date = today();
-        // Cite the files this GPU's points came from (not every file of a folder).
-        std::set<std::string> cited;
-        for (const auto& p : set.points) {
-            if (p.gpu != gpu.name || p.source_file.empty()) {
-                continue;
-            }
-            std::error_code ec;
-            cited.insert(fs::exists(p.source_file, ec) ? calib::source_citation(p.source_file)
-                                                       : p.source_file);
-        }
-        meta.sources.assign(cited.begin(), cited.end());
-        std::vector<Measurement> keep;
-        if (vm.count("with-points")) {
-            for (const auto& p : set.points) {
-                if (p.gpu == gpu.name) {
-                    keep.push_back(p);
-                }
-            }
-        }
-        const hwdb::ProfileFile file = calib::make_profile_file(rep, gpu, meta, std::move(keep));
-        write_output_file(output, calib::profile_to_yaml(file));
-        *ctx.err << "wrote " << output << '\n';
+    if (!req->output.empty()) {
+        write_fit_profile(ctx, *req, rep, gpu, set.points);
     }
     return 0;
 }
