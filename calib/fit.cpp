@@ -163,6 +163,40 @@ std::optional<AlphaBeta> fit_alpha_beta(const std::vector<double>& bytes,
 
 // ---------------------------------------------------------------- evaluation
 
+namespace {
+
+// One class's errors in evaluate(): absolute and signed, and the points they belong to.
+struct ClassErrors {
+    std::vector<double> abs_err, signed_err;
+    std::vector<const Measurement*> which;
+};
+
+// A class's statistics and its kWorstCases largest errors, worst first.
+Evaluation::Class class_evaluation(OpClass c, const ClassErrors& e) {
+    Evaluation::Class cl;
+    cl.op_class = c;
+    cl.stats = error_stats(e.abs_err);
+    std::vector<std::size_t> idx(e.abs_err.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) {
+        idx[i] = i;
+    }
+    std::sort(idx.begin(), idx.end(),
+              [&](std::size_t a, std::size_t b) { return e.abs_err[a] > e.abs_err[b]; });
+    for (std::size_t i = 0; i < idx.size() && static_cast<int>(i) < kWorstCases; ++i) {
+        const Measurement& m = *e.which[idx[i]];
+        cl.worst.push_back({m, m.time_s * (1.0 + e.signed_err[idx[i]]), e.signed_err[idx[i]]});
+    }
+    return cl;
+}
+
+// Whether evaluate() looks at a point of the subset.
+bool in_subset(const Measurement& m, Subset subset, int holdout_every) {
+    const bool held = is_held_out(m, holdout_every);
+    return !((subset == Subset::HeldOut && !held) || (subset == Subset::Train && held));
+}
+
+} // namespace
+
 Evaluation evaluate(const std::vector<Measurement>& points, const Hardware& hw,
                     const model::EfficiencyProfile& profile,
                     const std::vector<hwdb::TimingOffset>& offsets, Subset subset,
@@ -176,16 +210,11 @@ Evaluation evaluate(const std::vector<Measurement>& points, const Hardware& hw,
     }
     Evaluation ev;
     const std::string gpu = hwdb::normalize_name(hw.gpu.name);
-    std::array<std::vector<double>, kClasses> abs_err, signed_err;
-    std::array<std::vector<const Measurement*>, kClasses> which;
+    std::array<ClassErrors, kClasses> by_class;
     std::vector<double> all, all_time;
     std::map<std::pair<int, std::string>, std::pair<std::vector<double>, double>> by_op;
     for (const auto& m : points) {
-        if (hwdb::normalize_name(m.gpu) != gpu) {
-            continue;
-        }
-        const bool held = is_held_out(m, holdout_every);
-        if ((subset == Subset::HeldOut && !held) || (subset == Subset::Train && held)) {
+        if (hwdb::normalize_name(m.gpu) != gpu || !in_subset(m, subset, holdout_every)) {
             continue;
         }
         const auto p = prepare(m, hw);
@@ -196,9 +225,10 @@ Evaluation evaluate(const std::vector<Measurement>& points, const Hardware& hw,
         const double e =
             predict(*p, profile, host_offset_for(m.source, offsets, profile)) / m.time_s - 1.0;
         const int c = cls_index(m.op_class);
-        abs_err[static_cast<std::size_t>(c)].push_back(std::abs(e));
-        signed_err[static_cast<std::size_t>(c)].push_back(e);
-        which[static_cast<std::size_t>(c)].push_back(&m);
+        ClassErrors& ce = by_class[static_cast<std::size_t>(c)];
+        ce.abs_err.push_back(std::abs(e));
+        ce.signed_err.push_back(e);
+        ce.which.push_back(&m);
         all.push_back(std::abs(e));
         all_time.push_back(m.time_s);
         auto& o = by_op[{c, m.op}];
@@ -210,25 +240,10 @@ Evaluation evaluate(const std::vector<Measurement>& points, const Hardware& hw,
                           o.second / static_cast<double>(o.first.size())});
     }
     for (int c = 0; c < kClasses; ++c) {
-        const auto ci = static_cast<std::size_t>(c);
-        if (abs_err[ci].empty()) {
-            continue;
+        if (!by_class[static_cast<std::size_t>(c)].abs_err.empty()) {
+            ev.classes.push_back(
+                class_evaluation(static_cast<OpClass>(c), by_class[static_cast<std::size_t>(c)]));
         }
-        Evaluation::Class cl;
-        cl.op_class = static_cast<OpClass>(c);
-        cl.stats = error_stats(abs_err[ci]);
-        std::vector<std::size_t> idx(abs_err[ci].size());
-        for (std::size_t i = 0; i < idx.size(); ++i) {
-            idx[i] = i;
-        }
-        std::sort(idx.begin(), idx.end(),
-                  [&](std::size_t a, std::size_t b) { return abs_err[ci][a] > abs_err[ci][b]; });
-        for (std::size_t i = 0; i < idx.size() && static_cast<int>(i) < kWorstCases; ++i) {
-            const Measurement& m = *which[ci][idx[i]];
-            cl.worst.push_back(
-                {m, m.time_s * (1.0 + signed_err[ci][idx[i]]), signed_err[ci][idx[i]]});
-        }
-        ev.classes.push_back(std::move(cl));
     }
     ev.all = error_stats(all);
     ev.all_time_weighted = weighted_error_stats(all, all_time);

@@ -866,24 +866,36 @@ int run_calib_validate(CliContext& ctx) {
     return 0;
 }
 
-// `gpuplan calib fit-power`: the power model's resident power and activity weights fitted to
-// measured (utilization, power) samples (calib/power_fit.hpp, docs/power.md).
-int run_calib_fit_power(CliContext& ctx) {
-    po::options_description desc("options");
+namespace {
+
+// ---------------------------------------------------------------- calib fit-power
+
+/// The command line of `calib fit-power`.
+struct FitPowerRequest {
     std::vector<std::string> inputs;
     std::string gpu_name;
     std::string output;
+    std::optional<double> board;    ///< --board-power, W
+    std::optional<double> resident; ///< --resident-power, W
+    double saturation = calib::PowerFitOptions{}.saturation_fraction;
+    bool json = false;
+};
+
+/// Parses `calib fit-power`'s options; nullopt when it printed its help.
+std::optional<FitPowerRequest> parse_fit_power(CliContext& ctx) {
+    po::options_description desc("options");
+    FitPowerRequest req;
     double board = 0;
     double resident = 0;
-    calib::PowerFitOptions fo;
-    desc.add_options()("samples", po::value(&inputs)->multitoken()->required(),
+    desc.add_options()("samples", po::value(&req.inputs)->multitoken()->required(),
                        "sample CSVs: gpu,u_compute,u_memory,power_w[,clock_factor] or "
-                       "gpuplan-calib's CSV")("gpu", po::value(&gpu_name)->required(),
+                       "gpuplan-calib's CSV")("gpu", po::value(&req.gpu_name)->required(),
                                               "fit the samples of this GPU (hwdb name)")(
-        "output,o", po::value(&output), "write the fitted power: keys as YAML here ('-': stdout)")(
+        "output,o", po::value(&req.output),
+        "write the fitted power: keys as YAML here ('-': stdout)")(
         "board-power", po::value(&board), "board power in W (default: the hwdb figure)")(
         "resident-power", po::value(&resident), "fix the resident power (W) instead of fitting it")(
-        "saturation", po::value(&fo.saturation_fraction),
+        "saturation", po::value(&req.saturation),
         "samples at or above this fraction of board power are not fitted (default 0.97)")(
         "json", "print the fit as JSON");
     po::positional_options_description pos;
@@ -891,63 +903,83 @@ int run_calib_fit_power(CliContext& ctx) {
     po::variables_map vm;
     if (!parse_options("calib fit-power", ctx.args, desc, pos, vm, *ctx.out,
                        "SAMPLES.csv... --gpu NAME [-o power.yaml] [--json]")) {
-        return 0;
+        return std::nullopt;
     }
-    const model::AcceleratorSpec& gpu = ctx.db().accelerator(gpu_name);
     if (vm.count("board-power")) {
-        if (!(board > 0)) {
+        req.board = board;
+    }
+    if (vm.count("resident-power")) {
+        req.resident = resident;
+    }
+    req.json = vm.count("json") > 0;
+    return req;
+}
+
+/// The fit's options for `gpu`: the board power given or from the hwdb, the resident power if
+/// fixed, the saturation fraction; UsageError for a value out of range.
+calib::PowerFitOptions power_fit_options(const FitPowerRequest& req,
+                                         const model::AcceleratorSpec& gpu) {
+    calib::PowerFitOptions fo;
+    fo.saturation_fraction = req.saturation;
+    if (req.board) {
+        if (!(*req.board > 0)) {
             throw UsageError("--board-power must be positive");
         }
-        fo.board_power_w = board;
+        fo.board_power_w = *req.board;
     } else if (gpu.board_power) {
         fo.board_power_w = gpu.board_power->si();
     } else {
         throw UsageError("'" + gpu.name + "' has no board power in the hwdb; give --board-power W");
     }
-    if (vm.count("resident-power")) {
-        if (!(resident >= 0 && resident < fo.board_power_w)) {
+    if (req.resident) {
+        if (!(*req.resident >= 0 && *req.resident < fo.board_power_w)) {
             throw UsageError("--resident-power must be in [0, board power)");
         }
-        fo.resident_power_w = resident;
+        fo.resident_power_w = *req.resident;
     }
     if (!(fo.saturation_fraction > 0 && fo.saturation_fraction <= 1)) {
         throw UsageError("--saturation must be in (0, 1]");
     }
-    const hwdb::Database& db = ctx.db();
-    const calib::GpuResolver resolve = [&db](std::string_view n) { return db.find_accelerator(n); };
+    return fo;
+}
+
+/// The power samples of one GPU from the inputs, with what was left out.
+struct GpuPowerSamples {
     std::vector<calib::PowerSample> samples;
-    std::vector<std::string> notes;
-    int other_gpu = 0;
-    int skipped = 0;
+    std::vector<std::string> notes; ///< the readers' notes on skipped rows
+    int other_gpu = 0;              ///< samples of other GPUs
+    int skipped = 0;                ///< rows skipped
+};
+
+/// Reads the inputs' samples of `gpu`; InputError when there are none.
+GpuPowerSamples read_gpu_power_samples(const hwdb::Database& db,
+                                       const std::vector<std::string>& inputs,
+                                       const model::AcceleratorSpec& gpu) {
+    const calib::GpuResolver resolve = [&db](std::string_view n) { return db.find_accelerator(n); };
+    GpuPowerSamples g;
     for (const auto& in : inputs) {
         calib::PowerSampleSet s = calib::read_power_samples(in, resolve);
-        skipped += s.skipped;
-        notes.insert(notes.end(), s.notes.begin(), s.notes.end());
+        g.skipped += s.skipped;
+        g.notes.insert(g.notes.end(), s.notes.begin(), s.notes.end());
         for (auto& p : s.samples) {
             if (p.gpu == gpu.name) {
-                samples.push_back(std::move(p));
+                g.samples.push_back(std::move(p));
             } else {
-                ++other_gpu;
+                ++g.other_gpu;
             }
         }
     }
-    if (samples.empty()) {
+    if (g.samples.empty()) {
         throw InputError("no power sample of '" + gpu.name + "' in the input (" +
-                         std::to_string(other_gpu) + " of other GPUs, " + std::to_string(skipped) +
-                         " rows skipped)");
+                         std::to_string(g.other_gpu) + " of other GPUs, " +
+                         std::to_string(g.skipped) + " rows skipped)");
     }
-    const calib::PowerFitResult r = calib::fit_power(samples, fo);
-    throw_if_interrupted();
-    const std::string yaml =
-        calib::power_fit_yaml(r, gpu.name, joined_command("calib fit-power", ctx.args));
-    auto& out = *ctx.out;
-    if (output == "-") {
-        out << yaml;
-        return 0;
-    }
-    if (vm.count("json")) {
-        nlohmann::json j = {
-            {"gpu", gpu.name},
+    return g;
+}
+
+nlohmann::json power_fit_json(const calib::PowerFitResult& r, const GpuPowerSamples& g,
+                              const model::AcceleratorSpec& gpu) {
+    return {{"gpu", gpu.name},
             {"board_power_w", r.board_w},
             {"resident_power_w", r.resident_w},
             {"resident_fitted", r.resident_fitted},
@@ -956,47 +988,73 @@ int run_calib_fit_power(CliContext& ctx) {
             {"samples", r.samples},
             {"fitted", r.fitted},
             {"saturated", r.saturated},
-            {"other_gpu_samples", other_gpu},
-            {"skipped_rows", skipped},
+            {"other_gpu_samples", g.other_gpu},
+            {"skipped_rows", g.skipped},
             {"rms_w", r.rms_w},
             {"fit_rms_w", r.fit_rms_w},
             {"max_abs_w", r.max_abs_w},
             {"worst", r.worst >= 0
-                          ? nlohmann::json(samples[static_cast<std::size_t>(r.worst)].where)
+                          ? nlohmann::json(g.samples[static_cast<std::size_t>(r.worst)].where)
                           : nlohmann::json(nullptr)},
             {"notes", r.notes},
-            {"input_notes", notes}};
-        out << json_text(j) << '\n';
-    } else {
-        const model::PowerModel d;
-        out << "power fit for " << gpu.name << ": " << r.samples << " samples (" << r.fitted
-            << " fitted, " << r.saturated << " at the board limit), " << other_gpu
-            << " of other GPUs, " << skipped << " rows skipped\n\n";
-        Table t({"coefficient", "fitted", "default"});
-        t.add_row({"board power", fixed(r.board_w, 1) + " W", "(given)"});
-        t.add_row({r.resident_fitted ? "resident power" : "resident power (fixed)",
-                   fixed(r.resident_w, 1) + " W",
-                   fixed(d.resident_fraction * r.board_w, 1) + " W"});
-        t.add_row({"compute_weight a_c", fixed(r.compute_weight, 4), fixed(d.compute_weight, 4)});
-        t.add_row({"memory_weight a_m", fixed(r.memory_weight, 4), fixed(d.memory_weight, 4)});
-        t.print(out);
-        out << "residual RMS " << fixed(r.rms_w, 1) << " W over all samples ("
-            << fixed(r.fit_rms_w, 1) << " W over the fitted ones), max " << fixed(r.max_abs_w, 1)
-            << " W";
-        if (r.worst >= 0) {
-            out << " at " << samples[static_cast<std::size_t>(r.worst)].where;
-        }
-        out << '\n';
-        for (const auto& n : r.notes) {
-            out << "note: " << n << '\n';
-        }
-        for (const auto& n : notes) {
-            out << "skipped: " << n << '\n';
-        }
+            {"input_notes", g.notes}};
+}
+
+void print_power_fit(std::ostream& out, const calib::PowerFitResult& r, const GpuPowerSamples& g,
+                     const model::AcceleratorSpec& gpu) {
+    const model::PowerModel d;
+    out << "power fit for " << gpu.name << ": " << r.samples << " samples (" << r.fitted
+        << " fitted, " << r.saturated << " at the board limit), " << g.other_gpu
+        << " of other GPUs, " << g.skipped << " rows skipped\n\n";
+    Table t({"coefficient", "fitted", "default"});
+    t.add_row({"board power", fixed(r.board_w, 1) + " W", "(given)"});
+    t.add_row({r.resident_fitted ? "resident power" : "resident power (fixed)",
+               fixed(r.resident_w, 1) + " W", fixed(d.resident_fraction * r.board_w, 1) + " W"});
+    t.add_row({"compute_weight a_c", fixed(r.compute_weight, 4), fixed(d.compute_weight, 4)});
+    t.add_row({"memory_weight a_m", fixed(r.memory_weight, 4), fixed(d.memory_weight, 4)});
+    t.print(out);
+    out << "residual RMS " << fixed(r.rms_w, 1) << " W over all samples (" << fixed(r.fit_rms_w, 1)
+        << " W over the fitted ones), max " << fixed(r.max_abs_w, 1) << " W";
+    if (r.worst >= 0) {
+        out << " at " << g.samples[static_cast<std::size_t>(r.worst)].where;
     }
-    if (!output.empty()) {
-        write_output_file(output, yaml);
-        *ctx.err << "wrote " << output << '\n';
+    out << '\n';
+    for (const auto& n : r.notes) {
+        out << "note: " << n << '\n';
+    }
+    for (const auto& n : g.notes) {
+        out << "skipped: " << n << '\n';
+    }
+}
+
+} // namespace
+
+// `gpuplan calib fit-power`: the power model's resident power and activity weights fitted to
+// measured (utilization, power) samples (calib/power_fit.hpp, docs/power.md).
+int run_calib_fit_power(CliContext& ctx) {
+    const std::optional<FitPowerRequest> req = parse_fit_power(ctx);
+    if (!req) {
+        return 0;
+    }
+    const model::AcceleratorSpec& gpu = ctx.db().accelerator(req->gpu_name);
+    const calib::PowerFitOptions fo = power_fit_options(*req, gpu);
+    const GpuPowerSamples g = read_gpu_power_samples(ctx.db(), req->inputs, gpu);
+    const calib::PowerFitResult r = calib::fit_power(g.samples, fo);
+    throw_if_interrupted();
+    const std::string yaml =
+        calib::power_fit_yaml(r, gpu.name, joined_command("calib fit-power", ctx.args));
+    if (req->output == "-") {
+        *ctx.out << yaml;
+        return 0;
+    }
+    if (req->json) {
+        *ctx.out << json_text(power_fit_json(r, g, gpu)) << '\n';
+    } else {
+        print_power_fit(*ctx.out, r, g, gpu);
+    }
+    if (!req->output.empty()) {
+        write_output_file(req->output, yaml);
+        *ctx.err << "wrote " << req->output << '\n';
     }
     return 0;
 }
