@@ -1,7 +1,10 @@
 #include "calib/end_to_end.hpp"
 
 #include "calib/csv.hpp"
+#include "calib/stats.hpp"
 #include "model/step_cost.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -38,16 +41,9 @@ StepErrorStats stats_of(std::vector<Sample> s) {
             worst = &x;
         }
     }
-    std::sort(abs_err.begin(), abs_err.end());
-    const auto quantile = [&](double q) {
-        const double pos = q * (abs_err.size() - 1);
-        const auto lo = static_cast<std::size_t>(pos);
-        const auto hi = std::min(lo + 1, abs_err.size() - 1);
-        return abs_err[lo] + (pos - lo) * (abs_err[hi] - abs_err[lo]);
-    };
     out.mape = sum_abs / s.size();
-    out.median = quantile(0.5);
-    out.p90 = quantile(0.9);
+    out.median = nearest_rank(abs_err, 0.5);
+    out.p90 = nearest_rank(abs_err, 0.9);
     out.bias = sum / s.size();
     out.worst = worst->what;
     return out;
@@ -137,11 +133,11 @@ EndToEndReport validate_step_runs(
                                  std::to_string(r.prompt) + " batch " + std::to_string(r.batch) +
                                  " (" + r.source + ")";
         const Sample sp{predicted_prompt / r.prompt_time_s - 1,
-                        what + ": prompt predicted " + std::to_string(predicted_prompt * 1e3) +
-                            " ms, measured " + std::to_string(r.prompt_time_s * 1e3) + " ms"};
+                        what + fmt::format(": prompt predicted {:f} ms, measured {:f} ms",
+                                           predicted_prompt * 1e3, r.prompt_time_s * 1e3)};
         const Sample st{predicted_token / r.token_time_s - 1,
-                        what + ": token predicted " + std::to_string(predicted_token * 1e3) +
-                            " ms, measured " + std::to_string(r.token_time_s * 1e3) + " ms"};
+                        what + fmt::format(": token predicted {:f} ms, measured {:f} ms",
+                                           predicted_token * 1e3, r.token_time_s * 1e3)};
         if (r.prompt_time_s >= floor_s) {
             prompt.push_back(sp);
             prompt_gpu[r.gpu].push_back(sp);

@@ -37,8 +37,8 @@ struct StepRun {
 struct StepErrorStats {
     int points = 0;
     double mape = 0;   ///< mean absolute relative error
-    double median = 0; ///< median absolute relative error
-    double p90 = 0;    ///< 90th percentile of the absolute relative error
+    double median = 0; ///< median absolute relative error (nearest rank, calib/stats.hpp)
+    double p90 = 0;    ///< 90th percentile of the absolute relative error (nearest rank)
     double bias = 0;   ///< mean signed relative error (+: the model is slow)
     std::string worst; ///< the worst case, described
 };

@@ -30,9 +30,9 @@ namespace gpuplan::calib {
 /// Summary of absolute relative errors |pred − meas| / meas.
 struct ErrorStats {
     int n = 0;
-    double mape = 0; ///< mean
-    double median = 0;
-    double p90 = 0; ///< 90th percentile (nearest rank)
+    double mape = 0;   ///< mean
+    double median = 0; ///< nearest rank, as p90
+    double p90 = 0;    ///< 90th percentile (nearest rank, calib/stats.hpp)
     double max = 0;
     int worst = -1; ///< index of the largest error in the input
     friend bool operator==(const ErrorStats&, const ErrorStats&) = default;

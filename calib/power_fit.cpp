@@ -4,10 +4,10 @@
 #include "model/precision.hpp"
 
 #include <Eigen/Dense>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
 #include <map>
 #include <sstream>
 
@@ -22,9 +22,7 @@ std::string where(const CsvTable& t, const CsvRow& r) {
 double bounded(const CsvTable& t, const CsvRow& r, int col, double lo, double hi) {
     const double v = t.number(r, col);
     if (v < lo || v > hi) {
-        std::ostringstream m;
-        m << "value " << v << " is outside [" << lo << ", " << hi << "]";
-        t.fail(r, col, m.str());
+        t.fail(r, col, fmt::format("value {:g} is outside [{:g}, {:g}]", v, lo, hi));
     }
     return v;
 }
@@ -49,12 +47,6 @@ void flush_notes(PowerSampleSet& s, const std::map<std::string, int>& counts,
         s.notes.push_back(file + ": " + std::to_string(n) + " row" + (n == 1 ? "" : "s") + " " +
                           why);
     }
-}
-
-std::string fmt(double v, int precision) {
-    std::ostringstream o;
-    o << std::setprecision(precision) << v;
-    return o.str();
 }
 
 } // namespace
@@ -222,11 +214,11 @@ PowerFitResult fit_power(const std::vector<PowerSample>& samples, const PowerFit
     if (!fit_c) {
         r.notes.push_back(
             "no sample below the limit has compute activity: compute_weight held at " +
-            fmt(defaults.compute_weight, 6));
+            fmt::format("{:.6g}", defaults.compute_weight));
     }
     if (!fit_m) {
         r.notes.push_back("no sample below the limit has memory activity: memory_weight held at " +
-                          fmt(defaults.memory_weight, 6));
+                          fmt::format("{:.6g}", defaults.memory_weight));
     }
 
     // Solves with the active columns; a negative weight drops its column (held at the default)
@@ -284,8 +276,8 @@ PowerFitResult fit_power(const std::vector<PowerSample>& samples, const PowerFit
         r.resident_w = fit_res ? x(c++) : res_fixed;
         const double span = o.board_power_w - r.resident_w;
         if (!(r.resident_w >= 0) || !(span > 0)) {
-            throw InputError("the fitted resident power " + fmt(r.resident_w, 6) +
-                             " W is outside [0, board " + fmt(o.board_power_w, 6) +
+            throw InputError("the fitted resident power " + fmt::format("{:.6g}", r.resident_w) +
+                             " W is outside [0, board " + fmt::format("{:.6g}", o.board_power_w) +
                              " W); fix it with --resident-power or add low-utilization samples");
         }
         r.compute_weight = fit_c ? x(c++) / span : a_c_fixed;
@@ -294,12 +286,14 @@ PowerFitResult fit_power(const std::vector<PowerSample>& samples, const PowerFit
         if (fit_c && r.compute_weight < 0) {
             fit_c = false;
             again = true;
-            r.notes.push_back("fitted compute_weight was negative: held at " + fmt(a_c_fixed, 6));
+            r.notes.push_back("fitted compute_weight was negative: held at " +
+                              fmt::format("{:.6g}", a_c_fixed));
         }
         if (fit_m && r.memory_weight < 0) {
             fit_m = false;
             again = true;
-            r.notes.push_back("fitted memory_weight was negative: held at " + fmt(a_m_fixed, 6));
+            r.notes.push_back("fitted memory_weight was negative: held at " +
+                              fmt::format("{:.6g}", a_m_fixed));
         }
         if (!again) {
             break;
@@ -332,16 +326,17 @@ std::string power_fit_yaml(const PowerFitResult& r, const std::string& gpu,
       << "# \"Calibrating from measurements\"). Keys of a scenario's `power:` block: paste them\n"
       << "# under `power:` indented by two spaces.\n"
       << "# command: " << command << "\n"
-      << "# board power " << fmt(r.board_w, 6) << " W; " << r.samples << " samples, " << r.fitted
-      << " fitted, " << r.saturated << " at the board limit; residual RMS " << fmt(r.rms_w, 4)
-      << " W (fitted " << fmt(r.fit_rms_w, 4) << " W), max " << fmt(r.max_abs_w, 4) << " W\n";
+      << "# board power " << fmt::format("{:.6g}", r.board_w) << " W; " << r.samples << " samples, "
+      << r.fitted << " fitted, " << r.saturated << " at the board limit; residual RMS "
+      << fmt::format("{:.4g}", r.rms_w) << " W (fitted " << fmt::format("{:.4g}", r.fit_rms_w)
+      << " W), max " << fmt::format("{:.4g}", r.max_abs_w) << " W\n";
     for (const auto& n : r.notes) {
         o << "# note: " << n << "\n";
     }
-    o << "resident_power: " << fmt(r.resident_w, 6) << " W"
+    o << "resident_power: " << fmt::format("{:.6g}", r.resident_w) << " W"
       << (r.resident_fitted ? "" : "  # fixed, not fitted") << "\n"
-      << "compute_weight: " << fmt(r.compute_weight, 6) << "\n"
-      << "memory_weight: " << fmt(r.memory_weight, 6) << "\n";
+      << "compute_weight: " << fmt::format("{:.6g}", r.compute_weight) << "\n"
+      << "memory_weight: " << fmt::format("{:.6g}", r.memory_weight) << "\n";
     return o.str();
 }
 

@@ -3,18 +3,18 @@
 #include "model/error.hpp"
 #include "model/precision.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
 namespace gpuplan::calib {
 namespace {
 
+// A number as the profile YAML writes it: `digits` significant digits (printf's %g).
 std::string num(double v, int digits = 6) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    return buf;
+    return fmt::format("{:.{}g}", v, digits);
 }
 
 // A time with a readable unit.
@@ -130,9 +130,8 @@ hwdb::ProfileFile make_profile_file(const FitReport& fit, const model::Accelerat
     f.profile.error_band.mape = fit.held_out_time_weighted.mape;
     f.profile.error_band.p90 = fit.held_out_time_weighted.p90;
     f.profile.error_band.points = fit.held_out.n;
-    char per_kernel[160];
-    std::snprintf(per_kernel, sizeof per_kernel, "per kernel: MAPE %.1f%%, P90 %.1f%%",
-                  fit.held_out.mape * 100, fit.held_out.p90 * 100);
+    const std::string per_kernel = fmt::format("per kernel: MAPE {:.1f}%, P90 {:.1f}%",
+                                               fit.held_out.mape * 100, fit.held_out.p90 * 100);
     f.profile.error_band.validated_on = "time-weighted |relative error| on held-out (1 in " +
                                         std::to_string(fit.holdout_every) + " shapes) " + classes +
                                         " times on " + gpu.name + "; " + per_kernel;

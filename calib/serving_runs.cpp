@@ -5,8 +5,10 @@
 #include "model/error.hpp"
 #include "model/kv_cache.hpp"
 #include "model/precision.hpp"
+#include "sim/quantile_sketch.hpp"
 #include "sim/simulate.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -57,8 +59,15 @@ LatencySummary summarize(const std::vector<double>& v) {
         return s;
     }
     s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-    s.p50 = linear_percentile(v, 0.5);
-    s.p99 = linear_percentile(v, 0.99);
+    // The percentiles by the simulator's rule (numpy's default linear interpolation), as the
+    // simulated latencies they are compared with.
+    sim::QuantileSketch sketch;
+    for (const double x : v) {
+        sketch.add(x);
+    }
+    const sim::LatencyStats stats = sketch.stats();
+    s.p50 = stats.p50;
+    s.p99 = stats.p99;
     return s;
 }
 
@@ -68,9 +77,7 @@ LatencySummary from_sim(const sim::LatencyStats& s) {
 
 // The arrival as the script writes it to its trace CSV ("%.6f") and the trace loader reads back.
 double microsecond_text(double s) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6f", s);
-    return std::strtod(buf, nullptr);
+    return std::strtod(fmt::format("{:.6f}", s).c_str(), nullptr);
 }
 
 } // namespace
@@ -174,17 +181,6 @@ std::vector<fs::path> find_serving_runs(const fs::path& root) {
     }
     std::sort(out.begin(), out.end());
     return out;
-}
-
-double linear_percentile(std::vector<double> values, double q) {
-    if (values.empty()) {
-        return 0;
-    }
-    std::sort(values.begin(), values.end());
-    const double pos = static_cast<double>(values.size() - 1) * q;
-    const auto lo = static_cast<std::size_t>(pos);
-    const std::size_t hi = std::min(lo + 1, values.size() - 1);
-    return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
 }
 
 ServingLatencies measured_latencies(const ServingRun& run) {

@@ -57,15 +57,12 @@ struct ServingRun {
 [[nodiscard]] std::vector<std::filesystem::path>
 find_serving_runs(const std::filesystem::path& root);
 
-/// Mean and linear-interpolated percentiles (numpy's default) of one latency.
+/// Mean and percentiles of one latency; the percentiles by the simulator's rule
+/// (sim::QuantileSketch: linear interpolation between order statistics, numpy's default).
 struct LatencySummary {
     int count = 0;
     double mean = 0, p50 = 0, p99 = 0;
 };
-
-/// The q-quantile (0..1) of `values`, interpolating linearly between order statistics as
-/// numpy.percentile does by default. 0 for an empty list.
-[[nodiscard]] double linear_percentile(std::vector<double> values, double q);
 
 /// TTFT, TPOT and E2E of a set of requests (seconds).
 struct ServingLatencies {

@@ -197,29 +197,43 @@ int run_calib_import(CliContext& ctx) {
     return 0;
 }
 
-int run_calib_fit(CliContext& ctx) {
-    po::options_description desc("options");
+namespace {
+
+// ---------------------------------------------------------------- calib fit
+
+/// The command line of `calib fit`.
+struct FitRequest {
     std::vector<std::string> inputs;
     std::string gpu_name;
     std::string output;
     std::string name;
     std::string description;
     std::string format_name = "auto";
+    model::ProvenanceKind kind = model::ProvenanceKind::EngineProfile;
+    calib::FitOptions options;
+    bool with_points = false;
+    bool json = false;
+};
+
+/// Parses `calib fit`'s options; nullopt when it printed its help.
+std::optional<FitRequest> parse_fit(CliContext& ctx) {
+    po::options_description desc("options");
+    FitRequest req;
     std::string kind_name = "engine-profile";
-    calib::FitOptions fo;
-    desc.add_options()("points", po::value(&inputs)->multitoken()->required(),
+    desc.add_options()("points", po::value(&req.inputs)->multitoken()->required(),
                        "points YAML files (calib import -o), measurement CSVs or folders")(
-        "gpu", po::value(&gpu_name)->required(), "fit the points of this GPU (hwdb name)")(
-        "output,o", po::value(&output),
+        "gpu", po::value(&req.gpu_name)->required(), "fit the points of this GPU (hwdb name)")(
+        "output,o", po::value(&req.output),
         "write the profile YAML here (e.g. hwdb/profiles/NAME.yaml)")(
-        "name", po::value(&name), "profile name (default: the GPU's name)")(
-        "description", po::value(&description), "one line on what was measured")(
+        "name", po::value(&req.name), "profile name (default: the GPU's name)")(
+        "description", po::value(&req.description), "one line on what was measured")(
         "kind", po::value(&kind_name),
         "provenance kind: engine-profile (default) or microbenchmark")(
-        "format", po::value(&format_name), "format of CSV inputs (default auto)")(
-        "holdout-every", po::value(&fo.holdout_every), "hold out 1 in N shapes (default 5)")(
-        "min-points", po::value(&fo.min_points),
-        "training points a class needs to be fitted (default 8)")(
+        "format", po::value(&req.format_name), "format of CSV inputs (default auto)")(
+        "holdout-every", po::value(&req.options.holdout_every),
+        "hold out 1 in N shapes (default 5)")("min-points", po::value(&req.options.min_points),
+                                              "training points a class needs to be fitted "
+                                              "(default 8)")(
         "with-points", "store the measured points in the profile")("json",
                                                                    "print the fit report as JSON");
     po::positional_options_description pos;
@@ -227,132 +241,175 @@ int run_calib_fit(CliContext& ctx) {
     po::variables_map vm;
     if (!parse_options("calib fit", ctx.args, desc, pos, vm, *ctx.out,
                        "POINTS... --gpu NAME [-o hwdb/profiles/NAME.yaml]")) {
-        return 0;
+        return std::nullopt;
     }
-    model::ProvenanceKind kind = model::ProvenanceKind::EngineProfile;
     if (kind_name == "microbenchmark") {
-        kind = model::ProvenanceKind::Microbenchmark;
+        req.kind = model::ProvenanceKind::Microbenchmark;
     } else if (kind_name != "engine-profile") {
         throw UsageError("unknown --kind '" + kind_name +
                          "'; use engine-profile or microbenchmark");
     }
-    if (fo.min_points < 2) {
+    if (req.options.min_points < 2) {
         throw UsageError("--min-points must be at least 2");
     }
-    const model::AcceleratorSpec& gpu = ctx.db().accelerator(gpu_name);
-    hwdb::PointSet set = load_points(inputs, format_of(format_name), {});
-    canonicalize(set.points, ctx.db());
-    const auto n_gpu = std::count_if(set.points.begin(), set.points.end(),
+    req.with_points = vm.count("with-points") > 0;
+    req.json = vm.count("json") > 0;
+    return req;
+}
+
+/// Throws InputError, listing the GPUs the points are from, when none is from `gpu`.
+void require_points_of(const std::vector<Measurement>& points, const model::AcceleratorSpec& gpu) {
+    const auto n_gpu = std::count_if(points.begin(), points.end(),
                                      [&](const Measurement& m) { return m.gpu == gpu.name; });
-    if (n_gpu == 0) {
-        std::set<std::string> gpus;
-        for (const auto& p : set.points) {
-            gpus.insert(p.gpu);
-        }
-        std::string list;
-        for (const auto& g : gpus) {
-            list += (list.empty() ? "" : ", ") + g;
-        }
-        throw InputError("no point was measured on '" + gpu.name +
-                         "'; the points are from: " + (list.empty() ? "nothing" : list));
+    if (n_gpu > 0) {
+        return;
     }
+    std::set<std::string> gpus;
+    for (const auto& p : points) {
+        gpus.insert(p.gpu);
+    }
+    std::string list;
+    for (const auto& g : gpus) {
+        list += (list.empty() ? "" : ", ") + g;
+    }
+    throw InputError("no point was measured on '" + gpu.name +
+                     "'; the points are from: " + (list.empty() ? "nothing" : list));
+}
+
+nlohmann::json fit_report_json(const calib::FitReport& rep, const model::AcceleratorSpec& gpu) {
+    nlohmann::json j;
+    j["gpu"] = gpu.name;
+    j["points"] = rep.points;
+    j["skipped"] = rep.skipped;
+    for (const auto& c : rep.classes) {
+        j["classes"].push_back({{"op_class", model::to_string(c.op_class)},
+                                {"fitted", c.fitted},
+                                {"train_points", c.train.n},
+                                {"held_out_points", c.held_out.n},
+                                {"train_mape", c.train.mape},
+                                {"held_out_mape", c.held_out.mape},
+                                {"held_out_median", c.held_out.median},
+                                {"held_out_p90", c.held_out.p90},
+                                {"default_held_out_mape", c.default_held_out.mape},
+                                {"default_held_out_p90", c.default_held_out.p90}});
+    }
+    j["held_out_mape"] = rep.held_out.mape;
+    j["default_held_out_mape"] = rep.default_held_out.mape;
+    return j;
+}
+
+/// The per-class table of a fit: training and held-out points, held-out errors of the fitted
+/// and of the base profile.
+void print_fit_classes(std::ostream& out, const calib::FitReport& rep) {
+    Table t({"op class", "fitted", "train", "held out", "MAPE", "median", "P90", "max",
+             "default MAPE", "default P90"});
+    for (const auto& c : rep.classes) {
+        t.add_row({model::to_string(c.op_class), c.fitted ? "yes" : "no (base)",
+                   std::to_string(c.train.n), std::to_string(c.held_out.n), pct(c.held_out.mape),
+                   pct(c.held_out.median), pct(c.held_out.p90), pct(c.held_out.max),
+                   pct(c.default_held_out.mape), pct(c.default_held_out.p90)});
+    }
+    t.add_row({"all", "", "", std::to_string(rep.held_out.n), pct(rep.held_out.mape),
+               pct(rep.held_out.median), pct(rep.held_out.p90), pct(rep.held_out.max),
+               pct(rep.default_held_out.mape), pct(rep.default_held_out.p90)});
+    t.add_row({"all, time-weighted", "", "", std::to_string(rep.held_out.n),
+               pct(rep.held_out_time_weighted.mape), pct(rep.held_out_time_weighted.median),
+               pct(rep.held_out_time_weighted.p90), "",
+               pct(rep.default_held_out_time_weighted.mape),
+               pct(rep.default_held_out_time_weighted.p90)});
+    t.print(out);
+}
+
+void print_fit_report(std::ostream& out, const calib::FitReport& rep,
+                      const model::AcceleratorSpec& gpu, int holdout_every) {
+    out << "fit for " << gpu.name << ": " << rep.points << " points (" << rep.skipped
+        << " not predictable), 1 in " << holdout_every << " shapes held out, " << rep.iterations
+        << " refinement iterations\n\n";
+    print_fit_classes(out, rep);
+    out << "\nfitted coefficients\n";
+    print_coefficients(out, rep.profile);
+    for (const auto& o : rep.offsets) {
+        out << "  harness offset     " << o.source << " " << fixed(o.offset.si() * 1e6, 1)
+            << " us (host-timed, " << o.points << " points)\n";
+    }
+    out << "\nworst held-out points\n";
+    for (const auto& c : rep.classes) {
+        for (std::size_t i = 0; i < c.worst.size() && i < 2; ++i) {
+            const auto& w = c.worst[i];
+            out << "  " << signed_pct(w.rel_error) << "  " << calib::describe(w.point) << '\n';
+        }
+    }
+    for (const auto& n : rep.notes) {
+        out << "note: " << n << '\n';
+    }
+}
+
+/// The profile's provenance: name, kind, description, command, date and the files the GPU's
+/// points came from (not every file of a folder).
+calib::ProfileMeta fit_profile_meta(CliContext& ctx, const FitRequest& req,
+                                    const calib::FitReport& rep, const model::AcceleratorSpec& gpu,
+                                    const std::vector<Measurement>& points) {
+    calib::ProfileMeta meta;
+    meta.name = req.name.empty() ? gpu.name : req.name;
+    meta.kind = req.kind;
+    meta.description = req.description.empty()
+                           ? "fitted by gpuplan calib fit to " + std::to_string(rep.points) +
+                                 " measured kernel and collective times on " + gpu.name
+                           : req.description;
+    meta.command = joined_command("calib fit", ctx.args);
+    meta.date = today();
+    std::set<std::string> cited;
+    for (const auto& p : points) {
+        if (p.gpu != gpu.name || p.source_file.empty()) {
+            continue;
+        }
+        std::error_code ec;
+        cited.insert(fs::exists(p.source_file, ec) ? calib::source_citation(p.source_file)
+                                                   : p.source_file);
+    }
+    meta.sources.assign(cited.begin(), cited.end());
+    return meta;
+}
+
+/// Writes the fitted profile YAML to req.output (with the GPU's points under --with-points).
+void write_fit_profile(CliContext& ctx, const FitRequest& req, const calib::FitReport& rep,
+                       const model::AcceleratorSpec& gpu, const std::vector<Measurement>& points) {
+    const calib::ProfileMeta meta = fit_profile_meta(ctx, req, rep, gpu, points);
+    std::vector<Measurement> keep;
+    if (req.with_points) {
+        for (const auto& p : points) {
+            if (p.gpu == gpu.name) {
+                keep.push_back(p);
+            }
+        }
+    }
+    const hwdb::ProfileFile file = calib::make_profile_file(rep, gpu, meta, std::move(keep));
+    write_output_file(req.output, calib::profile_to_yaml(file));
+    *ctx.err << "wrote " << req.output << '\n';
+}
+
+} // namespace
+
+int run_calib_fit(CliContext& ctx) {
+    const std::optional<FitRequest> req = parse_fit(ctx);
+    if (!req) {
+        return 0;
+    }
+    const model::AcceleratorSpec& gpu = ctx.db().accelerator(req->gpu_name);
+    hwdb::PointSet set = load_points(req->inputs, format_of(req->format_name), {});
+    canonicalize(set.points, ctx.db());
+    require_points_of(set.points, gpu);
     const calib::Hardware hw = hardware_for(ctx.db(), gpu);
     const model::EfficiencyProfile base = model::default_profile();
-    const calib::FitReport rep = calib::fit_profile(set.points, hw, base, fo);
+    const calib::FitReport rep = calib::fit_profile(set.points, hw, base, req->options);
     throw_if_interrupted();
-
-    auto& out = *ctx.out;
-    if (vm.count("json")) {
-        nlohmann::json j;
-        j["gpu"] = gpu.name;
-        j["points"] = rep.points;
-        j["skipped"] = rep.skipped;
-        for (const auto& c : rep.classes) {
-            j["classes"].push_back({{"op_class", model::to_string(c.op_class)},
-                                    {"fitted", c.fitted},
-                                    {"train_points", c.train.n},
-                                    {"held_out_points", c.held_out.n},
-                                    {"train_mape", c.train.mape},
-                                    {"held_out_mape", c.held_out.mape},
-                                    {"held_out_median", c.held_out.median},
-                                    {"held_out_p90", c.held_out.p90},
-                                    {"default_held_out_mape", c.default_held_out.mape},
-                                    {"default_held_out_p90", c.default_held_out.p90}});
-        }
-        j["held_out_mape"] = rep.held_out.mape;
-        j["default_held_out_mape"] = rep.default_held_out.mape;
-        out << json_text(j) << '\n';
+    if (req->json) {
+        *ctx.out << json_text(fit_report_json(rep, gpu)) << '\n';
     } else {
-        out << "fit for " << gpu.name << ": " << rep.points << " points (" << rep.skipped
-            << " not predictable), 1 in " << fo.holdout_every << " shapes held out, "
-            << rep.iterations << " refinement iterations\n\n";
-        Table t({"op class", "fitted", "train", "held out", "MAPE", "median", "P90", "max",
-                 "default MAPE", "default P90"});
-        for (const auto& c : rep.classes) {
-            t.add_row({model::to_string(c.op_class), c.fitted ? "yes" : "no (base)",
-                       std::to_string(c.train.n), std::to_string(c.held_out.n),
-                       pct(c.held_out.mape), pct(c.held_out.median), pct(c.held_out.p90),
-                       pct(c.held_out.max), pct(c.default_held_out.mape),
-                       pct(c.default_held_out.p90)});
-        }
-        t.add_row({"all", "", "", std::to_string(rep.held_out.n), pct(rep.held_out.mape),
-                   pct(rep.held_out.median), pct(rep.held_out.p90), pct(rep.held_out.max),
-                   pct(rep.default_held_out.mape), pct(rep.default_held_out.p90)});
-        t.add_row({"all, time-weighted", "", "", std::to_string(rep.held_out.n),
-                   pct(rep.held_out_time_weighted.mape), pct(rep.held_out_time_weighted.median),
-                   pct(rep.held_out_time_weighted.p90), "",
-                   pct(rep.default_held_out_time_weighted.mape),
-                   pct(rep.default_held_out_time_weighted.p90)});
-        t.print(out);
-        out << "\nfitted coefficients\n";
-        print_coefficients(out, rep.profile);
-        for (const auto& o : rep.offsets) {
-            out << "  harness offset     " << o.source << " " << fixed(o.offset.si() * 1e6, 1)
-                << " us (host-timed, " << o.points << " points)\n";
-        }
-        out << "\nworst held-out points\n";
-        for (const auto& c : rep.classes) {
-            for (std::size_t i = 0; i < c.worst.size() && i < 2; ++i) {
-                const auto& w = c.worst[i];
-                out << "  " << signed_pct(w.rel_error) << "  " << calib::describe(w.point) << '\n';
-            }
-        }
-        for (const auto& n : rep.notes) {
-            out << "note: " << n << '\n';
-        }
+        print_fit_report(*ctx.out, rep, gpu, req->options.holdout_every);
     }
-    if (!output.empty()) {
-        calib::ProfileMeta meta;
-        meta.name = name.empty() ? gpu.name : name;
-        meta.kind = kind;
-        meta.description = description.empty()
-                               ? "fitted by gpuplan calib fit to " + std::to_string(rep.points) +
-                                     " measured kernel and collective times on " + gpu.name
-                               : description;
-        meta.command = joined_command("calib fit", ctx.args);
-        meta.date = today();
-        // Cite the files this GPU's points came from (not every file of a folder).
-        std::set<std::string> cited;
-        for (const auto& p : set.points) {
-            if (p.gpu != gpu.name || p.source_file.empty()) {
-                continue;
-            }
-            std::error_code ec;
-            cited.insert(fs::exists(p.source_file, ec) ? calib::source_citation(p.source_file)
-                                                       : p.source_file);
-        }
-        meta.sources.assign(cited.begin(), cited.end());
-        std::vector<Measurement> keep;
-        if (vm.count("with-points")) {
-            for (const auto& p : set.points) {
-                if (p.gpu == gpu.name) {
-                    keep.push_back(p);
-                }
-            }
-        }
-        const hwdb::ProfileFile file = calib::make_profile_file(rep, gpu, meta, std::move(keep));
-        write_output_file(output, calib::profile_to_yaml(file));
-        *ctx.err << "wrote " << output << '\n';
+    if (!req->output.empty()) {
+        write_fit_profile(ctx, *req, rep, gpu, set.points);
     }
     return 0;
 }
@@ -419,24 +476,34 @@ int validate_bench_results(CliContext& ctx, const std::string& scenario,
     return 0;
 }
 
-} // namespace
+// ---------------------------------------------------------------- calib validate
 
-int run_calib_validate(CliContext& ctx) {
-    po::options_description desc("options");
+/// The command line of `calib validate`.
+struct ValidateRequest {
     std::vector<std::string> inputs;
     std::vector<std::string> profiles;
     std::string only_gpu;
     int holdout_every = 5;
+    bool all = false;
+    bool by_op = false;
+    bool json = false;
+    std::optional<std::string> scenario;
+};
+
+/// Parses `calib validate`'s options; nullopt when it printed its help.
+std::optional<ValidateRequest> parse_validate(CliContext& ctx) {
+    po::options_description desc("options");
+    ValidateRequest req;
     desc.add_options()(
-        "dirs", po::value(&inputs)->multitoken()->required(),
+        "dirs", po::value(&req.inputs)->multitoken()->required(),
         "measurement folders or files (the data sets of docs/calibration.md), or "
         "points YAML; vLLM serving runs found there are replayed through the simulator")(
-        "profile", po::value(&profiles)->multitoken(),
-        "profile file(s) to validate (default: hwdb/profiles, by GPU)")("gpu", po::value(&only_gpu),
-                                                                        "only this GPU")(
-        "all", "use every point (default: only the shapes held out of the fit)")(
+        "profile", po::value(&req.profiles)->multitoken(),
+        "profile file(s) to validate (default: hwdb/profiles, by GPU)")(
+        "gpu", po::value(&req.only_gpu),
+        "only this GPU")("all", "use every point (default: only the shapes held out of the fit)")(
         "by-op", "also break the errors down by operator within each class")(
-        "holdout-every", po::value(&holdout_every),
+        "holdout-every", po::value(&req.holdout_every),
         "the fit's hold-out rule: 1 in N shapes (default 5)")(
         "scenario", po::value<std::string>(),
         "the inputs are `vllm bench serve --save-result` JSON files of this deployment: report the "
@@ -447,144 +514,219 @@ int run_calib_validate(CliContext& ctx) {
     if (!parse_options("calib validate", ctx.args, desc, pos, vm, *ctx.out,
                        "DIR... [--profile FILE] [--gpu NAME] [--all] [--json] | BENCH.json... "
                        "--scenario FILE")) {
-        return 0;
+        return std::nullopt;
     }
+    req.all = vm.count("all") > 0;
+    req.by_op = vm.count("by-op") > 0;
+    req.json = vm.count("json") > 0;
     if (vm.count("scenario")) {
-        return validate_bench_results(ctx, vm["scenario"].as<std::string>(), inputs, profiles,
-                                      vm.count("json") > 0);
+        req.scenario = vm["scenario"].as<std::string>();
     }
+    return req;
+}
+
+/// One GPU's kernel-level validation: its profile and the errors of that profile and of the
+/// uncalibrated default on its points.
+struct GpuValidation {
+    const model::AcceleratorSpec* gpu = nullptr;
+    std::optional<hwdb::ProfileFile> file; ///< the profile validated; none: the default
+    model::EfficiencyProfile profile;
+    calib::Subset subset = calib::Subset::HeldOut;
+    calib::Evaluation fitted;
+    calib::Evaluation def;
+};
+
+/// The profile file to validate for `gpu`: a given one written for it (the only one given when
+/// --gpu names the GPU), else with none given the one hwdb/profiles holds for it.
+std::optional<hwdb::ProfileFile> profile_file_for(CliContext& ctx,
+                                                  const std::vector<hwdb::ProfileFile>& given,
+                                                  const std::string& only,
+                                                  const model::AcceleratorSpec& gpu) {
+    std::optional<hwdb::ProfileFile> pf;
+    for (const auto& g : given) {
+        if (g.gpu == gpu.name || (given.size() == 1 && !only.empty())) {
+            pf = g;
+        }
+    }
+    if (!pf && given.empty()) {
+        pf = hwdb::find_profile_file_for_gpu(profile_folders(ctx), gpu);
+    }
+    return pf;
+}
+
+nlohmann::json gpu_validation_json(const GpuValidation& v) {
+    nlohmann::json g = {{"gpu", v.gpu->name},
+                        {"profile", v.file ? v.file->profile.provenance.file : std::string()},
+                        {"provenance", v.profile.provenance.description},
+                        {"subset", v.subset == calib::Subset::All ? "all" : "held_out"},
+                        {"points", v.fitted.all.n},
+                        {"skipped", v.fitted.skipped}};
+    for (std::size_t i = 0; i < v.fitted.classes.size(); ++i) {
+        const auto& c = v.fitted.classes[i];
+        const auto& d = v.def.classes[i];
+        g["classes"].push_back({{"op_class", model::to_string(c.op_class)},
+                                {"points", c.stats.n},
+                                {"mape", c.stats.mape},
+                                {"median", c.stats.median},
+                                {"p90", c.stats.p90},
+                                {"max", c.stats.max},
+                                {"default_mape", d.stats.mape},
+                                {"default_median", d.stats.median},
+                                {"default_p90", d.stats.p90}});
+    }
+    g["mape"] = v.fitted.all.mape;
+    g["default_mape"] = v.def.all.mape;
+    g["time_weighted_mape"] = v.fitted.all_time_weighted.mape;
+    g["default_time_weighted_mape"] = v.def.all_time_weighted.mape;
+    return g;
+}
+
+/// The per-class table of one GPU: the profile's and the default's errors, the worst point.
+void print_class_errors(std::ostream& out, const GpuValidation& v) {
+    const calib::Evaluation& fitted = v.fitted;
+    const calib::Evaluation& def = v.def;
+    Table t({"op class", "points", "MAPE", "median", "P90", "default MAPE", "default median",
+             "default P90", "worst (profile)"});
+    for (std::size_t i = 0; i < fitted.classes.size(); ++i) {
+        const auto& c = fitted.classes[i];
+        const auto& d = def.classes[i];
+        std::string worst;
+        if (!c.worst.empty()) {
+            const auto& w = c.worst.front();
+            worst = signed_pct(w.rel_error) + " " +
+                    fs::path(w.point.source_file).filename().string() + ":" +
+                    std::to_string(w.point.row) + " " + w.point.op;
+        }
+        t.add_row({model::to_string(c.op_class), std::to_string(c.stats.n), pct(c.stats.mape),
+                   pct(c.stats.median), pct(c.stats.p90), pct(d.stats.mape), pct(d.stats.median),
+                   pct(d.stats.p90), worst});
+    }
+    t.add_row({"all", std::to_string(fitted.all.n), pct(fitted.all.mape), pct(fitted.all.median),
+               pct(fitted.all.p90), pct(def.all.mape), pct(def.all.median), pct(def.all.p90), ""});
+    t.add_row({"all, time-weighted", std::to_string(fitted.all.n),
+               pct(fitted.all_time_weighted.mape), pct(fitted.all_time_weighted.median),
+               pct(fitted.all_time_weighted.p90), pct(def.all_time_weighted.mape),
+               pct(def.all_time_weighted.median), pct(def.all_time_weighted.p90), ""});
+    t.print(out);
+    out << '\n';
+}
+
+/// The per-operator table of one GPU (--by-op).
+void print_op_errors(std::ostream& out, const GpuValidation& v) {
+    Table b({"op class", "op", "points", "MAPE", "bias", "P90", "default MAPE", "default bias"});
+    for (std::size_t i = 0; i < v.fitted.ops.size() && i < v.def.ops.size(); ++i) {
+        const auto& f = v.fitted.ops[i];
+        const auto& d = v.def.ops[i];
+        b.add_row({model::to_string(f.op_class), f.op, std::to_string(f.stats.n), pct(f.stats.mape),
+                   signed_pct(f.mean_signed), pct(f.stats.p90), pct(d.stats.mape),
+                   signed_pct(d.mean_signed)});
+    }
+    b.print(out);
+    out << '\n';
+}
+
+void print_gpu_validation(std::ostream& out, const GpuValidation& v, bool by_op) {
+    out << v.gpu->name << ": "
+        << (v.file ? v.file->profile.provenance.file : std::string("no profile")) << " ("
+        << model::to_string(v.profile.provenance.kind) << ")\n  "
+        << v.profile.provenance.description << "\n  "
+        << (v.subset == calib::Subset::All ? "all points" : "held-out shapes only") << ", "
+        << v.fitted.all.n << " points";
+    if (v.fitted.skipped > 0) {
+        out << ", " << v.fitted.skipped << " not predictable (unknown link or data type)";
+    }
+    out << "\n\n";
+    print_class_errors(out, v);
+    if (by_op) {
+        print_op_errors(out, v);
+    }
+}
+
+/// Kernel level: each GPU's points of the inputs against its profile and the default. GPUs not
+/// in the hwdb go to `unknown`; with --json each GPU is appended to `json`.
+void validate_kernels(CliContext& ctx, const ValidateRequest& req, nlohmann::json& json,
+                      std::vector<std::string>& unknown) {
     std::vector<hwdb::ProfileFile> given;
-    for (const auto& p : profiles) {
+    for (const auto& p : req.profiles) {
         given.push_back(hwdb::read_profile_file(p));
     }
-    hwdb::PointSet set = load_points(inputs, calib::Format::Auto, {});
+    hwdb::PointSet set = load_points(req.inputs, calib::Format::Auto, {});
     canonicalize(set.points, ctx.db());
     std::string only;
-    if (!only_gpu.empty()) {
-        only = ctx.db().accelerator(only_gpu).name;
+    if (!req.only_gpu.empty()) {
+        only = ctx.db().accelerator(req.only_gpu).name;
     }
     std::map<std::string, int> per_gpu;
     for (const auto& p : set.points) {
         ++per_gpu[p.gpu];
     }
-    const calib::Subset subset = vm.count("all") ? calib::Subset::All : calib::Subset::HeldOut;
     const model::EfficiencyProfile base = model::default_profile();
-    auto& out = *ctx.out;
-    nlohmann::json json = nlohmann::json::array();
-    std::vector<std::string> unknown;
     for (const auto& [gpu_name, count] : per_gpu) {
         if (!only.empty() && gpu_name != only) {
             continue;
         }
-        const model::AcceleratorSpec* gpu = ctx.db().find_accelerator(gpu_name);
-        if (!gpu) {
+        GpuValidation v;
+        v.gpu = ctx.db().find_accelerator(gpu_name);
+        if (!v.gpu) {
             unknown.push_back(gpu_name + " (" + std::to_string(count) + " points)");
             continue;
         }
-        std::optional<hwdb::ProfileFile> pf;
-        for (const auto& g : given) {
-            if (g.gpu == gpu->name || (given.size() == 1 && !only.empty())) {
-                pf = g;
-            }
-        }
-        if (!pf && given.empty()) {
-            pf = hwdb::find_profile_file_for_gpu(profile_folders(ctx), *gpu);
-        }
-        const model::EfficiencyProfile prof = pf ? pf->profile : base;
+        v.file = profile_file_for(ctx, given, only, *v.gpu);
+        v.profile = v.file ? v.file->profile : base;
         const std::vector<hwdb::TimingOffset> offsets =
-            pf ? pf->timing_offsets : std::vector<hwdb::TimingOffset>{};
-        const calib::Hardware hw = hardware_for(ctx.db(), *gpu);
-        const calib::Evaluation fitted =
-            calib::evaluate(set.points, hw, prof, offsets, subset, holdout_every);
-        const calib::Evaluation def =
-            calib::evaluate(set.points, hw, base, offsets, subset, holdout_every);
-        if (vm.count("json")) {
-            nlohmann::json g = {{"gpu", gpu->name},
-                                {"profile", pf ? pf->profile.provenance.file : std::string()},
-                                {"provenance", prof.provenance.description},
-                                {"subset", subset == calib::Subset::All ? "all" : "held_out"},
-                                {"points", fitted.all.n},
-                                {"skipped", fitted.skipped}};
-            for (std::size_t i = 0; i < fitted.classes.size(); ++i) {
-                const auto& c = fitted.classes[i];
-                const auto& d = def.classes[i];
-                g["classes"].push_back({{"op_class", model::to_string(c.op_class)},
-                                        {"points", c.stats.n},
-                                        {"mape", c.stats.mape},
-                                        {"median", c.stats.median},
-                                        {"p90", c.stats.p90},
-                                        {"max", c.stats.max},
-                                        {"default_mape", d.stats.mape},
-                                        {"default_median", d.stats.median},
-                                        {"default_p90", d.stats.p90}});
-            }
-            g["mape"] = fitted.all.mape;
-            g["default_mape"] = def.all.mape;
-            g["time_weighted_mape"] = fitted.all_time_weighted.mape;
-            g["default_time_weighted_mape"] = def.all_time_weighted.mape;
-            json.push_back(g);
-            continue;
-        }
-        out << gpu->name << ": " << (pf ? pf->profile.provenance.file : std::string("no profile"))
-            << " (" << model::to_string(prof.provenance.kind) << ")\n  "
-            << prof.provenance.description << "\n  "
-            << (subset == calib::Subset::All ? "all points" : "held-out shapes only") << ", "
-            << fitted.all.n << " points";
-        if (fitted.skipped > 0) {
-            out << ", " << fitted.skipped << " not predictable (unknown link or data type)";
-        }
-        out << "\n\n";
-        Table t({"op class", "points", "MAPE", "median", "P90", "default MAPE", "default median",
-                 "default P90", "worst (profile)"});
-        for (std::size_t i = 0; i < fitted.classes.size(); ++i) {
-            const auto& c = fitted.classes[i];
-            const auto& d = def.classes[i];
-            std::string worst;
-            if (!c.worst.empty()) {
-                const auto& w = c.worst.front();
-                worst = signed_pct(w.rel_error) + " " +
-                        fs::path(w.point.source_file).filename().string() + ":" +
-                        std::to_string(w.point.row) + " " + w.point.op;
-            }
-            t.add_row({model::to_string(c.op_class), std::to_string(c.stats.n), pct(c.stats.mape),
-                       pct(c.stats.median), pct(c.stats.p90), pct(d.stats.mape),
-                       pct(d.stats.median), pct(d.stats.p90), worst});
-        }
-        t.add_row({"all", std::to_string(fitted.all.n), pct(fitted.all.mape),
-                   pct(fitted.all.median), pct(fitted.all.p90), pct(def.all.mape),
-                   pct(def.all.median), pct(def.all.p90), ""});
-        t.add_row({"all, time-weighted", std::to_string(fitted.all.n),
-                   pct(fitted.all_time_weighted.mape), pct(fitted.all_time_weighted.median),
-                   pct(fitted.all_time_weighted.p90), pct(def.all_time_weighted.mape),
-                   pct(def.all_time_weighted.median), pct(def.all_time_weighted.p90), ""});
-        t.print(out);
-        out << '\n';
-        if (vm.count("by-op")) {
-            Table b({"op class", "op", "points", "MAPE", "bias", "P90", "default MAPE",
-                     "default bias"});
-            for (std::size_t i = 0; i < fitted.ops.size() && i < def.ops.size(); ++i) {
-                const auto& f = fitted.ops[i];
-                const auto& d = def.ops[i];
-                b.add_row({model::to_string(f.op_class), f.op, std::to_string(f.stats.n),
-                           pct(f.stats.mape), signed_pct(f.mean_signed), pct(f.stats.p90),
-                           pct(d.stats.mape), signed_pct(d.mean_signed)});
-            }
-            b.print(out);
-            out << '\n';
+            v.file ? v.file->timing_offsets : std::vector<hwdb::TimingOffset>{};
+        const calib::Hardware hw = hardware_for(ctx.db(), *v.gpu);
+        v.subset = req.all ? calib::Subset::All : calib::Subset::HeldOut;
+        v.fitted = calib::evaluate(set.points, hw, v.profile, offsets, v.subset, req.holdout_every);
+        v.def = calib::evaluate(set.points, hw, base, offsets, v.subset, req.holdout_every);
+        if (req.json) {
+            json.push_back(gpu_validation_json(v));
+        } else {
+            print_gpu_validation(*ctx.out, v, req.by_op);
         }
     }
-    // Whole engine steps: SplitwiseSim's measured Llama-2-70B prompt and token times, when an
-    // input folder holds them (calib/end_to_end.hpp).
-    for (const auto& in : inputs) {
-        fs::path csv;
-        for (const fs::path& cand : {fs::path(in) / "splitwise/data/perf_model.csv",
-                                     fs::path(in) / "data/perf_model.csv", fs::path(in)}) {
-            std::error_code ec;
-            if (cand.filename() == "perf_model.csv" && fs::is_regular_file(cand, ec)) {
-                csv = cand;
-                break;
-            }
+}
+
+/// SplitwiseSim's perf_model.csv in or at an input, or an empty path.
+fs::path splitwise_csv_in(const std::string& in) {
+    for (const fs::path& cand : {fs::path(in) / "splitwise/data/perf_model.csv",
+                                 fs::path(in) / "data/perf_model.csv", fs::path(in)}) {
+        std::error_code ec;
+        if (cand.filename() == "perf_model.csv" && fs::is_regular_file(cand, ec)) {
+            return cand;
         }
+    }
+    return {};
+}
+
+nlohmann::json step_stats_json(const calib::StepErrorStats& e) {
+    return nlohmann::json{{"points", e.points}, {"mape", e.mape}, {"median", e.median},
+                          {"p90", e.p90},       {"bias", e.bias}, {"worst", e.worst}};
+}
+
+void print_step_validation(std::ostream& out, const fs::path& csv,
+                           const calib::EndToEndReport& fitted, const calib::EndToEndReport& spec) {
+    out << "end to end: whole prefill and decode steps vs " << csv.string() << "\n";
+    Table e({"metric", "points", "MAPE", "median", "P90", "bias", "default MAPE", "default bias"});
+    const auto row = [&](const char* name, const calib::StepErrorStats& f,
+                         const calib::StepErrorStats& d) {
+        e.add_row({name, std::to_string(f.points), pct(f.mape), pct(f.median), pct(f.p90),
+                   signed_pct(f.bias), pct(d.mape), signed_pct(d.bias)});
+    };
+    row("prompt time", fitted.prompt, spec.prompt);
+    row("token time", fitted.token, spec.token);
+    e.print(out);
+    out << "  " << fitted.rejected_prompt_rows
+        << " prompt rows left out: faster than the datasheet peak allows (docs/calibration.md "
+           "§5b)\n\n";
+}
+
+/// Whole engine steps: SplitwiseSim's measured Llama-2-70B prompt and token times, when an
+/// input folder holds them (calib/end_to_end.hpp), with the profiles and with the default.
+void validate_steps(CliContext& ctx, const ValidateRequest& req, nlohmann::json& json) {
+    const model::EfficiencyProfile base = model::default_profile();
+    for (const auto& in : req.inputs) {
+        const fs::path csv = splitwise_csv_in(in);
         if (csv.empty()) {
             continue;
         }
@@ -596,110 +738,119 @@ int run_calib_validate(CliContext& ctx) {
             });
         const auto spec = calib::validate_step_runs(
             runs, ctx.db(), [&](const model::AcceleratorSpec&) { return base; });
-        const auto stats_json = [](const calib::StepErrorStats& e) {
-            return nlohmann::json{{"points", e.points}, {"mape", e.mape}, {"median", e.median},
-                                  {"p90", e.p90},       {"bias", e.bias}, {"worst", e.worst}};
-        };
-        if (vm.count("json")) {
+        if (req.json) {
             json.push_back({{"end_to_end", csv.string()},
-                            {"prompt", stats_json(fitted.prompt)},
-                            {"token", stats_json(fitted.token)},
-                            {"default_prompt", stats_json(spec.prompt)},
-                            {"default_token", stats_json(spec.token)},
+                            {"prompt", step_stats_json(fitted.prompt)},
+                            {"token", step_stats_json(fitted.token)},
+                            {"default_prompt", step_stats_json(spec.prompt)},
+                            {"default_token", step_stats_json(spec.token)},
                             {"rejected_prompt_rows", fitted.rejected_prompt_rows}});
-            continue;
+        } else {
+            print_step_validation(*ctx.out, csv, fitted, spec);
         }
-        out << "end to end: whole prefill and decode steps vs " << csv.string() << "\n";
-        Table e(
-            {"metric", "points", "MAPE", "median", "P90", "bias", "default MAPE", "default bias"});
-        const auto row = [&](const char* name, const calib::StepErrorStats& f,
-                             const calib::StepErrorStats& d) {
-            e.add_row({name, std::to_string(f.points), pct(f.mape), pct(f.median), pct(f.p90),
-                       signed_pct(f.bias), pct(d.mape), signed_pct(d.bias)});
-        };
-        row("prompt time", fitted.prompt, spec.prompt);
-        row("token time", fitted.token, spec.token);
-        e.print(out);
-        out << "  " << fitted.rejected_prompt_rows
-            << " prompt rows left out: faster than the datasheet peak allows (docs/calibration.md "
-               "§5b)\n\n";
     }
-    // Whole serving runs: measured vLLM runs (LLMServingSim's bench/examples) replayed through
-    // the simulator (calib/serving_runs.hpp).
-    for (const auto& in : inputs) {
+}
+
+nlohmann::json latency_json(const calib::LatencySummary& m, const calib::LatencySummary& s) {
+    const auto err = [](double got, double want) {
+        return want != 0 ? nlohmann::json((got - want) / want) : nlohmann::json(nullptr);
+    };
+    return nlohmann::json{
+        {"measured", {{"mean", m.mean}, {"p50", m.p50}, {"p99", m.p99}}},
+        {"simulated", {{"mean", s.mean}, {"p50", s.p50}, {"p99", s.p99}}},
+        {"error",
+         {{"mean", err(s.mean, m.mean)}, {"p50", err(s.p50, m.p50)}, {"p99", err(s.p99, m.p99)}}}};
+}
+
+nlohmann::json serving_json(const fs::path& dir, const calib::ServingComparison& c) {
+    nlohmann::json j = {{"serving_run", dir.string()},
+                        {"label", c.label},
+                        {"requests", c.requests},
+                        {"vllm_version", c.vllm_version},
+                        {"replayed", c.replayed}};
+    if (!c.replayed) {
+        j["skipped"] = c.skip_reason;
+    } else {
+        j["gpu"] = c.gpu;
+        j["model"] = c.model;
+        j["profile"] = c.default_profile ? "default" : c.profile;
+        j["ttft_s"] = latency_json(c.measured.ttft, c.simulated.ttft);
+        j["tpot_s"] = latency_json(c.measured.tpot, c.simulated.tpot);
+        j["e2e_s"] = latency_json(c.measured.e2e, c.simulated.e2e);
+    }
+    return j;
+}
+
+/// Mean, p50 and p99 of one latency, measured and simulated, `unit` per second.
+void add_latency_rows(Table& t, const char* name, const calib::LatencySummary& m,
+                      const calib::LatencySummary& s, double unit) {
+    const std::pair<const char*, double calib::LatencySummary::*> cols[] = {
+        {"mean", &calib::LatencySummary::mean},
+        {"p50", &calib::LatencySummary::p50},
+        {"p99", &calib::LatencySummary::p99}};
+    for (const auto& [col, member] : cols) {
+        const double want = m.*member;
+        const double got = s.*member;
+        t.add_row({std::string(name) + " " + col, fixed(want * unit, 3), fixed(got * unit, 3),
+                   want != 0
+                       ? (got >= want ? "+" : "") + fixed(100.0 * (got - want) / want, 1) + "%"
+                       : std::string("-")});
+    }
+}
+
+void print_serving(std::ostream& out, const calib::ServingComparison& c) {
+    if (!c.replayed) {
+        out << "serving run " << c.label << ": skipped, " << c.skip_reason << "\n\n";
+        return;
+    }
+    out << "serving run " << c.label << " (" << c.requests << " requests, vLLM " << c.vllm_version
+        << ") vs the simulator: " << c.model << " on " << c.gpu << ", "
+        << (c.default_profile ? std::string("default spec-sheet profile") : "profile: " + c.profile)
+        << "\n";
+    Table t({"metric", "measured", "simulated", "error"});
+    add_latency_rows(t, "TTFT s", c.measured.ttft, c.simulated.ttft, 1.0);
+    add_latency_rows(t, "TPOT ms", c.measured.tpot, c.simulated.tpot, 1e3);
+    add_latency_rows(t, "E2E s", c.measured.e2e, c.simulated.e2e, 1.0);
+    t.print(out);
+    out << '\n';
+}
+
+/// Whole serving runs: measured vLLM runs (LLMServingSim's bench/examples) replayed through
+/// the simulator (calib/serving_runs.hpp).
+void validate_serving_runs(CliContext& ctx, const ValidateRequest& req, nlohmann::json& json) {
+    for (const auto& in : req.inputs) {
         for (const auto& dir : calib::find_serving_runs(in)) {
             const auto folders = profile_folders(ctx);
             const calib::ServingComparison c = calib::replay_serving_run(
                 calib::read_serving_run(dir), ctx.db(), [&](const model::AcceleratorSpec& gpu) {
                     return hwdb::find_profile_for_gpu(folders, gpu);
                 });
-            const auto lat_json = [](const calib::LatencySummary& m,
-                                     const calib::LatencySummary& s) {
-                const auto err = [](double got, double want) {
-                    return want != 0 ? nlohmann::json((got - want) / want)
-                                     : nlohmann::json(nullptr);
-                };
-                return nlohmann::json{
-                    {"measured", {{"mean", m.mean}, {"p50", m.p50}, {"p99", m.p99}}},
-                    {"simulated", {{"mean", s.mean}, {"p50", s.p50}, {"p99", s.p99}}},
-                    {"error",
-                     {{"mean", err(s.mean, m.mean)},
-                      {"p50", err(s.p50, m.p50)},
-                      {"p99", err(s.p99, m.p99)}}}};
-            };
-            if (vm.count("json")) {
-                nlohmann::json j = {{"serving_run", dir.string()},
-                                    {"label", c.label},
-                                    {"requests", c.requests},
-                                    {"vllm_version", c.vllm_version},
-                                    {"replayed", c.replayed}};
-                if (!c.replayed) {
-                    j["skipped"] = c.skip_reason;
-                } else {
-                    j["gpu"] = c.gpu;
-                    j["model"] = c.model;
-                    j["profile"] = c.default_profile ? "default" : c.profile;
-                    j["ttft_s"] = lat_json(c.measured.ttft, c.simulated.ttft);
-                    j["tpot_s"] = lat_json(c.measured.tpot, c.simulated.tpot);
-                    j["e2e_s"] = lat_json(c.measured.e2e, c.simulated.e2e);
-                }
-                json.push_back(j);
-                continue;
+            if (req.json) {
+                json.push_back(serving_json(dir, c));
+            } else {
+                print_serving(*ctx.out, c);
             }
-            if (!c.replayed) {
-                out << "serving run " << c.label << ": skipped, " << c.skip_reason << "\n\n";
-                continue;
-            }
-            out << "serving run " << c.label << " (" << c.requests << " requests, vLLM "
-                << c.vllm_version << ") vs the simulator: " << c.model << " on " << c.gpu << ", "
-                << (c.default_profile ? std::string("default spec-sheet profile")
-                                      : "profile: " + c.profile)
-                << "\n";
-            Table t({"metric", "measured", "simulated", "error"});
-            const auto rows = [&](const char* name, const calib::LatencySummary& m,
-                                  const calib::LatencySummary& s, double unit) {
-                const std::pair<const char*, double calib::LatencySummary::*> cols[] = {
-                    {"mean", &calib::LatencySummary::mean},
-                    {"p50", &calib::LatencySummary::p50},
-                    {"p99", &calib::LatencySummary::p99}};
-                for (const auto& [col, member] : cols) {
-                    const double want = m.*member;
-                    const double got = s.*member;
-                    t.add_row({std::string(name) + " " + col, fixed(want * unit, 3),
-                               fixed(got * unit, 3),
-                               want != 0 ? (got >= want ? "+" : "") +
-                                               fixed(100.0 * (got - want) / want, 1) + "%"
-                                         : std::string("-")});
-                }
-            };
-            rows("TTFT s", c.measured.ttft, c.simulated.ttft, 1.0);
-            rows("TPOT ms", c.measured.tpot, c.simulated.tpot, 1e3);
-            rows("E2E s", c.measured.e2e, c.simulated.e2e, 1.0);
-            t.print(out);
-            out << '\n';
         }
     }
-    if (vm.count("json")) {
+}
+
+} // namespace
+
+int run_calib_validate(CliContext& ctx) {
+    const std::optional<ValidateRequest> req = parse_validate(ctx);
+    if (!req) {
+        return 0;
+    }
+    if (req->scenario) {
+        return validate_bench_results(ctx, *req->scenario, req->inputs, req->profiles, req->json);
+    }
+    nlohmann::json json = nlohmann::json::array();
+    std::vector<std::string> unknown;
+    validate_kernels(ctx, *req, json, unknown);
+    validate_steps(ctx, *req, json);
+    validate_serving_runs(ctx, *req, json);
+    auto& out = *ctx.out;
+    if (req->json) {
         out << json_text(json) << '\n';
         return 0;
     }
@@ -715,24 +866,36 @@ int run_calib_validate(CliContext& ctx) {
     return 0;
 }
 
-// `gpuplan calib fit-power`: the power model's resident power and activity weights fitted to
-// measured (utilization, power) samples (calib/power_fit.hpp, docs/power.md).
-int run_calib_fit_power(CliContext& ctx) {
-    po::options_description desc("options");
+namespace {
+
+// ---------------------------------------------------------------- calib fit-power
+
+/// The command line of `calib fit-power`.
+struct FitPowerRequest {
     std::vector<std::string> inputs;
     std::string gpu_name;
     std::string output;
+    std::optional<double> board;    ///< --board-power, W
+    std::optional<double> resident; ///< --resident-power, W
+    double saturation = calib::PowerFitOptions{}.saturation_fraction;
+    bool json = false;
+};
+
+/// Parses `calib fit-power`'s options; nullopt when it printed its help.
+std::optional<FitPowerRequest> parse_fit_power(CliContext& ctx) {
+    po::options_description desc("options");
+    FitPowerRequest req;
     double board = 0;
     double resident = 0;
-    calib::PowerFitOptions fo;
-    desc.add_options()("samples", po::value(&inputs)->multitoken()->required(),
+    desc.add_options()("samples", po::value(&req.inputs)->multitoken()->required(),
                        "sample CSVs: gpu,u_compute,u_memory,power_w[,clock_factor] or "
-                       "gpuplan-calib's CSV")("gpu", po::value(&gpu_name)->required(),
+                       "gpuplan-calib's CSV")("gpu", po::value(&req.gpu_name)->required(),
                                               "fit the samples of this GPU (hwdb name)")(
-        "output,o", po::value(&output), "write the fitted power: keys as YAML here ('-': stdout)")(
+        "output,o", po::value(&req.output),
+        "write the fitted power: keys as YAML here ('-': stdout)")(
         "board-power", po::value(&board), "board power in W (default: the hwdb figure)")(
         "resident-power", po::value(&resident), "fix the resident power (W) instead of fitting it")(
-        "saturation", po::value(&fo.saturation_fraction),
+        "saturation", po::value(&req.saturation),
         "samples at or above this fraction of board power are not fitted (default 0.97)")(
         "json", "print the fit as JSON");
     po::positional_options_description pos;
@@ -740,63 +903,83 @@ int run_calib_fit_power(CliContext& ctx) {
     po::variables_map vm;
     if (!parse_options("calib fit-power", ctx.args, desc, pos, vm, *ctx.out,
                        "SAMPLES.csv... --gpu NAME [-o power.yaml] [--json]")) {
-        return 0;
+        return std::nullopt;
     }
-    const model::AcceleratorSpec& gpu = ctx.db().accelerator(gpu_name);
     if (vm.count("board-power")) {
-        if (!(board > 0)) {
+        req.board = board;
+    }
+    if (vm.count("resident-power")) {
+        req.resident = resident;
+    }
+    req.json = vm.count("json") > 0;
+    return req;
+}
+
+/// The fit's options for `gpu`: the board power given or from the hwdb, the resident power if
+/// fixed, the saturation fraction; UsageError for a value out of range.
+calib::PowerFitOptions power_fit_options(const FitPowerRequest& req,
+                                         const model::AcceleratorSpec& gpu) {
+    calib::PowerFitOptions fo;
+    fo.saturation_fraction = req.saturation;
+    if (req.board) {
+        if (!(*req.board > 0)) {
             throw UsageError("--board-power must be positive");
         }
-        fo.board_power_w = board;
+        fo.board_power_w = *req.board;
     } else if (gpu.board_power) {
         fo.board_power_w = gpu.board_power->si();
     } else {
         throw UsageError("'" + gpu.name + "' has no board power in the hwdb; give --board-power W");
     }
-    if (vm.count("resident-power")) {
-        if (!(resident >= 0 && resident < fo.board_power_w)) {
+    if (req.resident) {
+        if (!(*req.resident >= 0 && *req.resident < fo.board_power_w)) {
             throw UsageError("--resident-power must be in [0, board power)");
         }
-        fo.resident_power_w = resident;
+        fo.resident_power_w = *req.resident;
     }
     if (!(fo.saturation_fraction > 0 && fo.saturation_fraction <= 1)) {
         throw UsageError("--saturation must be in (0, 1]");
     }
-    const hwdb::Database& db = ctx.db();
-    const calib::GpuResolver resolve = [&db](std::string_view n) { return db.find_accelerator(n); };
+    return fo;
+}
+
+/// The power samples of one GPU from the inputs, with what was left out.
+struct GpuPowerSamples {
     std::vector<calib::PowerSample> samples;
-    std::vector<std::string> notes;
-    int other_gpu = 0;
-    int skipped = 0;
+    std::vector<std::string> notes; ///< the readers' notes on skipped rows
+    int other_gpu = 0;              ///< samples of other GPUs
+    int skipped = 0;                ///< rows skipped
+};
+
+/// Reads the inputs' samples of `gpu`; InputError when there are none.
+GpuPowerSamples read_gpu_power_samples(const hwdb::Database& db,
+                                       const std::vector<std::string>& inputs,
+                                       const model::AcceleratorSpec& gpu) {
+    const calib::GpuResolver resolve = [&db](std::string_view n) { return db.find_accelerator(n); };
+    GpuPowerSamples g;
     for (const auto& in : inputs) {
         calib::PowerSampleSet s = calib::read_power_samples(in, resolve);
-        skipped += s.skipped;
-        notes.insert(notes.end(), s.notes.begin(), s.notes.end());
+        g.skipped += s.skipped;
+        g.notes.insert(g.notes.end(), s.notes.begin(), s.notes.end());
         for (auto& p : s.samples) {
             if (p.gpu == gpu.name) {
-                samples.push_back(std::move(p));
+                g.samples.push_back(std::move(p));
             } else {
-                ++other_gpu;
+                ++g.other_gpu;
             }
         }
     }
-    if (samples.empty()) {
+    if (g.samples.empty()) {
         throw InputError("no power sample of '" + gpu.name + "' in the input (" +
-                         std::to_string(other_gpu) + " of other GPUs, " + std::to_string(skipped) +
-                         " rows skipped)");
+                         std::to_string(g.other_gpu) + " of other GPUs, " +
+                         std::to_string(g.skipped) + " rows skipped)");
     }
-    const calib::PowerFitResult r = calib::fit_power(samples, fo);
-    throw_if_interrupted();
-    const std::string yaml =
-        calib::power_fit_yaml(r, gpu.name, joined_command("calib fit-power", ctx.args));
-    auto& out = *ctx.out;
-    if (output == "-") {
-        out << yaml;
-        return 0;
-    }
-    if (vm.count("json")) {
-        nlohmann::json j = {
-            {"gpu", gpu.name},
+    return g;
+}
+
+nlohmann::json power_fit_json(const calib::PowerFitResult& r, const GpuPowerSamples& g,
+                              const model::AcceleratorSpec& gpu) {
+    return {{"gpu", gpu.name},
             {"board_power_w", r.board_w},
             {"resident_power_w", r.resident_w},
             {"resident_fitted", r.resident_fitted},
@@ -805,47 +988,73 @@ int run_calib_fit_power(CliContext& ctx) {
             {"samples", r.samples},
             {"fitted", r.fitted},
             {"saturated", r.saturated},
-            {"other_gpu_samples", other_gpu},
-            {"skipped_rows", skipped},
+            {"other_gpu_samples", g.other_gpu},
+            {"skipped_rows", g.skipped},
             {"rms_w", r.rms_w},
             {"fit_rms_w", r.fit_rms_w},
             {"max_abs_w", r.max_abs_w},
             {"worst", r.worst >= 0
-                          ? nlohmann::json(samples[static_cast<std::size_t>(r.worst)].where)
+                          ? nlohmann::json(g.samples[static_cast<std::size_t>(r.worst)].where)
                           : nlohmann::json(nullptr)},
             {"notes", r.notes},
-            {"input_notes", notes}};
-        out << json_text(j) << '\n';
-    } else {
-        const model::PowerModel d;
-        out << "power fit for " << gpu.name << ": " << r.samples << " samples (" << r.fitted
-            << " fitted, " << r.saturated << " at the board limit), " << other_gpu
-            << " of other GPUs, " << skipped << " rows skipped\n\n";
-        Table t({"coefficient", "fitted", "default"});
-        t.add_row({"board power", fixed(r.board_w, 1) + " W", "(given)"});
-        t.add_row({r.resident_fitted ? "resident power" : "resident power (fixed)",
-                   fixed(r.resident_w, 1) + " W",
-                   fixed(d.resident_fraction * r.board_w, 1) + " W"});
-        t.add_row({"compute_weight a_c", fixed(r.compute_weight, 4), fixed(d.compute_weight, 4)});
-        t.add_row({"memory_weight a_m", fixed(r.memory_weight, 4), fixed(d.memory_weight, 4)});
-        t.print(out);
-        out << "residual RMS " << fixed(r.rms_w, 1) << " W over all samples ("
-            << fixed(r.fit_rms_w, 1) << " W over the fitted ones), max " << fixed(r.max_abs_w, 1)
-            << " W";
-        if (r.worst >= 0) {
-            out << " at " << samples[static_cast<std::size_t>(r.worst)].where;
-        }
-        out << '\n';
-        for (const auto& n : r.notes) {
-            out << "note: " << n << '\n';
-        }
-        for (const auto& n : notes) {
-            out << "skipped: " << n << '\n';
-        }
+            {"input_notes", g.notes}};
+}
+
+void print_power_fit(std::ostream& out, const calib::PowerFitResult& r, const GpuPowerSamples& g,
+                     const model::AcceleratorSpec& gpu) {
+    const model::PowerModel d;
+    out << "power fit for " << gpu.name << ": " << r.samples << " samples (" << r.fitted
+        << " fitted, " << r.saturated << " at the board limit), " << g.other_gpu
+        << " of other GPUs, " << g.skipped << " rows skipped\n\n";
+    Table t({"coefficient", "fitted", "default"});
+    t.add_row({"board power", fixed(r.board_w, 1) + " W", "(given)"});
+    t.add_row({r.resident_fitted ? "resident power" : "resident power (fixed)",
+               fixed(r.resident_w, 1) + " W", fixed(d.resident_fraction * r.board_w, 1) + " W"});
+    t.add_row({"compute_weight a_c", fixed(r.compute_weight, 4), fixed(d.compute_weight, 4)});
+    t.add_row({"memory_weight a_m", fixed(r.memory_weight, 4), fixed(d.memory_weight, 4)});
+    t.print(out);
+    out << "residual RMS " << fixed(r.rms_w, 1) << " W over all samples (" << fixed(r.fit_rms_w, 1)
+        << " W over the fitted ones), max " << fixed(r.max_abs_w, 1) << " W";
+    if (r.worst >= 0) {
+        out << " at " << g.samples[static_cast<std::size_t>(r.worst)].where;
     }
-    if (!output.empty()) {
-        write_output_file(output, yaml);
-        *ctx.err << "wrote " << output << '\n';
+    out << '\n';
+    for (const auto& n : r.notes) {
+        out << "note: " << n << '\n';
+    }
+    for (const auto& n : g.notes) {
+        out << "skipped: " << n << '\n';
+    }
+}
+
+} // namespace
+
+// `gpuplan calib fit-power`: the power model's resident power and activity weights fitted to
+// measured (utilization, power) samples (calib/power_fit.hpp, docs/power.md).
+int run_calib_fit_power(CliContext& ctx) {
+    const std::optional<FitPowerRequest> req = parse_fit_power(ctx);
+    if (!req) {
+        return 0;
+    }
+    const model::AcceleratorSpec& gpu = ctx.db().accelerator(req->gpu_name);
+    const calib::PowerFitOptions fo = power_fit_options(*req, gpu);
+    const GpuPowerSamples g = read_gpu_power_samples(ctx.db(), req->inputs, gpu);
+    const calib::PowerFitResult r = calib::fit_power(g.samples, fo);
+    throw_if_interrupted();
+    const std::string yaml =
+        calib::power_fit_yaml(r, gpu.name, joined_command("calib fit-power", ctx.args));
+    if (req->output == "-") {
+        *ctx.out << yaml;
+        return 0;
+    }
+    if (req->json) {
+        *ctx.out << json_text(power_fit_json(r, g, gpu)) << '\n';
+    } else {
+        print_power_fit(*ctx.out, r, g, gpu);
+    }
+    if (!req->output.empty()) {
+        write_output_file(req->output, yaml);
+        *ctx.err << "wrote " << req->output << '\n';
     }
     return 0;
 }

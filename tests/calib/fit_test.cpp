@@ -3,6 +3,7 @@
 #include "calib/fit.hpp"
 
 #include "calib/predict.hpp"
+#include "calib/stats.hpp"
 #include "model/error.hpp"
 
 #include <gtest/gtest.h>
@@ -186,8 +187,8 @@ TEST(ErrorStats, MeanMedianNearestRankP90AndWorst) {
     const auto s = calib::error_stats({0.1, 0.4, 0.2, 0.3, 0.0, 0.5, 0.6, 0.7, 0.8, 0.9});
     EXPECT_EQ(s.n, 10);
     EXPECT_NEAR(s.mape, 0.45, 1e-12);
-    EXPECT_NEAR(s.median, 0.45, 1e-12);
-    EXPECT_NEAR(s.p90, 0.8, 1e-12); // the 9th of 10 sorted values
+    EXPECT_NEAR(s.median, 0.4, 1e-12); // the 5th of 10 sorted values (nearest rank)
+    EXPECT_NEAR(s.p90, 0.8, 1e-12);    // the 9th of 10 sorted values
     EXPECT_NEAR(s.max, 0.9, 1e-12);
     EXPECT_EQ(s.worst, 9);
     EXPECT_EQ(calib::error_stats({}).n, 0);
@@ -195,6 +196,23 @@ TEST(ErrorStats, MeanMedianNearestRankP90AndWorst) {
     EXPECT_NEAR(w.mape, (0.3 + 0.5) / 4.0, 1e-12);
     EXPECT_NEAR(w.median, 0.1, 1e-12);
     EXPECT_NEAR(w.p90, 0.5, 1e-12);
+}
+
+// calib's one percentile rule, nearest rank (the inverted empirical CDF): the smallest value
+// whose cumulative weight reaches q of the total; with unit weights the ceil(q n)-th smallest.
+TEST(ErrorStats, NearestRankPercentile) {
+    EXPECT_DOUBLE_EQ(calib::nearest_rank({}, 0.9), 0.0);
+    EXPECT_DOUBLE_EQ(calib::nearest_rank({7.0}, 0.9), 7.0);
+    // n = 3: q = 0.5 -> rank ceil(1.5) = 2; q = 0.9 -> rank ceil(2.7) = 3.
+    EXPECT_DOUBLE_EQ(calib::nearest_rank({5.0, 1.0, 3.0}, 0.5), 3.0);
+    EXPECT_DOUBLE_EQ(calib::nearest_rank({5.0, 1.0, 3.0}, 0.9), 5.0);
+    // n = 4: q = 0.5 -> rank 2 (the lower middle value, not the mean of the two).
+    EXPECT_DOUBLE_EQ(calib::nearest_rank({4.0, 1.0, 3.0, 2.0}, 0.5), 2.0);
+    // Weights 3 and 1: cumulative 3/4 of the total at 0.1 reaches 0.5 but not 0.9.
+    EXPECT_DOUBLE_EQ(calib::weighted_nearest_rank({0.5, 0.1}, {1.0, 3.0}, 0.5), 0.1);
+    EXPECT_DOUBLE_EQ(calib::weighted_nearest_rank({0.5, 0.1}, {1.0, 3.0}, 0.9), 0.5);
+    // Equal weights of any size give the unweighted figure.
+    EXPECT_DOUBLE_EQ(calib::weighted_nearest_rank({5.0, 1.0, 3.0}, {2.5, 2.5, 2.5}, 0.5), 3.0);
 }
 
 TEST(HoldOut, IsStableAndHoldsOutAboutOneInFive) {

@@ -40,13 +40,27 @@ std::optional<model::EfficiencyProfile> no_profile(const model::AcceleratorSpec&
 
 } // namespace
 
-TEST(ServingRuns, LinearPercentileAsNumpy) {
-    EXPECT_DOUBLE_EQ(calib::linear_percentile({}, 0.5), 0.0);
-    EXPECT_DOUBLE_EQ(calib::linear_percentile({3.0}, 0.99), 3.0);
-    EXPECT_DOUBLE_EQ(calib::linear_percentile({4, 1, 3, 2}, 0.5), 2.5);
-    EXPECT_NEAR(calib::linear_percentile({4, 1, 3, 2}, 0.99), 3.97, 1e-12);
-    EXPECT_DOUBLE_EQ(calib::linear_percentile({4, 1, 3, 2}, 1.0), 4.0);
-    EXPECT_DOUBLE_EQ(calib::linear_percentile({4, 1, 3, 2}, 0.0), 1.0);
+// Measured percentiles interpolate linearly between order statistics as numpy.percentile does
+// by default (the simulator's rule): of {1, 2, 3, 4}, p50 = 2.5 and p99 = 3 + 0.97 = 3.97.
+TEST(ServingRuns, MeasuredPercentilesAsNumpy) {
+    calib::ServingRun run;
+    for (const double ttft : {4.0, 1.0, 3.0, 2.0}) {
+        calib::ServingRequest r;
+        r.output_tokens = 1;
+        r.queued_s = 10.0;
+        r.first_token_s = 10.0 + ttft;
+        r.last_token_s = 10.0 + ttft;
+        run.requests.push_back(r);
+    }
+    const calib::ServingLatencies l = calib::measured_latencies(run);
+    EXPECT_EQ(l.ttft.count, 4);
+    EXPECT_DOUBLE_EQ(l.ttft.mean, 2.5);
+    EXPECT_DOUBLE_EQ(l.ttft.p50, 2.5);
+    EXPECT_NEAR(l.ttft.p99, 3.97, 1e-12);
+    EXPECT_EQ(l.tpot.count, 0); // one output token: no TPOT
+    EXPECT_DOUBLE_EQ(l.tpot.p99, 0.0);
+    run.requests.resize(1);
+    EXPECT_DOUBLE_EQ(calib::measured_latencies(run).e2e.p99, 4.0);
 }
 
 TEST(ServingRuns, FindsTheRunFolders) {
