@@ -338,7 +338,8 @@ nlohmann::json failures_json(const model::FailureConfig& c, const model::Trainin
             {"interval_s", f.interval.si()},
             {"interval_basis", f.interval_given ? "given" : "young"},
             {"time_without_failures_s", f.solve_time.si()},
-            {"expected_time_s", f.wall_time.si()},
+            {"finishes", f.finishes},
+            {"expected_time_s", f.finishes ? nlohmann::json(f.wall_time.si()) : nullptr},
             {"goodput", f.goodput},
             {"expected_failures", f.expected_failures},
             {"checkpoint_overhead_s", f.checkpoint_overhead.si()},
@@ -371,13 +372,21 @@ void print_failures(std::ostream& out, const model::FailureConfig& c,
         << (step.si() > 0 ? " (about " + fixed(f.interval / step, 0) + " steps)" : "")
         << (f.interval_given ? ", given" : ", Young's sqrt(2 x checkpoint x job MTBF)")
         << "; Daly's higher-order optimum " << secs(f.daly_interval) << '\n'
-        << "expected time        " << secs(f.wall_time) << " with failures, " << secs(f.solve_time)
-        << " without: goodput " << pct(f.goodput) << '\n'
-        << "  checkpoints        " << secs(f.checkpoint_overhead) << '\n'
-        << "  restarts           " << fixed(f.expected_failures, 1) << " failures x "
-        << secs(f.restart_time) << " = " << secs(f.restart_time_total) << '\n'
-        << "  lost work          " << secs(f.lost_work) << " of training redone\n"
-        << "spare nodes          ";
+        << "expected time        ";
+    if (f.finishes) {
+        out << secs(f.wall_time) << " with failures, " << secs(f.solve_time) << " without: goodput "
+            << pct(f.goodput) << '\n'
+            << "  checkpoints        " << secs(f.checkpoint_overhead) << '\n'
+            << "  restarts           " << fixed(f.expected_failures, 1) << " failures x "
+            << secs(f.restart_time) << " = " << secs(f.restart_time_total) << '\n'
+            << "  lost work          " << secs(f.lost_work) << " of training redone\n";
+    } else {
+        out << "never finishes in practice: the job fails every " << secs(f.job_mtbf)
+            << " but a restart takes " << secs(f.restart_time) << " and a checkpoint "
+            << secs(f.checkpoint_time) << " (" << secs(f.solve_time)
+            << " without failures); raise gpu_mtbf or the storage bandwidth\n";
+    }
+    out << "spare nodes          ";
     if (f.spare_nodes) {
         out << *f.spare_nodes << " beside the " << f.nodes << " keep the run at full size with "
             << "probability " << fixed(f.availability_with_spares, 4) << " (target "

@@ -32,6 +32,18 @@ void check_interval_inputs(Seconds checkpoint, Seconds mtbf) {
             "s must be a positive time; give e.g. '50000 h'");
 }
 
+/// Goodput and the split of the expected wall time into work, checkpoints, restarts and lost work.
+void finish_split(TrainingFailures& f) {
+    f.goodput = f.wall_time.si() > 0 ? f.solve_time / f.wall_time : 1.0;
+    f.expected_failures = f.wall_time / f.job_mtbf;
+    f.checkpoint_overhead = f.checkpoint_time * (f.solve_time / f.interval);
+    f.restart_time_total = f.restart_time * f.expected_failures;
+    f.lost_work = f.wall_time - f.solve_time - f.checkpoint_overhead - f.restart_time_total;
+    if (f.lost_work.si() < 0) {
+        f.lost_work = Seconds(0.0); // rounding, or restarts cut short by further failures
+    }
+}
+
 } // namespace
 
 Seconds young_interval(Seconds checkpoint, Seconds mtbf) {
@@ -110,13 +122,15 @@ TrainingFailures estimate_failures(const FailureInputs& in) {
     f.solve_time = in.solve_time;
     f.wall_time =
         expected_wall_time(f.solve_time, f.interval, f.checkpoint_time, f.restart_time, f.job_mtbf);
-    f.goodput = f.wall_time.si() > 0 ? f.solve_time / f.wall_time : 1.0;
-    f.expected_failures = f.wall_time / f.job_mtbf;
-    f.checkpoint_overhead = f.checkpoint_time * (f.solve_time / f.interval);
-    f.restart_time_total = f.restart_time * f.expected_failures;
-    f.lost_work = f.wall_time - f.solve_time - f.checkpoint_overhead - f.restart_time_total;
-    if (f.lost_work.si() < 0) {
-        f.lost_work = Seconds(0.0); // rounding, or restarts cut short by further failures
+    if (!std::isfinite(f.wall_time.si())) {
+        // e^(R/M) or e^((τ+δ)/M) overflows: the run practically never completes (a result, not
+        // an error; the report says why).
+        f.finishes = false;
+        f.wall_time = Seconds(0.0);
+        f.goodput = 0;
+        f.checkpoint_overhead = f.checkpoint_time * (f.solve_time / f.interval);
+    } else {
+        finish_split(f);
     }
 
     f.repair_time = c.repair_time.value_or(kDefaultRepairTime);

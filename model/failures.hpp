@@ -64,7 +64,8 @@ struct FailureConfig {
 /// Daly's (2006) expected wall time of a job of `solve` seconds of work that checkpoints after
 /// every `interval` of work (each checkpoint takes `checkpoint`), fails after exponential times
 /// of mean `mtbf`, and after each failure spends `restart` before resuming from the last
-/// checkpoint: M · e^(R/M) · (e^((τ+δ)/M) − 1) · T_s/τ. Throws InvalidArgument unless
+/// checkpoint: M · e^(R/M) · (e^((τ+δ)/M) − 1) · T_s/τ; +inf when that overflows (the job
+/// practically never finishes). Throws InvalidArgument unless
 /// solve ≥ 0, interval > 0, checkpoint ≥ 0, restart ≥ 0 and mtbf > 0.
 [[nodiscard]] Seconds expected_wall_time(Seconds solve, Seconds interval, Seconds checkpoint,
                                          Seconds restart, Seconds mtbf);
@@ -98,7 +99,11 @@ struct TrainingFailures {
     Seconds daly_interval;    ///< Daly's higher-order optimum
     Seconds interval;         ///< the interval used: given, else Young's
     bool interval_given = false;
-    Seconds solve_time;           ///< without failures
+    Seconds solve_time; ///< without failures
+    /// false when failures come so often against the restart and checkpoint times that the
+    /// expected time overflows (e^(R/M) beyond a double): the run practically never finishes,
+    /// and wall_time, expected_failures, restart_time_total and lost_work are 0, goodput 0.
+    bool finishes = true;
     Seconds wall_time;            ///< expected, with failures (Daly 2006)
     double goodput = 0;           ///< solve_time / wall_time
     double expected_failures = 0; ///< wall_time / job_mtbf

@@ -1000,6 +1000,13 @@ TEST(Cli, BadFailureOrAvailabilityValuesExitTwoWithTheirPlace) {
     EXPECT_EQ(neg.exit_code, 2);
     EXPECT_NE(neg.out.find("neg.yaml:13:15: training.failures.gpu_mtbf"), std::string::npos)
         << neg.out;
+    // A rate so high that the expected time overflows is a result ("never finishes"), not an
+    // internal error with a non-finite number.
+    const auto never =
+        run("train " + write_temp("never.yaml", train + "    gpu_mtbf: 10 s\n") + " --json");
+    EXPECT_EQ(never.exit_code, 0) << never.out;
+    EXPECT_NE(never.out.find("\"finishes\": false"), std::string::npos) << never.out;
+    EXPECT_NE(never.out.find("\"expected_time_s\": null"), std::string::npos) << never.out;
     const auto one = run("train " + write_temp("one.yaml", train + "    spares_target: 1\n"));
     EXPECT_EQ(one.exit_code, 2);
     EXPECT_NE(one.out.find("one.yaml:13:20: training.failures.spares_target"), std::string::npos)

@@ -115,6 +115,25 @@ TEST(Failures, BadInputIsAnInputError) {
                  InvalidArgument);
 }
 
+TEST(Failures, ARunThatFailsFarFasterThanItRestartsNeverFinishes) {
+    // M = 1 s, R = 10 min: e^(R/M) = e^600 ... the formula overflows; a result, not an error.
+    FailureInputs in;
+    in.solve_time = Seconds(1e6);
+    in.gpus = 1;
+    in.gpus_per_node = 1;
+    in.checkpoint_size = Bytes(1e9);
+    in.restart_read = Bytes(1e9);
+    in.config.gpu_mtbf = Seconds(0.5);
+    in.config.write_bandwidth = BytesPerSecond(1e9);
+    in.config.read_bandwidth = BytesPerSecond(1e9);
+    const TrainingFailures f = estimate_failures(in);
+    EXPECT_FALSE(f.finishes);
+    EXPECT_EQ(f.goodput, 0.0);
+    EXPECT_TRUE(std::isinf(
+        expected_wall_time(Seconds(1.0), Seconds(1.0), Seconds(1.0), Seconds(1e4), Seconds(1.0))
+            .si()));
+}
+
 TEST(Failures, ServingAvailabilityDefaultsToThePerGpuRate) {
     AvailabilityConfig c;
     c.target = 0.97;
