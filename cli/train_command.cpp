@@ -345,6 +345,7 @@ nlohmann::json failures_json(const model::FailureConfig& c, const model::Trainin
             {"checkpoint_overhead_s", f.checkpoint_overhead.si()},
             {"restart_time_total_s", f.restart_time_total.si()},
             {"lost_work_s", f.lost_work.si()},
+            {"gpu_hours", f.gpu_hours},
             {"repair_time_s", f.repair_time.si()},
             {"spares_target", f.spares_target},
             {"node_availability", f.node_up},
@@ -354,7 +355,8 @@ nlohmann::json failures_json(const model::FailureConfig& c, const model::Trainin
 }
 
 void print_failures(std::ostream& out, const model::FailureConfig& c,
-                    const model::TrainingFailures& f, Seconds step) {
+                    const model::TrainingFailures& f, Seconds step,
+                    const std::optional<model::Money>& rent) {
     const auto gbps = [](BytesPerSecond b) { return fixed(b.si() / 1e9, 2) + " GB/s"; };
     const auto dflt = [](bool is_default) { return is_default ? " (default)" : ""; };
     out << "\nfailures and checkpoints (docs/failures.md)\n"
@@ -379,7 +381,12 @@ void print_failures(std::ostream& out, const model::FailureConfig& c,
             << "  checkpoints        " << secs(f.checkpoint_overhead) << '\n'
             << "  restarts           " << fixed(f.expected_failures, 1) << " failures x "
             << secs(f.restart_time) << " = " << secs(f.restart_time_total) << '\n'
-            << "  lost work          " << secs(f.lost_work) << " of training redone\n";
+            << "  lost work          " << secs(f.lost_work) << " of training redone\n"
+            << "GPU-hours            " << fixed(f.gpu_hours, 0) << " expected with failures";
+        if (rent) {
+            out << ", rent " << model::to_string(*rent);
+        }
+        out << '\n';
     } else {
         out << "never finishes in practice: the job fails every " << secs(f.job_mtbf)
             << " but a restart takes " << secs(f.restart_time) << " and a checkpoint "
@@ -465,6 +472,10 @@ nlohmann::json train_json(const model::Scenario& s, const model::TrainingEstimat
     j["notes"] = e.notes;
     if (e.failures) {
         j["failures"] = failures_json(*s.training->failures, *e.failures);
+        if (e.rent_cost_with_failures) {
+            j["failures"]["rent"] = {{"amount", e.rent_cost_with_failures->amount},
+                                     {"currency", e.rent_cost_with_failures->currency}};
+        }
     }
     return j;
 }
@@ -590,7 +601,7 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Tr
     for (const auto& n : e.notes)
         out << "  - " << n << '\n';
     if (e.failures) {
-        print_failures(out, *c.failures, *e.failures, b.total);
+        print_failures(out, *c.failures, *e.failures, b.total, e.rent_cost_with_failures);
     }
 }
 

@@ -131,6 +131,7 @@ TrainingFailures estimate_failures(const FailureInputs& in) {
         f.checkpoint_overhead = f.checkpoint_time * (f.solve_time / f.interval);
     } else {
         finish_split(f);
+        f.gpu_hours = f.wall_time.si() * in.gpus / 3600.0;
     }
 
     f.repair_time = c.repair_time.value_or(kDefaultRepairTime);

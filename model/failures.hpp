@@ -110,6 +110,7 @@ struct TrainingFailures {
     Seconds checkpoint_overhead;  ///< (solve_time / interval) · δ
     Seconds restart_time_total;   ///< expected_failures · R
     Seconds lost_work;            ///< the rest: work redone after failures
+    double gpu_hours = 0; ///< wall_time × GPUs (spares not counted); 0 when it never finishes
     Seconds repair_time;
     double spares_target = 0;
     double node_up = 0;             ///< node MTBF / (node MTBF + repair time)

@@ -370,6 +370,8 @@ struct TrainingEstimate {
     /// With a failures block: checkpoints (weights + optimizer states of the trained parameters,
     /// 2 + K bytes each), restarts, the Young/Daly interval, expected time and goodput, spares.
     std::optional<TrainingFailures> failures;
+    /// With failures and a rent price: the failures' expected GPU-hours × rent per GPU-hour.
+    std::optional<Money> rent_cost_with_failures;
     friend bool operator==(const TrainingEstimate&, const TrainingEstimate&) = default;
 };
 

@@ -137,6 +137,9 @@ TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& c
         in.restart_read = in.checkpoint_size + Bytes(2.0 * (e.params - e.trainable_params));
         in.config = *cfg.failures;
         e.failures = estimate_failures(in);
+        if (prices.gpu_hour && e.failures->finishes) {
+            e.rent_cost_with_failures = prices.gpu_hour->money * e.failures->gpu_hours;
+        }
     }
 
     // Notes: the verdict per stage, stalls, what was assumed.

@@ -958,6 +958,10 @@ TEST(Cli, TrainWithFailuresReportsTheYoungIntervalGoodputAndSpares) {
     const double with = json_number(r.out, "expected_time_s", f);
     EXPECT_GT(with, without);
     EXPECT_NEAR(json_number(r.out, "goodput", f), without / with, 1e-12);
+    // GPU-hours and rent over the expected time: 1,024 GPUs at the example's $2.99/h.
+    const double gpu_hours = with * 1024 / 3600.0;
+    EXPECT_NEAR(json_number(r.out, "gpu_hours", f), gpu_hours, 1e-6);
+    EXPECT_NEAR(json_number(r.out, "amount", r.out.find("\"rent\"", f)), 2.99 * gpu_hours, 1e-3);
     // Spares: 128 nodes of MTBF m × 128, repaired in 24 h; the smallest k reaching 0.99.
     const double node_m = m * 1024.0 / 8.0;
     const double p = node_m / (node_m + 24 * 3600.0);

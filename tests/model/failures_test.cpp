@@ -67,6 +67,7 @@ TEST(Failures, EstimateUsesTheDefaultsAndSplitsTheTime) {
     EXPECT_NEAR(f.goodput, f.solve_time / f.wall_time, 1e-15);
     EXPECT_LT(f.goodput, 1.0);
     EXPECT_NEAR(f.expected_failures, f.wall_time / f.job_mtbf, 1e-12);
+    EXPECT_NEAR(f.gpu_hours, f.wall_time.si() * 1024 / 3600.0, 1e-6);
     // The parts add up to the wall time.
     EXPECT_NEAR((f.solve_time + f.checkpoint_overhead + f.restart_time_total + f.lost_work).si(),
                 f.wall_time.si(), 1e-6);
