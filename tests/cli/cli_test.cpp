@@ -996,6 +996,26 @@ TEST(Cli, EstimateAnswersTheAvailabilityBlock) {
     EXPECT_NE(text.out.find("spares needed        1"), std::string::npos) << text.out;
 }
 
+TEST(Cli, PlanAnswersTheAvailabilityBlockForItsBestConfiguration) {
+    std::ifstream in(src("examples/plan-search.yaml"));
+    std::stringstream text;
+    text << in.rdbuf() << "availability:\n  mttr: 24 h\n  target: 0.99999\n";
+    const auto r = run("plan " + write_temp("plan-av.yaml", text.str()) + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const int replicas = static_cast<int>(json_number(r.out, "replicas"));
+    const int gpus = static_cast<int>(json_number(r.out, "tp") * json_number(r.out, "pp"));
+    const auto a = r.out.find("\"availability\": {");
+    ASSERT_NE(a, std::string::npos) << r.out;
+    EXPECT_EQ(json_number(r.out, "replicas_needed", a), replicas);
+    const double mtbf = 54.0 * 86400.0 * 16384.0 / 419.0 / gpus;
+    const double p = mtbf / (mtbf + 24 * 3600.0);
+    const int k = static_cast<int>(json_number(r.out, "spares", a));
+    EXPECT_GE(binomial_at_least(replicas, k, p), 0.99999);
+    if (k > 0) {
+        EXPECT_LT(binomial_at_least(replicas, k - 1, p), 0.99999);
+    }
+}
+
 TEST(Cli, BadFailureOrAvailabilityValuesExitTwoWithTheirPlace) {
     const std::string train = "schema: 1\nmodel: llama-3.1-8b\nhardware:\n  accelerator: h100-sxm\n"
                               "  node: dgx-h100\n  count: 16\ntraining:\n  tokens: 1e9\n"
