@@ -1,4 +1,5 @@
 // `gpuplan fit`, `gpuplan estimate` and `gpuplan compare`: the analytic model's answers.
+#include "cli/availability_report.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/command_reports.hpp"
 #include "cli/json_out.hpp"
@@ -11,6 +12,7 @@
 #include "cli/table.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/bottleneck.hpp"
+#include "model/failures.hpp"
 #include "model/memory.hpp"
 #include "model/price_list.hpp"
 #include "model/serving.hpp"
@@ -20,6 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <optional>
 #include <ostream>
 
 namespace gpuplan::cli {
@@ -253,6 +257,9 @@ nlohmann::json estimate_report(CliContext& ctx, const model::Scenario& s,
     if (p.analysis.power) {
         j["power"] = power_json(*p.analysis.power);
     }
+    if (const auto a = scenario_availability(s)) {
+        j["availability"] = availability_json(*a);
+    }
     return j;
 }
 
@@ -290,6 +297,9 @@ int run_estimate(CliContext& ctx) {
         if (p.analysis.power) {
             *ctx.out << "\nunder the power limit (analytic; figures above are uncapped)\n";
             print_power(*ctx.out, *p.analysis.power);
+        }
+        if (const auto a = scenario_availability(s)) {
+            print_availability(*ctx.out, *a);
         }
     }
     if (!plot_dir.empty()) {

@@ -2,6 +2,7 @@
 // scenario's `plan:` block, so they are checked exactly like the file's keys; the report ranks
 // the cheapest configurations that meet the SLOs, or says that nothing does and which came
 // closest (docs/plan.md).
+#include "cli/availability_report.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/command_reports.hpp"
 #include "cli/interrupt.hpp"
@@ -316,6 +317,15 @@ nlohmann::json plan_report(CliContext& ctx, const model::Scenario& s, int thread
     j["ranked"] = ranked;
     j["closest_miss"] = r.closest_miss ? row_json(*r.closest_miss) : nlohmann::json(nullptr);
     j["notes"] = r.notes;
+    if (s.availability) {
+        // The spares for the best configuration's replicas (null when nothing was found).
+        j["availability"] = nullptr;
+        if (r.found && !r.ranked.empty()) {
+            const auto& par = r.ranked.front().config.par;
+            j["availability"] =
+                availability_json(*scenario_availability(s, par.dp, par.tp * par.pp));
+        }
+    }
     return j;
 }
 
@@ -430,6 +440,10 @@ int run_plan(CliContext& ctx) {
     out << (r.found ? "answer       " : "NO ANSWER    ") << r.verdict << '\n';
     for (const auto& n : r.notes) {
         out << "note         " << n << '\n';
+    }
+    if (s.availability && r.found && !r.ranked.empty()) {
+        const auto& par = r.ranked.front().config.par;
+        print_availability(out, *scenario_availability(s, par.dp, par.tp * par.pp));
     }
     return 0;
 }

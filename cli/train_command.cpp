@@ -315,6 +315,96 @@ nlohmann::json result_json(const model::LayoutResult& r) {
             {"cost", r.cost}};
 }
 
+nlohmann::json failures_json(const model::FailureConfig& c, const model::TrainingFailures& f) {
+    nlohmann::json spares = nullptr;
+    if (f.spare_nodes) {
+        spares = *f.spare_nodes;
+    }
+    return {{"gpu_mtbf_s", f.gpu_mtbf.si()},
+            {"gpu_mtbf_default", !c.gpu_mtbf.has_value()},
+            {"node_mtbf_s", f.node_mtbf.si()},
+            {"job_mtbf_s", f.job_mtbf.si()},
+            {"nodes", f.nodes},
+            {"checkpoint_bytes", f.checkpoint_size.si()},
+            {"restart_read_bytes", f.restart_read.si()},
+            {"write_bandwidth_bytes_per_s", f.write_bandwidth.si()},
+            {"read_bandwidth_bytes_per_s", f.read_bandwidth.si()},
+            {"storage_bandwidth_default", !c.write_bandwidth || !c.read_bandwidth},
+            {"checkpoint_time_s", f.checkpoint_time.si()},
+            {"restart_overhead_s", f.restart_overhead.si()},
+            {"restart_time_s", f.restart_time.si()},
+            {"young_interval_s", f.young_interval.si()},
+            {"daly_interval_s", f.daly_interval.si()},
+            {"interval_s", f.interval.si()},
+            {"interval_basis", f.interval_given ? "given" : "young"},
+            {"time_without_failures_s", f.solve_time.si()},
+            {"finishes", f.finishes},
+            {"expected_time_s", f.finishes ? nlohmann::json(f.wall_time.si()) : nullptr},
+            {"goodput", f.goodput},
+            {"expected_failures", f.expected_failures},
+            {"checkpoint_overhead_s", f.checkpoint_overhead.si()},
+            {"restart_time_total_s", f.restart_time_total.si()},
+            {"lost_work_s", f.lost_work.si()},
+            {"gpu_hours", f.gpu_hours},
+            {"repair_time_s", f.repair_time.si()},
+            {"spares_target", f.spares_target},
+            {"node_availability", f.node_up},
+            {"spare_nodes", spares},
+            {"availability_with_spares", f.availability_with_spares},
+            {"availability_without_spares", f.availability_without_spares}};
+}
+
+void print_failures(std::ostream& out, const model::FailureConfig& c,
+                    const model::TrainingFailures& f, Seconds step,
+                    const std::optional<model::Money>& rent) {
+    const auto gbps = [](BytesPerSecond b) { return fixed(b.si() / 1e9, 2) + " GB/s"; };
+    const auto dflt = [](bool is_default) { return is_default ? " (default)" : ""; };
+    out << "\nfailures and checkpoints (docs/failures.md)\n"
+        << "job MTBF             " << secs(f.job_mtbf) << " (per GPU "
+        << fixed(f.gpu_mtbf.si() / 3600, 0) << " h"
+        << (c.gpu_mtbf ? "" : ": Llama 3's 419 interruptions in 54 days on 16,384 GPUs")
+        << "; per node " << fixed(f.node_mtbf.si() / 3600, 0) << " h)\n"
+        << "checkpoint           " << format_gib(f.checkpoint_size)
+        << " (16-bit weights + optimizer states) at " << gbps(f.write_bandwidth)
+        << dflt(!c.write_bandwidth) << " = " << secs(f.checkpoint_time) << '\n'
+        << "restart              " << format_gib(f.restart_read) << " at " << gbps(f.read_bandwidth)
+        << dflt(!c.read_bandwidth) << " + " << secs(f.restart_overhead) << " start-up"
+        << dflt(!c.restart_overhead) << " = " << secs(f.restart_time) << '\n'
+        << "checkpoint interval  " << secs(f.interval) << " of training"
+        << (step.si() > 0 ? " (about " + fixed(f.interval / step, 0) + " steps)" : "")
+        << (f.interval_given ? ", given" : ", Young's sqrt(2 x checkpoint x job MTBF)")
+        << "; Daly's higher-order optimum " << secs(f.daly_interval) << '\n'
+        << "expected time        ";
+    if (f.finishes) {
+        out << secs(f.wall_time) << " with failures, " << secs(f.solve_time) << " without: goodput "
+            << pct(f.goodput) << '\n'
+            << "  checkpoints        " << secs(f.checkpoint_overhead) << '\n'
+            << "  restarts           " << fixed(f.expected_failures, 1) << " failures x "
+            << secs(f.restart_time) << " = " << secs(f.restart_time_total) << '\n'
+            << "  lost work          " << secs(f.lost_work) << " of training redone\n"
+            << "GPU-hours            " << fixed(f.gpu_hours, 0) << " expected with failures";
+        if (rent) {
+            out << ", rent " << model::to_string(*rent);
+        }
+        out << '\n';
+    } else {
+        out << "never finishes in practice: the job fails every " << secs(f.job_mtbf)
+            << " but a restart takes " << secs(f.restart_time) << " and a checkpoint "
+            << secs(f.checkpoint_time) << " (" << secs(f.solve_time)
+            << " without failures); raise gpu_mtbf or the storage bandwidth\n";
+    }
+    out << "spare nodes          ";
+    if (f.spare_nodes) {
+        out << *f.spare_nodes << " beside the " << f.nodes << " keep the run at full size with "
+            << "probability " << fixed(f.availability_with_spares, 4) << " (target "
+            << fixed(f.spares_target, 4) << dflt(!c.spares_target) << "; "
+            << fixed(f.availability_without_spares, 4) << " with none; repair "
+            << secs(f.repair_time) << dflt(!c.repair_time) << ")\n";
+    } else {
+        out << "no number of spares reaches the target " << fixed(f.spares_target, 4) << '\n';
+    }
+}
+
 nlohmann::json train_json(const model::Scenario& s, const model::TrainingEstimate& e) {
     const auto& d = s.deployment;
     const auto& c = *s.training;
@@ -380,6 +470,13 @@ nlohmann::json train_json(const model::Scenario& s, const model::TrainingEstimat
                      {"fragmentation", e.fragmentation},
                      {"runtime_overhead_bytes", e.runtime_overhead.si()}};
     j["notes"] = e.notes;
+    if (e.failures) {
+        j["failures"] = failures_json(*s.training->failures, *e.failures);
+        if (e.rent_cost_with_failures) {
+            j["failures"]["rent"] = {{"amount", e.rent_cost_with_failures->amount},
+                                     {"currency", e.rent_cost_with_failures->currency}};
+        }
+    }
     return j;
 }
 
@@ -503,6 +600,9 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Tr
     }
     for (const auto& n : e.notes)
         out << "  - " << n << '\n';
+    if (e.failures) {
+        print_failures(out, *c.failures, *e.failures, b.total, e.rent_cost_with_failures);
+    }
 }
 
 void print_search(std::ostream& out, const model::SearchResult& sr, model::RankBy by) {

@@ -1,6 +1,7 @@
 #include "hwdb/scenario_loader.hpp"
 #include "hwdb/model_resolver.hpp"
 
+#include "hwdb/detail/failures_reader.hpp"
 #include "hwdb/detail/plan_reader.hpp"
 #include "hwdb/detail/power_cost_reader.hpp"
 #include "hwdb/detail/spec_readers.hpp"
@@ -427,6 +428,7 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     if (auto plan = root.opt_map("plan")) {
         s.plan = detail::read_plan(std::move(*plan), db);
     }
+    s.availability = detail::read_availability(root.opt_map("availability"));
     auto training = root.opt_map("training"); // read after the hardware validates
     if (!s.scheduler.swap_bandwidth && !s.deployment.gpu.host_link.empty()) {
         // Swapped KV blocks cross the accelerator's host link.

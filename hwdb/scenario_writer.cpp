@@ -728,6 +728,45 @@ void write_training(Out& o, const model::TrainingConfig& t) {
     if (t.average_gpu_power) {
         o.line(2, "average_gpu_power", watts(*t.average_gpu_power));
     }
+    if (t.failures) {
+        const model::FailureConfig& f = *t.failures;
+        o.open(2, "failures");
+        if (f.gpu_mtbf) {
+            o.line(4, "gpu_mtbf", seconds(*f.gpu_mtbf));
+        }
+        if (f.write_bandwidth) {
+            o.line(4, "checkpoint_write_bandwidth", bandwidth(*f.write_bandwidth));
+        }
+        if (f.read_bandwidth) {
+            o.line(4, "checkpoint_read_bandwidth", bandwidth(*f.read_bandwidth));
+        }
+        if (f.restart_overhead) {
+            o.line(4, "restart_overhead", seconds(*f.restart_overhead));
+        }
+        if (f.repair_time) {
+            o.line(4, "repair_time", seconds(*f.repair_time));
+        }
+        if (f.checkpoint_interval) {
+            o.line(4, "checkpoint_interval", seconds(*f.checkpoint_interval));
+        }
+        if (f.spares_target) {
+            o.line(4, "spares_target", num(*f.spares_target));
+        }
+    }
+}
+
+void write_availability(Out& o, const model::AvailabilityConfig& a) {
+    o.open(0, "availability");
+    if (a.replicas) {
+        o.line(2, "replicas", std::to_string(*a.replicas));
+    }
+    if (a.mtbf) {
+        o.line(2, "mtbf", seconds(*a.mtbf));
+    }
+    if (a.mttr) {
+        o.line(2, "mttr", seconds(*a.mttr));
+    }
+    o.line(2, "target", num(a.target));
 }
 
 void write_plan(Out& o, const model::PlanConfig& p) {
@@ -834,6 +873,9 @@ std::string scenario_to_yaml(const model::Scenario& s, const ScenarioYamlOptions
     }
     if (s.plan) {
         write_plan(o, *s.plan);
+    }
+    if (s.availability) {
+        write_availability(o, *s.availability);
     }
     o.line(0, "seed", std::to_string(s.seed));
     return o.text();

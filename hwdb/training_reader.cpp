@@ -1,6 +1,8 @@
 // The `training:` block of a scenario: keys match model::TrainingConfig and TrainingLayout.
 #include "hwdb/detail/training_reader.hpp"
 
+#include "hwdb/detail/failures_reader.hpp"
+
 #include "model/efficiency.hpp"
 
 namespace gpuplan::hwdb::detail {
@@ -100,6 +102,7 @@ std::optional<model::TrainingConfig> read_training(std::optional<MapReader> m,
     if (const auto w = m->opt_quantity("average_gpu_power", model::Dimension::Watts)) {
         c.average_gpu_power = Watts(*w);
     }
+    c.failures = read_failures(m->opt_map("failures"));
     m->finish();
 
     // The layout must run on this hardware (the same check as the search's).

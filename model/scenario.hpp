@@ -3,6 +3,7 @@
 /// the prices. The scenario YAML (docs/scenario-schema.md) maps onto it one to one; the CLI
 /// and the GUI both read and write it.
 
+#include "model/availability.hpp"
 #include "model/cost.hpp"
 #include "model/deployment.hpp"
 #include "model/money.hpp"
@@ -88,6 +89,8 @@ struct Scenario {
     Cluster cluster;           ///< simulator: replicas, router, admission, cloud
     std::optional<TrainingConfig> training; ///< a training job (`training:` block), when given
     std::optional<PlanConfig> plan;         ///< the sizing search (`plan:` block), when given
+    /// Spares for a serving fleet (`availability:` block, model/availability.hpp), when given.
+    std::optional<AvailabilityConfig> availability;
     std::uint64_t seed = 1;
     friend bool operator==(const Scenario&, const Scenario&) = default;
 };

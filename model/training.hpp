@@ -18,6 +18,7 @@
 
 #include "model/deployment.hpp"
 #include "model/efficiency.hpp"
+#include "model/failures.hpp"
 #include "model/money.hpp"
 #include "model/power_model.hpp"
 #include "model/precision.hpp"
@@ -144,6 +145,9 @@ struct TrainingConfig {
     /// (model/power.hpp) at the step's achieved FLOP and byte rates (TrainingEstimate::
     /// power_basis says which was used).
     std::optional<Watts> average_gpu_power;
+    /// Failures, checkpoints and spares (the `failures:` block, model/failures.hpp). nullopt: a
+    /// failure-free run, and no failure figures are reported.
+    std::optional<FailureConfig> failures;
     friend bool operator==(const TrainingConfig&, const TrainingConfig&) = default;
 };
 
@@ -363,6 +367,11 @@ struct TrainingEstimate {
     double fragmentation = 0;
     Bytes runtime_overhead;
     std::vector<std::string> notes; ///< why it does not fit, what stalls, what was assumed
+    /// With a failures block: checkpoints (weights + optimizer states of the trained parameters,
+    /// 2 + K bytes each), restarts, the Young/Daly interval, expected time and goodput, spares.
+    std::optional<TrainingFailures> failures;
+    /// With failures and a rent price: the failures' expected GPU-hours × rent per GPU-hour.
+    std::optional<Money> rent_cost_with_failures;
     friend bool operator==(const TrainingEstimate&, const TrainingEstimate&) = default;
 };
 

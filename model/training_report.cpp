@@ -123,6 +123,25 @@ TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& c
         e.energy_cost = prices.electricity->money * kwh;
     }
 
+    // Failures: a checkpoint holds the 16-bit weights and the optimizer states (master copy and
+    // moments) of the trained parameters, unsharded (ZeRO's 2Ψ + KΨ; gradients are not saved);
+    // a restart also reads a LoRA run's frozen 16-bit base.
+    if (cfg.failures) {
+        const ModelStates states =
+            zero_model_states(e.trainable_params, model.optimizer_bytes_per_param(), 0, 1);
+        FailureInputs in;
+        in.solve_time = r.time_to_train;
+        in.gpus = hw.gpus;
+        in.gpus_per_node = std::max(1, hw.gpus_per_node);
+        in.checkpoint_size = states.weights + states.optimizer;
+        in.restart_read = in.checkpoint_size + Bytes(2.0 * (e.params - e.trainable_params));
+        in.config = *cfg.failures;
+        e.failures = estimate_failures(in);
+        if (prices.gpu_hour && e.failures->finishes) {
+            e.rent_cost_with_failures = prices.gpu_hour->money * e.failures->gpu_hours;
+        }
+    }
+
     // Notes: the verdict per stage, stalls, what was assumed.
     for (const StageMemory& s : e.stages) {
         if (!s.fits) {

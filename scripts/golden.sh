@@ -22,7 +22,7 @@ trap 'rm -rf "$work"' EXIT
 # The commands that answer each example.
 commands_for() {
     case $1 in
-    train-*) echo "train" ;;
+    train-* | failures-training-*) echo "train" ;;
     simulate-* | prefix-routing-* | heterogeneous-*) echo "simulate estimate" ;;
     plan-search) echo "plan estimate fit cost" ;;
     *) echo "estimate fit cost rack" ;;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -987,4 +988,141 @@ TEST(Cli, HeterogeneousPoolsReportCostPerPoolAndBadPoolsExitTwo) {
     const auto plan = run("plan " + src("examples/heterogeneous-h100-l4.yaml"));
     EXPECT_EQ(plan.exit_code, 2) << plan.out;
     EXPECT_NE(plan.out.find("cluster.pools are not searched"), std::string::npos) << plan.out;
+}
+
+// --- training with failures and serving availability (issue 15) ---
+
+namespace {
+
+/// P(at least n of n + k up), each up with probability p: the binomial sum, term by term.
+double binomial_at_least(int n, int k, double p) {
+    double sum = 0;
+    for (int down = 0; down <= k; ++down) {
+        double c = 1; // C(n + k, down)
+        for (int i = 0; i < down; ++i) {
+            c = c * (n + k - i) / (i + 1);
+        }
+        sum += c * std::pow(1 - p, down) * std::pow(p, n + k - down);
+    }
+    return sum;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("gpuplan-cli-failures-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto file = dir / name;
+    std::ofstream(file) << text;
+    return file.string();
+}
+
+} // namespace
+
+TEST(Cli, TrainWithFailuresReportsTheYoungIntervalGoodputAndSpares) {
+    const auto r =
+        run("train " + src("examples/failures-training-llama70b-1024xh100.yaml") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto f = r.out.find("\"failures\"");
+    ASSERT_NE(f, std::string::npos) << r.out;
+    const double params = json_number(r.out, "params");
+    // Checkpoint: 2 B of 16-bit weights + 12 B of fp32 master weights and Adam moments per
+    // parameter, written at the example's 100 GB/s and read back at 200 GB/s + 10 min.
+    const double bytes = json_number(r.out, "checkpoint_bytes", f);
+    EXPECT_NEAR(bytes, 14.0 * params, 1.0);
+    const double delta = json_number(r.out, "checkpoint_time_s", f);
+    EXPECT_NEAR(delta, bytes / 100e9, 1e-9);
+    EXPECT_NEAR(json_number(r.out, "restart_time_s", f), bytes / 200e9 + 600.0, 1e-9);
+    // The job stops when any of its 1,024 GPUs does: Llama 3's 54 d × 16,384 GPUs / 419.
+    const double m = 54.0 * 86400.0 * 16384.0 / 419.0 / 1024.0;
+    EXPECT_NEAR(json_number(r.out, "job_mtbf_s", f), m, 1e-6);
+    EXPECT_NEAR(json_number(r.out, "interval_s", f), std::sqrt(2.0 * delta * m), 1e-6);
+    const double without = json_number(r.out, "time_without_failures_s", f);
+    EXPECT_DOUBLE_EQ(without, json_number(r.out, "time_to_train_s"));
+    const double with = json_number(r.out, "expected_time_s", f);
+    EXPECT_GT(with, without);
+    EXPECT_NEAR(json_number(r.out, "goodput", f), without / with, 1e-12);
+    // GPU-hours and rent over the expected time: 1,024 GPUs at the example's $2.99/h.
+    const double gpu_hours = with * 1024 / 3600.0;
+    EXPECT_NEAR(json_number(r.out, "gpu_hours", f), gpu_hours, 1e-6);
+    EXPECT_NEAR(json_number(r.out, "amount", r.out.find("\"rent\"", f)), 2.99 * gpu_hours, 1e-3);
+    // Spares: 128 nodes of MTBF m × 128, repaired in 24 h; the smallest k reaching 0.99.
+    const double node_m = m * 1024.0 / 8.0;
+    const double p = node_m / (node_m + 24 * 3600.0);
+    const int k = static_cast<int>(json_number(r.out, "spare_nodes", f));
+    EXPECT_GE(binomial_at_least(128, k, p), 0.99);
+    EXPECT_LT(binomial_at_least(128, k - 1, p), 0.99);
+    const auto text = run("train " + src("examples/failures-training-llama70b-1024xh100.yaml"));
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_NE(text.out.find("goodput"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("spare nodes"), std::string::npos) << text.out;
+    // No failures block: no failure figures.
+    const auto plain = run("train " + src("examples/train-llama70b-2x8xh100.yaml") + " --json");
+    EXPECT_EQ(plain.out.find("\"failures\""), std::string::npos);
+}
+
+TEST(Cli, EstimateAnswersTheAvailabilityBlock) {
+    const auto r =
+        run("estimate " + src("examples/failures-serving-llama70b-16x4xh100.yaml") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto a = r.out.find("\"availability\": {");
+    ASSERT_NE(a, std::string::npos) << r.out;
+    // A replica of 4 GPUs: MTBF = 50,676.5 h / 4, MTTR 4 h; 16 needed, target 0.9999.
+    const double mtbf = 54.0 * 86400.0 * 16384.0 / 419.0 / 4.0;
+    const double p = mtbf / (mtbf + 4 * 3600.0);
+    EXPECT_NEAR(json_number(r.out, "replica_availability", a), p, 1e-12);
+    EXPECT_NEAR(json_number(r.out, "availability_without_spares", a), std::pow(p, 16), 1e-12);
+    EXPECT_EQ(json_number(r.out, "spares", a), 1);
+    // One spare: p^17 + 17 p^16 (1 − p).
+    EXPECT_NEAR(json_number(r.out, "availability", a + 1),
+                std::pow(p, 17) + 17 * std::pow(p, 16) * (1 - p), 1e-12);
+    const auto text = run("estimate " + src("examples/failures-serving-llama70b-16x4xh100.yaml"));
+    EXPECT_NE(text.out.find("spares needed        1"), std::string::npos) << text.out;
+}
+
+TEST(Cli, PlanAnswersTheAvailabilityBlockForItsBestConfiguration) {
+    std::ifstream in(src("examples/plan-search.yaml"));
+    std::stringstream text;
+    text << in.rdbuf() << "availability:\n  mttr: 24 h\n  target: 0.99999\n";
+    const auto r = run("plan " + write_temp("plan-av.yaml", text.str()) + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const int replicas = static_cast<int>(json_number(r.out, "replicas"));
+    const int gpus = static_cast<int>(json_number(r.out, "tp") * json_number(r.out, "pp"));
+    const auto a = r.out.find("\"availability\": {");
+    ASSERT_NE(a, std::string::npos) << r.out;
+    EXPECT_EQ(json_number(r.out, "replicas_needed", a), replicas);
+    const double mtbf = 54.0 * 86400.0 * 16384.0 / 419.0 / gpus;
+    const double p = mtbf / (mtbf + 24 * 3600.0);
+    const int k = static_cast<int>(json_number(r.out, "spares", a));
+    EXPECT_GE(binomial_at_least(replicas, k, p), 0.99999);
+    if (k > 0) {
+        EXPECT_LT(binomial_at_least(replicas, k - 1, p), 0.99999);
+    }
+}
+
+TEST(Cli, BadFailureOrAvailabilityValuesExitTwoWithTheirPlace) {
+    const std::string train = "schema: 1\nmodel: llama-3.1-8b\nhardware:\n  accelerator: h100-sxm\n"
+                              "  node: dgx-h100\n  count: 16\ntraining:\n  tokens: 1e9\n"
+                              "  global_batch: 64\n  seq_len: 4096\n  tp: 8\n  failures:\n";
+    const auto neg = run("train " + write_temp("neg.yaml", train + "    gpu_mtbf: -100 h\n"));
+    EXPECT_EQ(neg.exit_code, 2);
+    EXPECT_NE(neg.out.find("neg.yaml:13:15: training.failures.gpu_mtbf"), std::string::npos)
+        << neg.out;
+    // A rate so high that the expected time overflows is a result ("never finishes"), not an
+    // internal error with a non-finite number.
+    const auto never =
+        run("train " + write_temp("never.yaml", train + "    gpu_mtbf: 10 s\n") + " --json");
+    EXPECT_EQ(never.exit_code, 0) << never.out;
+    EXPECT_NE(never.out.find("\"finishes\": false"), std::string::npos) << never.out;
+    EXPECT_NE(never.out.find("\"expected_time_s\": null"), std::string::npos) << never.out;
+    const auto one = run("train " + write_temp("one.yaml", train + "    spares_target: 1\n"));
+    EXPECT_EQ(one.exit_code, 2);
+    EXPECT_NE(one.out.find("one.yaml:13:20: training.failures.spares_target"), std::string::npos)
+        << one.out;
+    const std::string serve = "schema: 1\nmodel: llama-3.1-8b\nhardware:\n  accelerator: h100-sxm\n"
+                              "availability:\n  target: 1.0\n";
+    const auto target = run("estimate " + write_temp("target.yaml", serve));
+    EXPECT_EQ(target.exit_code, 2);
+    EXPECT_NE(target.out.find("target.yaml:6:11: availability.target"), std::string::npos)
+        << target.out;
+    EXPECT_NE(target.out.find("strictly between 0 and 1"), std::string::npos) << target.out;
 }

@@ -204,3 +204,69 @@ TEST(ScenarioLoader, PowerRackAndCostErrorsNameTheKey) {
     EXPECT_NE(error_of(std::string(kBase) + "cost:\n  utilization: peaky\n").find("write 'steady'"),
               std::string::npos);
 }
+
+// --- failures and availability (issue 15) ---
+
+namespace {
+
+constexpr const char* kTraining = R"(schema: 1
+model: llama-3.1-8b
+hardware:
+  accelerator: h100-sxm
+  node: dgx-h100
+  count: 16
+training:
+  tokens: 1e9
+  global_batch: 64
+  seq_len: 4096
+  tp: 8
+)";
+
+} // namespace
+
+TEST(ScenarioLoader, ReadsTrainingFailuresAndAvailability) {
+    const auto s = hwdb::parse_scenario(std::string(kTraining) +
+                                            "  failures:\n"
+                                            "    gpu_mtbf: 40000 h\n"
+                                            "    checkpoint_write_bandwidth: 20 GB/s\n"
+                                            "    restart_overhead: 5 min\n"
+                                            "    spares_target: 0.999\n"
+                                            "availability:\n  mtbf: 1000 h\n  target: 0.99\n",
+                                        "s.yaml", db());
+    ASSERT_TRUE(s.training && s.training->failures);
+    const auto& f = *s.training->failures;
+    EXPECT_DOUBLE_EQ(f.gpu_mtbf->si(), 40000 * 3600.0);
+    EXPECT_DOUBLE_EQ(f.write_bandwidth->si(), 20e9);
+    EXPECT_FALSE(f.read_bandwidth);
+    EXPECT_DOUBLE_EQ(f.restart_overhead->si(), 300.0);
+    EXPECT_DOUBLE_EQ(*f.spares_target, 0.999);
+    ASSERT_TRUE(s.availability);
+    EXPECT_DOUBLE_EQ(s.availability->mtbf->si(), 1000 * 3600.0);
+    EXPECT_FALSE(s.availability->mttr);
+    EXPECT_DOUBLE_EQ(s.availability->target, 0.99);
+    // Without the blocks nothing changes.
+    const auto plain = hwdb::parse_scenario(kTraining, "s.yaml", db());
+    EXPECT_FALSE(plain.training->failures);
+    EXPECT_FALSE(plain.availability);
+}
+
+TEST(ScenarioLoader, BadFailureAndAvailabilityValuesNameFileLineAndColumn) {
+    const std::string neg = error_of(std::string(kTraining) + "  failures:\n    gpu_mtbf: -5 h\n");
+    EXPECT_NE(neg.find("s.yaml:13:15: training.failures.gpu_mtbf"), std::string::npos) << neg;
+    EXPECT_NE(neg.find("greater than zero"), std::string::npos) << neg;
+    const std::string one =
+        error_of(std::string(kTraining) + "  failures:\n    spares_target: 1\n");
+    EXPECT_NE(one.find("s.yaml:13:20: training.failures.spares_target"), std::string::npos) << one;
+    EXPECT_NE(one.find("strictly between 0 and 1"), std::string::npos) << one;
+    const std::string target = error_of(std::string(kBase) + "availability:\n  target: 1.5\n");
+    EXPECT_NE(target.find("s.yaml:7:11: availability.target"), std::string::npos) << target;
+    const std::string mttr =
+        error_of(std::string(kBase) + "availability:\n  mttr: -1 h\n  target: 0.9\n");
+    EXPECT_NE(mttr.find("s.yaml:7:9: availability.mttr"), std::string::npos) << mttr;
+    EXPECT_NE(mttr.find("zero or more"), std::string::npos) << mttr;
+    const std::string missing = error_of(std::string(kBase) + "availability:\n  mtbf: 100 h\n");
+    EXPECT_NE(missing.find("missing key 'target'"), std::string::npos) << missing;
+    const std::string typo =
+        error_of(std::string(kTraining) + "  failures:\n    gpu_mtfb: 100 h\n");
+    EXPECT_NE(typo.find("gpu_mtfb"), std::string::npos) << typo;
+}

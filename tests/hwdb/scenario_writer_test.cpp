@@ -233,3 +233,34 @@ plan:
     ASSERT_TRUE(s.plan.has_value());
     expect_round_trip(s, "plan");
 }
+
+TEST(ScenarioWriter, FailuresAndAvailabilityBlocksRoundTrip) {
+    const model::Scenario s = hwdb::parse_scenario(R"(schema: 1
+model: llama-3.1-8b
+hardware:
+  accelerator: h100-sxm
+  node: dgx-h100
+  count: 16
+training:
+  tokens: 1e9
+  global_batch: 64
+  seq_len: 4096
+  tp: 8
+  failures:
+    gpu_mtbf: 40000 h
+    checkpoint_write_bandwidth: 20 GB/s
+    checkpoint_read_bandwidth: 40 GB/s
+    restart_overhead: 5 min
+    repair_time: 12 h
+    checkpoint_interval: 45 min
+    spares_target: 0.999
+availability:
+  replicas: 3
+  mtbf: 1000 h
+  mttr: 2 h
+  target: 0.9999
+)",
+                                                   "failures.yaml", db());
+    ASSERT_TRUE(s.training && s.training->failures && s.availability);
+    expect_round_trip(s, "failures");
+}
