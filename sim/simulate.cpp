@@ -5,6 +5,7 @@
 #include "model/operating_point.hpp"
 #include "model/power.hpp"
 #include "model/rack.hpp"
+#include "model/speculative.hpp"
 #include "model/step_cost.hpp"
 #include "sim/detail/cluster.hpp"
 #include "sim/detail/metrics.hpp"
@@ -333,6 +334,11 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     // more (model::PowerCappedStepCost keeps one step-cost model per clock level).
     const std::optional<detail::PowerSetup> power =
         power_setup(scenario, options, cost, setup.replicas);
+    std::optional<model::SpeculativeModel> speculative;
+    if (d.engine.speculative) {
+        speculative.emplace(d, *d.engine.speculative, profile);
+        rc.speculative = &*speculative;
+    }
     std::optional<model::PowerCappedStepCost> capped;
     if (power && power->limit.per_gpu < power->levels.board) {
         capped.emplace(d, profile, scenario.power_model, power->limit.per_gpu);
@@ -392,6 +398,20 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         cluster.cancel_all();
     }
     metrics.finish(sim.now(), result);
+    if (speculative) {
+        SpeculativeResult& sr = result.speculative.emplace();
+        sr.method = model::to_string(speculative->method());
+        sr.k = speculative->k();
+        sr.expected_tokens_per_step = speculative->tokens_per_step();
+        metrics.speculative_counts(sr);
+        if (sr.drafted > 0) {
+            sr.acceptance_rate = static_cast<double>(sr.accepted) / static_cast<double>(sr.drafted);
+        }
+        if (sr.verifies > 0) {
+            sr.tokens_per_step =
+                static_cast<double>(sr.accepted + sr.verifies) / static_cast<double>(sr.verifies);
+        }
+    }
     if (result.operating_point.kind == model::LoadKind::OfferedRate) {
         // What the analytic model settles by Little's law, the run measures.
         result.operating_point.concurrency =
