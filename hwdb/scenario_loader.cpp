@@ -11,6 +11,7 @@
 #include "model/speculative_config.hpp"
 #include "model/validity.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace gpuplan::hwdb {
@@ -478,6 +479,12 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     s.cluster = detail::read_cluster(root.opt_map("cluster"));
     if (auto plan = root.opt_map("plan")) {
         s.plan = detail::read_plan(std::move(*plan), db);
+        const auto& on = s.plan->speculative;
+        if (std::find(on.begin(), on.end(), true) != on.end() && !s.deployment.engine.speculative) {
+            detail::fail(root.node()["plan"]["speculative"], file, "plan.speculative",
+                         "lists 'on' but the scenario has no engine.speculative block; add one "
+                         "(method, num_speculative_tokens, acceptance) or list only 'off'");
+        }
     }
     auto training = root.opt_map("training"); // read after the hardware validates
     if (!s.scheduler.swap_bandwidth && !s.deployment.gpu.host_link.empty()) {

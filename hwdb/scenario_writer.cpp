@@ -776,6 +776,13 @@ void write_plan(Out& o, const model::PlanConfig& p) {
     precisions("weights", p.weights);
     precisions("kv_cache", p.kv_cache);
     ints("max_num_seqs", p.max_num_seqs);
+    if (!p.speculative.empty()) {
+        std::string list = "[";
+        for (std::size_t i = 0; i < p.speculative.size(); ++i) {
+            list += std::string(i > 0 ? ", " : "") + (p.speculative[i] ? "on" : "off");
+        }
+        o.line(2, "speculative", list + "]");
+    }
     if (p.budget) {
         o.line(2, "budget", price(*p.budget));
     }

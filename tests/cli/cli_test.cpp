@@ -960,3 +960,16 @@ TEST(Cli, SpeculativeBadInputExitsTwoNamingTheKey) {
               std::string::npos)
         << draft.out;
 }
+
+// plan.speculative: [on, off] makes speculation a dimension: each layout appears with and
+// without it, and the speculative row serves more tokens for the same GPUs (lower cost per
+// million tokens at the example's concurrency 8).
+TEST(Cli, PlanSearchesSpeculationOnAndOff) {
+    const auto r = run("plan " + src("examples/speculative-llama70b-h100.yaml"));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("h100-sxm@dgx-h100 tp4 spec x1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("h100-sxm@dgx-h100 tp4 x1"), std::string::npos) << r.out;
+    const auto j = run("plan " + src("examples/speculative-llama70b-h100.yaml") + " --json");
+    ASSERT_EQ(j.exit_code, 0) << j.out;
+    EXPECT_NE(j.out.find("\"speculative\": true"), std::string::npos);
+}

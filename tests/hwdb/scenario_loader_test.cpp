@@ -247,3 +247,18 @@ TEST(ScenarioLoader, SpeculativeErrorsNameFileLineColumnAndKey) {
     EXPECT_NE(with("    method: eagle\n    acceptence_rate: 0.7\n").find("did you mean"),
               std::string::npos);
 }
+
+TEST(ScenarioLoader, PlanSpeculativeOnNeedsTheEngineBlock) {
+    EXPECT_EQ(error_of(std::string(kBase) + "plan:\n  speculative: [on, off]\n"),
+              "s.yaml:7:16: plan.speculative: lists 'on' but the scenario has no "
+              "engine.speculative block; add one (method, num_speculative_tokens, acceptance) or "
+              "list only 'off'");
+    EXPECT_NE(error_of(std::string(kBase) + "plan:\n  speculative: [yes]\n")
+                  .find("plan.speculative: unknown value 'yes'; list on, off or both"),
+              std::string::npos);
+    const model::Scenario s = hwdb::parse_scenario(
+        std::string(kBase) + "engine:\n  speculative: {method: ngram}\nplan:\n  speculative: [on, "
+                             "off]\n",
+        "s.yaml", db());
+    EXPECT_EQ(s.plan->speculative, (std::vector<bool>{true, false}));
+}
