@@ -4,12 +4,14 @@
 #include "model/speculative.hpp"
 
 #include "fixtures.hpp"
+#include "model/bottleneck.hpp"
 #include "model/error.hpp"
 #include "model/memory.hpp"
 #include "model/serving.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -213,6 +215,29 @@ TEST(Speculative, WithoutTheBlockTheEstimateHasNoSpeculativeFigures) {
     EXPECT_NEAR(on.speculative->tpot_off.si(), off.tpot.si(), off.tpot.si() * 1e-3);
     EXPECT_NEAR(on.speculative->speedup, on.speculative->tpot_off / on.tpot, 1e-12);
     EXPECT_NEAR(on.speculative->tokens_per_step, expected_tokens_per_step(0.75, 3), 1e-12);
+}
+
+} // namespace
+
+namespace {
+
+// The what-ifs offer switching speculation off, re-estimated like any change: its TPOT is the
+// estimate without the block.
+TEST(Speculative, WhatIfOffIsTheEstimateWithoutTheBlock) {
+    Deployment d = deploy(llama31_70b(), h100(), 4);
+    d.engine.max_model_len = 8192;
+    Workload w;
+    w.input_tokens = 2048;
+    w.output_tokens = 512;
+    w.concurrency = 64;
+    const Seconds plain = estimate_serving(d, w, default_profile()).tpot;
+    d.engine.speculative = draft_8b(4, 0.7);
+    const auto whatifs = what_ifs(d, w, default_profile());
+    const auto it = std::find_if(whatifs.begin(), whatifs.end(),
+                                 [](const WhatIf& x) { return x.name == "speculative-off"; });
+    ASSERT_NE(it, whatifs.end());
+    EXPECT_DOUBLE_EQ(it->tpot.si(), plain.si());
+    EXPECT_EQ(it->change, "speculative decoding (draft_model) → off");
 }
 
 } // namespace
