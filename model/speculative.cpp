@@ -231,7 +231,7 @@ DraftMemory draft_memory(const Deployment& d) {
 
 SpeculativeModel::SpeculativeModel(const Deployment& target, const SpeculativeConfig& config,
                                    const EfficiencyProfile& profile)
-    : method_(config.method) {
+    : method_(config.method), mla_(target.model.mla.has_value()) {
     validate(config);
     k_ = speculative_tokens(config);
     acceptance_ = acceptance_by_position(config);
@@ -243,26 +243,38 @@ SpeculativeModel::SpeculativeModel(const Deployment& target, const SpeculativeCo
     }
 }
 
-void SpeculativeModel::add_verify(const StepCostModel& target, BatchStats& s,
-                                  int cached) const noexcept {
-    target.add(s, PrefillChunk{k_ + 1, cached});
-    s.extra_logit_rows += k_;
+void SpeculativeModel::add_verify(const StepCostModel& target, BatchStats& s, int cached,
+                                  int drafts) const noexcept {
+    add_verifies(target, s, 1, cached, drafts);
 }
 
-void SpeculativeModel::add_verifies(const StepCostModel& target, BatchStats& s, int n,
-                                    int cached) const noexcept {
+void SpeculativeModel::add_verifies(const StepCostModel& target, BatchStats& s, int n, int cached,
+                                    int drafts) const noexcept {
     if (n <= 0) {
         return;
     }
+    const int q = 1 + (drafts < 0 ? k_ : std::min(drafts, k_));
+    if (mla_) {
+        // MLA backends treat requests of up to 1 + k query tokens as decodes (the absorbed,
+        // latent-space path of FlashMLA), not as prefills that expand K and V per head: each
+        // query is a decode at its own position (the latent KV, 576 elements per token and
+        // layer for DeepSeek-V3, is counted once per query, an over-count of a small read).
+        for (int i = 0; i < q; ++i) {
+            target.add_decodes(s, n, cached + 1 + i);
+        }
+        return;
+    }
+    // FlashAttention varlen: q query tokens per sequence reading its KV once, each producing
+    // logits.
     BatchStats one;
-    add_verify(target, one, cached);
+    target.add(one, PrefillChunk{q, cached});
     s.prefill_tokens += n * one.prefill_tokens;
     s.prefills += n * one.prefills;
     s.prefill_pairs += n * one.prefill_pairs;
     s.prefill_pairs_windowed += n * one.prefill_pairs_windowed;
     s.prefill_kv_read += n * one.prefill_kv_read;
     s.prefill_kv_read_windowed += n * one.prefill_kv_read_windowed;
-    s.extra_logit_rows += n * one.extra_logit_rows;
+    s.extra_logit_rows += static_cast<double>(n) * (q - 1);
 }
 
 Seconds SpeculativeModel::draft_time(const BatchStats& s) const noexcept {

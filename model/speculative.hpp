@@ -61,10 +61,14 @@ class SpeculativeModel {
     [[nodiscard]] SpeculativeMethod method() const { return method_; }
 
     /// Adds to `s` (target sums) the verify pass of one sequence whose KV holds `cached` tokens:
-    /// k + 1 query tokens at positions cached..cached + k, all producing logits.
-    void add_verify(const StepCostModel& target, BatchStats& s, int cached) const noexcept;
+    /// 1 + drafts query tokens (drafts < 0: k) at positions cached.., all producing logits; a
+    /// prefill chunk read by FlashAttention varlen, or for MLA models decode queries on the
+    /// absorbed path.
+    void add_verify(const StepCostModel& target, BatchStats& s, int cached,
+                    int drafts = -1) const noexcept;
     /// Adds `n` such sequences at the same `cached`.
-    void add_verifies(const StepCostModel& target, BatchStats& s, int n, int cached) const noexcept;
+    void add_verifies(const StepCostModel& target, BatchStats& s, int n, int cached,
+                      int drafts = -1) const noexcept;
 
     /// The proposer's time in a step whose draft-side sums are `s` (built with draft()->add):
     /// one pass over everything in `s` (prompt chunks the draft must also see, and the first
@@ -77,6 +81,7 @@ class SpeculativeModel {
     std::vector<double> acceptance_;
     double tokens_per_step_ = 1.0;
     std::optional<StepCostModel> draft_;
+    bool mla_ = false; ///< the target uses multi-head latent attention
 };
 
 } // namespace gpuplan::model

@@ -556,8 +556,7 @@ void Replica::start_step() {
         if (r.generated > 0 && r.computed == r.num_tokens() - 1) {
             if (cfg_.speculative != nullptr && r.sched > 1) {
                 // The verify pass: the last sampled token and r.sched − 1 drafts.
-                cost_.add(stats, model::PrefillChunk{r.sched, r.computed});
-                stats.extra_logit_rows += r.sched - 1;
+                cfg_.speculative->add_verify(cost_, stats, r.computed, r.sched - 1);
                 if (const model::StepCostModel* dm = cfg_.speculative->draft()) {
                     dm->add(draft_stats, model::DecodeSeq{r.computed + 1});
                 }

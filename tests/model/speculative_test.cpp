@@ -241,3 +241,23 @@ TEST(Speculative, WhatIfOffIsTheEstimateWithoutTheBlock) {
 }
 
 } // namespace
+
+namespace {
+
+// MLA targets verify on the absorbed decode path: k + 1 decode queries per sequence, no prefill
+// chunk (which would expand K and V per head over the whole context).
+TEST(Speculative, MlaTargetsVerifyAsDecodeQueries) {
+    Deployment d = deploy(deepseek_v3(), h200(), 8);
+    SpeculativeConfig c;
+    c.method = SpeculativeMethod::Mtp;
+    d.engine.speculative = c;
+    const StepCostModel m(d, default_profile());
+    const SpeculativeModel spec(d, c, default_profile());
+    BatchStats s;
+    spec.add_verifies(m, s, 16, 4000);
+    EXPECT_DOUBLE_EQ(s.decodes, 32.0); // (k + 1) × 16 with k = 1
+    EXPECT_DOUBLE_EQ(s.prefill_tokens, 0.0);
+    EXPECT_DOUBLE_EQ(s.decode_context, 16.0 * (4001 + 4002));
+}
+
+} // namespace
