@@ -132,6 +132,7 @@ struct StepRecord {
     double power_w = 0; ///< mean power of each GPU of the replica over the step (0: not modelled)
     int running = 0;    ///< sequences in the replica's running set when the step started
     double kv_use = 0;  ///< fraction of the replica's KV blocks in use when it started
+    double draft_s = 0; ///< speculative decoding: the proposer's share of the step's duration
     friend bool operator==(const StepRecord&, const StepRecord&) = default;
 };
 

@@ -38,6 +38,7 @@ struct StepSample {
     const model::StepCost* cost = nullptr; ///< the step's cost (null: swap traffic only)
     double clock = 1.0;                    ///< core clock factor it ran at
     Tick compute_end = 0;                  ///< start + the cost's time (swap time follows)
+    double draft_s = 0;                    ///< speculative: the proposer's time in the step
 };
 
 class Metrics {

@@ -594,6 +594,7 @@ void Replica::start_step() {
             const double draft = cfg_.speculative->draft_time(draft_stats).si();
             t += draft;
             metrics_.speculative_draft_time(draft);
+            sample.draft_s = draft;
         }
         sample.cost = &step_cost_;
     }

@@ -973,3 +973,18 @@ TEST(Cli, PlanSearchesSpeculationOnAndOff) {
     ASSERT_EQ(j.exit_code, 0) << j.out;
     EXPECT_NE(j.out.find("\"speculative\": true"), std::string::npos);
 }
+
+// The Chrome/Perfetto trace shows the proposer's part of each speculative step.
+TEST(Cli, SpeculativeStepsCarryTheirDraftTimeInTheTrace) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("gpuplan-spec-trace-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    const auto r = run("simulate " + src("examples/speculative-llama70b-h100.yaml") +
+                       " --requests 10 --out " + dir.string());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    std::ifstream in(dir / "trace.json");
+    std::stringstream trace;
+    trace << in.rdbuf();
+    EXPECT_NE(trace.str().find("\"draft_ms\":"), std::string::npos);
+    std::filesystem::remove_all(dir);
+}
