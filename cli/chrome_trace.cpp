@@ -69,6 +69,10 @@ void ChromeTraceWriter::step(const sim::StepRecord& st) {
     put(out_, st.clock);
     out_ << R"(,"gpu_power_w":)";
     put(out_, st.power_w);
+    if (st.draft_s > 0) {
+        out_ << R"(,"draft_ms":)"; // speculative decoding: the proposer's part of the step
+        put(out_, st.draft_s * 1e3);
+    }
     out_ << "}}";
     // The replica's levels as counters (a "C" event per step: running set, KV use, power).
     separator();

@@ -192,6 +192,27 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
                fixed(e.peak_throughput, 0) + " tok/s at " + std::to_string(e.peak_concurrency), "",
                ""});
     t.add_row({"single-stream bound", fixed(e.single_stream_bound, 0) + " tok/s", "", ""});
+    if (e.speculative) {
+        const model::SpeculativeFigures& f = *e.speculative;
+        double mean = 0;
+        for (const double a : f.acceptance) {
+            mean += a / static_cast<double>(f.acceptance.size());
+        }
+        t.add_row({std::string("speculative (") + model::to_string(f.method) + ", k " +
+                       std::to_string(f.k) + ")",
+                   fixed(f.tokens_per_step, 2) + " tokens/step, acceptance " + fixed(mean, 2), "",
+                   ""});
+        t.add_row({"  verify + draft per step",
+                   ms(f.verify_time) + " + " + ms(f.draft_time) + " (draft " +
+                       pct(f.draft_time / (f.verify_time + f.draft_time)) + ")",
+                   "", ""});
+        t.add_row({"  TPOT without it", ms(f.tpot_off) + " (speed-up " + fixed(f.speedup, 2) + "x)",
+                   "", ""});
+        t.add_row({"  draft memory per GPU",
+                   format_gib(f.draft_weights, 2) + " weights + " +
+                       fixed(f.draft_kv_per_token.si() / 1024.0, 1) + " KiB KV/token",
+                   "", ""});
+    }
     t.print(out);
     out << "\nbinding resource\n"
         << "  prefill: " << model::to_string(b.prefill.binding) << " - " << b.prefill.detail << '\n'

@@ -131,51 +131,59 @@ nlohmann::json row_json(const plan::SizingRow& r) {
                        {"target_s", m.target_s},
                        {"margin", m.margin()}});
     }
-    return {{"gpu", k.gpu},
-            {"node", k.node.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.node)},
-            {"gpus", k.gpus},
-            {"tp", k.par.tp},
-            {"pp", k.par.pp},
-            {"replicas", k.par.dp},
-            {"weights", k.weights.name},
-            {"kv_cache", k.kv_cache.name},
-            {"max_num_seqs", k.max_num_seqs},
-            {"stage", plan::to_string(r.stage)},
-            {"reason", r.reason},
-            {"meets_slo", r.meets_slo},
-            {"currency", r.currency},
-            {"monthly", opt(r.monthly)},
-            {"own_monthly", opt(r.own_monthly)},
-            {"rent_monthly", opt(r.rent_monthly)},
-            {"per_million_tokens", opt(r.per_million_tokens)},
-            {"tokens_per_month", r.tokens_per_month},
-            {"capacity_rps", r.capacity_rps},
-            {"offered_rps", r.offered_rps},
-            {"gpu_limit_w", r.gpu_limit_w},
-            {"avg_power_w", r.avg_power_w},
-            {"peak_power_w", r.peak_power_w},
-            {"nodes", r.nodes},
-            {"racks", r.racks},
-            {"rack_binding", r.rack_binding},
-            {"slo", slo},
-            {"binding_slo", r.binding_slo},
-            {"binding_resource", r.binding_resource},
-            {"miss_ratio",
-             std::isfinite(r.miss_ratio) ? nlohmann::json(r.miss_ratio) : nlohmann::json(nullptr)},
-            {"simulated", r.stage == plan::SizingStage::Simulated
-                              ? nlohmann::json{{"output_tok_s", r.sim_throughput_tok_s},
-                                               {"avg_power_w", r.sim_avg_power_w},
-                                               {"peak_power_w", r.sim_peak_power_w},
-                                               {"energy_j_per_token", r.sim_energy_j_per_token},
-                                               {"failed", r.failed}}
-                              : nlohmann::json(nullptr)},
-            {"notes", r.notes}};
+    nlohmann::json j = {
+        {"gpu", k.gpu},
+        {"node", k.node.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.node)},
+        {"gpus", k.gpus},
+        {"tp", k.par.tp},
+        {"pp", k.par.pp},
+        {"replicas", k.par.dp},
+        {"weights", k.weights.name},
+        {"kv_cache", k.kv_cache.name},
+        {"max_num_seqs", k.max_num_seqs},
+        {"stage", plan::to_string(r.stage)},
+        {"reason", r.reason},
+        {"meets_slo", r.meets_slo},
+        {"currency", r.currency},
+        {"monthly", opt(r.monthly)},
+        {"own_monthly", opt(r.own_monthly)},
+        {"rent_monthly", opt(r.rent_monthly)},
+        {"per_million_tokens", opt(r.per_million_tokens)},
+        {"tokens_per_month", r.tokens_per_month},
+        {"capacity_rps", r.capacity_rps},
+        {"offered_rps", r.offered_rps},
+        {"gpu_limit_w", r.gpu_limit_w},
+        {"avg_power_w", r.avg_power_w},
+        {"peak_power_w", r.peak_power_w},
+        {"nodes", r.nodes},
+        {"racks", r.racks},
+        {"rack_binding", r.rack_binding},
+        {"slo", slo},
+        {"binding_slo", r.binding_slo},
+        {"binding_resource", r.binding_resource},
+        {"miss_ratio",
+         std::isfinite(r.miss_ratio) ? nlohmann::json(r.miss_ratio) : nlohmann::json(nullptr)},
+        {"simulated", r.stage == plan::SizingStage::Simulated
+                          ? nlohmann::json{{"output_tok_s", r.sim_throughput_tok_s},
+                                           {"avg_power_w", r.sim_avg_power_w},
+                                           {"peak_power_w", r.sim_peak_power_w},
+                                           {"energy_j_per_token", r.sim_energy_j_per_token},
+                                           {"failed", r.failed}}
+                          : nlohmann::json(nullptr)},
+        {"notes", r.notes}};
+    if (k.speculative) {
+        j["speculative"] = true; // only when on, so plans without the block read as before
+    }
+    return j;
 }
 
 std::string layout(const plan::SizingConfig& k) {
     std::string s = k.gpu + (k.node.empty() ? "" : "@" + k.node) + " tp" + std::to_string(k.par.tp);
     if (k.par.pp > 1) {
         s += " pp" + std::to_string(k.par.pp);
+    }
+    if (k.speculative) {
+        s += " spec";
     }
     return s + " x" + std::to_string(k.par.dp);
 }

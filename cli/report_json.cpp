@@ -103,6 +103,19 @@ nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstim
                        {"capacity_detail", b.capacity_detail},
                        {"prefill_detail", phase_json(b.prefill)},
                        {"decode_detail", phase_json(b.decode)}};
+    if (e.speculative) {
+        const model::SpeculativeFigures& f = *e.speculative;
+        j["speculative"] = {{"method", model::to_string(f.method)},
+                            {"num_speculative_tokens", f.k},
+                            {"acceptance", f.acceptance},
+                            {"tokens_per_step", f.tokens_per_step},
+                            {"verify_time_s", f.verify_time.si()},
+                            {"draft_time_s", f.draft_time.si()},
+                            {"tpot_without_s", f.tpot_off.si()},
+                            {"speedup", f.speedup},
+                            {"draft_weights_bytes", f.draft_weights.si()},
+                            {"draft_kv_bytes_per_token", f.draft_kv_per_token.si()}};
+    }
     j["decode_step_ops"] = ops_json(e.decode_step);
     j["prefill_step_ops"] = ops_json(e.prefill_step);
     j["provenance"] = {{"kind", model::to_string(e.provenance.kind)},

@@ -148,6 +148,18 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
     j["queue_s"] = latency_json(o.queue);
     j["preemptions"] = r.preemptions;
     j["prefix_hit_rate"] = r.prefix_hit_rate;
+    if (r.speculative) {
+        const sim::SpeculativeResult& sp = *r.speculative;
+        j["speculative"] = {{"method", sp.method},
+                            {"num_speculative_tokens", sp.k},
+                            {"expected_tokens_per_step", sp.expected_tokens_per_step},
+                            {"tokens_per_step", sp.tokens_per_step},
+                            {"acceptance_rate", sp.acceptance_rate},
+                            {"verifies", sp.verifies},
+                            {"drafted", sp.drafted},
+                            {"accepted", sp.accepted},
+                            {"draft_time_s", sp.draft_time_s}};
+    }
     j["prefill_tokens_computed"] = r.prefill_tokens_computed;
     j["cached_tokens"] = o.cached_tokens;
     j["kv_use_mean"] = r.kv_use_mean;
@@ -313,6 +325,13 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         << pct(r.decode_time_share) << ", mixed " << pct(r.mixed_time_share) << '\n'
         << "KV cache     mean use " << pct(r.kv_use_mean) << ", max " << pct(r.kv_use_max) << ", "
         << r.preemptions << " preemptions, prefix hit rate " << pct(r.prefix_hit_rate) << '\n';
+    if (r.speculative) {
+        const sim::SpeculativeResult& sp = *r.speculative;
+        out << "speculative  " << sp.method << ", k " << sp.k << ": "
+            << fixed(sp.tokens_per_step, 2) << " tokens per step (expected "
+            << fixed(sp.expected_tokens_per_step, 2) << "), acceptance " << pct(sp.acceptance_rate)
+            << ", draft time " << fixed(sp.draft_time_s, 2) << " s\n";
+    }
     out << "replicas     busy";
     for (const auto& rep : r.replicas) {
         out << ' ' << pct(rep.busy_fraction);

@@ -86,6 +86,12 @@ model::PlanConfig read_plan(MapReader m, const Database& db) {
     p.weights = precision_list(m, "weights");
     p.kv_cache = precision_list(m, "kv_cache");
     p.max_num_seqs = int_list(m, "max_num_seqs", 1, 1 << 20);
+    for (const std::string& v : m.string_list("speculative")) {
+        if (v != "on" && v != "off") {
+            m.fail_at("speculative", "unknown value '" + v + "'; list on, off or both");
+        }
+        p.speculative.push_back(v == "on");
+    }
     p.budget = price_of(m, "budget", model::PriceBasis::Month, "$50000/month");
     if (const auto w = m.opt_quantity("power_budget", model::Dimension::Watts)) {
         p.power_budget = Watts(*w);

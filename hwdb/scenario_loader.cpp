@@ -9,7 +9,11 @@
 #include "hwdb/detail/workload_reader.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
 #include "hwdb/file_io.hpp"
+#include "model/speculative_config.hpp"
 #include "model/validity.hpp"
+
+#include <algorithm>
+#include <charconv>
 
 namespace gpuplan::hwdb {
 namespace {
@@ -80,7 +84,62 @@ model::Precisions read_precisions(std::optional<MapReader> m, const model::Model
     return p;
 }
 
-model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConfig& sched) {
+// The `engine.speculative` block. Ranges and consistency are model::validate's (one rule); its
+// message is placed at the key it names.
+model::SpeculativeConfig read_speculative(MapReader m, const Database& db) {
+    model::SpeculativeConfig c;
+    const std::string method = m.string("method");
+    const auto found = model::find_speculative_method(method);
+    if (!found) {
+        m.fail_at("method", "unknown speculative method '" + method +
+                                "'; use draft_model, eagle, mtp or ngram");
+    }
+    c.method = *found;
+    c.num_speculative_tokens = m.opt_integer("num_speculative_tokens", -1000000, 1000000);
+    c.acceptance_rate = m.opt_number("acceptance_rate", -1e9, 1e9);
+    for (const std::string& text : m.string_list("acceptance")) {
+        double v = 0;
+        const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || ptr != text.data() + text.size()) {
+            m.fail_at("acceptance", "expected a list of probabilities such as [0.8, 0.6, 0.4], "
+                                    "found '" +
+                                        text + "'");
+        }
+        c.acceptance.push_back(v);
+    }
+    if (const auto draft = m.opt_string("draft_model")) {
+        c.draft_model = *draft;
+        if (c.method == model::SpeculativeMethod::DraftModel) {
+            c.draft = at_key(m, "draft_model", [&] { return resolve_model(db, *draft).spec; });
+        }
+    }
+    try {
+        model::validate(c);
+    } catch (const InvalidArgument& e) {
+        std::string what = e.what();
+        std::string key;
+        for (const char* k :
+             {"num_speculative_tokens", "acceptance_rate", "acceptance", "draft_model"}) {
+            if (what.rfind("engine.speculative." + std::string(k), 0) == 0) {
+                key = k;
+                break;
+            }
+        }
+        if (const auto colon = what.find(": ");
+            what.rfind("engine.speculative", 0) == 0 && colon != std::string::npos) {
+            what = what.substr(colon + 2);
+        }
+        if (key.empty()) {
+            m.fail_here(what);
+        }
+        m.fail_at(key, what);
+    }
+    m.finish();
+    return c;
+}
+
+model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConfig& sched,
+                                const Database& db) {
     model::EngineConfig e;
     if (!m) {
         return e;
@@ -122,6 +181,9 @@ model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConf
     e.activation_workspace_factor =
         m->opt_number("activation_workspace_factor", 0.0, 100.0).value_or(1.0);
     e.kv_cache_memory = opt_q<Bytes>(*m, "kv_cache_memory", Dimension::Bytes);
+    if (auto spec = m->opt_map("speculative")) {
+        e.speculative = read_speculative(std::move(*spec), db);
+    }
     detail::read_scheduler(*m, sched); // the simulator's scheduler keys
     m->finish();
     return e;
@@ -408,7 +470,7 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     }
     read_hardware(root.map("hardware"), db, s);
     s.deployment.prec = read_precisions(root.opt_map("precision"), s.deployment.model);
-    s.deployment.engine = read_engine(root.opt_map("engine"), s.scheduler);
+    s.deployment.engine = read_engine(root.opt_map("engine"), s.scheduler, db);
     read_workload(root.opt_map("workload"), s.workload, std::filesystem::path(file).parent_path());
     read_slo(root.opt_map("slo"), s.slo);
     read_power(root.opt_map("power"), s.power, s.power_model);
@@ -427,6 +489,12 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     }
     if (auto plan = root.opt_map("plan")) {
         s.plan = detail::read_plan(std::move(*plan), db);
+        const auto& on = s.plan->speculative;
+        if (std::find(on.begin(), on.end(), true) != on.end() && !s.deployment.engine.speculative) {
+            detail::fail(root.node()["plan"]["speculative"], file, "plan.speculative",
+                         "lists 'on' but the scenario has no engine.speculative block; add one "
+                         "(method, num_speculative_tokens, acceptance) or list only 'off'");
+        }
     }
     s.availability = detail::read_availability(root.opt_map("availability"));
     auto training = root.opt_map("training"); // read after the hardware validates

@@ -322,6 +322,27 @@ void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerCo
         o.line(2, "activation_workspace_factor", num(e.activation_workspace_factor));
     }
     opt_bytes("kv_cache_memory", e.kv_cache_memory);
+    if (e.speculative) {
+        const model::SpeculativeConfig& c = *e.speculative;
+        o.open(2, "speculative");
+        o.line(4, "method", model::to_string(c.method));
+        if (c.num_speculative_tokens) {
+            o.line(4, "num_speculative_tokens", std::to_string(*c.num_speculative_tokens));
+        }
+        if (c.acceptance_rate) {
+            o.line(4, "acceptance_rate", num(*c.acceptance_rate));
+        }
+        if (!c.acceptance.empty()) {
+            std::string list = "[";
+            for (std::size_t i = 0; i < c.acceptance.size(); ++i) {
+                list += (i > 0 ? ", " : "") + num(c.acceptance[i]);
+            }
+            o.line(4, "acceptance", list + "]");
+        }
+        if (!c.draft_model.empty()) {
+            o.line(4, "draft_model", str(c.draft_model));
+        }
+    }
     // The simulator's scheduler keys.
     if (sc.batching != dflt.batching) {
         o.line(2, "batching", sc.batching == model::BatchingMode::Static ? "static" : "continuous");
@@ -817,6 +838,13 @@ void write_plan(Out& o, const model::PlanConfig& p) {
     precisions("weights", p.weights);
     precisions("kv_cache", p.kv_cache);
     ints("max_num_seqs", p.max_num_seqs);
+    if (!p.speculative.empty()) {
+        std::string list = "[";
+        for (std::size_t i = 0; i < p.speculative.size(); ++i) {
+            list += std::string(i > 0 ? ", " : "") + (p.speculative[i] ? "on" : "off");
+        }
+        o.line(2, "speculative", list + "]");
+    }
     if (p.budget) {
         o.line(2, "budget", price(*p.budget));
     }

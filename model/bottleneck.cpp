@@ -303,6 +303,16 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         }
     }
 
+    // Speculative decoding off: whether it pays at this load (model/speculative.hpp).
+    if (d.engine.speculative) {
+        Deployment x = d;
+        x.engine.speculative.reset();
+        evaluate("speculative-off",
+                 std::string("speculative decoding (") + to_string(d.engine.speculative->method) +
+                     ") → off",
+                 std::move(x), "");
+    }
+
     // More or less tensor parallelism.
     {
         Deployment x = d;

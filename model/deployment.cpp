@@ -232,6 +232,9 @@ EngineSettings resolve_engine(const Deployment& d) {
 
 void validate(const Deployment& d) {
     validate(d.model, "model '" + d.model.name + "'");
+    if (d.engine.speculative) {
+        validate(*d.engine.speculative);
+    }
     const Parallelism& p = d.par;
     const std::string where = "deployment of '" + d.model.name + "' on '" + d.gpu.name + "': ";
     require(p.tp >= 1 && p.pp >= 1 && p.dp >= 1 && p.ep >= 1,

@@ -8,6 +8,7 @@
 #include "model/hardware_spec.hpp"
 #include "model/model_spec.hpp"
 #include "model/precision.hpp"
+#include "model/speculative_config.hpp"
 #include "model/units.hpp"
 
 #include <optional>
@@ -120,6 +121,8 @@ struct EngineConfig {
     double activation_workspace_factor = 1.0;
     /// vLLM kv_cache_memory_bytes: a fixed KV pool per GPU that replaces the budget arithmetic.
     std::optional<Bytes> kv_cache_memory;
+    /// Speculative decoding (`engine.speculative`, model/speculative.hpp); nullopt: off.
+    std::optional<SpeculativeConfig> speculative;
     friend bool operator==(const EngineConfig&, const EngineConfig&) = default;
 };
 

@@ -1,5 +1,7 @@
 #include "model/memory.hpp"
 
+#include "model/speculative.hpp"
+
 #include "model/detail/shapes.hpp"
 #include "model/error.hpp"
 
@@ -216,7 +218,7 @@ void vllm_blocks(MemoryEstimate& r, const Shapes& s, const Stage& st, const Engi
 }
 
 MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage& st,
-                              const EngineSettings& e, int stage_index) {
+                              const EngineSettings& e, int stage_index, const DraftMemory& draft) {
     MemoryEstimate r;
     r.engine = e;
     r.binding_stage = stage_index;
@@ -237,12 +239,20 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
     r.kv_per_sequence = Bytes(
         ((st.layers - st.windowed_layers) * len + st.windowed_layers * windowed_len) * kv_layer);
 
-    const Bytes fixed = r.weights + r.activations + r.non_torch + r.cuda_graphs;
+    // A speculative proposer's weights sit next to the target's, and every token's KV page also
+    // holds the draft's KV (vLLM allocates the draft's layers from the same block pool); every
+    // pipeline stage is charged, an upper bound when the draft runs on one stage only.
+    r.draft_weights = draft.weights;
+    r.draft_kv_per_token = draft.kv_per_token;
+    const double kv_token_all = r.kv_per_token.si() + draft.kv_per_token.si();
+    const Bytes fixed = r.weights + r.draft_weights + r.activations + r.non_torch + r.cuda_graphs;
     switch (e.kind) {
     case EngineKind::Vllm: {
         r.requested = r.capacity * e.memory_fraction;
         r.kv_budget = d.engine.kv_cache_memory.value_or(r.requested - fixed);
-        vllm_blocks(r, s, st, e, kv_layer);
+        vllm_blocks(r, s, st, e,
+                    draft.kv_per_token.si() > 0 ? kv_layer * (kv_token_all / r.kv_per_token.si())
+                                                : kv_layer);
         r.total_used = r.cuda_context + fixed + std::max(r.kv_budget, Bytes(0));
         break;
     }
@@ -252,7 +262,7 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
         const Bytes free_after = r.capacity - r.cuda_context - fixed;
         r.kv_budget = d.engine.kv_cache_memory.value_or(free_after * e.memory_fraction);
         const double tokens =
-            r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / r.kv_per_token.si()) : 0.0;
+            r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / kv_token_all) : 0.0;
         r.kv_blocks = count_of(std::floor(tokens / e.block_size), "blocks");
         r.kv_tokens = r.kv_blocks * e.block_size;
         r.max_concurrency = r.kv_blocks / cdiv(len, e.block_size);
@@ -268,7 +278,7 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
         r.kv_budget = d.engine.kv_cache_memory.value_or(r.requested - r.weights - r.cuda_context -
                                                         r.non_torch);
         const double tokens =
-            r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / r.kv_per_token.si()) : 0.0;
+            r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / kv_token_all) : 0.0;
         const double pages = std::floor(tokens / e.block_size);
         r.kv_blocks = count_of(pages, "blocks");
         r.kv_tokens = count_of(pages * e.block_size, "tokens");
@@ -280,7 +290,7 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
         // The KV cache is allocated up front for n_ctx = max_model_len × n_parallel tokens,
         // padded to 256 (llama-kv-cache.cpp, §5); nothing is derived from free memory.
         const double ctx = cdiv(len * e.max_num_seqs, e.block_size) * e.block_size;
-        r.kv_budget = d.engine.kv_cache_memory.value_or(Bytes(ctx * r.kv_per_token.si()));
+        r.kv_budget = d.engine.kv_cache_memory.value_or(Bytes(ctx * kv_token_all));
         r.kv_tokens = count_of(ctx, "tokens");
         r.kv_blocks = count_of(ctx / e.block_size, "blocks");
         r.total_used = r.cuda_context + fixed + r.kv_budget;
@@ -376,12 +386,13 @@ MemoryEstimate estimate_memory(const Deployment& d) {
     validate(d);
     const Shapes s = detail::make_shapes(d.model, d.par);
     const EngineSettings e = resolve_engine(d);
+    const DraftMemory draft = draft_memory(d);
     MemoryEstimate best;
     bool all_fit = true;
     std::vector<std::string> reasons;
     for (int i = 0; i < d.par.pp; ++i) {
         const Stage st = detail::pipeline_stage(d.model, d.par.pp, i);
-        MemoryEstimate r = stage_estimate(d, s, st, e, i);
+        MemoryEstimate r = stage_estimate(d, s, st, e, i, draft);
         all_fit = all_fit && r.fits;
         for (auto& reason : r.reasons) {
             reasons.push_back(std::move(reason));

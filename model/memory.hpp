@@ -35,6 +35,8 @@ struct MemoryEstimate {
     Bytes overhead;           ///< non_torch + cuda_graphs + cuda_context
     Bytes kv_per_token;       ///< KV bytes per token on this GPU (its layers and heads)
     Bytes kv_per_token_model; ///< KV bytes per token of the whole model, unsharded
+    Bytes draft_weights;      ///< speculative proposer's weights on this GPU (0 when off)
+    Bytes draft_kv_per_token; ///< the proposer's KV bytes per token on this GPU (0 when off)
     Bytes kv_per_sequence;    ///< this GPU's KV for one sequence at max_model_len (windows capped)
     Bytes kv_budget;          ///< KV pool; negative when the rest does not fit
     std::int64_t kv_blocks = 0; ///< blocks of block_size tokens (vLLM's num_gpu_blocks)

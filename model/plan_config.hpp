@@ -47,12 +47,15 @@ enum class PlanPricing {
 struct PlanConfig {
     /// Hardware to try. Empty: the scenario's own accelerator and node.
     std::vector<PlanCandidate> candidates;
-    int max_gpus = 64;                 ///< most GPUs in one configuration (all replicas)
-    std::vector<int> tp;               ///< tensor-parallel sizes; empty: 1, 2, 4, 8 within a node
-    std::vector<int> pp;               ///< pipeline sizes; empty: 1
-    std::vector<Precision> weights;    ///< weight precisions; empty: the scenario's
-    std::vector<Precision> kv_cache;   ///< KV-cache precisions; empty: the scenario's
-    std::vector<int> max_num_seqs;     ///< engine limits; empty: the scenario's engine setting
+    int max_gpus = 64;               ///< most GPUs in one configuration (all replicas)
+    std::vector<int> tp;             ///< tensor-parallel sizes; empty: 1, 2, 4, 8 within a node
+    std::vector<int> pp;             ///< pipeline sizes; empty: 1
+    std::vector<Precision> weights;  ///< weight precisions; empty: the scenario's
+    std::vector<Precision> kv_cache; ///< KV-cache precisions; empty: the scenario's
+    std::vector<int> max_num_seqs;   ///< engine limits; empty: the scenario's engine setting
+    /// Speculative decoding with (true) and/or without (false) the scenario's
+    /// engine.speculative block; empty: as the scenario says.
+    std::vector<bool> speculative;
     std::optional<Price> budget;       ///< monthly ceiling (basis Month)
     std::optional<Watts> power_budget; ///< ceiling on the deployment's peak power at the wall
     std::optional<int> max_racks;      ///< ceiling on racks (model/rack.hpp on the capped peak)

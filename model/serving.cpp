@@ -25,6 +25,7 @@ BatchStats& operator+=(BatchStats& a, const BatchStats& b) {
     a.prefill_kv_read_windowed += b.prefill_kv_read_windowed;
     a.decode_context += b.decode_context;
     a.decode_context_windowed += b.decode_context_windowed;
+    a.extra_logit_rows += b.extra_logit_rows;
     return a;
 }
 
@@ -38,6 +39,7 @@ BatchStats scaled(BatchStats s, double k) {
     s.prefill_kv_read_windowed *= k;
     s.decode_context *= k;
     s.decode_context_windowed *= k;
+    s.extra_logit_rows *= k;
     return s;
 }
 
@@ -67,7 +69,7 @@ struct PrefillRun {
 /// The steps that prefill one prompt, each also carrying `decodes` decode sequences at
 /// `decode_context`.
 PrefillRun run_prefill(const StepCostModel& m, int input_len, int cached, int decodes,
-                       int decode_context) {
+                       int decode_context, const SpeculativeModel* spec = nullptr) {
     const EngineSettings& e = m.engine();
     cached = std::clamp(cached, 0, std::max(0, input_len - 1));
     PrefillRun r;
@@ -84,6 +86,13 @@ PrefillRun run_prefill(const StepCostModel& m, int input_len, int cached, int de
         const StepCost c = m.cost(s);
         r.time += c.time;
         ++r.steps;
+        if (spec != nullptr && spec->draft() != nullptr) {
+            // The proposer sees the prompt too (a draft model prefills it; an EAGLE head or an
+            // MTP module runs its one layer over the prompt's hidden states).
+            BatchStats ds;
+            spec->draft()->add(ds, PrefillChunk{n, pos});
+            r.time += spec->draft_time(ds);
+        }
         r.model_flops += c.model_flops;
         r.bytes += c.weight_bytes + c.kv_bytes;
         if (c.time > r.largest.time) {
@@ -108,10 +117,83 @@ int computed_prompt(const StepCostModel& m, const Workload& w, int cached_prefix
 /// sequences: its time and the decode-only step inside it.
 struct Cycle {
     Seconds time;
-    StepCost decode_only;
+    StepCost decode_only;         ///< the decode-only step (speculative: the verify pass)
+    Seconds draft;                ///< speculative: the proposer's time in the decode-only step
+    double tokens_per_step = 1.0; ///< tokens each sequence advances per step
 };
 
-Cycle steady_cycle(const StepCostModel& m, const Workload& w, int running, int cached_prefix) {
+/// The steady-state cycle with speculative decoding: each step verifies k + 1 tokens per
+/// sequence, runs the proposer, and advances every sequence by the expected accepted length E,
+/// so the time per output token is (verify + draft) / E. The verify step is costed by the
+/// step-cost model like any other, so whether it costs about one decode step (bandwidth-bound,
+/// small batches) or k + 1 of them (compute-bound, large batches) is the model's answer.
+Cycle speculative_cycle(const StepCostModel& m, const SpeculativeModel& spec, const Workload& w,
+                        int running, int cached_prefix) {
+    const EngineSettings& e = m.engine();
+    const int mb = (running + m.pp() - 1) / m.pp();
+    const int ctx = average_context(w);
+    const int computed = computed_prompt(m, w, cached_prefix);
+    const int cached = w.input_tokens - computed;
+    const double tokens = spec.tokens_per_step();
+    BatchStats ver;
+    spec.add_verifies(m, ver, mb, ctx - 1);
+    BatchStats drafts;
+    const StepCostModel* dm = spec.draft();
+    if (dm != nullptr) {
+        dm->add_decodes(drafts, mb, ctx);
+    }
+    Cycle c;
+    c.tokens_per_step = tokens;
+    c.decode_only = m.cost(ver);
+    c.draft = spec.draft_time(drafts);
+    // As steady_cycle: a prompt runs as its own chunk when prompts arrive at under one chunk per
+    // step. Every step advances each sequence by E tokens, so a step sees E × mb / output_len
+    // prompts; each prompt's steps (with the proposer's prefill) replace verify steps, except in
+    // SGLang, whose prompt batches add to them.
+    const bool sglang = e.kind == EngineKind::Sglang;
+    const double out = std::max(1, w.output_tokens);
+    const double prompts_per_step = tokens * mb / out;
+    const PrefillRun alone = sglang ? run_prefill(m, w.input_tokens, cached, 0, 0, &spec)
+                                    : run_prefill(m, w.input_tokens, cached, mb - 1, ctx, &spec);
+    const Seconds verify_step = c.decode_only.time + c.draft;
+    if (prompts_per_step * alone.steps <= 1.0) {
+        const Seconds displaced = sglang ? Seconds(0) : verify_step * alone.steps;
+        const Seconds extra = std::max(Seconds(0), alone.time - displaced);
+        c.time = (verify_step + extra * prompts_per_step) / tokens;
+        return c;
+    }
+    // More than one chunk per step: E × mb × computed / output_len prompt tokens per step fill
+    // the token budget together.
+    const double prefill = tokens * static_cast<double>(mb) * computed / out;
+    const double budget = e.max_num_batched_tokens;
+    const StepCost full_chunk = m.cost(prompt_share(m, budget, computed, cached));
+    const Seconds draft_chunk =
+        dm != nullptr ? spec.draft_time(prompt_share(*dm, budget, computed, cached)) : Seconds(0);
+    Seconds step;
+    if (sglang) {
+        step = verify_step + (full_chunk.time + draft_chunk) * (prefill / budget);
+    } else {
+        const double verify_tokens = static_cast<double>(mb) * (spec.k() + 1);
+        const double riding = std::min(prefill, std::max(0.0, budget - verify_tokens));
+        BatchStats mixed = ver;
+        mixed += prompt_share(m, riding, computed, cached);
+        if (dm != nullptr) {
+            drafts += prompt_share(*dm, riding, computed, cached);
+        }
+        step = m.cost(mixed).time + spec.draft_time(drafts);
+        if (prefill > riding) {
+            step += (full_chunk.time + draft_chunk) * ((prefill - riding) / budget);
+        }
+    }
+    c.time = step / tokens;
+    return c;
+}
+
+Cycle steady_cycle(const StepCostModel& m, const Workload& w, int running, int cached_prefix,
+                   const SpeculativeModel* spec = nullptr) {
+    if (spec != nullptr) {
+        return speculative_cycle(m, *spec, w, running, cached_prefix);
+    }
     const EngineSettings& e = m.engine();
     const int mb = (running + m.pp() - 1) / m.pp(); // micro-batch per pipeline stage
     const int ctx = average_context(w);
@@ -136,7 +218,8 @@ Cycle steady_cycle(const StepCostModel& m, const Workload& w, int running, int c
         // (python/sglang/srt/managers/schedule_policy.py with enable_mixed_chunk off;
         // docs/engines.md §4.2), so its prompt steps add to the decode steps.
         const Seconds displaced = sglang ? Seconds(0) : c.decode_only.time * alone.steps;
-        c.time = c.decode_only.time + (alone.time - displaced) * prompts_per_step;
+        const Seconds extra = std::max(Seconds(0), alone.time - displaced);
+        c.time = c.decode_only.time + extra * prompts_per_step;
         return c;
     }
     // More than one chunk per step: prompts fill the token budget together.
@@ -204,18 +287,26 @@ Seconds ttft(const StepCostModel& m, int input_len, int cached) {
     return run_prefill(m, input_len, cached, 0, 0).time;
 }
 
-Seconds tpot(const StepCostModel& m, int batch, int context) {
+Seconds tpot(const StepCostModel& m, int batch, int context, const SpeculativeModel* spec) {
     BatchStats s;
-    m.add_decodes(s, batch, context);
-    return m.cost(s).time;
+    if (spec == nullptr) {
+        m.add_decodes(s, batch, context);
+        return m.cost(s).time;
+    }
+    spec->add_verifies(m, s, batch, context - 1);
+    BatchStats drafts;
+    if (spec->draft() != nullptr) {
+        spec->draft()->add_decodes(drafts, batch, context);
+    }
+    return (m.cost(s).time + spec->draft_time(drafts)) / spec->tokens_per_step();
 }
 
-double replica_throughput(const StepCostModel& m, const Workload& w, int running,
-                          int cached_prefix) {
+double replica_throughput(const StepCostModel& m, const Workload& w, int running, int cached_prefix,
+                          const SpeculativeModel* spec) {
     if (running < 1) {
         return 0.0;
     }
-    const Cycle c = steady_cycle(m, w, running, cached_prefix);
+    const Cycle c = steady_cycle(m, w, running, cached_prefix, spec);
     return c.time.si() > 0 ? running / c.time.si() : 0.0;
 }
 
@@ -271,20 +362,22 @@ namespace {
 /// Output tokens/s of the deployment with `concurrency` sequences spread evenly over its
 /// replicas, each running at most `capacity`.
 double deployment_throughput(const StepCostModel& m, const Workload& w, int concurrency,
-                             int capacity, int dp, int cached_prefix) {
+                             int capacity, int dp, int cached_prefix,
+                             const SpeculativeModel* spec) {
     const int base = concurrency / dp;
     const int extra = concurrency % dp;
-    return extra * replica_throughput(m, w, std::min(base + 1, capacity), cached_prefix) +
-           (dp - extra) * replica_throughput(m, w, std::min(base, capacity), cached_prefix);
+    return extra * replica_throughput(m, w, std::min(base + 1, capacity), cached_prefix, spec) +
+           (dp - extra) * replica_throughput(m, w, std::min(base, capacity), cached_prefix, spec);
 }
 
 /// Request latency with `running` sequences per replica: the prefill sharing steps with the
 /// others' decodes, then one steady-state step per further output token.
 Seconds request_latency(const StepCostModel& m, const Workload& w, int running, int cached,
-                        int cached_prefix) {
+                        int cached_prefix, const SpeculativeModel* spec) {
     const int mb = (std::max(1, running) + m.pp() - 1) / m.pp();
-    const Seconds prefill = run_prefill(m, w.input_tokens, cached, mb - 1, average_context(w)).time;
-    const Seconds step = steady_cycle(m, w, std::max(1, running), cached_prefix).time;
+    const Seconds prefill =
+        run_prefill(m, w.input_tokens, cached, mb - 1, average_context(w), spec).time;
+    const Seconds step = steady_cycle(m, w, std::max(1, running), cached_prefix, spec).time;
     return prefill + step * (w.output_tokens - 1);
 }
 
@@ -292,7 +385,8 @@ Seconds request_latency(const StepCostModel& m, const Workload& w, int running, 
 /// law), found by the monotone iteration N ← ⌈λ × latency(N)⌉ from 1 (latency grows with N).
 /// Past the deployment's capacity the queue grows without bound: N is the capacity.
 void settle_offered_load(const StepCostModel& m, const Workload& w, int capacity, int dp,
-                         int cached, int cached_prefix, ServingEstimate& r) {
+                         int cached, int cached_prefix, const SpeculativeModel* spec,
+                         ServingEstimate& r) {
     OperatingPoint& op = r.operating_point;
     const double rate = *op.requests_per_s;
     const int most = capacity * dp;
@@ -302,7 +396,7 @@ void settle_offered_load(const StepCostModel& m, const Workload& w, int capacity
     for (int i = 0; i < 200; ++i) {
         const int per_replica = std::min(capacity, (n + dp - 1) / dp);
         const double in_flight =
-            rate * request_latency(m, w, per_replica, cached, cached_prefix).si();
+            rate * request_latency(m, w, per_replica, cached, cached_prefix, spec).si();
         const int next =
             static_cast<int>(std::min<double>(std::ceil(in_flight - 1e-9), most + 1.0));
         if (next > most) {
@@ -328,6 +422,11 @@ ServingEstimate estimate_serving(const Deployment& d, const Workload& given,
     ServingEstimate r;
     r.memory = estimate_memory(d);
     const StepCostModel m(d, profile);
+    std::optional<SpeculativeModel> spec_model;
+    if (d.engine.speculative) {
+        spec_model.emplace(d, *d.engine.speculative, profile);
+    }
+    const SpeculativeModel* spec = spec_model ? &*spec_model : nullptr;
     // A class mix is served as its mean request, its shared prefix as prefix-cache hits
     // (model/workload_mix.hpp): the same request the sizing search prunes with.
     const Workload w =
@@ -347,7 +446,7 @@ ServingEstimate estimate_serving(const Deployment& d, const Workload& given,
         double best = 0.0;
         int best_n = 0;
         for (int n = 1;; n = std::min(n * 2, capacity)) {
-            const double t = replica_throughput(m, w, n, cached_prefix);
+            const double t = replica_throughput(m, w, n, cached_prefix, spec);
             if (t > best) {
                 best = t;
                 best_n = n;
@@ -359,7 +458,7 @@ ServingEstimate estimate_serving(const Deployment& d, const Workload& given,
         r.peak_throughput = best * dp;
         r.peak_concurrency = best_n * dp;
         if (r.operating_point.kind == LoadKind::OfferedRate) {
-            settle_offered_load(m, w, capacity, dp, cached, cached_prefix, r);
+            settle_offered_load(m, w, capacity, dp, cached, cached_prefix, spec, r);
         }
     }
     const int concurrency = r.operating_point.concurrency;
@@ -368,23 +467,36 @@ ServingEstimate estimate_serving(const Deployment& d, const Workload& given,
     const int batch = std::max(1, r.running);
     const int ctx = average_context(w);
 
-    const PrefillRun lone = run_prefill(m, w.input_tokens, cached, 0, 0);
+    const PrefillRun lone = run_prefill(m, w.input_tokens, cached, 0, 0, spec);
     r.ttft = lone.time;
     r.prefill_step = lone.largest;
     r.prefill = figures(lone.time, lone.model_flops, lone.bytes, m);
     const int mb = (batch + m.pp() - 1) / m.pp();
-    r.ttft_loaded = run_prefill(m, w.input_tokens, cached, mb - 1, ctx).time;
+    r.ttft_loaded = run_prefill(m, w.input_tokens, cached, mb - 1, ctx, spec).time;
 
-    const Cycle cycle = steady_cycle(m, w, batch, cached_prefix);
+    const Cycle cycle = steady_cycle(m, w, batch, cached_prefix, spec);
     r.tpot = cycle.time;
-    r.tpot_decode_only = cycle.decode_only.time;
+    r.tpot_decode_only = (cycle.decode_only.time + cycle.draft) / cycle.tokens_per_step;
+    if (spec != nullptr) {
+        SpeculativeFigures& f = r.speculative.emplace();
+        f.method = spec->method();
+        f.k = spec->k();
+        f.acceptance = spec->acceptance();
+        f.tokens_per_step = spec->tokens_per_step();
+        f.verify_time = cycle.decode_only.time;
+        f.draft_time = cycle.draft;
+        f.tpot_off = steady_cycle(m, w, batch, cached_prefix).time;
+        f.speedup = r.tpot.si() > 0 ? f.tpot_off / r.tpot : 1.0;
+        f.draft_weights = r.memory.draft_weights;
+        f.draft_kv_per_token = r.memory.draft_kv_per_token;
+    }
     r.decode_step = cycle.decode_only;
     r.decode = figures(cycle.decode_only.time, cycle.decode_only.model_flops,
                        cycle.decode_only.weight_bytes + cycle.decode_only.kv_bytes, m);
     r.single_stream_bound = single_stream_decode_bound(m, ctx);
 
     if (capacity >= 1) {
-        r.throughput = deployment_throughput(m, w, concurrency, capacity, dp, cached_prefix);
+        r.throughput = deployment_throughput(m, w, concurrency, capacity, dp, cached_prefix, spec);
         const auto& op = r.operating_point;
         if (op.kind == LoadKind::OfferedRate && op.utilisation && *op.utilisation <= 1.0) {
             // A stable open loop serves exactly what is offered, on average.

@@ -11,6 +11,7 @@
 #include "model/memory.hpp"
 #include "model/operating_point.hpp"
 #include "model/scenario.hpp"
+#include "model/speculative.hpp"
 #include "model/step_cost.hpp"
 #include "model/units.hpp"
 
@@ -24,6 +25,21 @@ struct PhaseFigures {
     double mfu = 0.0;  ///< model FLOPs / (time × mfu_peak × GPUs of the replica), <= 1
     double mbu = 0.0;  ///< (weight + KV bytes) / (time × bandwidth), per GPU, <= 1
     friend bool operator==(const PhaseFigures&, const PhaseFigures&) = default;
+};
+
+/// What speculative decoding does at the operating point (model/speculative.hpp).
+struct SpeculativeFigures {
+    SpeculativeMethod method = SpeculativeMethod::Eagle;
+    int k = 0;                      ///< draft tokens per step
+    std::vector<double> acceptance; ///< per-position conditional acceptance, length k
+    double tokens_per_step = 1.0;   ///< expected tokens a sequence advances per verify step
+    Seconds verify_time;            ///< the verify pass of a decode step at the running batch
+    Seconds draft_time;             ///< the proposer's time in that step
+    Seconds tpot_off;               ///< steady-state TPOT at the same batch without speculation
+    double speedup = 1.0;           ///< tpot_off / tpot (below 1: speculation costs time)
+    Bytes draft_weights;            ///< the proposer's weights per GPU
+    Bytes draft_kv_per_token;       ///< the proposer's KV per token per GPU
+    friend bool operator==(const SpeculativeFigures&, const SpeculativeFigures&) = default;
 };
 
 /// Speed and capacity of a deployment for a workload.
@@ -45,8 +61,11 @@ struct ServingEstimate {
     PhaseFigures decode;              ///< the decode-only step behind tpot_decode_only
     StepCost decode_step;             ///< that step, per operator
     StepCost prefill_step;            ///< the largest prefill step behind ttft, per operator
-    Provenance provenance;            ///< the efficiency profile's
-    ErrorBand error_band;             ///< relative uncertainty of the times and throughputs
+    /// Speculative decoding's figures when engine.speculative is set (tpot, throughput and
+    /// ttft above already include it).
+    std::optional<SpeculativeFigures> speculative;
+    Provenance provenance; ///< the efficiency profile's
+    ErrorBand error_band;  ///< relative uncertainty of the times and throughputs
     friend bool operator==(const ServingEstimate&, const ServingEstimate&) = default;
 };
 
@@ -56,14 +75,19 @@ struct ServingEstimate {
 [[nodiscard]] Seconds ttft(const StepCostModel& m, int input_len, int cached = 0);
 
 /// Time of one decode step of `batch` sequences at `context` tokens each (one micro-batch
-/// through every pipeline stage).
-[[nodiscard]] Seconds tpot(const StepCostModel& m, int batch, int context);
+/// through every pipeline stage). With `spec`: the time per output token of speculative steps,
+/// (verify pass of k + 1 tokens per sequence + the proposer's k passes) / expected tokens per
+/// step.
+[[nodiscard]] Seconds tpot(const StepCostModel& m, int batch, int context,
+                           const SpeculativeModel* spec = nullptr);
 
 /// Steady-state output tokens/s of one replica running `running` sequences of the workload
 /// (average context input + output/2), `cached_prefix` prompt tokens of each request served by
-/// the prefix cache when it is on. With PP the replica runs pp micro-batches.
+/// the prefix cache when it is on. With PP the replica runs pp micro-batches. With `spec` every
+/// step is a speculative verify step (see tpot).
 [[nodiscard]] double replica_throughput(const StepCostModel& m, const Workload& w, int running,
-                                        int cached_prefix = 0);
+                                        int cached_prefix = 0,
+                                        const SpeculativeModel* spec = nullptr);
 
 /// The most sequences one replica runs at once for this workload: max_num_seqs, or what the KV
 /// cache holds at the average context (rounded up to blocks), whichever is smaller.

@@ -303,11 +303,11 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
     auto op = [&r](Op o) -> OpCost& { return r.ops[static_cast<std::size_t>(o)]; };
     const double tp = s.prefill_tokens;
     const double nd = s.decodes;
-    const double t = tp + nd;            // tokens in the step
-    const double rows = s.prefills + nd; // sequences producing logits
+    const double t = tp + nd;                                 // tokens in the step
+    const double rows = s.prefills + nd + s.extra_logit_rows; // positions producing logits
     r.tokens = static_cast<int>(t);
     r.prefill_tokens = static_cast<int>(tp);
-    r.sequences = static_cast<int>(rows);
+    r.sequences = static_cast<int>(s.prefills + nd);
     if (t <= 0) {
         return r;
     }

@@ -120,6 +120,9 @@ struct BatchStats {
     double prefill_kv_read_windowed = 0;
     double decode_context = 0;          ///< Σ decode contexts (full layers)
     double decode_context_windowed = 0; ///< Σ min(context, window)
+    /// Query tokens of prefill chunks that also produce logits beyond each chunk's last one
+    /// (a speculative verify pass samples at every drafted position: k per sequence).
+    double extra_logit_rows = 0;
     friend bool operator==(const BatchStats&, const BatchStats&) = default;
 };
 

@@ -187,6 +187,7 @@ struct Shape {
     model::Precision weights = model::bf16_precision();
     model::Precision kv = model::bf16_precision();
     int seqs = 0; // 0: the scenario's setting
+    bool speculative = false;
 };
 
 /// What the analytic stage found for one shape: a row per replica count it considered (or
@@ -203,7 +204,7 @@ std::string config_text(const SizingConfig& k) {
            (k.par.pp > 1 ? ", pp " + std::to_string(k.par.pp) : "") + ", " +
            std::to_string(k.par.dp) + " replica" + (k.par.dp == 1 ? "" : "s") + ", " +
            k.weights.name + "/" + k.kv_cache.name + ", max_num_seqs " +
-           std::to_string(k.max_num_seqs) + ")";
+           std::to_string(k.max_num_seqs) + (k.speculative ? ", speculative" : "") + ")";
 }
 
 std::string money_text(double v, const std::string& currency) {
@@ -259,12 +260,13 @@ class Search {
     ShapeOutcome analyse(const Shape& sh) const;
     void simulate_row(SizingRow& row) const;
     void explain(SizingRow& row) const;
-    [[nodiscard]] std::tuple<double, int, double, int, int, int, std::string, std::string, int, int>
+    [[nodiscard]] std::tuple<double, int, double, int, int, int, std::string, std::string, int,
+                             bool, int>
     key(const SizingRow& r) const {
         return {r.monthly.value_or(kInf), r.config.gpus,          r.peak_power_w,
                 r.config.candidate,       r.config.par.tp,        r.config.par.pp,
                 r.config.weights.name,    r.config.kv_cache.name, r.config.max_num_seqs,
-                r.config.par.dp};
+                r.config.speculative,     r.config.par.dp};
     }
 
     const model::Scenario& s_;
@@ -288,6 +290,10 @@ std::vector<Shape> Search::shapes() const {
         plan_.kv_cache.empty() ? std::vector{s_.deployment.prec.kv_cache} : plan_.kv_cache;
     const std::vector<int> seqs = plan_.max_num_seqs.empty() ? std::vector{0} : plan_.max_num_seqs;
     const std::vector<int> pps = plan_.pp.empty() ? std::vector{1} : plan_.pp;
+    // Speculative decoding is a choice only when the plan lists it; otherwise the scenario's.
+    const std::vector<bool> specs = plan_.speculative.empty()
+                                        ? std::vector{s_.deployment.engine.speculative.has_value()}
+                                        : plan_.speculative;
     for (std::size_t c = 0; c < plan_.candidates.size(); ++c) {
         std::vector<int> tps = plan_.tp;
         if (tps.empty()) {
@@ -300,7 +306,9 @@ std::vector<Shape> Search::shapes() const {
                 for (const auto& w : weights) {
                     for (const auto& kv : kvs) {
                         for (const int n : seqs) {
-                            out.push_back(Shape{static_cast<int>(c), tp, pp, w, kv, n});
+                            for (const bool sp : specs) {
+                                out.push_back(Shape{static_cast<int>(c), tp, pp, w, kv, n, sp});
+                            }
                         }
                     }
                 }
@@ -322,6 +330,7 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
     base.config.weights = sh.weights;
     base.config.kv_cache = sh.kv;
     base.config.max_num_seqs = sh.seqs;
+    base.config.speculative = sh.speculative;
     base.offered_rps = offered_rps_;
     base.miss_ratio = kInf;
     const auto stop_at = [&](SizingStage stage, std::string reason, double ratio = kInf) {
@@ -361,6 +370,10 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
             return stop_at(SizingStage::Memory, "does not fit: " + why);
         }
         const model::StepCostModel m(t.deployment, prof);
+        std::optional<model::SpeculativeModel> spec;
+        if (t.deployment.engine.speculative) {
+            spec.emplace(t.deployment, *t.deployment.engine.speculative, prof);
+        }
         // A lone request of each class, uncapped and with its shared prefix cached: a bound
         // in the configuration's favour (load, a cap and cache misses only add).
         const double slack = 1.0 + plan_.prune_margin;
@@ -371,7 +384,7 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
             const int outn = std::max(1, static_cast<int>(std::lround(c.output)));
             const int cached = mem.engine.prefix_caching ? std::min(c.shared_prefix, in - 1) : 0;
             const double ttft = model::ttft(m, in, cached).si();
-            const double tpot = model::tpot(m, 1, in + outn / 2).si();
+            const double tpot = model::tpot(m, 1, in + outn / 2, spec ? &*spec : nullptr).si();
             const double e2e = ttft + (outn - 1) * tpot;
             if (&c == &classes_.front()) {
                 base.lone_ttft_s = ttft;
@@ -923,6 +936,9 @@ model::Scenario configured_scenario(const model::Scenario& s, const model::PlanC
     d.prec.kv_cache = k.kv_cache;
     if (k.max_num_seqs > 0) {
         d.engine.max_num_seqs = k.max_num_seqs;
+    }
+    if (!k.speculative) {
+        d.engine.speculative.reset();
     }
     t.cluster.replicas.reset();
     // The scenario's prices are for its own hardware (model/price_list.hpp), a candidate's for

@@ -47,7 +47,8 @@ struct SizingConfig {
     int gpus = 0;           ///< tp × pp × dp
     model::Precision weights = model::bf16_precision();
     model::Precision kv_cache = model::bf16_precision();
-    int max_num_seqs = 0; ///< the engine limit (0: the scenario's engine setting)
+    int max_num_seqs = 0;     ///< the engine limit (0: the scenario's engine setting)
+    bool speculative = false; ///< runs the scenario's engine.speculative (false: without it)
     friend bool operator==(const SizingConfig&, const SizingConfig&) = default;
 };
 

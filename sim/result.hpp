@@ -152,6 +152,7 @@ struct StepRecord {
     double power_w = 0; ///< mean power of each GPU of the replica over the step (0: not modelled)
     int running = 0;    ///< sequences in the replica's running set when the step started
     double kv_use = 0;  ///< fraction of the replica's KV blocks in use when it started
+    double draft_s = 0; ///< speculative decoding: the proposer's share of the step's duration
     friend bool operator==(const StepRecord&, const StepRecord&) = default;
 };
 
@@ -201,6 +202,20 @@ struct PowerResult {
     friend bool operator==(const PowerResult&, const PowerResult&) = default;
 };
 
+/// What speculative decoding did in a run (engine.speculative set).
+struct SpeculativeResult {
+    std::string method;                    ///< draft_model, eagle, mtp or ngram
+    int k = 0;                             ///< draft tokens per step
+    double expected_tokens_per_step = 1.0; ///< the closed form for the configured acceptance
+    std::int64_t verifies = 0;             ///< sequence-steps that verified at least one draft
+    std::int64_t drafted = 0;              ///< draft tokens proposed
+    std::int64_t accepted = 0;             ///< of which accepted
+    double acceptance_rate = 0;            ///< accepted / drafted
+    double tokens_per_step = 0;            ///< (accepted + verifies) / verifies, as run
+    double draft_time_s = 0;               ///< the proposer's GPU time, all replicas
+    friend bool operator==(const SpeculativeResult&, const SpeculativeResult&) = default;
+};
+
 /// Everything one simulation reports.
 struct SimResult {
     /// False when the deployment does not fit (then `reasons` says why and nothing ran).
@@ -235,9 +250,10 @@ struct SimResult {
     double decode_time_share = 0;                   ///< in decode-only steps
     double mixed_time_share = 0;                    ///< in steps mixing prefill chunks and decodes
     std::int64_t steps = 0;
-    std::uint64_t events = 0; ///< kernel events handled
-    model::Money cloud_spend; ///< cost of the cloud endpoint's tokens
-    PowerResult power;        ///< power, energy and the effect of a power cap
+    std::uint64_t events = 0;                     ///< kernel events handled
+    model::Money cloud_spend;                     ///< cost of the cloud endpoint's tokens
+    std::optional<SpeculativeResult> speculative; ///< when engine.speculative is set
+    PowerResult power;                            ///< power, energy and the effect of a power cap
     /// Bins from time 0, of series_bin_s each. Levels and rates are averages over the bin;
     /// arrivals and completions are counts per bin.
     std::vector<TimeBin> series;

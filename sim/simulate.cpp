@@ -5,6 +5,7 @@
 #include "model/operating_point.hpp"
 #include "model/power.hpp"
 #include "model/rack.hpp"
+#include "model/speculative.hpp"
 #include "model/step_cost.hpp"
 #include "sim/detail/cluster.hpp"
 #include "sim/detail/metrics.hpp"
@@ -379,6 +380,18 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     // pools yet: the observer knows one accelerator.
     const std::optional<detail::PowerSetup> power =
         pools.empty() ? power_setup(scenario, options, cost, setup.replicas) : std::nullopt;
+    std::optional<model::SpeculativeModel> speculative;
+    if (d.engine.speculative) {
+        if (!pools.empty()) {
+            // The proposer is sized for the scenario's own hardware, not each pool's.
+            result.ok = false;
+            result.reasons.push_back("speculative decoding is not modelled with cluster.pools; "
+                                     "remove engine.speculative or the pools");
+            return result;
+        }
+        speculative.emplace(d, *d.engine.speculative, profile);
+        rc.speculative = &*speculative;
+    }
     std::optional<model::PowerCappedStepCost> capped;
     if (power && power->limit.per_gpu < power->levels.board) {
         capped.emplace(d, profile, scenario.power_model, power->limit.per_gpu);
@@ -470,6 +483,20 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
             pr.cost_per_hour = model::Money{pr.gpus * price->money.amount, price->money.currency};
         }
         result.pools.push_back(std::move(pr));
+    }
+    if (speculative) {
+        SpeculativeResult& sr = result.speculative.emplace();
+        sr.method = model::to_string(speculative->method());
+        sr.k = speculative->k();
+        sr.expected_tokens_per_step = speculative->tokens_per_step();
+        metrics.speculative_counts(sr);
+        if (sr.drafted > 0) {
+            sr.acceptance_rate = static_cast<double>(sr.accepted) / static_cast<double>(sr.drafted);
+        }
+        if (sr.verifies > 0) {
+            sr.tokens_per_step =
+                static_cast<double>(sr.accepted + sr.verifies) / static_cast<double>(sr.verifies);
+        }
     }
     if (result.operating_point.kind == model::LoadKind::OfferedRate) {
         // What the analytic model settles by Little's law, the run measures.

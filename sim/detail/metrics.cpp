@@ -208,7 +208,7 @@ void Metrics::step(const StepSample& s) {
     if ((keep_steps_ && step_log_.size() < max_steps_) || on_step_) {
         const StepRecord rec{s.replica, tick_s(s.start), tick_s(d), s.prefills, s.prefill_tokens,
                              s.decodes, s.preempted,     s.clock,   power,      s.running,
-                             kv};
+                             kv,        s.draft_s};
         if (on_step_) {
             on_step_(rec);
         }

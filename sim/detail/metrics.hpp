@@ -38,6 +38,7 @@ struct StepSample {
     const model::StepCost* cost = nullptr; ///< the step's cost (null: swap traffic only)
     double clock = 1.0;                    ///< core clock factor it ran at
     Tick compute_end = 0;                  ///< start + the cost's time (swap time follows)
+    double draft_s = 0;                    ///< speculative: the proposer's time in the step
 };
 
 class Metrics {
@@ -61,6 +62,21 @@ class Metrics {
               std::int64_t total_blocks);
     void tokens(Tick now, std::int64_t prefill_tokens, std::int64_t output_tokens);
     void prefix_lookup(std::int64_t queried, std::int64_t hit);
+    /// A speculative verify of `drafted` tokens of which `accepted` were kept.
+    void speculative_verify(std::int64_t drafted, std::int64_t accepted) {
+        ++spec_verifies_;
+        spec_drafted_ += drafted;
+        spec_accepted_ += accepted;
+    }
+    /// Seconds the proposer ran in a step.
+    void speculative_draft_time(double s) { spec_draft_s_ += s; }
+    /// Fills `out`'s counts from what was recorded.
+    void speculative_counts(SpeculativeResult& out) const {
+        out.verifies = spec_verifies_;
+        out.drafted = spec_drafted_;
+        out.accepted = spec_accepted_;
+        out.draft_time_s = spec_draft_s_;
+    }
     void preemption(int replica);
     void replica_up(int replica, Tick at);
     void routed(int replica);
@@ -128,6 +144,8 @@ class Metrics {
     std::int64_t preemptions_ = 0;
     std::int64_t prefill_tokens_ = 0;
     std::int64_t lookup_queried_ = 0, lookup_hit_ = 0;
+    std::int64_t spec_verifies_ = 0, spec_drafted_ = 0, spec_accepted_ = 0;
+    double spec_draft_s_ = 0;
     Tick first_arrival_ = -1;
     Tick last_finish_ = 0;
     double cloud_spend_ = 0;

@@ -30,12 +30,21 @@ int cdiv(std::int64_t a, int b) {
 
 } // namespace
 
+int Replica::decode_tokens(const Request& r) const {
+    if (cfg_.speculative == nullptr) {
+        return 1;
+    }
+    // No drafts past the output length (vLLM caps speculation at max_tokens).
+    return 1 + std::min(cfg_.speculative->k(), std::max(0, r.output - r.generated - 1));
+}
+
 Replica::Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool& pool,
                  Metrics& metrics, ReplicaHost& host, const ReplicaConfig& config)
     : sim_(sim), cost_(cost), pool_(pool), metrics_(metrics), host_(host), cfg_(config),
       blocks_(config.kv_blocks, config.prefix_caching &&
                                     config.scheduler.batching == model::BatchingMode::Continuous),
-      same_gap_(static_cast<std::size_t>(std::max(1, config.classes)), 0) {
+      same_gap_(static_cast<std::size_t>(std::max(1, config.classes)), 0),
+      spec_rng_(sim.rng().fork(0x5bec0000ULL + static_cast<std::uint64_t>(config.id))) {
     if (cfg_.block_bytes > 0) {
         // Clamped so a huge swap space cannot overflow the block count (1e18 blocks is unlimited).
         swap_capacity_ = static_cast<std::int64_t>(
@@ -374,7 +383,9 @@ void Replica::form_continuous() {
                 prefills = prefills || !decode;
                 continue;
             }
-            const int n = decode ? 1 : std::min(r.num_tokens() - r.computed, budget_);
+            // A speculative decode verifies k + 1 tokens: it needs their KV slots and budget.
+            const int n =
+                decode ? decode_tokens(r) : std::min(r.num_tokens() - r.computed, budget_);
             bool self = false;
             while (!grow(r, r.computed + n)) {
                 const std::size_t v = victim_index();
@@ -552,6 +563,7 @@ void Replica::start_step() {
     }
     // Sums for the cost model; preempted entries were unmarked and are skipped.
     model::BatchStats stats;
+    model::BatchStats draft_stats; // the proposer's batch (speculative decoding)
     StepSample sample;
     std::size_t kept = 0;
     for (const std::uint32_t slot : batch_) {
@@ -561,10 +573,22 @@ void Replica::start_step() {
         }
         batch_[kept++] = slot;
         if (r.generated > 0 && r.computed == r.num_tokens() - 1) {
-            cost_.add(stats, model::DecodeSeq{r.computed + 1});
+            if (cfg_.speculative != nullptr && r.sched > 1) {
+                // The verify pass: the last sampled token and r.sched − 1 drafts.
+                cfg_.speculative->add_verify(cost_, stats, r.computed, r.sched - 1);
+                if (const model::StepCostModel* dm = cfg_.speculative->draft()) {
+                    dm->add(draft_stats, model::DecodeSeq{r.computed + 1});
+                }
+            } else {
+                cost_.add(stats, model::DecodeSeq{r.computed + 1});
+            }
             ++sample.decodes;
         } else {
             cost_.add(stats, model::PrefillChunk{r.sched, r.computed});
+            if (cfg_.speculative != nullptr && cfg_.speculative->draft() != nullptr) {
+                cfg_.speculative->draft()->add(draft_stats,
+                                               model::PrefillChunk{r.sched, r.computed});
+            }
             ++sample.prefills;
             sample.prefill_tokens += r.sched;
         }
@@ -584,6 +608,13 @@ void Replica::start_step() {
             sample.clock = cost_.clocks().compute;
         }
         t = step_cost_.time.si();
+        if (cfg_.speculative != nullptr) {
+            // The proposer runs before the verify pass on the same GPUs (at full clocks).
+            const double draft = cfg_.speculative->draft_time(draft_stats).si();
+            t += draft;
+            metrics_.speculative_draft_time(draft);
+            sample.draft_s = draft;
+        }
         sample.cost = &step_cost_;
     }
     const Tick start = sim_.now();
@@ -676,14 +707,34 @@ void Replica::end_step(std::size_t mb) {
         if (!decode) {
             prefill_tokens += r.sched;
         }
-        r.computed += r.sched;
+        int advance = 1; // tokens this step emits for r once its prompt is done
+        if (decode && cfg_.speculative != nullptr && r.sched > 1) {
+            // Draft i is kept when drafts 1..i − 1 were and it passes its own test (Leviathan
+            // et al., arXiv:2211.17192, §2.3); the verify pass then samples one more token.
+            const int drafts = r.sched - 1;
+            const auto& acc = cfg_.speculative->acceptance();
+            int accepted = 0;
+            while (accepted < drafts &&
+                   spec_rng_.uniform() < acc[static_cast<std::size_t>(accepted)]) {
+                ++accepted;
+            }
+            advance = std::min(accepted + 1, r.output - r.generated);
+            metrics_.speculative_verify(drafts, accepted);
+            r.computed += advance;
+        } else {
+            r.computed += r.sched;
+        }
         r.sched = 0;
         if (r.computed < r.num_tokens()) {
             continue; // a prefill chunk that did not reach the end of the prompt
         }
-        // The step that computes the last pending token samples the next one.
-        ++r.generated;
-        ++out_tokens;
+        // The step that computes the last pending token samples the next one (speculative: the
+        // accepted drafts and one more, streamed together: their gaps after the first are 0).
+        r.generated += advance;
+        out_tokens += advance;
+        if (advance > 1) {
+            metrics_.itl(r.cls, 0, advance - 1);
+        }
         if (r.first_token < 0) {
             r.first_token = now;
         } else if (r.last_token == step_start) {

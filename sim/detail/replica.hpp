@@ -19,11 +19,13 @@
 /// before it has left stage j. The KV pool, the running set and max_num_seqs are shared.
 
 #include "model/power.hpp"
+#include "model/speculative.hpp"
 #include "model/step_cost.hpp"
 #include "model/workload.hpp"
 #include "sim/block_manager.hpp"
 #include "sim/detail/metrics.hpp"
 #include "sim/detail/request.hpp"
+#include "sim/rng.hpp"
 #include "sim/simulation.hpp"
 
 #include <cstdint>
@@ -64,6 +66,11 @@ struct ReplicaConfig {
     /// Under a power limit: each step runs at the highest clock whose power fits (not owned;
     /// outlives the replica). Null: every step at the deployment's own clocks.
     const model::PowerCappedStepCost* capped = nullptr;
+    /// Speculative decoding (not owned; outlives the replica). Null: off. Each decode step then
+    /// verifies k + 1 tokens per sequence, runs the proposer, and advances each sequence by
+    /// its accepted drafts + 1, the accepted count drawn position by position from the
+    /// replica's own RNG stream (deterministic per seed; no draws when off).
+    const model::SpeculativeModel* speculative = nullptr;
 };
 
 class Replica final : public EventHandler {
@@ -117,6 +124,8 @@ class Replica final : public EventHandler {
     /// flight but none occupies stage 0 (the pipeline draining).
     void cover_until(Tick now);
     [[nodiscard]] bool grow(Request& r, int tokens);
+    /// Tokens a decode of `r` computes this step: 1, or 1 + its drafts when speculating.
+    [[nodiscard]] int decode_tokens(const Request& r) const;
     void free_blocks(Request& r);
     /// Inserts the hashes of r's blocks that are full below `upto_tokens`; `all` also those
     /// past the shared prefix of a request outside agent sessions.
@@ -165,6 +174,7 @@ class Replica final : public EventHandler {
     bool kick_pending_ = false;
     bool timer_pending_ = false;
     model::StepCost step_cost_; // the last started step's cost (the power observer reads it)
+    Rng spec_rng_;              // speculative acceptance draws (a sub-stream of the seed)
 
     // Steps in flight: one without pipeline parallelism, up to pp micro-batches with it.
     struct MicroBatch {

@@ -1018,6 +1018,19 @@ std::string write_temp(const std::string& name, const std::string& text) {
 
 } // namespace
 
+namespace {
+
+double number_after(const std::string& text, const std::string& key) {
+    const auto pos = text.find("\"" + key + "\": ");
+    if (pos == std::string::npos) {
+        ADD_FAILURE() << "no key " << key << " in " << text.substr(0, 400);
+        return -1;
+    }
+    return std::stod(text.substr(pos + key.size() + 4));
+}
+
+} // namespace
+
 TEST(Cli, TrainWithFailuresReportsTheYoungIntervalGoodputAndSpares) {
     const auto r =
         run("train " + src("examples/failures-training-llama70b-1024xh100.yaml") + " --json");
@@ -1125,4 +1138,74 @@ TEST(Cli, BadFailureOrAvailabilityValuesExitTwoWithTheirPlace) {
     EXPECT_NE(target.out.find("target.yaml:6:11: availability.target"), std::string::npos)
         << target.out;
     EXPECT_NE(target.out.find("strictly between 0 and 1"), std::string::npos) << target.out;
+}
+
+// The speculative example: the accepted length is the closed form for α = 0.7 and k = 4,
+// (1 − 0.7⁵) / 0.3 = 2.7731, and the gain over plain decoding shrinks from concurrency 1 to 64.
+TEST(Cli, SpeculativeExampleReportsTokensPerStepAndAShrinkingGain) {
+    const std::string f = src("examples/speculative-llama70b-h100.yaml");
+    const auto one = run("estimate " + f + " --json --set workload.concurrency=1");
+    ASSERT_EQ(one.exit_code, 0) << one.out;
+    EXPECT_NEAR(number_after(one.out, "tokens_per_step"), 2.7731, 1e-9);
+    const auto many = run("estimate " + f + " --json --set workload.concurrency=64");
+    ASSERT_EQ(many.exit_code, 0) << many.out;
+    const double gain_one = number_after(one.out, "speedup");
+    const double gain_many = number_after(many.out, "speedup");
+    EXPECT_GT(gain_one, 1.2);
+    EXPECT_LT(gain_many, gain_one);
+    EXPECT_NEAR(gain_one, number_after(one.out, "tpot_without_s") / number_after(one.out, "tpot_s"),
+                1e-9);
+    const auto text = run("estimate " + f);
+    EXPECT_NE(text.out.find("tokens/step, acceptance 0.70"), std::string::npos) << text.out;
+    const auto sim = run("simulate " + f + " --requests 40 --json");
+    ASSERT_EQ(sim.exit_code, 0) << sim.out;
+    EXPECT_NEAR(number_after(sim.out, "expected_tokens_per_step"), 2.7731, 1e-9);
+    EXPECT_GT(number_after(sim.out, "draft_time_s"), 0.0);
+}
+
+TEST(Cli, SpeculativeBadInputExitsTwoNamingTheKey) {
+    const std::string f = src("examples/speculative-llama70b-h100.yaml");
+    const auto k0 = run("estimate " + f + " --set engine.speculative.num_speculative_tokens=0");
+    EXPECT_EQ(k0.exit_code, 2) << k0.out;
+    EXPECT_NE(k0.out.find("engine.speculative.num_speculative_tokens: 0 draft tokens per step; "
+                          "give a whole number from 1 to 64"),
+              std::string::npos)
+        << k0.out;
+    const auto alpha = run("estimate " + f + " --set engine.speculative.acceptance_rate=1");
+    EXPECT_EQ(alpha.exit_code, 2) << alpha.out;
+    EXPECT_NE(alpha.out.find("acceptance_rate: 1 is outside [0, 1)"), std::string::npos)
+        << alpha.out;
+    const auto draft = run("simulate " + f + " --set engine.speculative.draft_model=llama-9-1b");
+    EXPECT_EQ(draft.exit_code, 2) << draft.out;
+    EXPECT_NE(draft.out.find("engine.speculative.draft_model: unknown model 'llama-9-1b'"),
+              std::string::npos)
+        << draft.out;
+}
+
+// plan.speculative: [on, off] makes speculation a dimension: each layout appears with and
+// without it, and the speculative row serves more tokens for the same GPUs (lower cost per
+// million tokens at the example's concurrency 8).
+TEST(Cli, PlanSearchesSpeculationOnAndOff) {
+    const auto r = run("plan " + src("examples/speculative-llama70b-h100.yaml"));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("h100-sxm@dgx-h100 tp4 spec x1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("h100-sxm@dgx-h100 tp4 x1"), std::string::npos) << r.out;
+    const auto j = run("plan " + src("examples/speculative-llama70b-h100.yaml") + " --json");
+    ASSERT_EQ(j.exit_code, 0) << j.out;
+    EXPECT_NE(j.out.find("\"speculative\": true"), std::string::npos);
+}
+
+// The Chrome/Perfetto trace shows the proposer's part of each speculative step.
+TEST(Cli, SpeculativeStepsCarryTheirDraftTimeInTheTrace) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("gpuplan-spec-trace-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    const auto r = run("simulate " + src("examples/speculative-llama70b-h100.yaml") +
+                       " --requests 10 --out " + dir.string());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    std::ifstream in(dir / "trace.json");
+    std::stringstream trace;
+    trace << in.rdbuf();
+    EXPECT_NE(trace.str().find("\"draft_ms\":"), std::string::npos);
+    std::filesystem::remove_all(dir);
 }

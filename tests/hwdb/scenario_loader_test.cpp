@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <vector>
 
 using namespace gpuplan;
 
@@ -269,4 +270,61 @@ TEST(ScenarioLoader, BadFailureAndAvailabilityValuesNameFileLineAndColumn) {
     const std::string typo =
         error_of(std::string(kTraining) + "  failures:\n    gpu_mtfb: 100 h\n");
     EXPECT_NE(typo.find("gpu_mtfb"), std::string::npos) << typo;
+}
+
+// engine.speculative: read into model::SpeculativeConfig with the draft resolved from the
+// catalog; bad values are placed at their key with line and column.
+TEST(ScenarioLoader, SpeculativeBlockResolvesTheDraftModel) {
+    const model::Scenario s = hwdb::parse_scenario(
+        std::string(kBase) + "engine:\n  speculative:\n    method: draft_model\n"
+                             "    draft_model: llama-3.1-8b\n    num_speculative_tokens: 5\n"
+                             "    acceptance_rate: 0.6\n",
+        "s.yaml", db());
+    ASSERT_TRUE(s.deployment.engine.speculative.has_value());
+    const model::SpeculativeConfig& c = *s.deployment.engine.speculative;
+    EXPECT_EQ(c.method, model::SpeculativeMethod::DraftModel);
+    EXPECT_EQ(c.num_speculative_tokens, 5);
+    EXPECT_EQ(c.acceptance_rate, 0.6);
+    ASSERT_TRUE(c.draft.has_value());
+    EXPECT_EQ(c.draft->name, "llama-3.1-8b");
+    const model::Scenario e = hwdb::parse_scenario(
+        std::string(kBase) + "engine:\n  speculative: {method: eagle, acceptance: [0.9, 0.7]}\n",
+        "s.yaml", db());
+    EXPECT_EQ(e.deployment.engine.speculative->acceptance, (std::vector<double>{0.9, 0.7}));
+}
+
+TEST(ScenarioLoader, SpeculativeErrorsNameFileLineColumnAndKey) {
+    const auto with = [](const std::string& block) {
+        return error_of(std::string(kBase) + "engine:\n  speculative:\n" + block);
+    };
+    EXPECT_EQ(with("    method: eagle\n    num_speculative_tokens: 0\n"),
+              "s.yaml:9:29: engine.speculative.num_speculative_tokens: 0 draft tokens per step; "
+              "give a whole number from 1 to 64");
+    EXPECT_EQ(with("    method: eagle\n    acceptance_rate: 1.2\n"),
+              "s.yaml:9:22: engine.speculative.acceptance_rate: 1.2 is outside [0, 1); give the "
+              "probability that a draft token is accepted, e.g. 0.7");
+    EXPECT_NE(with("    method: draft_model\n    draft_model: llama-9-1b\n")
+                  .find("s.yaml:9:18: engine.speculative.draft_model: "),
+              std::string::npos)
+        << with("    method: draft_model\n    draft_model: llama-9-1b\n");
+    EXPECT_EQ(with("    method: medusa\n"),
+              "s.yaml:8:13: engine.speculative.method: unknown speculative method 'medusa'; use "
+              "draft_model, eagle, mtp or ngram");
+    EXPECT_NE(with("    method: eagle\n    acceptence_rate: 0.7\n").find("did you mean"),
+              std::string::npos);
+}
+
+TEST(ScenarioLoader, PlanSpeculativeOnNeedsTheEngineBlock) {
+    EXPECT_EQ(error_of(std::string(kBase) + "plan:\n  speculative: [on, off]\n"),
+              "s.yaml:7:16: plan.speculative: lists 'on' but the scenario has no "
+              "engine.speculative block; add one (method, num_speculative_tokens, acceptance) or "
+              "list only 'off'");
+    EXPECT_NE(error_of(std::string(kBase) + "plan:\n  speculative: [yes]\n")
+                  .find("plan.speculative: unknown value 'yes'; list on, off or both"),
+              std::string::npos);
+    const model::Scenario s = hwdb::parse_scenario(
+        std::string(kBase) + "engine:\n  speculative: {method: ngram}\nplan:\n  speculative: [on, "
+                             "off]\n",
+        "s.yaml", db());
+    EXPECT_EQ(s.plan->speculative, (std::vector<bool>{true, false}));
 }

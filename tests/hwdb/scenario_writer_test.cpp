@@ -264,3 +264,25 @@ availability:
     ASSERT_TRUE(s.training && s.training->failures && s.availability);
     expect_round_trip(s, "failures");
 }
+
+// engine.speculative round-trips: a per-position list with EAGLE, a rate with n-gram lookup.
+TEST(ScenarioWriter, SpeculativeBlockRoundTrips) {
+    model::Scenario s = hwdb::parse_scenario(R"(schema: 1
+model: llama-3.1-70b
+hardware:
+  accelerator: h100-sxm
+  tp: 4
+engine:
+  speculative:
+    method: eagle
+    num_speculative_tokens: 3
+    acceptance: [0.85, 0.7, 0.55]
+)",
+                                             "spec.yaml", db());
+    expect_round_trip(s, "speculative-eagle");
+    model::SpeculativeConfig c;
+    c.method = model::SpeculativeMethod::Ngram;
+    c.acceptance_rate = 0.35;
+    s.deployment.engine.speculative = c;
+    expect_round_trip(s, "speculative-ngram");
+}

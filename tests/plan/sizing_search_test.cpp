@@ -5,6 +5,7 @@
 #include "model/error.hpp"
 #include "model/memory.hpp"
 #include "model/serving.hpp"
+#include "model/speculative.hpp"
 #include "model/step_cost.hpp"
 #include "plan/sizing_search.hpp"
 #include "sim/simulate.hpp"
@@ -258,4 +259,46 @@ TEST(SizingSearch, ConfiguredScenarioKeepsTheScenariosPricesOnlyForItsOwnGpu) {
 }
 
 } // namespace
+// plan.speculative: [on, off] doubles the shapes; a row with it off runs the scenario without
+// the block, a row with it on keeps the block, and with it on a lone request's TPOT (the
+// pruning bound) is the speculative one.
+TEST(SizingSearch, SpeculationIsADimensionWhenThePlanListsIt) {
+    model::Scenario s = question(3.0);
+    model::SpeculativeConfig c;
+    c.method = model::SpeculativeMethod::Eagle;
+    c.num_speculative_tokens = 3;
+    c.acceptance_rate = 0.75;
+    s.deployment.engine.speculative = c;
+    s.plan->candidates.resize(1); // the RTX 4090
+    s.plan->weights.resize(1);
+    s.plan->tp = {1};
+    s.plan->speculative = {true, false};
+    SizingConfig k;
+    k.par = {1, 1, 1, 1};
+    k.speculative = false;
+    EXPECT_FALSE(configured_scenario(s, s.plan->candidates[0], k).deployment.engine.speculative);
+    k.speculative = true;
+    EXPECT_EQ(configured_scenario(s, s.plan->candidates[0], k).deployment.engine.speculative, c);
+    const SizingResult r = size_deployment(s);
+    EXPECT_EQ(r.shapes, 2);
+    std::vector<SizingRow> rows = r.ranked;
+    if (r.closest_miss) {
+        rows.push_back(*r.closest_miss);
+    }
+    ASSERT_FALSE(rows.empty()) << r.verdict;
+    int checked = 0;
+    for (const SizingRow& row : rows) {
+        if (row.lone_tpot_s > 0) {
+            ++checked;
+            const model::Scenario t = configured_scenario(s, s.plan->candidates[0], row.config);
+            const model::StepCostModel m(t.deployment, model::default_profile());
+            const model::SpeculativeModel sp(t.deployment, c, model::default_profile());
+            const double expected =
+                model::tpot(m, 1, 1024 + 64, row.config.speculative ? &sp : nullptr).si();
+            EXPECT_NEAR(row.lone_tpot_s, expected, expected * 1e-12);
+        }
+    }
+    EXPECT_GT(checked, 0);
+}
+
 } // namespace gpuplan::plan
