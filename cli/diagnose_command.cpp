@@ -88,7 +88,7 @@ void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::D
     if (!g.comparisons.empty()) {
         Table t({"figure", "observed", "predicted", "observed/predicted", "source"});
         for (const auto& c : g.comparisons) {
-            const int dec = c.unit == "ms" ? 1 : 0;
+            const int dec = c.unit == "ms" ? 1 : c.unit == "x" ? 2 : 0;
             t.add_row({c.figure, fixed(c.observed, dec) + " " + c.unit,
                        fixed(c.predicted, dec) + " " + c.unit,
                        c.predicted > 0 ? fixed(c.observed / c.predicted, 2) : "-", c.source});
@@ -125,23 +125,33 @@ int run_diagnose(CliContext& ctx) {
     ScenarioFlags flags;
     add_scenario_options(desc, flags);
     std::vector<std::string> metrics;
-    std::string bench, smi, emit;
+    std::string bench, smi, emit, guidellm, aiperf, dmon, dcgm, startup_log;
     std::optional<double> interval;
+    std::optional<int> bench_index;
     desc.add_options()(
         "metrics", po::value(&metrics),
         "a vLLM /metrics scrape (give it twice, earlier first, for rates over the window)")(
         "interval", po::value<double>()->notifier([&](double v) { interval = v; }),
         "seconds between the two scrapes (default: their sample timestamps)")(
         "bench", po::value(&bench), "a `vllm bench serve --save-result` JSON file")(
+        "guidellm", po::value(&guidellm), "GuideLLM's benchmarks.json")(
+        "bench-index", po::value<int>()->notifier([&](int v) { bench_index = v; }),
+        "which benchmark of a GuideLLM sweep (0-based; required when it has several)")(
+        "aiperf", po::value(&aiperf), "AIPerf's profile_export_aiperf.json")(
         "smi", po::value(&smi), "nvidia-smi --query-gpu=... --format=csv samples")(
+        "dmon", po::value(&dmon), "`nvidia-smi dmon` output")("dcgm", po::value(&dcgm),
+                                                              "a DCGM exporter /metrics scrape")(
+        "startup-log", po::value(&startup_log),
+        "the engine's start-up log (vLLM's 'GPU KV cache size' lines)")(
         "emit", po::value(&emit), "print the launch command with the first fix applied: vllm")(
         "json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
     if (!parse_options("diagnose", ctx.args, desc, pos, vm, *ctx.out,
-                       "SCENARIO [--metrics FILE [--metrics FILE]] [--bench FILE] [--smi FILE] "
-                       "[--json] [--emit vllm]")) {
+                       "SCENARIO [--metrics FILE [--metrics FILE]] [--bench FILE | --guidellm "
+                       "FILE [--bench-index N] | --aiperf FILE] [--smi FILE] [--dmon FILE] "
+                       "[--dcgm FILE] [--startup-log FILE] [--json] [--emit vllm]")) {
         return 0;
     }
     if (!emit.empty() && emit != "vllm") {
@@ -157,9 +167,18 @@ int run_diagnose(CliContext& ctx) {
     if (interval && metrics.size() != 2) {
         throw UsageError("--interval needs two --metrics scrapes (earlier first)");
     }
-    if (metrics.empty() && bench.empty() && smi.empty()) {
-        throw UsageError(
-            "diagnose needs something observed: --metrics FILE, --bench FILE or --smi FILE");
+    if (static_cast<int>(!bench.empty()) + static_cast<int>(!guidellm.empty()) +
+            static_cast<int>(!aiperf.empty()) >
+        1) {
+        throw UsageError("give one benchmark result: --bench, --guidellm or --aiperf");
+    }
+    if (bench_index && guidellm.empty()) {
+        throw UsageError("--bench-index chooses a benchmark of a --guidellm file; give --guidellm");
+    }
+    if (metrics.empty() && bench.empty() && guidellm.empty() && aiperf.empty() && smi.empty() &&
+        dmon.empty() && dcgm.empty() && startup_log.empty()) {
+        throw UsageError("diagnose needs something observed: --metrics, --bench, --guidellm, "
+                         "--aiperf, --smi, --dmon, --dcgm or --startup-log FILE");
     }
     model::Scenario s = build_scenario(ctx, flags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
@@ -173,8 +192,22 @@ int run_diagnose(CliContext& ctx) {
     }
     if (!bench.empty())
         obs.bench = hwdb::read_vllm_bench(bench);
+    if (!guidellm.empty())
+        obs.bench = hwdb::read_guidellm(guidellm, bench_index);
+    if (!aiperf.empty())
+        obs.bench = hwdb::read_aiperf(aiperf);
+    // Telemetry from several sources is merged: --smi first, then DCGM, then dmon.
+    const auto add_gpu = [&](model::GpuTelemetry t) {
+        obs.gpu = obs.gpu ? model::merge(*obs.gpu, t) : std::move(t);
+    };
     if (!smi.empty())
-        obs.gpu = hwdb::read_nvidia_smi_csv(smi);
+        add_gpu(hwdb::read_nvidia_smi_csv(smi));
+    if (!dcgm.empty())
+        add_gpu(hwdb::read_dcgm_metrics(dcgm));
+    if (!dmon.empty())
+        add_gpu(hwdb::read_nvidia_smi_dmon(dmon));
+    if (!startup_log.empty())
+        obs.startup = hwdb::read_vllm_startup_log(startup_log);
     const model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
 
     // The configuration to launch: the first re-estimated fix of the first row, else as is; the

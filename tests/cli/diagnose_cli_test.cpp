@@ -259,3 +259,96 @@ TEST(DiagnoseCli, LowBatchScrapeWithV0Names) {
 }
 
 } // namespace
+
+namespace {
+
+// The seed case read from GuideLLM and AIPerf: the same verdict as from `vllm bench serve`,
+// with TPOT from inter_token_latency (196.8 ms), not GuideLLM's time_per_output_token (which
+// includes the first token: 200.76 ms).
+TEST(DiagnoseCli, SeedFromGuideLlmAndAiperf) {
+    for (const std::string flag :
+         {"--guidellm seed-7b-guidellm.json", "--aiperf seed-7b-aiperf.json"}) {
+        const auto sp = flag.find(' ');
+        const auto r = run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " " + flag.substr(0, sp) +
+                               " " + fx(flag.substr(sp + 1)) + " --json");
+        ASSERT_EQ(r.exit_code, 0) << r.out;
+        const auto j = nlohmann::json::parse(r.out);
+        ASSERT_FALSE(j["rows"].empty()) << r.out;
+        EXPECT_EQ(j["rows"][0]["id"], "decode-slow");
+        EXPECT_EQ(j["comparisons"][0]["figure"], "TPOT");
+        EXPECT_DOUBLE_EQ(j["comparisons"][0]["observed"].get<double>(), 196.8);
+        EXPECT_EQ(j["comparisons"][0]["source"], flag.substr(2, sp - 2));
+        EXPECT_EQ(j["running"], 1);
+        EXPECT_EQ(j["input_tokens"], 512);
+        EXPECT_EQ(j["output_tokens"], 256);
+    }
+}
+
+// DCGM says what nvidia-smi's 99 % hides: the memory interface is busy 6 % of the time.
+TEST(DiagnoseCli, SeedWithDcgmAndDmon) {
+    const auto r = run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --bench " +
+                           fx("seed-7b-bench.json") + " --dcgm " + fx("seed-7b-dcgm.prom") +
+                           " --dmon " + fx("seed-7b-dmon.txt") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& row = j["rows"][0];
+    EXPECT_EQ(row["id"], "decode-slow");
+    EXPECT_EQ(row["symptom"], "GPU busy but few tokens/s"); // DCGM_FI_DEV_GPU_UTIL 99
+    const std::string ev = row["evidence"].dump();
+    EXPECT_NE(ev.find("DCGM DRAM active 6 %, SM active 31 %: the memory interface idles 94 %"),
+              std::string::npos)
+        << ev;
+    EXPECT_NE(row["cause"].get<std::string>().find("host memory"), std::string::npos);
+}
+
+TEST(DiagnoseCli, StartupLogKvSize) {
+    const auto r = run_cli("diagnose " + fx("kv-full-8b-h100.yaml") + " --startup-log " +
+                           fx("kv-size-h100-startup.log") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["rows"].size(), 1u) << r.out;
+    const auto& row = j["rows"][0];
+    EXPECT_EQ(row["id"], "kv-size-mismatch");
+    const std::string ev = row["evidence"].dump();
+    // 120,000 logged; the model: 11,005 blocks × 16 = 176,080 tokens of 128 KiB (32 layers ×
+    // 8 KV heads × 128 × 2 bytes × K and V); 56,080 tokens × 128 KiB = 6.85 GiB.
+    EXPECT_NE(ev.find("start-up log line 5: 120000 KV tokens; the model predicts 176080 (-32 %"),
+              std::string::npos)
+        << ev;
+    EXPECT_NE(ev.find("6.85 GiB less KV memory per GPU"), std::string::npos) << ev;
+    EXPECT_EQ(row["fixes"][0]["layer"], "framework");
+    EXPECT_TRUE(row["fixes"][0]["estimated"].get<bool>());
+    EXPECT_EQ(j["comparisons"][0]["figure"], "KV cache");
+    EXPECT_DOUBLE_EQ(j["comparisons"][1]["observed"].get<double>(), 14.65);
+    EXPECT_NEAR(j["comparisons"][1]["predicted"].get<double>(), 11005.0 / 512, 1e-9);
+    // Within the band (172,000: −2.3 %) and V0's 11,005 blocks × 16: no row.
+    for (const char* log : {"kv-size-h100-match.log", "kv-size-h100-v0.log"}) {
+        const auto ok = run_cli("diagnose " + fx("kv-full-8b-h100.yaml") + " --startup-log " +
+                                fx(log) + " --json");
+        ASSERT_EQ(ok.exit_code, 0) << ok.out;
+        EXPECT_TRUE(nlohmann::json::parse(ok.out)["rows"].empty()) << ok.out;
+    }
+}
+
+TEST(DiagnoseCli, NewReadersExitTwoOnBadInput) {
+    // Two benchmark results, --bench-index without --guidellm: usage errors.
+    EXPECT_EQ(run_cli(seed() + " --aiperf " + fx("seed-7b-aiperf.json")).exit_code, 2);
+    EXPECT_EQ(run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --aiperf " +
+                      fx("seed-7b-aiperf.json") + " --bench-index 1")
+                  .exit_code,
+              2);
+    // A file of the wrong kind: the reader names what it expected.
+    const auto wrong = run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --guidellm " +
+                               fx("seed-7b-aiperf.json"));
+    EXPECT_EQ(wrong.exit_code, 2);
+    EXPECT_NE(wrong.out.find("benchmarks: missing"), std::string::npos) << wrong.out;
+    const auto dcgm =
+        run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --dcgm " + fx("seed-7b-dmon.txt"));
+    EXPECT_EQ(dcgm.exit_code, 2);
+    const auto log = run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --startup-log " +
+                             fx("seed-7b-smi.csv"));
+    EXPECT_EQ(log.exit_code, 2);
+    EXPECT_NE(log.out.find("no 'GPU KV cache size"), std::string::npos) << log.out;
+}
+
+} // namespace
