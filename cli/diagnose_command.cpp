@@ -143,19 +143,20 @@ int run_diagnose(CliContext& ctx) {
                                                               "a DCGM exporter /metrics scrape")(
         "startup-log", po::value(&startup_log),
         "the engine's start-up log (vLLM's 'GPU KV cache size' lines)")(
-        "emit", po::value(&emit), "print the launch command with the first fix applied: vllm")(
-        "json", "machine-readable output");
+        "emit", po::value(&emit),
+        "print the launch and benchmark commands with the first fix applied: vllm, sglang, "
+        "tensorrt-llm or llama.cpp")("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
     if (!parse_options("diagnose", ctx.args, desc, pos, vm, *ctx.out,
                        "SCENARIO [--metrics FILE [--metrics FILE]] [--bench FILE | --guidellm "
                        "FILE [--bench-index N] | --aiperf FILE] [--smi FILE] [--dmon FILE] "
-                       "[--dcgm FILE] [--startup-log FILE] [--json] [--emit vllm]")) {
+                       "[--dcgm FILE] [--startup-log FILE] [--json] [--emit ENGINE]")) {
         return 0;
     }
-    if (!emit.empty() && emit != "vllm") {
-        throw UsageError("--emit '" + emit + "': only 'vllm' is supported for now");
+    if (!emit.empty()) {
+        (void)parse_emit_engine(emit); // a usage error before any file is read
     }
     if (metrics.size() > 2) {
         throw UsageError("--metrics is given " + std::to_string(metrics.size()) +
@@ -228,37 +229,25 @@ int run_diagnose(CliContext& ctx) {
             }
         }
     }
-    std::string engine_note;
-    if (s.deployment.engine.kind != model::EngineKind::Vllm) {
-        engine_note = std::string("the scenario's engine is ") +
-                      model::to_string(s.deployment.engine.kind) +
-                      "; these are vLLM's commands for the same settings";
+    std::optional<LaunchCommands> launch_cmds;
+    if (!emit.empty()) {
+        launch_cmds =
+            launch_commands(parse_emit_engine(emit), launch,
+                            BenchLoad{g.input_tokens, g.output_tokens, bench_clients, {}});
     }
-    const auto serve = vllm_serve_command(launch);
-    const auto check = vllm_bench_command(launch, g.input_tokens, g.output_tokens, bench_clients);
     if (vm.count("json")) {
         nlohmann::json j = diagnosis_json(s, g);
-        if (!emit.empty()) {
-            j["emit"] = {{"engine", "vllm"},
-                         {"command", serve},
-                         {"benchmark", check},
-                         {"applies", launch_why}};
-            if (!engine_note.empty()) {
-                j["emit"]["note"] = engine_note;
-            }
+        if (launch_cmds) {
+            j["emit"] = launch_json(*launch_cmds);
+            j["emit"]["applies"] = launch_why;
         }
         *ctx.out << json_text(j) << '\n';
         return 0;
     }
     print_diagnosis(*ctx.out, s, g);
-    if (!emit.empty()) {
-        *ctx.out << "\nlaunch with the fix applied (" << launch_why << "):\n  " << serve
-                 << "\nthen measure it (gpuplan diagnose --bench or calib validate --scenario read "
-                    "the result):\n  "
-                 << check << '\n';
-        if (!engine_note.empty()) {
-            *ctx.out << "note: " << engine_note << '\n';
-        }
+    if (launch_cmds) {
+        *ctx.out << "\nwith the fix applied (" << launch_why << "):\n";
+        print_launch(*ctx.out, *launch_cmds);
     }
     return 0;
 }

@@ -3,6 +3,7 @@
 // the cheapest configurations that meet the SLOs, or says that nothing does and which came
 // closest (docs/plan.md).
 #include "cli/cli_context.hpp"
+#include "cli/emit.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/json_out.hpp"
 #include "cli/options.hpp"
@@ -10,6 +11,7 @@
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
 #include "hwdb/scenario_loader.hpp"
+#include "model/serving.hpp"
 #include "plan/sizing_search.hpp"
 
 #include <nlohmann/json.hpp>
@@ -222,7 +224,7 @@ void print_rows(std::ostream& out, const std::vector<plan::SizingRow>& rows,
 
 int run_plan(CliContext& ctx) {
     po::options_description desc("options");
-    std::string file;
+    std::string file, emit;
     PlanFlags f;
     // clang-format off
     desc.add_options()
@@ -251,6 +253,7 @@ int run_plan(CliContext& ctx) {
         ("max-simulations", po::value<int>()->notifier([&](int v) { f.max_simulations = v; }), "simulation budget (default 64)")
         ("threads", po::value<int>()->notifier([&](int v) { f.threads = v; }), "worker threads (default: all cores)")
         ("set", po::value(&f.sets)->composing(), "override a scenario key: --set slo.ttft='300 ms' (repeatable)")
+        ("emit", po::value(&emit), "print the chosen configuration's launch and benchmark commands: vllm, sglang, tensorrt-llm or llama.cpp")
         ("json", "machine-readable output");
     // clang-format on
     PowerFlags power_flags;
@@ -261,9 +264,11 @@ int run_plan(CliContext& ctx) {
     if (!parse_options("plan", ctx.args, desc, pos, vm, *ctx.out,
                        "[FILE | --model M --gpu G] [--candidate GPU[@NODE]]... [--budget P] "
                        "[--power-budget W] [--max-gpus N] "
-                       "[--top N] [--set key=value]... [--json]")) {
+                       "[--top N] [--set key=value]... [--emit ENGINE] [--json]")) {
         return 0;
     }
+    const std::optional<EmitEngine> engine =
+        emit.empty() ? std::nullopt : std::optional<EmitEngine>(parse_emit_engine(emit));
     if (f.threads && *f.threads < 1) {
         throw UsageError("--threads must be at least 1");
     }
@@ -299,6 +304,22 @@ int run_plan(CliContext& ctx) {
     }
     throw_if_interrupted(); // a stopped search ranks only part of the candidates: report nothing
 
+    // The chosen configuration (the first ranked) as the engine would be launched.
+    std::optional<LaunchCommands> launch;
+    std::string launch_config;
+    if (engine && r.found && !r.ranked.empty()) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::PlanConfig pc = plan::effective_plan(s, node);
+        const model::Scenario chosen =
+            plan::configured_scenario(s, pc.candidates.at(k.candidate), k);
+        const model::ServingEstimate e =
+            model::estimate_serving(chosen.deployment, chosen.workload,
+                                    choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu));
+        launch = launch_commands(*engine, chosen.deployment,
+                                 bench_load(chosen.workload, e.operating_point));
+        launch_config = layout(k);
+    }
+
     if (vm.count("json")) {
         nlohmann::json j;
         j["scenario"] = s.name;
@@ -318,6 +339,9 @@ int run_plan(CliContext& ctx) {
         j["ranked"] = ranked;
         j["closest_miss"] = r.closest_miss ? row_json(*r.closest_miss) : nlohmann::json(nullptr);
         j["notes"] = r.notes;
+        if (engine) {
+            j["emit"] = launch ? launch_json(*launch) : nlohmann::json(nullptr);
+        }
         *ctx.out << json_text(j) << '\n';
         return 0;
     }
@@ -352,6 +376,12 @@ int run_plan(CliContext& ctx) {
     out << (r.found ? "answer       " : "NO ANSWER    ") << r.verdict << '\n';
     for (const auto& n : r.notes) {
         out << "note         " << n << '\n';
+    }
+    if (launch) {
+        out << "\nthe first configuration (" << launch_config << "):\n";
+        print_launch(out, *launch);
+    } else if (engine) {
+        out << "\nno configuration meets the SLOs: nothing to launch\n";
     }
     return 0;
 }

@@ -125,7 +125,7 @@ TEST(DiagnoseCli, TableOutputAndEmit) {
 TEST(DiagnoseCli, ExitCodes) {
     // Nothing observed, an unknown --emit, three scrapes, --interval with one: usage errors.
     EXPECT_EQ(run_cli("diagnose " + fx("seed-7b-rtx4090.yaml")).exit_code, 2);
-    EXPECT_EQ(run_cli(seed() + " --emit sglang").exit_code, 2);
+    EXPECT_EQ(run_cli(seed() + " --emit tgi").exit_code, 2);
     EXPECT_EQ(run_cli(kv_full() + " --metrics " + fx("kv-full-scrape-2.prom")).exit_code, 2);
     EXPECT_EQ(run_cli("diagnose " + fx("kv-full-8b-h100.yaml") + " --metrics " +
                       fx("kv-full-scrape-1.prom") + " --interval 60")
