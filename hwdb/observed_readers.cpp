@@ -1219,6 +1219,36 @@ model::BenchSummary read_aiperf(const std::filesystem::path& path) {
     return parse_aiperf(read_text_file(path, "AIPerf profile export"), path.string());
 }
 
+std::vector<LabelledBench> parse_bench_results(std::string_view text, const std::string& file) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error&) {
+        // The vLLM reader reports where the JSON breaks.
+        return {{file, parse_vllm_bench(text, file)}};
+    }
+    std::vector<LabelledBench> out;
+    if (j.is_object() && j.contains("benchmarks")) {
+        const json& list = j["benchmarks"];
+        const int n = list.is_array() ? static_cast<int>(list.size()) : 0;
+        if (n <= 1)
+            return {{file, parse_guidellm(text, file, std::nullopt)}};
+        for (int i = 0; i < n; ++i)
+            out.push_back({file + "#" + std::to_string(i), parse_guidellm(text, file, i)});
+        return out;
+    }
+    if (j.is_object() && (j.contains("request_count") || j.contains("benchmark_duration") ||
+                          j.contains("records"))) {
+        return {{file, parse_aiperf(text, file)}};
+    }
+    return {{file, parse_vllm_bench(text, file)}};
+}
+
+std::vector<LabelledBench> read_bench_results(const std::filesystem::path& path) {
+    return parse_bench_results(read_text_file(path, "benchmark result", kMaxTableBytes),
+                               path.string());
+}
+
 model::GpuTelemetry read_nvidia_smi_dmon(const std::filesystem::path& path) {
     return parse_nvidia_smi_dmon(read_text_file(path, "nvidia-smi dmon output", kMaxTableBytes),
                                  path.string());

@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpuplan::hwdb {
 
@@ -80,7 +81,20 @@ struct MetricsScrape {
 [[nodiscard]] model::EngineStartup parse_vllm_startup_log(std::string_view text,
                                                           const std::string& file);
 
+/// A benchmark summary and what to call it: the file, or FILE#I for benchmark I of a sweep.
+struct LabelledBench {
+    std::string label;
+    model::BenchSummary bench;
+};
+
+/// Any benchmark result, its tool found from its keys: GuideLLM (a "benchmarks" array: every
+/// benchmark of a sweep), AIPerf (request_count, benchmark_duration or records), else
+/// `vllm bench serve --save-result` (whose reader then names what is missing).
+[[nodiscard]] std::vector<LabelledBench> parse_bench_results(std::string_view text,
+                                                             const std::string& file);
+
 [[nodiscard]] MetricsScrape read_metrics_scrape(const std::filesystem::path& path);
+[[nodiscard]] std::vector<LabelledBench> read_bench_results(const std::filesystem::path& path);
 [[nodiscard]] model::BenchSummary read_guidellm(const std::filesystem::path& path,
                                                 std::optional<int> index = std::nullopt);
 [[nodiscard]] model::BenchSummary read_aiperf(const std::filesystem::path& path);

@@ -352,3 +352,46 @@ TEST(DiagnoseCli, NewReadersExitTwoOnBadInput) {
 }
 
 } // namespace
+
+namespace {
+
+// calib validate reads GuideLLM and AIPerf results as it reads vllm bench JSON; a GuideLLM sweep
+// gives one result per benchmark.
+TEST(DiagnoseCli, CalibValidateReadsGuideLlmAndAiperf) {
+    const auto r = run_cli("calib validate " + fx("seed-7b-guidellm.json") + " " +
+                           fx("seed-7b-aiperf.json") + " " + fx("seed-7b-bench.json") +
+                           " --scenario " + fx("seed-7b-rtx4090.yaml") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["results"].size(), 3u);
+    const std::vector<std::string> tools{"guidellm", "aiperf", "vllm bench"};
+    for (std::size_t i = 0; i < 3; ++i) {
+        const auto& res = j["results"][i];
+        EXPECT_EQ(res["tool"], tools[i]);
+        // The same run in three formats: the same measured TPOT (GuideLLM's
+        // inter_token_latency_ms, AIPerf's inter_token_latency, vLLM's mean_tpot_ms) and the
+        // same prediction.
+        EXPECT_EQ(res["figures"][0]["figure"], "TPOT");
+        EXPECT_DOUBLE_EQ(res["figures"][0]["measured"].get<double>(), 196.8);
+        EXPECT_DOUBLE_EQ(res["figures"][0]["predicted"].get<double>(),
+                         j["results"][2]["figures"][0]["predicted"].get<double>());
+        EXPECT_EQ(res["running"], 1);
+    }
+    const auto sweep =
+        run_cli("calib validate " + fx("healthy-8b-h100-guidellm-sweep.json") + " --scenario " +
+                std::string(GPUPLAN_SOURCE_DIR) + "/examples/quickstart.yaml --json");
+    ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
+    const auto s = nlohmann::json::parse(sweep.out);
+    ASSERT_EQ(s["results"].size(), 2u);
+    EXPECT_EQ(s["results"][0]["running"], 8);
+    EXPECT_EQ(s["results"][1]["running"], 32);
+    EXPECT_NE(s["results"][1]["file"].get<std::string>().find("sweep.json#1"), std::string::npos);
+    EXPECT_DOUBLE_EQ(s["results"][1]["figures"][0]["measured"].get<double>(), 13.4);
+    EXPECT_EQ(s["results"][0]["input_tokens"], 1024); // 204800 / 200
+    // A malformed GuideLLM file: exit 2 with the file and key.
+    const auto bad = run_cli("calib validate " + fx("seed-7b-dcgm.prom") + " --scenario " +
+                             fx("seed-7b-rtx4090.yaml"));
+    EXPECT_EQ(bad.exit_code, 2);
+}
+
+} // namespace

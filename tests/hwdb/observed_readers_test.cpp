@@ -419,5 +419,22 @@ TEST(StartupLogReader, V1AndV0Lines) {
     EXPECT_NE(none.find("no 'GPU KV cache size"), std::string::npos) << none;
 }
 
+TEST(BenchResults, TheToolIsFoundFromTheKeys) {
+    const auto g = read_bench_results(fixture("healthy-8b-h100-guidellm-sweep.json"));
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_EQ(g[1].bench.tool, "guidellm");
+    EXPECT_EQ(g[1].bench.completed, 640);
+    EXPECT_NE(g[1].label.find("#1"), std::string::npos);
+    const auto a = read_bench_results(fixture("seed-7b-aiperf.json"));
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].bench.tool, "aiperf");
+    const auto v = read_bench_results(fixture("seed-7b-bench.json"));
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_EQ(v[0].bench.tool, "vllm bench");
+    // Neither: the vLLM reader names what is missing.
+    const std::string e = error_of([] { (void)parse_bench_results(R"({"x": 1})", "r.json"); });
+    EXPECT_NE(e.find("completed"), std::string::npos) << e;
+}
+
 } // namespace
 } // namespace gpuplan::hwdb
