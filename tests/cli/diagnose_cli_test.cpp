@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -392,6 +393,30 @@ TEST(DiagnoseCli, CalibValidateReadsGuideLlmAndAiperf) {
     const auto bad = run_cli("calib validate " + fx("seed-7b-dcgm.prom") + " --scenario " +
                              fx("seed-7b-rtx4090.yaml"));
     EXPECT_EQ(bad.exit_code, 2);
+}
+
+} // namespace
+
+namespace {
+
+// The window's buckets of the two kv-full scrapes: TTFT 0, 2, 12, 48, 107, 119 at 0.1, 1, 5,
+// 10, 20 s, +Inf; ITL 0, 115236, 117612, 118800 at 0.01, 0.025, 0.05 s, +Inf.
+TEST(DiagnoseCli, KvFullPercentilesFromTheBuckets) {
+    const auto r = run_cli(kv_full() + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    std::map<std::string, double> observed;
+    for (const auto& c : j["comparisons"]) {
+        if (c["source"] == "metrics buckets")
+            observed[c["figure"]] = c["observed"];
+    }
+    // TTFT P50: rank 59.5 in (10, 20] holding 48..107: 10 + 10 × 11.5 / 59 s.
+    EXPECT_NEAR(observed["TTFT P50"], (10 + 10 * 11.5 / 59) * 1e3, 1e-9);
+    // P90 (rank 107.1) and P99 fall in the +Inf bucket: the largest finite bound, 20 s.
+    EXPECT_DOUBLE_EQ(observed["TTFT P90"], 20000.0);
+    EXPECT_DOUBLE_EQ(observed["TTFT P99"], 20000.0);
+    // ITL P50: rank 59400 in (0.01, 0.025] holding 0..115236.
+    EXPECT_NEAR(observed["ITL P50"], (0.01 + 0.015 * 59400.0 / 115236.0) * 1e3, 1e-9);
 }
 
 } // namespace
