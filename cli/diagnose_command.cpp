@@ -208,7 +208,7 @@ int run_diagnose(CliContext& ctx) {
     if (!dmon.empty())
         add_gpu(hwdb::read_nvidia_smi_dmon(dmon));
     if (!startup_log.empty())
-        obs.startup = hwdb::read_vllm_startup_log(startup_log);
+        obs.startup = hwdb::read_startup_log(startup_log);
     const model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
 
     // The configuration to launch: the first re-estimated fix of the first row, else as is; the

@@ -1129,10 +1129,65 @@ std::optional<std::int64_t> grouped_integer(std::string_view s) {
 
 } // namespace
 
-model::EngineStartup parse_vllm_startup_log(std::string_view text, const std::string& file) {
+model::EngineStartup parse_startup_log(std::string_view text, const std::string& file) {
     model::EngineStartup st;
+    // Every worker logs its pool; the engine runs with the smallest (vLLM and SGLang take the
+    // minimum over workers), so the smallest logged value is kept.
+    const auto set_kv = [&](std::int64_t v, int line_no, const char* engine) {
+        if (!st.kv_tokens || v < *st.kv_tokens) {
+            st.kv_tokens = v;
+            st.line = line_no;
+        }
+        st.engine = engine;
+    };
+    /// The integer that follows `key` in `line` (up to a non-digit, commas allowed).
+    const auto integer_after = [&](std::string_view line, std::size_t at, int line_no,
+                                   const std::string& key) {
+        std::size_t e = at;
+        while (e < line.size() &&
+               (std::isdigit(static_cast<unsigned char>(line[e])) || line[e] == ','))
+            ++e;
+        while (e > at && line[e - 1] == ',')
+            --e;
+        const auto v = grouped_integer(line.substr(at, e - at));
+        if (!v) {
+            fail(file, line_no, static_cast<int>(at + 1), key,
+                 fmt::format("'{}' is not a token count; copy the line as the engine logs it",
+                             trim(line.substr(at))));
+        }
+        return *v;
+    };
     for_each_line(text, [&](int line_no, std::string_view line) {
-        // V1: "GPU KV cache size: 432,880 tokens" (vllm/v1/core/kv_cache_utils.py).
+        // SGLang: "KV Cache is allocated. #tokens: 46611, K size: 1.42 GB, V size: 1.42 GB"
+        // (python/sglang/srt/mem_cache/memory_pool.py) and "max_total_num_tokens=46611,
+        // chunked_prefill_size=8192, ..., context_len=32768" (the scheduler).
+        if (const auto at = line.find("KV Cache is allocated. #tokens: ");
+            at != std::string_view::npos) {
+            set_kv(integer_after(line, at + 32, line_no, "#tokens"), line_no, "sglang");
+            return;
+        }
+        if (const auto at = line.find("max_total_num_tokens="); at != std::string_view::npos) {
+            set_kv(integer_after(line, at + 21, line_no, "max_total_num_tokens"), line_no,
+                   "sglang");
+            if (const auto c = line.find("context_len="); c != std::string_view::npos) {
+                const auto len = integer_after(line, c + 12, line_no, "context_len");
+                if (len > 1000000000) {
+                    fail(file, line_no, static_cast<int>(c + 13), "context_len",
+                         "is more than 1e9 tokens; check the log");
+                }
+                st.concurrency_len = static_cast<int>(len);
+            }
+            return;
+        }
+        // TensorRT-LLM: "[MemUsageChange] Allocated 26.91 GiB for max tokens in paged KV cache
+        // (220480)." (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp).
+        if (const auto at = line.find("for max tokens in paged KV cache (");
+            at != std::string_view::npos) {
+            set_kv(integer_after(line, at + 34, line_no, "paged KV cache"), line_no,
+                   "tensorrt-llm");
+            return;
+        }
+        // vLLM V1: "GPU KV cache size: 432,880 tokens" (vllm/v1/core/kv_cache_utils.py).
         if (const auto at = line.find("GPU KV cache size:"); at != std::string_view::npos) {
             const std::size_t b = at + 18;
             const std::string_view rest = trim(line.substr(b));
@@ -1142,8 +1197,7 @@ model::EngineStartup parse_vllm_startup_log(std::string_view text, const std::st
                 fail(file, line_no, static_cast<int>(b + 1), "GPU KV cache size",
                      fmt::format("'{}' is not 'N tokens'; copy the line as vLLM logs it", rest));
             }
-            st.kv_tokens = *v;
-            st.line = line_no;
+            set_kv(*v, line_no, "vllm");
             return;
         }
         // V1: "Maximum concurrency for 8,192 tokens per request: 52.84x".
@@ -1182,6 +1236,7 @@ model::EngineStartup parse_vllm_startup_log(std::string_view text, const std::st
                                      rest));
                 }
                 st.gpu_blocks = *v;
+                st.engine = "vllm";
                 if (!st.kv_tokens)
                     st.line = line_no;
                 return;
@@ -1190,8 +1245,9 @@ model::EngineStartup parse_vllm_startup_log(std::string_view text, const std::st
     });
     if (!st.kv_tokens && !st.gpu_blocks) {
         fail(file, 0, 0, "",
-             "no 'GPU KV cache size: N tokens' (vLLM V1) or '# GPU blocks: N' (V0) line; give "
-             "the server's start-up log");
+             "no KV cache line: vLLM's 'GPU KV cache size: N tokens' (V1) or '# GPU blocks: N' "
+             "(V0), SGLang's 'KV Cache is allocated. #tokens: N', TensorRT-LLM's 'Allocated X "
+             "GiB for max tokens in paged KV cache (N)'; give the server's start-up log");
     }
     return st;
 }
@@ -1259,9 +1315,9 @@ model::GpuTelemetry read_dcgm_metrics(const std::filesystem::path& path) {
                               path.string());
 }
 
-model::EngineStartup read_vllm_startup_log(const std::filesystem::path& path) {
-    return parse_vllm_startup_log(read_text_file(path, "engine start-up log", kMaxTableBytes),
-                                  path.string());
+model::EngineStartup read_startup_log(const std::filesystem::path& path) {
+    return parse_startup_log(read_text_file(path, "engine start-up log", kMaxTableBytes),
+                             path.string());
 }
 
 } // namespace gpuplan::hwdb

@@ -76,10 +76,13 @@ struct MetricsScrape {
 [[nodiscard]] model::GpuTelemetry parse_dcgm_metrics(std::string_view text,
                                                      const std::string& file);
 
-/// Parses vLLM's start-up log for the KV cache lines: "GPU KV cache size: N tokens",
-/// "Maximum concurrency for L tokens per request: Xx" (V1) and "# GPU blocks: B" (V0).
-[[nodiscard]] model::EngineStartup parse_vllm_startup_log(std::string_view text,
-                                                          const std::string& file);
+/// Parses an engine's start-up log for its KV cache lines: vLLM's "GPU KV cache size: N tokens",
+/// "Maximum concurrency for L tokens per request: Xx" (V1) and "# GPU blocks: B" (V0); SGLang's
+/// "KV Cache is allocated. #tokens: N" and "max_total_num_tokens=N, ..., context_len=L";
+/// TensorRT-LLM's "Allocated X GiB for max tokens in paged KV cache (N)". Other lines are
+/// ignored; the smallest pool logged (one line per worker) is kept.
+[[nodiscard]] model::EngineStartup parse_startup_log(std::string_view text,
+                                                     const std::string& file);
 
 /// A benchmark summary and what to call it: the file, or FILE#I for benchmark I of a sweep.
 struct LabelledBench {
@@ -100,7 +103,7 @@ struct LabelledBench {
 [[nodiscard]] model::BenchSummary read_aiperf(const std::filesystem::path& path);
 [[nodiscard]] model::GpuTelemetry read_nvidia_smi_dmon(const std::filesystem::path& path);
 [[nodiscard]] model::GpuTelemetry read_dcgm_metrics(const std::filesystem::path& path);
-[[nodiscard]] model::EngineStartup read_vllm_startup_log(const std::filesystem::path& path);
+[[nodiscard]] model::EngineStartup read_startup_log(const std::filesystem::path& path);
 [[nodiscard]] model::BenchSummary read_vllm_bench(const std::filesystem::path& path);
 [[nodiscard]] model::GpuTelemetry read_nvidia_smi_csv(const std::filesystem::path& path);
 

@@ -360,6 +360,11 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         } else if (st->gpu_blocks) {
             observed_kv_tokens = static_cast<double>(*st->gpu_blocks) * eng.block_size;
         }
+        if (!st->engine.empty() && st->engine != to_string(eng.kind)) {
+            out.notes.push_back(fmt::format("the start-up log is {}'s but the scenario models {}: "
+                                            "the KV cache is compared with {}'s arithmetic",
+                                            st->engine, to_string(eng.kind), to_string(eng.kind)));
+        }
         if (observed_kv_tokens) {
             out.comparisons.push_back({"KV cache", "tokens", *observed_kv_tokens,
                                        static_cast<double>(e.memory.kv_tokens), "start-up log"});

@@ -105,13 +105,15 @@ struct GpuTelemetry {
 [[nodiscard]] GpuTelemetry merge(const GpuTelemetry& a, const GpuTelemetry& b);
 
 /// What an engine logs at start-up about its KV cache. vLLM V1: "GPU KV cache size: N tokens"
-/// and "Maximum concurrency for L tokens per request: Xx"; V0: "# GPU blocks: B" (× block size).
+/// and "Maximum concurrency for L tokens per request: Xx"; V0: "# GPU blocks: B" (× block size);
+/// SGLang's and TensorRT-LLM's token counts (hwdb::parse_startup_log).
 struct EngineStartup {
     std::optional<std::int64_t> kv_tokens;  ///< tokens of KV cache per replica
     std::optional<std::int64_t> gpu_blocks; ///< V0's block count
     std::optional<double> max_concurrency;  ///< the "Xx" of the concurrency line
     std::optional<int> concurrency_len;     ///< its L (max_model_len)
     int line = 0;                           ///< where the KV size was read (for evidence)
+    std::string engine;                     ///< whose lines: "vllm", "sglang", "tensorrt-llm"
     friend bool operator==(const EngineStartup&, const EngineStartup&) = default;
 };
 

@@ -400,23 +400,22 @@ TEST(DcgmReader, ProfilingFieldsClocksAndThrottleReasons) {
 }
 
 TEST(StartupLogReader, V1AndV0Lines) {
-    const auto v1 = read_vllm_startup_log(fixture("kv-size-h100-startup.log"));
+    const auto v1 = read_startup_log(fixture("kv-size-h100-startup.log"));
     EXPECT_EQ(v1.kv_tokens, 120000);
     EXPECT_EQ(v1.line, 5);
     EXPECT_EQ(v1.concurrency_len, 8192);
     EXPECT_EQ(v1.max_concurrency, 14.65);
     EXPECT_FALSE(v1.gpu_blocks.has_value());
-    const auto v0 = read_vllm_startup_log(fixture("kv-size-h100-v0.log"));
+    const auto v0 = read_startup_log(fixture("kv-size-h100-v0.log"));
     EXPECT_EQ(v0.gpu_blocks, 11005);
     EXPECT_FALSE(v0.kv_tokens.has_value());
     EXPECT_EQ(v0.line, 2);
     const std::string bad = error_of(
-        [] { (void)parse_vllm_startup_log("INFO x GPU KV cache size: many tokens\n", "s.log"); });
+        [] { (void)parse_startup_log("INFO x GPU KV cache size: many tokens\n", "s.log"); });
     EXPECT_NE(bad.find("s.log:1:26"), std::string::npos) << bad;
     EXPECT_NE(bad.find("GPU KV cache size"), std::string::npos) << bad;
-    const std::string none =
-        error_of([] { (void)parse_vllm_startup_log("INFO starting\n", "s.log"); });
-    EXPECT_NE(none.find("no 'GPU KV cache size"), std::string::npos) << none;
+    const std::string none = error_of([] { (void)parse_startup_log("INFO starting\n", "s.log"); });
+    EXPECT_NE(none.find("no KV cache line"), std::string::npos) << none;
 }
 
 TEST(BenchResults, TheToolIsFoundFromTheKeys) {
@@ -434,6 +433,32 @@ TEST(BenchResults, TheToolIsFoundFromTheKeys) {
     // Neither: the vLLM reader names what is missing.
     const std::string e = error_of([] { (void)parse_bench_results(R"({"x": 1})", "r.json"); });
     EXPECT_NE(e.find("completed"), std::string::npos) << e;
+}
+
+TEST(StartupLogReader, SglangAndTensorRtLlmLines) {
+    const auto sg = read_startup_log(fixture("kv-size-h100-sglang.log"));
+    EXPECT_EQ(sg.engine, "sglang");
+    EXPECT_EQ(sg.kv_tokens, 171904);
+    EXPECT_EQ(sg.line, 2); // the first line with the smallest pool
+    EXPECT_EQ(sg.concurrency_len, 8192);
+    // Two TP ranks with different pools: the engine runs with the smaller.
+    const auto two =
+        parse_startup_log("[TP0] KV Cache is allocated. #tokens: 46611, K size: 1 GB\n"
+                          "[TP1] KV Cache is allocated. #tokens: 46500, K size: 1 GB\n",
+                          "s.log");
+    EXPECT_EQ(two.kv_tokens, 46500);
+    EXPECT_EQ(two.line, 2);
+    const auto trt = parse_startup_log(
+        "[TensorRT-LLM][INFO] Number of tokens per block: 64.\n"
+        "[TensorRT-LLM][INFO] [MemUsageChange] Allocated 26.91 GiB for max tokens in paged KV "
+        "cache (220480).\n",
+        "t.log");
+    EXPECT_EQ(trt.engine, "tensorrt-llm");
+    EXPECT_EQ(trt.kv_tokens, 220480);
+    EXPECT_EQ(trt.line, 2);
+    const std::string bad = error_of(
+        [] { (void)parse_startup_log("KV Cache is allocated. #tokens: lots\n", "s.log"); });
+    EXPECT_NE(bad.find("s.log:1:33: #tokens"), std::string::npos) << bad;
 }
 
 } // namespace
