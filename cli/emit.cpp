@@ -23,6 +23,12 @@ EmitEngine parse_emit_engine(const std::string& name) {
                      "': give an engine: vllm, sglang, tensorrt-llm or llama.cpp");
 }
 
+std::optional<EmitEngine> emit_option(const std::string& value) {
+    if (value.empty())
+        return std::nullopt;
+    return parse_emit_engine(value);
+}
+
 const char* to_string(EmitEngine e) {
     switch (e) {
     case EmitEngine::Vllm: return "vllm";
@@ -186,16 +192,6 @@ std::string llamacpp_serve_command(const model::Deployment& d) {
     if (d.prec.kv_cache.bits_per_element <= 8.5)
         c += " -ctk q8_0 -ctv q8_0";
     return c;
-}
-
-std::string vllm_bench_command(const model::Deployment& d, int input_tokens, int output_tokens,
-                               int concurrency) {
-    const int c = std::max(1, concurrency);
-    return fmt::format("vllm bench serve --backend vllm --model {} --dataset-name random "
-                       "--random-input-len {} --random-output-len {} --max-concurrency {} "
-                       "--num-prompts {} --ignore-eos --save-result",
-                       model_id(d), input_tokens, output_tokens, c,
-                       std::max(50, 10 * std::min(c, 100000)));
 }
 
 BenchLoad bench_load(const model::Workload& w, const model::OperatingPoint& op) {

@@ -28,6 +28,9 @@ enum class EmitEngine { Vllm, Sglang, TensorRtLlm, LlamaCpp };
 /// throws UsageError naming the choices otherwise.
 [[nodiscard]] EmitEngine parse_emit_engine(const std::string& name);
 
+/// The value of an --emit option: nullopt when it was not given (empty), else parse_emit_engine.
+[[nodiscard]] std::optional<EmitEngine> emit_option(const std::string& value);
+
 /// "vllm", "sglang", "tensorrt-llm", "llama.cpp".
 [[nodiscard]] const char* to_string(EmitEngine e);
 
@@ -74,16 +77,12 @@ struct LaunchCommands {
 /// all slots together: max_model_len × slots) and -sm row, -ctk/-ctv q8_0 where they apply.
 [[nodiscard]] std::string llamacpp_serve_command(const model::Deployment& d);
 
-/// `vllm bench serve --backend vllm --model MODEL --dataset-name random --random-input-len IN
-/// --random-output-len OUT --max-concurrency C --num-prompts N --ignore-eos --save-result`: a
-/// closed-loop benchmark of `concurrency` clients at the given lengths (10 prompts per client, at
-/// least 50; --ignore-eos keeps every output at OUT tokens), whose result file
-/// `gpuplan calib validate --scenario` and `gpuplan diagnose --bench` read.
-[[nodiscard]] std::string vllm_bench_command(const model::Deployment& d, int input_tokens,
-                                             int output_tokens, int concurrency);
-
-/// The serve command for `e`, the benchmark (vllm bench serve; for the other engines with
-/// `--backend openai --base-url` of their default port) and notes. `d` is the deployment as the
+/// The serve command for `e`, the benchmark and notes. The benchmark is `vllm bench serve
+/// --dataset-name random --random-input-len IN --random-output-len OUT --ignore-eos --save-result`
+/// with `--max-concurrency C --num-prompts 10×C` (at least 50) for a closed loop or
+/// `--request-rate R --num-prompts 600×R` for an offered rate; `--backend vllm` for vLLM, else
+/// `--backend openai --base-url` of the engine's default port. Its result file is what
+/// `gpuplan diagnose --bench` and `calib validate --scenario` read. `d` is the deployment as the
 /// model estimated it; when its engine is not `e`, the engine-specific settings the scenario
 /// left open are resolved with `e`'s defaults and a note says so.
 [[nodiscard]] LaunchCommands launch_commands(EmitEngine e, const model::Deployment& d,

@@ -279,8 +279,7 @@ int run_estimate(CliContext& ctx) {
                        "[FILE] [--model M --gpu G ...] [--emit ENGINE] [--json]")) {
         return 0;
     }
-    const std::optional<EmitEngine> engine =
-        emit.empty() ? std::nullopt : std::optional<EmitEngine>(parse_emit_engine(emit));
+    const std::optional<EmitEngine> engine = emit_option(emit);
     model::Scenario s = build_scenario(ctx, flags);
     apply_power_flags(s, pflags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
@@ -339,8 +338,7 @@ int run_compare(CliContext& ctx) {
                        "[--emit ENGINE]")) {
         return 0;
     }
-    const std::optional<EmitEngine> engine =
-        emit.empty() ? std::nullopt : std::optional<EmitEngine>(parse_emit_engine(emit));
+    const std::optional<EmitEngine> engine = emit_option(emit);
     std::vector<model::Scenario> configs;
     if (!files.empty()) {
         flags.file = files.front();

@@ -267,8 +267,7 @@ int run_plan(CliContext& ctx) {
                        "[--top N] [--set key=value]... [--emit ENGINE] [--json]")) {
         return 0;
     }
-    const std::optional<EmitEngine> engine =
-        emit.empty() ? std::nullopt : std::optional<EmitEngine>(parse_emit_engine(emit));
+    const std::optional<EmitEngine> engine = emit_option(emit);
     if (f.threads && *f.threads < 1) {
         throw UsageError("--threads must be at least 1");
     }

@@ -884,6 +884,8 @@ model::BenchSummary parse_aiperf(std::string_view text, const std::string& file)
     b.output_throughput = value("output_token_throughput", "avg", 0);
     b.total_input_tokens = value("total_isl", "avg", 0);
     b.total_output_tokens = value("total_osl", "avg", 0);
+    if (!b.total_output_tokens) // some versions name it total_output_tokens
+        b.total_output_tokens = value("total_output_tokens", "avg", 0);
     if (const auto c = w.number(doc, {"input_config", "loadgen", "concurrency"}))
         b.max_concurrency = std::max(1, w.count({"input_config", "loadgen", "concurrency"}, *c));
     if (!b.mean_tpot_ms && !b.mean_ttft_ms && !b.output_throughput) {

@@ -333,6 +333,12 @@ TEST(AiperfReader, ConvertsTimeUnitsAndRefusesOthers) {
         "a.json");
     EXPECT_DOUBLE_EQ(*b.mean_tpot_ms, 20.0);
     EXPECT_DOUBLE_EQ(*b.mean_ttft_ms, 150.0);
+    const auto older =
+        parse_aiperf(R"({"request_count": {"avg": 4}, "benchmark_duration": {"avg": 2},
+ "total_output_tokens": {"avg": 512}, "inter_token_latency": {"avg": 9}})",
+                     "a.json");
+    EXPECT_EQ(older.total_output_tokens, 512.0);
+    EXPECT_DOUBLE_EQ(older.duration_s, 2.0); // no unit: seconds
     const std::string e = error_of([] {
         (void)parse_aiperf(R"({"request_count": {"avg": 4}, "benchmark_duration": {"avg": 2},
  "inter_token_latency": {"unit": "tokens", "avg": 3}})",
