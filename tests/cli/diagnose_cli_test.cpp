@@ -405,11 +405,22 @@ TEST(DiagnoseCli, KvFullPercentilesFromTheBuckets) {
     const auto r = run_cli(kv_full() + " --json");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     const auto j = nlohmann::json::parse(r.out);
-    std::map<std::string, double> observed;
+    std::map<std::string, double> observed, simulated;
     for (const auto& c : j["comparisons"]) {
-        if (c["source"] == "metrics buckets")
+        if (c["source"] == "buckets vs simulator") {
             observed[c["figure"]] = c["observed"];
+            simulated[c["figure"]] = c["predicted"];
+        }
     }
+    ASSERT_EQ(observed.size(), 6u) << r.out;
+    // The simulator's percentiles at the demand (57 = 26 running + 31 waiting, more than the 27
+    // the cache holds): ordered, and queueing puts the first token's far above the analytic
+    // model's lone steady-state value.
+    EXPECT_LE(simulated["TTFT P50"], simulated["TTFT P90"]);
+    EXPECT_LE(simulated["TTFT P90"], simulated["TTFT P99"]);
+    EXPECT_GT(simulated["TTFT P50"], 10 * j["predicted"]["ttft_s"].get<double>() * 1e3);
+    EXPECT_NE(j["notes"].dump().find("a closed loop of 57 (running + waiting)"), std::string::npos)
+        << r.out;
     // TTFT P50: rank 59.5 in (10, 20] holding 48..107: 10 + 10 × 11.5 / 59 s.
     EXPECT_NEAR(observed["TTFT P50"], (10 + 10 * 11.5 / 59) * 1e3, 1e-9);
     // P90 (rank 107.1) and P99 fall in the +Inf bucket: the largest finite bound, 20 s.
