@@ -435,11 +435,17 @@ int validate_bench_results(CliContext& ctx, const std::string& scenario,
     Table t({"benchmark", "figure", "measured", "predicted", "error"});
     double sum_abs = 0;
     int n = 0;
+    std::vector<hwdb::LabelledBench> results;
     for (const auto& f : files) {
+        for (auto& r : hwdb::read_bench_results(f))
+            results.push_back(std::move(r));
+    }
+    for (const auto& [f, bench] : results) {
         model::Observations obs;
-        obs.bench = hwdb::read_vllm_bench(f);
+        obs.bench = bench;
         const model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
         nlohmann::json j{{"file", f},
+                         {"tool", bench.tool},
                          {"running", g.running},
                          {"input_tokens", g.input_tokens},
                          {"output_tokens", g.output_tokens},
@@ -466,10 +472,9 @@ int validate_bench_results(CliContext& ctx, const std::string& scenario,
                  << '\n';
         return 0;
     }
-    *ctx.out
-        << s.name
-        << ": model against `vllm bench serve` results (error = (predicted - measured) / measured; "
-        << "each at the benchmark's concurrency and request lengths)\n\n";
+    *ctx.out << s.name
+             << ": model against benchmark results (error = (predicted - measured) / measured; "
+             << "each at the benchmark's concurrency and request lengths)\n\n";
     t.print(*ctx.out);
     *ctx.out << "\nmean absolute error " << fixed(n > 0 ? sum_abs / n * 100 : 0.0, 1) << " % over "
              << n << " figures\n";
@@ -506,8 +511,9 @@ std::optional<ValidateRequest> parse_validate(CliContext& ctx) {
         "holdout-every", po::value(&req.holdout_every),
         "the fit's hold-out rule: 1 in N shapes (default 5)")(
         "scenario", po::value<std::string>(),
-        "the inputs are `vllm bench serve --save-result` JSON files of this deployment: report the "
-        "model's error on them")("json", "machine-readable output");
+        "the inputs are benchmark results of this deployment (`vllm bench serve --save-result`, "
+        "GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json): report the model's error "
+        "on them")("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("dirs", -1);
     po::variables_map vm;

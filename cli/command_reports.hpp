@@ -6,6 +6,7 @@
 #include "cli/cli_context.hpp"
 #include "model/efficiency.hpp"
 #include "model/scenario.hpp"
+#include "plan/sizing_search.hpp"
 #include "sim/simulate.hpp"
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,9 @@ class MpiJob;
 /// signal stopped the search.
 [[nodiscard]] nlohmann::json plan_report(CliContext& ctx, const model::Scenario& s, int threads,
                                          bool progress, MpiJob* job = nullptr);
+
+/// The plan --json object of a finished sizing search `r` of `s`.
+[[nodiscard]] nlohmann::json plan_json(const model::Scenario& s, const plan::SizingResult& r);
 
 /// What `gpuplan simulate FILE --json` prints for a finished simulation of `s`.
 [[nodiscard]] nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r);

@@ -3,6 +3,7 @@
 // symptom → cause → check → fix table with evidence and re-estimated fixes (docs/diagnose.md).
 #include "cli/cli_context.hpp"
 #include "cli/emit.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/json_out.hpp"
 #include "cli/options.hpp"
 #include "cli/scenario_options.hpp"
@@ -10,10 +11,15 @@
 #include "hwdb/observed_readers.hpp"
 #include "model/diagnose.hpp"
 #include "model/error.hpp"
+#include "model/operating_point.hpp"
+#include "sim/simulate.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <ostream>
 
@@ -88,7 +94,7 @@ void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::D
     if (!g.comparisons.empty()) {
         Table t({"figure", "observed", "predicted", "observed/predicted", "source"});
         for (const auto& c : g.comparisons) {
-            const int dec = c.unit == "ms" ? 1 : 0;
+            const int dec = c.unit == "ms" ? 1 : c.unit == "x" ? 2 : 0;
             t.add_row({c.figure, fixed(c.observed, dec) + " " + c.unit,
                        fixed(c.predicted, dec) + " " + c.unit,
                        c.predicted > 0 ? fixed(c.observed / c.predicted, 2) : "-", c.source});
@@ -118,6 +124,54 @@ void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::D
         out << "note: " << note << '\n';
 }
 
+/// The percentiles the buckets give are set beside the simulator's at the observed demand (a
+/// closed loop of running + waiting requests of the observed lengths) instead of the analytic
+/// model's single steady-state value: the simulator has the spread (queueing, prefill beside
+/// decode) the analytic model leaves out.
+void simulate_percentiles(const model::Scenario& s, const model::EfficiencyProfile& profile,
+                          model::Diagnosis& g) {
+    const bool any =
+        std::any_of(g.comparisons.begin(), g.comparisons.end(),
+                    [](const model::Comparison& c) { return c.source == "metrics buckets"; });
+    if (!any)
+        return;
+    model::Scenario x = s;
+    x.workload.classes.clear();
+    x.workload.trace.clear();
+    x.workload.duration.reset();
+    x.workload.input_tokens = g.input_tokens;
+    x.workload.output_tokens = g.output_tokens;
+    const int clients = std::max(1, g.demand);
+    model::set_closed_loop(x.workload, clients);
+    sim::SimOptions o;
+    o.requests = std::clamp(20 * clients, 200, 4000);
+    o.profile = profile;
+    const sim::SimResult r = sim::simulate(x, o, interrupt_token());
+    throw_if_interrupted();
+    if (!r.ok || r.overall.completed == 0) {
+        g.notes.push_back("the simulator could not run this deployment; the percentiles are set "
+                          "beside the analytic model's single value");
+        return;
+    }
+    const auto& o_ttft = r.overall.ttft;
+    const auto& o_itl = r.overall.itl;
+    const std::map<std::string, double> sim_ms{
+        {"TTFT P50", o_ttft.p50 * 1e3}, {"TTFT P90", o_ttft.p90 * 1e3},
+        {"TTFT P99", o_ttft.p99 * 1e3}, {"ITL P50", o_itl.p50 * 1e3},
+        {"ITL P90", o_itl.p90 * 1e3},   {"ITL P99", o_itl.p99 * 1e3}};
+    for (auto& c : g.comparisons) {
+        const auto it = sim_ms.find(c.figure);
+        if (c.source == "metrics buckets" && it != sim_ms.end()) {
+            c.predicted = it->second;
+            c.source = "buckets vs simulator";
+        }
+    }
+    g.notes.push_back(fmt::format(
+        "percentiles: the simulator's over {} requests, a closed loop of {} (running + waiting) "
+        "at {} + {} tokens, beside the histograms' (Prometheus histogram_quantile)",
+        *o.requests, clients, g.input_tokens, g.output_tokens));
+}
+
 } // namespace
 
 int run_diagnose(CliContext& ctx) {
@@ -125,27 +179,38 @@ int run_diagnose(CliContext& ctx) {
     ScenarioFlags flags;
     add_scenario_options(desc, flags);
     std::vector<std::string> metrics;
-    std::string bench, smi, emit;
+    std::string bench, smi, emit, guidellm, aiperf, dmon, dcgm, startup_log;
     std::optional<double> interval;
+    std::optional<int> bench_index;
     desc.add_options()(
         "metrics", po::value(&metrics),
         "a vLLM /metrics scrape (give it twice, earlier first, for rates over the window)")(
         "interval", po::value<double>()->notifier([&](double v) { interval = v; }),
         "seconds between the two scrapes (default: their sample timestamps)")(
         "bench", po::value(&bench), "a `vllm bench serve --save-result` JSON file")(
+        "guidellm", po::value(&guidellm), "GuideLLM's benchmarks.json")(
+        "bench-index", po::value<int>()->notifier([&](int v) { bench_index = v; }),
+        "which benchmark of a GuideLLM sweep (0-based; required when it has several)")(
+        "aiperf", po::value(&aiperf), "AIPerf's profile_export_aiperf.json")(
         "smi", po::value(&smi), "nvidia-smi --query-gpu=... --format=csv samples")(
-        "emit", po::value(&emit), "print the launch command with the first fix applied: vllm")(
-        "json", "machine-readable output");
+        "dmon", po::value(&dmon), "`nvidia-smi dmon` output")("dcgm", po::value(&dcgm),
+                                                              "a DCGM exporter /metrics scrape")(
+        "startup-log", po::value(&startup_log),
+        "the engine's start-up log (vLLM's 'GPU KV cache size' lines)")(
+        "emit", po::value(&emit),
+        "print the launch and benchmark commands with the first fix applied: vllm, sglang, "
+        "tensorrt-llm or llama.cpp")("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
     if (!parse_options("diagnose", ctx.args, desc, pos, vm, *ctx.out,
-                       "SCENARIO [--metrics FILE [--metrics FILE]] [--bench FILE] [--smi FILE] "
-                       "[--json] [--emit vllm]")) {
+                       "SCENARIO [--metrics FILE [--metrics FILE]] [--bench FILE | --guidellm "
+                       "FILE [--bench-index N] | --aiperf FILE] [--smi FILE] [--dmon FILE] "
+                       "[--dcgm FILE] [--startup-log FILE] [--json] [--emit ENGINE]")) {
         return 0;
     }
-    if (!emit.empty() && emit != "vllm") {
-        throw UsageError("--emit '" + emit + "': only 'vllm' is supported for now");
+    if (!emit.empty()) {
+        (void)parse_emit_engine(emit); // a usage error before any file is read
     }
     if (metrics.size() > 2) {
         throw UsageError("--metrics is given " + std::to_string(metrics.size()) +
@@ -157,9 +222,18 @@ int run_diagnose(CliContext& ctx) {
     if (interval && metrics.size() != 2) {
         throw UsageError("--interval needs two --metrics scrapes (earlier first)");
     }
-    if (metrics.empty() && bench.empty() && smi.empty()) {
-        throw UsageError(
-            "diagnose needs something observed: --metrics FILE, --bench FILE or --smi FILE");
+    if (static_cast<int>(!bench.empty()) + static_cast<int>(!guidellm.empty()) +
+            static_cast<int>(!aiperf.empty()) >
+        1) {
+        throw UsageError("give one benchmark result: --bench, --guidellm or --aiperf");
+    }
+    if (bench_index && guidellm.empty()) {
+        throw UsageError("--bench-index chooses a benchmark of a --guidellm file; give --guidellm");
+    }
+    if (metrics.empty() && bench.empty() && guidellm.empty() && aiperf.empty() && smi.empty() &&
+        dmon.empty() && dcgm.empty() && startup_log.empty()) {
+        throw UsageError("diagnose needs something observed: --metrics, --bench, --guidellm, "
+                         "--aiperf, --smi, --dmon, --dcgm or --startup-log FILE");
     }
     model::Scenario s = build_scenario(ctx, flags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
@@ -173,9 +247,24 @@ int run_diagnose(CliContext& ctx) {
     }
     if (!bench.empty())
         obs.bench = hwdb::read_vllm_bench(bench);
+    if (!guidellm.empty())
+        obs.bench = hwdb::read_guidellm(guidellm, bench_index);
+    if (!aiperf.empty())
+        obs.bench = hwdb::read_aiperf(aiperf);
+    // Telemetry from several sources is merged: --smi first, then DCGM, then dmon.
+    const auto add_gpu = [&](model::GpuTelemetry t) {
+        obs.gpu = obs.gpu ? model::merge(*obs.gpu, t) : std::move(t);
+    };
     if (!smi.empty())
-        obs.gpu = hwdb::read_nvidia_smi_csv(smi);
-    const model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
+        add_gpu(hwdb::read_nvidia_smi_csv(smi));
+    if (!dcgm.empty())
+        add_gpu(hwdb::read_dcgm_metrics(dcgm));
+    if (!dmon.empty())
+        add_gpu(hwdb::read_nvidia_smi_dmon(dmon));
+    if (!startup_log.empty())
+        obs.startup = hwdb::read_startup_log(startup_log);
+    model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
+    simulate_percentiles(s, profile, g);
 
     // The configuration to launch: the first re-estimated fix of the first row, else as is; the
     // benchmark that checks it runs at the load the fix was estimated at.
@@ -195,37 +284,25 @@ int run_diagnose(CliContext& ctx) {
             }
         }
     }
-    std::string engine_note;
-    if (s.deployment.engine.kind != model::EngineKind::Vllm) {
-        engine_note = std::string("the scenario's engine is ") +
-                      model::to_string(s.deployment.engine.kind) +
-                      "; these are vLLM's commands for the same settings";
+    std::optional<LaunchCommands> launch_cmds;
+    if (!emit.empty()) {
+        launch_cmds =
+            launch_commands(parse_emit_engine(emit), launch,
+                            BenchLoad{g.input_tokens, g.output_tokens, bench_clients, {}});
     }
-    const auto serve = vllm_serve_command(launch);
-    const auto check = vllm_bench_command(launch, g.input_tokens, g.output_tokens, bench_clients);
     if (vm.count("json")) {
         nlohmann::json j = diagnosis_json(s, g);
-        if (!emit.empty()) {
-            j["emit"] = {{"engine", "vllm"},
-                         {"command", serve},
-                         {"benchmark", check},
-                         {"applies", launch_why}};
-            if (!engine_note.empty()) {
-                j["emit"]["note"] = engine_note;
-            }
+        if (launch_cmds) {
+            j["emit"] = launch_json(*launch_cmds);
+            j["emit"]["applies"] = launch_why;
         }
         *ctx.out << json_text(j) << '\n';
         return 0;
     }
     print_diagnosis(*ctx.out, s, g);
-    if (!emit.empty()) {
-        *ctx.out << "\nlaunch with the fix applied (" << launch_why << "):\n  " << serve
-                 << "\nthen measure it (gpuplan diagnose --bench or calib validate --scenario read "
-                    "the result):\n  "
-                 << check << '\n';
-        if (!engine_note.empty()) {
-            *ctx.out << "note: " << engine_note << '\n';
-        }
+    if (launch_cmds) {
+        *ctx.out << "\nwith the fix applied (" << launch_why << "):\n";
+        print_launch(*ctx.out, *launch_cmds);
     }
     return 0;
 }

@@ -2,6 +2,7 @@
 #include "cli/availability_report.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/command_reports.hpp"
+#include "cli/emit.hpp"
 #include "cli/json_out.hpp"
 #include "cli/load_report.hpp"
 #include "cli/options.hpp"
@@ -291,24 +292,35 @@ int run_estimate(CliContext& ctx) {
     PowerFlags pflags;
     add_power_options(desc, pflags);
     int cached = 0;
-    std::string plot_dir;
+    std::string plot_dir, emit;
     desc.add_options()("cached-prefix", po::value(&cached),
                        "prompt tokens per request served by the prefix cache")(
         "plot", po::value(&plot_dir),
         "also draw the desktop app's charts as PNG files into DIR (needs gpuplan-plot)")(
+        "emit", po::value(&emit),
+        "print the launch and benchmark commands: vllm, sglang, tensorrt-llm or llama.cpp")(
         "json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
     if (!parse_options("estimate", ctx.args, desc, pos, vm, *ctx.out,
-                       "[FILE] [--model M --gpu G ...] [--json]")) {
+                       "[FILE] [--model M --gpu G ...] [--emit ENGINE] [--json]")) {
         return 0;
     }
+    const std::optional<EmitEngine> engine = emit_option(emit);
     model::Scenario s = build_scenario(ctx, flags);
     apply_power_flags(s, pflags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
+    const auto launch = [&]() {
+        const model::ServingEstimate e = model::estimate_serving(s.deployment, s.workload, profile);
+        return launch_commands(*engine, s.deployment, bench_load(s.workload, e.operating_point));
+    };
     if (vm.count("json")) {
-        *ctx.out << json_text(estimate_report(ctx, s, profile, cached)) << '\n';
+        nlohmann::json j = estimate_report(ctx, s, profile, cached);
+        if (engine) {
+            j["emit"] = launch_json(launch());
+        }
+        *ctx.out << json_text(j) << '\n';
     } else {
         // The bottleneck report carries the serving estimate it was drawn from: one estimate, and
         // the verdict and what-ifs see the same prefix-cache hits as the figures.
@@ -321,6 +333,10 @@ int run_estimate(CliContext& ctx) {
         }
         if (const auto a = scenario_availability(s)) {
             print_availability(*ctx.out, *a);
+        }
+        if (engine) {
+            *ctx.out << '\n';
+            print_launch(*ctx.out, launch());
         }
     }
     if (!plot_dir.empty()) {
@@ -338,18 +354,22 @@ int run_compare(CliContext& ctx) {
     add_power_options(desc, pflags);
     std::vector<std::string> files;
     std::vector<std::string> with;
+    std::string emit;
     desc.add_options()("files", po::value(&files)->multitoken(), "scenario files to compare")(
         "with", po::value(&with)->multitoken(),
         "a configuration GPU[:COUNT[:TP]] on the first scenario's workload, e.g. h200-sxm:2 "
-        "(repeatable)")("json", "machine-readable output");
+        "(repeatable)")("emit", po::value(&emit),
+                        "print each configuration's launch and benchmark commands: vllm, sglang, "
+                        "tensorrt-llm or llama.cpp")("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("files", -1);
     po::variables_map vm;
-    if (!parse_options(
-            "compare", ctx.args, desc, pos, vm, *ctx.out,
-            "FILE... | FILE --with GPU[:COUNT[:TP]]... | --model M --gpu G --with ...")) {
+    if (!parse_options("compare", ctx.args, desc, pos, vm, *ctx.out,
+                       "FILE... | FILE --with GPU[:COUNT[:TP]]... | --model M --gpu G --with ... "
+                       "[--emit ENGINE]")) {
         return 0;
     }
+    const std::optional<EmitEngine> engine = emit_option(emit);
     std::vector<model::Scenario> configs;
     if (!files.empty()) {
         flags.file = files.front();
@@ -404,6 +424,7 @@ int run_compare(CliContext& ctx) {
              "tok/s/GPU", "decode bound", "rent/h", "rent/Mtok"});
     std::vector<std::string> sources;
     std::vector<std::string> loads;
+    std::vector<LaunchCommands> launches;
     for (const auto& s : configs) {
         const auto profile = choose_profile(ctx, flags, s.deployment.gpu);
         const auto b = model::find_bottleneck(s.deployment, s.workload, profile);
@@ -430,6 +451,11 @@ int run_compare(CliContext& ctx) {
             sources.push_back(s.name + ": no rent in the scenario or the hwdb");
         }
         loads.push_back(s.name + ": " + load_line(e.operating_point));
+        if (engine) {
+            launches.push_back(
+                launch_commands(*engine, s.deployment, bench_load(s.workload, e.operating_point)));
+            j["emit"] = launch_json(launches.back());
+        }
         out.push_back(j);
         t.add_row({s.name, e.memory.fits ? "yes" : "no",
                    std::to_string(e.operating_point.concurrency),
@@ -453,6 +479,10 @@ int run_compare(CliContext& ctx) {
                 "(docs/cost.md); rent/Mtok at the throughput shown:\n";
     for (const auto& src : sources) {
         *ctx.out << "  " << src << '\n';
+    }
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+        *ctx.out << '\n' << configs[i].name << ":\n";
+        print_launch(*ctx.out, launches[i], "  ");
     }
     return 0;
 }

@@ -5,6 +5,7 @@
 #include "cli/availability_report.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/command_reports.hpp"
+#include "cli/emit.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/json_out.hpp"
 #include "cli/mpi_job.hpp"
@@ -13,6 +14,7 @@
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
 #include "hwdb/scenario_loader.hpp"
+#include "model/serving.hpp"
 #include "plan/sizing_search.hpp"
 
 #include <nlohmann/json.hpp>
@@ -306,7 +308,10 @@ plan::SizingResult search(CliContext& ctx, const model::Scenario& s, int threads
 
 nlohmann::json plan_report(CliContext& ctx, const model::Scenario& s, int threads, bool progress,
                            MpiJob* job) {
-    const plan::SizingResult r = search(ctx, s, threads, progress, job);
+    return plan_json(s, search(ctx, s, threads, progress, job));
+}
+
+nlohmann::json plan_json(const model::Scenario& s, const plan::SizingResult& r) {
     nlohmann::json j;
     j["scenario"] = s.name;
     j["found"] = r.found;
@@ -339,7 +344,7 @@ nlohmann::json plan_report(CliContext& ctx, const model::Scenario& s, int thread
 
 int run_plan(CliContext& ctx) {
     po::options_description desc("options");
-    std::string file;
+    std::string file, emit;
     PlanFlags f;
     // clang-format off
     desc.add_options()
@@ -368,6 +373,7 @@ int run_plan(CliContext& ctx) {
         ("max-simulations", po::value<int>()->notifier([&](int v) { f.max_simulations = v; }), "simulation budget (default 64)")
         ("threads", po::value<int>()->notifier([&](int v) { f.threads = v; }), "worker threads (default: all cores)")
         ("set", po::value(&f.sets)->composing(), "override a scenario key: --set slo.ttft='300 ms' (repeatable)")
+        ("emit", po::value(&emit), "print the chosen configuration's launch and benchmark commands: vllm, sglang, tensorrt-llm or llama.cpp")
         ("json", "machine-readable output")
         ("mpi", "spread the confirming simulations over the ranks of an MPI job (mpirun -np N gpuplan plan ... --mpi); rank 0 prints");
     // clang-format on
@@ -379,9 +385,10 @@ int run_plan(CliContext& ctx) {
     if (!parse_options("plan", ctx.args, desc, pos, vm, *ctx.out,
                        "[FILE | --model M --gpu G] [--candidate GPU[@NODE]]... [--budget P] "
                        "[--power-budget W] [--max-gpus N] "
-                       "[--top N] [--set key=value]... [--json] [--mpi]")) {
+                       "[--top N] [--set key=value]... [--emit ENGINE] [--json] [--mpi]")) {
         return 0;
     }
+    const std::optional<EmitEngine> engine = emit_option(emit);
     if (f.threads && *f.threads < 1) {
         throw UsageError("--threads must be at least 1");
     }
@@ -406,15 +413,33 @@ int run_plan(CliContext& ctx) {
     }
     MpiJob* const ranks = job ? &*job : nullptr;
     const bool lead = !job || job->rank() == 0;
-    if (vm.count("json")) {
-        const nlohmann::json j = plan_report(ctx, s, f.threads.value_or(0), lead, ranks);
-        if (lead) {
-            *ctx.out << json_text(j) << '\n';
-        }
-        return 0;
-    }
     const plan::SizingResult r = search(ctx, s, f.threads.value_or(0), lead, ranks);
     if (!lead) {
+        return 0;
+    }
+
+    // The chosen configuration (the first ranked) as the engine would be launched.
+    std::optional<LaunchCommands> launch;
+    std::string launch_config;
+    if (engine && r.found && !r.ranked.empty()) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::PlanConfig pc = plan::effective_plan(s, node);
+        const model::Scenario chosen =
+            plan::configured_scenario(s, pc.candidates.at(k.candidate), k);
+        const model::ServingEstimate e =
+            model::estimate_serving(chosen.deployment, chosen.workload,
+                                    choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu));
+        launch = launch_commands(*engine, chosen.deployment,
+                                 bench_load(chosen.workload, e.operating_point));
+        launch_config = layout(k);
+    }
+
+    if (vm.count("json")) {
+        nlohmann::json j = plan_json(s, r);
+        if (engine) {
+            j["emit"] = launch ? launch_json(*launch) : nlohmann::json(nullptr);
+        }
+        *ctx.out << json_text(j) << '\n';
         return 0;
     }
     auto& out = *ctx.out;
@@ -452,6 +477,12 @@ int run_plan(CliContext& ctx) {
     if (s.availability && r.found && !r.ranked.empty()) {
         const auto& par = r.ranked.front().config.par;
         print_availability(out, *scenario_availability(s, par.dp, par.tp * par.pp));
+    }
+    if (launch) {
+        out << "\nthe first configuration (" << launch_config << "):\n";
+        print_launch(out, *launch);
+    } else if (engine) {
+        out << "\nno configuration meets the SLOs: nothing to launch\n";
     }
     return 0;
 }

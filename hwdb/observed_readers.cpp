@@ -89,6 +89,7 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
         while (i < line.size() && name_char(line[i]))
             ++i;
         const std::string name(line.substr(name_begin, i - name_begin));
+        const std::size_t labels_begin = i;
         if (i < line.size() && line[i] == '{') {
             bool quoted = false;
             ++i;
@@ -127,8 +128,32 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
             }
             out.timestamp_ms = std::max(out.timestamp_ms.value_or(*ts), *ts);
         }
-        if (name.ends_with("_bucket") || !std::isfinite(*value)) {
-            continue; // buckets are not summed over their le labels; NaN gauges carry nothing
+        if (name.ends_with("_bucket")) {
+            // Buckets are summed over the other labels, bucket by bucket (le).
+            const std::string_view labels = line.substr(labels_begin, i - labels_begin);
+            const std::size_t le_at = labels.find("le=\"");
+            if (le_at == std::string_view::npos ||
+                (le_at > 0 && labels[le_at - 1] != '{' && labels[le_at - 1] != ',' &&
+                 labels[le_at - 1] != ' ')) {
+                fail(file, line_no, static_cast<int>(labels_begin + 1), name,
+                     "a _bucket sample without an le label; a histogram bucket names its upper "
+                     "bound as le=\"0.5\"");
+            }
+            const std::size_t le_end = labels.find('"', le_at + 4);
+            const auto le = to_number(labels.substr(le_at + 4, le_end == std::string_view::npos
+                                                                   ? std::string_view::npos
+                                                                   : le_end - le_at - 4));
+            if (!le || std::isnan(*le) || !std::isfinite(*value) || *value < 0) {
+                fail(file, line_no, static_cast<int>(labels_begin + le_at + 1), name,
+                     "the bucket's le bound or count is not a number; write le=\"0.5\" or "
+                     "le=\"+Inf\" and a count >= 0");
+            }
+            const std::string base = name.substr(0, name.size() - 7);
+            out.buckets[base][*le] += *value;
+            continue;
+        }
+        if (!std::isfinite(*value)) {
+            continue; // NaN gauges carry nothing
         }
         out.sums[name] += *value;
         ++out.series[name];
@@ -177,6 +202,8 @@ model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& la
                            const std::string& file) {
     bool any = false;
     for (const auto& [k, v] : later.sums)
+        any = any || k.starts_with("vllm:");
+    for (const auto& [k, v] : later.buckets)
         any = any || k.starts_with("vllm:");
     if (!any) {
         fail(file, 0, 0, "",
@@ -228,6 +255,50 @@ model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& la
     m.prompt_tokens = counter("vllm:prompt_tokens");
     m.generation_tokens = counter("vllm:generation_tokens");
     m.preemptions = counter("vllm:num_preemptions");
+    // Percentiles from the buckets (differences of the two scrapes' buckets for a window).
+    const auto quantiles = [&](const std::string& name, std::optional<double>& p50,
+                               std::optional<double>& p90, std::optional<double>& p99) {
+        const auto it = later.buckets.find(name);
+        if (it == later.buckets.end())
+            return;
+        std::vector<model::HistogramBucket> b;
+        for (const auto& [le, count] : it->second) {
+            double c = count;
+            if (earlier) {
+                const auto e = earlier->buckets.find(name);
+                if (e != earlier->buckets.end()) {
+                    const auto x = e->second.find(le);
+                    if (x != e->second.end()) {
+                        if (x->second > c) {
+                            fail(file, 0, 0, name + "_bucket",
+                                 fmt::format("le=\"{:g}\" went down from {:g} to {:g} between "
+                                             "the scrapes: the server restarted in between or "
+                                             "the files are in the wrong order",
+                                             le, x->second, c));
+                        }
+                        c -= x->second;
+                    }
+                }
+            }
+            b.push_back({le, c});
+        }
+        if (b.empty() || !std::isinf(b.back().le)) {
+            fail(file, 0, 0, name + "_bucket",
+                 "has no le=\"+Inf\" bucket; save the whole /metrics text");
+        }
+        try {
+            p50 = model::histogram_quantile(0.5, b);
+            p90 = model::histogram_quantile(0.9, b);
+            p99 = model::histogram_quantile(0.99, b);
+        } catch (const InvalidArgument& err) {
+            fail(file, 0, 0, name + "_bucket", err.what());
+        }
+    };
+    quantiles("vllm:time_to_first_token_seconds", m.ttft_p50_s, m.ttft_p90_s, m.ttft_p99_s);
+    quantiles("vllm:inter_token_latency_seconds", m.itl_p50_s, m.itl_p90_s, m.itl_p99_s);
+    if (!m.itl_p50_s) {
+        quantiles("vllm:time_per_output_token_seconds", m.itl_p50_s, m.itl_p90_s, m.itl_p99_s);
+    }
     return m;
 }
 
@@ -539,6 +610,650 @@ model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text, const std::strin
     return t;
 }
 
+namespace {
+
+/// 1-based line and column of byte `at` of `text`.
+std::pair<int, int> line_col(std::string_view text, std::size_t at) {
+    int line = 1, column = 1;
+    for (std::size_t i = 0; i < at && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
+    }
+    return {line, column};
+}
+
+/// Where a nested key is written: each key of `path` searched after the previous one (the n-th
+/// occurrence for a "#n" element, an array index). {0, 0} when not found.
+std::pair<int, int> path_position(std::string_view text, const std::vector<std::string>& path) {
+    std::size_t at = 0;
+    bool found = false;
+    int skip = 0; // an array index: the key after it is the (index + 1)-th occurrence
+    for (const auto& key : path) {
+        if (key.starts_with("#")) {
+            skip = std::stoi(key.substr(1));
+            continue;
+        }
+        std::size_t k = text.find('"' + key + '"', at);
+        for (; skip > 0 && k != std::string_view::npos; --skip)
+            k = text.find('"' + key + '"', k + 1);
+        skip = 0;
+        if (k == std::string_view::npos)
+            return found ? line_col(text, at) : std::pair<int, int>{0, 0};
+        at = k;
+        found = true;
+    }
+    return found ? line_col(text, at) : std::pair<int, int>{0, 0};
+}
+
+std::string dotted(const std::vector<std::string>& path) {
+    std::string out;
+    for (const auto& k : path) {
+        if (k.starts_with("#")) {
+            out += "[" + k.substr(1) + "]";
+        } else {
+            out += (out.empty() ? "" : ".") + k;
+        }
+    }
+    return out;
+}
+
+json parse_json(std::string_view text, const std::string& file, const char* what) {
+    try {
+        return json::parse(text);
+    } catch (const json::parse_error& e) {
+        const auto [line, column] = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
+        fail(file, line, column, "", fmt::format("not valid JSON; give the {}", what));
+    }
+}
+
+/// A strict walker over one JSON document: every error names file:line:col and the key path.
+struct JsonWalker {
+    std::string_view text;
+    const std::string& file;
+
+    [[noreturn]] void error(const std::vector<std::string>& path, const std::string& msg) const {
+        const auto [line, column] = path_position(text, path);
+        fail(file, line, column, dotted(path), msg);
+    }
+    /// The value at `path` under `root`; nullptr when a key is absent or null.
+    const json* find(const json& root, const std::vector<std::string>& path,
+                     std::size_t from = 0) const {
+        const json* j = &root;
+        for (std::size_t i = from; i < path.size(); ++i) {
+            const std::string& k = path[i];
+            if (k.starts_with("#")) {
+                const auto idx = static_cast<std::size_t>(std::stoul(k.substr(1)));
+                if (!j->is_array() || idx >= j->size())
+                    return nullptr;
+                j = &(*j)[idx];
+                continue;
+            }
+            if (!j->is_object()) {
+                std::vector<std::string> at(path.begin(), path.begin() + static_cast<long>(i));
+                error(at, fmt::format("is {}, expected an object with '{}'", j->type_name(), k));
+            }
+            const auto it = j->find(k);
+            if (it == j->end() || it->is_null())
+                return nullptr;
+            j = &*it;
+        }
+        return j;
+    }
+    std::optional<double> number(const json& root, const std::vector<std::string>& path) const {
+        const json* j = find(root, path);
+        if (!j)
+            return std::nullopt;
+        if (!j->is_number())
+            error(path, fmt::format("is {}, expected a number", j->type_name()));
+        const double v = j->get<double>();
+        if (!std::isfinite(v) || v < 0)
+            error(path, fmt::format("is {}, expected a number >= 0", j->dump()));
+        return v;
+    }
+    double required(const json& root, const std::vector<std::string>& path,
+                    const std::string& hint) const {
+        const auto v = number(root, path);
+        if (!v)
+            error(path, "missing; " + hint);
+        return *v;
+    }
+    int count(const std::vector<std::string>& path, double v) const {
+        if (v > 1e9)
+            error(path, fmt::format("is {:g}, more than 1e9; check the file", v));
+        return static_cast<int>(std::lround(v));
+    }
+};
+
+} // namespace
+
+model::BenchSummary parse_guidellm(std::string_view text, const std::string& file,
+                                   std::optional<int> index) {
+    const json j = parse_json(text, file, "benchmarks.json GuideLLM writes (--output-path)");
+    const JsonWalker w{text, file};
+    const std::string hint = "is this the benchmarks.json `guidellm benchmark --output-path` "
+                             "writes? (benchmarks[].metrics with time_to_first_token_ms, "
+                             "inter_token_latency_ms, output_tokens_per_second)";
+    if (!j.is_object() || !j.contains("benchmarks"))
+        w.error({"benchmarks"}, "missing; " + hint);
+    const json& list = j["benchmarks"];
+    if (!list.is_array() || list.empty())
+        w.error({"benchmarks"}, "is not a non-empty array; " + hint);
+    const int n = static_cast<int>(list.size());
+    if (!index && n > 1) {
+        w.error({"benchmarks"},
+                fmt::format("holds {} benchmarks (a sweep); choose one with --bench-index 0..{}", n,
+                            n - 1));
+    }
+    const int i = index.value_or(0);
+    if (i < 0 || i >= n) {
+        w.error({"benchmarks"},
+                fmt::format("has no benchmark {}; --bench-index takes 0..{}", i, n - 1));
+    }
+    const std::string at = "#" + std::to_string(i);
+    const auto p = [&](std::initializer_list<std::string> keys) {
+        std::vector<std::string> v{"benchmarks", at};
+        v.insert(v.end(), keys);
+        return v;
+    };
+    if (!w.find(j, p({"metrics"})))
+        w.error(p({"metrics"}), "missing; " + hint);
+    model::BenchSummary b;
+    b.tool = "guidellm";
+    // Successful requests: metrics.request_totals (0.4 and later) or the benchmark's own.
+    std::optional<double> ok = w.number(j, p({"metrics", "request_totals", "successful"}));
+    if (!ok)
+        ok = w.number(j, p({"request_totals", "successful"}));
+    if (!ok)
+        w.error(p({"metrics", "request_totals", "successful"}), "missing; " + hint);
+    b.completed = w.count(p({"metrics", "request_totals", "successful"}), *ok);
+    if (b.completed == 0) {
+        w.error(p({"metrics", "request_totals", "successful"}),
+                "is 0: no request finished, so there is nothing to diagnose");
+    }
+    if (const auto d = w.number(j, p({"duration"}))) {
+        b.duration_s = *d;
+    } else {
+        const auto s0 = w.number(j, p({"scheduler_metrics", "measure_start_time"}));
+        const auto s1 = w.number(j, p({"scheduler_metrics", "measure_end_time"}));
+        if (!s0 || !s1 || *s1 <= *s0) {
+            w.error(p({"duration"}), "missing, and scheduler_metrics has no measure_start_time < "
+                                     "measure_end_time; " +
+                                         hint);
+        }
+        b.duration_s = *s1 - *s0;
+    }
+    const auto stat = [&](const char* metric, std::initializer_list<std::string> field) {
+        std::vector<std::string> v = p({"metrics", metric, "successful"});
+        v.insert(v.end(), field);
+        return w.number(j, v);
+    };
+    b.mean_ttft_ms = stat("time_to_first_token_ms", {"mean"});
+    b.median_ttft_ms = stat("time_to_first_token_ms", {"median"});
+    b.p99_ttft_ms = stat("time_to_first_token_ms", {"percentiles", "p99"});
+    // GuideLLM's inter_token_latency_ms is (latency − TTFT) / (output tokens − 1): vLLM's TPOT.
+    // Its time_per_output_token_ms is latency / output tokens, the first token included.
+    b.mean_tpot_ms = stat("inter_token_latency_ms", {"mean"});
+    b.p99_tpot_ms = stat("inter_token_latency_ms", {"percentiles", "p99"});
+    b.mean_itl_ms = b.mean_tpot_ms;
+    b.mean_ms_per_token_incl_first = stat("time_per_output_token_ms", {"mean"});
+    b.request_throughput = stat("requests_per_second", {"mean"});
+    b.output_throughput = stat("output_tokens_per_second", {"mean"});
+    b.total_input_tokens = stat("prompt_token_count", {"total_sum"});
+    b.total_output_tokens = stat("output_token_count", {"total_sum"});
+    if (const auto c = stat("request_concurrency", {"mean"}))
+        b.max_concurrency = std::max(1, w.count(p({"metrics", "request_concurrency"}), *c));
+    if (!b.mean_tpot_ms && !b.mean_ttft_ms && !b.output_throughput) {
+        w.error(p({"metrics", "inter_token_latency_ms"}),
+                "missing, and so are time_to_first_token_ms and output_tokens_per_second; " + hint);
+    }
+    return b;
+}
+
+model::BenchSummary parse_aiperf(std::string_view text, const std::string& file) {
+    const json doc = parse_json(text, file, "profile_export_aiperf.json AIPerf writes");
+    const JsonWalker w{text, file};
+    const std::string hint = "is this the profile_export_aiperf.json `aiperf profile` writes? "
+                             "(request_count, benchmark_duration, time_to_first_token, "
+                             "inter_token_latency, each with unit and avg)";
+    if (!doc.is_object())
+        w.error({}, "expected a JSON object; " + hint);
+    // Some versions put the metrics under "records".
+    const bool nested =
+        doc.contains("records") && doc["records"].is_object() && !doc.contains("request_count");
+    const auto path = [&](const std::string& metric, const std::string& field) {
+        return nested ? std::vector<std::string>{"records", metric, field}
+                      : std::vector<std::string>{metric, field};
+    };
+    const auto value = [&](const std::string& metric, const std::string& field,
+                           double ms_scale) -> std::optional<double> {
+        const auto v = w.number(doc, path(metric, field));
+        if (!v)
+            return v;
+        if (ms_scale == 0)
+            return v;
+        const json* unit = w.find(doc, path(metric, "unit"));
+        if (!unit)
+            return *v; // AIPerf writes times in ms
+        if (!unit->is_string())
+            w.error(path(metric, "unit"), "is not a string such as \"ms\"");
+        const std::string u = unit->get<std::string>();
+        if (u == "ms")
+            return *v;
+        if (u == "s" || u == "sec")
+            return *v * 1e3;
+        if (u == "ns")
+            return *v / 1e6;
+        if (u == "us")
+            return *v / 1e3;
+        w.error(path(metric, "unit"),
+                fmt::format("is \"{}\"; expected a time unit: ms, s, sec, us or ns", u));
+    };
+    model::BenchSummary b;
+    b.tool = "aiperf";
+    const double count = w.required(doc, path("request_count", "avg"), hint);
+    b.completed = w.count(path("request_count", "avg"), count);
+    if (b.completed == 0) {
+        w.error(path("request_count", "avg"),
+                "is 0: no request finished, so there is nothing to diagnose");
+    }
+    // benchmark_duration is in seconds (unit "sec") in AIPerf.
+    b.duration_s = w.required(doc, path("benchmark_duration", "avg"), hint);
+    if (const json* u = w.find(doc, path("benchmark_duration", "unit"))) {
+        const std::string unit = u->is_string() ? u->get<std::string>() : "";
+        if (unit == "ms") {
+            b.duration_s /= 1e3;
+        } else if (unit == "ns") {
+            b.duration_s /= 1e9;
+        } else if (unit != "sec" && unit != "s") {
+            w.error(path("benchmark_duration", "unit"),
+                    fmt::format("is {}; expected \"sec\", \"s\", \"ms\" or \"ns\"", u->dump()));
+        }
+    }
+    b.mean_ttft_ms = value("time_to_first_token", "avg", 1.0);
+    b.median_ttft_ms = value("time_to_first_token", "p50", 1.0);
+    b.p99_ttft_ms = value("time_to_first_token", "p99", 1.0);
+    // AIPerf's inter_token_latency is (request latency − TTFT) / (output tokens − 1): TPOT.
+    b.mean_tpot_ms = value("inter_token_latency", "avg", 1.0);
+    b.p99_tpot_ms = value("inter_token_latency", "p99", 1.0);
+    b.mean_itl_ms = b.mean_tpot_ms;
+    b.request_throughput = value("request_throughput", "avg", 0);
+    b.output_throughput = value("output_token_throughput", "avg", 0);
+    b.total_input_tokens = value("total_isl", "avg", 0);
+    b.total_output_tokens = value("total_osl", "avg", 0);
+    if (!b.total_output_tokens) // some versions name it total_output_tokens
+        b.total_output_tokens = value("total_output_tokens", "avg", 0);
+    if (const auto c = w.number(doc, {"input_config", "loadgen", "concurrency"}))
+        b.max_concurrency = std::max(1, w.count({"input_config", "loadgen", "concurrency"}, *c));
+    if (!b.mean_tpot_ms && !b.mean_ttft_ms && !b.output_throughput) {
+        w.error(path("inter_token_latency", "avg"),
+                "missing, and so are time_to_first_token and output_token_throughput; " + hint);
+    }
+    return b;
+}
+
+namespace {
+
+/// Lines of a text with their 1-based numbers, CR stripped.
+template <class F> void for_each_line(std::string_view text, F&& f) {
+    int line_no = 0;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t nl = text.find('\n', pos);
+        std::string_view line =
+            text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+        ++line_no;
+        if (!line.empty() && line.back() == '\r')
+            line.remove_suffix(1);
+        f(line_no, line);
+    }
+}
+
+std::vector<std::pair<std::string_view, int>> split_ws(std::string_view line) {
+    std::vector<std::pair<std::string_view, int>> out; // token, 1-based column
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i])))
+            ++i;
+        const std::size_t b = i;
+        while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i])))
+            ++i;
+        if (i > b)
+            out.emplace_back(line.substr(b, i - b), static_cast<int>(b + 1));
+    }
+    return out;
+}
+
+} // namespace
+
+model::GpuTelemetry parse_nvidia_smi_dmon(std::string_view text, const std::string& file) {
+    std::vector<std::string> cols;
+    struct Acc {
+        double sum = 0;
+        int n = 0;
+    };
+    std::map<std::string, Acc> acc;
+    model::GpuTelemetry t;
+    t.source = "nvidia-smi dmon";
+    for_each_line(text, [&](int line_no, std::string_view line) {
+        if (trim(line).empty())
+            return;
+        if (trim(line).front() == '#') {
+            auto tokens = split_ws(trim(line).substr(1));
+            if (!tokens.empty() && (tokens[0].first == "gpu" || tokens[0].first == "Date" ||
+                                    tokens[0].first == "Time")) {
+                std::vector<std::string> names;
+                for (const auto& [tok, col] : tokens)
+                    names.emplace_back(tok);
+                if (!cols.empty() && names != cols) {
+                    fail(file, line_no, 1, "",
+                         "a second header with other columns; save one dmon run per file");
+                }
+                cols = std::move(names);
+            }
+            return; // the units line (# Idx W C ...) and comments
+        }
+        if (cols.empty()) {
+            fail(file, line_no, 1, "",
+                 "a sample before the '# gpu pwr ...' header; save the whole output of "
+                 "`nvidia-smi dmon -s pucv` (with its two header lines)");
+        }
+        const auto fields = split_ws(line);
+        if (fields.size() != cols.size()) {
+            fail(file, line_no, 1, "",
+                 fmt::format("{} fields where the header has {}; every line needs one value "
+                             "per column",
+                             fields.size(), cols.size()));
+        }
+        ++t.samples;
+        for (std::size_t i = 0; i < cols.size(); ++i) {
+            const std::string& c = cols[i];
+            if (c != "pwr" && c != "sm" && c != "mem" && c != "pclk" && c != "pviol" &&
+                c != "tviol") {
+                continue;
+            }
+            const auto [v, column] = fields[i];
+            if (v == "-" || v == "N/A")
+                continue;
+            const auto x = to_number(v);
+            if (!x || !std::isfinite(*x) || *x < 0) {
+                fail(file, line_no, column, c,
+                     fmt::format("'{}' is not a number >= 0 (dmon writes '-' for no value)", v));
+            }
+            if ((c == "sm" || c == "mem" || c == "pviol") && *x > 100) {
+                fail(file, line_no, column, c, fmt::format("{:g} % is above 100 %", *x));
+            }
+            acc[c].sum += *x;
+            ++acc[c].n;
+        }
+    });
+    if (cols.empty()) {
+        fail(file, 0, 0, "",
+             "no '# gpu pwr ...' header; save the output of `nvidia-smi dmon -s pucv` while the "
+             "server is under load");
+    }
+    if (t.samples == 0) {
+        fail(file, 0, 0, "", "no samples after the header; run dmon while the server is loaded");
+    }
+    const auto avg = [&](const char* c) -> std::optional<double> {
+        const auto it = acc.find(c);
+        return it == acc.end() || it->second.n == 0
+                   ? std::nullopt
+                   : std::optional<double>(it->second.sum / it->second.n);
+    };
+    if (const auto v = avg("sm"))
+        t.utilization_gpu = *v / 100.0;
+    if (const auto v = avg("mem"))
+        t.utilization_memory = *v / 100.0;
+    t.power_draw_w = avg("pwr");
+    t.sm_clock_mhz = avg("pclk");
+    const auto pviol = avg("pviol");
+    const auto tviol = acc.find("tviol");
+    if (pviol || tviol != acc.end()) {
+        t.has_throttle_reasons = true;
+        t.power_cap_share = pviol.value_or(0.0) / 100.0;
+        if (tviol != acc.end()) {
+            // tviol is a flag per sample (1: thermal violation): the mean is the share.
+            t.thermal_share = std::min(1.0, tviol->second.sum / std::max(1, tviol->second.n));
+        }
+    }
+    return t;
+}
+
+model::GpuTelemetry parse_dcgm_metrics(std::string_view text, const std::string& file) {
+    const MetricsScrape s = parse_metrics_scrape(text, file);
+    const auto avg = [&](const char* name) -> std::optional<double> {
+        const auto it = s.sums.find(name);
+        if (it == s.sums.end())
+            return std::nullopt;
+        return it->second / std::max(1, s.series.at(name));
+    };
+    model::GpuTelemetry t;
+    t.source = "dcgm";
+    int any = 0;
+    for (const auto& [name, n] : s.series) {
+        if (name.starts_with("DCGM_FI_")) {
+            any = std::max(any, n);
+        }
+    }
+    if (any == 0) {
+        fail(file, 0, 0, "",
+             "no DCGM_FI_ metric found; save dcgm-exporter's endpoint "
+             "(curl http://HOST:9400/metrics > FILE)");
+    }
+    t.samples = any;
+    const auto fraction = [&](const char* name, std::optional<double>& out) {
+        if (const auto v = avg(name)) {
+            if (*v < 0 || *v > 1.0 + 1e-9) {
+                fail(
+                    file, 0, 0, name,
+                    fmt::format("averages {:g}; DCGM profiling fields are ratios from 0 to 1", *v));
+            }
+            out = std::min(1.0, *v);
+        }
+    };
+    fraction("DCGM_FI_PROF_SM_ACTIVE", t.sm_active);
+    fraction("DCGM_FI_PROF_DRAM_ACTIVE", t.dram_active);
+    fraction("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", t.tensor_active);
+    if (const auto v = avg("DCGM_FI_DEV_GPU_UTIL")) {
+        if (*v > 100) {
+            fail(file, 0, 0, "DCGM_FI_DEV_GPU_UTIL",
+                 fmt::format("averages {:g} %, above 100 %", *v));
+        }
+        t.utilization_gpu = *v / 100.0;
+    }
+    if (const auto v = avg("DCGM_FI_DEV_MEM_COPY_UTIL"))
+        t.utilization_memory = std::min(100.0, *v) / 100.0;
+    t.power_draw_w = avg("DCGM_FI_DEV_POWER_USAGE");
+    t.power_limit_w = avg("DCGM_FI_DEV_POWER_MGMT_LIMIT");
+    t.sm_clock_mhz = avg("DCGM_FI_DEV_SM_CLOCK");
+    t.max_sm_clock_mhz = avg("DCGM_FI_DEV_MAX_SM_CLOCK");
+    for (const auto& [name, v] : {std::pair{"DCGM_FI_DEV_POWER_USAGE", t.power_draw_w},
+                                  std::pair{"DCGM_FI_DEV_SM_CLOCK", t.sm_clock_mhz}}) {
+        if (v && *v < 0) {
+            fail(file, 0, 0, name, fmt::format("averages {:g}; expected a value >= 0", *v));
+        }
+    }
+    // DCGM_FI_DEV_CLOCK_THROTTLE_REASONS (newer: DCGM_FI_DEV_CLOCKS_EVENT_REASONS): the NVML
+    // bit mask per GPU; the share of GPUs with each reason set. The scrape's sums lose the
+    // per-GPU masks, so the lines are read again here.
+    int gpus = 0, power = 0, thermal = 0;
+    for_each_line(text, [&](int line_no, std::string_view line) {
+        const std::string_view t0 = trim(line);
+        if (!(t0.starts_with("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS") ||
+              t0.starts_with("DCGM_FI_DEV_CLOCKS_EVENT_REASONS"))) {
+            return;
+        }
+        const std::size_t close = t0.rfind('}');
+        const std::size_t from =
+            close == std::string_view::npos ? t0.find_first_of(" \t") : close + 1;
+        const auto parts = split_ws(t0.substr(from));
+        const auto v = parts.empty() ? std::nullopt : to_number(parts[0].first);
+        if (!v || !std::isfinite(*v) || *v < 0 || *v > 1.8e19) {
+            fail(file, line_no, 1, std::string(t0.substr(0, t0.find_first_of("{ \t"))),
+                 "the throttle reasons are not a bit mask (a number >= 0)");
+        }
+        const auto mask = static_cast<unsigned long long>(*v);
+        ++gpus;
+        if (mask & 0x4ULL)
+            ++power;
+        if (mask & 0xE8ULL)
+            ++thermal;
+    });
+    if (gpus > 0) {
+        t.has_throttle_reasons = true;
+        t.power_cap_share = static_cast<double>(power) / gpus;
+        t.thermal_share = static_cast<double>(thermal) / gpus;
+    }
+    return t;
+}
+
+namespace {
+
+/// "432,880" or "432880" → 432880; nullopt otherwise.
+std::optional<std::int64_t> grouped_integer(std::string_view s) {
+    std::string digits;
+    for (const char c : s) {
+        if (std::isdigit(static_cast<unsigned char>(c))) {
+            digits += c;
+        } else if (c != ',') {
+            return std::nullopt;
+        }
+    }
+    if (digits.empty() || digits.size() > 15)
+        return std::nullopt;
+    return std::stoll(digits);
+}
+
+} // namespace
+
+model::EngineStartup parse_startup_log(std::string_view text, const std::string& file) {
+    model::EngineStartup st;
+    // Every worker logs its pool; the engine runs with the smallest (vLLM and SGLang take the
+    // minimum over workers), so the smallest logged value is kept.
+    const auto set_kv = [&](std::int64_t v, int line_no, const char* engine) {
+        if (!st.kv_tokens || v < *st.kv_tokens) {
+            st.kv_tokens = v;
+            st.line = line_no;
+        }
+        st.engine = engine;
+    };
+    /// The integer that follows `key` in `line` (up to a non-digit, commas allowed).
+    const auto integer_after = [&](std::string_view line, std::size_t at, int line_no,
+                                   const std::string& key) {
+        std::size_t e = at;
+        while (e < line.size() &&
+               (std::isdigit(static_cast<unsigned char>(line[e])) || line[e] == ','))
+            ++e;
+        while (e > at && line[e - 1] == ',')
+            --e;
+        const auto v = grouped_integer(line.substr(at, e - at));
+        if (!v) {
+            fail(file, line_no, static_cast<int>(at + 1), key,
+                 fmt::format("'{}' is not a token count; copy the line as the engine logs it",
+                             trim(line.substr(at))));
+        }
+        return *v;
+    };
+    for_each_line(text, [&](int line_no, std::string_view line) {
+        // SGLang: "KV Cache is allocated. #tokens: 46611, K size: 1.42 GB, V size: 1.42 GB"
+        // (python/sglang/srt/mem_cache/memory_pool.py) and "max_total_num_tokens=46611,
+        // chunked_prefill_size=8192, ..., context_len=32768" (the scheduler).
+        if (const auto at = line.find("KV Cache is allocated. #tokens: ");
+            at != std::string_view::npos) {
+            set_kv(integer_after(line, at + 32, line_no, "#tokens"), line_no, "sglang");
+            return;
+        }
+        if (const auto at = line.find("max_total_num_tokens="); at != std::string_view::npos) {
+            set_kv(integer_after(line, at + 21, line_no, "max_total_num_tokens"), line_no,
+                   "sglang");
+            if (const auto c = line.find("context_len="); c != std::string_view::npos) {
+                const auto len = integer_after(line, c + 12, line_no, "context_len");
+                if (len > 1000000000) {
+                    fail(file, line_no, static_cast<int>(c + 13), "context_len",
+                         "is more than 1e9 tokens; check the log");
+                }
+                st.concurrency_len = static_cast<int>(len);
+            }
+            return;
+        }
+        // TensorRT-LLM: "[MemUsageChange] Allocated 26.91 GiB for max tokens in paged KV cache
+        // (220480)." (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp).
+        if (const auto at = line.find("for max tokens in paged KV cache (");
+            at != std::string_view::npos) {
+            set_kv(integer_after(line, at + 34, line_no, "paged KV cache"), line_no,
+                   "tensorrt-llm");
+            return;
+        }
+        // vLLM V1: "GPU KV cache size: 432,880 tokens" (vllm/v1/core/kv_cache_utils.py).
+        if (const auto at = line.find("GPU KV cache size:"); at != std::string_view::npos) {
+            const std::size_t b = at + 18;
+            const std::string_view rest = trim(line.substr(b));
+            const std::size_t sp = rest.find(' ');
+            const auto v = grouped_integer(rest.substr(0, sp));
+            if (!v || sp == std::string_view::npos || !rest.substr(sp).starts_with(" tokens")) {
+                fail(file, line_no, static_cast<int>(b + 1), "GPU KV cache size",
+                     fmt::format("'{}' is not 'N tokens'; copy the line as vLLM logs it", rest));
+            }
+            set_kv(*v, line_no, "vllm");
+            return;
+        }
+        // V1: "Maximum concurrency for 8,192 tokens per request: 52.84x".
+        if (const auto at = line.find("Maximum concurrency for "); at != std::string_view::npos) {
+            const std::size_t b = at + 24;
+            const std::string_view rest = line.substr(b);
+            const std::size_t sp = rest.find(' ');
+            const std::size_t colon = rest.find(": ");
+            const auto len = grouped_integer(rest.substr(0, sp));
+            std::string_view x =
+                colon == std::string_view::npos ? std::string_view() : trim(rest.substr(colon + 2));
+            if (x.ends_with("x"))
+                x.remove_suffix(1);
+            const auto conc = to_number(x);
+            if (!len || !conc || !std::isfinite(*conc) || *conc < 0 || *len > 1e9) {
+                fail(file, line_no, static_cast<int>(b + 1), "Maximum concurrency",
+                     fmt::format("'{}' is not 'L tokens per request: X.XXx'; copy the line as "
+                                 "vLLM logs it",
+                                 trim(rest)));
+            }
+            st.concurrency_len = static_cast<int>(*len);
+            st.max_concurrency = *conc;
+            return;
+        }
+        // V0: "# GPU blocks: 27050, # CPU blocks: 2048" (later "# cuda blocks: ...").
+        for (const std::string_view key :
+             {std::string_view("# GPU blocks:"), std::string_view("# cuda blocks:")}) {
+            if (const auto at = line.find(key); at != std::string_view::npos) {
+                const std::size_t b = at + key.size();
+                std::string_view rest = trim(line.substr(b));
+                const std::size_t end = rest.find(", ");
+                const auto v = grouped_integer(rest.substr(0, end));
+                if (!v) {
+                    fail(file, line_no, static_cast<int>(b + 1), std::string(key.substr(2)),
+                         fmt::format("'{}' is not a block count; copy the line as vLLM logs it",
+                                     rest));
+                }
+                st.gpu_blocks = *v;
+                st.engine = "vllm";
+                if (!st.kv_tokens)
+                    st.line = line_no;
+                return;
+            }
+        }
+    });
+    if (!st.kv_tokens && !st.gpu_blocks) {
+        fail(file, 0, 0, "",
+             "no KV cache line: vLLM's 'GPU KV cache size: N tokens' (V1) or '# GPU blocks: N' "
+             "(V0), SGLang's 'KV Cache is allocated. #tokens: N', TensorRT-LLM's 'Allocated X "
+             "GiB for max tokens in paged KV cache (N)'; give the server's start-up log");
+    }
+    return st;
+}
+
 MetricsScrape read_metrics_scrape(const std::filesystem::path& path) {
     return parse_metrics_scrape(read_text_file(path, "metrics scrape", kMaxTableBytes),
                                 path.string());
@@ -551,6 +1266,60 @@ model::BenchSummary read_vllm_bench(const std::filesystem::path& path) {
 model::GpuTelemetry read_nvidia_smi_csv(const std::filesystem::path& path) {
     return parse_nvidia_smi_csv(read_text_file(path, "nvidia-smi CSV", kMaxTableBytes),
                                 path.string());
+}
+
+model::BenchSummary read_guidellm(const std::filesystem::path& path, std::optional<int> index) {
+    return parse_guidellm(read_text_file(path, "GuideLLM benchmarks.json", kMaxTableBytes),
+                          path.string(), index);
+}
+
+model::BenchSummary read_aiperf(const std::filesystem::path& path) {
+    return parse_aiperf(read_text_file(path, "AIPerf profile export"), path.string());
+}
+
+std::vector<LabelledBench> parse_bench_results(std::string_view text, const std::string& file) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error&) {
+        // The vLLM reader reports where the JSON breaks.
+        return {{file, parse_vllm_bench(text, file)}};
+    }
+    std::vector<LabelledBench> out;
+    if (j.is_object() && j.contains("benchmarks")) {
+        const json& list = j["benchmarks"];
+        const int n = list.is_array() ? static_cast<int>(list.size()) : 0;
+        if (n <= 1)
+            return {{file, parse_guidellm(text, file, std::nullopt)}};
+        for (int i = 0; i < n; ++i)
+            out.push_back({file + "#" + std::to_string(i), parse_guidellm(text, file, i)});
+        return out;
+    }
+    if (j.is_object() && (j.contains("request_count") || j.contains("benchmark_duration") ||
+                          j.contains("records"))) {
+        return {{file, parse_aiperf(text, file)}};
+    }
+    return {{file, parse_vllm_bench(text, file)}};
+}
+
+std::vector<LabelledBench> read_bench_results(const std::filesystem::path& path) {
+    return parse_bench_results(read_text_file(path, "benchmark result", kMaxTableBytes),
+                               path.string());
+}
+
+model::GpuTelemetry read_nvidia_smi_dmon(const std::filesystem::path& path) {
+    return parse_nvidia_smi_dmon(read_text_file(path, "nvidia-smi dmon output", kMaxTableBytes),
+                                 path.string());
+}
+
+model::GpuTelemetry read_dcgm_metrics(const std::filesystem::path& path) {
+    return parse_dcgm_metrics(read_text_file(path, "DCGM exporter scrape", kMaxTableBytes),
+                              path.string());
+}
+
+model::EngineStartup read_startup_log(const std::filesystem::path& path) {
+    return parse_startup_log(read_text_file(path, "engine start-up log", kMaxTableBytes),
+                             path.string());
 }
 
 } // namespace gpuplan::hwdb

@@ -1,10 +1,12 @@
 #pragma once
 /// Readers of what a running deployment shows, for `gpuplan diagnose` (docs/diagnose.md):
 /// vLLM's Prometheus /metrics text (one scrape, or two for rates over the window between them),
-/// the JSON `vllm bench serve --save-result` writes, and `nvidia-smi --query-gpu=... --format=csv`
-/// samples. Each reader is strict: a malformed line or field is a ConfigError naming the file,
-/// line and field and how to fix it (exit code 2). The parse_* functions take the text and the
-/// name to report; the read_* functions read the file (hwdb/file_io.hpp) and parse it.
+/// the JSON `vllm bench serve --save-result`, GuideLLM and AIPerf write, GPU telemetry
+/// (`nvidia-smi --query-gpu=... --format=csv`, `nvidia-smi dmon`, the DCGM exporter) and
+/// vLLM's start-up log lines about its KV cache. Each reader is strict: a malformed line or field
+/// is a ConfigError naming the file, line and field and how to fix it (exit code 2). The parse_*
+/// functions take the text and the name to report; the read_* functions read the file
+/// (hwdb/file_io.hpp) and parse it.
 
 #include "model/diagnose.hpp"
 
@@ -12,6 +14,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpuplan::hwdb {
 
@@ -23,6 +26,9 @@ struct MetricsScrape {
     std::map<std::string, double> sums;
     std::map<std::string, int> series; ///< label sets per sample name
     std::optional<double> timestamp_ms;
+    /// Histogram buckets by histogram name (without "_bucket"): le → cumulative count, summed
+    /// over the other labels.
+    std::map<std::string, std::map<double, double>> buckets;
 };
 
 /// Parses Prometheus text exposition format (prometheus.io/docs/instrumenting/exposition_formats).
@@ -48,7 +54,56 @@ struct MetricsScrape {
 [[nodiscard]] model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text,
                                                        const std::string& file);
 
+/// Parses GuideLLM's benchmarks.json (`guidellm benchmark --output-path`): benchmark `index`
+/// of benchmarks[] (required when the file holds more than one). TPOT is its
+/// inter_token_latency_ms (which excludes the first token); its time_per_output_token_ms
+/// includes the first token and is kept apart (mean_ms_per_token_incl_first).
+[[nodiscard]] model::BenchSummary parse_guidellm(std::string_view text, const std::string& file,
+                                                 std::optional<int> index = std::nullopt);
+
+/// Parses AIPerf's profile_export_aiperf.json (`aiperf profile`): {unit, avg, p50, p99, ...} per
+/// metric; times converted to ms from their unit.
+[[nodiscard]] model::BenchSummary parse_aiperf(std::string_view text, const std::string& file);
+
+/// Parses `nvidia-smi dmon` text (its '# gpu pwr ...' header, any -s selection, -o DT): sm and
+/// mem utilization, power, pclk, and pviol / tviol when selected (-s v). Samples averaged.
+[[nodiscard]] model::GpuTelemetry parse_nvidia_smi_dmon(std::string_view text,
+                                                        const std::string& file);
+
+/// Parses a DCGM exporter scrape (Prometheus text): DCGM_FI_PROF_SM_ACTIVE, _DRAM_ACTIVE,
+/// _PIPE_TENSOR_ACTIVE, DCGM_FI_DEV_POWER_USAGE, _SM_CLOCK, _GPU_UTIL and
+/// _CLOCK_THROTTLE_REASONS (NVML bit mask), averaged over GPUs.
+[[nodiscard]] model::GpuTelemetry parse_dcgm_metrics(std::string_view text,
+                                                     const std::string& file);
+
+/// Parses an engine's start-up log for its KV cache lines: vLLM's "GPU KV cache size: N tokens",
+/// "Maximum concurrency for L tokens per request: Xx" (V1) and "# GPU blocks: B" (V0); SGLang's
+/// "KV Cache is allocated. #tokens: N" and "max_total_num_tokens=N, ..., context_len=L";
+/// TensorRT-LLM's "Allocated X GiB for max tokens in paged KV cache (N)". Other lines are
+/// ignored; the smallest pool logged (one line per worker) is kept.
+[[nodiscard]] model::EngineStartup parse_startup_log(std::string_view text,
+                                                     const std::string& file);
+
+/// A benchmark summary and what to call it: the file, or FILE#I for benchmark I of a sweep.
+struct LabelledBench {
+    std::string label;
+    model::BenchSummary bench;
+};
+
+/// Any benchmark result, its tool found from its keys: GuideLLM (a "benchmarks" array: every
+/// benchmark of a sweep), AIPerf (request_count, benchmark_duration or records), else
+/// `vllm bench serve --save-result` (whose reader then names what is missing).
+[[nodiscard]] std::vector<LabelledBench> parse_bench_results(std::string_view text,
+                                                             const std::string& file);
+
 [[nodiscard]] MetricsScrape read_metrics_scrape(const std::filesystem::path& path);
+[[nodiscard]] std::vector<LabelledBench> read_bench_results(const std::filesystem::path& path);
+[[nodiscard]] model::BenchSummary read_guidellm(const std::filesystem::path& path,
+                                                std::optional<int> index = std::nullopt);
+[[nodiscard]] model::BenchSummary read_aiperf(const std::filesystem::path& path);
+[[nodiscard]] model::GpuTelemetry read_nvidia_smi_dmon(const std::filesystem::path& path);
+[[nodiscard]] model::GpuTelemetry read_dcgm_metrics(const std::filesystem::path& path);
+[[nodiscard]] model::EngineStartup read_startup_log(const std::filesystem::path& path);
 [[nodiscard]] model::BenchSummary read_vllm_bench(const std::filesystem::path& path);
 [[nodiscard]] model::GpuTelemetry read_nvidia_smi_csv(const std::filesystem::path& path);
 

@@ -22,6 +22,85 @@ const char* to_string(FixLayer l) {
     return "framework";
 }
 
+std::optional<double> histogram_quantile(double q, std::vector<HistogramBucket> buckets) {
+    if (!(q >= 0.0 && q <= 1.0)) {
+        throw InvalidArgument(
+            fmt::format("histogram_quantile: q is {:g}; give a quantile from 0 to 1", q));
+    }
+    for (const auto& b : buckets) {
+        if (std::isnan(b.le) || !std::isfinite(b.count) || b.count < 0) {
+            throw InvalidArgument(fmt::format("histogram_quantile: bucket le={:g} count={:g}; "
+                                              "bounds must be numbers and counts finite and >= 0",
+                                              b.le, b.count));
+        }
+    }
+    std::sort(buckets.begin(), buckets.end(),
+              [](const HistogramBucket& a, const HistogramBucket& b) { return a.le < b.le; });
+    if (buckets.empty() || !std::isinf(buckets.back().le) || buckets.back().le < 0) {
+        throw InvalidArgument("histogram_quantile: no le=\"+Inf\" bucket; a Prometheus histogram "
+                              "always has one (check that the _bucket series are complete)");
+    }
+    for (std::size_t i = 1; i < buckets.size(); ++i) {
+        if (buckets[i].count < buckets[i - 1].count) {
+            throw InvalidArgument(fmt::format(
+                "histogram_quantile: the cumulative count falls from {:g} (le={:g}) to {:g} "
+                "(le={:g}); the buckets of one histogram must not decrease",
+                buckets[i - 1].count, buckets[i - 1].le, buckets[i].count, buckets[i].le));
+        }
+    }
+    const double total = buckets.back().count;
+    if (total <= 0)
+        return std::nullopt;
+    if (buckets.size() < 2)
+        return std::nullopt; // only +Inf: no finite bound to interpolate in (Prometheus: NaN)
+    const double rank = q * total;
+    std::size_t i = 0;
+    while (i < buckets.size() && buckets[i].count < rank)
+        ++i;
+    if (i >= buckets.size() - 1) {
+        return buckets[buckets.size() - 2].le; // the +Inf bucket: its lower bound
+    }
+    double lower = 0.0, below = 0.0;
+    if (i == 0) {
+        if (buckets[0].le <= 0)
+            return buckets[0].le;
+    } else {
+        lower = buckets[i - 1].le;
+        below = buckets[i - 1].count;
+    }
+    const double in_bucket = buckets[i].count - below;
+    if (in_bucket <= 0)
+        return buckets[i].le;
+    return lower + (buckets[i].le - lower) * (rank - below) / in_bucket;
+}
+
+GpuTelemetry merge(const GpuTelemetry& a, const GpuTelemetry& b) {
+    GpuTelemetry t = a;
+    t.samples = a.samples + b.samples;
+    const auto fill = [](std::optional<double>& x, const std::optional<double>& y) {
+        if (!x)
+            x = y;
+    };
+    fill(t.utilization_gpu, b.utilization_gpu);
+    fill(t.utilization_memory, b.utilization_memory);
+    fill(t.memory_used_bytes, b.memory_used_bytes);
+    fill(t.memory_total_bytes, b.memory_total_bytes);
+    fill(t.power_draw_w, b.power_draw_w);
+    fill(t.power_limit_w, b.power_limit_w);
+    fill(t.sm_clock_mhz, b.sm_clock_mhz);
+    fill(t.max_sm_clock_mhz, b.max_sm_clock_mhz);
+    fill(t.sm_active, b.sm_active);
+    fill(t.dram_active, b.dram_active);
+    fill(t.tensor_active, b.tensor_active);
+    if (!a.has_throttle_reasons && b.has_throttle_reasons) {
+        t.has_throttle_reasons = true;
+        t.power_cap_share = b.power_cap_share;
+        t.thermal_share = b.thermal_share;
+    }
+    t.source = a.source + "+" + b.source;
+    return t;
+}
+
 namespace {
 
 std::string ms(double s) {
@@ -80,15 +159,15 @@ Figures merge(const Observations& obs) {
     if (const auto& b = obs.bench) {
         if (!f.tpot_s && b->mean_tpot_ms) {
             f.tpot_s = *b->mean_tpot_ms / 1e3;
-            f.tpot_source = "bench";
+            f.tpot_source = b->tool == "vllm bench" ? "bench" : b->tool;
         }
         if (!f.ttft_s && b->mean_ttft_ms) {
             f.ttft_s = *b->mean_ttft_ms / 1e3;
-            f.ttft_source = "bench";
+            f.ttft_source = b->tool == "vllm bench" ? "bench" : b->tool;
         }
         if (!f.throughput && b->output_throughput) {
             f.throughput = b->output_throughput;
-            f.throughput_source = "bench";
+            f.throughput_source = b->tool == "vllm bench" ? "bench" : b->tool;
         }
         if (b->completed > 0) {
             if (!f.input_tokens && b->total_input_tokens)
@@ -260,6 +339,42 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
     if (f.throughput)
         out.comparisons.push_back(
             {"output throughput", "tok/s", *f.throughput, e.throughput, f.throughput_source});
+    // Percentiles from the histograms: the analytic model has one value per figure (the steady
+    // state of equal requests), so each is set beside it; the spread is what the model leaves out.
+    if (const auto& m = obs.metrics) {
+        const auto add = [&](const char* figure, const std::optional<double>& v, double pred) {
+            if (v)
+                out.comparisons.push_back({figure, "ms", *v * 1e3, pred * 1e3, "metrics buckets"});
+        };
+        add("TTFT P50", m->ttft_p50_s, e.ttft_loaded.si());
+        add("TTFT P90", m->ttft_p90_s, e.ttft_loaded.si());
+        add("TTFT P99", m->ttft_p99_s, e.ttft_loaded.si());
+        add("ITL P50", m->itl_p50_s, e.tpot.si());
+        add("ITL P90", m->itl_p90_s, e.tpot.si());
+        add("ITL P99", m->itl_p99_s, e.tpot.si());
+    }
+    std::optional<double> observed_kv_tokens;
+    if (const auto& st = obs.startup) {
+        if (st->kv_tokens) {
+            observed_kv_tokens = static_cast<double>(*st->kv_tokens);
+        } else if (st->gpu_blocks) {
+            observed_kv_tokens = static_cast<double>(*st->gpu_blocks) * eng.block_size;
+        }
+        if (!st->engine.empty() && st->engine != to_string(eng.kind)) {
+            out.notes.push_back(fmt::format("the start-up log is {}'s but the scenario models {}: "
+                                            "the KV cache is compared with {}'s arithmetic",
+                                            st->engine, to_string(eng.kind), to_string(eng.kind)));
+        }
+        if (observed_kv_tokens) {
+            out.comparisons.push_back({"KV cache", "tokens", *observed_kv_tokens,
+                                       static_cast<double>(e.memory.kv_tokens), "start-up log"});
+        }
+        if (st->max_concurrency) {
+            out.comparisons.push_back({"max concurrency at max_model_len", "x",
+                                       *st->max_concurrency, e.memory.max_concurrency,
+                                       "start-up log"});
+        }
+    }
 
     const bool busy =
         obs.gpu && obs.gpu->utilization_gpu && *obs.gpu->utilization_gpu >= th.busy_gpu;
@@ -389,6 +504,11 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
                                              "work done: small batches keep it high",
                                              pct(*obs.gpu->utilization_gpu)));
         }
+        if (obs.gpu && obs.gpu->tensor_active) {
+            r.evidence.push_back(fmt::format("DCGM tensor pipes active {}: the batch gives the "
+                                             "tensor cores little to do",
+                                             pct(*obs.gpu->tensor_active)));
+        }
         r.check =
             "the benchmark's --max-concurrency or --request-rate; the client's connection pool";
         Workload more = wp;
@@ -434,6 +554,15 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
                 fmt::format("GPU utilization {} (≥ {}): the GPU is not starved, so "
                             "the client and scheduler are ruled out",
                             pct(*obs.gpu->utilization_gpu), pct(th.busy_gpu)));
+        }
+        if (obs.gpu && obs.gpu->dram_active) {
+            r.evidence.push_back(fmt::format(
+                "DCGM DRAM active {}{}: the memory interface idles {} of the time, so this TPOT "
+                "is not the memory-bandwidth limit (which would keep it near 100 %)",
+                pct(*obs.gpu->dram_active),
+                obs.gpu->sm_active ? fmt::format(", SM active {}", pct(*obs.gpu->sm_active))
+                                   : std::string(),
+                pct(1.0 - std::min(1.0, *obs.gpu->dram_active))));
         }
         // Hypotheses the model can price, each re-estimated: which one comes closest?
         struct Hypothesis {
@@ -643,6 +772,79 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         out.rows.push_back(std::move(r));
     }
 
+    // 7. The engine's KV cache differs from the model's prediction beyond the error band.
+    if (observed_kv_tokens && e.memory.kv_tokens > 0) {
+        const double predicted = static_cast<double>(e.memory.kv_tokens);
+        const double rel = *observed_kv_tokens / predicted - 1.0;
+        const double band = std::max(th.kv_size_band, e.error_band.p90);
+        if (std::abs(rel) > band) {
+            const auto& st = *obs.startup;
+            const bool less = rel < 0;
+            DiagnosisRow r;
+            r.id = "kv-size-mismatch";
+            r.symptom = less ? "the engine holds fewer KV tokens than the model predicts"
+                             : "the engine holds more KV tokens than the model predicts";
+            r.cause =
+                less ? "the engine had less memory for the KV cache than the scenario says: "
+                       "another process on the GPU, a lower --gpu-memory-utilization, a larger "
+                       "activation peak (--max-num-batched-tokens) or a wider KV dtype"
+                     : "the engine had more memory for the KV cache than the scenario says: an "
+                       "fp8 KV cache, a higher --gpu-memory-utilization or smaller (quantized) "
+                       "weights than the scenario's";
+            r.evidence.push_back(fmt::format(
+                "start-up log{}: {:.0f} KV tokens; the model predicts {} ({:+.0f} %, band ±{:.0f} "
+                "%: the larger of {:.0f} % and the profile's P90 error)",
+                st.line > 0 ? fmt::format(" line {}", st.line) : std::string(), *observed_kv_tokens,
+                e.memory.kv_tokens, rel * 100, band * 100, th.kv_size_band * 100,
+                e.error_band.p90 * 100));
+            if (st.gpu_blocks && !st.kv_tokens) {
+                r.evidence.push_back(
+                    fmt::format("{} GPU blocks × block size {}", *st.gpu_blocks, eng.block_size));
+            }
+            const double gib =
+                (*observed_kv_tokens - predicted) * e.memory.kv_per_token.si() / 1073741824.0;
+            r.evidence.push_back(
+                fmt::format("{:.2f} GiB {} KV memory per GPU than predicted ({} per token)",
+                            std::abs(gib), less ? "less" : "more",
+                            fmt::format("{:.0f} KiB", e.memory.kv_per_token.si() / 1024.0)));
+            if (st.concurrency_len && *st.concurrency_len != eng.max_model_len) {
+                r.evidence.push_back(fmt::format(
+                    "the log's max_model_len {} is not the scenario's {}: the scenario does not "
+                    "describe the deployment as launched",
+                    *st.concurrency_len, eng.max_model_len));
+            }
+            r.check = "vLLM's start-up lines 'Available KV cache memory: X GiB' and 'Model loading "
+                      "took X GiB'; `nvidia-smi` for other processes on the GPU; the launch "
+                      "flags --gpu-memory-utilization, --kv-cache-dtype, --max-num-batched-tokens";
+            if (less && eng.memory_fraction < 0.95) {
+                Deployment x = d;
+                x.engine.gpu_memory_utilization = 0.95;
+                r.fixes.push_back(reestimate(
+                    FixLayer::Framework,
+                    fmt::format("free the GPU of other processes and raise gpu_memory_utilization "
+                                "{:.2f} → 0.95",
+                                eng.memory_fraction),
+                    x, wp, profile, e, d.par.dp));
+            }
+            r.fixes.push_back(advice(
+                FixLayer::Framework,
+                "describe the deployment as launched: the scenario's gpu_memory_utilization, "
+                "kv_cache precision and max_model_len as on the engine's command line",
+                "the predictions (capacity, queueing) then start from the engine's real KV pool"));
+            if (less && d.prec.kv_cache.bits_per_element > 8.0) {
+                if (const auto fp8 = find_precision("fp8")) {
+                    Deployment x = d;
+                    x.prec.kv_cache = *fp8;
+                    r.fixes.push_back(reestimate(FixLayer::Model,
+                                                 "kv cache " + d.prec.kv_cache.name + " → fp8", x,
+                                                 wp, profile, e, d.par.dp));
+                }
+            }
+            r.severity = 1.0 + std::abs(rel);
+            out.rows.push_back(std::move(r));
+        }
+    }
+
     for (auto& r : out.rows) {
         std::stable_sort(
             r.fixes.begin(), r.fixes.end(),
@@ -651,12 +853,13 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
     std::stable_sort(
         out.rows.begin(), out.rows.end(),
         [](const DiagnosisRow& a, const DiagnosisRow& b) { return a.severity > b.severity; });
-    if (!obs.metrics && !obs.bench && !obs.gpu) {
+    if (!obs.metrics && !obs.bench && !obs.gpu && !obs.startup) {
         out.notes.push_back("nothing observed: give --metrics, --bench or --smi");
     }
     if (!obs.gpu) {
         out.notes.push_back(
-            "no GPU telemetry (--smi): clocks, power and utilization rows cannot be judged");
+            "no GPU telemetry (--smi, --dmon or --dcgm): clocks, power and utilization rows "
+            "cannot be judged");
     }
     return out;
 }

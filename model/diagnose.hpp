@@ -12,6 +12,7 @@
 #include "model/efficiency.hpp"
 #include "model/scenario.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,8 +41,28 @@ struct EngineMetrics {
     std::optional<double> preemptions;       ///< vllm:num_preemptions_total
     std::optional<double> window_s;          ///< seconds between the two scrapes (rates need it)
     bool delta = false;                      ///< counters are differences of two scrapes
+    /// P50 / P90 / P99 from the histograms' _bucket series (histogram_quantile below).
+    std::optional<double> ttft_p50_s, ttft_p90_s, ttft_p99_s;
+    std::optional<double> itl_p50_s, itl_p90_s, itl_p99_s;
     friend bool operator==(const EngineMetrics&, const EngineMetrics&) = default;
 };
+
+/// One bucket of a Prometheus histogram: the cumulative count of observations <= `le`.
+struct HistogramBucket {
+    double le = 0;    ///< upper bound (+inf for the last bucket)
+    double count = 0; ///< cumulative
+    friend bool operator==(const HistogramBucket&, const HistogramBucket&) = default;
+};
+
+/// The q-quantile (0 <= q <= 1) of a histogram as Prometheus' histogram_quantile computes it
+/// (prometheus/prometheus promql/quantile.go): rank = q × total; the first bucket whose
+/// cumulative count reaches the rank holds it, and the value is interpolated linearly between
+/// that bucket's lower bound (the previous bucket's le, or 0 for the first bucket when its le is
+/// positive) and its le. A rank in the +Inf bucket gives the largest finite le. nullopt when the
+/// histogram has no observations. Buckets in any order; throws InvalidArgument when q is outside
+/// [0, 1], a bound is NaN, there is no +Inf bucket, or the cumulative counts decrease.
+[[nodiscard]] std::optional<double> histogram_quantile(double q,
+                                                       std::vector<HistogramBucket> buckets);
 
 /// The summary `vllm bench serve --save-result` writes (milliseconds as in the file).
 struct BenchSummary {
@@ -52,6 +73,10 @@ struct BenchSummary {
     std::optional<double> mean_ttft_ms, median_ttft_ms, p99_ttft_ms;
     std::optional<double> mean_tpot_ms, p99_tpot_ms, mean_itl_ms;
     std::optional<int> max_concurrency;
+    /// GuideLLM's time_per_output_token_ms: request latency / output tokens, the first token
+    /// included; kept apart from TPOT (which excludes it) and only reported.
+    std::optional<double> mean_ms_per_token_incl_first;
+    std::string tool = "vllm bench"; ///< "vllm bench", "guidellm", "aiperf"
     friend bool operator==(const BenchSummary&, const BenchSummary&) = default;
 };
 
@@ -67,7 +92,29 @@ struct GpuTelemetry {
     double power_cap_share = 0; ///< SwPowerCap (0x4)
     double thermal_share = 0;   ///< HwSlowdown, SwThermalSlowdown, HwThermalSlowdown, power brake
     bool has_throttle_reasons = false;
+    /// DCGM profiling fields (0..1): DCGM_FI_PROF_SM_ACTIVE (share of SMs with a warp resident,
+    /// time-averaged), DCGM_FI_PROF_DRAM_ACTIVE (share of cycles the memory interface is busy)
+    /// and DCGM_FI_PROF_PIPE_TENSOR_ACTIVE (share of cycles the tensor pipes are busy).
+    std::optional<double> sm_active, dram_active, tensor_active;
+    std::string source = "nvidia-smi"; ///< where the samples came from ("+"-joined when merged)
     friend bool operator==(const GpuTelemetry&, const GpuTelemetry&) = default;
+};
+
+/// Telemetry from two sources (nvidia-smi --query-gpu, dmon, DCGM) as one: each field from `a`
+/// when it has it, else from `b`.
+[[nodiscard]] GpuTelemetry merge(const GpuTelemetry& a, const GpuTelemetry& b);
+
+/// What an engine logs at start-up about its KV cache. vLLM V1: "GPU KV cache size: N tokens"
+/// and "Maximum concurrency for L tokens per request: Xx"; V0: "# GPU blocks: B" (× block size);
+/// SGLang's and TensorRT-LLM's token counts (hwdb::parse_startup_log).
+struct EngineStartup {
+    std::optional<std::int64_t> kv_tokens;  ///< tokens of KV cache per replica
+    std::optional<std::int64_t> gpu_blocks; ///< V0's block count
+    std::optional<double> max_concurrency;  ///< the "Xx" of the concurrency line
+    std::optional<int> concurrency_len;     ///< its L (max_model_len)
+    int line = 0;                           ///< where the KV size was read (for evidence)
+    std::string engine;                     ///< whose lines: "vllm", "sglang", "tensorrt-llm"
+    friend bool operator==(const EngineStartup&, const EngineStartup&) = default;
 };
 
 /// Everything observed; any subset.
@@ -75,6 +122,7 @@ struct Observations {
     std::optional<EngineMetrics> metrics;
     std::optional<BenchSummary> bench;
     std::optional<GpuTelemetry> gpu;
+    std::optional<EngineStartup> startup;
     friend bool operator==(const Observations&, const Observations&) = default;
 };
 
@@ -147,6 +195,9 @@ struct DiagnosisThresholds {
     /// ... and by more than this many seconds: the HTTP server, tokenization and scheduling add
     /// tens of milliseconds to every first token that the step model does not count.
     double prefill_min_gap_s = 0.1;
+    /// The start-up log's KV cache size against the model's: a relative difference beyond the
+    /// larger of this and the profile's P90 error band is a row (kv-size-mismatch).
+    double kv_size_band = 0.10;
 };
 
 /// Diagnoses the deployment `d` serving `w` (the scenario's) from `obs`: the model is

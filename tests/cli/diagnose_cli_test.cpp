@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -125,7 +126,7 @@ TEST(DiagnoseCli, TableOutputAndEmit) {
 TEST(DiagnoseCli, ExitCodes) {
     // Nothing observed, an unknown --emit, three scrapes, --interval with one: usage errors.
     EXPECT_EQ(run_cli("diagnose " + fx("seed-7b-rtx4090.yaml")).exit_code, 2);
-    EXPECT_EQ(run_cli(seed() + " --emit sglang").exit_code, 2);
+    EXPECT_EQ(run_cli(seed() + " --emit tgi").exit_code, 2);
     EXPECT_EQ(run_cli(kv_full() + " --metrics " + fx("kv-full-scrape-2.prom")).exit_code, 2);
     EXPECT_EQ(run_cli("diagnose " + fx("kv-full-8b-h100.yaml") + " --metrics " +
                       fx("kv-full-scrape-1.prom") + " --interval 60")
@@ -256,6 +257,195 @@ TEST(DiagnoseCli, LowBatchScrapeWithV0Names) {
     EXPECT_EQ(fix["layer"], "framework");
     // Batching shares each weight read: many times the throughput of 3 / 7.4 ms = 405 tok/s.
     EXPECT_GT(fix["throughput_tokens_per_s"].get<double>(), 5 * 3 / 0.0074);
+}
+
+} // namespace
+
+namespace {
+
+// The seed case read from GuideLLM and AIPerf: the same verdict as from `vllm bench serve`,
+// with TPOT from inter_token_latency (196.8 ms), not GuideLLM's time_per_output_token (which
+// includes the first token: 200.76 ms).
+TEST(DiagnoseCli, SeedFromGuideLlmAndAiperf) {
+    for (const std::string flag :
+         {"--guidellm seed-7b-guidellm.json", "--aiperf seed-7b-aiperf.json"}) {
+        const auto sp = flag.find(' ');
+        const auto r = run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " " + flag.substr(0, sp) +
+                               " " + fx(flag.substr(sp + 1)) + " --json");
+        ASSERT_EQ(r.exit_code, 0) << r.out;
+        const auto j = nlohmann::json::parse(r.out);
+        ASSERT_FALSE(j["rows"].empty()) << r.out;
+        EXPECT_EQ(j["rows"][0]["id"], "decode-slow");
+        EXPECT_EQ(j["comparisons"][0]["figure"], "TPOT");
+        EXPECT_DOUBLE_EQ(j["comparisons"][0]["observed"].get<double>(), 196.8);
+        EXPECT_EQ(j["comparisons"][0]["source"], flag.substr(2, sp - 2));
+        EXPECT_EQ(j["running"], 1);
+        EXPECT_EQ(j["input_tokens"], 512);
+        EXPECT_EQ(j["output_tokens"], 256);
+    }
+}
+
+// DCGM says what nvidia-smi's 99 % hides: the memory interface is busy 6 % of the time.
+TEST(DiagnoseCli, SeedWithDcgmAndDmon) {
+    const auto r = run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --bench " +
+                           fx("seed-7b-bench.json") + " --dcgm " + fx("seed-7b-dcgm.prom") +
+                           " --dmon " + fx("seed-7b-dmon.txt") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& row = j["rows"][0];
+    EXPECT_EQ(row["id"], "decode-slow");
+    EXPECT_EQ(row["symptom"], "GPU busy but few tokens/s"); // DCGM_FI_DEV_GPU_UTIL 99
+    const std::string ev = row["evidence"].dump();
+    EXPECT_NE(ev.find("DCGM DRAM active 6 %, SM active 31 %: the memory interface idles 94 %"),
+              std::string::npos)
+        << ev;
+    EXPECT_NE(row["cause"].get<std::string>().find("host memory"), std::string::npos);
+}
+
+TEST(DiagnoseCli, StartupLogKvSize) {
+    const auto r = run_cli("diagnose " + fx("kv-full-8b-h100.yaml") + " --startup-log " +
+                           fx("kv-size-h100-startup.log") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["rows"].size(), 1u) << r.out;
+    const auto& row = j["rows"][0];
+    EXPECT_EQ(row["id"], "kv-size-mismatch");
+    const std::string ev = row["evidence"].dump();
+    // 120,000 logged; the model: 11,005 blocks × 16 = 176,080 tokens of 128 KiB (32 layers ×
+    // 8 KV heads × 128 × 2 bytes × K and V); 56,080 tokens × 128 KiB = 6.85 GiB.
+    EXPECT_NE(ev.find("start-up log line 5: 120000 KV tokens; the model predicts 176080 (-32 %"),
+              std::string::npos)
+        << ev;
+    EXPECT_NE(ev.find("6.85 GiB less KV memory per GPU"), std::string::npos) << ev;
+    EXPECT_EQ(row["fixes"][0]["layer"], "framework");
+    EXPECT_TRUE(row["fixes"][0]["estimated"].get<bool>());
+    EXPECT_EQ(j["comparisons"][0]["figure"], "KV cache");
+    EXPECT_DOUBLE_EQ(j["comparisons"][1]["observed"].get<double>(), 14.65);
+    EXPECT_NEAR(j["comparisons"][1]["predicted"].get<double>(), 11005.0 / 512, 1e-9);
+    // Within the band (172,000: −2.3 %) and V0's 11,005 blocks × 16: no row.
+    for (const char* log : {"kv-size-h100-match.log", "kv-size-h100-v0.log"}) {
+        const auto ok = run_cli("diagnose " + fx("kv-full-8b-h100.yaml") + " --startup-log " +
+                                fx(log) + " --json");
+        ASSERT_EQ(ok.exit_code, 0) << ok.out;
+        EXPECT_TRUE(nlohmann::json::parse(ok.out)["rows"].empty()) << ok.out;
+    }
+}
+
+TEST(DiagnoseCli, NewReadersExitTwoOnBadInput) {
+    // Two benchmark results, --bench-index without --guidellm: usage errors.
+    EXPECT_EQ(run_cli(seed() + " --aiperf " + fx("seed-7b-aiperf.json")).exit_code, 2);
+    EXPECT_EQ(run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --aiperf " +
+                      fx("seed-7b-aiperf.json") + " --bench-index 1")
+                  .exit_code,
+              2);
+    // A file of the wrong kind: the reader names what it expected.
+    const auto wrong = run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --guidellm " +
+                               fx("seed-7b-aiperf.json"));
+    EXPECT_EQ(wrong.exit_code, 2);
+    EXPECT_NE(wrong.out.find("benchmarks: missing"), std::string::npos) << wrong.out;
+    const auto dcgm =
+        run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --dcgm " + fx("seed-7b-dmon.txt"));
+    EXPECT_EQ(dcgm.exit_code, 2);
+    const auto log = run_cli("diagnose " + fx("seed-7b-rtx4090.yaml") + " --startup-log " +
+                             fx("seed-7b-smi.csv"));
+    EXPECT_EQ(log.exit_code, 2);
+    EXPECT_NE(log.out.find("no KV cache line"), std::string::npos) << log.out;
+}
+
+} // namespace
+
+namespace {
+
+// calib validate reads GuideLLM and AIPerf results as it reads vllm bench JSON; a GuideLLM sweep
+// gives one result per benchmark.
+TEST(DiagnoseCli, CalibValidateReadsGuideLlmAndAiperf) {
+    const auto r = run_cli("calib validate " + fx("seed-7b-guidellm.json") + " " +
+                           fx("seed-7b-aiperf.json") + " " + fx("seed-7b-bench.json") +
+                           " --scenario " + fx("seed-7b-rtx4090.yaml") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["results"].size(), 3u);
+    const std::vector<std::string> tools{"guidellm", "aiperf", "vllm bench"};
+    for (std::size_t i = 0; i < 3; ++i) {
+        const auto& res = j["results"][i];
+        EXPECT_EQ(res["tool"], tools[i]);
+        // The same run in three formats: the same measured TPOT (GuideLLM's
+        // inter_token_latency_ms, AIPerf's inter_token_latency, vLLM's mean_tpot_ms) and the
+        // same prediction.
+        EXPECT_EQ(res["figures"][0]["figure"], "TPOT");
+        EXPECT_DOUBLE_EQ(res["figures"][0]["measured"].get<double>(), 196.8);
+        EXPECT_DOUBLE_EQ(res["figures"][0]["predicted"].get<double>(),
+                         j["results"][2]["figures"][0]["predicted"].get<double>());
+        EXPECT_EQ(res["running"], 1);
+    }
+    const auto sweep =
+        run_cli("calib validate " + fx("healthy-8b-h100-guidellm-sweep.json") + " --scenario " +
+                std::string(GPUPLAN_SOURCE_DIR) + "/examples/quickstart.yaml --json");
+    ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
+    const auto s = nlohmann::json::parse(sweep.out);
+    ASSERT_EQ(s["results"].size(), 2u);
+    EXPECT_EQ(s["results"][0]["running"], 8);
+    EXPECT_EQ(s["results"][1]["running"], 32);
+    EXPECT_NE(s["results"][1]["file"].get<std::string>().find("sweep.json#1"), std::string::npos);
+    EXPECT_DOUBLE_EQ(s["results"][1]["figures"][0]["measured"].get<double>(), 13.4);
+    EXPECT_EQ(s["results"][0]["input_tokens"], 1024); // 204800 / 200
+    // A malformed GuideLLM file: exit 2 with the file and key.
+    const auto bad = run_cli("calib validate " + fx("seed-7b-dcgm.prom") + " --scenario " +
+                             fx("seed-7b-rtx4090.yaml"));
+    EXPECT_EQ(bad.exit_code, 2);
+}
+
+} // namespace
+
+namespace {
+
+// The window's buckets of the two kv-full scrapes: TTFT 0, 2, 12, 48, 107, 119 at 0.1, 1, 5,
+// 10, 20 s, +Inf; ITL 0, 115236, 117612, 118800 at 0.01, 0.025, 0.05 s, +Inf.
+TEST(DiagnoseCli, KvFullPercentilesFromTheBuckets) {
+    const auto r = run_cli(kv_full() + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    std::map<std::string, double> observed, simulated;
+    for (const auto& c : j["comparisons"]) {
+        if (c["source"] == "buckets vs simulator") {
+            observed[c["figure"]] = c["observed"];
+            simulated[c["figure"]] = c["predicted"];
+        }
+    }
+    ASSERT_EQ(observed.size(), 6u) << r.out;
+    // The simulator's percentiles at the demand (57 = 26 running + 31 waiting, more than the 27
+    // the cache holds): ordered, and queueing puts the first token's far above the analytic
+    // model's lone steady-state value.
+    EXPECT_LE(simulated["TTFT P50"], simulated["TTFT P90"]);
+    EXPECT_LE(simulated["TTFT P90"], simulated["TTFT P99"]);
+    EXPECT_GT(simulated["TTFT P50"], 10 * j["predicted"]["ttft_s"].get<double>() * 1e3);
+    EXPECT_NE(j["notes"].dump().find("a closed loop of 57 (running + waiting)"), std::string::npos)
+        << r.out;
+    // TTFT P50: rank 59.5 in (10, 20] holding 48..107: 10 + 10 × 11.5 / 59 s.
+    EXPECT_NEAR(observed["TTFT P50"], (10 + 10 * 11.5 / 59) * 1e3, 1e-9);
+    // P90 (rank 107.1) and P99 fall in the +Inf bucket: the largest finite bound, 20 s.
+    EXPECT_DOUBLE_EQ(observed["TTFT P90"], 20000.0);
+    EXPECT_DOUBLE_EQ(observed["TTFT P99"], 20000.0);
+    // ITL P50: rank 59400 in (0.01, 0.025] holding 0..115236.
+    EXPECT_NEAR(observed["ITL P50"], (0.01 + 0.015 * 59400.0 / 115236.0) * 1e3, 1e-9);
+}
+
+} // namespace
+
+namespace {
+
+// An SGLang log on a vLLM scenario: compared, with a note that the engines differ.
+// 171,904 tokens against the model's 176,080 (−2.4 %): within the band, no row.
+TEST(DiagnoseCli, SglangStartupLogOnAVllmScenario) {
+    const auto r = run_cli("diagnose " + fx("kv-full-8b-h100.yaml") + " --startup-log " +
+                           fx("kv-size-h100-sglang.log") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(j["rows"].empty()) << r.out;
+    EXPECT_DOUBLE_EQ(j["comparisons"][0]["observed"].get<double>(), 171904.0);
+    EXPECT_NE(j["notes"].dump().find("the start-up log is sglang's but the scenario models vllm"),
+              std::string::npos)
+        << r.out;
 }
 
 } // namespace

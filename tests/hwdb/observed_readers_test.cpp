@@ -205,5 +205,267 @@ TEST(SmiReader, EmptyFileSaysSo) {
         std::string::npos);
 }
 
+std::string fixture(const std::string& name) {
+    return std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/diagnose/" + name;
+}
+
+// Buckets of two engines are summed bucket by bucket: 10, 40, 80, 95, 100 at 0.1 .. 2.5 s.
+const char* kBuckets =
+    R"(vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1"} 4
+vllm:time_to_first_token_seconds_bucket{engine="0",le="0.25"} 20
+vllm:time_to_first_token_seconds_bucket{engine="0",le="0.5"} 50
+vllm:time_to_first_token_seconds_bucket{engine="0",le="1.0"} 60
+vllm:time_to_first_token_seconds_bucket{engine="0",le="2.5"} 62
+vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf"} 62
+vllm:time_to_first_token_seconds_bucket{engine="1",le="0.1"} 6
+vllm:time_to_first_token_seconds_bucket{engine="1",le="0.25"} 20
+vllm:time_to_first_token_seconds_bucket{engine="1",le="0.5"} 30
+vllm:time_to_first_token_seconds_bucket{engine="1",le="1.0"} 35
+vllm:time_to_first_token_seconds_bucket{engine="1",le="2.5"} 38
+vllm:time_to_first_token_seconds_bucket{engine="1",le="+Inf"} 38
+vllm:time_to_first_token_seconds_count{engine="0"} 62
+vllm:time_to_first_token_seconds_count{engine="1"} 38
+vllm:time_to_first_token_seconds_sum{engine="0"} 40
+vllm:time_to_first_token_seconds_sum{engine="1"} 20
+)";
+
+TEST(MetricsReader, PercentilesFromTheBuckets) {
+    const auto m = engine_metrics(parse_metrics_scrape(kBuckets, "b.prom"), "b.prom");
+    // By hand (Prometheus' linear interpolation): 0.25 + 0.25 × 10/40, 0.5 + 0.5 × 10/15,
+    // 1 + 1.5 × 4/5.
+    EXPECT_DOUBLE_EQ(*m.ttft_p50_s, 0.3125);
+    EXPECT_DOUBLE_EQ(*m.ttft_p90_s, 0.5 + 0.5 * 10.0 / 15.0);
+    EXPECT_DOUBLE_EQ(*m.ttft_p99_s, 2.2);
+    EXPECT_DOUBLE_EQ(*m.ttft_mean_s, 0.6);
+    EXPECT_FALSE(m.itl_p50_s.has_value());
+}
+
+TEST(MetricsReader, PercentilesOverTheWindowFromTwoScrapes) {
+    const char* earlier = R"(vllm:inter_token_latency_seconds_bucket{le="0.01"} 10
+vllm:inter_token_latency_seconds_bucket{le="0.02"} 20
+vllm:inter_token_latency_seconds_bucket{le="+Inf"} 20
+vllm:generation_tokens_total 100
+)";
+    const char* later = R"(vllm:inter_token_latency_seconds_bucket{le="0.01"} 10
+vllm:inter_token_latency_seconds_bucket{le="0.02"} 60
+vllm:inter_token_latency_seconds_bucket{le="+Inf"} 70
+vllm:generation_tokens_total 200
+)";
+    const auto m = engine_metrics(parse_metrics_scrape(earlier, "a"),
+                                  parse_metrics_scrape(later, "b"), "b", 10.0);
+    // The window's buckets: 0, 40, 50. P50: rank 25 in (0.01, 0.02]: 0.01 + 0.01 × 25/40.
+    EXPECT_DOUBLE_EQ(*m.itl_p50_s, 0.01625);
+    // P90: rank 45 lies in the +Inf bucket: the largest finite bound.
+    EXPECT_DOUBLE_EQ(*m.itl_p90_s, 0.02);
+}
+
+TEST(MetricsReader, BucketErrorsNameTheLine) {
+    const std::string no_le =
+        error_of([] { (void)parse_metrics_scrape("vllm:x_bucket{engine=\"0\"} 3\n", "m.prom"); });
+    EXPECT_NE(no_le.find("m.prom:1:"), std::string::npos) << no_le;
+    EXPECT_NE(no_le.find("without an le label"), std::string::npos) << no_le;
+    const std::string no_inf = error_of([] {
+        const auto s = parse_metrics_scrape(
+            "vllm:time_to_first_token_seconds_bucket{le=\"0.1\"} 3\n", "m.prom");
+        (void)engine_metrics(s, "m.prom");
+    });
+    EXPECT_NE(no_inf.find("le=\"+Inf\""), std::string::npos) << no_inf;
+}
+
+TEST(GuideLlmReader, InterTokenLatencyIsTpotAndTimePerOutputTokenIncludesTheFirst) {
+    const auto b = read_guidellm(fixture("seed-7b-guidellm.json"));
+    EXPECT_EQ(b.tool, "guidellm");
+    EXPECT_EQ(b.completed, 20);
+    EXPECT_DOUBLE_EQ(b.duration_s, 1028.4);
+    EXPECT_EQ(b.mean_tpot_ms, 196.8); // inter_token_latency_ms
+    EXPECT_EQ(b.p99_tpot_ms, 204.9);
+    // time_per_output_token_ms = latency / tokens = (1210.5 + 255 × 196.8) / 256 ≈ 200.76 ms.
+    EXPECT_EQ(b.mean_ms_per_token_incl_first, 200.76);
+    EXPECT_NEAR((1210.5 + 255 * 196.8) / 256, *b.mean_ms_per_token_incl_first, 0.01);
+    EXPECT_EQ(b.mean_ttft_ms, 1210.5);
+    EXPECT_EQ(b.p99_ttft_ms, 1302.7);
+    EXPECT_EQ(b.output_throughput, 4.979);
+    EXPECT_EQ(b.total_input_tokens, 10240.0);
+    EXPECT_EQ(b.total_output_tokens, 5120.0);
+    EXPECT_EQ(b.max_concurrency, 1);
+}
+
+TEST(GuideLlmReader, SweepsNeedAnIndexAndFieldsAreChecked) {
+    const std::string two = R"({"benchmarks": [
+  {"duration": 10, "metrics": {"request_totals": {"successful": 5},
+   "inter_token_latency_ms": {"successful": {"mean": 20}}}},
+  {"duration": 10, "metrics": {"request_totals": {"successful": 7},
+   "inter_token_latency_ms": {"successful": {"mean": "fast"}}}}
+]})";
+    const std::string e = error_of([&] { (void)parse_guidellm(two, "g.json"); });
+    EXPECT_NE(e.find("holds 2 benchmarks"), std::string::npos) << e;
+    EXPECT_NE(e.find("--bench-index 0..1"), std::string::npos) << e;
+    EXPECT_EQ(parse_guidellm(two, "g.json", 0).completed, 5);
+    const std::string bad = error_of([&] { (void)parse_guidellm(two, "g.json", 1); });
+    // The second benchmark's mean, on line 5, column 40.
+    EXPECT_NE(bad.find("g.json:5:"), std::string::npos) << bad;
+    EXPECT_NE(bad.find("benchmarks[1].metrics.inter_token_latency_ms.successful.mean"),
+              std::string::npos)
+        << bad;
+    EXPECT_NE(bad.find("expected a number"), std::string::npos) << bad;
+    const std::string none = error_of([] { (void)parse_guidellm(R"({"x": 1})", "g.json"); });
+    EXPECT_NE(none.find("benchmarks"), std::string::npos) << none;
+}
+
+TEST(AiperfReader, ReadsTheAggregateExport) {
+    const auto b = read_aiperf(fixture("seed-7b-aiperf.json"));
+    EXPECT_EQ(b.tool, "aiperf");
+    EXPECT_EQ(b.completed, 20);
+    EXPECT_DOUBLE_EQ(b.duration_s, 1028.4);
+    EXPECT_EQ(b.mean_tpot_ms, 196.8);
+    EXPECT_EQ(b.p99_tpot_ms, 204.9);
+    EXPECT_EQ(b.mean_ttft_ms, 1210.5);
+    EXPECT_EQ(b.median_ttft_ms, 1198.2);
+    EXPECT_EQ(b.output_throughput, 4.979);
+    EXPECT_EQ(b.total_input_tokens, 10240.0);
+    EXPECT_EQ(b.max_concurrency, 1);
+}
+
+TEST(AiperfReader, ConvertsTimeUnitsAndRefusesOthers) {
+    const auto b = parse_aiperf(
+        R"({"request_count": {"avg": 4}, "benchmark_duration": {"unit": "sec", "avg": 2},
+ "inter_token_latency": {"unit": "s", "avg": 0.02}, "time_to_first_token": {"unit": "ns", "avg": 150000000}})",
+        "a.json");
+    EXPECT_DOUBLE_EQ(*b.mean_tpot_ms, 20.0);
+    EXPECT_DOUBLE_EQ(*b.mean_ttft_ms, 150.0);
+    const auto older =
+        parse_aiperf(R"({"request_count": {"avg": 4}, "benchmark_duration": {"avg": 2},
+ "total_output_tokens": {"avg": 512}, "inter_token_latency": {"avg": 9}})",
+                     "a.json");
+    EXPECT_EQ(older.total_output_tokens, 512.0);
+    EXPECT_DOUBLE_EQ(older.duration_s, 2.0); // no unit: seconds
+    const std::string e = error_of([] {
+        (void)parse_aiperf(R"({"request_count": {"avg": 4}, "benchmark_duration": {"avg": 2},
+ "inter_token_latency": {"unit": "tokens", "avg": 3}})",
+                           "a.json");
+    });
+    EXPECT_NE(e.find("a.json:2:"), std::string::npos) << e;
+    EXPECT_NE(e.find("inter_token_latency.unit"), std::string::npos) << e;
+    const std::string missing =
+        error_of([] { (void)parse_aiperf(R"({"benchmark_duration": {"avg": 2}})", "a.json"); });
+    EXPECT_NE(missing.find("request_count.avg"), std::string::npos) << missing;
+}
+
+TEST(DmonReader, AveragesTheSelectedColumns) {
+    const auto t = read_nvidia_smi_dmon(fixture("seed-7b-dmon.txt"));
+    EXPECT_EQ(t.samples, 4);
+    EXPECT_DOUBLE_EQ(*t.utilization_gpu, (99 + 99 + 100 + 98) / 400.0);
+    EXPECT_DOUBLE_EQ(*t.utilization_memory, (7 + 6 + 7 + 6) / 400.0);
+    EXPECT_DOUBLE_EQ(*t.power_draw_w, (118 + 117 + 119 + 118) / 4.0);
+    EXPECT_DOUBLE_EQ(*t.sm_clock_mhz, 2745.0);
+    EXPECT_TRUE(t.has_throttle_reasons);
+    EXPECT_EQ(t.power_cap_share, 0.0);
+    EXPECT_FALSE(t.max_sm_clock_mhz.has_value()); // dmon does not show it
+}
+
+TEST(DmonReader, ErrorsNameLineColumnAndField) {
+    const std::string text = "# gpu    pwr     sm    mem   pclk\n"
+                             "# Idx      W      %      %    MHz\n"
+                             "    0    300    fast    40   1980\n";
+    const std::string e = error_of([&] { (void)parse_nvidia_smi_dmon(text, "d.txt"); });
+    EXPECT_NE(e.find("d.txt:3:17"), std::string::npos) << e;
+    EXPECT_NE(e.find("sm"), std::string::npos) << e;
+    const std::string short_line =
+        error_of([] { (void)parse_nvidia_smi_dmon("# gpu pwr sm\n    0 300\n", "d.txt"); });
+    EXPECT_NE(short_line.find("d.txt:2:1"), std::string::npos) << short_line;
+    const std::string none = error_of([] { (void)parse_nvidia_smi_dmon("0 1 2\n", "d.txt"); });
+    EXPECT_NE(none.find("before the '# gpu pwr ...' header"), std::string::npos) << none;
+}
+
+TEST(DcgmReader, ProfilingFieldsClocksAndThrottleReasons) {
+    const auto t = read_dcgm_metrics(fixture("seed-7b-dcgm.prom"));
+    EXPECT_EQ(t.sm_active, 0.31);
+    EXPECT_EQ(t.dram_active, 0.06);
+    EXPECT_EQ(t.tensor_active, 0.02);
+    EXPECT_EQ(t.power_draw_w, 118.2);
+    EXPECT_EQ(t.sm_clock_mhz, 2745.0);
+    EXPECT_DOUBLE_EQ(*t.utilization_gpu, 0.99);
+    EXPECT_TRUE(t.has_throttle_reasons);
+    EXPECT_EQ(t.power_cap_share, 0.0);
+    // Two GPUs, one power-capped (0x4), one in hardware thermal slowdown (0x40).
+    const auto two = parse_dcgm_metrics(
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{gpu=\"0\"} 4\n"
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{gpu=\"1\"} 64\n"
+        "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\"} 0.5\nDCGM_FI_PROF_SM_ACTIVE{gpu=\"1\"} 0.7\n",
+        "d.prom");
+    EXPECT_DOUBLE_EQ(two.power_cap_share, 0.5);
+    EXPECT_DOUBLE_EQ(two.thermal_share, 0.5);
+    EXPECT_DOUBLE_EQ(*two.sm_active, 0.6);
+    const std::string pct = error_of(
+        [] { (void)parse_dcgm_metrics("DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\"} 87\n", "d.prom"); });
+    EXPECT_NE(pct.find("DCGM_FI_PROF_DRAM_ACTIVE"), std::string::npos) << pct;
+    EXPECT_NE(pct.find("ratios from 0 to 1"), std::string::npos) << pct;
+    const std::string none =
+        error_of([] { (void)parse_dcgm_metrics("vllm:num_requests_running 3\n", "d.prom"); });
+    EXPECT_NE(none.find("no DCGM_FI_ metric"), std::string::npos) << none;
+}
+
+TEST(StartupLogReader, V1AndV0Lines) {
+    const auto v1 = read_startup_log(fixture("kv-size-h100-startup.log"));
+    EXPECT_EQ(v1.kv_tokens, 120000);
+    EXPECT_EQ(v1.line, 5);
+    EXPECT_EQ(v1.concurrency_len, 8192);
+    EXPECT_EQ(v1.max_concurrency, 14.65);
+    EXPECT_FALSE(v1.gpu_blocks.has_value());
+    const auto v0 = read_startup_log(fixture("kv-size-h100-v0.log"));
+    EXPECT_EQ(v0.gpu_blocks, 11005);
+    EXPECT_FALSE(v0.kv_tokens.has_value());
+    EXPECT_EQ(v0.line, 2);
+    const std::string bad = error_of(
+        [] { (void)parse_startup_log("INFO x GPU KV cache size: many tokens\n", "s.log"); });
+    EXPECT_NE(bad.find("s.log:1:26"), std::string::npos) << bad;
+    EXPECT_NE(bad.find("GPU KV cache size"), std::string::npos) << bad;
+    const std::string none = error_of([] { (void)parse_startup_log("INFO starting\n", "s.log"); });
+    EXPECT_NE(none.find("no KV cache line"), std::string::npos) << none;
+}
+
+TEST(BenchResults, TheToolIsFoundFromTheKeys) {
+    const auto g = read_bench_results(fixture("healthy-8b-h100-guidellm-sweep.json"));
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_EQ(g[1].bench.tool, "guidellm");
+    EXPECT_EQ(g[1].bench.completed, 640);
+    EXPECT_NE(g[1].label.find("#1"), std::string::npos);
+    const auto a = read_bench_results(fixture("seed-7b-aiperf.json"));
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].bench.tool, "aiperf");
+    const auto v = read_bench_results(fixture("seed-7b-bench.json"));
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_EQ(v[0].bench.tool, "vllm bench");
+    // Neither: the vLLM reader names what is missing.
+    const std::string e = error_of([] { (void)parse_bench_results(R"({"x": 1})", "r.json"); });
+    EXPECT_NE(e.find("completed"), std::string::npos) << e;
+}
+
+TEST(StartupLogReader, SglangAndTensorRtLlmLines) {
+    const auto sg = read_startup_log(fixture("kv-size-h100-sglang.log"));
+    EXPECT_EQ(sg.engine, "sglang");
+    EXPECT_EQ(sg.kv_tokens, 171904);
+    EXPECT_EQ(sg.line, 2); // the first line with the smallest pool
+    EXPECT_EQ(sg.concurrency_len, 8192);
+    // Two TP ranks with different pools: the engine runs with the smaller.
+    const auto two =
+        parse_startup_log("[TP0] KV Cache is allocated. #tokens: 46611, K size: 1 GB\n"
+                          "[TP1] KV Cache is allocated. #tokens: 46500, K size: 1 GB\n",
+                          "s.log");
+    EXPECT_EQ(two.kv_tokens, 46500);
+    EXPECT_EQ(two.line, 2);
+    const auto trt = parse_startup_log(
+        "[TensorRT-LLM][INFO] Number of tokens per block: 64.\n"
+        "[TensorRT-LLM][INFO] [MemUsageChange] Allocated 26.91 GiB for max tokens in paged KV "
+        "cache (220480).\n",
+        "t.log");
+    EXPECT_EQ(trt.engine, "tensorrt-llm");
+    EXPECT_EQ(trt.kv_tokens, 220480);
+    EXPECT_EQ(trt.line, 2);
+    const std::string bad = error_of(
+        [] { (void)parse_startup_log("KV Cache is allocated. #tokens: lots\n", "s.log"); });
+    EXPECT_NE(bad.find("s.log:1:33: #tokens"), std::string::npos) << bad;
+}
+
 } // namespace
 } // namespace gpuplan::hwdb

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace gpuplan::model {
 namespace {
@@ -307,6 +308,105 @@ TEST(Diagnose, WithoutARunningCountTheScenariosLoadApplies) {
     EXPECT_EQ(dg.rows.front().cause, "the clock is held down (no throttle reason reported)");
     ASSERT_FALSE(dg.notes.empty());
     EXPECT_NE(dg.notes.front().find("the scenario's load is used"), std::string::npos);
+}
+
+// histogram_quantile against values worked by hand with Prometheus' rule: rank = q × total,
+// interpolated linearly inside the bucket that reaches the rank.
+TEST(HistogramQuantile, InterpolatesInsideTheBucketThatHoldsTheRank) {
+    const double inf = HUGE_VAL;
+    // Cumulative counts 10, 40, 80, 95, 100 at 0.1, 0.25, 0.5, 1, 2.5 s; 100 in all.
+    const std::vector<HistogramBucket> b{{0.1, 10}, {0.25, 40}, {0.5, 80},
+                                         {1.0, 95}, {2.5, 100}, {inf, 100}};
+    // P50: rank 50 lies in (0.25, 0.5] holding 40..80: 0.25 + 0.25 × (50 − 40) / 40 = 0.3125.
+    EXPECT_DOUBLE_EQ(*histogram_quantile(0.5, b), 0.3125);
+    // P90: rank 90 in (0.5, 1] holding 80..95: 0.5 + 0.5 × 10 / 15.
+    EXPECT_DOUBLE_EQ(*histogram_quantile(0.9, b), 0.5 + 0.5 * 10.0 / 15.0);
+    // P99: rank 99 in (1, 2.5] holding 95..100: 1 + 1.5 × 4 / 5 = 2.2.
+    EXPECT_DOUBLE_EQ(*histogram_quantile(0.99, b), 2.2);
+    // Rank 5 in the first bucket, whose lower bound is 0: 0.1 × 5 / 10.
+    EXPECT_DOUBLE_EQ(*histogram_quantile(0.05, b), 0.05);
+    // Order does not matter.
+    std::vector<HistogramBucket> shuffled(b.rbegin(), b.rend());
+    EXPECT_DOUBLE_EQ(*histogram_quantile(0.5, shuffled), 0.3125);
+}
+
+TEST(HistogramQuantile, RankInTheInfBucketGivesTheLargestFiniteBound) {
+    const double inf = HUGE_VAL;
+    // 50 of 100 observations above 0.2 s: P99 cannot be placed; Prometheus answers 0.2.
+    const std::vector<HistogramBucket> b{{0.1, 0}, {0.2, 50}, {inf, 100}};
+    EXPECT_DOUBLE_EQ(*histogram_quantile(0.99, b), 0.2);
+    // P25: rank 25 in (0.1, 0.2] holding 0..50: 0.1 + 0.1 × 25 / 50.
+    EXPECT_DOUBLE_EQ(*histogram_quantile(0.25, b), 0.15);
+}
+
+TEST(HistogramQuantile, EmptyOrMalformedHistograms) {
+    const double inf = HUGE_VAL;
+    EXPECT_FALSE(histogram_quantile(0.5, {{0.1, 0}, {inf, 0}}).has_value());
+    EXPECT_THROW((void)histogram_quantile(1.5, {{0.1, 1}, {inf, 1}}), InvalidArgument);
+    EXPECT_THROW((void)histogram_quantile(0.5, {{0.1, 1}, {0.2, 2}}), InvalidArgument); // no +Inf
+    EXPECT_THROW((void)histogram_quantile(0.5, {{0.1, 5}, {0.2, 2}, {inf, 5}}), InvalidArgument);
+}
+
+// The start-up log's KV cache against the model's: 176,080 tokens predicted for this
+// deployment (11,005 blocks of 16); 120,000 logged is 31.9 % short, past the band.
+TEST(Diagnose, StartupLogKvSizeBeyondTheBandIsARow) {
+    Deployment d = deploy(test::llama3_8b(), test::h100());
+    d.engine.max_model_len = 8192;
+    d.engine.gpu_memory_utilization = 0.5;
+    const Workload w = chat(6000, 1000, 64);
+    const auto profile = default_profile();
+    const ServingEstimate e = estimate_serving(d, w, profile);
+    ASSERT_GT(e.memory.kv_tokens, 0);
+    const double band = std::max(0.10, e.error_band.p90);
+
+    Observations obs;
+    obs.startup = EngineStartup{};
+    // 70 % fewer tokens than predicted: past the band (this profile's P90 error is 50 %).
+    obs.startup->kv_tokens =
+        static_cast<std::int64_t>(0.3 * static_cast<double>(e.memory.kv_tokens));
+    obs.startup->line = 5;
+    ASSERT_LT(band, 0.7);
+    const Diagnosis g = diagnose(d, w, profile, obs);
+    const DiagnosisRow* r = find_row(g, "kv-size-mismatch");
+    ASSERT_NE(r, nullptr);
+    EXPECT_TRUE(mentions(*r, "start-up log line 5"));
+    EXPECT_TRUE(mentions(*r, "-70 %"));
+    EXPECT_EQ(r->fixes.front().layer, FixLayer::Framework);
+    EXPECT_TRUE(r->fixes.front().estimated);
+    EXPECT_EQ(r->fixes.front().change,
+              "free the GPU of other processes and raise gpu_memory_utilization 0.50 → 0.95");
+    ASSERT_FALSE(g.comparisons.empty());
+    EXPECT_EQ(g.comparisons.front().figure, "KV cache");
+    EXPECT_DOUBLE_EQ(g.comparisons.front().predicted, static_cast<double>(e.memory.kv_tokens));
+
+    // V0's block count × 16 equal to the prediction: no row.
+    Observations same;
+    same.startup = EngineStartup{};
+    same.startup->gpu_blocks = e.memory.kv_blocks;
+    ASSERT_EQ(e.memory.kv_blocks * 16, e.memory.kv_tokens);
+    EXPECT_EQ(find_row(diagnose(d, w, profile, same), "kv-size-mismatch"), nullptr);
+}
+
+TEST(Diagnose, MergedTelemetryTakesEachFieldFromTheFirstSourceThatHasIt) {
+    GpuTelemetry smi;
+    smi.samples = 3;
+    smi.utilization_gpu = 0.99;
+    smi.sm_clock_mhz = 1980;
+    GpuTelemetry dcgm;
+    dcgm.source = "dcgm";
+    dcgm.samples = 1;
+    dcgm.utilization_gpu = 0.5;
+    dcgm.dram_active = 0.06;
+    dcgm.has_throttle_reasons = true;
+    dcgm.power_cap_share = 1.0;
+    const GpuTelemetry t = merge(smi, dcgm);
+    EXPECT_EQ(t.utilization_gpu, 0.99);
+    EXPECT_EQ(t.dram_active, 0.06);
+    EXPECT_EQ(t.sm_clock_mhz, 1980.0);
+    EXPECT_TRUE(t.has_throttle_reasons);
+    EXPECT_EQ(t.power_cap_share, 1.0);
+    EXPECT_EQ(t.samples, 4);
+    EXPECT_EQ(t.source, "nvidia-smi+dcgm");
 }
 
 } // namespace
