@@ -219,6 +219,11 @@ unsigned long long shape_hash(const Measurement& m) {
     return h;
 }
 
+const std::vector<std::string>& keepable_parameters() {
+    static const std::vector<std::string> names{"gemm.m_half", "gemm.nk_half"};
+    return names;
+}
+
 bool is_held_out(const Measurement& m, int every) {
     if (every <= 1) {
         return false;
@@ -460,12 +465,14 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
             s.source = static_cast<int>(it - sources.begin());
         }
         if (m.op_class == OpClass::AllReduce || m.op_class == OpClass::SendRecv) {
-            // The profile's one communication curve describes the GPU's scale-up fabric; PCIe
-            // and network rows are validated but not fitted (their alpha-beta is reported
-            // per link below).
+            // The profile's one communication curve describes the GPU's scale-up fabric (NVLink,
+            // NVSwitch, AMD Infinity Fabric); PCIe and network rows are validated but not fitted
+            // (their alpha-beta is reported per link below).
             const model::InterconnectSpec* l = hw.find_link(m.link);
-            s.in_fit = m.nodes == 1 && l &&
-                       (l->kind == model::LinkKind::NvLink || l->kind == model::LinkKind::NvSwitch);
+            s.in_fit =
+                m.nodes == 1 && l &&
+                (l->kind == model::LinkKind::NvLink || l->kind == model::LinkKind::NvSwitch ||
+                 l->kind == model::LinkKind::InfinityFabric);
         }
         if (std::find(opt.validation_only_ops.begin(), opt.validation_only_ops.end(), m.op) !=
             opt.validation_only_ops.end()) {
@@ -484,6 +491,7 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
 
     std::array<int, kClasses> n_train{};
     std::set<double> nk_values;
+    std::set<double> m_values; // dense GEMM row counts: m_half needs a sweep over M
     std::array<int, model::kComputeTypeCount> n_dtype{}; // dense GEMM points per type
     int n_weight_only = 0;                               // weight-only GEMM points
     std::vector<int> n_source(sources.size(), 0);
@@ -496,6 +504,7 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
             ++n_weight_only;
         } else if (s.cls == cls_index(OpClass::Gemm)) {
             nk_values.insert(s.p.k * s.p.n);
+            m_values.insert(s.p.m);
             ++n_dtype[static_cast<std::size_t>(s.p.type)];
         }
         if (s.source >= 0) {
@@ -563,7 +572,12 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     const bool has16 = n_dtype[static_cast<std::size_t>(model::ComputeType::Bf16)] +
                            n_dtype[static_cast<std::size_t>(model::ComputeType::Fp16)] >=
                        opt.min_points;
-    const bool fit_nk = fit_gemm && nk_values.size() >= 3;
+    const auto kept = [&](const char* name) {
+        return std::find(opt.keep.begin(), opt.keep.end(), name) != opt.keep.end();
+    };
+    const bool fit_nk = fit_gemm && nk_values.size() >= 3 && !kept("gemm.nk_half");
+    // A set at one M (e.g. only 8192 x 8192 x K GEMMs) says nothing about m_half: keep the base's.
+    const bool fit_m = fit_gemm && m_values.size() >= 3 && !kept("gemm.m_half");
     if (fit_gemm) {
         // time/ideal = 1/eff = a (1 + m_half/m)(1 + nk_half/nk) = a + b/m + c/nk + d/(m nk),
         // linear in (a, b, c, d) on compute-bound rows (measured time well above the memory
@@ -582,19 +596,34 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
                 rows.push_back(s);
             }
         }
-        const int cols = fit_nk ? 4 : 2;
+        // Columns: a, then b (m) and c (nk) when they vary, and d when both do; a fixed
+        // m_half or nk_half enters through the factor of the other terms instead.
+        const int c_m = fit_m ? 1 : -1;
+        const int c_nk = fit_nk ? (fit_m ? 2 : 1) : -1;
+        const int c_mnk = fit_m && fit_nk ? 3 : -1;
+        const int cols = 1 + (fit_m ? 1 : 0) + (fit_nk ? 1 : 0) + (fit_m && fit_nk ? 1 : 0);
         if (static_cast<int>(rows.size()) >= cols + 2) {
             Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), cols);
             Eigen::VectorXd b = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(rows.size()));
             for (std::size_t i = 0; i < rows.size(); ++i) {
                 const auto& p = rows[i]->p;
-                const double r = 2.0 * p.m * p.k * p.n / p.peak / adjusted(*rows[i]);
+                double r = 2.0 * p.m * p.k * p.n / p.peak / adjusted(*rows[i]);
+                if (!fit_m) {
+                    r *= 1.0 + v[kGemmMHalf] / p.m;
+                }
+                if (!fit_nk) {
+                    r *= 1.0 + v[kGemmNkHalf] / (p.k * p.n);
+                }
                 const auto ri = static_cast<Eigen::Index>(i);
                 a(ri, 0) = r;
-                a(ri, 1) = r / p.m;
+                if (fit_m) {
+                    a(ri, c_m) = r / p.m;
+                }
                 if (fit_nk) {
-                    a(ri, 2) = r / (p.k * p.n);
-                    a(ri, 3) = r / (p.m * p.k * p.n);
+                    a(ri, c_nk) = r / (p.k * p.n);
+                }
+                if (c_mnk >= 0) {
+                    a(ri, c_mnk) = r / (p.m * p.k * p.n);
                 }
             }
             const Eigen::VectorXd sol = least_squares(a, b);
@@ -602,9 +631,11 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
                 const double scale16 =
                     has16 ? 1.0 : v[kScale0 + static_cast<std::size_t>(rows[0]->p.type)];
                 v[kGemmEmax] = 1.0 / sol(0) / scale16;
-                v[kGemmMHalf] = std::max(0.0, sol(1) / sol(0));
+                if (fit_m) {
+                    v[kGemmMHalf] = std::max(0.0, sol(c_m) / sol(0));
+                }
                 if (fit_nk) {
-                    v[kGemmNkHalf] = std::max(0.0, sol(2) / sol(0));
+                    v[kGemmNkHalf] = std::max(0.0, sol(c_nk) / sol(0));
                 }
             }
         }
@@ -655,7 +686,7 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
         }
     };
     add_free(kGemmEmax, fit_gemm);
-    add_free(kGemmMHalf, fit_gemm);
+    add_free(kGemmMHalf, fit_m);
     add_free(kGemmNkHalf, fit_nk);
     for (std::size_t t = 0; t < model::kComputeTypeCount; ++t) {
         const auto type = static_cast<model::ComputeType>(t);
@@ -804,6 +835,17 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     }
     rep.profile = base;
     set_params(v, rep.profile);
+    if (fit_gemm) {
+        const auto note = [&](bool fitted, const char* name, const char* too_few) {
+            if (!fitted) {
+                rep.notes.push_back(std::string("gemm: ") + name +
+                                    " kept at the base profile's value (" +
+                                    (kept(name) ? std::string("--keep") : too_few) + ")");
+            }
+        };
+        note(fit_m, "gemm.m_half", "fewer than 3 row counts M in the training points");
+        note(fit_nk, "gemm.nk_half", "fewer than 3 weight sizes N x K in the training points");
+    }
     if (n_weight_only > 0) {
         rep.notes.push_back("gemm_weight_only: " + std::to_string(n_weight_only) +
                             " training points; " +

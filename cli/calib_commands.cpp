@@ -64,7 +64,8 @@ calib::Format format_of(const std::string& name) {
     }
     throw UsageError("unknown --format '" + name +
                      "'; use auto, vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, "
-                     "llmservingsim or torch");
+                     "llmservingsim, torch, triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench or "
+                     "aiter-gemm");
 }
 
 // Rewrites each point's GPU to its hwdb canonical name where the hwdb knows it (the torch script
@@ -154,8 +155,9 @@ int run_calib_import(CliContext& ctx) {
                        "measurement files or folders")(
         "format", po::value(&format_name),
         "auto (default), vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, llmservingsim, "
-        "torch")("gpu", po::value(&gpu),
-                 "the GPU the data was measured on (hwdb name), when the path does not say")(
+        "torch, triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench, aiter-gemm")(
+        "gpu", po::value(&gpu),
+        "the GPU the data was measured on (hwdb name), when the path does not say")(
         "output,o", po::value(&output),
         "write the points as YAML to this file ('-': standard output)");
     po::positional_options_description pos;
@@ -206,6 +208,7 @@ int run_calib_fit(CliContext& ctx) {
     std::string description;
     std::string format_name = "auto";
     std::string kind_name = "engine-profile";
+    std::string base_path;
     calib::FitOptions fo;
     desc.add_options()("points", po::value(&inputs)->multitoken()->required(),
                        "points YAML files (calib import -o), measurement CSVs or folders")(
@@ -220,6 +223,11 @@ int run_calib_fit(CliContext& ctx) {
         "holdout-every", po::value(&fo.holdout_every), "hold out 1 in N shapes (default 5)")(
         "min-points", po::value(&fo.min_points),
         "training points a class needs to be fitted (default 8)")(
+        "keep", po::value(&fo.keep)->multitoken(),
+        "keep these parameters at the base profile's values: gemm.m_half, gemm.nk_half")(
+        "base", po::value(&base_path),
+        "start from this profile YAML instead of the spec-sheet defaults: classes with too few "
+        "points keep its curves, and the default columns report its errors")(
         "with-points", "store the measured points in the profile")("json",
                                                                    "print the fit report as JSON");
     po::positional_options_description pos;
@@ -239,6 +247,13 @@ int run_calib_fit(CliContext& ctx) {
     if (fo.min_points < 2) {
         throw UsageError("--min-points must be at least 2");
     }
+    for (const auto& k : fo.keep) {
+        const auto& names = calib::keepable_parameters();
+        if (std::find(names.begin(), names.end(), k) == names.end()) {
+            throw UsageError("unknown --keep parameter '" + k +
+                             "'; use gemm.m_half or gemm.nk_half");
+        }
+    }
     const model::AcceleratorSpec& gpu = ctx.db().accelerator(gpu_name);
     hwdb::PointSet set = load_points(inputs, format_of(format_name), {});
     canonicalize(set.points, ctx.db());
@@ -257,7 +272,8 @@ int run_calib_fit(CliContext& ctx) {
                          "'; the points are from: " + (list.empty() ? "nothing" : list));
     }
     const calib::Hardware hw = hardware_for(ctx.db(), gpu);
-    const model::EfficiencyProfile base = model::default_profile();
+    const model::EfficiencyProfile base =
+        base_path.empty() ? model::default_profile() : hwdb::read_profile_file(base_path).profile;
     const calib::FitReport rep = calib::fit_profile(set.points, hw, base, fo);
     throw_if_interrupted();
 
