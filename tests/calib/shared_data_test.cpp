@@ -235,3 +235,18 @@ TEST(SharedData, ValidationOnlySetsAgainstTheChosenProfiles) {
         EXPECT_LT(e.all_time_weighted.mape, 0.6) << gpu;
     }
 }
+
+// The B200 profile is what `calib fit` gives on the cited files (docs/calibration.md §5).
+TEST(SharedData, RefittingReproducesTheCommittedB200Profile) {
+    if (!have("triton-cublas-bench") || !have("cudnn-frontend")) {
+        GTEST_SKIP() << "no triton-cublas-bench or cudnn-frontend data at " << kData;
+    }
+    const auto pts = import_canonical({"triton-cublas-bench", "cudnn-frontend"});
+    const calib::Hardware hw{db().accelerator("b200"), db().interconnects()};
+    const auto rep = calib::fit_profile(pts, hw, model::default_profile(), {});
+    const auto committed = hwdb::load_profile(hwdb::builtin_profile_folder() / "b200.yaml");
+    EXPECT_NEAR(rep.profile.gemm.e_max, committed.gemm.e_max, 1e-4);
+    EXPECT_EQ(rep.profile.gemm.m_half, model::default_profile().gemm.m_half);
+    EXPECT_NEAR(rep.profile.gemm.nk_half / committed.gemm.nk_half, 1.0, 1e-4);
+    EXPECT_NEAR(rep.profile.attention_prefill.max, committed.attention_prefill.max, 1e-4);
+}
