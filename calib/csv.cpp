@@ -175,9 +175,27 @@ CsvTable parse_csv(std::string_view text, const std::string& file, bool has_head
         }
         CsvRow row;
         row.line = line_no;
-        if (!split_line(line, row.cells, row.columns)) {
-            throw ConfigError(file, line_no, 1, "",
-                              "a quoted field is not closed; add the closing '\"'");
+        // A quoted field may span lines (RFC 4180), e.g. a traceback in an error column: join
+        // the following lines until the quote closes.
+        std::string joined;
+        while (!split_line(line, row.cells, row.columns)) {
+            if (pos > text.size()) {
+                throw ConfigError(file, row.line, 1, "",
+                                  "a quoted field is not closed; add the closing '\"'");
+            }
+            const std::size_t next = text.find('\n', pos);
+            std::string_view more = text.substr(
+                pos, next == std::string_view::npos ? std::string_view::npos : next - pos);
+            pos = next == std::string_view::npos ? text.size() + 1 : next + 1;
+            ++line_no;
+            if (!more.empty() && more.back() == '\r') {
+                more.remove_suffix(1);
+            }
+            std::string longer(line); // `line` may view `joined` itself
+            longer += '\n';
+            longer += more;
+            joined = std::move(longer);
+            line = joined;
         }
         if (!seen_data) {
             seen_data = true;

@@ -1,8 +1,9 @@
 #pragma once
 /// A small CSV reader for the measurement files calibration imports: comma-separated fields,
-/// optional double-quoted fields ("" escapes a quote), spaces around fields trimmed, CRLF
-/// accepted, blank lines skipped, and leading '#' comment lines kept for metadata. Every error
-/// is an InputError (ConfigError) naming file:line:column and the column's name.
+/// optional double-quoted fields ("" escapes a quote; a quoted field may span lines), spaces around
+/// fields trimmed, CRLF accepted, blank lines skipped, and leading '#' comment lines kept for
+/// metadata. Every error is an InputError (ConfigError) naming file:line:column and the column's
+/// name.
 
 #include <filesystem>
 #include <string>

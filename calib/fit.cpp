@@ -56,6 +56,11 @@ unsigned long long shape_hash(const Measurement& m) {
     return h;
 }
 
+const std::vector<std::string>& keepable_parameters() {
+    static const std::vector<std::string> names{"gemm.m_half", "gemm.nk_half"};
+    return names;
+}
+
 bool is_held_out(const Measurement& m, int every) {
     if (every <= 1) {
         return false;

@@ -83,7 +83,14 @@ struct FitOptions {
     /// a vocab-parallel embedding of several masking kernels that the model costs as one gather
     /// once per step, not a per-layer streaming kernel.
     std::vector<std::string> validation_only_ops{"emb"};
+    /// Parameters kept at the base profile's values whatever the data: "gemm.m_half",
+    /// "gemm.nk_half" (e.g. when small kernels are latency-bound, a cost the GEMM curve has no
+    /// term for, and would otherwise be read as a low efficiency at small M).
+    std::vector<std::string> keep;
 };
+
+/// The parameter names FitOptions::keep accepts.
+[[nodiscard]] const std::vector<std::string>& keepable_parameters();
 
 /// One point's prediction error, for worst-case lists.
 struct PointError {

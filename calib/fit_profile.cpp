@@ -34,12 +34,13 @@ struct Samples {
 bool in_fit(const Measurement& m, const Hardware& hw, const FitOptions& opt) {
     bool in = true;
     if (m.op_class == OpClass::AllReduce || m.op_class == OpClass::SendRecv) {
-        // The profile's one communication curve describes the GPU's scale-up fabric; PCIe
-        // and network rows are validated but not fitted (their alpha-beta is reported
-        // per link below).
+        // The profile's one communication curve describes the GPU's scale-up fabric (NVLink,
+        // NVSwitch, AMD Infinity Fabric); PCIe and network rows are validated but not fitted
+        // (their alpha-beta is reported per link below).
         const model::InterconnectSpec* l = hw.find_link(m.link);
         in = m.nodes == 1 && l &&
-             (l->kind == model::LinkKind::NvLink || l->kind == model::LinkKind::NvSwitch);
+             (l->kind == model::LinkKind::NvLink || l->kind == model::LinkKind::NvSwitch ||
+              l->kind == model::LinkKind::InfinityFabric);
     }
     if (std::find(opt.validation_only_ops.begin(), opt.validation_only_ops.end(), m.op) !=
         opt.validation_only_ops.end()) {
@@ -98,6 +99,7 @@ Samples prepare_samples(const std::vector<Measurement>& points, const Hardware& 
 struct TrainingCounts {
     std::array<int, kClasses> per_class{};
     std::set<double> nk_values;
+    std::set<double> m_values; // dense GEMM row counts: m_half needs a sweep over M
     std::array<int, model::kComputeTypeCount> per_dtype{}; // dense GEMM points per type
     int weight_only = 0;                                   // weight-only GEMM points
     std::vector<int> per_source;
@@ -120,6 +122,7 @@ TrainingCounts count_training(const Samples& s) {
             ++n.weight_only;
         } else if (x.cls == cls_index(OpClass::Gemm)) {
             n.nk_values.insert(x.p.k * x.p.n);
+            n.m_values.insert(x.p.m);
             ++n.per_dtype[static_cast<std::size_t>(x.p.type)];
         }
         if (x.source >= 0) {
@@ -134,7 +137,8 @@ struct FitPlan {
     bool memory = false, prefill = false, decode = false;
     bool gemm = false;
     bool has16 = false; // enough 16-bit dense GEMMs to set the reference (scale 1)
-    bool nk = false;    // the N×K half-saturation (3 or more distinct N×K)
+    bool nk = false;    // the N×K half-saturation (3 or more distinct N×K, not kept)
+    bool m = false;     // the M half-saturation (3 or more distinct M, not kept)
     bool weight_only = false;
     bool comm = false; // all-reduce and send/recv together
     int min_points = 0;
@@ -145,7 +149,12 @@ struct FitPlan {
     }
 };
 
-FitPlan plan_fit(const TrainingCounts& n, int min_points) {
+bool kept(const FitOptions& opt, const char* name) {
+    return std::find(opt.keep.begin(), opt.keep.end(), name) != opt.keep.end();
+}
+
+FitPlan plan_fit(const TrainingCounts& n, const FitOptions& opt) {
+    const int min_points = opt.min_points;
     FitPlan plan;
     plan.min_points = min_points;
     plan.memory = n.of(OpClass::MemoryBound) >= min_points;
@@ -155,7 +164,9 @@ FitPlan plan_fit(const TrainingCounts& n, int min_points) {
     plan.has16 = n.per_dtype[static_cast<std::size_t>(model::ComputeType::Bf16)] +
                      n.per_dtype[static_cast<std::size_t>(model::ComputeType::Fp16)] >=
                  min_points;
-    plan.nk = plan.gemm && n.nk_values.size() >= 3;
+    plan.nk = plan.gemm && n.nk_values.size() >= 3 && !kept(opt, "gemm.nk_half");
+    // A set at one M (e.g. only 8192 x 8192 x K GEMMs) says nothing about m_half: keep the base's.
+    plan.m = plan.gemm && n.m_values.size() >= 3 && !kept(opt, "gemm.m_half");
     plan.weight_only = n.weight_only >= min_points;
     plan.comm = n.comm() >= min_points;
     return plan;
@@ -237,19 +248,34 @@ std::vector<const Sample*> gemm_start_rows(const std::vector<Sample>& samples, c
 void start_gemm(const std::vector<Sample>& samples, const FitPlan& plan,
                 const model::EfficiencyProfile& base, double bw, std::vector<double>& v) {
     const std::vector<const Sample*> rows = gemm_start_rows(samples, plan, base, bw, v);
-    const int cols = plan.nk ? 4 : 2;
+    // Columns: a, then b (m) and c (nk) when they vary, and d when both do; a fixed m_half or
+    // nk_half enters through the factor of the other terms instead.
+    const int c_m = plan.m ? 1 : -1;
+    const int c_nk = plan.nk ? (plan.m ? 2 : 1) : -1;
+    const int c_mnk = plan.m && plan.nk ? 3 : -1;
+    const int cols = 1 + (plan.m ? 1 : 0) + (plan.nk ? 1 : 0) + (c_mnk >= 0 ? 1 : 0);
     if (static_cast<int>(rows.size()) >= cols + 2) {
         Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), cols);
         Eigen::VectorXd b = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(rows.size()));
         for (std::size_t i = 0; i < rows.size(); ++i) {
             const auto& p = rows[i]->p;
-            const double r = 2.0 * p.m * p.k * p.n / p.peak / adjusted(*rows[i], v);
+            double r = 2.0 * p.m * p.k * p.n / p.peak / adjusted(*rows[i], v);
+            if (!plan.m) {
+                r *= 1.0 + v[kGemmMHalf] / p.m;
+            }
+            if (!plan.nk) {
+                r *= 1.0 + v[kGemmNkHalf] / (p.k * p.n);
+            }
             const auto ri = static_cast<Eigen::Index>(i);
             a(ri, 0) = r;
-            a(ri, 1) = r / p.m;
+            if (plan.m) {
+                a(ri, c_m) = r / p.m;
+            }
             if (plan.nk) {
-                a(ri, 2) = r / (p.k * p.n);
-                a(ri, 3) = r / (p.m * p.k * p.n);
+                a(ri, c_nk) = r / (p.k * p.n);
+            }
+            if (c_mnk >= 0) {
+                a(ri, c_mnk) = r / (p.m * p.k * p.n);
             }
         }
         const Eigen::VectorXd sol = least_squares(a, b);
@@ -257,9 +283,11 @@ void start_gemm(const std::vector<Sample>& samples, const FitPlan& plan,
             const double scale16 =
                 plan.has16 ? 1.0 : v[kScale0 + static_cast<std::size_t>(rows[0]->p.type)];
             v[kGemmEmax] = 1.0 / sol(0) / scale16;
-            v[kGemmMHalf] = std::max(0.0, sol(1) / sol(0));
+            if (plan.m) {
+                v[kGemmMHalf] = std::max(0.0, sol(c_m) / sol(0));
+            }
             if (plan.nk) {
-                v[kGemmNkHalf] = std::max(0.0, sol(2) / sol(0));
+                v[kGemmNkHalf] = std::max(0.0, sol(c_nk) / sol(0));
             }
         }
     }
@@ -336,7 +364,7 @@ std::vector<int> free_params(const FitPlan& plan, const TrainingCounts& n, std::
         }
     };
     add_free(kGemmEmax, plan.gemm);
-    add_free(kGemmMHalf, plan.gemm);
+    add_free(kGemmMHalf, plan.m);
     add_free(kGemmNkHalf, plan.nk);
     for (std::size_t t = 0; t < model::kComputeTypeCount; ++t) {
         const auto type = static_cast<model::ComputeType>(t);
@@ -408,6 +436,22 @@ void zero_collapsed_halves(std::vector<double>& v) {
 }
 
 // ---------------------------------------------------------------- reports
+
+// Which GEMM half-saturations stayed at the base profile's value, and why.
+void note_kept_gemm_halves(const FitPlan& plan, const FitOptions& opt, FitReport& rep) {
+    if (!plan.gemm) {
+        return;
+    }
+    const auto note = [&](bool fitted, const char* name, const char* too_few) {
+        if (!fitted) {
+            rep.notes.push_back(std::string("gemm: ") + name +
+                                " kept at the base profile's value (" +
+                                (kept(opt, name) ? std::string("--keep") : too_few) + ")");
+        }
+    };
+    note(plan.m, "gemm.m_half", "fewer than 3 row counts M in the training points");
+    note(plan.nk, "gemm.nk_half", "fewer than 3 weight sizes N x K in the training points");
+}
 
 // The weight-only curve's and the host-timed sets' notes, and the fitted offsets.
 void note_curves_and_offsets(const Samples& s, const TrainingCounts& n, const FitPlan& plan,
@@ -559,7 +603,7 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     FitReport rep;
     const Samples s = prepare_samples(points, hw, opt, rep);
     const TrainingCounts n = count_training(s);
-    const FitPlan plan = plan_fit(n, opt.min_points);
+    const FitPlan plan = plan_fit(n, opt);
     std::vector<double> v = linear_starts(s, plan, base, hw.gpu.memory_bandwidth.si());
     const std::vector<int> free = free_params(plan, n, v);
     const Rows rows = refinement_rows(s.samples, n);
@@ -567,6 +611,7 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     zero_collapsed_halves(v);
     rep.profile = base;
     set_params(v, rep.profile);
+    note_kept_gemm_halves(plan, opt, rep);
     note_curves_and_offsets(s, n, plan, v, rep);
     report_errors(s, n, plan, base, v, rep);
     rep.holdout_every = opt.holdout_every;

@@ -1,6 +1,7 @@
 #include "calib/importers.hpp"
 
 #include "calib/csv.hpp"
+#include "calib/importers_detail.hpp"
 #include "hwdb/file_io.hpp"
 #include "model/error.hpp"
 
@@ -52,45 +53,10 @@ std::string part_after(const fs::path& p, std::string_view anchor) {
     return "";
 }
 
-std::string gpu_or(const ImportOptions& o, const std::string& inferred, const fs::path& file) {
-    if (!o.gpu.empty()) {
-        return o.gpu;
-    }
-    if (inferred.empty()) {
-        throw InputError(file.string() + ": cannot tell which GPU the data was measured on; pass "
-                                         "--gpu NAME (an hwdb accelerator, e.g. h100-sxm)");
-    }
-    return inferred;
-}
-
-Measurement base(const CsvTable& t, const CsvRow& r, const std::string& source,
-                 const std::string& gpu) {
-    Measurement m;
-    m.source = source;
-    m.source_file = t.file;
-    m.row = r.line;
-    m.gpu = gpu;
-    return m;
-}
-
-Measurement gemm_point(Measurement m, std::string op, double rows, double k, double n,
-                       std::string dtype) {
-    m.op_class = OpClass::Gemm;
-    m.op = std::move(op);
-    m.m = rows;
-    m.k = k;
-    m.n = n;
-    m.dtype = std::move(dtype);
-    return m;
-}
-
-Measurement stream_point(Measurement m, std::string op, double bytes, std::string dtype) {
-    m.op_class = OpClass::MemoryBound;
-    m.op = std::move(op);
-    m.bytes = bytes;
-    m.dtype = std::move(dtype);
-    return m;
-}
+using detail::base;
+using detail::gemm_point;
+using detail::gpu_or;
+using detail::stream_point;
 
 // ---------------------------------------------------------------- Vidur mlp.csv
 //
@@ -683,13 +649,20 @@ const char* to_string(Format f) {
     case Format::LlmCompass: return "llmcompass";
     case Format::LlmServingSim: return "llmservingsim";
     case Format::Torch: return "torch";
+    case Format::TritonCublas: return "triton-cublas";
+    case Format::CudnnSdpa: return "cudnn-sdpa";
+    case Format::CudnnNorms: return "cudnn-norms";
+    case Format::AzureBench: return "azure-bench";
+    case Format::AiterGemm: return "aiter-gemm";
     }
     return "auto";
 }
 
 std::optional<Format> find_format(std::string_view name) {
-    for (auto f : {Format::Auto, Format::VidurMlp, Format::VidurNetwork, Format::BlisGemm,
-                   Format::BlisMha, Format::LlmCompass, Format::LlmServingSim, Format::Torch}) {
+    for (auto f :
+         {Format::Auto, Format::VidurMlp, Format::VidurNetwork, Format::BlisGemm, Format::BlisMha,
+          Format::LlmCompass, Format::LlmServingSim, Format::Torch, Format::TritonCublas,
+          Format::CudnnSdpa, Format::CudnnNorms, Format::AzureBench, Format::AiterGemm}) {
         if (name == to_string(f)) {
             return f;
         }
@@ -698,6 +671,9 @@ std::optional<Format> find_format(std::string_view name) {
 }
 
 std::optional<Format> detect_format(const fs::path& path, std::string_view first_line) {
+    if (const auto f = detail::detect_kernel_set_format(path, first_line)) {
+        return f;
+    }
     if (path.extension() != ".csv") {
         return std::nullopt;
     }
@@ -747,9 +723,13 @@ std::vector<Measurement> import_file(const fs::path& path, Format format,
             throw InputError(path.string() +
                              ": cannot tell the file's format from its name and "
                              "header; pass --format (vidur-mlp, vidur-network, "
-                             "blis-gemm, blis-mha, llmcompass, llmservingsim, torch)");
+                             "blis-gemm, blis-mha, llmcompass, llmservingsim, torch, "
+                             "triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench, aiter-gemm)");
         }
         format = *f;
+    }
+    if (format == Format::AzureBench) {
+        return detail::import_azure_results(path, options); // Markdown, not CSV
     }
     const bool header = format != Format::LlmCompass;
     const CsvTable t = read_csv(path, header);
@@ -770,6 +750,11 @@ std::vector<Measurement> import_file(const fs::path& path, Format format,
     case Format::LlmCompass: return import_llmcompass(t, path, options);
     case Format::LlmServingSim: return import_llmservingsim(t, path, options);
     case Format::Torch: return import_torch(t, path, options);
+    case Format::TritonCublas: return detail::import_triton_cublas(t, path, options);
+    case Format::CudnnSdpa: return detail::import_cudnn_sdpa(t, path, options);
+    case Format::CudnnNorms: return detail::import_cudnn_norms(t, path, options);
+    case Format::AiterGemm: return detail::import_aiter_gemm(t, path, options);
+    case Format::AzureBench:
     case Format::Auto: break;
     }
     throw InternalError("import_file: unhandled format");
@@ -820,28 +805,11 @@ std::string source_citation(const fs::path& path) {
     for (fs::path dir = abs.parent_path(); !dir.empty(); dir = dir.parent_path()) {
         const fs::path src = dir / "SOURCE.md";
         if (fs::is_regular_file(src, ec)) {
-            std::istringstream in(hwdb::read_text_file(src, "SOURCE.md"));
-            std::string line, repo, commit;
-            while (std::getline(in, line)) {
-                auto value = [&line](const char* key) -> std::string {
-                    const std::string k = std::string("- ") + key + ":";
-                    if (line.rfind(k, 0) != 0) {
-                        return "";
-                    }
-                    std::istringstream s(line.substr(k.size()));
-                    std::string v;
-                    s >> v;
-                    return v;
-                };
-                if (repo.empty()) {
-                    repo = value("Repository");
-                }
-                if (commit.empty()) {
-                    commit = value("Commit");
-                }
-            }
-            if (!repo.empty() && !commit.empty()) {
-                return repo + "@" + commit + ":" + fs::relative(abs, dir, ec).generic_string();
+            const std::string c =
+                detail::citation_from_source_md(hwdb::read_text_file(src, "SOURCE.md"),
+                                                fs::relative(abs, dir, ec).generic_string());
+            if (!c.empty()) {
+                return c;
             }
             break;
         }
@@ -851,5 +819,49 @@ std::string source_citation(const fs::path& path) {
     }
     return path.generic_string();
 }
+
+namespace detail {
+
+std::string gpu_or(const ImportOptions& o, const std::string& inferred, const fs::path& file) {
+    if (!o.gpu.empty()) {
+        return o.gpu;
+    }
+    if (inferred.empty()) {
+        throw InputError(file.string() + ": cannot tell which GPU the data was measured on; pass "
+                                         "--gpu NAME (an hwdb accelerator, e.g. h100-sxm)");
+    }
+    return inferred;
+}
+
+Measurement base(const CsvTable& t, const CsvRow& r, const std::string& source,
+                 const std::string& gpu) {
+    Measurement m;
+    m.source = source;
+    m.source_file = t.file;
+    m.row = r.line;
+    m.gpu = gpu;
+    return m;
+}
+
+Measurement gemm_point(Measurement m, std::string op, double rows, double k, double n,
+                       std::string dtype) {
+    m.op_class = OpClass::Gemm;
+    m.op = std::move(op);
+    m.m = rows;
+    m.k = k;
+    m.n = n;
+    m.dtype = std::move(dtype);
+    return m;
+}
+
+Measurement stream_point(Measurement m, std::string op, double bytes, std::string dtype) {
+    m.op_class = OpClass::MemoryBound;
+    m.op = std::move(op);
+    m.bytes = bytes;
+    m.dtype = std::move(dtype);
+    return m;
+}
+
+} // namespace detail
 
 } // namespace gpuplan::calib

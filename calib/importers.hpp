@@ -29,10 +29,16 @@ enum class Format {
     LlmServingSim, ///< LLMServingSim
                    ///< profiler/v0/perf_models/<GPU>/<model>/tpN/{attention,layers}.csv
     Torch,         ///< the CSV of calib/torch_profile.py
+    TritonCublas,  ///< tmoreau89/triton python/triton_cublas_bench/*/<dtype>_results.csv (B200)
+    CudnnSdpa,     ///< NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/{artifacts,results}
+    CudnnNorms,    ///< NVIDIA/cudnn-frontend benchmark/norms/results/<gpu>/*.csv
+    AzureBench,    ///< Azure/AI-benchmarking-guide Azure_Results/ND_*_results*.md (Markdown)
+    AiterGemm,     ///< ROCm/aiter aiter/configs/**/*tuned_gemm*.csv
 };
 
 /// "auto", "vidur-mlp", "vidur-network", "blis-gemm", "blis-mha", "llmcompass",
-/// "llmservingsim", "torch".
+/// "llmservingsim", "torch", "triton-cublas", "cudnn-sdpa", "cudnn-norms", "azure-bench",
+/// "aiter-gemm".
 [[nodiscard]] const char* to_string(Format f);
 
 /// The format named by to_string; nullopt when unknown.

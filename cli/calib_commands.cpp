@@ -64,7 +64,8 @@ calib::Format format_of(const std::string& name) {
     }
     throw UsageError("unknown --format '" + name +
                      "'; use auto, vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, "
-                     "llmservingsim or torch");
+                     "llmservingsim, torch, triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench or "
+                     "aiter-gemm");
 }
 
 // Rewrites each point's GPU to its hwdb canonical name where the hwdb knows it (the torch script
@@ -154,8 +155,9 @@ int run_calib_import(CliContext& ctx) {
                        "measurement files or folders")(
         "format", po::value(&format_name),
         "auto (default), vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, llmservingsim, "
-        "torch")("gpu", po::value(&gpu),
-                 "the GPU the data was measured on (hwdb name), when the path does not say")(
+        "torch, triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench, aiter-gemm")(
+        "gpu", po::value(&gpu),
+        "the GPU the data was measured on (hwdb name), when the path does not say")(
         "output,o", po::value(&output),
         "write the points as YAML to this file ('-': standard output)");
     po::positional_options_description pos;
@@ -211,6 +213,7 @@ struct FitRequest {
     std::string format_name = "auto";
     model::ProvenanceKind kind = model::ProvenanceKind::EngineProfile;
     calib::FitOptions options;
+    std::string base_path; ///< --base: start from this profile instead of the defaults
     bool with_points = false;
     bool json = false;
 };
@@ -234,6 +237,11 @@ std::optional<FitRequest> parse_fit(CliContext& ctx) {
         "hold out 1 in N shapes (default 5)")("min-points", po::value(&req.options.min_points),
                                               "training points a class needs to be fitted "
                                               "(default 8)")(
+        "keep", po::value(&req.options.keep)->multitoken(),
+        "keep these parameters at the base profile's values: gemm.m_half, gemm.nk_half")(
+        "base", po::value(&req.base_path),
+        "start from this profile YAML instead of the spec-sheet defaults: classes with too few "
+        "points keep its curves, and the default columns report its errors")(
         "with-points", "store the measured points in the profile")("json",
                                                                    "print the fit report as JSON");
     po::positional_options_description pos;
@@ -251,6 +259,13 @@ std::optional<FitRequest> parse_fit(CliContext& ctx) {
     }
     if (req.options.min_points < 2) {
         throw UsageError("--min-points must be at least 2");
+    }
+    for (const auto& k : req.options.keep) {
+        const auto& names = calib::keepable_parameters();
+        if (std::find(names.begin(), names.end(), k) == names.end()) {
+            throw UsageError("unknown --keep parameter '" + k +
+                             "'; use gemm.m_half or gemm.nk_half");
+        }
     }
     req.with_points = vm.count("with-points") > 0;
     req.json = vm.count("json") > 0;
@@ -400,7 +415,9 @@ int run_calib_fit(CliContext& ctx) {
     canonicalize(set.points, ctx.db());
     require_points_of(set.points, gpu);
     const calib::Hardware hw = hardware_for(ctx.db(), gpu);
-    const model::EfficiencyProfile base = model::default_profile();
+    const model::EfficiencyProfile base = req->base_path.empty()
+                                              ? model::default_profile()
+                                              : hwdb::read_profile_file(req->base_path).profile;
     const calib::FitReport rep = calib::fit_profile(set.points, hw, base, req->options);
     throw_if_interrupted();
     if (req->json) {

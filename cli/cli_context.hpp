@@ -3,9 +3,11 @@
 /// hardware database (loaded lazily, so `--help` works without a readable hwdb).
 
 #include "hwdb/database.hpp"
+#include "model/efficiency.hpp"
 
 #include <filesystem>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,9 @@ struct CliContext {
     std::ostream* err = nullptr;
     /// The hwdb: built-in folder, GPUPLAN_HWDB, then --hwdb folders (later ones override).
     [[nodiscard]] const hwdb::Database& db();
+    /// Each GPU's shipped or user profile (choose_profile without --profile), read once per
+    /// process: what-ifs and sweeps ask for the same GPUs many times.
+    std::map<std::string, model::EfficiencyProfile> gpu_profiles;
 
   private:
     std::optional<hwdb::Database> db_;

@@ -264,7 +264,10 @@ EstimateParts estimate_parts(CliContext& ctx, const model::Scenario& s,
     o.parts = {.serving = true, .power = with_power, .racks = false, .cost = false};
     o.cached_prefix = cached;
     EstimateParts p{plan::analyze_serving(s, server, profile, o), {}};
-    const auto candidates = hwdb::similar_accelerators(ctx.db(), s.deployment.gpu);
+    std::vector<model::GpuCandidate> candidates;
+    for (const auto& g : hwdb::similar_accelerators(ctx.db(), s.deployment.gpu)) {
+        candidates.push_back({g, choose_profile(ctx, ScenarioFlags{}, g)});
+    }
     p.whatifs = model::what_ifs(s.deployment, s.workload, profile, candidates, cached);
     return p;
 }

@@ -220,12 +220,14 @@ model::EfficiencyProfile choose_profile(CliContext& ctx, const ScenarioFlags& fl
     if (!flags.profile.empty()) {
         return hwdb::load_profile(flags.profile);
     }
+    if (const auto it = ctx.gpu_profiles.find(gpu.name); it != ctx.gpu_profiles.end()) {
+        return it->second;
+    }
     // A user's measured profile for the same GPU (a later hwdb folder) wins over the shipped one.
     const auto folders = hwdb::profile_folders(hwdb::default_folders(ctx.extra_hwdb));
-    if (auto found = hwdb::find_profile_for_gpu(folders, gpu)) {
-        return *found;
-    }
-    return model::default_profile();
+    const auto found = hwdb::find_profile_for_gpu(folders, gpu);
+    return ctx.gpu_profiles.emplace(gpu.name, found ? *found : model::default_profile())
+        .first->second;
 }
 
 } // namespace gpuplan::cli

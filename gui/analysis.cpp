@@ -101,7 +101,10 @@ Analysis analyze(const model::Scenario& s, const Core& core, const AnalysisParts
     plan::ServingAnalysis chain = plan::analyze_serving(s, core.server_of(s), profile, links);
     a.bottleneck = std::move(*chain.bottleneck);
     if (parts.what_ifs) {
-        const auto candidates = what_if_candidates(db, d.gpu);
+        std::vector<model::GpuCandidate> candidates;
+        for (const auto& g : what_if_candidates(db, d.gpu)) {
+            candidates.push_back({g, core.profile_for(g)});
+        }
         a.what_ifs = model::what_ifs(d, s.workload, profile, candidates);
     }
     if (parts.power_cost) {

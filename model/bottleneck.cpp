@@ -177,20 +177,21 @@ BottleneckReport find_bottleneck(const Deployment& d, const Workload& given,
 
 std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
                              const EfficiencyProfile& profile,
-                             std::span<const AcceleratorSpec> candidates, int cached_prefix) {
+                             std::span<const GpuCandidate> candidates, int cached_prefix) {
     const ServingEstimate base = estimate_serving(d, given, profile, cached_prefix);
     const Workload w = analytic_request(given); // the request the figures are for
     std::vector<WhatIf> out;
 
     const auto evaluate = [&](std::string name, std::string change, Deployment changed,
-                              std::string note) {
+                              std::string note, const EfficiencyProfile* other = nullptr) {
         WhatIf x;
         x.name = std::move(name);
         x.change = std::move(change);
         x.note = std::move(note);
         x.gpus = changed.gpus;
         try {
-            const ServingEstimate e = estimate_serving(changed, given, profile, cached_prefix);
+            const ServingEstimate e = estimate_serving(
+                changed, given, other != nullptr ? *other : profile, cached_prefix);
             x.fits = e.memory.fits;
             x.max_concurrency = e.memory.max_concurrency;
             x.ttft = e.ttft;
@@ -339,7 +340,8 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
     }
 
     // Another GPU, same layout.
-    for (const AcceleratorSpec& g : candidates) {
+    for (const GpuCandidate& c : candidates) {
+        const AcceleratorSpec& g = c.gpu;
         if (g.name == d.gpu.name) {
             continue;
         }
@@ -348,7 +350,8 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         if (!format_support(x.engine.kind, x.prec, x.gpu).runs) {
             continue; // the engine cannot run these formats on that GPU
         }
-        evaluate("gpu:" + g.name, "gpu " + d.gpu.name + " → " + g.name, std::move(x), "");
+        evaluate("gpu:" + g.name, "gpu " + d.gpu.name + " → " + g.name, std::move(x), "",
+                 &c.profile);
     }
 
     // One more replica.

@@ -71,12 +71,19 @@ struct WhatIf {
     friend bool operator==(const WhatIf&, const WhatIf&) = default;
 };
 
+/// Another GPU to try as a what-if, with the efficiency profile that GPU's own estimate uses
+/// (the front end's profile rule), so the what-if answers what estimating on that GPU answers.
+struct GpuCandidate {
+    AcceleratorSpec gpu;
+    EfficiencyProfile profile;
+};
+
 /// The what-ifs, ranked by effect: changes that make a non-fitting deployment fit first, then by
 /// throughput gain (ties: lower TPOT); inapplicable ones last. `candidates` are other GPUs to try
 /// with the same layout (same-named GPUs are skipped). `cached_prefix` as in estimate_serving.
 [[nodiscard]] std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& w,
                                            const EfficiencyProfile& profile,
-                                           std::span<const AcceleratorSpec> candidates = {},
+                                           std::span<const GpuCandidate> candidates = {},
                                            int cached_prefix = 0);
 
 } // namespace gpuplan::model

@@ -283,3 +283,41 @@ TEST(CalibCli, OutputFilesAreCompleteOrAbsent) {
     }
     fs::remove_all(dir);
 }
+
+// The kernel-level sets' fixtures through the CLI: GPU names resolved through hwdb aliases
+// ("NVIDIA B200" -> b200), the batched aiter table skipped in a folder.
+TEST(CalibCli, ImportsTheKernelLevelSets) {
+    const auto r = run("calib import " + fx("kernel_sets"));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const char* want : {"b200", "gb200", "h200-sxm", "mi300x", "mi355x", "gfx942-80cu"}) {
+        EXPECT_TRUE(has(r.out, std::string("\n") + want + " ")) << want << "\n" << r.out;
+    }
+    EXPECT_FALSE(has(r.out, "NVIDIA B200")) << r.out;
+    EXPECT_TRUE(has(r.out, "1 files in no known format skipped")) << r.out;
+}
+
+// --keep holds a parameter at the --base profile's value; unknown names are usage errors.
+TEST(CalibCli, FitKeepsParametersOfTheBaseProfile) {
+    auto bad = run("calib fit " + fx("blis") + " --gpu h100-sxm --keep gemm.bogus");
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_TRUE(has(bad.out, "unknown --keep parameter 'gemm.bogus'; use gemm.m_half or "
+                             "gemm.nk_half"))
+        << bad.out;
+    bad = run("calib fit " + fx("blis") + " --gpu h100-sxm --base " + fx("no-such.yaml"));
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    const fs::path dir =
+        fs::temp_directory_path() / ("gpuplan-calib-keep-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir / "data");
+    write_synthetic_torch_csv(dir / "data" / "torch_profile.csv");
+    const fs::path base = fs::path(GPUPLAN_SOURCE_DIR) / "hwdb/profiles/h100-sxm.yaml";
+    const fs::path out = dir / "kept.yaml";
+    const auto r = run("calib fit " + (dir / "data").string() + " --gpu h100-sxm --base " +
+                       base.string() + " --keep gemm.m_half -o " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(has(r.out, "note: gemm: gemm.m_half kept at the base profile's value (--keep)"))
+        << r.out;
+    EXPECT_EQ(hwdb::read_profile_file(out).profile.gemm.m_half,
+              hwdb::read_profile_file(base).profile.gemm.m_half);
+    fs::remove_all(dir);
+}

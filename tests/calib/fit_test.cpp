@@ -329,3 +329,89 @@ TEST(Evaluate, ReportsPerClassAndSkipsUnpredictablePoints) {
     EXPECT_GT(biased.all.mape, 0.01);
     EXPECT_LT(biased.all.n, ev.all.n);
 }
+
+// GEMMs at one row count (8192 x 8192 x K sweeps, as in triton-cublas-bench) say nothing about
+// m_half: the fit keeps the base's and says why; the rest of the curve is still fitted exactly.
+TEST(FitProfile, KeepsTheBaseMHalfWhenTheGemmsHaveOneRowCount) {
+    const calib::Hardware hw = test_hw();
+    const auto t = truth();
+    std::vector<Measurement> pts;
+    for (double k : {64.0, 96.0, 128.0, 192.0, 256.0, 384.0, 512.0, 768.0, 1024.0, 2048.0, 4096.0,
+                     8192.0, 16384.0, 32768.0, 65536.0, 131072.0}) {
+        for (const char* dtype : {"bf16", "fp8"}) {
+            Measurement g;
+            g.op_class = OpClass::Gemm;
+            g.op = "gemm";
+            g.m = 8192;
+            g.n = 8192;
+            g.k = k;
+            g.dtype = dtype;
+            g.gpu = "test-gpu";
+            g.time_s = 1.0;
+            auto base_truth = t;
+            base_truth.gemm.m_half = model::default_profile().gemm.m_half;
+            g.time_s = calib::predict(*calib::prepare(g, hw), base_truth, 0.0);
+            pts.push_back(g);
+        }
+    }
+    calib::FitOptions opt;
+    opt.prior_weight = 0.0;
+    opt.max_iterations = 500;
+    const auto base = model::default_profile();
+    const auto rep = calib::fit_profile(pts, hw, base, opt);
+    EXPECT_EQ(rep.profile.gemm.m_half, base.gemm.m_half);
+    expect_rel(rep.profile.gemm.e_max, t.gemm.e_max, 1e-4, "gemm.e_max");
+    expect_rel(rep.profile.gemm.nk_half, t.gemm.nk_half, 1e-4, "gemm.nk_half");
+    bool noted = false;
+    for (const auto& n : rep.notes) {
+        noted = noted || n == "gemm: gemm.m_half kept at the base profile's value (fewer than 3 "
+                              "row counts M in the training points)";
+    }
+    EXPECT_TRUE(noted);
+}
+
+// FitOptions::keep holds a parameter at the base profile's value even when the data vary in it.
+TEST(FitProfile, KeepsTheParametersItIsToldToKeep) {
+    const calib::Hardware hw = test_hw();
+    calib::FitOptions opt;
+    opt.keep = {"gemm.m_half"};
+    auto base = model::default_profile();
+    base.gemm.m_half = 33.0;
+    const auto rep = calib::fit_profile(synthetic(hw), hw, base, opt);
+    EXPECT_EQ(rep.profile.gemm.m_half, 33.0);
+    EXPECT_NE(rep.profile.gemm.nk_half, base.gemm.nk_half); // still fitted
+    bool noted = false;
+    for (const auto& n : rep.notes) {
+        noted = noted || n == "gemm: gemm.m_half kept at the base profile's value (--keep)";
+    }
+    EXPECT_TRUE(noted);
+    EXPECT_EQ(calib::keepable_parameters(),
+              (std::vector<std::string>{"gemm.m_half", "gemm.nk_half"}));
+}
+
+// AMD Infinity Fabric is a scale-up fabric: all-reduces over it are fitted, like NVLink's.
+TEST(FitProfile, FitsAllReducesOverInfinityFabric) {
+    model::InterconnectSpec xgmi;
+    xgmi.name = "test-xgmi";
+    xgmi.kind = model::LinkKind::InfinityFabric;
+    xgmi.bandwidth_per_direction = BytesPerSecond(448e9);
+    xgmi.latency = Seconds(2e-6);
+    const calib::Hardware hw{test_gpu(), {xgmi}};
+    std::vector<Measurement> pts;
+    for (int e = 10; e <= 33; ++e) {
+        Measurement m;
+        m.op_class = OpClass::AllReduce;
+        m.op = "all_reduce";
+        m.bytes = std::exp2(e);
+        m.tp = 8;
+        m.link = "test-xgmi";
+        m.gpu = "test-gpu";
+        m.time_s = 1.0;
+        m.time_s = calib::predict(*calib::prepare(m, hw), truth(), 0.0);
+        pts.push_back(m);
+    }
+    const auto rep = calib::fit_profile(pts, hw, model::default_profile(), {});
+    ASSERT_EQ(rep.classes.size(), 1u);
+    EXPECT_TRUE(rep.classes[0].fitted);
+    EXPECT_LT(rep.held_out.mape, 0.01);
+}

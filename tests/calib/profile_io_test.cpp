@@ -270,8 +270,45 @@ TEST(CommittedProfiles, LoadMatchTheHwdbAndBeatTheDefaultOnHeldOutGemms) {
         ASSERT_TRUE(found.has_value());
         EXPECT_EQ(found->provenance.description.find("extrapolated"), std::string::npos);
     }
-    const auto h200 =
-        hwdb::find_profile_for_gpu({hwdb::builtin_profile_folder()}, db.accelerator("h200-sxm"));
-    ASSERT_TRUE(h200.has_value());
-    EXPECT_EQ(h200->provenance.description.rfind("extrapolated from h100-sxm", 0), 0u);
+    // GPUs without a profile borrow the one of their architecture with the most points, flagged.
+    for (auto [gpu, from] : {std::pair{"h800", "h100-sxm"},
+                             {"h100-nvl", "h100-sxm"},
+                             {"gb200", "b200"},
+                             {"mi325x", "mi300x"},
+                             {"mi350x", "mi355x"}}) {
+        const auto b =
+            hwdb::find_profile_for_gpu({hwdb::builtin_profile_folder()}, db.accelerator(gpu));
+        ASSERT_TRUE(b.has_value()) << gpu;
+        EXPECT_EQ(b->provenance.description.rfind(std::string("extrapolated from ") + from, 0), 0u)
+            << gpu;
+    }
+}
+
+// The profiles fitted on public kernel-level sets (issue 19): their own GPU, sources cited as
+// repository@commit, a held-out error band, and only classes with data marked fitted.
+TEST(CommittedProfiles, KernelLevelProfilesCitePublicCommits) {
+    const auto db = hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    for (const char* name : {"h200-sxm", "b200", "mi300x", "mi355x"}) {
+        SCOPED_TRACE(name);
+        const auto f =
+            hwdb::read_profile_file(hwdb::builtin_profile_folder() / (std::string(name) + ".yaml"));
+        EXPECT_EQ(f.gpu, name);
+        EXPECT_EQ(f.architecture, db.accelerator(name).architecture);
+        ASSERT_FALSE(f.sources.empty());
+        for (const auto& s : f.sources) {
+            EXPECT_NE(s.find('@'), std::string::npos) << s; // owner/repo@commit:path
+            EXPECT_EQ(s.find("shared"), std::string::npos) << s;
+        }
+        EXPECT_GT(f.profile.error_band.points, 0);
+        EXPECT_GT(f.profile.error_band.mape, 0.0);
+        bool gemm = false;
+        for (const auto& r : f.residuals) {
+            gemm = gemm || r.op_class == "gemm";
+        }
+        EXPECT_TRUE(gemm);
+        const auto found =
+            hwdb::find_profile_for_gpu({hwdb::builtin_profile_folder()}, db.accelerator(name));
+        ASSERT_TRUE(found.has_value());
+        EXPECT_EQ(found->provenance.description.find("extrapolated"), std::string::npos);
+    }
 }

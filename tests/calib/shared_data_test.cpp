@@ -140,3 +140,113 @@ TEST(SharedData, RefittingReproducesTheCommittedA100Profile) {
     EXPECT_NEAR(rep.profile.memory.max, committed.memory.max, 1e-4);
     EXPECT_NEAR(rep.profile.comm.bandwidth.max, committed.comm.bandwidth.max, 1e-4);
 }
+
+namespace {
+
+bool have(const char* set) {
+    return fs::is_directory(fs::path(kData) / set);
+}
+
+// The importers keep the GPU name a file states ("NVIDIA H200"); resolve it as the CLI does.
+std::vector<model::Measurement> import_canonical(const std::vector<std::string>& rel) {
+    auto pts = import(rel);
+    for (auto& p : pts) {
+        if (const auto* a = db().find_accelerator(p.gpu)) {
+            p.gpu = a->name;
+        }
+    }
+    return pts;
+}
+
+const std::string kAiter = "aiter/aiter/configs/";
+const std::string kAzure = "ai-benchmarking-guide/Azure_Results/";
+
+} // namespace
+
+// Profiles fitted on public kernel-level sets (docs/calibration.md §5), held-out errors against
+// the same files the fits read (the commands in docs/calibration.md).
+TEST(SharedData, H200ProfileHeldOutErrorsPerOperatorClass) {
+    if (!have("ai-benchmarking-guide") || !have("cudnn-frontend")) {
+        GTEST_SKIP() << "no ai-benchmarking-guide or cudnn-frontend data at " << kData;
+    }
+    const auto pts = import_canonical({kAzure + "ND_H200_v5_results.excerpt.md", "cudnn-frontend"});
+    check("h200-sxm", pts,
+          {{OpClass::Gemm, 0.10},
+           {OpClass::AttentionPrefill, 0.10},
+           {OpClass::MemoryBound, 0.25},
+           {OpClass::AllReduce, 0.10}},
+          {OpClass::AllReduce});
+}
+
+TEST(SharedData, B200ProfileHeldOutErrorsPerOperatorClass) {
+    if (!have("triton-cublas-bench") || !have("cudnn-frontend")) {
+        GTEST_SKIP() << "no triton-cublas-bench or cudnn-frontend data at " << kData;
+    }
+    const auto pts = import_canonical({"triton-cublas-bench", "cudnn-frontend"});
+    check("b200", pts, {{OpClass::Gemm, 0.18}, {OpClass::AttentionPrefill, 0.16}},
+          {OpClass::Gemm, OpClass::AttentionPrefill});
+}
+
+TEST(SharedData, MI300XProfileHeldOutErrorsPerOperatorClass) {
+    if (!have("aiter") || !have("ai-benchmarking-guide")) {
+        GTEST_SKIP() << "no aiter or ai-benchmarking-guide data at " << kData;
+    }
+    const auto pts = import_canonical(
+        {kAzure + "ND_MI300X_v5_results.excerpt.md", kAiter + "a8w8_bpreshuffle_tuned_gemm.csv"});
+    check("mi300x", pts, {{OpClass::Gemm, 0.10}, {OpClass::AllReduce, 0.08}},
+          {OpClass::Gemm, OpClass::AllReduce});
+}
+
+TEST(SharedData, MI355XProfileHeldOutErrorsPerOperatorClass) {
+    if (!have("aiter")) {
+        GTEST_SKIP() << "no aiter data at " << kData;
+    }
+    const std::string m = kAiter + "model_configs/";
+    const auto pts = import_canonical(
+        {kAiter + "a8w8_bpreshuffle_tuned_gemm.csv", kAiter + "a4w4_blockscale_tuned_gemm.csv",
+         m + "llama70B_bf16_tuned_gemm.csv", m + "llama405B_bf16_tuned_gemm.csv",
+         m + "qwen32B_bf16_tuned_gemm.csv"});
+    check("mi355x", pts, {{OpClass::Gemm, 0.45}}, {OpClass::Gemm});
+}
+
+// Sets no profile was fitted on, printed against the profile the CLI picks: GB200's cuDNN
+// attention and norms against the borrowed B200 profile, and the block-scaled FP8 GEMMs of
+// aiter (a kernel class of its own) against the MI300X and MI355X profiles.
+TEST(SharedData, ValidationOnlySetsAgainstTheChosenProfiles) {
+    if (!have("aiter") || !have("cudnn-frontend")) {
+        GTEST_SKIP() << "no aiter or cudnn-frontend data at " << kData;
+    }
+    const auto cudnn = import_canonical({"cudnn-frontend"});
+    const auto block =
+        import_canonical({kAiter + "model_configs/a8w8_blockscale_tuned_gemm_ds_v3.csv",
+                          kAiter + "model_configs/a8w8_blockscale_tuned_gemm_glm5_1.csv"});
+    for (auto [gpu, pts] : {std::pair{"gb200", &cudnn}, {"mi300x", &block}, {"mi355x", &block}}) {
+        const auto& acc = db().accelerator(gpu);
+        const auto prof = hwdb::find_profile_for_gpu({hwdb::builtin_profile_folder()}, acc);
+        ASSERT_TRUE(prof.has_value()) << gpu;
+        const calib::Hardware hw{acc, db().interconnects()};
+        const auto e = calib::evaluate(*pts, hw, *prof, {}, calib::Subset::All);
+        ASSERT_GT(e.all.n, 0) << gpu;
+        for (const auto& c : e.classes) {
+            std::printf("[ validate ] %-7s %-18s n=%5d  MAPE %5.1f%% P90 %5.1f%%\n", gpu,
+                        model::to_string(c.op_class), c.stats.n, c.stats.mape * 100,
+                        c.stats.p90 * 100);
+        }
+        EXPECT_LT(e.all_time_weighted.mape, 0.6) << gpu;
+    }
+}
+
+// The B200 profile is what `calib fit` gives on the cited files (docs/calibration.md §5).
+TEST(SharedData, RefittingReproducesTheCommittedB200Profile) {
+    if (!have("triton-cublas-bench") || !have("cudnn-frontend")) {
+        GTEST_SKIP() << "no triton-cublas-bench or cudnn-frontend data at " << kData;
+    }
+    const auto pts = import_canonical({"triton-cublas-bench", "cudnn-frontend"});
+    const calib::Hardware hw{db().accelerator("b200"), db().interconnects()};
+    const auto rep = calib::fit_profile(pts, hw, model::default_profile(), {});
+    const auto committed = hwdb::load_profile(hwdb::builtin_profile_folder() / "b200.yaml");
+    EXPECT_NEAR(rep.profile.gemm.e_max, committed.gemm.e_max, 1e-4);
+    EXPECT_EQ(rep.profile.gemm.m_half, model::default_profile().gemm.m_half);
+    EXPECT_NEAR(rep.profile.gemm.nk_half / committed.gemm.nk_half, 1.0, 1e-4);
+    EXPECT_NEAR(rep.profile.attention_prefill.max, committed.attention_prefill.max, 1e-4);
+}

@@ -222,7 +222,7 @@ TEST(Bottleneck, DomainExampleNamesMaxNumSeqs) {
 TEST(WhatIf, FixesForANonFittingDeploymentRankFirst) {
     Deployment d = deploy(llama31_70b(), h100(), 2);
     d.engine.max_model_len = 16384;
-    const AcceleratorSpec candidates[] = {h200(), h100()};
+    const GpuCandidate candidates[] = {{h200(), default_profile()}, {h100(), default_profile()}};
     const std::vector<WhatIf> ws =
         what_ifs(d, workload(2048, 512, 8), default_profile(), candidates);
     ASSERT_FALSE(ws.empty());

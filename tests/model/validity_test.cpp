@@ -154,7 +154,7 @@ TEST(Validity, WhatIfsNeverProposeWhatTheEngineCannotRun) {
     w.input_tokens = 512;
     w.output_tokens = 128;
     w.concurrency = 1;
-    const std::vector<AcceleratorSpec> none;
+    const std::vector<GpuCandidate> none;
     for (const WhatIf& x : what_ifs(d, w, default_profile(), none)) {
         EXPECT_FALSE(has(x.change, "awq")) << x.change;
         EXPECT_FALSE(has(x.change, "→ fp8") && has(x.change, "weights")) << x.change;

@@ -1,0 +1,89 @@
+// ROCm/aiter tuned GEMM tables, aiter/configs/**/*tuned_gemm*.csv (aiter/utility/base_tuner.py,
+// gradlib/gradlib/GemmTuner.py): for each shape the tuner times every candidate kernel on the GPU
+// and keeps the fastest; `us` is that kernel's measured time in microseconds (torch profiler
+// device time, about 100 iterations, outliers dropped). C[M,N] = A[M,K] B[N,K]^T with M the
+// token rows and N x K the weight: a GEMM [M, K] x [K, N].
+// Data type: the `q_dtype_w` column (torch.float8_e4m3fn / e4m3fnuz -> fp8, torch.int8 -> int8),
+// else the `dtype` column (torch.bfloat16 -> bf16, torch.float16 -> fp16), else the file name
+// (a4w4_blockscale: MXFP4 weights and activations with 1x32 scales; a8w8_blockscale: FP8 with
+// 1x128 / 128x128 block scales).
+// GPU: the `gfx` and `cu_num` columns; gfx942 with 304 CUs is the MI300X (the MI325X has the same
+// die and CU count and cannot be told apart: its profile is borrowed), gfx950 with 256 CUs an
+// MI350-series part, taken as the MI355X (the MI350X is the same die at a lower clock and power;
+// the rows do not say which). Other parts (MI308X, gfx1250) keep their gfx name and CU count as
+// the GPU, which no hwdb accelerator has, so fits and validation skip them.
+#include "calib/importers_detail.hpp"
+
+#include "model/error.hpp"
+
+#include <string>
+
+namespace gpuplan::calib::detail {
+namespace {
+
+std::string gpu_of(const std::string& gfx, double cu) {
+    if (gfx == "gfx942" && cu == 304) {
+        return "mi300x";
+    }
+    if (gfx == "gfx950" && cu == 256) {
+        return "mi355x";
+    }
+    return gfx + "-" + std::to_string(static_cast<int>(cu)) + "cu";
+}
+
+} // namespace
+
+std::vector<Measurement> import_aiter_gemm(const CsvTable& t, const std::filesystem::path& path,
+                                           const ImportOptions& o) {
+    const std::string name = path.filename().string();
+    if (t.has_column("B")) {
+        throw InputError(path.string() +
+                         ": a batched GEMM table (column B) is B independent GEMMs, not one GEMM "
+                         "of a weight matrix; leave it out of the import");
+    }
+    const int c_gfx = t.column("gfx");
+    const int c_cu = t.column("cu_num");
+    const int c_m = t.column("M");
+    const int c_n = t.column("N");
+    const int c_k = t.column("K");
+    const int c_us = t.column("us");
+    const int c_qw = t.has_column("q_dtype_w") ? t.column("q_dtype_w") : -1;
+    const int c_dt = t.has_column("dtype") ? t.column("dtype") : -1;
+    std::string file_type;
+    if (name.rfind("a4w4", 0) == 0) {
+        file_type = "mxfp4";
+    } else if (name.rfind("a8w8", 0) == 0) {
+        file_type = "fp8";
+    }
+    std::vector<Measurement> out;
+    for (const auto& r : t.rows) {
+        std::string dtype = file_type;
+        int c_type = c_us;
+        if (c_qw >= 0 || c_dt >= 0) {
+            c_type = c_qw >= 0 ? c_qw : c_dt;
+            const std::string& v = t.text(r, c_type);
+            dtype = v.rfind("torch.float8_e4m3", 0) == 0 ? "fp8"
+                    : v == "torch.int8"                  ? "int8"
+                    : v == "torch.bfloat16"              ? "bf16"
+                    : v == "torch.float16"               ? "fp16"
+                                                         : "";
+        }
+        if (dtype.empty()) {
+            t.fail(r, c_type,
+                   "unknown data type '" + (c_type == c_us ? name : t.text(r, c_type)) +
+                       "'; expected torch.float8_e4m3fn(uz), torch.int8, torch.bfloat16 or "
+                       "torch.float16 (or an a4w4/a8w8 file)");
+        }
+        const std::string gpu = gpu_or(o, gpu_of(t.text(r, c_gfx), t.number(r, c_cu)), path);
+        Measurement m = gemm_point(base(t, r, "aiter", gpu), "aiter_" + dtype, t.number(r, c_m),
+                                   t.number(r, c_k), t.number(r, c_n), dtype);
+        m.time_s = t.number(r, c_us) * 1e-6;
+        if (m.m <= 0 || m.n <= 0 || m.k <= 0 || m.time_s <= 0) {
+            t.fail(r, c_us, "M, N, K and us must be positive");
+        }
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+} // namespace gpuplan::calib::detail
