@@ -3,6 +3,8 @@
 
 #include "model/error.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,10 +15,9 @@ namespace gpuplan::model {
 
 namespace {
 
+// The shortest readable form of a figure in a message (printf's %.6g).
 std::string num(double v) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
+    return fmt::format("{:.6g}", v);
 }
 
 } // namespace

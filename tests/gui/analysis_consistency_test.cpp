@@ -4,30 +4,23 @@
 #include "gui/analysis.hpp"
 #include "hwdb/database.hpp"
 #include "hwdb/scenario_loader.hpp"
+#include "tests/support/run_cli.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
 
 using namespace gpuplan;
 using nlohmann::json;
 
+// `gpuplan ARGS --json`, parsed (errors go to the shared output, so a failure shows them).
 json cli_json(const std::string& args) {
-    const std::string cmd = std::string(GPUPLAN_CLI) + " " + args + " --json 2>/dev/null";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) {
-        out.append(buf, n);
-    }
-    const int status = pclose(pipe);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << args;
-    return out.empty() ? json() : json::parse(out);
+    const test::RunResult r = test::run_cli(args + " --json");
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.out;
+    return r.exit_code == 0 ? json::parse(r.out) : json();
 }
 
 const hwdb::Database& db() {
