@@ -936,6 +936,7 @@ void ChartAdapter::lines(ChartPanel& p, const QString& title, const QString& xTi
     QChart* c = newChart(title, series.size() > 1);
     auto* xa = valueAxis(c, Qt::AlignBottom, xTitle, x0, x1);
     auto* ya = valueAxis(c, Qt::AlignLeft, yTitle, y0, y1);
+    std::vector<QLineSeries*> made;
     for (const NamedPoints& s : series) {
         auto* line = new QLineSeries();
         line->setName(s.name);
@@ -943,9 +944,12 @@ void ChartAdapter::lines(ChartPanel& p, const QString& title, const QString& xTi
         for (const auto& [x, y] : s.points) {
             line->append(x, y);
         }
-        c->addSeries(line);
+        c->addSeries(line); // the theme gives it its colour
         attach(line, xa, ya);
+        made.push_back(line);
     }
+    // Lines of equal values (a figure the series column does not change) stay visible.
+    distinguish(made);
     p.setChart(c);
 }
 
