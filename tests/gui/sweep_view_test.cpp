@@ -10,8 +10,11 @@
 #include "hwdb/database.hpp"
 #include "model/error.hpp"
 
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QMenu>
+#include <QMenuBar>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
@@ -274,6 +277,21 @@ TEST(SweepView, MalformedCsvNamesFileAndLine) {
     v.openFile(QString::fromStdString(other), &error);
     EXPECT_TRUE(error.startsWith(QString::fromStdString(other + ":2:"))) << error.toStdString();
     EXPECT_TRUE(error.contains(QStringLiteral("quoted field is not closed")));
+}
+
+TEST(SweepView, FileMenuOffersOpenSweepTable) {
+    app();
+    gui::MainWindow w(db());
+    QStringList fileActions;
+    for (QAction* menu : w.menuBar()->actions()) {
+        if (menu->menu() && menu->text() == QStringLiteral("&File")) {
+            for (QAction* a : menu->menu()->actions()) {
+                fileActions << a->text();
+            }
+        }
+    }
+    EXPECT_TRUE(fileActions.contains(QStringLiteral("Open s&weep table…")))
+        << fileActions.join(u'|').toStdString();
 }
 
 TEST(SweepTable, ColumnsKindsNumbersAndUnits) {
