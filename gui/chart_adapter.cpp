@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gpuplan::gui {
 
@@ -146,6 +147,17 @@ std::pair<double, double> ChartPanel::axisRange(Qt::Orientation o) const {
     return {0.0, 0.0};
 }
 
+QString ChartPanel::axisTitle(Qt::Orientation o) const {
+    if (hasChart()) {
+        for (QAbstractAxis* a : view_->chart()->axes(o)) {
+            if (a->isVisible()) {
+                return a->titleText();
+            }
+        }
+    }
+    return {};
+}
+
 bool ChartPanel::labelsTruncated() const {
     if (!hasChart()) {
         return false;
@@ -167,6 +179,19 @@ QStringList ChartPanel::seriesNames() const {
 
 QString ChartPanel::message() const {
     return hasChart() ? QString() : message_->text();
+}
+
+std::vector<std::pair<double, double>> ChartPanel::seriesPoints(int i) const {
+    std::vector<std::pair<double, double>> out;
+    if (!hasChart() || i < 0 || i >= view_->chart()->series().size()) {
+        return out;
+    }
+    if (auto* xy = qobject_cast<QXYSeries*>(view_->chart()->series().at(i))) {
+        for (const QPointF& pt : xy->points()) {
+            out.emplace_back(pt.x(), pt.y());
+        }
+    }
+    return out;
 }
 
 QString ChartPanel::title() const {
@@ -868,6 +893,63 @@ void ChartAdapter::bars(ChartPanel& p, const QString& title, const QString& unit
     c->addAxis(x, Qt::AlignBottom);
     auto* y = valueAxis(c, Qt::AlignLeft, unit, 0, niceMax(top * 1.1));
     attach(series, x, y);
+    p.setChart(c);
+}
+
+namespace {
+
+/// Round bounds around [lo, hi] for a linear axis (a span of 1 around a single value).
+std::pair<double, double> niceBounds(double lo, double hi) {
+    if (!(hi > lo)) {
+        const double pad = lo == 0 ? 1.0 : std::fabs(lo) * 0.5;
+        lo -= pad;
+        hi += pad;
+    }
+    const double step = niceStep(hi - lo, 5);
+    return {std::floor(lo / step) * step, std::ceil(hi / step) * step};
+}
+
+} // namespace
+
+void ChartAdapter::lines(ChartPanel& p, const QString& title, const QString& xTitle,
+                         const QString& yTitle, const std::vector<NamedPoints>& series) {
+    double xlo = std::numeric_limits<double>::infinity();
+    double xhi = -std::numeric_limits<double>::infinity();
+    double ylo = std::numeric_limits<double>::infinity();
+    double yhi = -std::numeric_limits<double>::infinity();
+    for (const NamedPoints& s : series) {
+        for (const auto& [x, y] : s.points) {
+            xlo = std::min(xlo, x);
+            xhi = std::max(xhi, x);
+            ylo = std::min(ylo, y);
+            yhi = std::max(yhi, y);
+        }
+    }
+    if (!(xlo <= xhi)) {
+        p.showMessage(QObject::tr("No row has both values to plot."));
+        return;
+    }
+    // A figure's axis starts at zero when its values are all positive, so lines compare by
+    // height; the swept axis spans its values.
+    const auto [x0, x1] = niceBounds(xlo, xhi);
+    const auto [y0, y1] = niceBounds(ylo >= 0 ? 0.0 : ylo, yhi);
+    QChart* c = newChart(title, series.size() > 1);
+    auto* xa = valueAxis(c, Qt::AlignBottom, xTitle, x0, x1);
+    auto* ya = valueAxis(c, Qt::AlignLeft, yTitle, y0, y1);
+    std::vector<QLineSeries*> made;
+    for (const NamedPoints& s : series) {
+        auto* line = new QLineSeries();
+        line->setName(s.name);
+        line->setPointsVisible(true);
+        for (const auto& [x, y] : s.points) {
+            line->append(x, y);
+        }
+        c->addSeries(line); // the theme gives it its colour
+        attach(line, xa, ya);
+        made.push_back(line);
+    }
+    // Lines of equal values (a figure the series column does not change) stay visible.
+    distinguish(made);
     p.setChart(c);
 }
 

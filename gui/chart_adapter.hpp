@@ -50,12 +50,16 @@ class ChartPanel : public QWidget {
     [[nodiscard]] QStringList axisLabels(Qt::Orientation o) const;
     /// The range of the chart's first value axis along `o` ({0, 0} without one).
     [[nodiscard]] std::pair<double, double> axisRange(Qt::Orientation o) const;
+    /// The title of the chart's first visible axis along `o` ("" without one).
+    [[nodiscard]] QString axisTitle(Qt::Orientation o) const;
     /// True when Qt Charts elided an axis label ("5000…") at the panel's current size.
     [[nodiscard]] bool labelsTruncated() const;
     /// The names of the chart's series, in drawing order.
     [[nodiscard]] QStringList seriesNames() const;
     /// The message shown instead of a chart ("" with a chart).
     [[nodiscard]] QString message() const;
+    /// The (x, y) points of line or scatter series `i` as plotted (empty for another kind).
+    [[nodiscard]] std::vector<std::pair<double, double>> seriesPoints(int i) const;
 
     /// Renders the chart as shown to a PNG (at twice the panel's size in pixels) or an SVG
     /// (the panel's size) file. Returns false without a chart or when the file cannot be
@@ -124,6 +128,15 @@ class ChartAdapter {
     /// One bar per configuration of a figure (`names` and `values` in step).
     static void bars(ChartPanel& p, const QString& title, const QString& unit,
                      const QStringList& names, const std::vector<double>& values);
+
+    /// One line with point markers per named series of (x, y) points (sorted by x), on linear
+    /// axes titled `xTitle` and `yTitle` (the sweep table's plot).
+    struct NamedPoints {
+        QString name;
+        std::vector<std::pair<double, double>> points;
+    };
+    static void lines(ChartPanel& p, const QString& title, const QString& xTitle,
+                      const QString& yTitle, const std::vector<NamedPoints>& series);
 };
 
 } // namespace gpuplan::gui

@@ -1,5 +1,5 @@
-// gpuplan-gui: the desktop planning app. `gpuplan-gui [--hwdb DIR]... [FILE]` opens FILE, a
-// scenario in the CLI's YAML format.
+// gpuplan-gui: the desktop planning app. `gpuplan-gui [--hwdb DIR]... [--sweep FILE.csv] [FILE]`
+// opens FILE, a scenario in the CLI's YAML format, and FILE.csv, a sweep's output table.
 #include "gui/main_window.hpp"
 #include "gui/ui_util.hpp"
 #include "hwdb/database.hpp"
@@ -35,6 +35,11 @@ int main(int argc, char** argv) {
         QStringLiteral("add a folder of hwdb YAML (overrides built-in entries by name)"),
         QStringLiteral("DIR"));
     parser.addOption(hwdb);
+    const QCommandLineOption sweep(
+        QStringLiteral("sweep"),
+        QStringLiteral("open a sweep's output table (gpuplan sweep SPEC -o FILE.csv) and plot it"),
+        QStringLiteral("FILE.csv"));
+    parser.addOption(sweep);
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("scenario YAML to open"),
                                  QStringLiteral("[FILE]"));
     parser.process(app);
@@ -61,5 +66,8 @@ int main(int argc, char** argv) {
         window.openFile(files.first());
     }
     window.show();
+    if (parser.isSet(sweep)) {
+        window.openSweepTable(parser.value(sweep));
+    }
     return QApplication::exec();
 }

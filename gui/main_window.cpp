@@ -2,6 +2,7 @@
 
 #include "gui/chart_adapter.hpp"
 #include "gui/scenario_panel.hpp"
+#include "gui/sweep_view.hpp"
 #include "gui/ui_util.hpp"
 #include "gui/views.hpp"
 #include "model/error.hpp"
@@ -129,6 +130,18 @@ void MainWindow::setDebounce(int ms) {
     debounce_.setInterval(ms);
 }
 
+SweepView& MainWindow::openSweepTable(const QString& path, QString* error) {
+    if (!sweep_) {
+        // Its own window beside the scenario's (the table is not the scenario's result).
+        sweep_ = new SweepView(this);
+        sweep_->setWindowFlag(Qt::Window);
+    }
+    sweep_->openFile(path, error);
+    sweep_->show();
+    sweep_->raise();
+    return *sweep_;
+}
+
 void MainWindow::scheduleAnalysis() {
     sinceEdit_.start();
     debounce_.start();
@@ -153,6 +166,13 @@ void MainWindow::buildMenus() {
     });
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
+    file->addAction(tr("Open s&weep table…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open sweep table"), {},
+                                                          tr("Sweep table (*.csv);;All files (*)"));
+        if (!path.isEmpty()) {
+            openSweepTable(path);
+        }
+    });
     file->addAction(tr("&Save"), QKeySequence::Save, this, [this] {
         if (doc_->path().isEmpty()) {
             const QString path = QFileDialog::getSaveFileName(

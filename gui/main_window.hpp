@@ -26,6 +26,7 @@ class PlanView;
 class PowerCostView;
 class ScenarioPanel;
 class SimulationView;
+class SweepView;
 class TrainingView;
 
 class MainWindow : public QMainWindow {
@@ -47,6 +48,9 @@ class MainWindow : public QMainWindow {
     QStringList exportCharts(const QString& folder);
     /// Writes every table of the current tab as <key>.csv into `folder`.
     QStringList exportTables(const QString& folder);
+    /// Opens a sweep's output table (`gpuplan sweep SPEC -o FILE.csv`) in the sweep window,
+    /// which shows the error (file:line) when it cannot be read; `error` receives it too.
+    SweepView& openSweepTable(const QString& path, QString* error = nullptr);
     /// Debounce between an edit and the analysis it triggers (default 10 ms).
     void setDebounce(int ms);
 
@@ -95,6 +99,7 @@ class MainWindow : public QMainWindow {
     TrainingView* training_;
     CompareView* compare_;
     PlanView* plan_;
+    SweepView* sweep_ = nullptr; ///< the sweep table window, made when first opened
     QMenu* recentMenu_ = nullptr;
     AnalysisPtr latest_;                      ///< the newest analysis
     std::map<QWidget*, AnalysisPtr> shownIn_; ///< what each tab last drew
