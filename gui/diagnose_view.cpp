@@ -24,6 +24,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace gpuplan::gui {
 namespace {
 
@@ -110,9 +112,9 @@ DiagnoseView::DiagnoseView(ScenarioDocument& doc, const Core& core, QWidget* par
     comparisons_ = new QStandardItemModel(0, 5, this);
     comparisons_->setHorizontalHeaderLabels(
         {tr("figure"), tr("observed"), tr("predicted"), tr("observed/predicted"), tr("source")});
-    rows_ = new QStandardItemModel(0, 6, this);
-    rows_->setHorizontalHeaderLabels(
-        {tr("row"), tr("symptom"), tr("cause"), tr("evidence"), tr("check"), tr("first fix")});
+    rows_ = new QStandardItemModel(0, 7, this);
+    rows_->setHorizontalHeaderLabels({tr("row"), tr("applies"), tr("symptom"), tr("cause"),
+                                      tr("evidence"), tr("check"), tr("first fix")});
     fixes_ = new QStandardItemModel(0, 4, this);
     fixes_->setHorizontalHeaderLabels({tr("layer"), tr("change"), tr("effect"), tr("applies")});
     auto* comparisonsView = makeTable(comparisons_, "diagnose_comparisons");
@@ -269,17 +271,21 @@ void DiagnoseView::showDiagnosis() {
              item(c.predicted > 0 ? fixed(c.observed / c.predicted, 2) : QStringLiteral("-")),
              item(qs(c.source))});
     }
-    // Every row shown applies; the verdict (the most severe) is highlighted more strongly.
+    // The rows that apply first, ranked, highlighted (the verdict, the most severe, in bold);
+    // then the rest of the troubleshooting table, greyed, with the condition that would fire it.
     bool first = true;
     for (const auto& r : g.rows) {
         QStringList evidence;
         for (const auto& e : r.evidence) {
             evidence << qs(e);
         }
-        QList<QStandardItem*> cells{
-            item(qs(r.id)),    item(qs(r.symptom)),
-            item(qs(r.cause)), item(evidence.join(QStringLiteral("\n"))),
-            item(qs(r.check)), item(r.fixes.empty() ? QString() : qs(r.fixes.front().change))};
+        QList<QStandardItem*> cells{item(qs(r.id)),
+                                    item(tr("yes")),
+                                    item(qs(r.symptom)),
+                                    item(qs(r.cause)),
+                                    item(evidence.join(QStringLiteral("\n"))),
+                                    item(qs(r.check)),
+                                    item(r.fixes.empty() ? QString() : qs(r.fixes.front().change))};
         for (auto* c : cells) {
             c->setBackground(first ? QColor(255, 214, 153) : QColor(255, 240, 204));
             if (first) {
@@ -290,6 +296,29 @@ void DiagnoseView::showDiagnosis() {
         }
         rows_->appendRow(cells);
         first = false;
+    }
+    for (const auto& t : model::troubleshooting_table()) {
+        const bool applies = std::any_of(g.rows.begin(), g.rows.end(), [&](const auto& r) {
+            return std::find(t.ids.begin(), t.ids.end(), r.id) != t.ids.end();
+        });
+        if (applies) {
+            continue;
+        }
+        QStringList ids;
+        for (const auto& id : t.ids) {
+            ids << qs(id);
+        }
+        QList<QStandardItem*> cells{item(ids.join(QStringLiteral(", "))),
+                                    item(tr("no")),
+                                    item(QString()),
+                                    item(QString()),
+                                    item(tr("fires when %1").arg(qs(t.fires_when))),
+                                    item(QString()),
+                                    item(QString())};
+        for (auto* c : cells) {
+            c->setForeground(QColor(128, 128, 128));
+        }
+        rows_->appendRow(cells);
     }
     rowsView_->resizeRowsToContents();
     QStringList notes;

@@ -23,11 +23,19 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 using namespace gpuplan;
 using gpuplan::gui::DiagnoseView;
 using gpuplan::gui::MainWindow;
+
+// Readable failure messages for QString comparisons.
+QT_BEGIN_NAMESPACE
+inline void PrintTo(const QString& s, std::ostream* os) {
+    *os << '"' << s.toStdString() << '"';
+}
+QT_END_NAMESPACE
 
 namespace {
 
@@ -100,17 +108,34 @@ void expect_same_as_cli(Window& f, const QJsonObject& cli) {
     const QJsonObject verdict = rows.first().toObject();
     const QJsonObject fix = verdict[QStringLiteral("fixes")].toArray().first().toObject();
     EXPECT_EQ(cell(*f.view, "diagnose_rows", 0, 0), verdict[QStringLiteral("id")].toString());
-    EXPECT_EQ(cell(*f.view, "diagnose_rows", 0, 1), verdict[QStringLiteral("symptom")].toString());
-    EXPECT_EQ(cell(*f.view, "diagnose_rows", 0, 5), fix[QStringLiteral("change")].toString());
+    EXPECT_EQ(cell(*f.view, "diagnose_rows", 0, 2), verdict[QStringLiteral("symptom")].toString());
+    EXPECT_EQ(cell(*f.view, "diagnose_rows", 0, 3), verdict[QStringLiteral("cause")].toString());
+    EXPECT_EQ(cell(*f.view, "diagnose_rows", 0, 5), verdict[QStringLiteral("check")].toString());
+    EXPECT_EQ(cell(*f.view, "diagnose_rows", 0, 6), fix[QStringLiteral("change")].toString());
     EXPECT_EQ(cell(*f.view, "diagnose_fixes", 0, 0), fix[QStringLiteral("layer")].toString());
     EXPECT_EQ(cell(*f.view, "diagnose_fixes", 0, 1), fix[QStringLiteral("change")].toString());
     EXPECT_EQ(cell(*f.view, "diagnose_fixes", 0, 2), fix[QStringLiteral("effect")].toString());
-    EXPECT_EQ(child<QTableView>(*f.view, "diagnose_rows")->model()->rowCount(), rows.size());
+    // The rows that apply come first, in the CLI's order, marked; the rest of the table follows,
+    // marked as not applying: seven rows in all (docs/diagnose.md, "The rows").
+    const QAbstractItemModel* table = child<QTableView>(*f.view, "diagnose_rows")->model();
+    EXPECT_EQ(table->rowCount(), 7);
+    for (int i = 0; i < table->rowCount(); ++i) {
+        const bool applies = i < rows.size();
+        EXPECT_EQ(cell(*f.view, "diagnose_rows", i, 1),
+                  applies ? QStringLiteral("yes") : QStringLiteral("no"));
+        if (applies) {
+            EXPECT_EQ(cell(*f.view, "diagnose_rows", i, 0),
+                      rows[i].toObject()[QStringLiteral("id")].toString());
+        } else {
+            EXPECT_TRUE(
+                cell(*f.view, "diagnose_rows", i, 4).startsWith(QStringLiteral("fires when")));
+        }
+    }
     QStringList evidence;
     for (const auto& e : verdict[QStringLiteral("evidence")].toArray()) {
         evidence << e.toString();
     }
-    EXPECT_EQ(cell(*f.view, "diagnose_rows", 0, 3), evidence.join(QStringLiteral("\n")));
+    EXPECT_EQ(cell(*f.view, "diagnose_rows", 0, 4), evidence.join(QStringLiteral("\n")));
     EXPECT_EQ(static_cast<int>(f.view->diagnosis()->comparisons.size()),
               cli[QStringLiteral("comparisons")].toArray().size());
 }
@@ -202,6 +227,7 @@ TEST_F(DiagnoseTabTest, AMalformedFileShowsItsFileLineAndField) {
     EXPECT_NE(err.find(bad.toStdString() + ":2"), std::string::npos) << err;
     EXPECT_NE(err.find("utilization.gpu"), std::string::npos) << err;
     EXPECT_EQ(child<QTableView>(*f.view, "diagnose_rows")->model()->rowCount(), 0);
+    EXPECT_FALSE(child<QPushButton>(*f.view, "diagnose_apply")->isEnabled());
 }
 
 TEST_F(DiagnoseTabTest, NothingObservedIsAnError) {
