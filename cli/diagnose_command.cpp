@@ -11,15 +11,13 @@
 #include "hwdb/observed_readers.hpp"
 #include "model/diagnose.hpp"
 #include "model/error.hpp"
-#include "model/operating_point.hpp"
-#include "sim/simulate.hpp"
+#include "plan/diagnosis.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <optional>
 #include <ostream>
 
@@ -124,54 +122,6 @@ void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::D
         out << "note: " << note << '\n';
 }
 
-/// The percentiles the buckets give are set beside the simulator's at the observed demand (a
-/// closed loop of running + waiting requests of the observed lengths) instead of the analytic
-/// model's single steady-state value: the simulator has the spread (queueing, prefill beside
-/// decode) the analytic model leaves out.
-void simulate_percentiles(const model::Scenario& s, const model::EfficiencyProfile& profile,
-                          model::Diagnosis& g) {
-    const bool any =
-        std::any_of(g.comparisons.begin(), g.comparisons.end(),
-                    [](const model::Comparison& c) { return c.source == "metrics buckets"; });
-    if (!any)
-        return;
-    model::Scenario x = s;
-    x.workload.classes.clear();
-    x.workload.trace.clear();
-    x.workload.duration.reset();
-    x.workload.input_tokens = g.input_tokens;
-    x.workload.output_tokens = g.output_tokens;
-    const int clients = std::max(1, g.demand);
-    model::set_closed_loop(x.workload, clients);
-    sim::SimOptions o;
-    o.requests = std::clamp(20 * clients, 200, 4000);
-    o.profile = profile;
-    const sim::SimResult r = sim::simulate(x, o, interrupt_token());
-    throw_if_interrupted();
-    if (!r.ok || r.overall.completed == 0) {
-        g.notes.push_back("the simulator could not run this deployment; the percentiles are set "
-                          "beside the analytic model's single value");
-        return;
-    }
-    const auto& o_ttft = r.overall.ttft;
-    const auto& o_itl = r.overall.itl;
-    const std::map<std::string, double> sim_ms{
-        {"TTFT P50", o_ttft.p50 * 1e3}, {"TTFT P90", o_ttft.p90 * 1e3},
-        {"TTFT P99", o_ttft.p99 * 1e3}, {"ITL P50", o_itl.p50 * 1e3},
-        {"ITL P90", o_itl.p90 * 1e3},   {"ITL P99", o_itl.p99 * 1e3}};
-    for (auto& c : g.comparisons) {
-        const auto it = sim_ms.find(c.figure);
-        if (c.source == "metrics buckets" && it != sim_ms.end()) {
-            c.predicted = it->second;
-            c.source = "buckets vs simulator";
-        }
-    }
-    g.notes.push_back(fmt::format(
-        "percentiles: the simulator's over {} requests, a closed loop of {} (running + waiting) "
-        "at {} + {} tokens, beside the histograms' (Prometheus histogram_quantile)",
-        *o.requests, clients, g.input_tokens, g.output_tokens));
-}
-
 } // namespace
 
 int run_diagnose(CliContext& ctx) {
@@ -237,34 +187,20 @@ int run_diagnose(CliContext& ctx) {
     }
     model::Scenario s = build_scenario(ctx, flags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
-    model::Observations obs;
-    if (metrics.size() == 1) {
-        obs.metrics = hwdb::engine_metrics(hwdb::read_metrics_scrape(metrics[0]), metrics[0]);
-    } else if (metrics.size() == 2) {
-        obs.metrics =
-            hwdb::engine_metrics(hwdb::read_metrics_scrape(metrics[0]),
-                                 hwdb::read_metrics_scrape(metrics[1]), metrics[1], interval);
-    }
-    if (!bench.empty())
-        obs.bench = hwdb::read_vllm_bench(bench);
-    if (!guidellm.empty())
-        obs.bench = hwdb::read_guidellm(guidellm, bench_index);
-    if (!aiperf.empty())
-        obs.bench = hwdb::read_aiperf(aiperf);
-    // Telemetry from several sources is merged: --smi first, then DCGM, then dmon.
-    const auto add_gpu = [&](model::GpuTelemetry t) {
-        obs.gpu = obs.gpu ? model::merge(*obs.gpu, t) : std::move(t);
-    };
-    if (!smi.empty())
-        add_gpu(hwdb::read_nvidia_smi_csv(smi));
-    if (!dcgm.empty())
-        add_gpu(hwdb::read_dcgm_metrics(dcgm));
-    if (!dmon.empty())
-        add_gpu(hwdb::read_nvidia_smi_dmon(dmon));
-    if (!startup_log.empty())
-        obs.startup = hwdb::read_startup_log(startup_log);
-    model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
-    simulate_percentiles(s, profile, g);
+    hwdb::ObservationFiles files;
+    files.metrics.assign(metrics.begin(), metrics.end());
+    files.interval_s = interval;
+    files.bench = bench;
+    files.guidellm = guidellm;
+    files.bench_index = bench_index;
+    files.aiperf = aiperf;
+    files.smi = smi;
+    files.dmon = dmon;
+    files.dcgm = dcgm;
+    files.startup_log = startup_log;
+    const model::Observations obs = hwdb::read_observations(files);
+    model::Diagnosis g = plan::diagnose_scenario(s, profile, obs, interrupt_token());
+    throw_if_interrupted();
 
     // The configuration to launch: the first re-estimated fix of the first row, else as is; the
     // benchmark that checks it runs at the load the fix was estimated at.

@@ -1,6 +1,7 @@
 #include "gui/main_window.hpp"
 
 #include "gui/chart_adapter.hpp"
+#include "gui/diagnose_view.hpp"
 #include "gui/scenario_panel.hpp"
 #include "gui/sweep_view.hpp"
 #include "gui/ui_util.hpp"
@@ -56,6 +57,9 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
     tabs_->addTab(training_, tr("Training"));
     tabs_->addTab(compare_, tr("Compare"));
     tabs_->addTab(plan_, tr("Plan"));
+    auto* diagnose = new DiagnoseView(*doc_, core_);
+    diagnose->setObjectName(QStringLiteral("diagnose_view"));
+    tabs_->addTab(diagnose, tr("Diagnose"));
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(panel_);
     split->addWidget(tabs_);

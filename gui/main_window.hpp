@@ -1,8 +1,8 @@
 #pragma once
 /// The desktop app's window: the scenario panel on the left, the result tabs on the right
-/// (Planning, Simulation, Power & cost, Training, Compare, Plan), and the File and Edit menus
-/// (open, save in the CLI's format, recent files, chart and CSV export, undo and redo). Every edit
-/// of the scenario schedules one analysis (debounced) on the runner; the tabs show its result.
+/// (Planning, Simulation, Power & cost, Training, Compare, Plan, Diagnose), and the File and Edit
+/// menus (open, save in the CLI's format, recent files, chart and CSV export, undo and redo). Every
+/// edit of the scenario schedules one analysis (debounced) on the runner; the tabs show its result.
 
 #include "gui/runner.hpp"
 #include "gui/scenario_document.hpp"

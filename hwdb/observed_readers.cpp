@@ -1322,4 +1322,59 @@ model::EngineStartup read_startup_log(const std::filesystem::path& path) {
                              path.string());
 }
 
+bool ObservationFiles::empty() const {
+    return metrics.empty() && bench.empty() && guidellm.empty() && aiperf.empty() && smi.empty() &&
+           dmon.empty() && dcgm.empty() && startup_log.empty();
+}
+
+model::Observations read_observations(const ObservationFiles& files) {
+    if (files.metrics.size() > 2) {
+        throw InvalidArgument(fmt::format("{} metrics scrapes are given; give one scrape, or two "
+                                          "(earlier first) for rates",
+                                          files.metrics.size()));
+    }
+    if (files.interval_s && (!std::isfinite(*files.interval_s) || *files.interval_s <= 0)) {
+        throw InvalidArgument("the interval between the scrapes must be a positive number of "
+                              "seconds");
+    }
+    if (files.interval_s && files.metrics.size() != 2) {
+        throw InvalidArgument("an interval needs two metrics scrapes (earlier first)");
+    }
+    if (static_cast<int>(!files.bench.empty()) + static_cast<int>(!files.guidellm.empty()) +
+            static_cast<int>(!files.aiperf.empty()) >
+        1) {
+        throw InvalidArgument("give one benchmark result: vllm bench, GuideLLM or AIPerf");
+    }
+    if (files.bench_index && files.guidellm.empty()) {
+        throw InvalidArgument("a bench index chooses a benchmark of a GuideLLM file; give one");
+    }
+    model::Observations obs;
+    if (files.metrics.size() == 1) {
+        obs.metrics =
+            engine_metrics(read_metrics_scrape(files.metrics[0]), files.metrics[0].string());
+    } else if (files.metrics.size() == 2) {
+        obs.metrics = engine_metrics(read_metrics_scrape(files.metrics[0]),
+                                     read_metrics_scrape(files.metrics[1]),
+                                     files.metrics[1].string(), files.interval_s);
+    }
+    if (!files.bench.empty())
+        obs.bench = read_vllm_bench(files.bench);
+    if (!files.guidellm.empty())
+        obs.bench = read_guidellm(files.guidellm, files.bench_index);
+    if (!files.aiperf.empty())
+        obs.bench = read_aiperf(files.aiperf);
+    const auto add_gpu = [&](model::GpuTelemetry t) {
+        obs.gpu = obs.gpu ? model::merge(*obs.gpu, t) : std::move(t);
+    };
+    if (!files.smi.empty())
+        add_gpu(read_nvidia_smi_csv(files.smi));
+    if (!files.dcgm.empty())
+        add_gpu(read_dcgm_metrics(files.dcgm));
+    if (!files.dmon.empty())
+        add_gpu(read_nvidia_smi_dmon(files.dmon));
+    if (!files.startup_log.empty())
+        obs.startup = read_startup_log(files.startup_log);
+    return obs;
+}
+
 } // namespace gpuplan::hwdb

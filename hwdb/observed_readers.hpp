@@ -107,4 +107,29 @@ struct LabelledBench {
 [[nodiscard]] model::BenchSummary read_vllm_bench(const std::filesystem::path& path);
 [[nodiscard]] model::GpuTelemetry read_nvidia_smi_csv(const std::filesystem::path& path);
 
+/// The observation files of one diagnosis (`gpuplan diagnose` and the app's Diagnose tab); an
+/// empty path is not given.
+struct ObservationFiles {
+    std::vector<std::filesystem::path> metrics; ///< one scrape, or two (earlier first)
+    std::optional<double> interval_s;           ///< seconds between the two scrapes
+    std::filesystem::path bench;                ///< `vllm bench serve --save-result` JSON
+    std::filesystem::path guidellm;             ///< GuideLLM benchmarks.json
+    std::optional<int> bench_index;             ///< which benchmark of a GuideLLM sweep
+    std::filesystem::path aiperf;               ///< AIPerf profile_export_aiperf.json
+    std::filesystem::path smi;                  ///< nvidia-smi --query-gpu CSV
+    std::filesystem::path dmon;                 ///< nvidia-smi dmon
+    std::filesystem::path dcgm;                 ///< DCGM exporter scrape
+    std::filesystem::path startup_log;          ///< the engine's start-up log
+    /// True when no file is given.
+    [[nodiscard]] bool empty() const;
+};
+
+/// Reads every given file into one model::Observations: the scrapes through engine_metrics (two
+/// give rates over the window), one benchmark result, and the GPU telemetry merged in the order
+/// nvidia-smi CSV, DCGM, dmon (model::merge). Throws InvalidArgument when more than two scrapes
+/// or more than one benchmark result is given, an interval is not a positive number or is given
+/// without two scrapes, or a bench index without a GuideLLM file; a reader's ConfigError (file,
+/// line and field) otherwise.
+[[nodiscard]] model::Observations read_observations(const ObservationFiles& files);
+
 } // namespace gpuplan::hwdb

@@ -864,4 +864,33 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
     return out;
 }
 
+std::vector<TroubleshootingRow> troubleshooting_table(const DiagnosisThresholds& th) {
+    return {
+        {{"kv-cache-full"},
+         fmt::format("KV cache use at or above {} and requests waiting or preempted",
+                     pct(th.kv_full))},
+        {{"queueing"},
+         fmt::format("requests waiting, the KV cache not full, and queue time above {} of TTFT",
+                     pct(th.queue_share))},
+        {{"low-batch"},
+         fmt::format("nothing waiting and fewer running than {} of what the deployment runs at "
+                     "once",
+                     pct(th.low_batch_share))},
+        {{"decode-slow"},
+         fmt::format("TPOT above {:g}× the prediction at the observed batch", th.slow_factor)},
+        {{"power-capped", "thermal-throttled", "clock-throttled"},
+         fmt::format("SM clock below {} of its maximum (the reason from the throttle reasons or "
+                     "the power draw)",
+                     pct(th.clock_ratio))},
+        {{"kv-size-mismatch"},
+         fmt::format("the start-up log's KV cache size differs from the model's by more than the "
+                     "larger of {} and the profile's P90 error band",
+                     pct(th.kv_size_band))},
+        {{"prefill-slow"},
+         fmt::format("TTFT above {:g}× the prediction and more than {:g} ms above it, nothing "
+                     "waiting, not explained by a slow decode",
+                     th.prefill_factor, th.prefill_min_gap_s * 1e3)},
+    };
+}
+
 } // namespace gpuplan::model

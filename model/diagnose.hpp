@@ -200,6 +200,19 @@ struct DiagnosisThresholds {
     double kv_size_band = 0.10;
 };
 
+/// One row of the troubleshooting table whether or not it applies (docs/diagnose.md, "The rows"):
+/// the ids diagnose() gives it (the throttled row has three, by reason) and when it fires.
+struct TroubleshootingRow {
+    std::vector<std::string> ids;
+    std::string fires_when; ///< the condition, with the thresholds of `th`
+    friend bool operator==(const TroubleshootingRow&, const TroubleshootingRow&) = default;
+};
+
+/// Every row diagnose() can return, in the order of docs/diagnose.md, for front ends that show
+/// the whole table with the rows that apply marked.
+[[nodiscard]] std::vector<TroubleshootingRow>
+troubleshooting_table(const DiagnosisThresholds& th = {});
+
 /// Diagnoses the deployment `d` serving `w` (the scenario's) from `obs`: the model is
 /// re-estimated at the observed running sequences (a closed loop, model::set_closed_loop) and
 /// the observed request lengths, then every row whose threshold the numbers cross is returned,

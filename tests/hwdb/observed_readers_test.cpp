@@ -467,5 +467,51 @@ TEST(StartupLogReader, SglangAndTensorRtLlmLines) {
     EXPECT_NE(bad.find("s.log:1:33: #tokens"), std::string::npos) << bad;
 }
 
+// read_observations is the one chain `gpuplan diagnose` and the app's Diagnose tab read files
+// through: each file goes to its reader, telemetry is merged nvidia-smi CSV first.
+TEST(ReadObservations, EachFileGoesToItsReaderAndTelemetryMerges) {
+    ObservationFiles f;
+    EXPECT_TRUE(f.empty());
+    f.bench = fixture("seed-7b-bench.json");
+    f.smi = fixture("seed-7b-smi.csv");
+    f.dcgm = fixture("seed-7b-dcgm.prom");
+    EXPECT_FALSE(f.empty());
+    const model::Observations obs = read_observations(f);
+    EXPECT_EQ(obs.bench, read_vllm_bench(f.bench));
+    EXPECT_EQ(obs.gpu, model::merge(read_nvidia_smi_csv(f.smi), read_dcgm_metrics(f.dcgm)));
+    EXPECT_FALSE(obs.metrics);
+    EXPECT_FALSE(obs.startup);
+    ObservationFiles two;
+    two.metrics = {fixture("kv-full-scrape-1.prom"), fixture("kv-full-scrape-2.prom")};
+    two.interval_s = 60;
+    ASSERT_TRUE(read_observations(two).metrics);
+    EXPECT_DOUBLE_EQ(read_observations(two).metrics->window_s.value_or(0), 60.0);
+}
+
+TEST(ReadObservations, ContradictoryFileSetsAreInvalidArguments) {
+    const auto invalid = [](const ObservationFiles& f) {
+        EXPECT_THROW((void)read_observations(f), InvalidArgument);
+    };
+    ObservationFiles three;
+    three.metrics = {"a.prom", "b.prom", "c.prom"};
+    invalid(three);
+    ObservationFiles lone_interval;
+    lone_interval.metrics = {"a.prom"};
+    lone_interval.interval_s = 10;
+    invalid(lone_interval);
+    ObservationFiles bad_interval;
+    bad_interval.metrics = {"a.prom", "b.prom"};
+    bad_interval.interval_s = -1;
+    invalid(bad_interval);
+    ObservationFiles two_benches;
+    two_benches.bench = "a.json";
+    two_benches.aiperf = "b.json";
+    invalid(two_benches);
+    ObservationFiles index_alone;
+    index_alone.bench = "a.json";
+    index_alone.bench_index = 0;
+    invalid(index_alone);
+}
+
 } // namespace
 } // namespace gpuplan::hwdb

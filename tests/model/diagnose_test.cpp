@@ -410,4 +410,27 @@ TEST(Diagnose, MergedTelemetryTakesEachFieldFromTheFirstSourceThatHasIt) {
 }
 
 } // namespace
+
+// The whole table (for front ends that mark the rows that apply): one entry per row of
+// docs/diagnose.md, the ids unique, the conditions written with the thresholds given.
+TEST(Diagnose, TroubleshootingTableListsEveryRowWithItsThresholds) {
+    const auto table = troubleshooting_table();
+    ASSERT_EQ(table.size(), 7u);
+    std::vector<std::string> ids;
+    for (const auto& t : table) {
+        ids.insert(ids.end(), t.ids.begin(), t.ids.end());
+    }
+    EXPECT_EQ(ids,
+              (std::vector<std::string>{"kv-cache-full", "queueing", "low-batch", "decode-slow",
+                                        "power-capped", "thermal-throttled", "clock-throttled",
+                                        "kv-size-mismatch", "prefill-slow"}));
+    EXPECT_NE(table[0].fires_when.find("95 %"), std::string::npos) << table[0].fires_when;
+    DiagnosisThresholds th;
+    th.kv_full = 0.9;
+    th.slow_factor = 4;
+    const auto custom = troubleshooting_table(th);
+    EXPECT_NE(custom[0].fires_when.find("90 %"), std::string::npos) << custom[0].fires_when;
+    EXPECT_NE(custom[3].fires_when.find("4×"), std::string::npos) << custom[3].fires_when;
+}
+
 } // namespace gpuplan::model
