@@ -50,7 +50,6 @@ Deployment base(const AcceleratorSpec& g, int tp) {
     d.model = llama70b();
     d.gpu = g;
     d.par.tp = tp;
-    d.gpus = tp;
     d.intra_node_link.name = "nvlink4";
     d.intra_node_link.bandwidth_per_direction = BytesPerSecond(450e9);
     d.intra_node_link.latency = Seconds(2e-6);

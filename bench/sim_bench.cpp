@@ -46,7 +46,6 @@ model::Scenario chat_mix(int replicas) {
     s.deployment.intra_node_link.name = "nvlink4";
     s.deployment.intra_node_link.bandwidth_per_direction = BytesPerSecond(450e9);
     s.deployment.par.dp = replicas;
-    s.deployment.gpus = replicas;
     s.deployment.engine.max_model_len = 8192;
     model::RequestClass chat;
     chat.name = "chat";

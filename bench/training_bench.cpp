@@ -54,7 +54,6 @@ Deployment cluster(const ModelSpec& m, double tflops, double mem_gib, int gpus) 
     d.gpu.memory_bandwidth = BytesPerSecond(2.0e12);
     d.gpu.dense.bf16 = FlopsPerSecond(tflops * 1e12);
     d.gpu.board_power = Watts(400);
-    d.gpus = gpus;
     d.par.dp = gpus;
     d.intra_node_link.bandwidth_per_direction = BytesPerSecond(300e9);
     d.intra_node_link.latency = Seconds(2e-6);

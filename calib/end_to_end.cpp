@@ -100,7 +100,6 @@ EndToEndReport validate_step_runs(
         d.model = db.model(r.model);
         d.gpu = db.accelerator(r.gpu);
         d.par.tp = r.tp;
-        d.gpus = r.tp;
         d.intra_node_link =
             db.interconnect(d.gpu.scale_up_link.empty() ? d.gpu.host_link : d.gpu.scale_up_link);
         d.prec.weights = model::parse_precision("fp16");

@@ -18,7 +18,7 @@ scenario_availability(const model::Scenario& s, int replicas, int gpus_per_repli
 std::optional<model::ServingAvailability> scenario_availability(const model::Scenario& s) {
     const model::Deployment& d = s.deployment;
     const int dp = std::max(1, d.par.dp);
-    return scenario_availability(s, s.cluster.replicas.value_or(dp), std::max(1, d.gpus / dp));
+    return scenario_availability(s, s.cluster.replicas.value_or(dp), std::max(1, d.gpus() / dp));
 }
 
 nlohmann::json availability_json(const model::ServingAvailability& a) {

@@ -205,7 +205,7 @@ int run_cost(CliContext& ctx) {
 
     auto& out = *ctx.out;
     const auto& d = s.deployment;
-    out << s.name << ": " << d.model.name << " on " << d.gpus << " x " << d.gpu.name;
+    out << s.name << ": " << d.model.name << " on " << d.gpus() << " x " << d.gpu.name;
     if (server) {
         out << " (" << in.nodes << " x " << server->name << ")";
     }
@@ -229,7 +229,7 @@ int run_cost(CliContext& ctx) {
     t.add_row({"maintenance (" + fixed(s.cost.maintenance_fraction * 100, 1) + " %/y)",
                money(c.maintenance_monthly), ""});
     t.add_row({"colocation", money(c.colocation_monthly), ""});
-    t.add_row({"rent (" + std::to_string(d.gpus) + " GPUs x " + fixed(c.hours_serving, 0) + " h)",
+    t.add_row({"rent (" + std::to_string(d.gpus()) + " GPUs x " + fixed(c.hours_serving, 0) + " h)",
                "", money(c.rent_monthly)});
     t.add_row({"total", money(c.own_monthly), money(c.rent_monthly)});
     t.add_row({"per million output tokens", money(c.own_per_million_tokens),

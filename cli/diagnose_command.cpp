@@ -83,7 +83,7 @@ nlohmann::json diagnosis_json(const model::Scenario& s, const model::Diagnosis& 
 void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::Diagnosis& g) {
     const auto& d = s.deployment;
     const auto& e = g.predicted.estimate;
-    out << s.name << ": " << d.model.name << " on " << d.gpus << " x " << d.gpu.name << " (tp "
+    out << s.name << ": " << d.model.name << " on " << d.gpus() << " x " << d.gpu.name << " (tp "
         << d.par.tp << ", pp " << d.par.pp << ", dp " << d.par.dp << "), weights "
         << d.prec.weights.name << ", KV " << d.prec.kv_cache.name << "\n"
         << "predicted at the observed load: " << g.running << " running, " << g.input_tokens

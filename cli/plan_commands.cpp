@@ -42,7 +42,7 @@ std::string pct(double f) {
 void print_memory(std::ostream& out, const model::Scenario& s, const model::MemoryEstimate& m,
                   int concurrency) {
     const auto& d = s.deployment;
-    out << s.name << ": " << d.model.name << " on " << d.gpus << " x " << d.gpu.name << " (tp "
+    out << s.name << ": " << d.model.name << " on " << d.gpus() << " x " << d.gpu.name << " (tp "
         << d.par.tp << ", pp " << d.par.pp << ", dp " << d.par.dp << "), weights "
         << d.prec.weights.name << ", KV " << d.prec.kv_cache.name << ", "
         << model::to_string(m.engine.kind) << "\n\n";
@@ -390,7 +390,7 @@ int run_compare(CliContext& ctx) {
         model::Scenario s = base;
         const auto c1 = spec.find(':');
         const std::string gpu = spec.substr(0, c1);
-        int count = base.deployment.gpus;
+        int count = base.deployment.gpus();
         int tp = -1;
         try {
             if (c1 != std::string::npos) {
@@ -413,7 +413,6 @@ int run_compare(CliContext& ctx) {
             throw UsageError("--with '" + spec + "': COUNT must be a multiple of TP");
         }
         s.deployment.par.dp = count / s.deployment.par.tp;
-        s.deployment.gpus = count;
         s.name = std::to_string(count) + "x-" + s.deployment.gpu.name;
         model::validate(s.deployment);
         configs.push_back(std::move(s));
@@ -437,7 +436,7 @@ int run_compare(CliContext& ctx) {
         std::string per_hour = "-";
         std::string per_mtok = "-";
         if (rent) {
-            const model::Money hourly = rent->price.money * s.deployment.gpus;
+            const model::Money hourly = rent->price.money * s.deployment.gpus();
             per_hour = model::to_string(hourly);
             if (e.throughput > 0) {
                 const model::Money mtok = hourly * (1e6 / (e.throughput * 3600));
@@ -463,7 +462,7 @@ int run_compare(CliContext& ctx) {
         t.add_row({s.name, e.memory.fits ? "yes" : "no",
                    std::to_string(e.operating_point.concurrency),
                    std::to_string(e.memory.kv_tokens), ms(e.ttft), ms(e.tpot),
-                   fixed(e.throughput, 0), fixed(e.throughput / s.deployment.gpus, 0),
+                   fixed(e.throughput, 0), fixed(e.throughput / s.deployment.gpus(), 0),
                    model::to_string(b.decode.binding), per_hour, per_mtok});
     }
     if (vm.count("json")) {

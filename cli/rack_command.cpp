@@ -174,7 +174,7 @@ int run_rack(CliContext& ctx) {
         model::gpu_power_limit(s.power, levels, node, s.power_model, s.rack.nodes_per_rack);
     const int nodes = s.rack.nodes
                           ? *s.rack.nodes
-                          : (have_scenario ? (s.deployment.gpus + node.gpus - 1) / node.gpus : 1);
+                          : (have_scenario ? (s.deployment.gpus() + node.gpus - 1) / node.gpus : 1);
     const Watts gpu_peak = std::min(levels.board, std::max(limit.per_gpu, levels.resident));
 
     std::vector<Basis> bases;

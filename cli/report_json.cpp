@@ -11,7 +11,7 @@ nlohmann::json scenario_json(const model::Scenario& s) {
     return {{"name", s.name},
             {"model", d.model.name},
             {"accelerator", d.gpu.name},
-            {"gpus", d.gpus},
+            {"gpus", d.gpus()},
             {"tp", d.par.tp},
             {"pp", d.par.pp},
             {"dp", d.par.dp},

@@ -32,7 +32,7 @@ int run_scenario_check(CliContext& ctx) {
         j["ok"] = true;
         out.push_back(std::move(j));
         if (!vm.count("json")) {
-            *ctx.out << f << ": ok: " << d.model.name << " on " << d.gpus << " x " << d.gpu.name
+            *ctx.out << f << ": ok: " << d.model.name << " on " << d.gpus() << " x " << d.gpu.name
                      << " (tp " << d.par.tp << ", pp " << d.par.pp << ", dp " << d.par.dp
                      << "), weights " << d.prec.weights.name << ", KV " << d.prec.kv_cache.name
                      << ", link " << d.intra_node_link.name << '\n';

@@ -148,12 +148,12 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     } else if (f.tp || f.pp) {
         d.par.dp = f.file.empty() ? 1 : d.par.dp;
     }
+    // Checked here, with the flags to change, before anything calls d.gpus().
     const long long gpus = replica * d.par.dp;
     if (gpus > model::kMaxGpus) {
         throw UsageError("tp x pp x dp = " + std::to_string(gpus) + " is more than " +
                          std::to_string(model::kMaxGpus) + " GPUs; lower --gpus, --tp or --pp");
     }
-    d.gpus = static_cast<int>(gpus);
     if (!f.weights.empty())
         d.prec.weights = model::parse_precision(f.weights);
     if (!f.kv.empty())
@@ -209,7 +209,7 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     if (f.output_len)
         s.workload.output_tokens = *f.output_len;
     if (s.name.empty()) {
-        s.name = d.model.name + "-on-" + std::to_string(d.gpus) + "x-" + d.gpu.name;
+        s.name = d.model.name + "-on-" + std::to_string(d.gpus()) + "x-" + d.gpu.name;
     }
     model::validate(d); // InvalidArgument (an InputError) names the field and the fix
     return s;

@@ -115,10 +115,10 @@ model::Scenario build(CliContext& ctx, const TrainFlags& f) {
     if (!f.gpu.empty() || !f.node.empty()) {
         hwdb::set_hardware(s, db, f.gpu.empty() ? d.gpu.name : f.gpu, f.node);
     }
-    if (f.gpus) {
-        d.gpus = *f.gpus;
-    }
-    if (!d.inter_node_link && d.gpus > d.gpus_per_node) {
+    // The training layout lives in TrainingConfig; the deployment carries only the GPU count, as
+    // dp with tp = pp = ep = 1, so d.gpus() is that count.
+    d.par = model::Parallelism{1, 1, f.gpus ? *f.gpus : d.gpus(), 1};
+    if (!d.inter_node_link && d.gpus() > d.gpus_per_node) {
         // Every layout would have a group spanning nodes with no network: say which flag helps.
         std::string nodes;
         int matching = 0;
@@ -130,28 +130,26 @@ model::Scenario build(CliContext& ctx, const TrainFlags& f) {
         }
         if (matching == 1 && f.node.empty()) {
             // The hwdb's only node for this accelerator: use it, and say so.
-            *ctx.err << "note: " << d.gpus << " GPUs span several nodes and no --node was given; "
+            *ctx.err << "note: " << d.gpus() << " GPUs span several nodes and no --node was given; "
                      << "using " << nodes << ", the hwdb's only node for " << d.gpu.name
                      << " (its GPUs per node and network)\n";
             hwdb::set_hardware(s, db, d.gpu.name, nodes);
         }
     }
-    if (!d.inter_node_link && d.gpus > d.gpus_per_node) {
+    if (!d.inter_node_link && d.gpus() > d.gpus_per_node) {
         std::string nodes;
         for (const auto& n : db.servers()) {
             if (n.accelerator == d.gpu.name) {
                 nodes += (nodes.empty() ? "" : ", ") + n.name;
             }
         }
-        throw UsageError(std::to_string(d.gpus) + " GPUs span nodes of " +
+        throw UsageError(std::to_string(d.gpus()) + " GPUs span nodes of " +
                          std::to_string(d.gpus_per_node) +
                          " but no network between nodes is known; give --node" +
                          (nodes.empty() ? std::string(" (an hwdb server with an inter-node link)")
                                         : " (e.g. " + nodes + " for " + d.gpu.name + ")") +
                          (f.file.empty() ? "" : " or hardware.inter_node_link in the file"));
     }
-    // The training layout lives in TrainingConfig; the deployment only carries the GPU count.
-    d.par = model::Parallelism{1, 1, d.gpus, 1};
     if (!s.training) {
         if (!f.tokens || !f.global_batch || !f.seq_len) {
             throw UsageError(
@@ -187,11 +185,11 @@ model::Scenario build(CliContext& ctx, const TrainFlags& f) {
     if (f.virtual_stages)
         l.virtual_stages = *f.virtual_stages;
     const long long split = static_cast<long long>(l.tp) * l.pp * l.cp;
-    if (d.gpus % split != 0) {
+    if (d.gpus() % split != 0) {
         throw UsageError("tp x pp x cp = " + std::to_string(split) + " does not divide the " +
-                         std::to_string(d.gpus) + " GPUs; change --gpus, --tp, --pp or --cp");
+                         std::to_string(d.gpus()) + " GPUs; change --gpus, --tp, --pp or --cp");
     }
-    l.dp = static_cast<int>(d.gpus / split);
+    l.dp = static_cast<int>(d.gpus() / split);
     if (f.dp && *f.dp != l.dp) {
         throw UsageError("--dp " + std::to_string(*f.dp) + " is not GPUs / (tp x pp x cp) = " +
                          std::to_string(l.dp) + "; change --gpus or leave --dp out");
@@ -234,7 +232,7 @@ model::Scenario build(CliContext& ctx, const TrainFlags& f) {
         c.data_loader_tokens_per_s = *f.loader;
     }
     if (s.name.empty()) {
-        s.name = d.model.name + "-train-" + std::to_string(d.gpus) + "x-" + d.gpu.name;
+        s.name = d.model.name + "-train-" + std::to_string(d.gpus()) + "x-" + d.gpu.name;
     }
     model::validate(d);
     return s;
@@ -413,7 +411,7 @@ nlohmann::json train_json(const model::Scenario& s, const model::TrainingEstimat
     j["name"] = s.name;
     j["model"] = d.model.name;
     j["accelerator"] = d.gpu.name;
-    j["gpus"] = d.gpus;
+    j["gpus"] = d.gpus();
     j["tokens"] = c.tokens;
     j["global_batch"] = c.global_batch;
     j["seq_len"] = c.seq_len;
@@ -490,7 +488,7 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Tr
         out << ", " << model::to_string(c.method) << " rank " << c.lora.rank << ": "
             << sci(e.trainable_params) << " trained";
     }
-    out << ") on " << d.gpus << " x " << d.gpu.name << ", " << sci(c.tokens)
+    out << ") on " << d.gpus() << " x " << d.gpu.name << ", " << sci(c.tokens)
         << " tokens, global batch " << c.global_batch << " x " << c.seq_len << " tokens\n"
         << "layout " << layout_text(l) << ", zero " << l.zero << ", micro-batch " << l.micro_batch
         << " (" << r.micro_batches << " per step)";
@@ -558,15 +556,15 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Tr
     out << "\nthroughput           " << fixed(r.tokens_per_s, 0) << " tokens/s ("
         << fixed(r.tokens_per_s_per_gpu, 0) << " per GPU)\n"
         << "utilization          MFU " << pct(r.mfu) << ", HFU " << pct(r.hfu) << " (of "
-        << fixed(r.hfu > 0 ? r.hardware_flops.si() / (r.hfu * b.total.si() * d.gpus) / 1e12 : 0.0,
+        << fixed(r.hfu > 0 ? r.hardware_flops.si() / (r.hfu * b.total.si() * d.gpus()) / 1e12 : 0.0,
                  1)
         << " TFLOP/s dense " << model::to_string(c.compute) << " per GPU)\n"
         << "time to train        " << secs(r.time_to_train) << " (" << fixed(r.steps, 0)
         << " steps), " << fixed(r.gpu_hours, 0) << " GPU-hours\n"
         << "total compute        " << sci(e.total_flops.si()) << " FLOPs = " << fixed(e.pf_days, 1)
         << " PF-days\n"
-        << "scaling 1 -> " << d.gpus
-        << std::string(d.gpus < 10 ? 8 : (d.gpus < 100 ? 7 : (d.gpus < 1000 ? 6 : 5)), ' ')
+        << "scaling 1 -> " << d.gpus()
+        << std::string(d.gpus() < 10 ? 8 : (d.gpus() < 100 ? 7 : (d.gpus() < 1000 ? 6 : 5)), ' ')
         << fixed(e.speedup, 2) << "x (" << pct(e.scaling_efficiency)
         << " efficiency), Amdahl serial fraction " << pct(e.serial_fraction);
     if (e.amdahl_limit)

@@ -201,12 +201,10 @@ bool apply_what_if(model::Scenario& s, const model::WhatIf& x, const hwdb::Datab
         if (d.par.ep > 1) {
             d.par.ep = std::max(1, d.par.tp);
         }
-        d.gpus = d.par.tp * d.par.pp * d.par.dp;
         return true;
     }
     if (key == "replicas+1") {
         d.par.dp += 1;
-        d.gpus = d.par.tp * d.par.pp * d.par.dp;
         return true;
     }
     if (key.rfind("gpu:", 0) == 0) {

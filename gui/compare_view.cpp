@@ -18,7 +18,7 @@ namespace {
 QString configName(const model::Scenario& s) {
     const auto& d = s.deployment;
     return QStringLiteral("%1× %2 tp%3 %4")
-        .arg(d.gpus)
+        .arg(d.gpus())
         .arg(qs(d.gpu.name))
         .arg(d.par.tp)
         .arg(qs(d.prec.weights.name));
@@ -126,7 +126,7 @@ void CompareView::showComparison(const ComparisonPtr& c) {
     for (std::size_t i = 0; i < c->analyses.size(); ++i) {
         const auto& a = c->analyses[i];
         const auto& e = a ? a->serving() : model::ServingEstimate{};
-        const int gpus = a ? a->scenario.deployment.gpus : 1;
+        const int gpus = a ? a->scenario.deployment.gpus() : 1;
         throughput.push_back(e.throughput);
         perGpu.push_back(gpus > 0 ? e.throughput / gpus : 0);
         tpot.push_back(e.tpot.si() * 1e3);

@@ -154,7 +154,7 @@ void PlanningView::showAnalysis(const AnalysisPtr& a) {
     summary_->setText(tr("<b>%1</b> on %2 × %3 (tp %4, pp %5, replicas %6), weights %7, KV %8, %9: "
                          "<b>%10</b>, TTFT %11, TPOT %12, %13 tok/s")
                           .arg(qs(d.model.name).toHtmlEscaped())
-                          .arg(d.gpus)
+                          .arg(d.gpus())
                           .arg(qs(d.gpu.name))
                           .arg(d.par.tp)
                           .arg(d.par.pp)

@@ -518,7 +518,6 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
             }
             const int before = par.dp;
             par.dp = n / replica;
-            s.deployment.gpus = n;
             setLayoutNote(before == par.dp ? QString()
                                            : tr("replicas %1 → %2 (%3 GPUs ÷ tp %4 × pp %5)")
                                                  .arg(before)
@@ -542,19 +541,18 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
         connect(box, &QSpinBox::valueChanged, this, [this, box, key, what, field](int v) {
             apply(what, key, box, [&](model::Scenario& s) {
                 auto& par = s.deployment.par;
-                const int gpus = s.deployment.gpus;
+                const int gpus = s.deployment.gpus();
                 const int dp = par.dp;
                 par.*field = v;
                 const int replica = model::replica_gpus(par);
                 if (field != &model::Parallelism::dp && gpus % replica == 0) {
                     par.dp = gpus / replica;
                 }
-                s.deployment.gpus = replica * par.dp;
                 QString note;
-                if (s.deployment.gpus != gpus) {
+                if (s.deployment.gpus() != gpus) {
                     note = tr("GPUs %1 → %2 (tp %3 × pp %4 × %5 replicas)")
                                .arg(gpus)
-                               .arg(s.deployment.gpus)
+                               .arg(s.deployment.gpus())
                                .arg(par.tp)
                                .arg(par.pp)
                                .arg(par.dp);
@@ -1053,7 +1051,7 @@ void ScenarioPanel::refresh() {
     }
     const int ni = node_->findData(qs(s.node_ref));
     node_->setCurrentIndex(std::max(0, ni));
-    showValue(count_, d.gpus);
+    showValue(count_, d.gpus());
     showValue(tp_, d.par.tp);
     showValue(pp_, d.par.pp);
     showValue(dp_, d.par.dp);

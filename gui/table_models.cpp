@@ -125,11 +125,11 @@ FiguresModel::Rows servingRows(const Analysis& a) {
     add(QObject::tr("throughput"), formatNumber(e.throughput) + QObject::tr(" tok/s"));
     more({num("throughput", e.throughput, "tok/s")});
     add(QObject::tr("throughput per GPU"),
-        formatNumber(a.scenario.deployment.gpus > 0 ? e.throughput / a.scenario.deployment.gpus
-                                                    : 0) +
+        formatNumber(a.scenario.deployment.gpus() > 0 ? e.throughput / a.scenario.deployment.gpus()
+                                                      : 0) +
             QObject::tr(" tok/s"));
     more({num("throughput per GPU",
-              a.scenario.deployment.gpus > 0 ? e.throughput / a.scenario.deployment.gpus : 0.0,
+              a.scenario.deployment.gpus() > 0 ? e.throughput / a.scenario.deployment.gpus() : 0.0,
               "tok/s")});
     add(QObject::tr("peak throughput"),
         formatNumber(e.peak_throughput) + QObject::tr(" tok/s at %1").arg(e.peak_concurrency));
@@ -874,14 +874,14 @@ void CompareTableModel::setConfigurations(QStringList names,
         const auto& e = a.serving();
         col << qs(d.gpu.name)
             << QStringLiteral("%1 (%2 × %3 × %4)")
-                   .arg(d.gpus)
+                   .arg(d.gpus())
                    .arg(d.par.tp)
                    .arg(d.par.pp)
                    .arg(d.par.dp)
             << qs(d.prec.weights.name) + QStringLiteral(" / ") + qs(d.prec.kv_cache.name)
             << yesNo(e.memory.fits) << formatNumber(static_cast<double>(e.memory.kv_tokens))
             << formatTime(e.ttft) << formatTime(e.tpot) << formatNumber(e.throughput)
-            << formatNumber(d.gpus > 0 ? e.throughput / d.gpus : 0)
+            << formatNumber(d.gpus() > 0 ? e.throughput / d.gpus() : 0)
             << qs(std::string(model::to_string(a.bottleneck.decode.binding)))
             << (a.power ? formatWatts(a.power->deployment_average) : QStringLiteral("\u2013"))
             << (a.cost ? formatMoney(a.cost->rent_per_million_tokens) : QStringLiteral("\u2013"))

@@ -39,7 +39,7 @@ model::TrainingConfig starter(const model::Scenario& s) {
     c.global_batch = 512;
     c.layout.tp = s.deployment.par.tp;
     c.layout.pp = s.deployment.par.pp;
-    c.layout.dp = std::max(1, s.deployment.gpus / (c.layout.tp * c.layout.pp));
+    c.layout.dp = std::max(1, s.deployment.gpus() / (c.layout.tp * c.layout.pp));
     return c;
 }
 
@@ -109,7 +109,7 @@ TrainingView::TrainingView(ScenarioDocument& doc, Runner& runner, QWidget* paren
         f(*next.training);
         // dp follows from the GPU count, as the loader derives it.
         auto& l = next.training->layout;
-        l.dp = std::max(1, next.deployment.gpus / std::max(1, l.tp * l.pp * l.cp));
+        l.dp = std::max(1, next.deployment.gpus() / std::max(1, l.tp * l.pp * l.cp));
         doc_.edit(next, what, key);
     };
     connect(enabled_, &QCheckBox::toggled, this, [this](bool on) {

@@ -225,7 +225,6 @@ void read_hardware(MapReader m, const Database& db, model::Scenario& s) {
         }
         d.par.dp = static_cast<int>(*count / replica);
     }
-    d.gpus = static_cast<int>(replica * d.par.dp);
     d.gpus_per_node = m.opt_integer("gpus_per_node", 1, 1024).value_or(d.gpus_per_node);
     if (const auto intra = m.opt_string("intra_node_link")) {
         d.intra_node_link = at_key(m, "intra_node_link", [&] { return db.interconnect(*intra); });

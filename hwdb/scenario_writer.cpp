@@ -252,7 +252,7 @@ void write_hardware(Out& o, const model::Scenario& s) {
     if (!s.node_ref.empty()) {
         o.line(2, "node", str(s.node_ref));
     }
-    o.line(2, "count", std::to_string(d.gpus));
+    o.line(2, "count", std::to_string(d.gpus()));
     o.line(2, "tp", std::to_string(d.par.tp));
     o.line(2, "pp", std::to_string(d.par.pp));
     o.line(2, "dp", std::to_string(d.par.dp));

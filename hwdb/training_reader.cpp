@@ -41,12 +41,13 @@ std::optional<model::TrainingConfig> read_training(std::optional<MapReader> m,
     l.cp = m->opt_integer("cp", 1, 4096).value_or(1);
     l.ep = m->opt_integer("ep", 1, 65536).value_or(hw.par.ep);
     const long long split = static_cast<long long>(l.tp) * l.pp * l.cp;
-    if (hw.gpus % split != 0) {
-        m->fail_at(m->has("tp") ? "tp" : "pp",
-                   "tp × pp × cp = " + std::to_string(split) + " does not divide the " +
-                       std::to_string(hw.gpus) + " GPUs of hardware.count; change one of them");
+    const int gpus = hw.gpus(); // hardware.count (its dp follows from tp × pp)
+    if (gpus % split != 0) {
+        m->fail_at(m->has("tp") ? "tp" : "pp", "tp × pp × cp = " + std::to_string(split) +
+                                                   " does not divide the " + std::to_string(gpus) +
+                                                   " GPUs of hardware.count; change one of them");
     }
-    l.dp = static_cast<int>(hw.gpus / split);
+    l.dp = static_cast<int>(gpus / split);
     if (const auto dp = m->opt_integer("dp", 1, 1 << 24); dp && *dp != l.dp) {
         m->fail_at("dp", "dp " + std::to_string(*dp) + " is not GPUs / (tp × pp × cp) = " +
                              std::to_string(l.dp) + "; fix hardware.count or leave dp out");

@@ -188,8 +188,8 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         x.name = std::move(name);
         x.change = std::move(change);
         x.note = std::move(note);
-        x.gpus = changed.gpus;
         try {
+            x.gpus = changed.gpus(); // throws only for more than kMaxGpus GPUs
             const ServingEstimate e = estimate_serving(
                 changed, given, other != nullptr ? *other : profile, cached_prefix);
             x.fits = e.memory.fits;
@@ -197,7 +197,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
             x.ttft = e.ttft;
             x.tpot = e.tpot;
             x.throughput = e.throughput;
-            x.throughput_per_gpu = changed.gpus > 0 ? e.throughput / changed.gpus : 0.0;
+            x.throughput_per_gpu = x.gpus > 0 ? e.throughput / x.gpus : 0.0;
             x.throughput_gain = base.throughput > 0 ? e.throughput / base.throughput : 0.0;
             x.ttft_ratio = base.ttft.si() > 0 ? e.ttft / base.ttft : 0.0;
             x.tpot_ratio = base.tpot.si() > 0 ? e.tpot / base.tpot : 0.0;
@@ -213,7 +213,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         x.change = std::move(change);
         x.applicable = false;
         x.note = std::move(why);
-        x.gpus = d.gpus;
+        x.gpus = d.gpus();
         out.push_back(std::move(x));
     };
 
@@ -321,11 +321,10 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         if (x.par.ep > 1) {
             x.par.ep = x.par.tp;
         }
-        x.gpus = x.par.tp * x.par.pp * x.par.dp;
         evaluate("tp-x2", "tp " + std::to_string(d.par.tp) + " → " + std::to_string(x.par.tp),
                  std::move(x),
                  "uses " + std::to_string(d.par.tp * 2 * d.par.pp * d.par.dp) +
-                     " GPUs instead of " + std::to_string(d.gpus));
+                     " GPUs instead of " + std::to_string(d.gpus()));
     }
     if (d.par.tp >= 2) {
         Deployment x = d;
@@ -333,10 +332,10 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         if (x.par.ep > 1) {
             x.par.ep = std::max(1, x.par.tp);
         }
-        x.gpus = x.par.tp * x.par.pp * x.par.dp;
+        const int fewer = x.gpus(); // below d.gpus(), so within kMaxGpus
         evaluate("tp-half", "tp " + std::to_string(d.par.tp) + " → " + std::to_string(x.par.tp),
                  std::move(x),
-                 "uses " + std::to_string(x.gpus) + " GPUs instead of " + std::to_string(d.gpus));
+                 "uses " + std::to_string(fewer) + " GPUs instead of " + std::to_string(d.gpus()));
     }
 
     // Another GPU, same layout.
@@ -358,11 +357,12 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
     {
         Deployment x = d;
         x.par.dp = d.par.dp + 1;
-        x.gpus = x.par.tp * x.par.pp * x.par.dp;
+        // d.gpus() + tp × pp: both at most kMaxGpus, so the sum cannot wrap an int.
+        const int more = d.gpus() + replica_gpus(d.par);
         evaluate("replicas+1",
                  "replicas " + std::to_string(d.par.dp) + " → " + std::to_string(x.par.dp),
                  std::move(x),
-                 "uses " + std::to_string(x.gpus) + " GPUs instead of " + std::to_string(d.gpus));
+                 "uses " + std::to_string(more) + " GPUs instead of " + std::to_string(d.gpus()));
     }
 
     const bool base_fits = base.memory.fits;

@@ -173,7 +173,7 @@ CostEstimate estimate_cost(const CostInputs& in) {
 CostInputs cost_inputs(const Scenario& s, const ServerSpec* node, const PowerEstimate& p) {
     const Deployment& d = s.deployment;
     CostInputs in;
-    in.gpus = d.gpus;
+    in.gpus = d.gpus();
     in.nodes = p.nodes;
     in.config = s.cost;
     in.electricity = s.prices.electricity;
@@ -185,11 +185,11 @@ CostInputs cost_inputs(const Scenario& s, const ServerSpec* node, const PowerEst
 
     // Whole nodes are bought, but a deployment on part of a node pays its share: the other
     // GPUs serve something else (the same share as its host power, power.cpp).
-    const double node_share = static_cast<double>(d.gpus) / p.node.gpus;
+    const double node_share = static_cast<double>(d.gpus()) / p.node.gpus;
     const std::string nodes_text =
         fmt::format("{:g} node{}", node_share, node_share == 1.0 ? "" : "s");
     if (std::abs(node_share - std::round(node_share)) > 1e-9) {
-        in.notes.push_back("the deployment uses " + std::to_string(d.gpus) + " of " +
+        in.notes.push_back("the deployment uses " + std::to_string(d.gpus()) + " of " +
                            std::to_string(p.node.gpus) +
                            " GPUs per node: it is charged that share of a node");
     }
@@ -204,8 +204,8 @@ CostInputs cost_inputs(const Scenario& s, const ServerSpec* node, const PowerEst
         in.capex = node_price->price.money * node_share;
         in.capex_source = node_price->source + " × " + nodes_text;
     } else if (const auto gpu_price = gpu_purchase_price(s, &in.notes)) {
-        in.capex = gpu_price->price.money * d.gpus;
-        in.capex_source = gpu_price->source + " × " + std::to_string(d.gpus) + " GPUs";
+        in.capex = gpu_price->price.money * d.gpus();
+        in.capex_source = gpu_price->source + " × " + std::to_string(d.gpus()) + " GPUs";
         in.notes.push_back("host (CPUs, chassis, network) not priced: set prices.node_purchase "
                            "for whole servers");
         in.host_priced = false;
@@ -218,12 +218,12 @@ CostInputs cost_inputs(const Scenario& s, const ServerSpec* node, const PowerEst
     in.load_power = p.deployment_average;
     in.provisioned_power = p.deployment_peak;
     const double psu = s.power_model.psu_efficiency > 0 ? s.power_model.psu_efficiency : 1.0;
-    const double share = static_cast<double>(d.gpus) / p.node.gpus;
+    const double share = static_cast<double>(d.gpus()) / p.node.gpus;
     switch (s.cost.off_hours) {
     case OffHours::Resident: in.off_power = p.deployment_idle; break;
     case OffHours::Idle:
         in.off_power = p.node.idle ? *p.node.idle * share
-                                   : p.levels.idle * (d.gpus / psu) + p.node.host * share;
+                                   : p.levels.idle * (d.gpus() / psu) + p.node.host * share;
         break;
     case OffHours::Off: in.off_power = Watts(0); break;
     }

@@ -5,6 +5,7 @@
 /// output tokens and the rent-vs-buy break-even month. Money keeps its currency: mixing
 /// currencies is an error, never a conversion (docs/cost.md).
 
+#include "model/cost_config.hpp"
 #include "model/hardware_spec.hpp"
 #include "model/money.hpp"
 #include "model/units.hpp"
@@ -22,36 +23,6 @@ struct PowerEstimate;
 /// calendar average is 30.44.
 inline constexpr double kMonthDays = 30.0;
 inline constexpr double kMonthHours = 24.0 * kMonthDays;
-
-/// When the hardware is in use. Steady: 24 h a day, 30 days a month.
-struct UtilizationProfile {
-    double hours_per_day = 24.0;  ///< hours of serving per day, in (0, 24]
-    double days_per_month = 30.0; ///< days of serving per month, in (0, 30]
-    friend bool operator==(const UtilizationProfile&, const UtilizationProfile&) = default;
-};
-
-/// What owned hardware draws when not serving.
-enum class OffHours {
-    Resident, ///< the model stays loaded (a CUDA context pins the clocks: resident power)
-    Idle,     ///< the engine stops: bare idle power
-    Off,      ///< powered off: nothing
-};
-
-/// "resident", "idle", "off".
-[[nodiscard]] const char* to_string(OffHours o);
-
-/// The scenario's `cost:` block. Defaults that are conventions, not facts, say so.
-struct CostConfig {
-    /// Straight-line amortization period. 4 years is a planning convention [U] (hyperscalers
-    /// depreciate servers over 5-6 years; accelerators are often planned shorter).
-    double amortization_years = 4.0;
-    double residual_fraction = 0.0;    ///< resale value at the end, a fraction of capex
-    double maintenance_fraction = 0.0; ///< support and spares per year, a fraction of capex
-    std::optional<Price> colocation;   ///< per provisioned kW-month
-    UtilizationProfile utilization;
-    OffHours off_hours = OffHours::Resident;
-    friend bool operator==(const CostConfig&, const CostConfig&) = default;
-};
 
 /// Electricity cost of drawing `power` for `hours` at `price` (per kWh) in a facility of
 /// power usage effectiveness `pue`: kW × hours × price × pue. Throws InvalidArgument when the

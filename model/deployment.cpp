@@ -230,6 +230,23 @@ EngineSettings resolve_engine(const Deployment& d) {
     return s;
 }
 
+int total_gpus(const Parallelism& p) {
+    // |tp × pp| < 2^62 fits in 64 bits; once it is at most kMaxGpus, so does the product with dp.
+    const long long replica = static_cast<long long>(p.tp) * p.pp;
+    const auto too_many = [](long long n) { return n > kMaxGpus || n < -kMaxGpus; };
+    if (too_many(replica) || too_many(replica * p.dp)) {
+        throw InvalidArgument("parallelism tp=" + std::to_string(p.tp) +
+                              " pp=" + std::to_string(p.pp) + " dp=" + std::to_string(p.dp) +
+                              " is more than " + std::to_string(kMaxGpus) +
+                              " GPUs; lower the parallel sizes");
+    }
+    return static_cast<int>(replica * p.dp);
+}
+
+int Deployment::gpus() const {
+    return total_gpus(par);
+}
+
 void validate(const Deployment& d) {
     validate(d.model, "model '" + d.model.name + "'");
     if (d.engine.speculative) {
@@ -246,9 +263,6 @@ void validate(const Deployment& d) {
             where + "tp × pp × dp is " + std::to_string(product) + " GPUs (ep " +
                 std::to_string(p.ep) + "); at most " + std::to_string(kMaxGpus) +
                 " are supported, lower the parallel sizes");
-    require(d.gpus == product, where + "gpus is " + std::to_string(d.gpus) +
-                                   " but tp × pp × dp is " + std::to_string(product) +
-                                   "; set gpus to tp × pp × dp");
     require(d.gpus_per_node >= 1,
             where + "gpus_per_node is " + std::to_string(d.gpus_per_node) + "; use at least 1");
     require(d.model.heads % p.tp == 0, where + "tp " + std::to_string(p.tp) +

@@ -140,7 +140,6 @@ struct ClockFactors {
 struct Deployment {
     ModelSpec model;
     AcceleratorSpec gpu;
-    int gpus = 1; ///< all GPUs: tp × pp × dp
     Parallelism par;
     Precisions prec;
     EngineConfig engine;
@@ -149,6 +148,8 @@ struct Deployment {
         inter_node_link; ///< network between nodes, when there are several
     int gpus_per_node = 8;
     ClockFactors clocks; ///< derating under a power cap; default none
+    /// All GPUs: tp × pp × dp (derived, never stored; see total_gpus).
+    [[nodiscard]] int gpus() const;
     friend bool operator==(const Deployment&, const Deployment&) = default;
 };
 
@@ -173,9 +174,14 @@ struct EngineSettings {
 [[nodiscard]] EngineSettings resolve_engine(const Deployment& d);
 
 /// Throws InvalidArgument, naming the field and the fix, when the deployment is inconsistent:
-/// non-positive sizes, gpus != tp × pp × dp, heads not divisible by tp, pp above the layer
+/// non-positive sizes, more than kMaxGpus GPUs, heads not divisible by tp, pp above the layer
 /// count, ep not dividing tp × dp, memory fraction outside (0, 1], and so on.
 void validate(const Deployment& d);
+
+/// All GPUs of the layout: tp × pp × dp, multiplied in 64 bits. Throws InvalidArgument when the
+/// product is more than kMaxGpus in magnitude, so it never wraps an int; validate() refuses
+/// sizes below 1.
+[[nodiscard]] int total_gpus(const Parallelism& p);
 
 /// GPUs of one replica: tp × pp.
 [[nodiscard]] inline int replica_gpus(const Parallelism& p) {

@@ -210,8 +210,8 @@ DiagnosisFix reestimate(FixLayer layer, std::string change, Deployment dd, Workl
     DiagnosisFix f;
     f.layer = layer;
     f.change = std::move(change);
-    f.gpus = dd.gpus;
     try {
+        f.gpus = dd.gpus(); // throws only for more than kMaxGpus GPUs
         validate(dd);
         const ServingEstimate e = estimate_serving(dd, ww, profile);
         f.estimated = true;
@@ -250,7 +250,6 @@ Deployment with_tp_x2(const Deployment& d) {
     if (x.par.ep > 1) {
         x.par.ep = x.par.tp * x.par.dp;
     }
-    x.gpus = x.par.tp * x.par.pp * x.par.dp;
     return x;
 }
 
@@ -260,7 +259,6 @@ Deployment with_replicas_x2(const Deployment& d) {
     if (x.par.ep > 1) {
         x.par.ep = x.par.tp * x.par.dp;
     }
-    x.gpus = x.par.tp * x.par.pp * x.par.dp;
     return x;
 }
 

@@ -462,7 +462,6 @@ std::optional<GpuPlan> fewest_gpus(const Deployment& d, int min_concurrency, int
             const int pp = total / tp;
             Deployment probe = d;
             probe.par = Parallelism{tp, pp, 1, d.par.ep > 1 ? tp : 1};
-            probe.gpus = total;
             try {
                 validate(probe);
             } catch (const InvalidArgument&) {
@@ -499,7 +498,7 @@ std::optional<std::string> capacity_advice(const Deployment& d, const MemoryEsti
 
 HostRamAdvice host_ram_advice(const Deployment& d) {
     HostRamAdvice a;
-    a.gpus_per_node = std::min(d.gpus, d.gpus_per_node);
+    a.gpus_per_node = std::min(d.gpus(), d.gpus_per_node);
     a.gpu_memory = d.gpu.memory * a.gpus_per_node;
     a.rule_of_thumb = a.gpu_memory * 2.0;
     a.weight_file = model_weight_bytes(d.model, d.prec);

@@ -367,22 +367,22 @@ PowerEstimate estimate_power(const Deployment& d, const Workload& w,
     // Power of the deployment: its GPUs, plus its share of the hosts of the nodes it uses (a
     // partly used node's other GPUs serve something else).
     const double psu = m.psu_efficiency > 0 ? m.psu_efficiency : 1.0;
-    const double share = static_cast<double>(d.gpus) / node.gpus;
-    r.nodes = (d.gpus + node.gpus - 1) / node.gpus;
+    const double share = static_cast<double>(d.gpus()) / node.gpus;
+    r.nodes = (d.gpus() + node.gpus - 1) / node.gpus;
     r.gpu_average = r.steady.capped;
     // A limit no clock can meet (unreachable) leaves the GPU drawing more than the limit: the
     // peak is then what it draws, so no output shows an average above its peak.
     r.gpu_peak =
         std::min(g.board, std::max({limit, g.resident, r.steady.capped, r.prefill.capped}));
-    r.deployment_average = r.gpu_average * (d.gpus / psu) + node.host * share;
-    r.deployment_peak = r.gpu_peak * (d.gpus / psu) + node.host * share;
-    r.deployment_idle = g.resident * (d.gpus / psu) + node.host * share;
+    r.deployment_average = r.gpu_average * (d.gpus() / psu) + node.host * share;
+    r.deployment_peak = r.gpu_peak * (d.gpus() / psu) + node.host * share;
+    r.deployment_idle = g.resident * (d.gpus() / psu) + node.host * share;
     r.node_peak_uncapped = node_wall_power(g.board, node.gpus, node, m);
     r.node_peak = node_wall_power(r.gpu_peak, node.gpus, node, m);
     r.facility_average = facility_power(r.deployment_average, r.pue);
     if (r.capped.throughput > 0) {
         r.energy_per_token_j = r.facility_average.si() / r.capped.throughput;
-        r.gpu_energy_per_token_j = r.gpu_average.si() * d.gpus / r.capped.throughput;
+        r.gpu_energy_per_token_j = r.gpu_average.si() * d.gpus() / r.capped.throughput;
     }
     if (r.node_peak.si() > 0) {
         r.oversubscription = r.node_peak_uncapped / r.node_peak - 1.0;

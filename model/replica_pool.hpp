@@ -41,7 +41,6 @@ struct ReplicaPool {
     d.inter_node_link = pool.hardware.inter_node_link;
     d.par = Parallelism{};
     d.par.tp = pool.tp;
-    d.gpus = pool.tp;
     d.clocks = ClockFactors{};
     return d;
 }

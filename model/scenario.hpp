@@ -4,13 +4,13 @@
 /// and the GUI both read and write it.
 
 #include "model/availability.hpp"
-#include "model/cost.hpp"
+#include "model/cost_config.hpp"
 #include "model/deployment.hpp"
 #include "model/money.hpp"
 #include "model/plan_config.hpp"
 #include "model/power_model.hpp"
 #include "model/rack.hpp"
-#include "model/training.hpp"
+#include "model/training_config.hpp"
 #include "model/units.hpp"
 #include "model/workload.hpp"
 

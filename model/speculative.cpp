@@ -179,7 +179,6 @@ std::optional<Deployment> draft_deployment(const Deployment& d) {
     if (draft.par.ep > 1 && draft.par.tp % draft.par.ep != 0) {
         draft.par.ep = 1;
     }
-    draft.gpus = draft.par.tp;
     if (c.method == SpeculativeMethod::DraftModel) {
         if (!c.draft) {
             throw InvalidArgument("engine.speculative.draft_model: the draft '" + c.draft_model +

@@ -350,7 +350,7 @@ TrainingModel::TrainingModel(const Deployment& hw, const TrainingConfig& cfg,
             throw InvalidArgument(where + what);
         }
     };
-    require(hw.gpus >= 1, "gpus is " + std::to_string(hw.gpus) + "; use at least 1");
+    require(hw.gpus() >= 1, "gpus is " + std::to_string(hw.gpus()) + "; use at least 1");
     require(hw.gpus_per_node >= 1, "gpus_per_node must be at least 1");
     // The ranges of the scenario file's keys (hwdb training reader), checked here too so flags
     // and code get them: 1e300 tokens made the total compute infinite.
@@ -375,7 +375,7 @@ TrainingModel::TrainingModel(const Deployment& hw, const TrainingConfig& cfg,
                 hw.clocks.memory <= 1,
             "clock factors must lie in (0, 1]");
 
-    gpus_ = hw.gpus;
+    gpus_ = hw.gpus();
     gpus_per_node_ = hw.gpus_per_node;
     has_network_ = hw.inter_node_link.has_value();
 

@@ -70,7 +70,7 @@ TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& c
     }
     if (e.result.issue != LayoutIssue::None) {
         throw InvalidArgument("training layout " + layout_text(cfg.layout) + " on " +
-                              std::to_string(hw.gpus) + " GPUs with global batch " +
+                              std::to_string(hw.gpus()) + " GPUs with global batch " +
                               std::to_string(cfg.global_batch) + ", micro-batch " +
                               std::to_string(cfg.layout.micro_batch) + ", zero " +
                               std::to_string(cfg.layout.zero) + ": " + to_string(e.result.issue));
@@ -92,13 +92,13 @@ TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& c
     e.consumed_tokens_per_s = busy.si() > 0 ? tokens_step / busy.si() : 0.0;
     if (cfg.data_loader_tokens_per_s) {
         const double nodes =
-            std::ceil(static_cast<double>(hw.gpus) / std::max(1, hw.gpus_per_node));
+            std::ceil(static_cast<double>(hw.gpus()) / std::max(1, hw.gpus_per_node));
         e.loader_tokens_per_s = *cfg.data_loader_tokens_per_s * nodes;
     }
 
     // Scaling from one GPU: the same global batch as gradient accumulation on one device, with
     // no communication (memory not checked); Amdahl's serial fraction from the speed-up.
-    const double n = hw.gpus;
+    const double n = hw.gpus();
     e.single_gpu_step = model.single_gpu_step(cfg.layout);
     e.speedup = r.step.total.si() > 0 ? e.single_gpu_step / r.step.total : 0.0;
     e.scaling_efficiency = e.speedup / n;
@@ -131,7 +131,7 @@ TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& c
             zero_model_states(e.trainable_params, model.optimizer_bytes_per_param(), 0, 1);
         FailureInputs in;
         in.solve_time = r.time_to_train;
-        in.gpus = hw.gpus;
+        in.gpus = hw.gpus();
         in.gpus_per_node = std::max(1, hw.gpus_per_node);
         in.checkpoint_size = states.weights + states.optimizer;
         in.restart_read = in.checkpoint_size + Bytes(2.0 * (e.params - e.trainable_params));

@@ -104,7 +104,7 @@ SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
         throw InvalidArgument("search: top must be at least 1");
     }
     const TrainingModel model(hw, cfg, profile, prices);
-    const int n = hw.gpus;
+    const int n = hw.gpus();
     const bool moe = hw.model.moe.has_value();
     const std::vector<int> divs = divisors(n);
     std::vector<int> mbs;

@@ -139,7 +139,6 @@ model::PowerEstimate replica_power(const model::Scenario& t, const model::PlanCa
                                    const model::MemoryEstimate& mem) {
     model::Deployment d1 = t.deployment;
     d1.par.dp = 1;
-    d1.gpus = model::replica_gpus(d1.par);
     model::Workload w = mix.w;
     model::set_closed_loop(w, std::max(1, model::replica_capacity(mem, w)));
     return model::estimate_power(d1, w, profile, t.power_model, t.power, node_of(c, t.power_model),
@@ -436,7 +435,6 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
         row.miss_ratio = 0;
         // configured_scenario(s_, cand, row.config) differs from `t` only in the replicas.
         t.deployment.par.dp = dp;
-        t.deployment.gpus = row.config.gpus;
         SizingCost c;
         try {
             c = cost_from(t, cand, profile(cand.gpu.name), mix_, replica);
@@ -931,7 +929,6 @@ model::Scenario configured_scenario(const model::Scenario& s, const model::PlanC
     t.node_ref = c.node_ref;
     d.par = k.par;
     d.par.ep = 1;
-    d.gpus = model::replica_gpus(d.par) * d.par.dp;
     d.prec.weights = k.weights;
     d.prec.kv_cache = k.kv_cache;
     if (k.max_num_seqs > 0) {

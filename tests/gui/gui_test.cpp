@@ -227,7 +227,7 @@ TEST_F(GuiTest, InvalidInputShowsAnInlineErrorAndNeverCrashes) {
     child<QSpinBox>(f.w, "gpus")->setValue(3);
     EXPECT_NE(
         f.w.panel().errorFor(child<QSpinBox>(f.w, "gpus")).indexOf(QStringLiteral("multiple")), -1);
-    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 2);
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus(), 2);
 
     // An inconsistent layout (tp not dividing the heads): the field, the hardware group and the
     // planning tab say so; nothing crashes, and fixing it clears the errors.
@@ -296,7 +296,7 @@ TEST_F(GuiTest, EveryApplicableWhatIfReproducesItsEstimate) {
             const auto e = model::estimate_serving(changed.deployment, changed.workload,
                                                    core.profile_for(changed.deployment.gpu));
             EXPECT_DOUBLE_EQ(e.throughput, x.throughput);
-            EXPECT_EQ(changed.deployment.gpus, x.gpus);
+            EXPECT_EQ(changed.deployment.gpus(), x.gpus);
         }
     }
 }
@@ -638,7 +638,6 @@ TEST_F(GuiTest, EditToRedrawLatencyFor70bOn8Gpus) {
     s.deployment.model = db().model(s.model_ref);
     gui::change_hardware(s, db(), "h100-sxm", "dgx-h100");
     s.deployment.par = {8, 1, 1, 1};
-    s.deployment.gpus = 8;
     s.workload.concurrency = 64;
     f.w.document().reset(s);
     ASSERT_TRUE(waitShown(f.w));
@@ -743,12 +742,12 @@ TEST_F(GuiTest, PlanTabSearchesRanksAndAdopts) {
     ASSERT_TRUE(f.w.plan().adopt(0));
     const model::Scenario& after = f.w.document().scenario();
     EXPECT_EQ(after.deployment.gpu.name, best.gpu);
-    EXPECT_EQ(after.deployment.gpus, best.gpus);
+    EXPECT_EQ(after.deployment.gpus(), best.gpus);
     EXPECT_EQ(after.deployment.par.tp, best.par.tp);
     EXPECT_EQ(after.deployment.par.dp, best.par.dp);
     EXPECT_EQ(after.deployment.prec.weights.name, "fp8");
     EXPECT_TRUE(after.deployment.gpu.name != before.deployment.gpu.name ||
-                after.deployment.gpus != before.deployment.gpus);
+                after.deployment.gpus() != before.deployment.gpus());
     EXPECT_EQ(after.plan, before.plan);
     f.w.document().undoStack()->undo();
     EXPECT_EQ(f.w.document().scenario(), before);
@@ -821,14 +820,14 @@ TEST_F(GuiTest, AGpuCountErrorGoesWhenTheFieldIsCorrected) {
     Fixture f;
     auto* count = child<QSpinBox>(f.w, "gpus");
     auto* tp = child<QSpinBox>(f.w, "tp");
-    ASSERT_EQ(f.w.document().scenario().deployment.gpus, 1);
+    ASSERT_EQ(f.w.document().scenario().deployment.gpus(), 1);
     tp->setValue(2); // 1 GPU cannot hold tp 2: the count follows to 2 (said under the layout)
-    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 2);
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus(), 2);
     count->setValue(3); // not a multiple of tp 2: refused at the field
     EXPECT_NE(f.w.panel().errorFor(count).indexOf(QStringLiteral("multiple")), -1);
-    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 2);
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus(), 2);
     tp->setValue(4); // 4 does not divide 2 GPUs: the count follows to 4 × 1 replica
-    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 4);
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus(), 4);
     EXPECT_EQ(count->value(), 4);
     EXPECT_TRUE(f.w.panel().errorFor(count).isEmpty()) << f.w.panel().errorFor(count).toStdString();
     EXPECT_FALSE(count->property("invalid").toBool());
@@ -945,17 +944,17 @@ TEST_F(GuiTest, ChangingTpKeepsTheGpuCountOrSaysWhatChanged) {
     count->setValue(3);
     ASSERT_EQ(f.w.document().scenario().deployment.par.dp, 3);
     tp->setValue(3);
-    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 3); // 3 ÷ (tp 3 × pp 1) = 1 replica
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus(), 3); // 3 ÷ (tp 3 × pp 1) = 1 replica
     EXPECT_EQ(f.w.document().scenario().deployment.par.dp, 1);
     EXPECT_EQ(count->value(), 3);
     EXPECT_NE(f.w.panel().layoutNote().indexOf(QStringLiteral("replicas 3 → 1")), -1)
         << f.w.panel().layoutNote().toStdString();
     tp->setValue(2); // 2 does not divide 3: 1 replica of tp 2 is 2 GPUs
-    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 2);
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus(), 2);
     EXPECT_NE(f.w.panel().layoutNote().indexOf(QStringLiteral("GPUs 3 → 2")), -1)
         << f.w.panel().layoutNote().toStdString();
     child<QSpinBox>(f.w, "dp")->setValue(2); // 2 replicas of tp 2
-    EXPECT_EQ(f.w.document().scenario().deployment.gpus, 4);
+    EXPECT_EQ(f.w.document().scenario().deployment.gpus(), 4);
     EXPECT_NE(f.w.panel().layoutNote().indexOf(QStringLiteral("GPUs 2 → 4")), -1);
     // The note is about the last edit only.
     child<QSpinBox>(f.w, "input_tokens")->setValue(1000);

@@ -54,7 +54,7 @@ TEST(ScenarioLoader, ResolvesNamesAndDefaults) {
     const auto s = hwdb::parse_scenario(kBase, "s.yaml", db());
     EXPECT_EQ(s.deployment.model.name, "llama-3.1-70b");
     EXPECT_EQ(s.deployment.gpu.name, "h100-sxm");
-    EXPECT_EQ(s.deployment.gpus, 4);
+    EXPECT_EQ(s.deployment.gpus(), 4);
     EXPECT_EQ(s.deployment.par.tp, 4);
     EXPECT_EQ(s.deployment.intra_node_link.name, "nvlink4"); // the accelerator's scale-up link
     EXPECT_EQ(s.deployment.prec.weights.name, "bf16");
@@ -64,7 +64,7 @@ TEST(ScenarioLoader, ResolvesNamesAndDefaults) {
 TEST(ScenarioLoader, CountWithoutDpGivesReplicas) {
     const auto s = hwdb::parse_scenario(std::string(kBase) + "  count: 8\n", "s.yaml", db());
     EXPECT_EQ(s.deployment.par.dp, 2);
-    EXPECT_EQ(s.deployment.gpus, 8);
+    EXPECT_EQ(s.deployment.gpus(), 8);
 }
 
 TEST(ScenarioLoader, FullScenarioReadsEverySection) {

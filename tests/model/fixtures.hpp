@@ -173,7 +173,6 @@ inline Deployment deploy(const ModelSpec& m, const AcceleratorSpec& g, int tp = 
     d.gpu = g;
     d.par.tp = tp;
     d.par.pp = pp;
-    d.gpus = tp * pp;
     d.intra_node_link = nvlink4();
     d.gpus_per_node = 8;
     return d;

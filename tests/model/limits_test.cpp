@@ -30,10 +30,27 @@ TEST(Limits, GpuCountProductIsCheckedInSixtyFourBits) {
     d.par.tp = 64;
     d.par.pp = 80;
     d.par.dp = 1048576;
-    d.gpus = 1073741824;
     EXPECT_EQ(error_of([&] { validate(d); }),
               "deployment of 'llama-3-8b' on 'h100-sxm': tp × pp × dp is 5368709120 GPUs (ep 1); "
               "at most 16777216 are supported, lower the parallel sizes");
+}
+
+TEST(Limits, GpuCountIsDerivedFromTheLayoutWithACheckedProduct) {
+    Deployment d = test::deploy(test::llama3_8b(), test::h100());
+    d.par = Parallelism{4, 2, 3, 1};
+    EXPECT_EQ(d.gpus(), 24); // 4 × 2 × 3
+    d.par.dp = 5;
+    EXPECT_EQ(d.gpus(), 40); // follows the layout: nothing to keep in sync
+    d.par = Parallelism{4096, 4096, 1, 1};
+    EXPECT_EQ(d.gpus(), 16777216); // exactly kMaxGpus = 2^24
+    // 64 × 80 × 1,048,576 = 5,368,709,120 would wrap a 32-bit int to 1,073,741,824.
+    d.par = Parallelism{64, 80, 1048576, 1};
+    EXPECT_EQ(error_of([&] { (void)d.gpus(); }),
+              "parallelism tp=64 pp=80 dp=1048576 is more than 16777216 GPUs; lower the parallel "
+              "sizes");
+    // (2^31 − 1)^3 would overflow even 64 bits; tp × pp alone is already past the limit.
+    d.par = Parallelism{2147483647, 2147483647, 2147483647, 1};
+    EXPECT_THROW((void)d.gpus(), InvalidArgument);
 }
 
 TEST(Limits, KvCacheOfAbsurdMemoryIsRefusedNotWrapped) {

@@ -377,13 +377,17 @@ TEST(EngineDefaults, LlamaCppAllocatesTheWholeContextUpFront) {
 }
 
 TEST(DeploymentValidation, NamesTheFieldAndTheFix) {
+    // The GPU count is tp × pp × dp (Deployment::gpus()), so it cannot disagree with the layout;
+    // a size below 1 is what validate names instead.
     Deployment d = deploy(llama3_8b(), h100(), 2);
-    d.gpus = 3;
+    d.par.dp = 0;
     try {
         (void)estimate_memory(d);
         FAIL() << "expected InvalidArgument";
     } catch (const InvalidArgument& e) {
-        EXPECT_NE(std::string(e.what()).find("gpus is 3 but tp × pp × dp is 2"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find(
+                      "tp=2 pp=1 dp=0 ep=1 has a size below 1; every size must be at least 1"),
+                  std::string::npos)
             << e.what();
     }
     Deployment q = deploy(qwen25_7b(), h100(), 7); // 28 heads / 7 fine, 4 KV heads vs 7 not

@@ -151,7 +151,6 @@ TEST(Serving, ReplicasMultiplyThroughput) {
     Deployment one = deploy(llama3_8b(), h100());
     Deployment two = one;
     two.par.dp = 2;
-    two.gpus = 2;
     const double a = estimate_serving(one, workload(512, 128, 8), default_profile()).throughput;
     const double b = estimate_serving(two, workload(512, 128, 16), default_profile()).throughput;
     EXPECT_NEAR(b / a, 2.0, 1e-9);

@@ -64,7 +64,6 @@ Deployment cluster(const ModelSpec& m, const AcceleratorSpec& g, int gpus) {
     Deployment d;
     d.model = m;
     d.gpu = g;
-    d.gpus = gpus;
     d.par.dp = gpus;
     d.intra_node_link = g.name == "h100-sxm" ? test::nvlink4() : nvlink3();
     d.inter_node_link = g.name == "h100-sxm" ? test::ib_ndr() : ib_hdr();

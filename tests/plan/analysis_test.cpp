@@ -91,7 +91,6 @@ TEST(ServingAnalysis, AFailingPowerLinkThrowsOrIsRecordedForRacksAndCostToo) {
 TEST(ServingAnalysis, AFailingServingEstimateAlwaysThrows) {
     model::Scenario s = scenario();
     s.deployment.par.tp = 3; // 32 attention heads are not divisible by 3
-    s.deployment.gpus = 3;
     AnalysisOptions o;
     o.on_error = OnError::Record;
     EXPECT_THROW((void)analyze_serving(s, nullptr, model::default_profile(), o), InputError);

@@ -80,7 +80,6 @@ std::vector<Pick> brute_force(const model::Scenario& base) {
                     t.deployment.gpu = c.gpu;
                     t.deployment.intra_node_link = c.intra_node_link;
                     t.deployment.par = {tp, 1, dp, 1};
-                    t.deployment.gpus = tp * dp;
                     t.deployment.prec.weights = w;
                     t.prices.gpu_purchase = c.gpu_purchase;
                     if (!model::estimate_memory(t.deployment).fits) {
@@ -248,7 +247,7 @@ TEST(SizingSearch, ConfiguredScenarioKeepsTheScenariosPricesOnlyForItsOwnGpu) {
     k.max_num_seqs = 64;
     const model::Scenario t = configured_scenario(s, c, k);
     EXPECT_EQ(t.deployment.gpu.name, "rtx-4090");
-    EXPECT_EQ(t.deployment.gpus, 6);
+    EXPECT_EQ(t.deployment.gpus(), 6);
     EXPECT_EQ(t.deployment.engine.max_num_seqs, 64);
     EXPECT_EQ(t.deployment.prec.weights.name, "fp8");
     EXPECT_EQ(t.prices.gpu_purchase->money.amount, 1600);
