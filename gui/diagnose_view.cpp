@@ -256,7 +256,7 @@ void DiagnoseView::showDiagnosis() {
     summary_->setText(
         tr("%1 on %2 × %3: predicted at the observed load of %4 running, %5 + %6 tokens per "
            "request; the deployment runs %7 at once (error band ±%8 % P90). %9")
-            .arg(qs(d.model.name), QString::number(d.gpus), qs(d.gpu.name),
+            .arg(qs(d.model.name), QString::number(d.gpus()), qs(d.gpu.name),
                  QString::number(g.running), QString::number(g.input_tokens),
                  QString::number(g.output_tokens), QString::number(g.capacity),
                  fixed(g.predicted.estimate.error_band.p90 * 100, 0),
