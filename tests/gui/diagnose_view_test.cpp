@@ -3,6 +3,7 @@
 // the scenario, and a malformed file's error.
 #include "gui/diagnose_view.hpp"
 #include "gui/main_window.hpp"
+#include "tests/gui/gui_test_env.hpp"
 
 #include <QApplication>
 #include <QComboBox>
@@ -40,21 +41,11 @@ QT_END_NAMESPACE
 namespace {
 
 QApplication& app() {
-    static int argc = 1;
-    static char name[] = "gpuplan_gui_diagnose_tests";
-    static char* argv[] = {name, nullptr};
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) {
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    }
-    QStandardPaths::setTestModeEnabled(true);
-    static QApplication* a = new QApplication(argc, argv);
-    return *a;
+    return test::gui_app();
 }
 
 const hwdb::Database& db() {
-    static const hwdb::Database d =
-        hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
-    return d;
+    return test::repo_db();
 }
 
 QString fixture(const char* name) {

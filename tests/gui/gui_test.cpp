@@ -11,6 +11,7 @@
 #include "gui/views.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "hwdb/scenario_writer.hpp"
+#include "tests/gui/gui_test_env.hpp"
 
 #include <QAbstractSpinBox>
 #include <QApplication>
@@ -50,22 +51,11 @@ using gpuplan::gui::MainWindow;
 namespace {
 
 QApplication& app() {
-    static int argc = 1;
-    static char name[] = "gpuplan_gui_tests";
-    static char* argv[] = {name, nullptr};
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) {
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    }
-    QStandardPaths::setTestModeEnabled(true); // recent files go to a test settings file
-    // Never destroyed: Qt's own statics may be gone by the time a static QApplication would be.
-    static QApplication* a = new QApplication(argc, argv);
-    return *a;
+    return test::gui_app();
 }
 
 const hwdb::Database& db() {
-    static const hwdb::Database d =
-        hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
-    return d;
+    return test::repo_db();
 }
 
 QString example(const char* name) {

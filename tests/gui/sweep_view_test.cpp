@@ -9,6 +9,7 @@
 #include "gui/ui_util.hpp"
 #include "hwdb/database.hpp"
 #include "model/error.hpp"
+#include "tests/gui/gui_test_env.hpp"
 
 #include <QAction>
 #include <QApplication>
@@ -34,21 +35,11 @@ using namespace gpuplan;
 namespace {
 
 QApplication& app() {
-    static int argc = 1;
-    static char name[] = "gpuplan_gui_sweep_tests";
-    static char* argv[] = {name, nullptr};
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) {
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    }
-    QStandardPaths::setTestModeEnabled(true);
-    static QApplication* a = new QApplication(argc, argv);
-    return *a;
+    return test::gui_app();
 }
 
 const hwdb::Database& db() {
-    static const hwdb::Database d =
-        hwdb::Database::load({std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
-    return d;
+    return test::repo_db();
 }
 
 std::string fixture(const char* name) {
