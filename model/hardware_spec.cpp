@@ -29,4 +29,9 @@ const char* to_string(LinkKind kind) {
     return "other";
 }
 
+Bytes cuda_visible_memory(const AcceleratorSpec& gpu) {
+    constexpr double kCudaVisibleFraction = 0.99; // see the header
+    return gpu.memory * kCudaVisibleFraction;
+}
+
 } // namespace gpuplan::model

@@ -112,4 +112,10 @@ struct RackSpec {
 
 [[nodiscard]] const char* to_string(LinkKind kind);
 
+/// The memory CUDA reports on `gpu`: its physical memory × 0.99. An 80 GiB H100 reports
+/// 79.22 GiB (vllm-project/vllm PR #10511's start-up log; docs/engines.md §1.6), an RTX 4090
+/// (24 GiB) 23.65 GiB; 0.99 is the H100 ratio, smaller cards lose a slightly larger share [U].
+/// Serving (model/memory) and training (model/training) size their pools from it.
+[[nodiscard]] Bytes cuda_visible_memory(const AcceleratorSpec& gpu);
+
 } // namespace gpuplan::model

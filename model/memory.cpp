@@ -32,11 +32,6 @@ std::int64_t count_of(double v, const char* what) {
 using detail::Shapes;
 using detail::Stage;
 
-// Total memory CUDA reports relative to the physical size: an 80 GiB H100 reports 79.22 GiB
-// (vllm-project/vllm PR #10511 log; docs/engines.md §1.6), an RTX 4090 (24 GiB) 23.65 GiB. 0.99 is
-// the H100 ratio; smaller cards lose a slightly larger share [U].
-constexpr double kCudaVisibleFraction = 0.99;
-
 // CUDA context and framework start-up per GPU (PyTorch + NCCL communicator init) sits in
 // "used" before vLLM's first snapshot, so it is paid from the (1 − utilization) headroom
 // (vllm/v1/worker/gpu_worker.py; docs/engines.md §1.1 step 1). 0.5 GiB is typical on Hopper with
@@ -139,7 +134,7 @@ Bytes activation_peak(const Shapes& s, const Precisions& p, double tokens, doubl
 }
 
 Bytes visible_capacity(const Deployment& d) {
-    return d.engine.usable_memory.value_or(d.gpu.memory * kCudaVisibleFraction);
+    return d.engine.usable_memory.value_or(cuda_visible_memory(d.gpu));
 }
 
 Bytes non_torch_for(const Deployment& d) {

@@ -19,9 +19,6 @@ namespace {
 
 // ---- Named constants, each with its source ----
 
-// Total memory CUDA reports relative to the physical size (memory.cpp: an 80 GiB H100 reports
-// 79.22 GiB, docs/engines.md §1.6).
-constexpr double kCudaVisibleFraction = 0.99;
 // Runtime memory per GPU outside PyTorch's allocator, after memory.cpp's inference defaults:
 // CUDA context and framework start-up 0.5 GiB, non-torch (cuBLAS workspaces) 0.4 GiB, plus
 // 1.8 GiB of NCCL buffers once communicators exist (vllm-project/vllm PR #10511's H100 log:
@@ -991,7 +988,7 @@ StageMemory TrainingModel::memory_of(const TrainingLayout& l, const Geometry& g,
     r.fragmentation = Bytes(frag_ * (act + r.logits.si() + buffers));
     r.total = r.weights + r.gradients + r.optimizer_states + r.activations + r.logits + r.buffers +
               r.runtime + r.fragmentation;
-    r.capacity = hw_.gpu.memory * kCudaVisibleFraction;
+    r.capacity = cuda_visible_memory(hw_.gpu);
     r.free = r.capacity - r.total;
     r.fits = r.total <= r.capacity;
     return r;
