@@ -60,10 +60,8 @@ bool is_fraction(const std::string& name) {
     return name == "vllm:kv_cache_usage_perc" || name == "vllm:gpu_cache_usage_perc";
 }
 
-} // namespace
-
-MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& file) {
-    MetricsScrape out;
+/// Lines of a text with their 1-based numbers, CR stripped.
+template <class F> void for_each_line(std::string_view text, F&& f) {
     int line_no = 0;
     std::size_t pos = 0;
     while (pos <= text.size()) {
@@ -74,9 +72,18 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
         ++line_no;
         if (!line.empty() && line.back() == '\r')
             line.remove_suffix(1);
+        f(line_no, line);
+    }
+}
+
+} // namespace
+
+MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& file) {
+    MetricsScrape out;
+    for_each_line(text, [&](int line_no, std::string_view line) {
         const std::string_view t = trim(line);
         if (t.empty() || t.front() == '#')
-            continue;
+            return;
         std::size_t i = 0;
         while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i])))
             ++i;
@@ -150,14 +157,14 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
             }
             const std::string base = name.substr(0, name.size() - 7);
             out.buckets[base][*le] += *value;
-            continue;
+            return;
         }
         if (!std::isfinite(*value)) {
-            continue; // NaN gauges carry nothing
+            return; // NaN gauges carry nothing
         }
         out.sums[name] += *value;
         ++out.series[name];
-    }
+    });
     return out;
 }
 
@@ -490,18 +497,9 @@ model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text, const std::strin
     Acc acc[10];
     int throttle_samples = 0, power_cap = 0, thermal = 0;
     model::GpuTelemetry t;
-    int line_no = 0;
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-        const std::size_t nl = text.find('\n', pos);
-        std::string_view line =
-            text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-        pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
-        ++line_no;
-        if (!line.empty() && line.back() == '\r')
-            line.remove_suffix(1);
+    for_each_line(text, [&](int line_no, std::string_view line) {
         if (trim(line).empty())
-            continue;
+            return;
         if (cols.empty()) {
             header_text = std::string(trim(line));
             bool known = false;
@@ -517,10 +515,10 @@ model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text, const std::strin
                      "sm,"
                      "clocks_throttle_reasons.active --format=csv");
             }
-            continue;
+            return;
         }
         if (trim(line) == header_text)
-            continue; // `-l` repeats the header
+            return; // `-l` repeats the header
         const auto fields = split_csv(line);
         if (fields.size() != cols.size()) {
             fail(
@@ -579,7 +577,7 @@ model::GpuTelemetry parse_nvidia_smi_csv(std::string_view text, const std::strin
                 value *= 1048576.0;
             acc[static_cast<int>(cols[i])].add(value);
         }
-    }
+    });
     if (cols.empty()) {
         fail(file, 0, 0, "",
              "the file is empty; save the output of nvidia-smi --query-gpu=... --format=csv -l 1 "
@@ -896,22 +894,6 @@ model::BenchSummary parse_aiperf(std::string_view text, const std::string& file)
 }
 
 namespace {
-
-/// Lines of a text with their 1-based numbers, CR stripped.
-template <class F> void for_each_line(std::string_view text, F&& f) {
-    int line_no = 0;
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-        const std::size_t nl = text.find('\n', pos);
-        std::string_view line =
-            text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-        pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
-        ++line_no;
-        if (!line.empty() && line.back() == '\r')
-            line.remove_suffix(1);
-        f(line_no, line);
-    }
-}
 
 std::vector<std::pair<std::string_view, int>> split_ws(std::string_view line) {
     std::vector<std::pair<std::string_view, int>> out; // token, 1-based column
