@@ -1,0 +1,313 @@
+#include "sim/detail/scheduler_state.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace gpuplan::sim::detail {
+namespace {
+
+// Hash-chain step: a 64-bit mix (splitmix64's finalizer over a boost::hash_combine-style
+// combination). Zero is reserved for "no hash".
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+    return h == 0 ? 1 : h;
+}
+
+// The parent of block 0 (vLLM's NONE_HASH), fixed so runs are reproducible.
+constexpr std::uint64_t kRootHash = 0x6a09e667f3bcc908ULL;
+
+// The priority queue's order: a after b (vLLM orders by (priority, arrival)).
+bool later(int pa, std::uint64_t ia, int pb, std::uint64_t ib) {
+    return pa > pb || (pa == pb && ia > ib);
+}
+
+} // namespace
+
+SchedulerState::SchedulerState(RequestPool& pool, Metrics& metrics, const ReplicaConfig& config,
+                               bool prefix_cache)
+    : pool_(pool), metrics_(metrics), cfg_(config),
+      blocks_(config.kv_blocks, config.prefix_caching && prefix_cache) {
+    if (cfg_.block_bytes > 0) {
+        // Clamped so a huge swap space cannot overflow the block count (1e18 blocks is unlimited).
+        swap_capacity_ = static_cast<std::int64_t>(
+            std::min(cfg_.scheduler.swap_space.si() / cfg_.block_bytes, 1e18));
+    }
+    running_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
+    batch_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
+}
+
+std::int64_t SchedulerState::watermark_blocks() const {
+    return static_cast<std::int64_t>(
+        std::ceil(cfg_.scheduler.watermark * static_cast<double>(blocks_.total())));
+}
+
+void SchedulerState::push_waiting(std::uint32_t slot, bool front) {
+    Request& r = pool_[slot];
+    r.state = ReqState::Waiting;
+    r.replica = cfg_.id;
+    const std::uint64_t h = pool_.handle(slot);
+    if (cfg_.scheduler.policy == model::SchedulingPolicy::Priority) {
+        waiting_heap_.push_back(Queued{r.priority, r.id, h});
+        std::push_heap(waiting_heap_.begin(), waiting_heap_.end(),
+                       [](const Queued& a, const Queued& b) {
+                           return later(a.priority, a.id, b.priority, b.id);
+                       });
+    } else if (front) {
+        waiting_.push_front(h);
+    } else {
+        waiting_.push_back(h);
+    }
+    ++waiting_live_;
+    metrics_.queued(now_, +1);
+}
+
+std::uint32_t SchedulerState::front_waiting() {
+    const auto live = [&](std::uint64_t h) {
+        const std::uint32_t s = pool_.resolve(h);
+        return s != ~0u && pool_[s].state == ReqState::Waiting && pool_[s].replica == cfg_.id ? s
+                                                                                              : ~0u;
+    };
+    if (cfg_.scheduler.policy == model::SchedulingPolicy::Priority) {
+        while (!waiting_heap_.empty()) {
+            const std::uint32_t s = live(waiting_heap_.front().handle);
+            if (s != ~0u) {
+                return s;
+            }
+            std::pop_heap(waiting_heap_.begin(), waiting_heap_.end(),
+                          [](const Queued& a, const Queued& b) {
+                              return later(a.priority, a.id, b.priority, b.id);
+                          });
+            waiting_heap_.pop_back();
+        }
+        return ~0u;
+    }
+    while (!waiting_.empty()) {
+        const std::uint32_t s = live(waiting_.front());
+        if (s != ~0u) {
+            return s;
+        }
+        waiting_.pop_front();
+    }
+    return ~0u;
+}
+
+void SchedulerState::pop_waiting() {
+    if (cfg_.scheduler.policy == model::SchedulingPolicy::Priority) {
+        std::pop_heap(waiting_heap_.begin(), waiting_heap_.end(),
+                      [](const Queued& a, const Queued& b) {
+                          return later(a.priority, a.id, b.priority, b.id);
+                      });
+        waiting_heap_.pop_back();
+    } else {
+        waiting_.pop_front();
+    }
+    --waiting_live_;
+    metrics_.queued(now_, -1);
+}
+
+void SchedulerState::forget_waiting(Tick now) {
+    --waiting_live_;
+    metrics_.queued(now, -1);
+}
+
+std::uint32_t SchedulerState::front_swapped() {
+    while (!swapped_.empty()) {
+        const std::uint32_t slot = pool_.resolve(swapped_.front());
+        if (slot != ~0u && pool_[slot].state == ReqState::Swapped) {
+            return slot;
+        }
+        swapped_.pop_front();
+    }
+    return ~0u;
+}
+
+std::uint64_t SchedulerState::block_hash(const Request& r, int index, std::uint64_t parent) const {
+    // Token content is modelled by segments: the shared prefix (shared_id, shared_len), then the
+    // request's (or agent session's) own stream. Block `index` covers tokens [start, start + B);
+    // its content is which segments it overlaps and where the boundary falls. Chained with the
+    // parent, equal hashes mean equal token prefixes (vLLM hashes parent + token ids).
+    const std::int64_t start = static_cast<std::int64_t>(index) * cfg_.block_size;
+    const std::int64_t end = start + cfg_.block_size;
+    const std::int64_t L = r.shared_len;
+    const std::uint64_t a = start < L ? r.shared_id : 0;
+    const auto boundary =
+        static_cast<std::uint64_t>(std::clamp<std::int64_t>(L - start, 0, cfg_.block_size));
+    const std::uint64_t c = end > L ? r.stream_id : 0;
+    return mix(mix(mix(parent, a), boundary), c);
+}
+
+int SchedulerState::cached_prefix_tokens(const Request& r) const {
+    // lookup_prefix without touching anything.
+    if (!blocks_.caching()) {
+        return 0;
+    }
+    const int max_blocks = (r.num_tokens() - 1) / cfg_.block_size;
+    std::uint64_t parent = kRootHash;
+    int b = 0;
+    for (; b < max_blocks; ++b) {
+        const std::uint64_t h = block_hash(r, b, parent);
+        if (blocks_.lookup(h) < 0) {
+            break;
+        }
+        parent = h;
+    }
+    return b * cfg_.block_size;
+}
+
+PrefixHit SchedulerState::lookup_prefix(const Request& r) {
+    hits_.clear();
+    PrefixHit hit;
+    hit.hash = kRootHash;
+    if (blocks_.caching() && r.computed == 0) {
+        const int max_blocks = (r.num_tokens() - 1) / cfg_.block_size;
+        std::uint64_t parent = kRootHash;
+        for (int b = 0; b < max_blocks; ++b) {
+            const std::uint64_t h = block_hash(r, b, parent);
+            const std::int32_t blk = blocks_.lookup(h);
+            if (blk < 0) {
+                break;
+            }
+            hits_.push_back(blk);
+            hit.free_blocks += blocks_.ref_count(blk) == 0 ? 1 : 0;
+            parent = h;
+        }
+        hit.hash = parent;
+        hit.blocks = static_cast<int>(hits_.size());
+        hit.tokens = hit.blocks * cfg_.block_size;
+    }
+    return hit;
+}
+
+void SchedulerState::hash_blocks(Request& r, int upto_tokens, bool all) {
+    int full = std::min(upto_tokens, r.num_tokens()) / cfg_.block_size;
+    if (!all && r.session == kNoSession) {
+        // Blocks past the shared prefix hold this request's own tokens: no other request can
+        // ever hit them, so they are hashed only when the request is preempted (it may hit
+        // them itself on resume). Lookups see exactly what vLLM's cache-everything would give;
+        // the hash table just stays small.
+        full = std::min(full, r.shared_len / cfg_.block_size);
+    }
+    for (int i = r.hashed_blocks; i < full; ++i) {
+        const std::uint64_t h = block_hash(r, i, r.hashed_blocks == 0 ? kRootHash : r.last_hash);
+        blocks_.insert(h, r.blocks[static_cast<std::size_t>(i)]);
+        r.last_hash = h;
+        r.hashed_blocks = i + 1;
+    }
+}
+
+bool SchedulerState::grow_blocks(Request& r, int tokens) {
+    const int need = blocks_for(tokens) - r.blocks_held;
+    if (need <= 0) {
+        return true;
+    }
+    if (need > blocks_.free()) {
+        return false;
+    }
+    for (int i = 0; i < need; ++i) {
+        const std::int32_t b = blocks_.allocate();
+        if (blocks_.caching()) {
+            r.blocks.push_back(b);
+        }
+    }
+    r.blocks_held += need;
+    return true;
+}
+
+void SchedulerState::free_blocks(Request& r) {
+    if (blocks_.caching()) {
+        // Tail first, so the deepest blocks are evicted first (vLLM's free order).
+        for (auto it = r.blocks.rbegin(); it != r.blocks.rend(); ++it) {
+            blocks_.release(*it);
+        }
+        r.blocks.clear();
+    } else {
+        blocks_.release_count(r.blocks_held);
+    }
+    r.blocks_held = 0;
+    r.hashed_blocks = 0;
+    r.last_hash = 0;
+}
+
+void SchedulerState::preempt(std::size_t index) {
+    const std::uint32_t slot = running_[index];
+    running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
+    Request& r = pool_[slot];
+    if (r.in_batch) {
+        budget_ += r.sched; // give back the tokens it was scheduled this step
+        r.sched = 0;
+        r.in_batch = false;
+    }
+    hash_full_blocks(r, r.computed, true); // its own blocks stay findable for its resume
+    ++r.preemptions;
+    ++preempted_count_;
+    preempted_ = true;
+    metrics_.preemption(cfg_.id);
+    const bool swap = cfg_.scheduler.preemption_mode == model::PreemptionMode::Swap &&
+                      r.computed > 0 && swap_used_ + r.blocks_held <= swap_capacity_;
+    if (swap) {
+        // The blocks are copied to host memory over PCIe during this step.
+        swap_time_ += r.blocks_held * cfg_.block_bytes / cfg_.swap_bandwidth;
+        swap_used_ += r.blocks_held;
+        r.swapped_blocks = r.blocks_held;
+        free_blocks(r);
+        r.state = ReqState::Swapped;
+        swapped_.push_back(pool_.handle(slot));
+        return;
+    }
+    free_blocks(r);
+    r.computed = 0;
+    push_waiting(slot, true);
+}
+
+void SchedulerState::swap_in(std::uint32_t slot, int tokens) {
+    Request& r = pool_[slot];
+    swapped_.pop_front();
+    swap_time_ += r.swapped_blocks * cfg_.block_bytes / cfg_.swap_bandwidth;
+    swap_used_ -= r.swapped_blocks;
+    r.swapped_blocks = 0;
+    (void)grow(r, r.computed + tokens);
+    hash_full_blocks(r, r.computed);
+    r.state = ReqState::Running;
+    running_.push_back(slot);
+    schedule(slot, r, tokens);
+}
+
+void SchedulerState::admit(std::uint32_t slot, const PrefixHit& hit, int tokens,
+                           int reserve_tokens) {
+    Request& r = pool_[slot];
+    pop_waiting();
+    if (blocks_.caching()) {
+        assert(hit.blocks == 0 || static_cast<int>(hits_.size()) == hit.blocks);
+        for (int i = 0; i < hit.blocks; ++i) {
+            const std::int32_t blk = hits_[static_cast<std::size_t>(i)];
+            blocks_.touch(blk);
+            r.blocks.push_back(blk);
+        }
+        r.blocks_held = hit.blocks;
+        r.hashed_blocks = hit.blocks;
+        r.last_hash = hit.blocks > 0 ? hit.hash : kRootHash;
+    }
+    r.computed += hit.tokens;
+    (void)grow(r, reserve_tokens);
+    if (!r.started) {
+        r.started = true;
+        r.first_scheduled = now_;
+        r.cached_tokens = hit.tokens;
+        if (blocks_.caching()) {
+            metrics_.prefix_lookup(r.num_tokens(), hit.tokens);
+        }
+    }
+    r.state = ReqState::Running;
+    running_.push_back(slot);
+    schedule(slot, r, tokens);
+}
+
+void SchedulerState::drop_done() {
+    std::erase_if(running_, [&](std::uint32_t s) { return pool_[s].state == ReqState::Done; });
+}
+
+} // namespace gpuplan::sim::detail

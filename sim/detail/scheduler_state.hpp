@@ -1,0 +1,235 @@
+#pragma once
+/// A replica's scheduling state (layer-private): its waiting, running and swapped sequences,
+/// the paged KV pool and the step being formed, with the mechanics a scheduler policy acts
+/// through (allocate KV blocks, schedule tokens, preempt, admit, swap in). The policy
+/// (sim/detail/scheduler_policy.hpp) decides what runs next; this class does the bookkeeping
+/// its decisions imply, so a policy holds no KV or queue state of its own and a test can build
+/// a state by hand without a simulation.
+
+#include "model/power.hpp"
+#include "model/speculative.hpp"
+#include "model/workload.hpp"
+#include "sim/block_manager.hpp"
+#include "sim/detail/metrics.hpp"
+#include "sim/detail/request.hpp"
+#include "sim/tick.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+namespace gpuplan::sim::detail {
+
+/// A replica's fixed settings.
+struct ReplicaConfig {
+    int id = 0;
+    int max_num_seqs = 256;
+    int max_num_batched_tokens = 8192;
+    int block_size = 16;
+    int max_model_len = 8192;
+    bool chunked_prefill = true;
+    bool prefix_caching = true;
+    std::int64_t kv_blocks = 0;
+    model::SchedulerConfig scheduler;
+    double block_bytes = 0;       ///< KV bytes of one block on one GPU (swap traffic)
+    double swap_bandwidth = 25e9; ///< bytes/s per GPU
+    int classes = 1;
+    /// PP with continuous batching: up to pp micro-batches in flight (false: one batch).
+    bool pipeline_micro_batches = true;
+    /// Under a power limit: each step runs at the highest clock whose power fits (not owned;
+    /// outlives the replica). Null: every step at the deployment's own clocks.
+    const model::PowerCappedStepCost* capped = nullptr;
+    /// Speculative decoding (not owned; outlives the replica). Null: off. Each decode step then
+    /// verifies k + 1 tokens per sequence, runs the proposer, and advances each sequence by
+    /// its accepted drafts + 1, the accepted count drawn position by position from the
+    /// replica's own RNG stream (deterministic per seed; no draws when off).
+    const model::SpeculativeModel* speculative = nullptr;
+};
+
+/// The longest run of a request's leading blocks found in the prefix cache (lookup_prefix).
+struct PrefixHit {
+    int blocks = 0;               ///< cached blocks, from block 0
+    int tokens = 0;               ///< blocks × block size
+    std::int64_t free_blocks = 0; ///< of those, blocks no sequence references (they leave the
+                                  ///< free pool when admitted)
+    std::uint64_t hash = 0;       ///< hash of the last hit block (the root hash when none)
+};
+
+/// `a / b` rounded up, for token counts over a block size.
+[[nodiscard]] inline int ceil_div(std::int64_t a, int b) noexcept {
+    return static_cast<int>((a + b - 1) / b);
+}
+
+class SchedulerState {
+  public:
+    /// `prefix_cache`: whether the KV pool hashes blocks for reuse (the configuration's prefix
+    /// caching and a policy that looks prefixes up). `pool` and `metrics` outlive the state.
+    SchedulerState(RequestPool& pool, Metrics& metrics, const ReplicaConfig& config,
+                   bool prefix_cache);
+
+    // ---- What a policy reads -------------------------------------------------------------
+
+    [[nodiscard]] const ReplicaConfig& config() const noexcept { return cfg_; }
+    /// The simulated time of the step being formed (or of the last enqueue).
+    [[nodiscard]] Tick now() const noexcept { return now_; }
+    [[nodiscard]] Request& request(std::uint32_t slot) { return pool_[slot]; }
+    [[nodiscard]] const Request& request(std::uint32_t slot) const { return pool_[slot]; }
+    /// Running sequences (slots), in admission order. preempt() and admit() change it.
+    [[nodiscard]] const std::vector<std::uint32_t>& running() const noexcept { return running_; }
+    /// Tokens left in this step's budget (max_num_batched_tokens less what is scheduled).
+    [[nodiscard]] int budget() const noexcept { return budget_; }
+    /// Whether this step has preempted a sequence.
+    [[nodiscard]] bool preempted() const noexcept { return preempted_; }
+    /// Requests in the waiting queue (preempted ones included).
+    [[nodiscard]] int waiting() const noexcept { return waiting_live_; }
+    [[nodiscard]] const BlockManager& blocks() const noexcept { return blocks_; }
+    /// Blocks kept free when admitting new requests (the scheduler's watermark).
+    [[nodiscard]] std::int64_t watermark_blocks() const;
+    /// KV blocks that hold `tokens` tokens.
+    [[nodiscard]] int blocks_for(std::int64_t tokens) const noexcept {
+        return ceil_div(tokens, cfg_.block_size);
+    }
+    /// Whether `r`'s next step is a decode (its prompt and earlier outputs all computed).
+    [[nodiscard]] static bool is_decode(const Request& r) noexcept {
+        return r.generated > 0 && r.computed == r.num_tokens() - 1;
+    }
+    /// Tokens a decode of `r` computes this step: 1, or 1 + its drafts when speculating.
+    [[nodiscard]] int decode_tokens(const Request& r) const {
+        if (cfg_.speculative == nullptr) {
+            return 1;
+        }
+        // No drafts past the output length (vLLM caps speculation at max_tokens).
+        return 1 + std::min(cfg_.speculative->k(), std::max(0, r.output - r.generated - 1));
+    }
+    /// The head of the waiting queue in the scenario's order (FCFS, or by (priority, arrival)
+    /// under the priority policy); ~0u when empty. Drops entries of cancelled requests.
+    [[nodiscard]] std::uint32_t front_waiting();
+    /// The oldest swapped-out sequence; ~0u when none. Drops stale entries.
+    [[nodiscard]] std::uint32_t front_swapped();
+    /// The cached leading blocks of `r`, leaving at least its last token to compute (vLLM caps
+    /// a hit at num_tokens − 1). No hit without prefix caching or when `r` has computed tokens.
+    /// Remembers the blocks for the admit() that follows. O(hit blocks).
+    [[nodiscard]] PrefixHit lookup_prefix(const Request& r);
+    /// lookup_prefix's token count without touching anything (0 without prefix caching).
+    [[nodiscard]] int cached_prefix_tokens(const Request& r) const;
+
+    // ---- What a policy does --------------------------------------------------------------
+
+    /// Makes `r` hold the blocks for `tokens` tokens; false (and nothing allocated) when the
+    /// free pool is short.
+    [[nodiscard]] bool grow(Request& r, int tokens) {
+        if (tokens <= r.blocks_held * cfg_.block_size) {
+            return true; // fits the blocks it holds (most decode steps)
+        }
+        return grow_blocks(r, tokens);
+    }
+    /// Puts `tokens` of running sequence `slot` (`r`) in this step's batch; takes them from the
+    /// budget.
+    void schedule(std::uint32_t slot, Request& r, int tokens) {
+        r.sched = tokens;
+        r.in_batch = true;
+        batch_.push_back(slot);
+        budget_ -= tokens;
+        hash_full_blocks(r, r.computed + tokens);
+    }
+    /// Preempts running()[index]: its tokens in this step go back to the budget, its blocks are
+    /// freed, and it is swapped to host memory (swap mode, when it has computed tokens and the
+    /// swap space holds them) or put back at the head of the waiting queue to recompute.
+    void preempt(std::size_t index);
+    /// Admits the head of the waiting queue, `slot`: takes `hit` (from lookup_prefix, or a
+    /// default PrefixHit for none), reserves blocks for `reserve_tokens` tokens (the caller
+    /// checked they are free), and schedules `tokens` of it in this step.
+    void admit(std::uint32_t slot, const PrefixHit& hit, int tokens, int reserve_tokens);
+    /// Brings the head of the swapped queue, `slot`, back (its blocks copied in during this
+    /// step) and schedules `tokens` of it; the caller checked the blocks are free.
+    void swap_in(std::uint32_t slot, int tokens);
+    /// Asks the replica to form a step again at `at` even if nothing arrives (a static batch
+    /// waiting to fill).
+    void wake_at(Tick at) noexcept { wake_ = at; }
+
+    // ---- What the replica uses -----------------------------------------------------------
+
+    /// Starts forming a step at `now`: an empty batch, no preemptions, no swap traffic.
+    void begin_step(Tick now) noexcept {
+        now_ = now;
+        batch_.clear();
+        preempted_count_ = 0;
+        swap_time_ = 0;
+        wake_.reset();
+    }
+    /// Starts one attempt at forming the step: the full token budget, nothing preempted yet.
+    void begin_attempt() noexcept {
+        budget_ = cfg_.max_num_batched_tokens;
+        preempted_ = false;
+    }
+    /// Adds a request at `now` to the back of the waiting queue.
+    void enqueue(std::uint32_t slot, Tick now) {
+        now_ = now;
+        push_waiting(slot, false);
+    }
+    /// A waiting request left the queue without starting (its entry goes stale).
+    void forget_waiting(Tick now);
+    /// The slots of this step's batch (preempted ones still listed, with in_batch false).
+    [[nodiscard]] std::vector<std::uint32_t>& batch() noexcept { return batch_; }
+    /// Sequences preempted while forming this step.
+    [[nodiscard]] int preempted_count() const noexcept { return preempted_count_; }
+    /// Seconds of swap traffic this step (out and in).
+    [[nodiscard]] double swap_time() const noexcept { return swap_time_; }
+    /// When a policy asked to form a step again (wake_at), if it did this step.
+    [[nodiscard]] std::optional<Tick> wake() const noexcept { return wake_; }
+    /// Frees the blocks of a finished sequence.
+    void release(Request& r) { free_blocks(r); }
+    /// Drops finished (Done) sequences from the running set.
+    void drop_done();
+
+  private:
+    [[nodiscard]] bool grow_blocks(Request& r, int tokens);
+    void free_blocks(Request& r);
+    /// Inserts the hashes of r's blocks that are full below `upto_tokens`; `all` also those
+    /// past the shared prefix of a request outside agent sessions.
+    void hash_full_blocks(Request& r, int upto_tokens, bool all = false) {
+        if (!blocks_.caching()) {
+            return;
+        }
+        if (!all && r.session == kNoSession &&
+            r.hashed_blocks * cfg_.block_size + cfg_.block_size > r.shared_len) {
+            return; // the shared prefix is hashed already (the common case of a decode step)
+        }
+        hash_blocks(r, upto_tokens, all);
+    }
+    void hash_blocks(Request& r, int upto_tokens, bool all);
+    [[nodiscard]] std::uint64_t block_hash(const Request& r, int index, std::uint64_t parent) const;
+    void push_waiting(std::uint32_t slot, bool front);
+    void pop_waiting();
+
+    RequestPool& pool_;
+    Metrics& metrics_;
+    ReplicaConfig cfg_;
+    BlockManager blocks_;
+    Tick now_ = 0;
+
+    std::vector<std::uint32_t> running_; // admission order
+    std::deque<std::uint64_t> waiting_;  // handles; FCFS order (preempted at the front)
+    struct Queued {
+        int priority = 0;
+        std::uint64_t id = 0;
+        std::uint64_t handle = 0;
+    };
+    std::vector<Queued> waiting_heap_; // priority policy: min-heap by (priority, id)
+    std::deque<std::uint64_t> swapped_;
+    int waiting_live_ = 0;
+    std::int64_t swap_used_ = 0;     // blocks in host memory
+    std::int64_t swap_capacity_ = 0; // blocks that fit in swap_space
+
+    // The step being formed.
+    std::vector<std::uint32_t> batch_;
+    std::vector<std::int32_t> hits_; // the last lookup_prefix's blocks
+    int budget_ = 0;
+    bool preempted_ = false;
+    int preempted_count_ = 0;
+    double swap_time_ = 0;
+    std::optional<Tick> wake_;
+};
+
+} // namespace gpuplan::sim::detail
