@@ -258,6 +258,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         setup.load_time = to_tick(load, "cluster.cold_start");
     }
     detail::ReplicaConfig& rc = setup.replica;
+    rc.engine = eng.kind;
     rc.max_num_seqs = eng.max_num_seqs;
     rc.max_num_batched_tokens = eng.max_num_batched_tokens;
     rc.block_size = eng.block_size;
@@ -355,6 +356,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
             pool_costs.emplace_back(pd, profile);
             detail::PoolSetup ps;
             ps.replica = rc;
+            ps.replica.engine = pm.engine.kind;
             ps.replica.max_num_seqs = pm.engine.max_num_seqs;
             ps.replica.max_num_batched_tokens = pm.engine.max_num_batched_tokens;
             ps.replica.max_model_len = pm.engine.max_model_len;

@@ -12,6 +12,9 @@ std::unique_ptr<SchedulerPolicy> make_scheduler_policy(const ReplicaConfig& conf
     case model::BatchingMode::Static: return make_static_batching();
     case model::BatchingMode::Continuous: break;
     }
+    if (config.engine == model::EngineKind::LlamaCpp) {
+        return make_llama_cpp_slots();
+    }
     return make_continuous_batching();
 }
 

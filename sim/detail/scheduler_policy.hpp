@@ -53,7 +53,15 @@ class SchedulerPolicy {
 /// static_max_wait, runs to completion before the next is formed.
 [[nodiscard]] std::unique_ptr<SchedulerPolicy> make_static_batching();
 
-/// The policy a replica with `config` runs (config.scheduler.batching).
+/// llama.cpp server's fixed slots (sim/detail/policies/llama_cpp_slots.cpp): max_num_seqs
+/// slots of max_model_len tokens of KV each, reserved when a request takes a slot; generating
+/// slots add a token each, then pending prompts fill the token budget slot by slot; requests
+/// wait for a free slot and nothing is preempted.
+[[nodiscard]] std::unique_ptr<SchedulerPolicy> make_llama_cpp_slots();
+
+/// The policy a replica with `config` runs: static batching when config.scheduler.batching
+/// asks for it, else the engine's own scheduler (llama.cpp: fixed slots; the others: vLLM's
+/// continuous batching).
 [[nodiscard]] std::unique_ptr<SchedulerPolicy> make_scheduler_policy(const ReplicaConfig& config);
 
 } // namespace gpuplan::sim::detail

@@ -6,6 +6,7 @@
 /// its decisions imply, so a policy holds no KV or queue state of its own and a test can build
 /// a state by hand without a simulation.
 
+#include "model/deployment.hpp"
 #include "model/power.hpp"
 #include "model/speculative.hpp"
 #include "model/workload.hpp"
@@ -24,6 +25,8 @@ namespace gpuplan::sim::detail {
 /// A replica's fixed settings.
 struct ReplicaConfig {
     int id = 0;
+    /// The engine whose scheduler the replica follows (make_scheduler_policy).
+    model::EngineKind engine = model::EngineKind::Vllm;
     int max_num_seqs = 256;
     int max_num_batched_tokens = 8192;
     int block_size = 16;

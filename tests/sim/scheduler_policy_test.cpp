@@ -5,6 +5,8 @@
 #include "sim/detail/request.hpp"
 #include "sim/detail/scheduler_policy.hpp"
 #include "sim/detail/scheduler_state.hpp"
+#include "sim/simulate.hpp"
+#include "tests/sim/sim_fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -109,7 +111,19 @@ ReplicaConfig static_batching(int size, std::int64_t blocks) {
     return c;
 }
 
-TEST(SchedulerPolicy, SelectedFromTheBatchingMode) {
+ReplicaConfig llama_cpp(int slots, int context, std::int64_t blocks) {
+    ReplicaConfig c;
+    c.engine = model::EngineKind::LlamaCpp;
+    c.max_num_seqs = slots;
+    c.max_model_len = context;
+    c.max_num_batched_tokens = 512;
+    c.block_size = 256;
+    c.kv_blocks = blocks;
+    c.prefix_caching = false;
+    return c;
+}
+
+TEST(SchedulerPolicy, SelectedFromTheBatchingModeAndTheEngine) {
     const auto cont = detail::make_scheduler_policy(continuous(512, 100));
     EXPECT_STREQ(cont->name(), "continuous");
     EXPECT_TRUE(cont->pipelines());
@@ -118,6 +132,12 @@ TEST(SchedulerPolicy, SelectedFromTheBatchingMode) {
     EXPECT_STREQ(stat->name(), "static");
     EXPECT_FALSE(stat->pipelines());
     EXPECT_FALSE(stat->uses_prefix_cache());
+    const auto slots = detail::make_scheduler_policy(llama_cpp(2, 1024, 8));
+    EXPECT_STREQ(slots->name(), "llama.cpp-slots");
+    EXPECT_FALSE(slots->pipelines());
+    ReplicaConfig static_llama = llama_cpp(2, 1024, 8);
+    static_llama.scheduler.batching = model::BatchingMode::Static; // asked for explicitly
+    EXPECT_STREQ(detail::make_scheduler_policy(static_llama)->name(), "static");
 }
 
 TEST(ContinuousBatchingPolicy, ChunkedPrefillSplitsTheTokenBudget) {
@@ -265,6 +285,68 @@ TEST(StaticBatchingPolicy, MembersReserveTheirWholeLengthUpFront) {
     EXPECT_EQ(b.form(0), (Batch{{x, 100}, {y, 100}}));
     EXPECT_EQ(b.state().blocks().used(), 16);
     EXPECT_EQ(b.state().waiting(), 1);
+}
+
+TEST(LlamaCppSlotsPolicy, SlotsReserveTheirContextAndLaterRequestsWait) {
+    // Two slots of 1024 tokens = 4 blocks of 256 each; budget 512.
+    Bench b(llama_cpp(2, 1024, 8));
+    const std::uint32_t x = b.add(300, 10);
+    const std::uint32_t y = b.add(400, 10);
+    const std::uint32_t z = b.add(100, 10);
+    // x and y take the slots (300, then the 212 tokens left); z waits for a slot although
+    // the budget is spent anyway.
+    EXPECT_EQ(b.form(), (Batch{{x, 300}, {y, 212}}));
+    EXPECT_EQ(b.state().blocks().used(), 8); // 2 × 4 blocks, whatever the prompts
+    EXPECT_EQ(b.state().waiting(), 1);
+    EXPECT_EQ(b.state().front_waiting(), z);
+    // Next update: x's sampled token first, then y's prompt goes on (400 − 212 = 188).
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}, {y, 188}}));
+    EXPECT_EQ(b.state().blocks().used(), 8);
+    EXPECT_EQ(b.state().waiting(), 1);
+}
+
+TEST(LlamaCppSlotsPolicy, AFreedSlotTakesTheNextRequestAndNothingIsPreempted) {
+    // One slot of 64 tokens (4 blocks of 16) in a pool of 4 blocks.
+    ReplicaConfig c = llama_cpp(1, 64, 4);
+    c.block_size = 16;
+    Bench b(c);
+    const std::uint32_t x = b.add(30, 2);
+    const std::uint32_t y = b.add(20, 2);
+    EXPECT_EQ(b.form(), (Batch{{x, 30}}));
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}})); // token 2: x is done after this update
+    EXPECT_FALSE(b.state().preempted());
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{y, 20}}));
+    EXPECT_EQ(b.state().blocks().used(), 4);
+    // A slot context larger than the pool could never be taken: no request fits.
+    ReplicaConfig small = c;
+    small.kv_blocks = 3;
+    EXPECT_FALSE(detail::make_scheduler_policy(small)->can_schedule(10, 10, small));
+    EXPECT_TRUE(detail::make_scheduler_policy(c)->can_schedule(10, 10, c));
+}
+
+TEST(LlamaCppSlotsPolicy, ScenarioEngineKindSelectsIt) {
+    // Llama-3-8B under llama.cpp (engine.kind: llama.cpp) with two slots of 1024 tokens and a
+    // budget of 512: 600-token prompts are fed in pieces even with chunked prefill off (as
+    // llama-server feeds every prompt in n_batch pieces; vLLM's continuous batching would
+    // refuse them as never fitting a step), at most two requests run at once,
+    // none is ever preempted, and all 40 complete.
+    model::Scenario s = test::llama8b_scenario(600, 32, 50.0, 40);
+    s.deployment.engine.kind = model::EngineKind::LlamaCpp;
+    s.deployment.engine.max_model_len = 1024;
+    s.deployment.engine.max_num_seqs = 2;
+    s.deployment.engine.max_num_batched_tokens = 512;
+    s.deployment.engine.enable_chunked_prefill = false;
+    const SimResult r = simulate(s);
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(r.overall.completed, 40);
+    EXPECT_EQ(r.preemptions, 0);
+    EXPECT_LE(r.mean_running, 2.0);
+    // 50 requests/s against a service time of far more than 40 ms per request keep both
+    // slots busy but for the last request's tail.
+    EXPECT_GT(r.mean_running, 1.0);
 }
 
 } // namespace
