@@ -1,7 +1,6 @@
 #include "sim/detail/replica.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <optional>
 

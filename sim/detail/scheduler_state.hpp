@@ -15,6 +15,7 @@
 #include "sim/detail/request.hpp"
 #include "sim/tick.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <optional>
