@@ -269,7 +269,11 @@ std::vector<SimulatedPoint> simulate_curve(const model::Scenario& s,
         sim::SimOptions o;
         o.profile = profile;
         o.node = node;
-        o.requests = requests;
+        // A closed loop of n sequences reaches its steady state only when several rounds of
+        // n requests run: at least four.
+        o.requests = axis == LoadAxis::Concurrency
+                         ? std::max(requests, static_cast<int>(std::min(4 * loads[i], 1e7)))
+                         : requests;
         // A duration of the scenario's would cut the run short of `requests`.
         o.duration.reset();
         model::Scenario t = at_load(s, axis, loads[i]);

@@ -135,7 +135,8 @@ struct SimulatedPoint {
     friend bool operator==(const SimulatedPoint&, const SimulatedPoint&) = default;
 };
 
-/// Simulates `s` at each load (its workload set by at_load, `requests` requests each) on
+/// Simulates `s` at each load (its workload set by at_load, `requests` requests each, and for
+/// a concurrency at least four times that many, so the loop reaches its steady state) on
 /// `threads` worker threads (plan::parallel_for). Stops early when `stop` is requested (the
 /// points not run have ok = false); `progress` gets the fraction of loads finished, called from
 /// the worker threads.
