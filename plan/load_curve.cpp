@@ -20,7 +20,9 @@ const char* to_string(LoadAxis a) {
 }
 
 LoadAxis default_axis(const model::Scenario& s) {
-    return model::offered_rate(s.workload) ? LoadAxis::RequestRate : LoadAxis::Concurrency;
+    const bool trace = s.workload.arrival.kind == model::ArrivalKind::Trace;
+    return !trace && model::offered_rate(s.workload) ? LoadAxis::RequestRate
+                                                     : LoadAxis::Concurrency;
 }
 
 model::Scenario at_load(const model::Scenario& s, LoadAxis axis, double load) {
@@ -38,6 +40,13 @@ model::Scenario at_load(const model::Scenario& s, LoadAxis axis, double load) {
         }
         model::set_closed_loop(t.workload, static_cast<int>(load));
     } else {
+        if (t.workload.arrival.kind == model::ArrivalKind::Trace) {
+            // A trace keeps its own arrival times (model::set_offered_rate), so every rate
+            // would be the same load.
+            throw InvalidArgument("the workload replays a trace, whose arrival times set its "
+                                  "rate; draw the curves against concurrency instead "
+                                  "(--axis concurrency)");
+        }
         model::set_offered_rate(t.workload, load);
     }
     return t;

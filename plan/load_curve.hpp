@@ -81,11 +81,13 @@ struct LoadCurve {
 };
 
 /// The axis a scenario's curves default to: requests/s when its workload offers a rate
-/// (model::offered_rate), else sequences in flight.
+/// (model::offered_rate) other than a trace's, else sequences in flight.
 [[nodiscard]] LoadAxis default_axis(const model::Scenario& s);
 
 /// The scenario with its workload at `load` on `axis`: model::set_closed_loop or
-/// model::set_offered_rate, as `--concurrency` and `--rate` do on the command line.
+/// model::set_offered_rate, as `--concurrency` and `--rate` do on the command line. Throws
+/// InvalidArgument for a load that is not positive (or, for concurrency, not whole) and for a
+/// rate on a trace replay (its arrival times fix its rate).
 [[nodiscard]] model::Scenario at_load(const model::Scenario& s, LoadAxis axis, double load);
 
 /// The analytic figures of `s` at `load`. Throws InvalidArgument as model::estimate_serving

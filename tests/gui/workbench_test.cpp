@@ -264,6 +264,7 @@ TEST_F(WorkbenchTest, TheReportHoldsTheFiguresTheCliPrintsAndNoExternalReference
     has(bottleneck[QStringLiteral("prefill")].toString());
     has(bottleneck[QStringLiteral("decode")].toString());
     // What-ifs: every one the CLI lists.
+    ASSERT_FALSE(est[QStringLiteral("what_ifs")].toArray().isEmpty());
     for (const auto& x : est[QStringLiteral("what_ifs")].toArray()) {
         has(x.toObject()[QStringLiteral("name")].toString());
     }
@@ -278,14 +279,15 @@ TEST_F(WorkbenchTest, TheReportHoldsTheFiguresTheCliPrintsAndNoExternalReference
     const std::string currency = cost[QStringLiteral("currency")].toString().toStdString();
     for (const char* key : {"own_monthly", "rent_monthly"}) {
         const QJsonValue v = cost[QString::fromLatin1(key)];
-        if (v.isDouble()) {
-            has(gui::formatMoney(model::Money{v.toDouble(), currency}));
-        }
+        ASSERT_TRUE(v.isDouble()) << key; // the example has hwdb prices for both
+        has(gui::formatMoney(model::Money{v.toDouble(), currency}));
     }
 
     const QJsonObject curve = cli_json({QStringLiteral("curve"), file});
+    ASSERT_FALSE(curve[QStringLiteral("candidates")].toArray().isEmpty());
     for (const auto& c : curve[QStringLiteral("candidates")].toArray()) {
         const QJsonValue max = c.toObject()[QStringLiteral("max_load")];
+        EXPECT_TRUE(max.isDouble()); // the example meets its SLO at some load
         if (max.isDouble()) {
             has(gui::formatNumber(
                 max.toDouble(),

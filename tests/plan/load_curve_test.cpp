@@ -154,6 +154,18 @@ TEST(LoadCurve, LoadsMustBePositiveAndConcurrencyWhole) {
     EXPECT_THROW((void)curve_point(s, profile, LoadAxis::RequestRate, -1), InvalidArgument);
 }
 
+TEST(LoadCurve, ATraceIsDrawnAgainstConcurrencyOnly) {
+    model::Scenario s = closed(8);
+    s.workload.arrival.kind = model::ArrivalKind::Trace;
+    s.workload.trace = {{Seconds(0.0), 512, 64}, {Seconds(0.5), 512, 64}, {Seconds(1.0), 512, 64}};
+    EXPECT_EQ(default_axis(s), LoadAxis::Concurrency);
+    EXPECT_THROW((void)at_load(s, LoadAxis::RequestRate, 2.0), InvalidArgument);
+    EXPECT_NO_THROW((void)at_load(s, LoadAxis::Concurrency, 4));
+    model::Scenario r = closed(8);
+    model::set_offered_rate(r.workload, 3.0);
+    EXPECT_EQ(default_axis(r), LoadAxis::RequestRate);
+}
+
 TEST(LoadCurve, CandidatesKeepTheLayoutAndShareOneAxis) {
     const model::Scenario s = closed(8);
     const auto profile = model::default_profile();
