@@ -134,8 +134,9 @@ int run_curve(CliContext& ctx) {
     }
     const std::vector<double> loads =
         loads_text.empty() ? std::vector<double>{} : parse_loads(loads_text);
-    for (double load : loads) {
-        (void)plan::at_load(s, axis, load); // a fractional concurrency is an input error
+    // A fractional concurrency, or a rate for a trace replay, is an input error (exit 2).
+    for (double load : loads.empty() ? std::vector<double>{1.0} : loads) {
+        (void)plan::at_load(s, axis, load);
     }
 
     const model::ServerSpec* server = nullptr;

@@ -134,6 +134,9 @@ TEST(CurveCli, BadOptionsAreUsageErrors) {
     EXPECT_NE(r.out.find("not a whole number"), std::string::npos) << r.out;
     r = run_cli("curve " + file + " --candidate no-such-gpu");
     EXPECT_EQ(r.exit_code, 2);
+    r = run_cli("curve " + src("examples/simulate-trace.yaml") + " --axis rate");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.out.find("replays a trace"), std::string::npos) << r.out;
 }
 
 TEST(CurveCli, TheTableNamesEachGpuAndTheHighestLoad) {
