@@ -41,6 +41,7 @@ int run_scenario_check(CliContext& ctx);
 int run_fit(CliContext& ctx);
 int run_estimate(CliContext& ctx);
 int run_compare(CliContext& ctx);
+int run_curve(CliContext& ctx);
 int run_diagnose(CliContext& ctx);
 int run_train(CliContext& ctx);
 int run_rack(CliContext& ctx);

@@ -37,6 +37,8 @@ constexpr Subcommand kSubcommands[] = {
      "speed: TTFT, TPOT, throughput, MFU/MBU, binding resource, what-ifs"},
     {"diagnose", gpuplan::cli::run_diagnose,
      "observed metrics vs the model: symptom, cause, check, re-estimated fixes"},
+    {"curve", gpuplan::cli::run_curve,
+     "sizing curves: throughput, TTFT, TPOT against load per GPU, highest load meeting the SLO"},
     {"compare", gpuplan::cli::run_compare,
      "several GPUs or configurations side by side for one workload"},
     {"train", gpuplan::cli::run_train,

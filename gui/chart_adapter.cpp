@@ -953,4 +953,82 @@ void ChartAdapter::lines(ChartPanel& p, const QString& title, const QString& xTi
     p.setChart(c);
 }
 
+void ChartAdapter::loadCurve(ChartPanel& p, const QString& title, const QString& xTitle,
+                             const QString& yTitle, const std::vector<CurveSeries>& series,
+                             std::optional<double> slo) {
+    double xhi = 0;
+    double yhi = slo.value_or(0);
+    bool any = false;
+    for (const CurveSeries& s : series) {
+        for (const auto* pts : {&s.analytic, &s.p50, &s.p99}) {
+            for (const auto& [x, y] : *pts) {
+                xhi = std::max(xhi, x);
+                yhi = std::max(yhi, y);
+                any = true;
+            }
+        }
+    }
+    if (!any) {
+        p.showMessage(QObject::tr("No candidate has a load to plot."));
+        return;
+    }
+    const auto [x0, x1] = niceBounds(0, xhi);
+    const auto [y0, y1] = niceBounds(0, yhi);
+    QChart* c = newChart(title, true);
+    auto* xa = valueAxis(c, Qt::AlignBottom, xTitle, x0, x1);
+    auto* ya = valueAxis(c, Qt::AlignLeft, yTitle, y0, y1);
+    static const QColor kColors[] = {QColor(0x15, 0x65, 0xc0), QColor(0x2e, 0x7d, 0x32),
+                                     QColor(0xef, 0x6c, 0x00), QColor(0x6a, 0x1b, 0x9a),
+                                     QColor(0x00, 0x83, 0x8f), QColor(0x5d, 0x40, 0x37)};
+    for (std::size_t i = 0; i < series.size(); ++i) {
+        const CurveSeries& s = series[i];
+        const QColor color = kColors[i % std::size(kColors)];
+        auto* line = lineSeries(s.name, color);
+        line->setPointsVisible(true);
+        for (const auto& [x, y] : s.analytic) {
+            line->append(x, y);
+        }
+        c->addSeries(line);
+        attach(line, xa, ya);
+        const auto markers = [&](const std::vector<std::pair<double, double>>& pts,
+                                 const QString& name, QScatterSeries::MarkerShape shape) {
+            if (pts.empty()) {
+                return;
+            }
+            auto* m = new QScatterSeries();
+            m->setName(name);
+            m->setMarkerShape(shape);
+            m->setMarkerSize(9);
+            m->setColor(color);
+            for (const auto& [x, y] : pts) {
+                m->append(x, y);
+            }
+            c->addSeries(m);
+            attach(m, xa, ya);
+        };
+        markers(s.p50, s.name + u' ' + s.p50Label, QScatterSeries::MarkerShapeCircle);
+        markers(s.p99, s.name + u' ' + s.p99Label, QScatterSeries::MarkerShapeRectangle);
+        if (s.max_load) {
+            auto* v =
+                lineSeries(QObject::tr("%1 max %2").arg(s.name, formatTick(*s.max_load)), color);
+            QPen pen = v->pen();
+            pen.setStyle(Qt::DotLine);
+            v->setPen(pen);
+            v->append(*s.max_load, y0);
+            v->append(*s.max_load, y1);
+            c->addSeries(v);
+            attach(v, xa, ya);
+        }
+    }
+    if (slo) {
+        auto* line = lineSeries(QObject::tr("SLO %1").arg(formatTick(*slo)),
+                                QColor(QStringLiteral("#d32f2f")));
+        line->append(x0, *slo);
+        line->append(x1, *slo);
+        c->addSeries(line);
+        attach(line, xa, ya);
+    }
+    p.setChart(c);
+}
+
 } // namespace gpuplan::gui

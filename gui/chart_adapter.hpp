@@ -18,6 +18,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -137,6 +138,24 @@ class ChartAdapter {
     };
     static void lines(ChartPanel& p, const QString& title, const QString& xTitle,
                       const QString& yTitle, const std::vector<NamedPoints>& series);
+
+    /// One candidate of a sizing-curve chart (plan/load_curve.hpp), values already in the
+    /// chart's units: the analytic line, the simulator's P50 and P99 as markers, and the
+    /// highest load meeting the SLO.
+    struct CurveSeries {
+        QString name;
+        std::vector<std::pair<double, double>> analytic;
+        std::vector<std::pair<double, double>> p50, p99;
+        std::optional<double> max_load;
+        QString p50Label = QObject::tr("sim P50"); ///< after the name in the legend
+        QString p99Label = QObject::tr("sim P99");
+    };
+    /// A figure against load: a line per candidate, its simulated percentiles as markers, the
+    /// SLO as a horizontal red line (when given) and each candidate's highest load meeting the
+    /// SLO as a vertical dotted line in its colour.
+    static void loadCurve(ChartPanel& p, const QString& title, const QString& xTitle,
+                          const QString& yTitle, const std::vector<CurveSeries>& series,
+                          std::optional<double> slo);
 };
 
 } // namespace gpuplan::gui

@@ -1,7 +1,10 @@
 #include "gui/main_window.hpp"
 
 #include "gui/chart_adapter.hpp"
+#include "gui/curve_view.hpp"
 #include "gui/diagnose_view.hpp"
+#include "gui/rack_view.hpp"
+#include "gui/report.hpp"
 #include "gui/scenario_panel.hpp"
 #include "gui/sweep_view.hpp"
 #include "gui/ui_util.hpp"
@@ -60,6 +63,12 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
     auto* diagnose = new DiagnoseView(*doc_, core_);
     diagnose->setObjectName(QStringLiteral("diagnose_view"));
     tabs_->addTab(diagnose, tr("Diagnose"));
+    auto* curves = new CurveView(*doc_, core_);
+    curves->setObjectName(QStringLiteral("curve_view"));
+    tabs_->addTab(curves, tr("Curves"));
+    auto* racks = new RackView();
+    racks->setObjectName(QStringLiteral("rack_view"));
+    tabs_->addTab(racks, tr("Racks"));
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(panel_);
     split->addWidget(tabs_);
@@ -94,6 +103,9 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
         planning_->showError(message);
         powerCost_->showError(message);
         training_->showError(message);
+        if (auto* racks = findChild<RackView*>()) {
+            racks->showError(message);
+        }
         lastLatencyMs_ =
             sinceEdit_.isValid() ? static_cast<double>(sinceEdit_.nsecsElapsed()) / 1e6 : -1;
         statusBar()->showMessage(tr("the scenario cannot be estimated; see the Planning tab"));
@@ -109,6 +121,11 @@ MainWindow::~MainWindow() {
     runner_->cancelSimulation();
     runner_->cancelPlanSearch();
     runner_->waitForIdle();
+    // The curve view's jobs read core_, which goes before the tabs do.
+    if (auto* curves = findChild<CurveView*>()) {
+        curves->cancel();
+        curves->waitForIdle();
+    }
     // The undo stack signals "clean" while it is destroyed; nobody may listen by then.
     doc_->blockSignals(true);
     runner_->blockSignals(true);
@@ -128,6 +145,9 @@ void MainWindow::showLatest() {
     show(planning_, [&] { planning_->showAnalysis(latest_); });
     show(powerCost_, [&] { powerCost_->showAnalysis(latest_); });
     show(training_, [&] { training_->showAnalysis(latest_); });
+    if (auto* racks = findChild<RackView*>()) {
+        show(racks, [&] { racks->showAnalysis(latest_); });
+    }
 }
 
 void MainWindow::setDebounce(int ms) {
@@ -211,6 +231,23 @@ void MainWindow::buildMenus() {
         if (!dir.isEmpty()) {
             const QStringList written = exportTables(dir);
             statusBar()->showMessage(tr("%1 files written to %2").arg(written.size()).arg(dir));
+        }
+    });
+    file->addAction(tr("Write purchase-review re&port (HTML)…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Write report"), qs(doc_->scenario().name) + QStringLiteral(".html"),
+            tr("HTML (*.html)"));
+        if (path.isEmpty()) {
+            return;
+        }
+        QApplication::setOverrideCursor(Qt::WaitCursor);
+        QString error;
+        const bool ok = write_scenario_report(doc_->scenario(), core_, path, &error);
+        QApplication::restoreOverrideCursor();
+        if (ok) {
+            statusBar()->showMessage(tr("report written to %1").arg(path));
+        } else {
+            QMessageBox::warning(this, tr("Cannot write the report"), error);
         }
     });
     file->addSeparator();
