@@ -6,6 +6,7 @@
 #include "gui/sweep_view.hpp"
 #include "gui/ui_util.hpp"
 #include "gui/views.hpp"
+#include "gui/workload_editor.hpp"
 #include "model/error.hpp"
 
 #include <QAbstractItemModel>
@@ -60,6 +61,9 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
     auto* diagnose = new DiagnoseView(*doc_, core_);
     diagnose->setObjectName(QStringLiteral("diagnose_view"));
     tabs_->addTab(diagnose, tr("Diagnose"));
+    auto* workload = new WorkloadEditor(*doc_);
+    workload->setObjectName(QStringLiteral("workload_editor"));
+    tabs_->addTab(workload, tr("Workload"));
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(panel_);
     split->addWidget(tabs_);
