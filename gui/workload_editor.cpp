@@ -1,9 +1,12 @@
 #include "gui/workload_editor.hpp"
 
 #include "gui/ui_util.hpp"
+#include "hwdb/trace_loader.hpp"
 #include "model/error.hpp"
 
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -252,6 +255,22 @@ WorkloadEditor::WorkloadEditor(ScenarioDocument& doc, QWidget* parent)
     form->addRow(tr("closed-loop users"), users_);
     form->addRow(tr("think time (s)"), think_);
     form->addRow(tr("trace speed-up"), speedup_);
+    traceInfo_ = new QLabel();
+    traceInfo_->setObjectName(QStringLiteral("trace_info"));
+    traceInfo_->setWordWrap(true);
+    auto* loadTraceButton = new QPushButton(tr("Load trace…"));
+    loadTraceButton->setObjectName(QStringLiteral("load_trace"));
+    auto* traceRow = new QHBoxLayout();
+    traceRow->addWidget(traceInfo_, 1);
+    traceRow->addWidget(loadTraceButton);
+    form->addRow(tr("trace"), traceRow);
+    connect(loadTraceButton, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Load a request trace"), QString(), tr("CSV traces (*.csv);;All files (*)"));
+        if (!path.isEmpty()) {
+            (void)loadTrace(path);
+        }
+    });
     auto* curve = new QGroupBox(tr("Rate curve"));
     auto* curveForm = new QFormLayout(curve);
     curveForm->addRow(tr("kind"), curve_);
@@ -314,7 +333,15 @@ WorkloadEditor::WorkloadEditor(ScenarioDocument& doc, QWidget* parent)
     });
     connect(apply_, &QPushButton::clicked, this, [this] { (void)apply(); });
     connect(revert, &QPushButton::clicked, this, &WorkloadEditor::refresh);
-    connect(&doc_, &ScenarioDocument::scenarioChanged, this, &WorkloadEditor::refresh);
+    // An edit elsewhere (the panel's input tokens, a GPU) keeps what is typed here; a change of
+    // the arrivals or classes (open, undo, apply) shows the document's.
+    connect(&doc_, &ScenarioDocument::scenarioChanged, this, [this] {
+        const model::Workload& w = doc_.scenario().workload;
+        if (!(w.arrival == shown_.arrival && w.classes == shown_.classes &&
+              w.trace == shown_.trace)) {
+            refresh();
+        }
+    });
     refresh();
 }
 
@@ -350,6 +377,9 @@ void WorkloadEditor::addClassRow(const model::RequestClass& c) {
 }
 
 void WorkloadEditor::setWorkload(const model::Workload& w) {
+    shown_ = w;
+    trace_.reset();
+    traceInfo_->setText(w.trace.empty() ? tr("none") : tr("%1 records").arg(w.trace.size()));
     const model::ArrivalProcess& a = w.arrival;
     process_->setCurrentText(QString::fromLatin1(nameOf(kProcesses, a.kind)));
     rate_->setText(a.requests_per_s ? num(*a.requests_per_s) : QString());
@@ -374,6 +404,9 @@ void WorkloadEditor::setWorkload(const model::Workload& w) {
 
 model::Workload WorkloadEditor::workload(const model::Workload& base) const {
     model::Workload w = base;
+    if (trace_) {
+        w.trace = *trace_;
+    }
     model::ArrivalProcess& a = w.arrival;
     a.kind = kindOf(kProcesses, process_->currentText(), tr("arrival process"));
     a.requests_per_s = optNumber(rate_->text(), tr("arrival requests/s"));
@@ -475,6 +508,22 @@ bool WorkloadEditor::apply() {
     if (!(next == doc_.scenario())) {
         doc_.edit(next, tr("workload"));
     }
+    return true;
+}
+
+bool WorkloadEditor::loadTrace(const QString& path) {
+    try {
+        trace_ = hwdb::load_trace(path.toStdString());
+    } catch (const InputError& e) {
+        error_->setText(qs(e.what()));
+        error_->setVisible(true);
+        return false;
+    }
+    error_->setVisible(false);
+    process_->setCurrentText(QString::fromLatin1(nameOf(kProcesses, model::ArrivalKind::Trace)));
+    traceInfo_->setText(tr("%1 records from %2 (Apply to use them)")
+                            .arg(trace_->size())
+                            .arg(QFileInfo(path).fileName()));
     return true;
 }
 

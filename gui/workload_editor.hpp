@@ -17,6 +17,9 @@
 
 #include <QWidget>
 
+#include <optional>
+#include <vector>
+
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -44,6 +47,10 @@ class WorkloadEditor : public QWidget {
     /// Applies the form to the document (one undoable edit); false, with the message shown
     /// under the form, when a field cannot be read.
     bool apply();
+    /// Reads a trace CSV (hwdb::load_trace: Azure, Vidur or plain layout) to replay: the form's
+    /// process becomes trace, and Apply puts the records in the scenario (saved beside it as
+    /// <name>.trace.csv). False, with the message under the form, when it cannot be read.
+    bool loadTrace(const QString& path);
     /// The message under the form ("" when the last apply worked).
     [[nodiscard]] QString errorText() const;
     [[nodiscard]] QTableWidget& classTable() { return *classes_; }
@@ -68,6 +75,9 @@ class WorkloadEditor : public QWidget {
     QLineEdit* amplitude_;
     QLineEdit* peak_;
     QTableWidget* classes_;
+    QLabel* traceInfo_;
+    std::optional<std::vector<model::TraceRecord>> trace_; ///< loaded, not yet applied
+    model::Workload shown_;                                ///< what setWorkload last showed
     QPushButton* apply_;
     QLabel* error_;
 };

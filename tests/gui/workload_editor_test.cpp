@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 using namespace gpuplan;
 
@@ -127,6 +128,18 @@ TEST_F(WorkloadEditorTest, AnEditInTheTableIsOneUndoableStep) {
     EXPECT_EQ(doc.scenario().workload.classes.at(1), s.workload.classes.at(1));
     doc.undoStack()->undo();
     EXPECT_TRUE(doc.scenario() == s);
+    // An edit elsewhere keeps what is typed in the form; undo of a form edit shows it back.
+    t.item(2, 6)->setText(QStringLiteral("7"));
+    model::Scenario other = doc.scenario();
+    other.workload.input_tokens += 1;
+    doc.edit(other, QStringLiteral("input tokens"));
+    EXPECT_EQ(t.item(2, 6)->text(), QStringLiteral("7"));
+    doc.undoStack()->undo();
+    EXPECT_EQ(t.item(2, 6)->text(), QStringLiteral("7"));
+    ASSERT_TRUE(form.apply());
+    EXPECT_EQ(doc.scenario().workload.classes.at(2).priority, 7);
+    doc.undoStack()->undo();
+    EXPECT_EQ(t.item(2, 6)->text(), QString::number(s.workload.classes.at(2).priority));
     // A cell that cannot be read is named, and nothing changes.
     t.item(1, 2)->setText(QStringLiteral("fixed many"));
     EXPECT_FALSE(form.apply());
@@ -195,4 +208,38 @@ TEST_F(WorkloadEditorTest, EveryProcessCurveAndClassFieldRoundTrips) {
         hwdb::save_scenario(out, back);
         EXPECT_EQ(hwdb::load_scenario(out, db).workload, s.workload);
     }
+}
+
+// A trace file loaded in the form replaces the workload's records and makes the process trace;
+// a file that cannot be read says why and changes nothing.
+TEST_F(WorkloadEditorTest, ALoadedTraceIsReplayed) {
+    const auto& db = test::repo_db();
+    const model::Scenario s =
+        hwdb::load_scenario(std::string(GPUPLAN_SOURCE_DIR) + "/examples/simulate-chat.yaml", db);
+    gui::ScenarioDocument doc(db, s);
+    gui::WorkloadEditor form(doc);
+    QTemporaryDir dir;
+    ASSERT_TRUE(dir.isValid());
+    const QString good = dir.filePath(QStringLiteral("t.csv"));
+    {
+        std::ofstream out(good.toStdString());
+        out << "arrival_s,input_tokens,output_tokens\n0,100,10\n0.5,200,20\n2,300,30\n";
+    }
+    ASSERT_TRUE(form.loadTrace(good)) << form.errorText().toStdString();
+    EXPECT_TRUE(doc.scenario() == s); // not applied yet
+    ASSERT_TRUE(form.apply()) << form.errorText().toStdString();
+    const auto& w = doc.scenario().workload;
+    EXPECT_EQ(w.arrival.kind, model::ArrivalKind::Trace);
+    ASSERT_EQ(w.trace.size(), 3u);
+    EXPECT_DOUBLE_EQ(w.trace[1].arrival.si(), 0.5);
+    EXPECT_EQ(w.trace[2].input_tokens, 300);
+    EXPECT_EQ(w.trace[2].output_tokens, 30);
+    const QString bad = dir.filePath(QStringLiteral("bad.csv"));
+    {
+        std::ofstream out(bad.toStdString());
+        out << "when,who\n1,2\n";
+    }
+    EXPECT_FALSE(form.loadTrace(bad));
+    EXPECT_NE(form.errorText().indexOf(QStringLiteral("bad.csv")), -1)
+        << form.errorText().toStdString();
 }
