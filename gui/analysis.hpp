@@ -21,6 +21,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -139,11 +140,16 @@ bool adopt_configuration(model::Scenario& s, const hwdb::Database& db,
 void set_plan_candidates(model::Scenario& s, const hwdb::Database& db,
                          const std::vector<std::string>& accelerators);
 
+struct SimChartData;
+
 /// The outcome of one simulation run: the result, or the message of the error that stopped it.
 struct SimOutcome {
     std::optional<sim::SimResult> result;
     std::string error;
     double wall_s = 0;
+    /// The latency CDFs, prepared on the worker thread (sim_charts.hpp); null: the view makes
+    /// them from `result`.
+    std::shared_ptr<const SimChartData> charts;
 };
 
 } // namespace gpuplan::gui

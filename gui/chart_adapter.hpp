@@ -2,8 +2,8 @@
 /// The one adapter between the app and Qt Charts (deprecated since Qt 6.10, so it stays behind
 /// this interface): ChartPanel is the widget a view places, ChartAdapter fills it from core
 /// result structs. Nothing else includes a Qt Charts header. Charts only plot the core's
-/// numbers; the only arithmetic is unit scaling, sorting for CDFs and the cumulative sums of
-/// the rent-vs-buy lines.
+/// numbers; the only arithmetic is unit scaling, sorting for CDFs, the cumulative sums of
+/// the rent-vs-buy lines and thinning long lines to the chart's width (downsample.hpp).
 
 #include "model/cost.hpp"
 #include "model/deployment.hpp"
@@ -28,6 +28,8 @@ class QLabel;
 class QStackedLayout;
 
 namespace gpuplan::gui {
+
+struct LatencyCdf;
 
 /// A chart area: a chart, or a message when there is nothing to plot.
 class ChartPanel : public QWidget {
@@ -100,6 +102,9 @@ class ChartAdapter {
     /// one is given.
     enum class Latency { Ttft, Tpot, E2e };
     static void latencyCdf(ChartPanel& p, const sim::SimResult& r, Latency which,
+                           std::optional<Seconds> slo);
+    /// The same from a CDF prepared off the GUI thread (sim_charts.hpp).
+    static void latencyCdf(ChartPanel& p, const LatencyCdf& cdf, Latency which,
                            std::optional<Seconds> slo);
     /// Input and output tokens per second over time.
     static void throughput(ChartPanel& p, const sim::SimResult& r);

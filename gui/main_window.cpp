@@ -9,6 +9,7 @@
 #include "gui/sweep_view.hpp"
 #include "gui/ui_util.hpp"
 #include "gui/views.hpp"
+#include "gui/workload_editor.hpp"
 #include "model/error.hpp"
 
 #include <QAbstractItemModel>
@@ -69,6 +70,9 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
     auto* racks = new RackView();
     racks->setObjectName(QStringLiteral("rack_view"));
     tabs_->addTab(racks, tr("Racks"));
+    auto* workload = new WorkloadEditor(*doc_);
+    workload->setObjectName(QStringLiteral("workload_editor"));
+    tabs_->addTab(workload, tr("Workload"));
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(panel_);
     split->addWidget(tabs_);

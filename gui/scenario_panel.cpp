@@ -246,6 +246,8 @@ void ScenarioPanel::apply(const QString& what, int key, QWidget* field,
         setLayoutNote({});
         setLoadNote({});
     }
+    const QString layoutBefore = layoutNote_->text();
+    const QString loadBefore = loadNote_->text();
     try {
         change(next);
     } catch (const std::exception& e) {
@@ -254,6 +256,13 @@ void ScenarioPanel::apply(const QString& what, int key, QWidget* field,
         // it shows the scenario's value again, and the message goes).
         rejected_.insert(field);
         showFieldError(field, qs(e.what()));
+        return;
+    }
+    if (next == doc_.scenario() && field == lastEdited_ && rejected_.count(field) == 0) {
+        // Enter in a spin box sends the value shown again: nothing changed, so the notes and
+        // the message of the edit that typed it stay on screen.
+        setLayoutNote(layoutBefore);
+        setLoadNote(loadBefore);
         return;
     }
     rejected_.erase(field);

@@ -1,8 +1,11 @@
 #include "gui/chart_adapter.hpp"
+#include "gui/run_memory.hpp"
+#include "gui/sim_charts.hpp"
 #include "gui/table_models.hpp"
 #include "gui/ui_util.hpp"
 #include "gui/views.hpp"
 
+#include <QDoubleSpinBox>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -48,6 +51,16 @@ SimulationView::SimulationView(ScenarioDocument& doc, Runner& runner, QWidget* p
     requests_->setSpecialValueText(tr("scenario's count"));
     requests_->setToolTip(
         tr("requests to send (0: the scenario's workload.requests, default 1000)"));
+    // Above this estimate a run asks first (run_memory.hpp); kept in the app's settings.
+    auto* budget = new QDoubleSpinBox();
+    budget->setObjectName(QStringLiteral("sim_memory_budget"));
+    budget->setRange(0.1, 4096);
+    budget->setDecimals(1);
+    budget->setSuffix(tr(" GiB"));
+    budget->setValue(memoryBudgetBytes() / kGiB);
+    budget->setToolTip(tr("memory budget: a run estimated to need more asks before it starts"));
+    connect(budget, &QDoubleSpinBox::valueChanged, this,
+            [](double gib) { setMemoryBudgetBytes(gib * kGiB); });
     progress_ = new QProgressBar();
     progress_->setRange(0, 1000);
     progress_->setValue(0);
@@ -57,6 +70,8 @@ SimulationView::SimulationView(ScenarioDocument& doc, Runner& runner, QWidget* p
     bar->addWidget(cancel_);
     bar->addWidget(new QLabel(tr("requests")));
     bar->addWidget(requests_);
+    bar->addWidget(new QLabel(tr("budget")));
+    bar->addWidget(budget);
     bar->addWidget(progress_, 1);
     banner_ = makeBanner();
 
@@ -121,6 +136,12 @@ void SimulationView::start() {
     if (requests_->value() > 0) {
         options.requests = requests_->value();
     }
+    // A run that would hold more than the budget asks first (issue 12).
+    if (!confirmRunMemory(this, estimate_run_memory(doc_.scenario(), options),
+                          memoryBudgetBytes())) {
+        progress_->setFormat(tr("not started: above the memory budget"));
+        return;
+    }
     banner_->setVisible(false);
     stale_->setVisible(false);
     results_->setEnabled(true);
@@ -179,9 +200,12 @@ void SimulationView::finished(const SimOutcomePtr& outcome) {
         banner_->setVisible(true);
     }
     const auto& slo = doc_.scenario().slo;
-    ChartAdapter::latencyCdf(*ttft_, r, ChartAdapter::Latency::Ttft, slo.ttft);
-    ChartAdapter::latencyCdf(*tpot_, r, ChartAdapter::Latency::Tpot, slo.tpot);
-    ChartAdapter::latencyCdf(*e2e_, r, ChartAdapter::Latency::E2e, slo.e2e);
+    const auto charts = outcome->charts
+                            ? outcome->charts
+                            : std::make_shared<const SimChartData>(prepare_chart_data(r));
+    ChartAdapter::latencyCdf(*ttft_, charts->ttft, ChartAdapter::Latency::Ttft, slo.ttft);
+    ChartAdapter::latencyCdf(*tpot_, charts->tpot, ChartAdapter::Latency::Tpot, slo.tpot);
+    ChartAdapter::latencyCdf(*e2e_, charts->e2e, ChartAdapter::Latency::E2e, slo.e2e);
     ChartAdapter::throughput(*throughput_, r);
     ChartAdapter::queue(*queue_, r);
     ChartAdapter::kvUse(*kv_, r);

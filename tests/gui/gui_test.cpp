@@ -1156,3 +1156,29 @@ TEST_F(GuiTest, ALoadEditSaysWhichLoadItReplaced) {
     child<QSpinBox>(f.w, "output_tokens")->setValue(300);
     EXPECT_TRUE(f.w.panel().loadNote().isEmpty());
 }
+
+// Enter in a spin box re-sends the value it shows; that is no edit, so the note and the message
+// of the edit that typed the value stay (they were cleared: issue 17 item 3, found by the
+// real-window test).
+TEST_F(GuiTest, EnterAfterTypingKeepsTheNoteAndTheMessage) {
+    Fixture f;
+    auto* count = child<QSpinBox>(f.w, "gpus");
+    auto* tp = child<QSpinBox>(f.w, "tp");
+    count->setValue(4);
+    tp->setFocus();
+    tp->selectAll();
+    QTest::keyClicks(tp, QStringLiteral("2"));
+    const QString note = f.w.panel().layoutNote();
+    EXPECT_NE(note.indexOf(QStringLiteral("replicas 4 → 2")), -1) << note.toStdString();
+    QTest::keyClick(tp, Qt::Key_Return);
+    EXPECT_EQ(f.w.panel().layoutNote(), note);
+    // tp 3 does not divide 4 GPUs: the count follows to 6 and the note says so; the default
+    // model's heads are not a multiple of 3, so the field has a message. Enter keeps both.
+    tp->selectAll();
+    QTest::keyClicks(tp, QStringLiteral("3"));
+    const QString note3 = f.w.panel().layoutNote();
+    const QString message = f.w.panel().errorFor(tp);
+    QTest::keyClick(tp, Qt::Key_Return);
+    EXPECT_EQ(f.w.panel().layoutNote(), note3);
+    EXPECT_EQ(f.w.panel().errorFor(tp), message);
+}

@@ -97,6 +97,11 @@ int main(int argc, char** argv) {
     }
     ok &= save(w, dir, "gui-compare.png");
 
+    // The workload form: the arrival process and the request classes of the chat example.
+    ok &= open(w, "simulate-chat.yaml");
+    w.tabs().setCurrentWidget(w.findChild<QWidget*>(QStringLiteral("workload_editor")));
+    ok &= save(w, dir, "gui-workload.png");
+
     // The sizing search of examples/plan-search.yaml, ranked by monthly cost.
     ok &= open(w, "plan-search.yaml");
     w.tabs().setCurrentWidget(&w.plan());
