@@ -96,7 +96,7 @@ void run(benchmark::State& state, int requests) {
         done += r.overall.completed;
         events += r.events;
         simulated_s = r.duration_s;
-        p99_ttft = r.overall.ttft.p99;
+        p99_ttft = r.overall.ttft.p99.si();
         benchmark::DoNotOptimize(r);
     }
     state.SetItemsProcessed(done);

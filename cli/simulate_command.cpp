@@ -36,12 +36,12 @@ namespace gpuplan::cli {
 namespace {
 
 nlohmann::json latency_json(const sim::LatencyStats& s) {
-    return {{"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90},
-            {"p95", s.p95},     {"p99", s.p99},   {"max", s.max}};
+    return {{"count", s.count},  {"mean", s.mean.si()}, {"p50", s.p50.si()}, {"p90", s.p90.si()},
+            {"p95", s.p95.si()}, {"p99", s.p99.si()},   {"max", s.max.si()}};
 }
 
-nlohmann::json opt_json(const std::optional<double>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json();
+nlohmann::json opt_json(const std::optional<Seconds>& v) {
+    return v ? nlohmann::json(v->si()) : nlohmann::json();
 }
 
 nlohmann::json summary_json(const sim::RequestSummary& s) {
@@ -188,9 +188,9 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
     for (const auto& c : r.classes) {
         nlohmann::json cj = summary_json(c.summary);
         cj["name"] = c.name;
-        cj["slo"] = {{"ttft_s", opt_json(c.ttft_slo_s)},
-                     {"tpot_s", opt_json(c.tpot_slo_s)},
-                     {"e2e_s", opt_json(c.e2e_slo_s)},
+        cj["slo"] = {{"ttft_s", opt_json(c.ttft_slo)},
+                     {"tpot_s", opt_json(c.tpot_slo)},
+                     {"e2e_s", opt_json(c.e2e_slo)},
                      {"percentile", c.slo_percentile}};
         cj["slo_met"] = c.slo_met;
         slo_by_class[c.name] = c.summary.slo_attainment;
@@ -249,7 +249,8 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
 
 namespace {
 
-std::string ms(double s) {
+std::string ms(Seconds t) {
+    const double s = t.si();
     return fixed(s * 1e3, s < 0.01 ? 2 : 1);
 }
 
@@ -262,7 +263,7 @@ void latency_row(Table& t, const char* name, const sim::LatencyStats& s, bool in
         t.add_row({name, "-", "-", "-", "-", "-", "-"});
         return;
     }
-    const auto f = [&](double v) { return in_ms ? ms(v) : fixed(v, 2); };
+    const auto f = [&](Seconds v) { return in_ms ? ms(v) : fixed(v.si(), 2); };
     t.add_row({name, f(s.mean), f(s.p50), f(s.p90), f(s.p95), f(s.p99), f(s.max)});
 }
 
@@ -307,13 +308,14 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         for (const auto& k : r.classes) {
             const auto& cs = k.summary;
             std::string slo = "-";
-            if (k.ttft_slo_s || k.tpot_slo_s || k.e2e_slo_s) {
+            if (k.ttft_slo || k.tpot_slo || k.e2e_slo) {
                 slo = k.slo_met ? "met" : "missed";
             }
             c.add_row({k.name, std::to_string(cs.arrived), std::to_string(cs.completed),
                        std::to_string(cs.rejected + cs.timed_out),
                        cs.ttft.count ? ms(cs.ttft.p99) : "-", cs.tpot.count ? ms(cs.tpot.p99) : "-",
-                       cs.e2e.count ? fixed(cs.e2e.p99, 2) : "-", pct(cs.slo_attainment), slo});
+                       cs.e2e.count ? fixed(cs.e2e.p99.si(), 2) : "-", pct(cs.slo_attainment),
+                       slo});
         }
         c.print(out);
         out << '\n';
@@ -400,6 +402,14 @@ std::string num(double v) {
     return num(std::optional<double>(v));
 }
 
+template <class Tag> std::string num(Quantity<Tag> v) {
+    return num(v.si());
+}
+
+template <class Tag> std::string num(const std::optional<Quantity<Tag>>& v) {
+    return v ? num(v->si()) : std::string();
+}
+
 // The files `--out` writes; a folder holding only these (a previous run's) may be replaced.
 const std::vector<std::string> kOutFiles = {"requests.csv", "timeseries.csv", "power.csv",
                                             "trace.json", "summary.json"};
@@ -411,12 +421,13 @@ const char* const kRequestsHeader =
 // One row of requests.csv (written while the simulation runs, as requests finish).
 void write_request_row(std::ostream& out, const std::vector<std::string>& class_names,
                        const sim::RequestRecord& q) {
-    out << q.id << ',' << class_names[static_cast<std::size_t>(q.request_class)] << ',' << q.session
-        << ',' << q.step << ',' << q.replica << ',' << sim::to_string(q.outcome) << ','
-        << num(q.arrival_s) << ',' << num(q.queue_s) << ',' << num(q.ttft_s) << ',' << num(q.tpot_s)
-        << ',' << num(q.e2e_s) << ',' << q.input_tokens << ',' << q.output_tokens << ','
-        << q.cached_tokens << ',' << q.preemptions << ',' << q.retries << ','
-        << (q.slo_met ? "1" : "0") << '\n';
+    // No session or replica is written -1, as the file always has.
+    out << q.id << ',' << class_names[static_cast<std::size_t>(q.request_class)] << ','
+        << q.session.value_or(-1) << ',' << q.step << ',' << q.replica.value_or(-1) << ','
+        << sim::to_string(q.outcome) << ',' << num(q.arrival) << ',' << num(q.queue) << ','
+        << num(q.ttft) << ',' << num(q.tpot) << ',' << num(q.e2e) << ',' << q.input_tokens << ','
+        << q.output_tokens << ',' << q.cached_tokens << ',' << q.preemptions << ',' << q.retries
+        << ',' << (q.slo_met ? "1" : "0") << '\n';
 }
 
 // Everything but requests.csv and trace.json (streamed into the folder while the simulation
@@ -705,12 +716,13 @@ int run_simulate(CliContext& ctx) {
             t.add_row({sweep_values[i], "does not fit"});
             continue;
         }
-        t.add_row(
-            {sweep_values[i], std::to_string(o.completed), std::to_string(o.rejected + o.timed_out),
-             fixed(o.throughput_rps, 2), fixed(r.total_tok_s, 0), fixed(o.goodput_rps, 2),
-             ms(o.ttft.p50), ms(o.ttft.p99), ms(o.tpot.p50), ms(o.tpot.p99), fixed(o.e2e.p99, 2),
-             std::to_string(r.preemptions), r.power.modelled ? fixed(r.power.avg_power_w, 0) : "-",
-             r.power.modelled ? fixed(r.power.energy_j_per_token, 3) : "-"});
+        t.add_row({sweep_values[i], std::to_string(o.completed),
+                   std::to_string(o.rejected + o.timed_out), fixed(o.throughput_rps, 2),
+                   fixed(r.total_tok_s, 0), fixed(o.goodput_rps, 2), ms(o.ttft.p50), ms(o.ttft.p99),
+                   ms(o.tpot.p50), ms(o.tpot.p99), fixed(o.e2e.p99.si(), 2),
+                   std::to_string(r.preemptions),
+                   r.power.modelled ? fixed(r.power.avg_power_w, 0) : "-",
+                   r.power.modelled ? fixed(r.power.energy_j_per_token, 3) : "-"});
     }
     t.print(*ctx.out);
     return 0;

@@ -501,11 +501,11 @@ void ChartAdapter::latencyCdf(ChartPanel& p, const sim::SimResult& r, Latency wh
     std::vector<double> v;
     v.reserve(r.requests.size());
     for (const auto& q : r.requests) {
-        const std::optional<double>& x = which == Latency::Ttft   ? q.ttft_s
-                                         : which == Latency::Tpot ? q.tpot_s
-                                                                  : q.e2e_s;
+        const std::optional<Seconds>& x = which == Latency::Ttft   ? q.ttft
+                                          : which == Latency::Tpot ? q.tpot
+                                                                   : q.e2e;
         if (x && (q.outcome == sim::Outcome::Completed || q.outcome == sim::Outcome::Cloud)) {
-            v.push_back(*x);
+            v.push_back(x->si());
         }
     }
     const QString name = which == Latency::Ttft   ? QObject::tr("TTFT")

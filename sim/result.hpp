@@ -11,6 +11,7 @@
 
 #include "model/money.hpp"
 #include "model/operating_point.hpp"
+#include "model/units.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -33,22 +34,22 @@ enum class Outcome : std::uint8_t {
 
 /// One request as it went through the system. Latencies are nullopt when they did not happen.
 struct RequestRecord {
-    std::uint64_t id = 0;      ///< arrival order, from 0
-    int request_class = 0;     ///< index into SimResult::classes
-    std::int64_t session = -1; ///< agent session (-1: none)
-    int step = 0;              ///< step within the session
-    int replica = -1;          ///< replica that served it (-1: none or cloud)
+    std::uint64_t id = 0;                ///< arrival order, from 0
+    int request_class = 0;               ///< index into SimResult::classes
+    std::optional<std::int64_t> session; ///< agent session (nullopt: none)
+    int step = 0;                        ///< step within the session
+    std::optional<int> replica;          ///< replica that served it (nullopt: none or cloud)
     int input_tokens = 0;
     int output_tokens = 0; ///< tokens generated (the request's output length when completed)
     int cached_tokens = 0; ///< prompt tokens served by the prefix cache at first scheduling
     int preemptions = 0;
     int retries = 0;
     Outcome outcome = Outcome::Completed;
-    double arrival_s = 0;
-    std::optional<double> queue_s; ///< arrival → first scheduled in an engine step
-    std::optional<double> ttft_s;
-    std::optional<double> tpot_s; ///< outputs of more than one token
-    std::optional<double> e2e_s;
+    Seconds arrival;
+    std::optional<Seconds> queue; ///< arrival → first scheduled in an engine step
+    std::optional<Seconds> ttft;
+    std::optional<Seconds> tpot; ///< outputs of more than one token
+    std::optional<Seconds> e2e;
     bool slo_met = false; ///< every SLO of its class met
     friend bool operator==(const RequestRecord&, const RequestRecord&) = default;
 };
@@ -56,7 +57,7 @@ struct RequestRecord {
 /// Mean and percentiles of one latency over the requests that have it.
 struct LatencyStats {
     std::int64_t count = 0;
-    double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
+    Seconds mean, p50, p90, p95, p99, max;
     friend bool operator==(const LatencyStats&, const LatencyStats&) = default;
 };
 
@@ -82,7 +83,7 @@ struct RequestSummary {
 /// One request class's results and its SLO verdict.
 struct ClassResult {
     std::string name;
-    std::optional<double> ttft_slo_s, tpot_slo_s, e2e_slo_s; ///< the SLOs applied
+    std::optional<Seconds> ttft_slo, tpot_slo, e2e_slo; ///< the SLOs applied
     double slo_percentile = 99;
     /// The class's percentile of each SLO metric is within its SLO (and something completed).
     bool slo_met = false;

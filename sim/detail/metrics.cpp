@@ -104,18 +104,22 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
     RequestRecord rec; // filled for the latencies even when not kept
     rec.id = r.id;
     rec.request_class = r.cls;
-    rec.session = r.session == kNoSession ? -1 : static_cast<std::int64_t>(r.session);
+    if (r.session != kNoSession) {
+        rec.session = static_cast<std::int64_t>(r.session);
+    }
     rec.step = r.step;
-    rec.replica = outcome == Outcome::Cloud ? -1 : r.replica;
+    if (outcome != Outcome::Cloud && r.replica >= 0) {
+        rec.replica = r.replica;
+    }
     rec.input_tokens = r.prompt;
     rec.output_tokens = r.generated;
     rec.cached_tokens = r.cached_tokens;
     rec.preemptions = r.preemptions;
     rec.retries = r.retries;
     rec.outcome = outcome;
-    rec.arrival_s = tick_s(r.arrival);
+    rec.arrival = to_seconds(r.arrival);
     if (r.first_scheduled >= 0) {
-        rec.queue_s = tick_s(r.first_scheduled - r.arrival);
+        rec.queue = to_seconds(r.first_scheduled - r.arrival);
     }
     if (r.started && outcome != Outcome::Cloud && r.replica >= 0 &&
         static_cast<std::size_t>(r.replica) < replicas_.size()) {
@@ -136,20 +140,20 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
         s.cached_tokens += r.cached_tokens;
         const Tick ttft = r.first_token - r.arrival;
         const Tick e2e = now - r.arrival;
-        rec.ttft_s = tick_s(ttft);
-        rec.e2e_s = tick_s(e2e);
-        c.ttft.add(*rec.ttft_s);
-        c.e2e.add(*rec.e2e_s);
+        rec.ttft = to_seconds(ttft);
+        rec.e2e = to_seconds(e2e);
+        c.ttft.add(rec.ttft->si());
+        c.e2e.add(rec.e2e->si());
         bool met = (!slo.ttft || ttft <= *slo.ttft) && (!slo.e2e || e2e <= *slo.e2e);
         if (r.generated > 1) {
             // vLLM bench: TPOT = (E2E − TTFT) / (output − 1); outputs of one token count as 0.
             const double tpot_ticks = static_cast<double>(e2e - ttft) / (r.generated - 1);
-            rec.tpot_s = tpot_ticks / static_cast<double>(kTicksPerSecond);
-            c.tpot.add(*rec.tpot_s);
+            rec.tpot = Seconds(tpot_ticks / static_cast<double>(kTicksPerSecond));
+            c.tpot.add(rec.tpot->si());
             met = met && (!slo.tpot || tpot_ticks <= static_cast<double>(*slo.tpot));
         }
-        if (rec.queue_s) {
-            c.queue.add(*rec.queue_s);
+        if (rec.queue) {
+            c.queue.add(rec.queue->si());
         }
         rec.slo_met = met;
         s.slo_met += met ? 1 : 0;

@@ -236,7 +236,7 @@ TEST(SimPowerCap, CostsPrefillHeavyLoadsMoreThroughputThanDecodeHeavyOnes) {
         capped.power.gpu_cap = Watts(350); // 50 % of the H100's 700 W
         const SimResult a = run(free);
         const SimResult b = run(capped);
-        *ttft_ratio = b.overall.ttft.p50 / a.overall.ttft.p50;
+        *ttft_ratio = b.overall.ttft.p50.si() / a.overall.ttft.p50.si();
         return 1.0 - b.total_tok_s / a.total_tok_s;
     };
     double prefill_ttft = 0;

@@ -53,7 +53,7 @@ SimResult run(const model::Scenario& s) {
 }
 
 int pool_of(const SimResult& r, const RequestRecord& q) {
-    return r.replicas[static_cast<std::size_t>(q.replica)].pool;
+    return r.replicas[static_cast<std::size_t>(q.replica.value())].pool;
 }
 
 TEST(Pools, ClassesAndLengthBucketsPickThePool) {

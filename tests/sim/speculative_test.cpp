@@ -48,7 +48,7 @@ TEST(SimSpeculative, LoneRequestWithNothingAcceptedTakesTheAnalyticVerifyTime) {
         decode += model::tpot(m, 1, 6000 + j, &sp).si();
     }
     decode += model::tpot(m, 1, 6039).si();
-    EXPECT_NEAR(*q.e2e_s - *q.ttft_s, decode, 40 * 1e-9);
+    EXPECT_NEAR(q.e2e->si() - q.ttft->si(), decode, 40 * 1e-9);
     EXPECT_EQ(q.output_tokens, 40);
     ASSERT_TRUE(r.speculative.has_value());
     EXPECT_EQ(r.speculative->accepted, 0);
@@ -94,7 +94,7 @@ TEST(SimSpeculative, ShortensTpotAtLowLoad) {
     const SimResult off = run(s);
     s.deployment.engine.speculative = spec(model::SpeculativeMethod::Eagle, 3, 0.75);
     const SimResult on = run(s);
-    EXPECT_LT(on.overall.tpot.mean * 1.3, off.overall.tpot.mean);
+    EXPECT_LT(on.overall.tpot.mean.si() * 1.3, off.overall.tpot.mean.si());
 }
 
 } // namespace
