@@ -95,7 +95,7 @@ void run(benchmark::State& state, int requests) {
         wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         done += r.overall.completed;
         events += r.events;
-        simulated_s = r.duration_s;
+        simulated_s = r.duration.si();
         p99_ttft = r.overall.ttft.p99.si();
         benchmark::DoNotOptimize(r);
     }

@@ -54,9 +54,9 @@ void ChromeTraceWriter::step(const sim::StepRecord& st) {
     out_ << R"({"name":")" << name << R"(","ph":"X","pid":0,"tid":)";
     put(out_, static_cast<long long>(st.replica));
     out_ << R"(,"ts":)";
-    put(out_, st.start_s * 1e6);
+    put(out_, st.start.si() * 1e6);
     out_ << R"(,"dur":)";
-    put(out_, st.duration_s * 1e6);
+    put(out_, st.duration.si() * 1e6);
     out_ << R"(,"args":{"prefills":)";
     put(out_, static_cast<long long>(st.prefills));
     out_ << R"(,"prefill_tokens":)";
@@ -68,22 +68,22 @@ void ChromeTraceWriter::step(const sim::StepRecord& st) {
     out_ << R"(,"clock":)";
     put(out_, st.clock);
     out_ << R"(,"gpu_power_w":)";
-    put(out_, st.power_w);
-    if (st.draft_s > 0) {
+    put(out_, st.power.si());
+    if (st.draft > Seconds(0.0)) {
         out_ << R"(,"draft_ms":)"; // speculative decoding: the proposer's part of the step
-        put(out_, st.draft_s * 1e3);
+        put(out_, st.draft.si() * 1e3);
     }
     out_ << "}}";
     // The replica's levels as counters (a "C" event per step: running set, KV use, power).
     separator();
     out_ << R"({"name":"replica )" << st.replica << R"(","ph":"C","pid":0,"ts":)";
-    put(out_, st.start_s * 1e6);
+    put(out_, st.start.si() * 1e6);
     out_ << R"(,"args":{"running":)";
     put(out_, static_cast<long long>(st.running));
     out_ << R"(,"kv_use":)";
     put(out_, st.kv_use);
     out_ << R"(,"gpu_power_w":)";
-    put(out_, st.power_w);
+    put(out_, st.power.si());
     out_ << "}}";
 }
 

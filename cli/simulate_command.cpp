@@ -126,7 +126,7 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
     j["ok"] = r.ok;
     j["reasons"] = r.reasons;
     j["stopped"] = r.stopped;
-    j["duration_s"] = r.duration_s;
+    j["duration_s"] = r.duration.si();
     const auto& o = r.overall;
     j["arrived"] = o.arrived;
     j["completed"] = o.completed;
@@ -158,7 +158,7 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
                             {"verifies", sp.verifies},
                             {"drafted", sp.drafted},
                             {"accepted", sp.accepted},
-                            {"draft_time_s", sp.draft_time_s}};
+                            {"draft_time_s", sp.draft_time.si()}};
     }
     j["prefill_tokens_computed"] = r.prefill_tokens_computed;
     j["cached_tokens"] = o.cached_tokens;
@@ -200,7 +200,7 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
     j["classes"] = classes;
     nlohmann::json reps = nlohmann::json::array();
     for (const auto& rep : r.replicas) {
-        reps.push_back({{"available_s", rep.available_s},
+        reps.push_back({{"available_s", rep.available.si()},
                         {"busy_fraction", rep.busy_fraction},
                         {"steps", rep.steps},
                         {"requests", rep.requests},
@@ -288,7 +288,7 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
     if (o.cancelled > 0) {
         out << ", " << o.cancelled << " cancelled";
     }
-    out << " in " << fixed(r.duration_s, 1) << " s\n"
+    out << " in " << fixed(r.duration.si(), 1) << " s\n"
         << "throughput   " << fixed(o.throughput_rps, 2) << " req/s, " << fixed(r.total_tok_s, 0)
         << " tok/s (input " << fixed(r.input_tok_s, 0) << ", output " << fixed(r.output_tok_s, 0)
         << ")\n"
@@ -332,7 +332,7 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         out << "speculative  " << sp.method << ", k " << sp.k << ": "
             << fixed(sp.tokens_per_step, 2) << " tokens per step (expected "
             << fixed(sp.expected_tokens_per_step, 2) << "), acceptance " << pct(sp.acceptance_rate)
-            << ", draft time " << fixed(sp.draft_time_s, 2) << " s\n";
+            << ", draft time " << fixed(sp.draft_time.si(), 2) << " s\n";
     }
     out << "replicas     busy";
     for (const auto& rep : r.replicas) {
@@ -442,7 +442,7 @@ void write_outputs(hwdb::OutputFolder& folder, const model::Scenario& s, const s
     std::string ts =
         "t_s,arrivals,completions,running,waiting,kv_use,input_tok_s,output_tok_s,power_w\n";
     for (const auto& b : r.series) {
-        ts += num(b.t_s) + ',' + std::to_string(b.arrivals) + ',' + std::to_string(b.completions) +
+        ts += num(b.t) + ',' + std::to_string(b.arrivals) + ',' + std::to_string(b.completions) +
               ',' + num(b.running) + ',' + num(b.waiting) + ',' + num(b.kv_use) + ',' +
               num(b.input_tok_s) + ',' + num(b.output_tok_s) + ',' + num(b.power_w) + '\n';
     }
@@ -462,7 +462,7 @@ void write_outputs(hwdb::OutputFolder& folder, const model::Scenario& s, const s
         }
         pw += ",total_w\n";
         for (std::size_t t = 0; t < p.total_w.size(); ++t) {
-            pw += num(static_cast<double>(t) * r.series_bin_s);
+            pw += num(static_cast<double>(t) * r.series_bin.si());
             for (const auto* group : {&p.gpu_w, &p.node_w, &p.rack_w}) {
                 for (const auto& series : *group) {
                     pw += ',' + num(series[t]);

@@ -567,14 +567,14 @@ QChart* timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title,
         }
         for (const auto& b : r.series) {
             const double v = get(b);
-            s->append(b.t_s, v);
+            s->append(b.t.si(), v);
             vmax = std::max(vmax, v);
         }
         c->addSeries(s);
         made.push_back(s);
     }
     auto* x = valueAxis(c, Qt::AlignBottom, QObject::tr("time (s)"), 0,
-                        std::max(1.0, r.series.back().t_s + 1.0));
+                        std::max(1.0, r.series.back().t.si() + 1.0));
     // The axis starts a little below zero: a line at zero (no request waiting) is drawn above
     // the axis, not hidden under it.
     const double ymax = fixed_max.value_or(niceMax(vmax * 1.05));

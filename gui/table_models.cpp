@@ -451,8 +451,9 @@ FiguresModel::Rows simulationRows(const sim::SimResult& s, double wall_s) {
     more({num("prefix hit rate", s.prefix_hit_rate * 100.0, "%")});
     add(QObject::tr("mean batch size"), QString::number(s.batch_size_mean, 'f', 1));
     more({num("mean batch size", s.batch_size_mean, "sequences")});
-    add(QObject::tr("simulated time"), QString::number(s.duration_s, 'f', 1) + QObject::tr(" s"));
-    more({num("simulated time", s.duration_s, "s")});
+    add(QObject::tr("simulated time"),
+        QString::number(s.duration.si(), 'f', 1) + QObject::tr(" s"));
+    more({num("simulated time", s.duration.si(), "s")});
     add(QObject::tr("stopped early"), yesNo(s.stopped));
     add(QObject::tr("steps / events"), QStringLiteral("%1 / %2").arg(s.steps).arg(s.events));
     add(QObject::tr("wall time"), QString::number(wall_s, 'f', 2) + QObject::tr(" s"));

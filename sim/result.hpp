@@ -93,7 +93,7 @@ struct ClassResult {
 
 /// One replica's figures.
 struct ReplicaResult {
-    double available_s = 0;   ///< when it could first serve (cold start)
+    Seconds available;        ///< when it could first serve (cold start)
     double busy_fraction = 0; ///< busy time / (duration − cold start)
     std::int64_t steps = 0;
     std::int64_t requests = 0; ///< requests routed to it
@@ -124,10 +124,10 @@ struct PoolResult {
     friend bool operator==(const PoolResult&, const PoolResult&) = default;
 };
 
-/// One bin of the time series (1 second unless the span is long: SimResult::series_bin_s).
+/// One bin of the time series (1 second unless the span is long: SimResult::series_bin).
 /// Levels are time averages over the bin.
 struct TimeBin {
-    double t_s = 0; ///< bin start
+    Seconds t; ///< bin start
     std::int64_t arrivals = 0;
     std::int64_t completions = 0;
     double running = 0;      ///< sequences in running engine batches (all replicas)
@@ -143,17 +143,17 @@ struct TimeBin {
 /// Chrome traces).
 struct StepRecord {
     int replica = 0;
-    double start_s = 0;
-    double duration_s = 0;
+    Seconds start;
+    Seconds duration;
     int prefills = 0; ///< prefill chunks
     int prefill_tokens = 0;
     int decodes = 0;
-    int preempted = 0;  ///< sequences preempted while forming this step
-    double clock = 1;   ///< core clock factor the step ran at (below 1 under a power cap)
-    double power_w = 0; ///< mean power of each GPU of the replica over the step (0: not modelled)
-    int running = 0;    ///< sequences in the replica's running set when the step started
-    double kv_use = 0;  ///< fraction of the replica's KV blocks in use when it started
-    double draft_s = 0; ///< speculative decoding: the proposer's share of the step's duration
+    int preempted = 0; ///< sequences preempted while forming this step
+    double clock = 1;  ///< core clock factor the step ran at (below 1 under a power cap)
+    Watts power;       ///< mean power of each GPU of the replica over the step (0: not modelled)
+    int running = 0;   ///< sequences in the replica's running set when the step started
+    double kv_use = 0; ///< fraction of the replica's KV blocks in use when it started
+    Seconds draft;     ///< speculative decoding: the proposer's share of the step's duration
     friend bool operator==(const StepRecord&, const StepRecord&) = default;
 };
 
@@ -192,7 +192,7 @@ struct PowerResult {
     double energy_j_per_request = 0; ///< facility energy ÷ completed requests
     double mean_clock = 1;           ///< core clock factor averaged over busy time
     double capped_time_share = 0;    ///< share of busy time in steps run below full clock
-    /// Bins of SimResult::series_bin_s (1 s unless the span is over about 18 hours) from 0 (the
+    /// Bins of SimResult::series_bin (1 s unless the span is over about 18 hours) from 0 (the
     /// last one covers [t, span_s]): per replica, the power of each
     /// of its GPUs (they run the same steps); per node and per rack (GPUs numbered replica by
     /// replica, nodes filled in order, racks filled in order) and the whole deployment, wall.
@@ -213,7 +213,7 @@ struct SpeculativeResult {
     std::int64_t accepted = 0;             ///< of which accepted
     double acceptance_rate = 0;            ///< accepted / drafted
     double tokens_per_step = 0;            ///< (accepted + verifies) / verifies, as run
-    double draft_time_s = 0;               ///< the proposer's GPU time, all replicas
+    Seconds draft_time;                    ///< the proposer's GPU time, all replicas
     friend bool operator==(const SpeculativeResult&, const SpeculativeResult&) = default;
 };
 
@@ -225,7 +225,7 @@ struct SimResult {
     bool stopped = false; ///< the stop token ended the run early
     std::uint64_t seed = 0;
     model::OperatingPoint operating_point; ///< the load the run was driven at
-    double duration_s = 0;                 ///< first arrival → last request finished
+    Seconds duration;                      ///< first arrival → last request finished
     RequestSummary overall;
     std::vector<ClassResult> classes;
     std::vector<ReplicaResult> replicas;
@@ -255,13 +255,13 @@ struct SimResult {
     model::Money cloud_spend;                     ///< cost of the cloud endpoint's tokens
     std::optional<SpeculativeResult> speculative; ///< when engine.speculative is set
     PowerResult power;                            ///< power, energy and the effect of a power cap
-    /// Bins from time 0, of series_bin_s each. Levels and rates are averages over the bin;
+    /// Bins from time 0, of series_bin each. Levels and rates are averages over the bin;
     /// arrivals and completions are counts per bin.
     std::vector<TimeBin> series;
     /// Width of the series' bins (and of PowerResult's): 1 s, doubled as often as needed to
     /// keep at most 65,536 bins (spans over about 18 hours), so memory does not grow with the
     /// simulated span.
-    double series_bin_s = 1;
+    Seconds series_bin{1.0};
     std::vector<RequestRecord> requests; ///< when SimOptions::keep_requests
     std::vector<StepRecord> step_log;    ///< when SimOptions::keep_steps (max_steps_kept)
     friend bool operator==(const SimResult&, const SimResult&) = default;

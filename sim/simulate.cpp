@@ -474,7 +474,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
             pr.busy_fraction += rep.busy_fraction / pool.replicas;
             queried += rep.prefix_queried_tokens;
             hit += rep.prefix_hit_tokens;
-            pr.gpu_hours += std::max(0.0, end - rep.available_s) * pool.tp / 3600.0;
+            pr.gpu_hours += std::max(0.0, end - rep.available.si()) * pool.tp / 3600.0;
         }
         pr.prefix_hit_rate =
             queried > 0 ? static_cast<double>(hit) / static_cast<double>(queried) : 0.0;

@@ -210,9 +210,10 @@ void Metrics::step(const StepSample& s) {
         power = power_->step(s.replica, s.start, s.compute_end, s.end, s.cost, s.clock);
     }
     if ((keep_steps_ && step_log_.size() < max_steps_) || on_step_) {
-        const StepRecord rec{s.replica, tick_s(s.start), tick_s(d), s.prefills, s.prefill_tokens,
-                             s.decodes, s.preempted,     s.clock,   power,      s.running,
-                             kv,        s.draft_s};
+        const StepRecord rec{
+            s.replica, to_seconds(s.start), to_seconds(d), s.prefills,   s.prefill_tokens,
+            s.decodes, s.preempted,         s.clock,       Watts(power), s.running,
+            kv,        Seconds(s.draft_s)};
         if (on_step_) {
             on_step_(rec);
         }
@@ -291,7 +292,7 @@ void Metrics::finish(Tick end, SimResult& out) {
     const Tick start = std::max<Tick>(first_arrival_, 0);
     const Tick span = std::max<Tick>(last_finish_ - start, 1);
     const double duration = tick_s(span);
-    out.duration_s = first_arrival_ < 0 ? 0.0 : duration;
+    out.duration = Seconds(first_arrival_ < 0 ? 0.0 : duration);
     const auto summarize = [&](Samples& c) {
         RequestSummary& s = c.s;
         s.slo_attainment =
@@ -365,7 +366,7 @@ void Metrics::finish(Tick end, SimResult& out) {
     out.replicas.clear();
     for (const auto& r : replicas_) {
         ReplicaResult rr;
-        rr.available_s = tick_s(r.up);
+        rr.available = to_seconds(r.up);
         const double up_time = tick_s(std::max<Tick>(end - r.up, 1));
         rr.busy_fraction = tick_s(r.busy) / up_time;
         rr.steps = r.steps;
@@ -406,14 +407,14 @@ void Metrics::finish(Tick end, SimResult& out) {
         cover(end - 1);
     }
     const double width = tick_s(bin_);
-    out.series_bin_s = width;
+    out.series_bin = Seconds(width);
     const auto nbins = static_cast<std::size_t>((std::max<Tick>(end, 0) + bin_ - 1) / bin_);
     out.series.assign(nbins, TimeBin{});
     const auto get = [&](int f, std::size_t i) { return i < bins_[f].size() ? bins_[f][i] : 0.0; };
     const double reps = std::max<double>(1, static_cast<double>(replicas_.size()));
     for (std::size_t i = 0; i < nbins; ++i) {
         TimeBin& b = out.series[i];
-        b.t_s = static_cast<double>(i) * width;
+        b.t = Seconds(static_cast<double>(i) * width);
         b.arrivals = static_cast<std::int64_t>(get(kArrivals, i));
         b.completions = static_cast<std::int64_t>(get(kCompletions, i));
         b.running = get(kRunning, i) / width;

@@ -53,14 +53,14 @@ TEST(SimEnergy, EnergyIsTheIntegralOfPowerOverSteps) {
     std::vector<double> busy(2, 0.0);
     double steps_j = 0;
     for (const auto& st : r.step_log) {
-        steps_j += st.power_w * st.duration_s;
-        busy[static_cast<std::size_t>(st.replica)] += st.duration_s;
-        EXPECT_GE(st.power_w, p.resident_w - 1e-9);
-        EXPECT_LE(st.power_w, p.board_w + 1e-9);
+        steps_j += st.power.si() * st.duration.si();
+        busy[static_cast<std::size_t>(st.replica)] += st.duration.si();
+        EXPECT_GE(st.power.si(), p.resident_w - 1e-9);
+        EXPECT_LE(st.power.si(), p.board_w + 1e-9);
     }
     double floor_j = 0;
     for (std::size_t i = 0; i < 2; ++i) {
-        const double up = r.replicas[i].available_s;
+        const double up = r.replicas[i].available.si();
         EXPECT_DOUBLE_EQ(up, 3.0);
         floor_j += p.idle_w * up + p.resident_w * (p.span_s - up - busy[i]);
     }
@@ -190,14 +190,14 @@ TEST(SimPowerCap, ACapNeverRaisesPower) {
         EXPECT_TRUE(b.power.capped);
         EXPECT_EQ(b.power.limit_source, "gpu_cap");
         for (const auto& st : b.step_log) {
-            ASSERT_LE(st.power_w, 350.0 + 1e-9);
+            ASSERT_LE(st.power.si(), 350.0 + 1e-9);
         }
         EXPECT_LE(b.power.gpu_peak_power_w, a.power.gpu_peak_power_w);
         EXPECT_LE(b.power.peak_power_w, a.power.peak_power_w);
         EXPECT_LE(b.power.avg_power_w, a.power.avg_power_w);
         EXPECT_LE(b.power.gpu_peak_power_w, 350.0 + 1e-9);
         // Never faster: the same work takes at least as long.
-        EXPECT_GE(b.duration_s, a.duration_s);
+        EXPECT_GE(b.duration.si(), a.duration.si());
     }
     // And the model's capped step for the same batch never draws more than the free one.
     const model::Scenario s = saturated(3000, 32, 1, 1);

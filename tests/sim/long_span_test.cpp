@@ -24,13 +24,13 @@ TEST(SimLongSpan, TwoRequestsThirtyDaysApartUseCoarserBins) {
     EXPECT_EQ(r.overall.completed, 2);
     // 2,592,000 s at 1 s needs 2.6 million bins; 2^16 bins cover it at 2^6 = 64 s
     // (2^5 = 32 s would need 81,000).
-    EXPECT_DOUBLE_EQ(r.series_bin_s, 64.0);
+    EXPECT_DOUBLE_EQ(r.series_bin.si(), 64.0);
     EXPECT_LE(r.series.size(), std::size_t{1} << 16);
     EXPECT_EQ(r.series.size(), static_cast<std::size_t>(month_s / 64.0) + 1);
     std::int64_t arrivals = 0, completions = 0;
     double out_tokens = 0;
     for (std::size_t i = 0; i < r.series.size(); ++i) {
-        EXPECT_DOUBLE_EQ(r.series[i].t_s, 64.0 * static_cast<double>(i));
+        EXPECT_DOUBLE_EQ(r.series[i].t.si(), 64.0 * static_cast<double>(i));
         arrivals += r.series[i].arrivals;
         completions += r.series[i].completions;
         out_tokens += r.series[i].output_tok_s * 64.0; // a rate over a 64-s bin
@@ -58,7 +58,7 @@ TEST(SimLongSpan, TwoRequestsThirtyDaysApartUseCoarserBins) {
 TEST(SimLongSpan, ShortRunsKeepOneSecondBins) {
     const SimResult r = simulate(test::llama8b_scenario(512, 128, 4.0, 50));
     ASSERT_TRUE(r.ok);
-    EXPECT_DOUBLE_EQ(r.series_bin_s, 1.0);
+    EXPECT_DOUBLE_EQ(r.series_bin.si(), 1.0);
     std::int64_t arrivals = 0;
     for (const auto& b : r.series) {
         arrivals += b.arrivals;

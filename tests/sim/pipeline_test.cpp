@@ -69,11 +69,11 @@ TEST(SimPipeline, OneRequestAloneTakesExactlyTheAnalyticTtftAndTpot) {
             ASSERT_EQ(r.step_log.size(), static_cast<std::size_t>(chunks + 39));
             double busy = 0;
             for (const StepRecord& st : r.step_log) {
-                busy += st.duration_s;
+                busy += st.duration.si();
             }
             EXPECT_NEAR(busy, q.e2e->si() / pp, (chunks + 39) * 1e-9);
             // The running series covers the whole request, not only the stage-0 slices.
-            EXPECT_NEAR(r.mean_running * r.duration_s, q.e2e->si() - q.queue->si(), 1e-6);
+            EXPECT_NEAR(r.mean_running * r.duration.si(), q.e2e->si() - q.queue->si(), 1e-6);
         }
     }
 }
@@ -157,8 +157,8 @@ TEST(SimPipeline, SameSeedGivesIdenticalResults) {
     EXPECT_GT(a.preemptions, 0);
     // Stage-0 slices of a replica never overlap.
     for (std::size_t i = 1; i < a.step_log.size(); ++i) {
-        EXPECT_LE(a.step_log[i - 1].start_s + a.step_log[i - 1].duration_s,
-                  a.step_log[i].start_s + 1e-9);
+        EXPECT_LE(a.step_log[i - 1].start.si() + a.step_log[i - 1].duration.si(),
+                  a.step_log[i].start.si() + 1e-9);
     }
     o.seed = 8;
     EXPECT_FALSE(a == simulate(s, o));

@@ -404,7 +404,7 @@ TEST(Simulate, ColdStartDelaysTheFirstTokens) {
     s.cluster.cold_start.at_start = true;
     const SimResult r = run(s);
     const double load = model::estimate_memory(s.deployment).weights.si() / 2e9 + 5;
-    EXPECT_NEAR(r.replicas[0].available_s, load, 1e-6);
+    EXPECT_NEAR(r.replicas[0].available.si(), load, 1e-6);
     EXPECT_EQ(r.overall.completed, 20);
     EXPECT_GT(r.overall.ttft.p50.si(), load - 4.0);
 }

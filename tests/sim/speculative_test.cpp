@@ -68,7 +68,7 @@ TEST(SimSpeculative, MeasuredTokensPerStepMatchTheClosedForm) {
     // About 60 × 512 / 2.77 = 11000 verifies: the standard error of the mean is under 1 %; the
     // drafts capped at the end of each request pull it down by about 0.5 %.
     EXPECT_NEAR(r.speculative->tokens_per_step, expected, 0.03 * expected);
-    EXPECT_GT(r.speculative->draft_time_s, 0.0);
+    EXPECT_GT(r.speculative->draft_time.si(), 0.0);
     for (const RequestRecord& q : r.requests) {
         EXPECT_EQ(q.output_tokens, 512);
     }
