@@ -71,29 +71,29 @@ nlohmann::json power_result_json(const sim::PowerResult& p) {
         return {{"modelled", false}, {"notes", p.notes}};
     }
     return {{"modelled", true},
-            {"limit_w", p.limit_w},
+            {"limit_w", p.limit.si()},
             {"limit_source", p.limit_source},
             {"capped", p.capped},
-            {"idle_power_w", p.idle_w},
-            {"resident_power_w", p.resident_w},
-            {"board_power_w", p.board_w},
+            {"idle_power_w", p.idle.si()},
+            {"resident_power_w", p.resident.si()},
+            {"board_power_w", p.board.si()},
             {"gpus", p.gpus},
             {"nodes", p.nodes},
             {"nodes_per_rack", p.nodes_per_rack},
             {"racks", p.racks},
             {"pue", p.pue},
-            {"span_s", p.span_s},
-            {"gpu_energy_j", p.gpu_energy_j},
-            {"busy_energy_j", p.busy_energy_j},
-            {"host_energy_j", p.host_energy_j},
-            {"energy_j", p.energy_j},
-            {"facility_energy_j", p.facility_energy_j},
-            {"avg_power_w", p.avg_power_w},
-            {"peak_power_w", p.peak_power_w},
-            {"gpu_avg_power_w", p.gpu_avg_power_w},
-            {"gpu_peak_power_w", p.gpu_peak_power_w},
-            {"energy_j_per_token", p.energy_j_per_token},
-            {"energy_j_per_request", p.energy_j_per_request},
+            {"span_s", p.span.si()},
+            {"gpu_energy_j", p.gpu_energy.si()},
+            {"busy_energy_j", p.busy_energy.si()},
+            {"host_energy_j", p.host_energy.si()},
+            {"energy_j", p.energy.si()},
+            {"facility_energy_j", p.facility_energy.si()},
+            {"avg_power_w", p.avg_power.si()},
+            {"peak_power_w", p.peak_power.si()},
+            {"gpu_avg_power_w", p.gpu_avg_power.si()},
+            {"gpu_peak_power_w", p.gpu_peak_power.si()},
+            {"energy_j_per_token", p.energy_per_token.si()},
+            {"energy_j_per_request", p.energy_per_request.si()},
             {"mean_clock", p.mean_clock},
             {"capped_time_share", p.capped_time_share},
             {"notes", p.notes}};
@@ -179,9 +179,9 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
     const auto null_unless = [&](double v) {
         return r.power.modelled ? nlohmann::json(v) : nlohmann::json(nullptr);
     };
-    j["energy_j_per_token"] = null_unless(r.power.energy_j_per_token);
-    j["avg_power_w"] = null_unless(r.power.avg_power_w);
-    j["peak_power_w"] = null_unless(r.power.peak_power_w);
+    j["energy_j_per_token"] = null_unless(r.power.energy_per_token.si());
+    j["avg_power_w"] = null_unless(r.power.avg_power.si());
+    j["peak_power_w"] = null_unless(r.power.peak_power.si());
     j["power"] = power_result_json(r.power);
     nlohmann::json slo_by_class = nlohmann::json::object();
     nlohmann::json classes = nlohmann::json::array();
@@ -369,17 +369,16 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         }
         return;
     }
-    out << "power        average " << watts(Watts(p.avg_power_w)) << ", peak "
-        << watts(Watts(p.peak_power_w)) << " (1 s bins) at the wall for " << p.gpus << " GPU"
-        << (p.gpus == 1 ? "" : "s") << " on " << p.nodes << " node" << (p.nodes == 1 ? "" : "s")
-        << "; per GPU average " << watts(Watts(p.gpu_avg_power_w)) << ", step peak "
-        << watts(Watts(p.gpu_peak_power_w)) << '\n'
-        << "energy       " << fixed(p.facility_energy_j / 3.6e6, 3) << " kWh"
+    out << "power        average " << watts(p.avg_power) << ", peak " << watts(p.peak_power)
+        << " (1 s bins) at the wall for " << p.gpus << " GPU" << (p.gpus == 1 ? "" : "s") << " on "
+        << p.nodes << " node" << (p.nodes == 1 ? "" : "s") << "; per GPU average "
+        << watts(p.gpu_avg_power) << ", step peak " << watts(p.gpu_peak_power) << '\n'
+        << "energy       " << fixed(p.facility_energy.si() / 3.6e6, 3) << " kWh"
         << (p.pue != 1.0 ? " (PUE " + fixed(p.pue, 2) + ")" : "") << ", "
-        << fixed(p.energy_j_per_token, 3) << " J per output token, "
-        << fixed(p.energy_j_per_request, 1) << " J per request\n";
+        << fixed(p.energy_per_token.si(), 3) << " J per output token, "
+        << fixed(p.energy_per_request.si(), 1) << " J per request\n";
     if (p.capped) {
-        out << "power limit  " << watts(Watts(p.limit_w)) << " per GPU (" << p.limit_source
+        out << "power limit  " << watts(p.limit) << " per GPU (" << p.limit_source
             << "): steps ran at " << fixed(p.mean_clock, 2)
             << " of the datasheet clock on average, " << pct(p.capped_time_share)
             << " of busy time below full clock\n";
@@ -444,31 +443,31 @@ void write_outputs(hwdb::OutputFolder& folder, const model::Scenario& s, const s
     for (const auto& b : r.series) {
         ts += num(b.t) + ',' + std::to_string(b.arrivals) + ',' + std::to_string(b.completions) +
               ',' + num(b.running) + ',' + num(b.waiting) + ',' + num(b.kv_use) + ',' +
-              num(b.input_tok_s) + ',' + num(b.output_tok_s) + ',' + num(b.power_w) + '\n';
+              num(b.input_tok_s) + ',' + num(b.output_tok_s) + ',' + num(b.power) + '\n';
     }
     write_file(dir / "timeseries.csv", ts);
     if (r.power.modelled) {
         // One column per replica (each of its GPUs), node and rack, then the whole deployment.
         const auto& p = r.power;
         std::string pw = "t_s";
-        for (std::size_t i = 0; i < p.gpu_w.size(); ++i) {
+        for (std::size_t i = 0; i < p.gpu_power.size(); ++i) {
             pw += ",replica" + std::to_string(i) + "_gpu_w";
         }
-        for (std::size_t i = 0; i < p.node_w.size(); ++i) {
+        for (std::size_t i = 0; i < p.node_power.size(); ++i) {
             pw += ",node" + std::to_string(i) + "_w";
         }
-        for (std::size_t i = 0; i < p.rack_w.size(); ++i) {
+        for (std::size_t i = 0; i < p.rack_power.size(); ++i) {
             pw += ",rack" + std::to_string(i) + "_w";
         }
         pw += ",total_w\n";
-        for (std::size_t t = 0; t < p.total_w.size(); ++t) {
+        for (std::size_t t = 0; t < p.total_power.size(); ++t) {
             pw += num(static_cast<double>(t) * r.series_bin.si());
-            for (const auto* group : {&p.gpu_w, &p.node_w, &p.rack_w}) {
+            for (const auto* group : {&p.gpu_power, &p.node_power, &p.rack_power}) {
                 for (const auto& series : *group) {
                     pw += ',' + num(series[t]);
                 }
             }
-            pw += ',' + num(p.total_w[t]) + '\n';
+            pw += ',' + num(p.total_power[t]) + '\n';
         }
         write_file(dir / "power.csv", pw);
     }
@@ -721,8 +720,8 @@ int run_simulate(CliContext& ctx) {
                    fixed(r.total_tok_s, 0), fixed(o.goodput_rps, 2), ms(o.ttft.p50), ms(o.ttft.p99),
                    ms(o.tpot.p50), ms(o.tpot.p99), fixed(o.e2e.p99.si(), 2),
                    std::to_string(r.preemptions),
-                   r.power.modelled ? fixed(r.power.avg_power_w, 0) : "-",
-                   r.power.modelled ? fixed(r.power.energy_j_per_token, 3) : "-"});
+                   r.power.modelled ? fixed(r.power.avg_power.si(), 0) : "-",
+                   r.power.modelled ? fixed(r.power.energy_per_token.si(), 3) : "-"});
     }
     t.print(*ctx.out);
     return 0;

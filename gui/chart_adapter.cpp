@@ -634,13 +634,14 @@ void ChartAdapter::power(ChartPanel& p, const sim::SimResult& r) {
         return;
     }
     using F = double (*)(const sim::TimeBin&);
-    QChart* c = timeSeries<F>(
-        p, r,
-        QObject::tr("Power at the wall: %1 average, %2 peak")
-            .arg(formatWatts(Watts(r.power.avg_power_w)), formatWatts(Watts(r.power.peak_power_w))),
-        QObject::tr("kW"),
-        {{QObject::tr("deployment (wall)"), [](const sim::TimeBin& b) { return b.power_w / 1e3; }}},
-        {"#bf360c"});
+    QChart* c =
+        timeSeries<F>(p, r,
+                      QObject::tr("Power at the wall: %1 average, %2 peak")
+                          .arg(formatWatts(r.power.avg_power), formatWatts(r.power.peak_power)),
+                      QObject::tr("kW"),
+                      {{QObject::tr("deployment (wall)"),
+                        [](const sim::TimeBin& b) { return b.power.si() / 1e3; }}},
+                      {"#bf360c"});
     if (c) {
         p.setChart(c);
     }

@@ -567,9 +567,9 @@ void Search::simulate_row(SizingRow& row) const {
     row.miss_ratio = worst;
     row.sim_throughput_tok_s = r.output_tok_s;
     row.sim_mean_running = r.mean_running;
-    row.sim_avg_power_w = r.power.avg_power_w;
-    row.sim_peak_power_w = r.power.peak_power_w;
-    row.sim_energy_j_per_token = r.power.energy_j_per_token;
+    row.sim_avg_power_w = r.power.avg_power.si();
+    row.sim_peak_power_w = r.power.peak_power.si();
+    row.sim_energy_j_per_token = r.power.energy_per_token.si();
     if (meets) {
         row.reason = tight ? "meets every SLO; tightest " + row.binding_slo + " p" + fmt(p, 0) +
                                  " " + ms(tight->value_s) + " of " + ms(tight->target_s)

@@ -135,7 +135,7 @@ struct TimeBin {
     double kv_use = 0;       ///< mean fraction of KV blocks in use over the replicas
     double input_tok_s = 0;  ///< prompt tokens computed (prefill, recompute included)
     double output_tok_s = 0; ///< tokens generated
-    double power_w = 0;      ///< the deployment's power at the wall (PowerResult::total_w)
+    Watts power;             ///< the deployment's power at the wall (PowerResult::total_power)
     friend bool operator==(const TimeBin&, const TimeBin&) = default;
 };
 
@@ -162,44 +162,44 @@ struct StepRecord {
 /// the clock it ran at; between steps a replica's GPUs draw their resident power (model
 /// loaded, no work), before the replica is up (cold start, later scale-ups) their idle power.
 /// Hosts draw their power at load throughout, a partly used node its share. Energies cover
-/// [0, span_s], span_s being the time of the last event. Watts are at the wall (accelerators ÷
+/// [0, span], span being the time of the last event. Watts are at the wall (accelerators ÷
 /// PSU efficiency + hosts) unless named gpu_.
 struct PowerResult {
     /// False when the accelerator has no board power (set power.board_power); nothing below
     /// is filled then.
     bool modelled = false;
     std::vector<std::string> notes;
-    double limit_w = 0;       ///< per-GPU limit (the board power when nothing limits it)
-    std::string limit_source; ///< "board", "gpu_cap", "node_cap" or "rack_budget"
-    bool capped = false;      ///< the limit is below the board power: steps may slow down
-    double idle_w = 0, resident_w = 0, board_w = 0; ///< one GPU's levels
-    int gpus = 0;                                   ///< replicas × GPUs per replica
-    int nodes = 0;          ///< ceil(gpus ÷ GPUs per node), filled replica by replica
-    int nodes_per_rack = 0; ///< rack.nodes_per_rack, else what model::plan_racks packs
+    Watts limit;                 ///< per-GPU limit (the board power when nothing limits it)
+    std::string limit_source;    ///< "board", "gpu_cap", "node_cap" or "rack_budget"
+    bool capped = false;         ///< the limit is below the board power: steps may slow down
+    Watts idle, resident, board; ///< one GPU's levels
+    int gpus = 0;                ///< replicas × GPUs per replica
+    int nodes = 0;               ///< ceil(gpus ÷ GPUs per node), filled replica by replica
+    int nodes_per_rack = 0;      ///< rack.nodes_per_rack, else what model::plan_racks packs
     int racks = 0;
     double pue = 1;
-    double span_s = 0;               ///< energies and averages cover [0, span_s]
-    double gpu_energy_j = 0;         ///< all accelerators
-    double busy_energy_j = 0;        ///< of which inside engine steps
-    double host_energy_j = 0;        ///< the hosts (their share of partly used nodes)
-    double energy_j = 0;             ///< wall: gpu_energy_j ÷ PSU efficiency + host_energy_j
-    double facility_energy_j = 0;    ///< energy_j × PUE
-    double avg_power_w = 0;          ///< energy_j ÷ span_s
-    double peak_power_w = 0;         ///< highest bin of the deployment's wall power (series_bin_s)
-    double gpu_avg_power_w = 0;      ///< gpu_energy_j ÷ (gpus × span_s)
-    double gpu_peak_power_w = 0;     ///< highest per-GPU step power
-    double energy_j_per_token = 0;   ///< facility energy ÷ output tokens of completed requests
-    double energy_j_per_request = 0; ///< facility energy ÷ completed requests
-    double mean_clock = 1;           ///< core clock factor averaged over busy time
-    double capped_time_share = 0;    ///< share of busy time in steps run below full clock
+    Seconds span;                 ///< energies and averages cover [0, span]
+    Joules gpu_energy;            ///< all accelerators
+    Joules busy_energy;           ///< of which inside engine steps
+    Joules host_energy;           ///< the hosts (their share of partly used nodes)
+    Joules energy;                ///< wall: gpu_energy ÷ PSU efficiency + host_energy
+    Joules facility_energy;       ///< energy × PUE
+    Watts avg_power;              ///< energy ÷ span
+    Watts peak_power;             ///< highest bin of the deployment's wall power (series_bin)
+    Watts gpu_avg_power;          ///< gpu_energy ÷ (gpus × span)
+    Watts gpu_peak_power;         ///< highest per-GPU step power
+    Joules energy_per_token;      ///< facility energy ÷ output tokens of completed requests
+    Joules energy_per_request;    ///< facility energy ÷ completed requests
+    double mean_clock = 1;        ///< core clock factor averaged over busy time
+    double capped_time_share = 0; ///< share of busy time in steps run below full clock
     /// Bins of SimResult::series_bin (1 s unless the span is over about 18 hours) from 0 (the
-    /// last one covers [t, span_s]): per replica, the power of each
+    /// last one covers [t, span]): per replica, the power of each
     /// of its GPUs (they run the same steps); per node and per rack (GPUs numbered replica by
     /// replica, nodes filled in order, racks filled in order) and the whole deployment, wall.
-    std::vector<std::vector<double>> gpu_w;
-    std::vector<std::vector<double>> node_w;
-    std::vector<std::vector<double>> rack_w;
-    std::vector<double> total_w;
+    std::vector<std::vector<Watts>> gpu_power;
+    std::vector<std::vector<Watts>> node_power;
+    std::vector<std::vector<Watts>> rack_power;
+    std::vector<Watts> total_power;
     friend bool operator==(const PowerResult&, const PowerResult&) = default;
 };
 

@@ -52,7 +52,7 @@ class PowerObserver {
     /// Doubles the width of the energy bins (1 s at first), merging neighbours; Metrics keeps
     /// its bins and these on one grid.
     void coarsen();
-    /// Fills out.power and the power_w column of out.series (call after the series exist, with
+    /// Fills out.power and the power column of out.series (call after the series exist, with
     /// out.series_bin equal to this observer's bin width).
     /// `end` is the time of the last event; `output_tokens` and `completed` come from the
     /// overall summary.

@@ -43,15 +43,15 @@ TEST(SimLongSpan, TwoRequestsThirtyDaysApartUseCoarserBins) {
     // The power series share the bins and integrate to the energy.
     if (r.power.modelled) {
         const PowerResult& p = r.power;
-        ASSERT_EQ(p.total_w.size(), r.series.size());
+        ASSERT_EQ(p.total_power.size(), r.series.size());
         double joules = 0;
-        for (std::size_t i = 0; i < p.total_w.size(); ++i) {
+        for (std::size_t i = 0; i < p.total_power.size(); ++i) {
             const double lo = 64.0 * static_cast<double>(i);
-            joules += p.total_w[i] * (std::min(p.span_s, lo + 64.0) - lo);
+            joules += p.total_power[i].si() * (std::min(p.span.si(), lo + 64.0) - lo);
         }
-        EXPECT_NEAR(joules, p.energy_j, 1e-9 * p.energy_j);
+        EXPECT_NEAR(joules, p.energy.si(), 1e-9 * p.energy.si());
         // Idle for a month at the resident power, two short bursts of work.
-        EXPECT_NEAR(p.gpu_avg_power_w, p.resident_w, 1e-3 * p.resident_w);
+        EXPECT_NEAR(p.gpu_avg_power.si(), p.resident.si(), 1e-3 * p.resident.si());
     }
 }
 
