@@ -95,8 +95,8 @@ void run(benchmark::State& state, int requests) {
         wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         done += r.overall.completed;
         events += r.events;
-        simulated_s = r.duration_s;
-        p99_ttft = r.overall.ttft.p99;
+        simulated_s = r.duration.si();
+        p99_ttft = r.overall.ttft.p99.si();
         benchmark::DoNotOptimize(r);
     }
     state.SetItemsProcessed(done);

@@ -66,13 +66,13 @@ LatencySummary summarize(const std::vector<double>& v) {
         sketch.add(x);
     }
     const sim::LatencyStats stats = sketch.stats();
-    s.p50 = stats.p50;
-    s.p99 = stats.p99;
+    s.p50 = stats.p50.si();
+    s.p99 = stats.p99.si();
     return s;
 }
 
 LatencySummary from_sim(const sim::LatencyStats& s) {
-    return {static_cast<int>(s.count), s.mean, s.p50, s.p99};
+    return {static_cast<int>(s.count), s.mean.si(), s.p50.si(), s.p99.si()};
 }
 
 // The arrival as the script writes it to its trace CSV ("%.6f") and the trace loader reads back.

@@ -54,9 +54,9 @@ void ChromeTraceWriter::step(const sim::StepRecord& st) {
     out_ << R"({"name":")" << name << R"(","ph":"X","pid":0,"tid":)";
     put(out_, static_cast<long long>(st.replica));
     out_ << R"(,"ts":)";
-    put(out_, st.start_s * 1e6);
+    put(out_, st.start.si() * 1e6);
     out_ << R"(,"dur":)";
-    put(out_, st.duration_s * 1e6);
+    put(out_, st.duration.si() * 1e6);
     out_ << R"(,"args":{"prefills":)";
     put(out_, static_cast<long long>(st.prefills));
     out_ << R"(,"prefill_tokens":)";
@@ -68,32 +68,32 @@ void ChromeTraceWriter::step(const sim::StepRecord& st) {
     out_ << R"(,"clock":)";
     put(out_, st.clock);
     out_ << R"(,"gpu_power_w":)";
-    put(out_, st.power_w);
-    if (st.draft_s > 0) {
+    put(out_, st.power.si());
+    if (st.draft > Seconds(0.0)) {
         out_ << R"(,"draft_ms":)"; // speculative decoding: the proposer's part of the step
-        put(out_, st.draft_s * 1e3);
+        put(out_, st.draft.si() * 1e3);
     }
     out_ << "}}";
     // The replica's levels as counters (a "C" event per step: running set, KV use, power).
     separator();
     out_ << R"({"name":"replica )" << st.replica << R"(","ph":"C","pid":0,"ts":)";
-    put(out_, st.start_s * 1e6);
+    put(out_, st.start.si() * 1e6);
     out_ << R"(,"args":{"running":)";
     put(out_, static_cast<long long>(st.running));
     out_ << R"(,"kv_use":)";
     put(out_, st.kv_use);
     out_ << R"(,"gpu_power_w":)";
-    put(out_, st.power_w);
+    put(out_, st.power.si());
     out_ << "}}";
 }
 
 // One async event of a request (pid 1, the "requests" process): "b" opens a span, "e" closes
 // the innermost open span of that name; spans of one id nest in Perfetto.
-void ChromeTraceWriter::span(const char* ph, const char* name, std::uint64_t id, double t_s) {
+void ChromeTraceWriter::span(const char* ph, const char* name, std::uint64_t id, Seconds t) {
     separator();
     out_ << R"({"name":")" << name << R"(","cat":"request","ph":")" << ph << R"(","id":)" << id
          << R"(,"pid":1,"tid":0,"ts":)";
-    put(out_, t_s * 1e6);
+    put(out_, t.si() * 1e6);
     out_ << '}';
 }
 
@@ -106,15 +106,15 @@ void ChromeTraceWriter::request(const sim::RequestRecord& q) {
         separator();
         out_ << R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"requests"}})";
     }
-    const double start = q.arrival_s;
-    const double end = start + q.e2e_s.value_or(q.queue_s.value_or(0.0));
+    const Seconds start = q.arrival;
+    const Seconds end = start + q.e2e.value_or(q.queue.value_or(Seconds(0.0)));
     // The outer span carries what the request was; its phases nest inside it.
     separator();
     out_ << R"({"name":"request","cat":"request","ph":"b","id":)" << q.id
          << R"(,"pid":1,"tid":0,"ts":)";
-    put(out_, start * 1e6);
+    put(out_, start.si() * 1e6);
     out_ << R"(,"args":{"outcome":")" << sim::to_string(q.outcome) << R"(","replica":)";
-    put(out_, static_cast<long long>(q.replica));
+    put(out_, static_cast<long long>(q.replica.value_or(-1))); // -1: none or the cloud
     out_ << R"(,"input_tokens":)";
     put(out_, static_cast<long long>(q.input_tokens));
     out_ << R"(,"output_tokens":)";
@@ -124,15 +124,15 @@ void ChromeTraceWriter::request(const sim::RequestRecord& q) {
     out_ << R"(,"preemptions":)";
     put(out_, static_cast<long long>(q.preemptions));
     out_ << "}}";
-    if (q.queue_s) {
+    if (q.queue) {
         span("b", "queued", q.id, start);
-        span("e", "queued", q.id, start + *q.queue_s);
-        if (q.ttft_s) {
-            span("b", "prefill", q.id, start + *q.queue_s);
-            span("e", "prefill", q.id, start + *q.ttft_s);
-            if (q.e2e_s) {
-                span("b", "decode", q.id, start + *q.ttft_s);
-                span("e", "decode", q.id, start + *q.e2e_s);
+        span("e", "queued", q.id, start + *q.queue);
+        if (q.ttft) {
+            span("b", "prefill", q.id, start + *q.queue);
+            span("e", "prefill", q.id, start + *q.ttft);
+            if (q.e2e) {
+                span("b", "decode", q.id, start + *q.ttft);
+                span("e", "decode", q.id, start + *q.e2e);
             }
         }
     }

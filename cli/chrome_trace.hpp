@@ -39,7 +39,7 @@ class ChromeTraceWriter {
 
   private:
     void separator();
-    void span(const char* ph, const char* name, std::uint64_t id, double t_s);
+    void span(const char* ph, const char* name, std::uint64_t id, Seconds t);
     std::ostream& out_;
     std::uint64_t limit_;
     std::uint64_t seen_ = 0;

@@ -36,12 +36,12 @@ namespace gpuplan::cli {
 namespace {
 
 nlohmann::json latency_json(const sim::LatencyStats& s) {
-    return {{"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90},
-            {"p95", s.p95},     {"p99", s.p99},   {"max", s.max}};
+    return {{"count", s.count},  {"mean", s.mean.si()}, {"p50", s.p50.si()}, {"p90", s.p90.si()},
+            {"p95", s.p95.si()}, {"p99", s.p99.si()},   {"max", s.max.si()}};
 }
 
-nlohmann::json opt_json(const std::optional<double>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json();
+nlohmann::json opt_json(const std::optional<Seconds>& v) {
+    return v ? nlohmann::json(v->si()) : nlohmann::json();
 }
 
 nlohmann::json summary_json(const sim::RequestSummary& s) {
@@ -71,29 +71,29 @@ nlohmann::json power_result_json(const sim::PowerResult& p) {
         return {{"modelled", false}, {"notes", p.notes}};
     }
     return {{"modelled", true},
-            {"limit_w", p.limit_w},
+            {"limit_w", p.limit.si()},
             {"limit_source", p.limit_source},
             {"capped", p.capped},
-            {"idle_power_w", p.idle_w},
-            {"resident_power_w", p.resident_w},
-            {"board_power_w", p.board_w},
+            {"idle_power_w", p.idle.si()},
+            {"resident_power_w", p.resident.si()},
+            {"board_power_w", p.board.si()},
             {"gpus", p.gpus},
             {"nodes", p.nodes},
             {"nodes_per_rack", p.nodes_per_rack},
             {"racks", p.racks},
             {"pue", p.pue},
-            {"span_s", p.span_s},
-            {"gpu_energy_j", p.gpu_energy_j},
-            {"busy_energy_j", p.busy_energy_j},
-            {"host_energy_j", p.host_energy_j},
-            {"energy_j", p.energy_j},
-            {"facility_energy_j", p.facility_energy_j},
-            {"avg_power_w", p.avg_power_w},
-            {"peak_power_w", p.peak_power_w},
-            {"gpu_avg_power_w", p.gpu_avg_power_w},
-            {"gpu_peak_power_w", p.gpu_peak_power_w},
-            {"energy_j_per_token", p.energy_j_per_token},
-            {"energy_j_per_request", p.energy_j_per_request},
+            {"span_s", p.span.si()},
+            {"gpu_energy_j", p.gpu_energy.si()},
+            {"busy_energy_j", p.busy_energy.si()},
+            {"host_energy_j", p.host_energy.si()},
+            {"energy_j", p.energy.si()},
+            {"facility_energy_j", p.facility_energy.si()},
+            {"avg_power_w", p.avg_power.si()},
+            {"peak_power_w", p.peak_power.si()},
+            {"gpu_avg_power_w", p.gpu_avg_power.si()},
+            {"gpu_peak_power_w", p.gpu_peak_power.si()},
+            {"energy_j_per_token", p.energy_per_token.si()},
+            {"energy_j_per_request", p.energy_per_request.si()},
             {"mean_clock", p.mean_clock},
             {"capped_time_share", p.capped_time_share},
             {"notes", p.notes}};
@@ -126,7 +126,7 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
     j["ok"] = r.ok;
     j["reasons"] = r.reasons;
     j["stopped"] = r.stopped;
-    j["duration_s"] = r.duration_s;
+    j["duration_s"] = r.duration.si();
     const auto& o = r.overall;
     j["arrived"] = o.arrived;
     j["completed"] = o.completed;
@@ -158,7 +158,7 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
                             {"verifies", sp.verifies},
                             {"drafted", sp.drafted},
                             {"accepted", sp.accepted},
-                            {"draft_time_s", sp.draft_time_s}};
+                            {"draft_time_s", sp.draft_time.si()}};
     }
     j["prefill_tokens_computed"] = r.prefill_tokens_computed;
     j["cached_tokens"] = o.cached_tokens;
@@ -179,18 +179,18 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
     const auto null_unless = [&](double v) {
         return r.power.modelled ? nlohmann::json(v) : nlohmann::json(nullptr);
     };
-    j["energy_j_per_token"] = null_unless(r.power.energy_j_per_token);
-    j["avg_power_w"] = null_unless(r.power.avg_power_w);
-    j["peak_power_w"] = null_unless(r.power.peak_power_w);
+    j["energy_j_per_token"] = null_unless(r.power.energy_per_token.si());
+    j["avg_power_w"] = null_unless(r.power.avg_power.si());
+    j["peak_power_w"] = null_unless(r.power.peak_power.si());
     j["power"] = power_result_json(r.power);
     nlohmann::json slo_by_class = nlohmann::json::object();
     nlohmann::json classes = nlohmann::json::array();
     for (const auto& c : r.classes) {
         nlohmann::json cj = summary_json(c.summary);
         cj["name"] = c.name;
-        cj["slo"] = {{"ttft_s", opt_json(c.ttft_slo_s)},
-                     {"tpot_s", opt_json(c.tpot_slo_s)},
-                     {"e2e_s", opt_json(c.e2e_slo_s)},
+        cj["slo"] = {{"ttft_s", opt_json(c.ttft_slo)},
+                     {"tpot_s", opt_json(c.tpot_slo)},
+                     {"e2e_s", opt_json(c.e2e_slo)},
                      {"percentile", c.slo_percentile}};
         cj["slo_met"] = c.slo_met;
         slo_by_class[c.name] = c.summary.slo_attainment;
@@ -200,7 +200,7 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
     j["classes"] = classes;
     nlohmann::json reps = nlohmann::json::array();
     for (const auto& rep : r.replicas) {
-        reps.push_back({{"available_s", rep.available_s},
+        reps.push_back({{"available_s", rep.available.si()},
                         {"busy_fraction", rep.busy_fraction},
                         {"steps", rep.steps},
                         {"requests", rep.requests},
@@ -249,7 +249,8 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
 
 namespace {
 
-std::string ms(double s) {
+std::string ms(Seconds t) {
+    const double s = t.si();
     return fixed(s * 1e3, s < 0.01 ? 2 : 1);
 }
 
@@ -262,7 +263,7 @@ void latency_row(Table& t, const char* name, const sim::LatencyStats& s, bool in
         t.add_row({name, "-", "-", "-", "-", "-", "-"});
         return;
     }
-    const auto f = [&](double v) { return in_ms ? ms(v) : fixed(v, 2); };
+    const auto f = [&](Seconds v) { return in_ms ? ms(v) : fixed(v.si(), 2); };
     t.add_row({name, f(s.mean), f(s.p50), f(s.p90), f(s.p95), f(s.p99), f(s.max)});
 }
 
@@ -287,7 +288,7 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
     if (o.cancelled > 0) {
         out << ", " << o.cancelled << " cancelled";
     }
-    out << " in " << fixed(r.duration_s, 1) << " s\n"
+    out << " in " << fixed(r.duration.si(), 1) << " s\n"
         << "throughput   " << fixed(o.throughput_rps, 2) << " req/s, " << fixed(r.total_tok_s, 0)
         << " tok/s (input " << fixed(r.input_tok_s, 0) << ", output " << fixed(r.output_tok_s, 0)
         << ")\n"
@@ -307,13 +308,14 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         for (const auto& k : r.classes) {
             const auto& cs = k.summary;
             std::string slo = "-";
-            if (k.ttft_slo_s || k.tpot_slo_s || k.e2e_slo_s) {
+            if (k.ttft_slo || k.tpot_slo || k.e2e_slo) {
                 slo = k.slo_met ? "met" : "missed";
             }
             c.add_row({k.name, std::to_string(cs.arrived), std::to_string(cs.completed),
                        std::to_string(cs.rejected + cs.timed_out),
                        cs.ttft.count ? ms(cs.ttft.p99) : "-", cs.tpot.count ? ms(cs.tpot.p99) : "-",
-                       cs.e2e.count ? fixed(cs.e2e.p99, 2) : "-", pct(cs.slo_attainment), slo});
+                       cs.e2e.count ? fixed(cs.e2e.p99.si(), 2) : "-", pct(cs.slo_attainment),
+                       slo});
         }
         c.print(out);
         out << '\n';
@@ -330,7 +332,7 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         out << "speculative  " << sp.method << ", k " << sp.k << ": "
             << fixed(sp.tokens_per_step, 2) << " tokens per step (expected "
             << fixed(sp.expected_tokens_per_step, 2) << "), acceptance " << pct(sp.acceptance_rate)
-            << ", draft time " << fixed(sp.draft_time_s, 2) << " s\n";
+            << ", draft time " << fixed(sp.draft_time.si(), 2) << " s\n";
     }
     out << "replicas     busy";
     for (const auto& rep : r.replicas) {
@@ -367,17 +369,16 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         }
         return;
     }
-    out << "power        average " << watts(Watts(p.avg_power_w)) << ", peak "
-        << watts(Watts(p.peak_power_w)) << " (1 s bins) at the wall for " << p.gpus << " GPU"
-        << (p.gpus == 1 ? "" : "s") << " on " << p.nodes << " node" << (p.nodes == 1 ? "" : "s")
-        << "; per GPU average " << watts(Watts(p.gpu_avg_power_w)) << ", step peak "
-        << watts(Watts(p.gpu_peak_power_w)) << '\n'
-        << "energy       " << fixed(p.facility_energy_j / 3.6e6, 3) << " kWh"
+    out << "power        average " << watts(p.avg_power) << ", peak " << watts(p.peak_power)
+        << " (1 s bins) at the wall for " << p.gpus << " GPU" << (p.gpus == 1 ? "" : "s") << " on "
+        << p.nodes << " node" << (p.nodes == 1 ? "" : "s") << "; per GPU average "
+        << watts(p.gpu_avg_power) << ", step peak " << watts(p.gpu_peak_power) << '\n'
+        << "energy       " << fixed(p.facility_energy.si() / 3.6e6, 3) << " kWh"
         << (p.pue != 1.0 ? " (PUE " + fixed(p.pue, 2) + ")" : "") << ", "
-        << fixed(p.energy_j_per_token, 3) << " J per output token, "
-        << fixed(p.energy_j_per_request, 1) << " J per request\n";
+        << fixed(p.energy_per_token.si(), 3) << " J per output token, "
+        << fixed(p.energy_per_request.si(), 1) << " J per request\n";
     if (p.capped) {
-        out << "power limit  " << watts(Watts(p.limit_w)) << " per GPU (" << p.limit_source
+        out << "power limit  " << watts(p.limit) << " per GPU (" << p.limit_source
             << "): steps ran at " << fixed(p.mean_clock, 2)
             << " of the datasheet clock on average, " << pct(p.capped_time_share)
             << " of busy time below full clock\n";
@@ -400,6 +401,14 @@ std::string num(double v) {
     return num(std::optional<double>(v));
 }
 
+template <class Tag> std::string num(Quantity<Tag> v) {
+    return num(v.si());
+}
+
+template <class Tag> std::string num(const std::optional<Quantity<Tag>>& v) {
+    return v ? num(v->si()) : std::string();
+}
+
 // The files `--out` writes; a folder holding only these (a previous run's) may be replaced.
 const std::vector<std::string> kOutFiles = {"requests.csv", "timeseries.csv", "power.csv",
                                             "trace.json", "summary.json"};
@@ -411,12 +420,13 @@ const char* const kRequestsHeader =
 // One row of requests.csv (written while the simulation runs, as requests finish).
 void write_request_row(std::ostream& out, const std::vector<std::string>& class_names,
                        const sim::RequestRecord& q) {
-    out << q.id << ',' << class_names[static_cast<std::size_t>(q.request_class)] << ',' << q.session
-        << ',' << q.step << ',' << q.replica << ',' << sim::to_string(q.outcome) << ','
-        << num(q.arrival_s) << ',' << num(q.queue_s) << ',' << num(q.ttft_s) << ',' << num(q.tpot_s)
-        << ',' << num(q.e2e_s) << ',' << q.input_tokens << ',' << q.output_tokens << ','
-        << q.cached_tokens << ',' << q.preemptions << ',' << q.retries << ','
-        << (q.slo_met ? "1" : "0") << '\n';
+    // No session or replica is written -1, as the file always has.
+    out << q.id << ',' << class_names[static_cast<std::size_t>(q.request_class)] << ','
+        << q.session.value_or(-1) << ',' << q.step << ',' << q.replica.value_or(-1) << ','
+        << sim::to_string(q.outcome) << ',' << num(q.arrival) << ',' << num(q.queue) << ','
+        << num(q.ttft) << ',' << num(q.tpot) << ',' << num(q.e2e) << ',' << q.input_tokens << ','
+        << q.output_tokens << ',' << q.cached_tokens << ',' << q.preemptions << ',' << q.retries
+        << ',' << (q.slo_met ? "1" : "0") << '\n';
 }
 
 // Everything but requests.csv and trace.json (streamed into the folder while the simulation
@@ -431,33 +441,33 @@ void write_outputs(hwdb::OutputFolder& folder, const model::Scenario& s, const s
     std::string ts =
         "t_s,arrivals,completions,running,waiting,kv_use,input_tok_s,output_tok_s,power_w\n";
     for (const auto& b : r.series) {
-        ts += num(b.t_s) + ',' + std::to_string(b.arrivals) + ',' + std::to_string(b.completions) +
+        ts += num(b.t) + ',' + std::to_string(b.arrivals) + ',' + std::to_string(b.completions) +
               ',' + num(b.running) + ',' + num(b.waiting) + ',' + num(b.kv_use) + ',' +
-              num(b.input_tok_s) + ',' + num(b.output_tok_s) + ',' + num(b.power_w) + '\n';
+              num(b.input_tok_s) + ',' + num(b.output_tok_s) + ',' + num(b.power) + '\n';
     }
     write_file(dir / "timeseries.csv", ts);
     if (r.power.modelled) {
         // One column per replica (each of its GPUs), node and rack, then the whole deployment.
         const auto& p = r.power;
         std::string pw = "t_s";
-        for (std::size_t i = 0; i < p.gpu_w.size(); ++i) {
+        for (std::size_t i = 0; i < p.gpu_power.size(); ++i) {
             pw += ",replica" + std::to_string(i) + "_gpu_w";
         }
-        for (std::size_t i = 0; i < p.node_w.size(); ++i) {
+        for (std::size_t i = 0; i < p.node_power.size(); ++i) {
             pw += ",node" + std::to_string(i) + "_w";
         }
-        for (std::size_t i = 0; i < p.rack_w.size(); ++i) {
+        for (std::size_t i = 0; i < p.rack_power.size(); ++i) {
             pw += ",rack" + std::to_string(i) + "_w";
         }
         pw += ",total_w\n";
-        for (std::size_t t = 0; t < p.total_w.size(); ++t) {
-            pw += num(static_cast<double>(t) * r.series_bin_s);
-            for (const auto* group : {&p.gpu_w, &p.node_w, &p.rack_w}) {
+        for (std::size_t t = 0; t < p.total_power.size(); ++t) {
+            pw += num(static_cast<double>(t) * r.series_bin.si());
+            for (const auto* group : {&p.gpu_power, &p.node_power, &p.rack_power}) {
                 for (const auto& series : *group) {
                     pw += ',' + num(series[t]);
                 }
             }
-            pw += ',' + num(p.total_w[t]) + '\n';
+            pw += ',' + num(p.total_power[t]) + '\n';
         }
         write_file(dir / "power.csv", pw);
     }
@@ -705,12 +715,13 @@ int run_simulate(CliContext& ctx) {
             t.add_row({sweep_values[i], "does not fit"});
             continue;
         }
-        t.add_row(
-            {sweep_values[i], std::to_string(o.completed), std::to_string(o.rejected + o.timed_out),
-             fixed(o.throughput_rps, 2), fixed(r.total_tok_s, 0), fixed(o.goodput_rps, 2),
-             ms(o.ttft.p50), ms(o.ttft.p99), ms(o.tpot.p50), ms(o.tpot.p99), fixed(o.e2e.p99, 2),
-             std::to_string(r.preemptions), r.power.modelled ? fixed(r.power.avg_power_w, 0) : "-",
-             r.power.modelled ? fixed(r.power.energy_j_per_token, 3) : "-"});
+        t.add_row({sweep_values[i], std::to_string(o.completed),
+                   std::to_string(o.rejected + o.timed_out), fixed(o.throughput_rps, 2),
+                   fixed(r.total_tok_s, 0), fixed(o.goodput_rps, 2), ms(o.ttft.p50), ms(o.ttft.p99),
+                   ms(o.tpot.p50), ms(o.tpot.p99), fixed(o.e2e.p99.si(), 2),
+                   std::to_string(r.preemptions),
+                   r.power.modelled ? fixed(r.power.avg_power.si(), 0) : "-",
+                   r.power.modelled ? fixed(r.power.energy_per_token.si(), 3) : "-"});
     }
     t.print(*ctx.out);
     return 0;

@@ -567,7 +567,7 @@ QChart* timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title,
         points.reserve(static_cast<qsizetype>(r.series.size()));
         for (const auto& b : r.series) {
             const double v = get(b);
-            points.append(QPointF(b.t_s, v));
+            points.append(QPointF(b.t.si(), v));
             vmax = std::max(vmax, v);
         }
         s->replace(downsampleMinMax(points, chartColumns(p.width())));
@@ -575,7 +575,7 @@ QChart* timeSeries(ChartPanel& p, const sim::SimResult& r, const QString& title,
         made.push_back(s);
     }
     auto* x = valueAxis(c, Qt::AlignBottom, QObject::tr("time (s)"), 0,
-                        std::max(1.0, r.series.back().t_s + 1.0));
+                        std::max(1.0, r.series.back().t.si() + 1.0));
     // The axis starts a little below zero: a line at zero (no request waiting) is drawn above
     // the axis, not hidden under it.
     const double ymax = fixed_max.value_or(niceMax(vmax * 1.05));
@@ -635,13 +635,14 @@ void ChartAdapter::power(ChartPanel& p, const sim::SimResult& r) {
         return;
     }
     using F = double (*)(const sim::TimeBin&);
-    QChart* c = timeSeries<F>(
-        p, r,
-        QObject::tr("Power at the wall: %1 average, %2 peak")
-            .arg(formatWatts(Watts(r.power.avg_power_w)), formatWatts(Watts(r.power.peak_power_w))),
-        QObject::tr("kW"),
-        {{QObject::tr("deployment (wall)"), [](const sim::TimeBin& b) { return b.power_w / 1e3; }}},
-        {"#bf360c"});
+    QChart* c =
+        timeSeries<F>(p, r,
+                      QObject::tr("Power at the wall: %1 average, %2 peak")
+                          .arg(formatWatts(r.power.avg_power), formatWatts(r.power.peak_power)),
+                      QObject::tr("kW"),
+                      {{QObject::tr("deployment (wall)"),
+                        [](const sim::TimeBin& b) { return b.power.si() / 1e3; }}},
+                      {"#bf360c"});
     if (c) {
         p.setChart(c);
     }

@@ -11,11 +11,11 @@ LatencyCdf latency_cdf(const sim::SimResult& r, ChartAdapter::Latency which) {
     std::vector<double> v;
     v.reserve(r.requests.size());
     for (const auto& q : r.requests) {
-        const std::optional<double>& x = which == ChartAdapter::Latency::Ttft   ? q.ttft_s
-                                         : which == ChartAdapter::Latency::Tpot ? q.tpot_s
-                                                                                : q.e2e_s;
+        const std::optional<Seconds>& x = which == ChartAdapter::Latency::Ttft   ? q.ttft
+                                          : which == ChartAdapter::Latency::Tpot ? q.tpot
+                                                                                 : q.e2e;
         if (x && (q.outcome == sim::Outcome::Completed || q.outcome == sim::Outcome::Cloud)) {
-            v.push_back(*x);
+            v.push_back(x->si());
         }
     }
     LatencyCdf cdf;

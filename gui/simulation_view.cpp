@@ -187,7 +187,7 @@ void SimulationView::finished(const SimOutcomePtr& outcome) {
     const sim::SimResult& r = *outcome->result;
     progress_->setValue(1000);
     progress_->setFormat(r.stopped
-                             ? tr("cancelled after %1 s simulated").arg(r.duration_s, 0, 'f', 1)
+                             ? tr("cancelled after %1 s simulated").arg(r.duration.si(), 0, 'f', 1)
                              : tr("done: %1 requests in %2 s of wall time")
                                    .arg(r.overall.arrived)
                                    .arg(outcome->wall_s, 0, 'f', 2));

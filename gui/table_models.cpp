@@ -431,16 +431,16 @@ FiguresModel::Rows simulationRows(const sim::SimResult& s, double wall_s) {
     add(QObject::tr("output tokens/s"), formatNumber(s.output_tok_s));
     more({num("output tokens/s", s.output_tok_s, "tok/s")});
     add(QObject::tr("TTFT p50 / p99"),
-        formatTime(Seconds(o.ttft.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.ttft.p99)));
-    more({num("TTFT p50", o.ttft.p50, "s"), num("TTFT p99", o.ttft.p99, "s")});
+        formatTime(o.ttft.p50) + QStringLiteral(" / ") + formatTime(o.ttft.p99));
+    more({num("TTFT p50", o.ttft.p50.si(), "s"), num("TTFT p99", o.ttft.p99.si(), "s")});
     add(QObject::tr("TPOT p50 / p99"),
-        formatTime(Seconds(o.tpot.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.tpot.p99)));
-    more({num("TPOT p50", o.tpot.p50, "s"), num("TPOT p99", o.tpot.p99, "s")});
+        formatTime(o.tpot.p50) + QStringLiteral(" / ") + formatTime(o.tpot.p99));
+    more({num("TPOT p50", o.tpot.p50.si(), "s"), num("TPOT p99", o.tpot.p99.si(), "s")});
     add(QObject::tr("E2E p50 / p99"),
-        formatTime(Seconds(o.e2e.p50)) + QStringLiteral(" / ") + formatTime(Seconds(o.e2e.p99)));
-    more({num("E2E p50", o.e2e.p50, "s"), num("E2E p99", o.e2e.p99, "s")});
-    add(QObject::tr("queue p99"), formatTime(Seconds(o.queue.p99)));
-    more({num("queue p99", o.queue.p99, "s")});
+        formatTime(o.e2e.p50) + QStringLiteral(" / ") + formatTime(o.e2e.p99));
+    more({num("E2E p50", o.e2e.p50.si(), "s"), num("E2E p99", o.e2e.p99.si(), "s")});
+    add(QObject::tr("queue p99"), formatTime(o.queue.p99));
+    more({num("queue p99", o.queue.p99.si(), "s")});
     add(QObject::tr("KV use mean / max"),
         formatPercent(s.kv_use_mean) + QStringLiteral(" / ") + formatPercent(s.kv_use_max));
     more({num("KV use mean", s.kv_use_mean * 100.0, "%"),
@@ -451,8 +451,9 @@ FiguresModel::Rows simulationRows(const sim::SimResult& s, double wall_s) {
     more({num("prefix hit rate", s.prefix_hit_rate * 100.0, "%")});
     add(QObject::tr("mean batch size"), QString::number(s.batch_size_mean, 'f', 1));
     more({num("mean batch size", s.batch_size_mean, "sequences")});
-    add(QObject::tr("simulated time"), QString::number(s.duration_s, 'f', 1) + QObject::tr(" s"));
-    more({num("simulated time", s.duration_s, "s")});
+    add(QObject::tr("simulated time"),
+        QString::number(s.duration.si(), 'f', 1) + QObject::tr(" s"));
+    more({num("simulated time", s.duration.si(), "s")});
     add(QObject::tr("stopped early"), yesNo(s.stopped));
     add(QObject::tr("steps / events"), QStringLiteral("%1 / %2").arg(s.steps).arg(s.events));
     add(QObject::tr("wall time"), QString::number(wall_s, 'f', 2) + QObject::tr(" s"));
@@ -620,9 +621,9 @@ QVariant ClassTableModel::data(const QModelIndex& index, int role) const {
         case 1: return static_cast<qlonglong>(s.arrived);
         case 2: return static_cast<qlonglong>(s.completed);
         case 3: return static_cast<qlonglong>(s.rejected + s.timed_out);
-        case 4: return QVariantList{s.ttft.p50, s.ttft.p99};
-        case 5: return QVariantList{s.tpot.p50, s.tpot.p99};
-        case 6: return s.e2e.p99;
+        case 4: return QVariantList{s.ttft.p50.si(), s.ttft.p99.si()};
+        case 5: return QVariantList{s.tpot.p50.si(), s.tpot.p99.si()};
+        case 6: return s.e2e.p99.si();
         case 7: return s.slo_attainment * 100.0;
         default: return c.slo_met;
         }
@@ -635,13 +636,9 @@ QVariant ClassTableModel::data(const QModelIndex& index, int role) const {
     case 1: return static_cast<qlonglong>(s.arrived);
     case 2: return static_cast<qlonglong>(s.completed);
     case 3: return static_cast<qlonglong>(s.rejected + s.timed_out);
-    case 4:
-        return formatTime(Seconds(s.ttft.p50)) + QStringLiteral(" / ") +
-               formatTime(Seconds(s.ttft.p99));
-    case 5:
-        return formatTime(Seconds(s.tpot.p50)) + QStringLiteral(" / ") +
-               formatTime(Seconds(s.tpot.p99));
-    case 6: return formatTime(Seconds(s.e2e.p99));
+    case 4: return formatTime(s.ttft.p50) + QStringLiteral(" / ") + formatTime(s.ttft.p99);
+    case 5: return formatTime(s.tpot.p50) + QStringLiteral(" / ") + formatTime(s.tpot.p99);
+    case 6: return formatTime(s.e2e.p99);
     case 7: return formatPercent(s.slo_attainment);
     default: return yesNo(c.slo_met);
     }

@@ -45,9 +45,9 @@ void simulate_percentiles(const model::Scenario& s, const model::EfficiencyProfi
     const auto& o_ttft = r.overall.ttft;
     const auto& o_itl = r.overall.itl;
     const std::map<std::string, double> sim_ms{
-        {"TTFT P50", o_ttft.p50 * 1e3}, {"TTFT P90", o_ttft.p90 * 1e3},
-        {"TTFT P99", o_ttft.p99 * 1e3}, {"ITL P50", o_itl.p50 * 1e3},
-        {"ITL P90", o_itl.p90 * 1e3},   {"ITL P99", o_itl.p99 * 1e3}};
+        {"TTFT P50", o_ttft.p50.si() * 1e3}, {"TTFT P90", o_ttft.p90.si() * 1e3},
+        {"TTFT P99", o_ttft.p99.si() * 1e3}, {"ITL P50", o_itl.p50.si() * 1e3},
+        {"ITL P90", o_itl.p90.si() * 1e3},   {"ITL P99", o_itl.p99.si() * 1e3}};
     for (auto& c : g.comparisons) {
         const auto it = sim_ms.find(c.figure);
         if (c.source == "metrics buckets" && it != sim_ms.end()) {

@@ -531,16 +531,17 @@ void Search::simulate_row(SizingRow& row) const {
     row.margins.clear();
     bool meets = r.overall.completed > 0;
     for (const auto& c : r.classes) {
-        const auto add = [&](const std::optional<double>& target, const sim::LatencyStats& st,
+        const auto add = [&](const std::optional<Seconds>& target, const sim::LatencyStats& st,
                              const char* metric) {
             if (target && st.count > 0) {
-                row.margins.push_back(SloMargin{c.name, metric, at_percentile(st, p), *target});
+                row.margins.push_back(
+                    SloMargin{c.name, metric, at_percentile(st, p).si(), target->si()});
             }
         };
-        add(c.ttft_slo_s, c.summary.ttft, "ttft");
-        add(c.tpot_slo_s, c.summary.tpot, "tpot");
-        add(c.e2e_slo_s, c.summary.e2e, "e2e");
-        if ((c.ttft_slo_s || c.tpot_slo_s || c.e2e_slo_s) && c.summary.arrived > 0) {
+        add(c.ttft_slo, c.summary.ttft, "ttft");
+        add(c.tpot_slo, c.summary.tpot, "tpot");
+        add(c.e2e_slo, c.summary.e2e, "e2e");
+        if ((c.ttft_slo || c.tpot_slo || c.e2e_slo) && c.summary.arrived > 0) {
             meets = meets && c.slo_met;
         }
     }
@@ -566,9 +567,9 @@ void Search::simulate_row(SizingRow& row) const {
     row.miss_ratio = worst;
     row.sim_throughput_tok_s = r.output_tok_s;
     row.sim_mean_running = r.mean_running;
-    row.sim_avg_power_w = r.power.avg_power_w;
-    row.sim_peak_power_w = r.power.peak_power_w;
-    row.sim_energy_j_per_token = r.power.energy_j_per_token;
+    row.sim_avg_power_w = r.power.avg_power.si();
+    row.sim_peak_power_w = r.power.peak_power.si();
+    row.sim_energy_j_per_token = r.power.energy_per_token.si();
     if (meets) {
         row.reason = tight ? "meets every SLO; tightest " + row.binding_slo + " p" + fmt(p, 0) +
                                  " " + ms(tight->value_s) + " of " + ms(tight->target_s)

@@ -193,13 +193,13 @@ LatencyStats QuantileSketch::stats() {
         return s;
     }
     if (histogram_) {
-        s.mean = sum_ / static_cast<double>(count_);
-        s.max = max_;
+        s.mean = Seconds(sum_ / static_cast<double>(count_));
+        s.max = Seconds(max_);
         const auto at = [&](std::int64_t k) { return value_at_rank(k); };
-        s.p50 = percentile(count_, 0.50, at);
-        s.p90 = percentile(count_, 0.90, at);
-        s.p95 = percentile(count_, 0.95, at);
-        s.p99 = percentile(count_, 0.99, at);
+        s.p50 = Seconds(percentile(count_, 0.50, at));
+        s.p90 = Seconds(percentile(count_, 0.90, at));
+        s.p95 = Seconds(percentile(count_, 0.95, at));
+        s.p99 = Seconds(percentile(count_, 0.99, at));
         return s;
     }
     if (runs_.empty()) {
@@ -212,13 +212,13 @@ LatencyStats QuantileSketch::stats() {
         for (const double x : values_) {
             sum += x;
         }
-        s.mean = sum / static_cast<double>(values_.size());
+        s.mean = Seconds(sum / static_cast<double>(values_.size()));
         const auto at = [&](std::int64_t k) { return values_[static_cast<std::size_t>(k)]; };
-        s.p50 = percentile(count_, 0.50, at);
-        s.p90 = percentile(count_, 0.90, at);
-        s.p95 = percentile(count_, 0.95, at);
-        s.p99 = percentile(count_, 0.99, at);
-        s.max = values_.back();
+        s.p50 = Seconds(percentile(count_, 0.50, at));
+        s.p90 = Seconds(percentile(count_, 0.90, at));
+        s.p95 = Seconds(percentile(count_, 0.95, at));
+        s.p99 = Seconds(percentile(count_, 0.99, at));
+        s.max = Seconds(values_.back());
         return s;
     }
     if (!values_.empty()) {
@@ -238,8 +238,8 @@ LatencyStats QuantileSketch::stats() {
     for (const auto& [x, c] : runs_) {
         sum += x * static_cast<double>(c);
     }
-    s.mean = sum / static_cast<double>(count_);
-    s.max = runs_.back().first;
+    s.mean = Seconds(sum / static_cast<double>(count_));
+    s.max = Seconds(runs_.back().first);
     // Ranks asked for in increasing order: one pass with a cursor.
     std::size_t j = 0;
     std::int64_t below = 0; // samples in runs_[0, j)
@@ -254,10 +254,10 @@ LatencyStats QuantileSketch::stats() {
         }
         return j < runs_.size() ? runs_[j].first : runs_.back().first;
     };
-    s.p50 = percentile(count_, 0.50, at);
-    s.p90 = percentile(count_, 0.90, at);
-    s.p95 = percentile(count_, 0.95, at);
-    s.p99 = percentile(count_, 0.99, at);
+    s.p50 = Seconds(percentile(count_, 0.50, at));
+    s.p90 = Seconds(percentile(count_, 0.90, at));
+    s.p95 = Seconds(percentile(count_, 0.95, at));
+    s.p99 = Seconds(percentile(count_, 0.99, at));
     return s;
 }
 

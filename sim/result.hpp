@@ -11,6 +11,7 @@
 
 #include "model/money.hpp"
 #include "model/operating_point.hpp"
+#include "model/units.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -33,22 +34,22 @@ enum class Outcome : std::uint8_t {
 
 /// One request as it went through the system. Latencies are nullopt when they did not happen.
 struct RequestRecord {
-    std::uint64_t id = 0;      ///< arrival order, from 0
-    int request_class = 0;     ///< index into SimResult::classes
-    std::int64_t session = -1; ///< agent session (-1: none)
-    int step = 0;              ///< step within the session
-    int replica = -1;          ///< replica that served it (-1: none or cloud)
+    std::uint64_t id = 0;                ///< arrival order, from 0
+    int request_class = 0;               ///< index into SimResult::classes
+    std::optional<std::int64_t> session; ///< agent session (nullopt: none)
+    int step = 0;                        ///< step within the session
+    std::optional<int> replica;          ///< replica that served it (nullopt: none or cloud)
     int input_tokens = 0;
     int output_tokens = 0; ///< tokens generated (the request's output length when completed)
     int cached_tokens = 0; ///< prompt tokens served by the prefix cache at first scheduling
     int preemptions = 0;
     int retries = 0;
     Outcome outcome = Outcome::Completed;
-    double arrival_s = 0;
-    std::optional<double> queue_s; ///< arrival → first scheduled in an engine step
-    std::optional<double> ttft_s;
-    std::optional<double> tpot_s; ///< outputs of more than one token
-    std::optional<double> e2e_s;
+    Seconds arrival;
+    std::optional<Seconds> queue; ///< arrival → first scheduled in an engine step
+    std::optional<Seconds> ttft;
+    std::optional<Seconds> tpot; ///< outputs of more than one token
+    std::optional<Seconds> e2e;
     bool slo_met = false; ///< every SLO of its class met
     friend bool operator==(const RequestRecord&, const RequestRecord&) = default;
 };
@@ -56,7 +57,7 @@ struct RequestRecord {
 /// Mean and percentiles of one latency over the requests that have it.
 struct LatencyStats {
     std::int64_t count = 0;
-    double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
+    Seconds mean, p50, p90, p95, p99, max;
     friend bool operator==(const LatencyStats&, const LatencyStats&) = default;
 };
 
@@ -82,7 +83,7 @@ struct RequestSummary {
 /// One request class's results and its SLO verdict.
 struct ClassResult {
     std::string name;
-    std::optional<double> ttft_slo_s, tpot_slo_s, e2e_slo_s; ///< the SLOs applied
+    std::optional<Seconds> ttft_slo, tpot_slo, e2e_slo; ///< the SLOs applied
     double slo_percentile = 99;
     /// The class's percentile of each SLO metric is within its SLO (and something completed).
     bool slo_met = false;
@@ -92,7 +93,7 @@ struct ClassResult {
 
 /// One replica's figures.
 struct ReplicaResult {
-    double available_s = 0;   ///< when it could first serve (cold start)
+    Seconds available;        ///< when it could first serve (cold start)
     double busy_fraction = 0; ///< busy time / (duration − cold start)
     std::int64_t steps = 0;
     std::int64_t requests = 0; ///< requests routed to it
@@ -123,10 +124,10 @@ struct PoolResult {
     friend bool operator==(const PoolResult&, const PoolResult&) = default;
 };
 
-/// One bin of the time series (1 second unless the span is long: SimResult::series_bin_s).
+/// One bin of the time series (1 second unless the span is long: SimResult::series_bin).
 /// Levels are time averages over the bin.
 struct TimeBin {
-    double t_s = 0; ///< bin start
+    Seconds t; ///< bin start
     std::int64_t arrivals = 0;
     std::int64_t completions = 0;
     double running = 0;      ///< sequences in running engine batches (all replicas)
@@ -134,7 +135,7 @@ struct TimeBin {
     double kv_use = 0;       ///< mean fraction of KV blocks in use over the replicas
     double input_tok_s = 0;  ///< prompt tokens computed (prefill, recompute included)
     double output_tok_s = 0; ///< tokens generated
-    double power_w = 0;      ///< the deployment's power at the wall (PowerResult::total_w)
+    Watts power;             ///< the deployment's power at the wall (PowerResult::total_power)
     friend bool operator==(const TimeBin&, const TimeBin&) = default;
 };
 
@@ -142,17 +143,17 @@ struct TimeBin {
 /// Chrome traces).
 struct StepRecord {
     int replica = 0;
-    double start_s = 0;
-    double duration_s = 0;
+    Seconds start;
+    Seconds duration;
     int prefills = 0; ///< prefill chunks
     int prefill_tokens = 0;
     int decodes = 0;
-    int preempted = 0;  ///< sequences preempted while forming this step
-    double clock = 1;   ///< core clock factor the step ran at (below 1 under a power cap)
-    double power_w = 0; ///< mean power of each GPU of the replica over the step (0: not modelled)
-    int running = 0;    ///< sequences in the replica's running set when the step started
-    double kv_use = 0;  ///< fraction of the replica's KV blocks in use when it started
-    double draft_s = 0; ///< speculative decoding: the proposer's share of the step's duration
+    int preempted = 0; ///< sequences preempted while forming this step
+    double clock = 1;  ///< core clock factor the step ran at (below 1 under a power cap)
+    Watts power;       ///< mean power of each GPU of the replica over the step (0: not modelled)
+    int running = 0;   ///< sequences in the replica's running set when the step started
+    double kv_use = 0; ///< fraction of the replica's KV blocks in use when it started
+    Seconds draft;     ///< speculative decoding: the proposer's share of the step's duration
     friend bool operator==(const StepRecord&, const StepRecord&) = default;
 };
 
@@ -161,44 +162,44 @@ struct StepRecord {
 /// the clock it ran at; between steps a replica's GPUs draw their resident power (model
 /// loaded, no work), before the replica is up (cold start, later scale-ups) their idle power.
 /// Hosts draw their power at load throughout, a partly used node its share. Energies cover
-/// [0, span_s], span_s being the time of the last event. Watts are at the wall (accelerators ÷
+/// [0, span], span being the time of the last event. Watts are at the wall (accelerators ÷
 /// PSU efficiency + hosts) unless named gpu_.
 struct PowerResult {
     /// False when the accelerator has no board power (set power.board_power); nothing below
     /// is filled then.
     bool modelled = false;
     std::vector<std::string> notes;
-    double limit_w = 0;       ///< per-GPU limit (the board power when nothing limits it)
-    std::string limit_source; ///< "board", "gpu_cap", "node_cap" or "rack_budget"
-    bool capped = false;      ///< the limit is below the board power: steps may slow down
-    double idle_w = 0, resident_w = 0, board_w = 0; ///< one GPU's levels
-    int gpus = 0;                                   ///< replicas × GPUs per replica
-    int nodes = 0;          ///< ceil(gpus ÷ GPUs per node), filled replica by replica
-    int nodes_per_rack = 0; ///< rack.nodes_per_rack, else what model::plan_racks packs
+    Watts limit;                 ///< per-GPU limit (the board power when nothing limits it)
+    std::string limit_source;    ///< "board", "gpu_cap", "node_cap" or "rack_budget"
+    bool capped = false;         ///< the limit is below the board power: steps may slow down
+    Watts idle, resident, board; ///< one GPU's levels
+    int gpus = 0;                ///< replicas × GPUs per replica
+    int nodes = 0;               ///< ceil(gpus ÷ GPUs per node), filled replica by replica
+    int nodes_per_rack = 0;      ///< rack.nodes_per_rack, else what model::plan_racks packs
     int racks = 0;
     double pue = 1;
-    double span_s = 0;               ///< energies and averages cover [0, span_s]
-    double gpu_energy_j = 0;         ///< all accelerators
-    double busy_energy_j = 0;        ///< of which inside engine steps
-    double host_energy_j = 0;        ///< the hosts (their share of partly used nodes)
-    double energy_j = 0;             ///< wall: gpu_energy_j ÷ PSU efficiency + host_energy_j
-    double facility_energy_j = 0;    ///< energy_j × PUE
-    double avg_power_w = 0;          ///< energy_j ÷ span_s
-    double peak_power_w = 0;         ///< highest bin of the deployment's wall power (series_bin_s)
-    double gpu_avg_power_w = 0;      ///< gpu_energy_j ÷ (gpus × span_s)
-    double gpu_peak_power_w = 0;     ///< highest per-GPU step power
-    double energy_j_per_token = 0;   ///< facility energy ÷ output tokens of completed requests
-    double energy_j_per_request = 0; ///< facility energy ÷ completed requests
-    double mean_clock = 1;           ///< core clock factor averaged over busy time
-    double capped_time_share = 0;    ///< share of busy time in steps run below full clock
-    /// Bins of SimResult::series_bin_s (1 s unless the span is over about 18 hours) from 0 (the
-    /// last one covers [t, span_s]): per replica, the power of each
+    Seconds span;                 ///< energies and averages cover [0, span]
+    Joules gpu_energy;            ///< all accelerators
+    Joules busy_energy;           ///< of which inside engine steps
+    Joules host_energy;           ///< the hosts (their share of partly used nodes)
+    Joules energy;                ///< wall: gpu_energy ÷ PSU efficiency + host_energy
+    Joules facility_energy;       ///< energy × PUE
+    Watts avg_power;              ///< energy ÷ span
+    Watts peak_power;             ///< highest bin of the deployment's wall power (series_bin)
+    Watts gpu_avg_power;          ///< gpu_energy ÷ (gpus × span)
+    Watts gpu_peak_power;         ///< highest per-GPU step power
+    Joules energy_per_token;      ///< facility energy ÷ output tokens of completed requests
+    Joules energy_per_request;    ///< facility energy ÷ completed requests
+    double mean_clock = 1;        ///< core clock factor averaged over busy time
+    double capped_time_share = 0; ///< share of busy time in steps run below full clock
+    /// Bins of SimResult::series_bin (1 s unless the span is over about 18 hours) from 0 (the
+    /// last one covers [t, span]): per replica, the power of each
     /// of its GPUs (they run the same steps); per node and per rack (GPUs numbered replica by
     /// replica, nodes filled in order, racks filled in order) and the whole deployment, wall.
-    std::vector<std::vector<double>> gpu_w;
-    std::vector<std::vector<double>> node_w;
-    std::vector<std::vector<double>> rack_w;
-    std::vector<double> total_w;
+    std::vector<std::vector<Watts>> gpu_power;
+    std::vector<std::vector<Watts>> node_power;
+    std::vector<std::vector<Watts>> rack_power;
+    std::vector<Watts> total_power;
     friend bool operator==(const PowerResult&, const PowerResult&) = default;
 };
 
@@ -212,7 +213,7 @@ struct SpeculativeResult {
     std::int64_t accepted = 0;             ///< of which accepted
     double acceptance_rate = 0;            ///< accepted / drafted
     double tokens_per_step = 0;            ///< (accepted + verifies) / verifies, as run
-    double draft_time_s = 0;               ///< the proposer's GPU time, all replicas
+    Seconds draft_time;                    ///< the proposer's GPU time, all replicas
     friend bool operator==(const SpeculativeResult&, const SpeculativeResult&) = default;
 };
 
@@ -224,7 +225,7 @@ struct SimResult {
     bool stopped = false; ///< the stop token ended the run early
     std::uint64_t seed = 0;
     model::OperatingPoint operating_point; ///< the load the run was driven at
-    double duration_s = 0;                 ///< first arrival → last request finished
+    Seconds duration;                      ///< first arrival → last request finished
     RequestSummary overall;
     std::vector<ClassResult> classes;
     std::vector<ReplicaResult> replicas;
@@ -254,13 +255,13 @@ struct SimResult {
     model::Money cloud_spend;                     ///< cost of the cloud endpoint's tokens
     std::optional<SpeculativeResult> speculative; ///< when engine.speculative is set
     PowerResult power;                            ///< power, energy and the effect of a power cap
-    /// Bins from time 0, of series_bin_s each. Levels and rates are averages over the bin;
+    /// Bins from time 0, of series_bin each. Levels and rates are averages over the bin;
     /// arrivals and completions are counts per bin.
     std::vector<TimeBin> series;
     /// Width of the series' bins (and of PowerResult's): 1 s, doubled as often as needed to
     /// keep at most 65,536 bins (spans over about 18 hours), so memory does not grow with the
     /// simulated span.
-    double series_bin_s = 1;
+    Seconds series_bin{1.0};
     std::vector<RequestRecord> requests; ///< when SimOptions::keep_requests
     std::vector<StepRecord> step_log;    ///< when SimOptions::keep_steps (max_steps_kept)
     friend bool operator==(const SimResult&, const SimResult&) = default;

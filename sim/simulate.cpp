@@ -33,7 +33,7 @@ const char* to_string(Outcome o) {
     return "?";
 }
 
-double at_percentile(const LatencyStats& s, double p) {
+Seconds at_percentile(const LatencyStats& s, double p) {
     // The reported percentiles; in between, the nearest reported one at or above p.
     if (p <= 50)
         return s.p50;
@@ -294,13 +294,13 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         cr.name = c.name;
         cr.slo_percentile = scenario.slo.percentile;
         if (s.ttft) {
-            cr.ttft_slo_s = tick_s(*s.ttft);
+            cr.ttft_slo = to_seconds(*s.ttft);
         }
         if (s.tpot) {
-            cr.tpot_slo_s = tick_s(*s.tpot);
+            cr.tpot_slo = to_seconds(*s.tpot);
         }
         if (s.e2e) {
-            cr.e2e_slo_s = tick_s(*s.e2e);
+            cr.e2e_slo = to_seconds(*s.e2e);
         }
         result.classes.push_back(cr);
     }
@@ -476,7 +476,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
             pr.busy_fraction += rep.busy_fraction / pool.replicas;
             queried += rep.prefix_queried_tokens;
             hit += rep.prefix_hit_tokens;
-            pr.gpu_hours += std::max(0.0, end - rep.available_s) * pool.tp / 3600.0;
+            pr.gpu_hours += std::max(0.0, end - rep.available.si()) * pool.tp / 3600.0;
         }
         pr.prefix_hit_rate =
             queried > 0 ? static_cast<double>(hit) / static_cast<double>(queried) : 0.0;
@@ -514,14 +514,14 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     for (auto& c : result.classes) {
         const auto& s = c.summary;
         bool met = s.completed > 0;
-        if (c.ttft_slo_s) {
-            met = met && at_p(s.ttft) <= *c.ttft_slo_s;
+        if (c.ttft_slo) {
+            met = met && at_p(s.ttft) <= *c.ttft_slo;
         }
-        if (c.tpot_slo_s && s.tpot.count > 0) {
-            met = met && at_p(s.tpot) <= *c.tpot_slo_s;
+        if (c.tpot_slo && s.tpot.count > 0) {
+            met = met && at_p(s.tpot) <= *c.tpot_slo;
         }
-        if (c.e2e_slo_s) {
-            met = met && at_p(s.e2e) <= *c.e2e_slo_s;
+        if (c.e2e_slo) {
+            met = met && at_p(s.e2e) <= *c.e2e_slo;
         }
         c.slo_met = met;
     }

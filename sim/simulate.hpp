@@ -67,6 +67,6 @@ using ProgressFn = std::function<void(double fraction)>;
 
 /// The SLO percentile rule: the latency at percentile `p` (1-100) as a class's SLO is judged,
 /// the reported percentile at or above p (p50, p90, p95, p99, else the maximum).
-[[nodiscard]] double at_percentile(const LatencyStats& s, double p);
+[[nodiscard]] Seconds at_percentile(const LatencyStats& s, double p);
 
 } // namespace gpuplan::sim

@@ -104,18 +104,22 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
     RequestRecord rec; // filled for the latencies even when not kept
     rec.id = r.id;
     rec.request_class = r.cls;
-    rec.session = r.session == kNoSession ? -1 : static_cast<std::int64_t>(r.session);
+    if (r.session != kNoSession) {
+        rec.session = static_cast<std::int64_t>(r.session);
+    }
     rec.step = r.step;
-    rec.replica = outcome == Outcome::Cloud ? -1 : r.replica;
+    if (outcome != Outcome::Cloud && r.replica >= 0) {
+        rec.replica = r.replica;
+    }
     rec.input_tokens = r.prompt;
     rec.output_tokens = r.generated;
     rec.cached_tokens = r.cached_tokens;
     rec.preemptions = r.preemptions;
     rec.retries = r.retries;
     rec.outcome = outcome;
-    rec.arrival_s = tick_s(r.arrival);
+    rec.arrival = to_seconds(r.arrival);
     if (r.first_scheduled >= 0) {
-        rec.queue_s = tick_s(r.first_scheduled - r.arrival);
+        rec.queue = to_seconds(r.first_scheduled - r.arrival);
     }
     if (r.started && outcome != Outcome::Cloud && r.replica >= 0 &&
         static_cast<std::size_t>(r.replica) < replicas_.size()) {
@@ -136,20 +140,20 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
         s.cached_tokens += r.cached_tokens;
         const Tick ttft = r.first_token - r.arrival;
         const Tick e2e = now - r.arrival;
-        rec.ttft_s = tick_s(ttft);
-        rec.e2e_s = tick_s(e2e);
-        c.ttft.add(*rec.ttft_s);
-        c.e2e.add(*rec.e2e_s);
+        rec.ttft = to_seconds(ttft);
+        rec.e2e = to_seconds(e2e);
+        c.ttft.add(rec.ttft->si());
+        c.e2e.add(rec.e2e->si());
         bool met = (!slo.ttft || ttft <= *slo.ttft) && (!slo.e2e || e2e <= *slo.e2e);
         if (r.generated > 1) {
             // vLLM bench: TPOT = (E2E − TTFT) / (output − 1); outputs of one token count as 0.
             const double tpot_ticks = static_cast<double>(e2e - ttft) / (r.generated - 1);
-            rec.tpot_s = tpot_ticks / static_cast<double>(kTicksPerSecond);
-            c.tpot.add(*rec.tpot_s);
+            rec.tpot = Seconds(tpot_ticks / static_cast<double>(kTicksPerSecond));
+            c.tpot.add(rec.tpot->si());
             met = met && (!slo.tpot || tpot_ticks <= static_cast<double>(*slo.tpot));
         }
-        if (rec.queue_s) {
-            c.queue.add(*rec.queue_s);
+        if (rec.queue) {
+            c.queue.add(rec.queue->si());
         }
         rec.slo_met = met;
         s.slo_met += met ? 1 : 0;
@@ -206,9 +210,10 @@ void Metrics::step(const StepSample& s) {
         power = power_->step(s.replica, s.start, s.compute_end, s.end, s.cost, s.clock);
     }
     if ((keep_steps_ && step_log_.size() < max_steps_) || on_step_) {
-        const StepRecord rec{s.replica, tick_s(s.start), tick_s(d), s.prefills, s.prefill_tokens,
-                             s.decodes, s.preempted,     s.clock,   power,      s.running,
-                             kv,        s.draft_s};
+        const StepRecord rec{
+            s.replica, to_seconds(s.start), to_seconds(d), s.prefills,   s.prefill_tokens,
+            s.decodes, s.preempted,         s.clock,       Watts(power), s.running,
+            kv,        Seconds(s.draft_s)};
         if (on_step_) {
             on_step_(rec);
         }
@@ -287,7 +292,7 @@ void Metrics::finish(Tick end, SimResult& out) {
     const Tick start = std::max<Tick>(first_arrival_, 0);
     const Tick span = std::max<Tick>(last_finish_ - start, 1);
     const double duration = tick_s(span);
-    out.duration_s = first_arrival_ < 0 ? 0.0 : duration;
+    out.duration = Seconds(first_arrival_ < 0 ? 0.0 : duration);
     const auto summarize = [&](Samples& c) {
         RequestSummary& s = c.s;
         s.slo_attainment =
@@ -361,7 +366,7 @@ void Metrics::finish(Tick end, SimResult& out) {
     out.replicas.clear();
     for (const auto& r : replicas_) {
         ReplicaResult rr;
-        rr.available_s = tick_s(r.up);
+        rr.available = to_seconds(r.up);
         const double up_time = tick_s(std::max<Tick>(end - r.up, 1));
         rr.busy_fraction = tick_s(r.busy) / up_time;
         rr.steps = r.steps;
@@ -402,14 +407,14 @@ void Metrics::finish(Tick end, SimResult& out) {
         cover(end - 1);
     }
     const double width = tick_s(bin_);
-    out.series_bin_s = width;
+    out.series_bin = Seconds(width);
     const auto nbins = static_cast<std::size_t>((std::max<Tick>(end, 0) + bin_ - 1) / bin_);
     out.series.assign(nbins, TimeBin{});
     const auto get = [&](int f, std::size_t i) { return i < bins_[f].size() ? bins_[f][i] : 0.0; };
     const double reps = std::max<double>(1, static_cast<double>(replicas_.size()));
     for (std::size_t i = 0; i < nbins; ++i) {
         TimeBin& b = out.series[i];
-        b.t_s = static_cast<double>(i) * width;
+        b.t = Seconds(static_cast<double>(i) * width);
         b.arrivals = static_cast<std::int64_t>(get(kArrivals, i));
         b.completions = static_cast<std::int64_t>(get(kCompletions, i));
         b.running = get(kRunning, i) / width;

@@ -75,7 +75,7 @@ class Metrics {
         out.verifies = spec_verifies_;
         out.drafted = spec_drafted_;
         out.accepted = spec_accepted_;
-        out.draft_time_s = spec_draft_s_;
+        out.draft_time = Seconds(spec_draft_s_);
     }
     void preemption(int replica);
     void replica_up(int replica, Tick at);

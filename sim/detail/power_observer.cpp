@@ -82,14 +82,14 @@ void PowerObserver::finish(Tick end, std::int64_t output_tokens, std::int64_t co
     pr = PowerResult{};
     pr.modelled = true;
     pr.notes = s_.notes;
-    pr.limit_w = s_.limit.per_gpu.si();
+    pr.limit = s_.limit.per_gpu;
     pr.limit_source = model::to_string(s_.limit.source);
     pr.capped = s_.limit.per_gpu < s_.levels.board;
-    pr.idle_w = s_.levels.idle.si();
-    pr.resident_w = s_.levels.resident.si();
-    pr.board_w = s_.levels.board.si();
+    pr.idle = s_.levels.idle;
+    pr.resident = s_.levels.resident;
+    pr.board = s_.levels.board;
     pr.pue = s_.pue;
-    pr.span_s = tick_s(std::max<Tick>(end, 0));
+    pr.span = to_seconds(std::max<Tick>(end, 0));
     const int rg = s_.replica_gpus;
     const int per_node = std::max(1, s_.node.gpus);
     pr.gpus = static_cast<int>(replicas_.size()) * rg;
@@ -97,14 +97,14 @@ void PowerObserver::finish(Tick end, std::int64_t output_tokens, std::int64_t co
     pr.nodes_per_rack = s_.nodes_per_rack;
     pr.racks = (pr.nodes + s_.nodes_per_rack - 1) / s_.nodes_per_rack;
     const double psu = s_.model.psu_efficiency > 0 ? s_.model.psu_efficiency : 1.0;
-    const double host = s_.node.host.si();
+    const Watts host = s_.node.host;
 
     // Per replica: baseline (idle before up, resident after) plus the steps' extra energy.
     const auto nbins = static_cast<std::size_t>((std::max<Tick>(end, 0) + bin_ - 1) / bin_);
     const auto overlap = [](Tick a, Tick b, Tick lo, Tick hi) {
         return tick_s(std::max<Tick>(0, std::min(b, hi) - std::max(a, lo)));
     };
-    pr.gpu_w.assign(replicas_.size(), std::vector<double>(nbins, 0.0));
+    pr.gpu_power.assign(replicas_.size(), std::vector<Watts>(nbins, Watts(0.0)));
     double gpu_energy = 0;
     for (std::size_t r = 0; r < replicas_.size(); ++r) {
         const Replica& rep = replicas_[r];
@@ -112,30 +112,30 @@ void PowerObserver::finish(Tick end, std::int64_t output_tokens, std::int64_t co
         for (std::size_t i = 0; i < nbins; ++i) {
             const Tick lo = static_cast<Tick>(i) * bin_;
             const Tick hi = std::min<Tick>(end, lo + bin_);
-            const double joules = pr.idle_w * overlap(0, up, lo, hi) +
-                                  pr.resident_w * overlap(up, end, lo, hi) +
+            const double joules = pr.idle.si() * overlap(0, up, lo, hi) +
+                                  pr.resident.si() * overlap(up, end, lo, hi) +
                                   (i < rep.extra.size() ? rep.extra[i] : 0.0);
             gpu_energy += joules * rg;
-            pr.gpu_w[r][i] = joules / tick_s(hi - lo);
+            pr.gpu_power[r][i] = Watts(joules / tick_s(hi - lo));
         }
-        pr.busy_energy_j += rep.busy_energy * rg;
+        pr.busy_energy += Joules(rep.busy_energy * rg);
     }
-    pr.gpu_energy_j = gpu_energy;
-    pr.host_energy_j = host * (static_cast<double>(pr.gpus) / per_node) * pr.span_s;
-    pr.energy_j = pr.gpu_energy_j / psu + pr.host_energy_j;
-    pr.facility_energy_j = pr.energy_j * pr.pue;
-    if (pr.span_s > 0) {
-        pr.avg_power_w = pr.energy_j / pr.span_s;
+    pr.gpu_energy = Joules(gpu_energy);
+    pr.host_energy = host * (static_cast<double>(pr.gpus) / per_node) * pr.span;
+    pr.energy = pr.gpu_energy / psu + pr.host_energy;
+    pr.facility_energy = pr.energy * pr.pue;
+    if (pr.span > Seconds(0.0)) {
+        pr.avg_power = pr.energy / pr.span;
         if (pr.gpus > 0) {
-            pr.gpu_avg_power_w = pr.gpu_energy_j / (pr.gpus * pr.span_s);
+            pr.gpu_avg_power = pr.gpu_energy / (pr.span * pr.gpus);
         }
     }
-    pr.gpu_peak_power_w = peak_step_;
+    pr.gpu_peak_power = Watts(peak_step_);
     if (output_tokens > 0) {
-        pr.energy_j_per_token = pr.facility_energy_j / static_cast<double>(output_tokens);
+        pr.energy_per_token = pr.facility_energy / static_cast<double>(output_tokens);
     }
     if (completed > 0) {
-        pr.energy_j_per_request = pr.facility_energy_j / static_cast<double>(completed);
+        pr.energy_per_request = pr.facility_energy / static_cast<double>(completed);
     }
     if (compute_time_ > 0) {
         pr.mean_clock = clock_time_ / compute_time_;
@@ -143,28 +143,28 @@ void PowerObserver::finish(Tick end, std::int64_t output_tokens, std::int64_t co
     }
 
     // Nodes are filled with GPUs in replica order; a partly used node carries its host share.
-    pr.node_w.assign(static_cast<std::size_t>(pr.nodes), std::vector<double>(nbins, 0.0));
+    pr.node_power.assign(static_cast<std::size_t>(pr.nodes), std::vector<Watts>(nbins, Watts(0.0)));
     for (int g = 0; g < pr.gpus; ++g) {
-        const auto& src = pr.gpu_w[static_cast<std::size_t>(g / rg)];
-        auto& dst = pr.node_w[static_cast<std::size_t>(g / per_node)];
+        const auto& src = pr.gpu_power[static_cast<std::size_t>(g / rg)];
+        auto& dst = pr.node_power[static_cast<std::size_t>(g / per_node)];
         for (std::size_t i = 0; i < nbins; ++i) {
             dst[i] += src[i] / psu + host / per_node;
         }
     }
-    pr.rack_w.assign(static_cast<std::size_t>(pr.racks), std::vector<double>(nbins, 0.0));
-    pr.total_w.assign(nbins, 0.0);
+    pr.rack_power.assign(static_cast<std::size_t>(pr.racks), std::vector<Watts>(nbins, Watts(0.0)));
+    pr.total_power.assign(nbins, Watts(0.0));
     for (int n = 0; n < pr.nodes; ++n) {
-        auto& rack = pr.rack_w[static_cast<std::size_t>(n / s_.nodes_per_rack)];
-        const auto& node = pr.node_w[static_cast<std::size_t>(n)];
+        auto& rack = pr.rack_power[static_cast<std::size_t>(n / s_.nodes_per_rack)];
+        const auto& node = pr.node_power[static_cast<std::size_t>(n)];
         for (std::size_t i = 0; i < nbins; ++i) {
             rack[i] += node[i];
-            pr.total_w[i] += node[i];
+            pr.total_power[i] += node[i];
         }
     }
     for (std::size_t i = 0; i < nbins; ++i) {
-        pr.peak_power_w = std::max(pr.peak_power_w, pr.total_w[i]);
+        pr.peak_power = std::max(pr.peak_power, pr.total_power[i]);
         if (i < out.series.size()) {
-            out.series[i].power_w = pr.total_w[i];
+            out.series[i].power = pr.total_power[i];
         }
     }
 }

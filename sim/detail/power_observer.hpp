@@ -52,8 +52,8 @@ class PowerObserver {
     /// Doubles the width of the energy bins (1 s at first), merging neighbours; Metrics keeps
     /// its bins and these on one grid.
     void coarsen();
-    /// Fills out.power and the power_w column of out.series (call after the series exist, with
-    /// out.series_bin_s equal to this observer's bin width).
+    /// Fills out.power and the power column of out.series (call after the series exist, with
+    /// out.series_bin equal to this observer's bin width).
     /// `end` is the time of the last event; `output_tokens` and `completed` come from the
     /// overall summary.
     void finish(Tick end, std::int64_t output_tokens, std::int64_t completed, SimResult& out) const;

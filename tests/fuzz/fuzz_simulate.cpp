@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         o.duration = gpuplan::Seconds(60);
         const gpuplan::sim::SimResult r = gpuplan::sim::simulate(s, o);
         // No output may carry a non-finite figure.
-        if (!std::isfinite(r.output_tok_s) || !std::isfinite(r.duration_s) ||
+        if (!std::isfinite(r.output_tok_s) || !std::isfinite(r.duration.si()) ||
             !std::isfinite(r.mean_running)) {
             std::abort();
         }

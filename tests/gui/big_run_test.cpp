@@ -45,14 +45,14 @@ std::shared_ptr<gui::SimOutcome> big_outcome(int requests, int bins) {
         sim::RequestRecord q;
         q.id = static_cast<std::uint64_t>(i);
         q.request_class = i % 3;
-        q.arrival_s = i / 20.0;
+        q.arrival = Seconds(i / 20.0);
         q.input_tokens = 1000;
         q.output_tokens = 200;
-        q.ttft_s = ttft(rng);
-        q.tpot_s = tpot(rng);
-        q.e2e_s = *q.ttft_s + 199 * *q.tpot_s;
-        q.queue_s = 0.01;
-        q.slo_met = *q.ttft_s < 0.5;
+        q.ttft = Seconds(ttft(rng));
+        q.tpot = Seconds(tpot(rng));
+        q.e2e = *q.ttft + 199 * *q.tpot;
+        q.queue = Seconds(0.01);
+        q.slo_met = *q.ttft < Seconds(0.5);
         r.requests.push_back(q);
     }
     for (int c = 0; c < 3; ++c) {
@@ -65,13 +65,13 @@ std::shared_ptr<gui::SimOutcome> big_outcome(int requests, int bins) {
     }
     r.overall.arrived = requests;
     r.overall.completed = requests;
-    r.duration_s = bins;
+    r.duration = Seconds(bins);
     r.series.resize(static_cast<std::size_t>(bins));
     r.power.modelled = true;
-    r.power.total_w.resize(static_cast<std::size_t>(bins));
+    r.power.total_power.resize(static_cast<std::size_t>(bins));
     for (int b = 0; b < bins; ++b) {
         auto& t = r.series[static_cast<std::size_t>(b)];
-        t.t_s = b;
+        t.t = Seconds(b);
         t.arrivals = 20;
         t.completions = 20;
         t.running = 40 + 20 * std::sin(b / 300.0);
@@ -79,11 +79,11 @@ std::shared_ptr<gui::SimOutcome> big_outcome(int requests, int bins) {
         t.kv_use = 0.5 + 0.4 * std::sin(b / 700.0);
         t.input_tok_s = 20000 + (b % 97) * 10;
         t.output_tok_s = 4000 + (b % 89) * 10;
-        t.power_w = 8000 + 2000 * t.kv_use;
-        r.power.total_w[static_cast<std::size_t>(b)] = t.power_w;
+        t.power = Watts(8000 + 2000 * t.kv_use);
+        r.power.total_power[static_cast<std::size_t>(b)] = t.power;
     }
-    r.power.avg_power_w = 9000;
-    r.power.peak_power_w = 9800;
+    r.power.avg_power = Watts(9000);
+    r.power.peak_power = Watts(9800);
     out->result = std::move(r);
     out->wall_s = 1;
     return out;

@@ -28,7 +28,7 @@ SimResult run(const model::Scenario& s, SimOptions o = {}) {
 }
 
 double bin_width(const PowerResult& p, std::size_t i) {
-    return std::min(1.0, p.span_s - static_cast<double>(i));
+    return std::min(1.0, p.span.si() - static_cast<double>(i));
 }
 
 TEST(SimEnergy, EnergyIsTheIntegralOfPowerOverSteps) {
@@ -53,41 +53,43 @@ TEST(SimEnergy, EnergyIsTheIntegralOfPowerOverSteps) {
     std::vector<double> busy(2, 0.0);
     double steps_j = 0;
     for (const auto& st : r.step_log) {
-        steps_j += st.power_w * st.duration_s;
-        busy[static_cast<std::size_t>(st.replica)] += st.duration_s;
-        EXPECT_GE(st.power_w, p.resident_w - 1e-9);
-        EXPECT_LE(st.power_w, p.board_w + 1e-9);
+        steps_j += st.power.si() * st.duration.si();
+        busy[static_cast<std::size_t>(st.replica)] += st.duration.si();
+        EXPECT_GE(st.power.si(), p.resident.si() - 1e-9);
+        EXPECT_LE(st.power.si(), p.board.si() + 1e-9);
     }
     double floor_j = 0;
     for (std::size_t i = 0; i < 2; ++i) {
-        const double up = r.replicas[i].available_s;
+        const double up = r.replicas[i].available.si();
         EXPECT_DOUBLE_EQ(up, 3.0);
-        floor_j += p.idle_w * up + p.resident_w * (p.span_s - up - busy[i]);
+        floor_j += p.idle.si() * up + p.resident.si() * (p.span.si() - up - busy[i]);
     }
-    EXPECT_NEAR(p.gpu_energy_j, steps_j + floor_j, 1e-9 * p.gpu_energy_j);
-    EXPECT_NEAR(p.busy_energy_j, steps_j, 1e-9 * steps_j);
+    EXPECT_NEAR(p.gpu_energy.si(), steps_j + floor_j, 1e-9 * p.gpu_energy.si());
+    EXPECT_NEAR(p.busy_energy.si(), steps_j, 1e-9 * steps_j);
 
     // The 1-second series integrate to the same energy, and nodes and racks add up.
     double series_j = 0;
-    for (std::size_t i = 0; i < p.total_w.size(); ++i) {
-        series_j += p.total_w[i] * bin_width(p, i);
-        EXPECT_DOUBLE_EQ(r.series[i].power_w, p.total_w[i]);
+    for (std::size_t i = 0; i < p.total_power.size(); ++i) {
+        series_j += p.total_power[i].si() * bin_width(p, i);
+        EXPECT_DOUBLE_EQ(r.series[i].power.si(), p.total_power[i].si());
         double nodes = 0;
-        for (const auto& n : p.node_w) {
-            nodes += n[i];
+        for (const auto& n : p.node_power) {
+            nodes += n[i].si();
         }
-        EXPECT_NEAR(nodes, p.total_w[i], 1e-9 * p.total_w[i]);
+        EXPECT_NEAR(nodes, p.total_power[i].si(), 1e-9 * p.total_power[i].si());
     }
-    EXPECT_EQ(p.total_w.size(), r.series.size());
-    EXPECT_NEAR(series_j, p.energy_j, 1e-9 * p.energy_j);
-    EXPECT_DOUBLE_EQ(p.energy_j, p.gpu_energy_j + p.host_energy_j);
-    EXPECT_DOUBLE_EQ(p.host_energy_j, 0.0); // no node given
-    EXPECT_NEAR(p.avg_power_w, p.energy_j / p.span_s, 1e-9);
-    EXPECT_EQ(p.peak_power_w, *std::max_element(p.total_w.begin(), p.total_w.end()));
-    EXPECT_GT(p.peak_power_w, p.avg_power_w);
-    EXPECT_DOUBLE_EQ(p.energy_j_per_token,
-                     p.energy_j / static_cast<double>(r.overall.output_tokens));
-    EXPECT_DOUBLE_EQ(p.energy_j_per_request, p.energy_j / static_cast<double>(r.overall.completed));
+    EXPECT_EQ(p.total_power.size(), r.series.size());
+    EXPECT_NEAR(series_j, p.energy.si(), 1e-9 * p.energy.si());
+    EXPECT_DOUBLE_EQ(p.energy.si(), p.gpu_energy.si() + p.host_energy.si());
+    EXPECT_DOUBLE_EQ(p.host_energy.si(), 0.0); // no node given
+    EXPECT_NEAR(p.avg_power.si(), p.energy.si() / p.span.si(), 1e-9);
+    EXPECT_EQ(p.peak_power.si(),
+              std::max_element(p.total_power.begin(), p.total_power.end())->si());
+    EXPECT_GT(p.peak_power.si(), p.avg_power.si());
+    EXPECT_DOUBLE_EQ(p.energy_per_token.si(),
+                     p.energy.si() / static_cast<double>(r.overall.output_tokens));
+    EXPECT_DOUBLE_EQ(p.energy_per_request.si(),
+                     p.energy.si() / static_cast<double>(r.overall.completed));
 }
 
 TEST(SimEnergy, LoneRequestEnergyIsTheModelsStepPowerTimesStepTime) {
@@ -119,13 +121,13 @@ TEST(SimEnergy, LoneRequestEnergyIsTheModelsStepPowerTimesStepTime) {
     const PowerResult& p = r.power;
     ASSERT_EQ(r.step_log.size(), 40u);
     // Steps are rounded to the nanosecond.
-    EXPECT_NEAR(p.busy_energy_j, expected, 40 * 1e-9 * g.board.si());
-    EXPECT_DOUBLE_EQ(p.gpu_peak_power_w, peak);
+    EXPECT_NEAR(p.busy_energy.si(), expected, 40 * 1e-9 * g.board.si());
+    EXPECT_DOUBLE_EQ(p.gpu_peak_power.si(), peak);
     EXPECT_GT(peak, 600.0); // a 6000-token prefill on one H100 draws near board power
     // The rest of the span is the resident floor (the request arrives at its first arrival).
-    EXPECT_NEAR(p.gpu_energy_j, expected + g.resident.si() * (p.span_s - expected_time),
+    EXPECT_NEAR(p.gpu_energy.si(), expected + g.resident.si() * (p.span.si() - expected_time),
                 41 * 1e-9 * g.board.si());
-    EXPECT_DOUBLE_EQ(p.energy_j_per_token, p.facility_energy_j / 40);
+    EXPECT_DOUBLE_EQ(p.energy_per_token.si(), p.facility_energy.si() / 40);
     EXPECT_FALSE(p.capped);
     EXPECT_EQ(p.limit_source, "board");
     EXPECT_DOUBLE_EQ(p.mean_clock, 1.0);
@@ -146,13 +148,15 @@ TEST(SimEnergy, NodesCarryTheirHostShareAndRacksGroupNodes) {
     EXPECT_EQ(p.gpus, 3);
     EXPECT_EQ(p.nodes, 2);
     EXPECT_EQ(p.racks, 2);
-    ASSERT_EQ(p.gpu_w.size(), 3u);
-    for (std::size_t i = 0; i < p.total_w.size(); ++i) {
-        EXPECT_NEAR(p.node_w[0][i], p.gpu_w[0][i] + p.gpu_w[1][i] + 500, 1e-9);
-        EXPECT_NEAR(p.node_w[1][i], p.gpu_w[2][i] + 250, 1e-9); // half a node: half its host
-        EXPECT_DOUBLE_EQ(p.rack_w[1][i], p.node_w[1][i]);
+    ASSERT_EQ(p.gpu_power.size(), 3u);
+    for (std::size_t i = 0; i < p.total_power.size(); ++i) {
+        EXPECT_NEAR(p.node_power[0][i].si(), p.gpu_power[0][i].si() + p.gpu_power[1][i].si() + 500,
+                    1e-9);
+        EXPECT_NEAR(p.node_power[1][i].si(), p.gpu_power[2][i].si() + 250,
+                    1e-9); // half a node: half its host
+        EXPECT_DOUBLE_EQ(p.rack_power[1][i].si(), p.node_power[1][i].si());
     }
-    EXPECT_NEAR(p.host_energy_j, 750 * p.span_s, 1e-9 * p.host_energy_j);
+    EXPECT_NEAR(p.host_energy.si(), 750 * p.span.si(), 1e-9 * p.host_energy.si());
 }
 
 TEST(SimEnergy, AcceleratorWithoutBoardPowerIsNotModelledUnlessCapped) {
@@ -190,14 +194,14 @@ TEST(SimPowerCap, ACapNeverRaisesPower) {
         EXPECT_TRUE(b.power.capped);
         EXPECT_EQ(b.power.limit_source, "gpu_cap");
         for (const auto& st : b.step_log) {
-            ASSERT_LE(st.power_w, 350.0 + 1e-9);
+            ASSERT_LE(st.power.si(), 350.0 + 1e-9);
         }
-        EXPECT_LE(b.power.gpu_peak_power_w, a.power.gpu_peak_power_w);
-        EXPECT_LE(b.power.peak_power_w, a.power.peak_power_w);
-        EXPECT_LE(b.power.avg_power_w, a.power.avg_power_w);
-        EXPECT_LE(b.power.gpu_peak_power_w, 350.0 + 1e-9);
+        EXPECT_LE(b.power.gpu_peak_power.si(), a.power.gpu_peak_power.si());
+        EXPECT_LE(b.power.peak_power.si(), a.power.peak_power.si());
+        EXPECT_LE(b.power.avg_power.si(), a.power.avg_power.si());
+        EXPECT_LE(b.power.gpu_peak_power.si(), 350.0 + 1e-9);
         // Never faster: the same work takes at least as long.
-        EXPECT_GE(b.duration_s, a.duration_s);
+        EXPECT_GE(b.duration.si(), a.duration.si());
     }
     // And the model's capped step for the same batch never draws more than the free one.
     const model::Scenario s = saturated(3000, 32, 1, 1);
@@ -223,7 +227,7 @@ TEST(SimPowerCap, ALimitAtBoardPowerChangesNothing) {
     EXPECT_FALSE(b.power.capped);
     EXPECT_EQ(a.overall, b.overall);
     EXPECT_EQ(a.series, b.series);
-    EXPECT_EQ(a.power.energy_j, b.power.energy_j);
+    EXPECT_EQ(a.power.energy.si(), b.power.energy.si());
 }
 
 TEST(SimPowerCap, CostsPrefillHeavyLoadsMoreThroughputThanDecodeHeavyOnes) {
@@ -236,7 +240,7 @@ TEST(SimPowerCap, CostsPrefillHeavyLoadsMoreThroughputThanDecodeHeavyOnes) {
         capped.power.gpu_cap = Watts(350); // 50 % of the H100's 700 W
         const SimResult a = run(free);
         const SimResult b = run(capped);
-        *ttft_ratio = b.overall.ttft.p50 / a.overall.ttft.p50;
+        *ttft_ratio = b.overall.ttft.p50.si() / a.overall.ttft.p50.si();
         return 1.0 - b.total_tok_s / a.total_tok_s;
     };
     double prefill_ttft = 0;

@@ -55,25 +55,25 @@ TEST(SimPipeline, OneRequestAloneTakesExactlyTheAnalyticTtftAndTpot) {
             // Each step is rounded to the nanosecond, nothing else differs: a micro-batch
             // alone in the pipeline takes the whole step time.
             const int chunks = (6000 + budget - 1) / budget;
-            EXPECT_NEAR(*q.ttft_s, model::ttft(m, 6000).si(), chunks * 1e-9);
+            EXPECT_NEAR(q.ttft->si(), model::ttft(m, 6000).si(), chunks * 1e-9);
             double decode = 0;
             for (int k = 1; k < 40; ++k) {
                 decode += model::tpot(m, 1, 6000 + k).si();
             }
-            EXPECT_NEAR(*q.e2e_s - *q.ttft_s, decode, 40 * 1e-9);
-            EXPECT_NEAR(*q.tpot_s, decode / 39, 1e-9);
+            EXPECT_NEAR(q.e2e->si() - q.ttft->si(), decode, 40 * 1e-9);
+            EXPECT_NEAR(q.tpot->si(), decode / 39, 1e-9);
             // The same as without micro-batching, and each step is one stage-0 slice of T/pp:
             // busy time is per GPU, each stage works 1/pp of the time.
             const SimResult one = run(s, false, true);
-            EXPECT_EQ(one.requests[0].e2e_s, q.e2e_s);
+            EXPECT_EQ(one.requests[0].e2e, q.e2e);
             ASSERT_EQ(r.step_log.size(), static_cast<std::size_t>(chunks + 39));
             double busy = 0;
             for (const StepRecord& st : r.step_log) {
-                busy += st.duration_s;
+                busy += st.duration.si();
             }
-            EXPECT_NEAR(busy, *q.e2e_s / pp, (chunks + 39) * 1e-9);
+            EXPECT_NEAR(busy, q.e2e->si() / pp, (chunks + 39) * 1e-9);
             // The running series covers the whole request, not only the stage-0 slices.
-            EXPECT_NEAR(r.mean_running * r.duration_s, *q.e2e_s - *q.queue_s, 1e-6);
+            EXPECT_NEAR(r.mean_running * r.duration.si(), q.e2e->si() - q.queue->si(), 1e-6);
         }
     }
 }
@@ -87,7 +87,7 @@ struct Point {
 Point measure(const model::Scenario& s, bool micro_batches) {
     const SimResult r = run(s, micro_batches);
     EXPECT_EQ(r.overall.completed, s.workload.requests);
-    return Point{r.total_tok_s, r.overall.tpot.p50, r.replicas.at(0).busy_fraction};
+    return Point{r.total_tok_s, r.overall.tpot.p50.si(), r.replicas.at(0).busy_fraction};
 }
 
 // Prompt-heavy and saturated: every micro-batch fills the token budget, so a micro-batch
@@ -157,8 +157,8 @@ TEST(SimPipeline, SameSeedGivesIdenticalResults) {
     EXPECT_GT(a.preemptions, 0);
     // Stage-0 slices of a replica never overlap.
     for (std::size_t i = 1; i < a.step_log.size(); ++i) {
-        EXPECT_LE(a.step_log[i - 1].start_s + a.step_log[i - 1].duration_s,
-                  a.step_log[i].start_s + 1e-9);
+        EXPECT_LE(a.step_log[i - 1].start.si() + a.step_log[i - 1].duration.si(),
+                  a.step_log[i].start.si() + 1e-9);
     }
     o.seed = 8;
     EXPECT_FALSE(a == simulate(s, o));

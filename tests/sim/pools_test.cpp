@@ -53,7 +53,7 @@ SimResult run(const model::Scenario& s) {
 }
 
 int pool_of(const SimResult& r, const RequestRecord& q) {
-    return r.replicas[static_cast<std::size_t>(q.replica)].pool;
+    return r.replicas[static_cast<std::size_t>(q.replica.value())].pool;
 }
 
 TEST(Pools, ClassesAndLengthBucketsPickThePool) {
@@ -113,7 +113,7 @@ TEST(Pools, CostIsGpuHoursTimesTheRent) {
     const double end_s = r.pools[0].gpu_hours * 3600.0 / 2;
     EXPECT_DOUBLE_EQ(r.pools[1].gpu_hours, 2 * end_s / 3600.0);
     EXPECT_DOUBLE_EQ(r.pools[2].gpu_hours, end_s / 3600.0);
-    EXPECT_GE(end_s, r.duration_s);
+    EXPECT_GE(end_s, r.duration.si());
     ASSERT_TRUE(r.pools[0].cost && r.pools[0].cost_per_hour);
     EXPECT_DOUBLE_EQ(r.pools[0].cost->amount, r.pools[0].gpu_hours * 2.5);
     EXPECT_DOUBLE_EQ(r.pools[0].cost_per_hour->amount, 2 * 2.5);

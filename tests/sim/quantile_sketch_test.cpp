@@ -43,12 +43,12 @@ TEST(QuantileSketch, SmallSamplesGiveNumpyLinearPercentilesExactly) {
     const LatencyStats s = q.stats();
     EXPECT_TRUE(q.exact());
     EXPECT_EQ(s.count, 10);
-    EXPECT_DOUBLE_EQ(s.mean, 5.5);
-    EXPECT_DOUBLE_EQ(s.p50, 5.5); // rank 4.5 between 5 and 6
-    EXPECT_DOUBLE_EQ(s.p90, 9.1); // rank 8.1 between 9 and 10
-    EXPECT_DOUBLE_EQ(s.p95, 9.55);
-    EXPECT_DOUBLE_EQ(s.p99, 9.91);
-    EXPECT_DOUBLE_EQ(s.max, 10);
+    EXPECT_DOUBLE_EQ(s.mean.si(), 5.5);
+    EXPECT_DOUBLE_EQ(s.p50.si(), 5.5); // rank 4.5 between 5 and 6
+    EXPECT_DOUBLE_EQ(s.p90.si(), 9.1); // rank 8.1 between 9 and 10
+    EXPECT_DOUBLE_EQ(s.p95.si(), 9.55);
+    EXPECT_DOUBLE_EQ(s.p99.si(), 9.91);
+    EXPECT_DOUBLE_EQ(s.max.si(), 10);
 }
 
 TEST(QuantileSketch, WeightedRunsCountAsRepeatedSamples) {
@@ -58,10 +58,10 @@ TEST(QuantileSketch, WeightedRunsCountAsRepeatedSamples) {
     q.add(1.0, 1); // 1, 1, 2, 1 -> sorted 1, 1, 1, 2
     const LatencyStats s = q.stats();
     EXPECT_EQ(s.count, 4);
-    EXPECT_DOUBLE_EQ(s.mean, 1.25);
-    EXPECT_DOUBLE_EQ(s.p50, 1.0);             // rank 1.5
-    EXPECT_DOUBLE_EQ(s.p90, 1.0 + 0.7 * 1.0); // rank 2.7 between 1 and 2
-    EXPECT_DOUBLE_EQ(s.max, 2.0);
+    EXPECT_DOUBLE_EQ(s.mean.si(), 1.25);
+    EXPECT_DOUBLE_EQ(s.p50.si(), 1.0);             // rank 1.5
+    EXPECT_DOUBLE_EQ(s.p90.si(), 1.0 + 0.7 * 1.0); // rank 2.7 between 1 and 2
+    EXPECT_DOUBLE_EQ(s.max.si(), 2.0);
 }
 
 TEST(QuantileSketch, AboveTheExactLimitPercentilesStayWithinTheRelativeError) {
@@ -75,11 +75,13 @@ TEST(QuantileSketch, AboveTheExactLimitPercentilesStayWithinTheRelativeError) {
     EXPECT_FALSE(q.exact());
     const LatencyStats s = q.stats();
     EXPECT_EQ(s.count, 200000);
-    EXPECT_DOUBLE_EQ(s.mean, sum / 200000);
-    EXPECT_EQ(s.max, *std::max_element(v.begin(), v.end()));
+    EXPECT_DOUBLE_EQ(s.mean.si(), sum / 200000);
+    EXPECT_EQ(s.max.si(), *std::max_element(v.begin(), v.end()));
     const double a = QuantileSketch::kRelativeError * (1 + 1e-9);
-    for (const auto& [p, got] :
-         {std::pair{0.50, s.p50}, {0.90, s.p90}, {0.95, s.p95}, {0.99, s.p99}}) {
+    for (const auto& [p, got] : {std::pair{0.50, s.p50.si()},
+                                 {0.90, s.p90.si()},
+                                 {0.95, s.p95.si()},
+                                 {0.99, s.p99.si()}}) {
         const double want = numpy_percentile(v, p);
         EXPECT_LE(std::abs(got - want), a * want) << "p" << p * 100;
     }
@@ -98,7 +100,8 @@ TEST(QuantileSketch, WeightedSamplesAboveTheLimitStayWithinTheRelativeError) {
     }
     const LatencyStats s = q.stats();
     EXPECT_EQ(s.count, static_cast<std::int64_t>(expanded.size()));
-    for (const auto& [p, got] : {std::pair{0.50, s.p50}, {0.90, s.p90}, {0.99, s.p99}}) {
+    for (const auto& [p, got] :
+         {std::pair{0.50, s.p50.si()}, {0.90, s.p90.si()}, {0.99, s.p99.si()}}) {
         const double want = numpy_percentile(expanded, p);
         EXPECT_LE(std::abs(got - want), QuantileSketch::kRelativeError * (1 + 1e-9) * want);
     }
@@ -119,9 +122,9 @@ TEST(QuantileSketch, MergingExactAndHistogramSketchesKeepsTheBound) {
     EXPECT_FALSE(all.exact());
     const LatencyStats s = all.stats();
     EXPECT_EQ(s.count, 30000);
-    EXPECT_EQ(s.max, *std::max_element(v.begin(), v.end()));
+    EXPECT_EQ(s.max.si(), *std::max_element(v.begin(), v.end()));
     const double want = numpy_percentile(v, 0.99);
-    EXPECT_LE(std::abs(s.p99 - want), QuantileSketch::kRelativeError * (1 + 1e-9) * want);
+    EXPECT_LE(std::abs(s.p99.si() - want), QuantileSketch::kRelativeError * (1 + 1e-9) * want);
 }
 
 TEST(QuantileSketch, MergingSmallExactSketchesStaysExact) {
@@ -135,9 +138,9 @@ TEST(QuantileSketch, MergingSmallExactSketchesStaysExact) {
     all.merge(b);
     const LatencyStats s = all.stats();
     EXPECT_TRUE(all.exact());
-    EXPECT_DOUBLE_EQ(s.p50, 2.5);
-    EXPECT_DOUBLE_EQ(s.mean, 2.5);
-    EXPECT_DOUBLE_EQ(s.max, 4);
+    EXPECT_DOUBLE_EQ(s.p50.si(), 2.5);
+    EXPECT_DOUBLE_EQ(s.mean.si(), 2.5);
+    EXPECT_DOUBLE_EQ(s.max.si(), 4);
 }
 
 TEST(QuantileSketch, ZerosHaveABucketOfTheirOwn) {
@@ -150,10 +153,10 @@ TEST(QuantileSketch, ZerosHaveABucketOfTheirOwn) {
     }
     const LatencyStats s = q.stats();
     EXPECT_FALSE(q.exact());
-    EXPECT_EQ(s.p50, 0.0);
-    EXPECT_EQ(s.max, 2.0);
+    EXPECT_EQ(s.p50.si(), 0.0);
+    EXPECT_EQ(s.max.si(), 2.0);
     // Rank 98.01 lies between two samples of 2.0: the bucket's value clamped to the max.
-    EXPECT_NEAR(s.p99, 2.0, 2.0 * QuantileSketch::kRelativeError);
+    EXPECT_NEAR(s.p99.si(), 2.0, 2.0 * QuantileSketch::kRelativeError);
 }
 
 } // namespace

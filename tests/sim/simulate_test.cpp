@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace gpuplan::sim {
@@ -42,14 +43,14 @@ TEST(Simulate, OneRequestAloneTakesExactlyTheAnalyticTtftAndTpot) {
         const auto m = cost_model(s);
         // Each step is rounded to the nanosecond, nothing else differs.
         const int chunks = (6000 + budget - 1) / budget;
-        EXPECT_NEAR(*q.ttft_s, model::ttft(m, 6000).si(), chunks * 1e-9);
+        EXPECT_NEAR(q.ttft->si(), model::ttft(m, 6000).si(), chunks * 1e-9);
         double decode = 0;
         for (int k = 1; k < 40; ++k) {
             decode += model::tpot(m, 1, 6000 + k).si();
         }
-        EXPECT_NEAR(*q.e2e_s - *q.ttft_s, decode, 40 * 1e-9);
-        EXPECT_NEAR(*q.tpot_s, decode / 39, 1e-9);
-        EXPECT_DOUBLE_EQ(*q.queue_s, 0.0);
+        EXPECT_NEAR(q.e2e->si() - q.ttft->si(), decode, 40 * 1e-9);
+        EXPECT_NEAR(q.tpot->si(), decode / 39, 1e-9);
+        EXPECT_DOUBLE_EQ(q.queue->si(), 0.0);
         EXPECT_EQ(r.overall.output_tokens, 40);
     }
 }
@@ -106,7 +107,7 @@ TEST(Simulate, LittlesLawHoldsOnTheSummary) {
     s.workload.output_tokens = 200;
     const SimResult r = run(s);
     ASSERT_EQ(r.overall.completed, 3000);
-    const double l = r.overall.throughput_rps * r.overall.e2e.mean;
+    const double l = r.overall.throughput_rps * r.overall.e2e.mean.si();
     EXPECT_NEAR(r.mean_in_system / l, 1.0, 0.02);
 }
 
@@ -138,13 +139,13 @@ TEST(Simulate, MatchesMd1MeanWaitAtSeventyPercentLoad) {
     model::Scenario s = llama8b_scenario(512, 1, 1.0, 1);
     s.deployment.engine.max_num_seqs = 1;
     s.deployment.engine.enable_prefix_caching = false;
-    const double d = run(s, true).requests[0].e2e_s.value();
+    const double d = run(s, true).requests[0].e2e.value().si();
     const double rho = 0.7;
     s.workload.requests_per_s = rho / d;
     s.workload.requests = 200000;
     const SimResult r = run(s);
     const double wq = rho * d / (2 * (1 - rho)); // Pollaczek-Khinchine for M/D/1
-    EXPECT_NEAR(r.overall.queue.mean / wq, 1.0, 0.03);
+    EXPECT_NEAR(r.overall.queue.mean.si() / wq, 1.0, 0.03);
 }
 
 TEST(Simulate, ThroughputRisesWithMaxNumSeqsUntilKvBinds) {
@@ -189,8 +190,8 @@ TEST(Simulate, ChunkedPrefillLowersTailTpotWhenLongPromptsArrive) {
     const SimResult off = run(scenario(false));
     const auto& chat_on = on.classes[0].summary;
     const auto& chat_off = off.classes[0].summary;
-    EXPECT_LT(chat_on.tpot.p99, 0.9 * chat_off.tpot.p99);
-    EXPECT_LT(chat_on.itl.p99, 0.5 * chat_off.itl.p99);
+    EXPECT_LT(chat_on.tpot.p99.si(), 0.9 * chat_off.tpot.p99.si());
+    EXPECT_LT(chat_on.itl.p99.si(), 0.5 * chat_off.itl.p99.si());
 }
 
 TEST(Simulate, PrefixCachingCutsPrefillTokensByTheSharedFraction) {
@@ -211,7 +212,7 @@ TEST(Simulate, PrefixCachingCutsPrefillTokensByTheSharedFraction) {
     // Block-aligned hits: 187 blocks of 16 = 2992 tokens for all but the first request.
     EXPECT_EQ(on.prefill_tokens_computed, 200 * 3200 - 199 * 2992);
     EXPECT_NEAR(on.prefix_hit_rate, 199.0 * 2992 / (200.0 * 3200), 1e-9);
-    EXPECT_LT(on.overall.ttft.p50, 0.3 * off.overall.ttft.p50);
+    EXPECT_LT(on.overall.ttft.p50.si(), 0.3 * off.overall.ttft.p50.si());
 }
 
 TEST(Simulate, PreemptsWhenKvRunsOutAndStillFinishesEveryRequest) {
@@ -231,9 +232,19 @@ TEST(Simulate, PreemptsWhenKvRunsOutAndStillFinishesEveryRequest) {
 
 TEST(Simulate, RejectsRequestsLongerThanTheEngineTakes) {
     model::Scenario s = llama8b_scenario(9000, 10, 1.0, 5);
-    const SimResult r = run(s);
+    const SimResult r = run(s, true);
     EXPECT_EQ(r.overall.rejected, 5);
     EXPECT_EQ(r.overall.completed, 0);
+    // Nothing served them and they belong to no agent session: no replica, no session, no
+    // latencies (absent, not a sentinel value).
+    ASSERT_EQ(r.requests.size(), 5u);
+    for (const auto& q : r.requests) {
+        EXPECT_EQ(q.outcome, Outcome::Rejected);
+        EXPECT_FALSE(q.replica.has_value());
+        EXPECT_FALSE(q.session.has_value());
+        EXPECT_FALSE(q.ttft.has_value());
+        EXPECT_FALSE(q.e2e.has_value());
+    }
 }
 
 model::Scenario overload(bool controlled) {
@@ -263,7 +274,7 @@ TEST(Simulate, AdmissionControlKeepsGoodputWhereAnUncontrolledBurstCollapses) {
     }
     EXPECT_LE(max_waiting, 64.0 + 1.0);
     // Fast fail: nobody waits in the queue longer than the timeout.
-    EXPECT_LE(gated.overall.queue.max, 1.0 + 1e-9);
+    EXPECT_LE(gated.overall.queue.max.si(), 1.0 + 1e-9);
 }
 
 TEST(Simulate, StaticBatchingHasWorseTtftThanContinuous) {
@@ -284,8 +295,8 @@ TEST(Simulate, StaticBatchingHasWorseTtftThanContinuous) {
     const SimResult cont = run(scenario(model::BatchingMode::Continuous));
     const SimResult stat = run(scenario(model::BatchingMode::Static));
     EXPECT_EQ(stat.overall.completed, 400);
-    EXPECT_GT(stat.overall.ttft.mean, 2.0 * cont.overall.ttft.mean);
-    EXPECT_GT(stat.overall.e2e.p90, cont.overall.e2e.p90);
+    EXPECT_GT(stat.overall.ttft.mean.si(), 2.0 * cont.overall.ttft.mean.si());
+    EXPECT_GT(stat.overall.e2e.p90.si(), cont.overall.e2e.p90.si());
 }
 
 TEST(Simulate, PriorityPolicyServesTheUrgentClassFirst) {
@@ -297,7 +308,7 @@ TEST(Simulate, PriorityPolicyServesTheUrgentClassFirst) {
     };
     const SimResult fcfs = run(scenario(model::SchedulingPolicy::Fcfs));
     const SimResult prio = run(scenario(model::SchedulingPolicy::Priority));
-    EXPECT_LT(prio.classes[2].summary.ttft.p90, fcfs.classes[2].summary.ttft.p90);
+    EXPECT_LT(prio.classes[2].summary.ttft.p90.si(), fcfs.classes[2].summary.ttft.p90.si());
 }
 
 TEST(Simulate, TraceReplayReproducesArrivalsAndTokenTotals) {
@@ -320,7 +331,7 @@ TEST(Simulate, TraceReplayReproducesArrivalsAndTokenTotals) {
     // Arrivals keep the trace's timestamps.
     double last = 0;
     for (const auto& q : r.requests) {
-        last = std::max(last, q.arrival_s);
+        last = std::max(last, q.arrival.si());
     }
     EXPECT_NEAR(last, 0.1 * 299 + (299 % 7) * 0.013, 1e-9);
 }
@@ -346,9 +357,17 @@ TEST(Simulate, AgentSessionsGrowTheirContextAndHitTheCache) {
     const SimResult r = run(s, true);
     EXPECT_EQ(r.overall.completed, 40 * 6);
     // Step k re-sends the prefix, the history and a new input.
+    std::map<std::int64_t, int> steps_per_session;
     for (const auto& q : r.requests) {
         const int expected = 2000 + 300 + 100 + (q.step - 1) * 250 + 150;
         EXPECT_EQ(q.input_tokens, q.step == 0 ? 2300 : expected);
+        ASSERT_TRUE(q.session.has_value());
+        ++steps_per_session[*q.session];
+    }
+    // 40 sessions of 6 steps each.
+    EXPECT_EQ(steps_per_session.size(), 40u);
+    for (const auto& [session, steps] : steps_per_session) {
+        EXPECT_EQ(steps, 6) << "session " << session;
     }
     EXPECT_GT(r.prefix_hit_rate, 0.8);
 }
@@ -385,9 +404,9 @@ TEST(Simulate, ColdStartDelaysTheFirstTokens) {
     s.cluster.cold_start.at_start = true;
     const SimResult r = run(s);
     const double load = model::estimate_memory(s.deployment).weights.si() / 2e9 + 5;
-    EXPECT_NEAR(r.replicas[0].available_s, load, 1e-6);
+    EXPECT_NEAR(r.replicas[0].available.si(), load, 1e-6);
     EXPECT_EQ(r.overall.completed, 20);
-    EXPECT_GT(r.overall.ttft.p50, load - 4.0);
+    EXPECT_GT(r.overall.ttft.p50.si(), load - 4.0);
 }
 
 TEST(Simulate, HybridRoutingPinsClassesAndFallsBackToTheCloudWithItsSpend) {
@@ -409,7 +428,7 @@ TEST(Simulate, HybridRoutingPinsClassesAndFallsBackToTheCloudWithItsSpend) {
     ep.input_price = model::Price{{3.0, "USD"}, model::PriceBasis::MillionTokens};
     ep.output_price = model::Price{{15.0, "USD"}, model::PriceBasis::MillionTokens};
     s.cluster.cloud = ep;
-    const SimResult r = run(s);
+    const SimResult r = run(s, true);
     const auto& sens = r.classes[0].summary;
     const auto& chat = r.classes[1].summary;
     const auto& cx = r.classes[2].summary;
@@ -421,6 +440,15 @@ TEST(Simulate, HybridRoutingPinsClassesAndFallsBackToTheCloudWithItsSpend) {
     EXPECT_EQ(cx.completed, cx.arrived);
     const double cloud_requests = static_cast<double>(chat.cloud + cx.cloud);
     EXPECT_NEAR(r.cloud_spend.amount, cloud_requests * (1000 * 3.0 + 200 * 15.0) / 1e6, 1e-9);
+    // A request served in the cloud has no replica; one served locally has its replica (the
+    // only one).
+    for (const auto& q : r.requests) {
+        if (q.outcome == Outcome::Cloud) {
+            EXPECT_FALSE(q.replica.has_value());
+        } else if (q.outcome == Outcome::Completed) {
+            EXPECT_EQ(q.replica, std::optional<int>(0));
+        }
+    }
 }
 
 TEST(Simulate, ReportsADeploymentThatDoesNotFit) {

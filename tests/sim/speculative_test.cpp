@@ -48,7 +48,7 @@ TEST(SimSpeculative, LoneRequestWithNothingAcceptedTakesTheAnalyticVerifyTime) {
         decode += model::tpot(m, 1, 6000 + j, &sp).si();
     }
     decode += model::tpot(m, 1, 6039).si();
-    EXPECT_NEAR(*q.e2e_s - *q.ttft_s, decode, 40 * 1e-9);
+    EXPECT_NEAR(q.e2e->si() - q.ttft->si(), decode, 40 * 1e-9);
     EXPECT_EQ(q.output_tokens, 40);
     ASSERT_TRUE(r.speculative.has_value());
     EXPECT_EQ(r.speculative->accepted, 0);
@@ -68,7 +68,7 @@ TEST(SimSpeculative, MeasuredTokensPerStepMatchTheClosedForm) {
     // About 60 × 512 / 2.77 = 11000 verifies: the standard error of the mean is under 1 %; the
     // drafts capped at the end of each request pull it down by about 0.5 %.
     EXPECT_NEAR(r.speculative->tokens_per_step, expected, 0.03 * expected);
-    EXPECT_GT(r.speculative->draft_time_s, 0.0);
+    EXPECT_GT(r.speculative->draft_time.si(), 0.0);
     for (const RequestRecord& q : r.requests) {
         EXPECT_EQ(q.output_tokens, 512);
     }
@@ -94,7 +94,7 @@ TEST(SimSpeculative, ShortensTpotAtLowLoad) {
     const SimResult off = run(s);
     s.deployment.engine.speculative = spec(model::SpeculativeMethod::Eagle, 3, 0.75);
     const SimResult on = run(s);
-    EXPECT_LT(on.overall.tpot.mean * 1.3, off.overall.tpot.mean);
+    EXPECT_LT(on.overall.tpot.mean.si() * 1.3, off.overall.tpot.mean.si());
 }
 
 } // namespace

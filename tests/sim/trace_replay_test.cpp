@@ -41,7 +41,7 @@ TEST(TraceReplay, VidurSplitwiseConversationTraceKeepsCountsAndTokens) {
     EXPECT_EQ(res.overall.input_tokens, in);
     EXPECT_EQ(res.overall.output_tokens, out);
     // The replay spans the trace's own time (plus the drain of the last requests).
-    EXPECT_GE(res.duration_s, trace.back().arrival.si() - trace.front().arrival.si());
+    EXPECT_GE(res.duration.si(), trace.back().arrival.si() - trace.front().arrival.si());
 }
 
 } // namespace
