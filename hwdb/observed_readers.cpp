@@ -929,6 +929,7 @@ model::GpuTelemetry parse_nvidia_smi_dmon(std::string_view text, const std::stri
             if (!tokens.empty() && (tokens[0].first == "gpu" || tokens[0].first == "Date" ||
                                     tokens[0].first == "Time")) {
                 std::vector<std::string> names;
+                names.reserve(tokens.size());
                 for (const auto& [tok, col] : tokens)
                     names.emplace_back(tok);
                 if (!cols.empty() && names != cols) {
