@@ -234,7 +234,7 @@ void write_text_file(const fs::path& path, std::string_view text) {
     }
 }
 
-OutputFolder::OutputFolder(fs::path final_path, std::vector<std::string> replaceable)
+OutputFolder::OutputFolder(const fs::path& final_path, std::vector<std::string> replaceable)
     : replaceable_(std::move(replaceable)) {
     if (final_path.empty()) {
         throw InputError("an output folder name is empty; give a folder name");

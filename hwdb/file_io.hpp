@@ -55,7 +55,7 @@ class OutputFolder {
   public:
     /// Creates the temporary folder (and missing parent folders). Throws InputError when
     /// `final_path` is not usable (a file, a folder holding other files, no permission).
-    OutputFolder(std::filesystem::path final_path, std::vector<std::string> replaceable);
+    OutputFolder(const std::filesystem::path& final_path, std::vector<std::string> replaceable);
     ~OutputFolder();
     OutputFolder(const OutputFolder&) = delete;
     OutputFolder& operator=(const OutputFolder&) = delete;

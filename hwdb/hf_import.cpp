@@ -520,6 +520,7 @@ std::optional<model::Precision> config_quantization(const json& j, const std::st
 
 std::vector<std::string> supported_hf_architectures() {
     std::vector<std::string> out;
+    out.reserve(families.size());
     for (const Family& f : families) {
         out.push_back(std::string(f.architecture) + " (" + f.model_type + ")");
     }

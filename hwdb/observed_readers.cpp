@@ -929,6 +929,7 @@ model::GpuTelemetry parse_nvidia_smi_dmon(std::string_view text, const std::stri
             if (!tokens.empty() && (tokens[0].first == "gpu" || tokens[0].first == "Date" ||
                                     tokens[0].first == "Time")) {
                 std::vector<std::string> names;
+                names.reserve(tokens.size());
                 for (const auto& [tok, col] : tokens)
                     names.emplace_back(tok);
                 if (!cols.empty() && names != cols) {
@@ -1196,7 +1197,7 @@ model::EngineStartup parse_startup_log(std::string_view text, const std::string&
             if (x.ends_with("x"))
                 x.remove_suffix(1);
             const auto conc = to_number(x);
-            if (!len || !conc || !std::isfinite(*conc) || *conc < 0 || *len > 1e9) {
+            if (!len || !conc || !std::isfinite(*conc) || *conc < 0 || *len > 1000000000) {
                 fail(file, line_no, static_cast<int>(b + 1), "Maximum concurrency",
                      fmt::format("'{}' is not 'L tokens per request: X.XXx'; copy the line as "
                                  "vLLM logs it",

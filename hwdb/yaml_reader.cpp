@@ -227,8 +227,8 @@ void fail(const YAML::Node& node, const std::string& file, const std::string& pa
     throw ConfigError(file, known ? mark.line + 1 : 0, known ? mark.column + 1 : 0, path, message);
 }
 
-MapReader::MapReader(YAML::Node node, std::string file, std::string path)
-    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {
+MapReader::MapReader(const YAML::Node& node, std::string file, std::string path)
+    : node_(node), file_(std::move(file)), path_(std::move(path)) {
     if (!node_.IsMap()) {
         fail(node_, file_, path_, "expected a mapping of keys, found " + kind_of(node_));
     }

@@ -182,7 +182,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
     const Workload w = analytic_request(given); // the request the figures are for
     std::vector<WhatIf> out;
 
-    const auto evaluate = [&](std::string name, std::string change, Deployment changed,
+    const auto evaluate = [&](std::string name, std::string change, const Deployment& changed,
                               std::string note, const EfficiencyProfile* other = nullptr) {
         WhatIf x;
         x.name = std::move(name);
@@ -237,7 +237,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         if (!support.runs) {
             return;
         }
-        evaluate(key, precision_change("weights", weights, *p), std::move(x), support.note);
+        evaluate(key, precision_change("weights", weights, *p), x, support.note);
     };
     if (d.engine.kind == EngineKind::LlamaCpp) {
         // llama.cpp quantizes to GGUF formats only.
@@ -261,7 +261,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         } else {
             Deployment x = d;
             x.prec.kv_cache = *fp8;
-            evaluate("kv-fp8", precision_change("kv cache", kv, *fp8), std::move(x), "");
+            evaluate("kv-fp8", precision_change("kv cache", kv, *fp8), x, "");
         }
     }
 
@@ -278,7 +278,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         } else {
             Deployment x = d;
             x.engine.max_model_len = half;
-            evaluate("max-model-len-half", change, std::move(x), "");
+            evaluate("max-model-len-half", change, x, "");
         }
     }
 
@@ -300,7 +300,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
             evaluate("max-num-seqs",
                      "max_num_seqs " + std::to_string(old) + " → " + std::to_string(by_kv) +
                          " (what the KV cache holds)",
-                     std::move(x), "");
+                     x, "");
         }
     }
 
@@ -311,7 +311,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         evaluate("speculative-off",
                  std::string("speculative decoding (") + to_string(d.engine.speculative->method) +
                      ") → off",
-                 std::move(x), "");
+                 x, "");
     }
 
     // More or less tensor parallelism.
@@ -321,8 +321,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         if (x.par.ep > 1) {
             x.par.ep = x.par.tp;
         }
-        evaluate("tp-x2", "tp " + std::to_string(d.par.tp) + " → " + std::to_string(x.par.tp),
-                 std::move(x),
+        evaluate("tp-x2", "tp " + std::to_string(d.par.tp) + " → " + std::to_string(x.par.tp), x,
                  "uses " + std::to_string(d.par.tp * 2 * d.par.pp * d.par.dp) +
                      " GPUs instead of " + std::to_string(d.gpus()));
     }
@@ -333,8 +332,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
             x.par.ep = std::max(1, x.par.tp);
         }
         const int fewer = x.gpus(); // below d.gpus(), so within kMaxGpus
-        evaluate("tp-half", "tp " + std::to_string(d.par.tp) + " → " + std::to_string(x.par.tp),
-                 std::move(x),
+        evaluate("tp-half", "tp " + std::to_string(d.par.tp) + " → " + std::to_string(x.par.tp), x,
                  "uses " + std::to_string(fewer) + " GPUs instead of " + std::to_string(d.gpus()));
     }
 
@@ -349,8 +347,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         if (!format_support(x.engine.kind, x.prec, x.gpu).runs) {
             continue; // the engine cannot run these formats on that GPU
         }
-        evaluate("gpu:" + g.name, "gpu " + d.gpu.name + " → " + g.name, std::move(x), "",
-                 &c.profile);
+        evaluate("gpu:" + g.name, "gpu " + d.gpu.name + " → " + g.name, x, "", &c.profile);
     }
 
     // One more replica.
@@ -360,8 +357,7 @@ std::vector<WhatIf> what_ifs(const Deployment& d, const Workload& given,
         // d.gpus() + tp × pp: both at most kMaxGpus, so the sum cannot wrap an int.
         const int more = d.gpus() + replica_gpus(d.par);
         evaluate("replicas+1",
-                 "replicas " + std::to_string(d.par.dp) + " → " + std::to_string(x.par.dp),
-                 std::move(x),
+                 "replicas " + std::to_string(d.par.dp) + " → " + std::to_string(x.par.dp), x,
                  "uses " + std::to_string(more) + " GPUs instead of " + std::to_string(d.gpus()));
     }
 

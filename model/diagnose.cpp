@@ -568,7 +568,7 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
             double tpot;
         };
         std::vector<Hypothesis> hyps;
-        const auto price = [&](std::string what, Deployment x) {
+        const auto price = [&](std::string what, const Deployment& x) {
             try {
                 const ServingEstimate h = estimate_serving(x, wp, profile);
                 if (!h.memory.fits) {

@@ -22,7 +22,8 @@ class InputError : public Error {
 /// A configuration file problem, located by file, line, column (1-based) and key path.
 class ConfigError : public InputError {
   public:
-    ConfigError(std::string file, int line, int column, std::string key_path, std::string message)
+    ConfigError(std::string file, int line, int column, std::string key_path,
+                const std::string& message)
         : InputError(format(file, line, column, key_path, message)), file_(std::move(file)),
           line_(line), column_(column), key_path_(std::move(key_path)) {}
     [[nodiscard]] const std::string& file() const { return file_; }

@@ -260,7 +260,7 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
             r.kv_budget.si() > 0 ? std::floor(r.kv_budget.si() / kv_token_all) : 0.0;
         r.kv_blocks = count_of(std::floor(tokens / e.block_size), "blocks");
         r.kv_tokens = r.kv_blocks * e.block_size;
-        r.max_concurrency = r.kv_blocks / cdiv(len, e.block_size);
+        r.max_concurrency = static_cast<double>(r.kv_blocks) / cdiv(len, e.block_size);
         r.total_used = r.cuda_context + fixed + std::max(r.kv_budget, Bytes(0));
         r.requested = r.total_used;
         break;

@@ -449,15 +449,15 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         // Routed experts: T × k rows (÷ ep with expert parallelism); only experts with a token
         // are read (E × (1 − (1 − k/E)^T) of them, spread over the ranks that hold them).
         OpCost& o = op(Op::MoeExperts);
-        const double rows = t * top_k_ / (ep_ > 1 ? ep_ : 1);
+        const double expert_rows = t * top_k_ / (ep_ > 1 ? ep_ : 1);
         const double touched = experts_rank_ * (1.0 - std::pow(1.0 - top_k_ / experts_, t));
         r.experts_touched = touched;
         const double per_expert = mats * h_ * expert_ffn_rank_;
-        const double flops = 2.0 * rows * per_expert;
+        const double flops = 2.0 * expert_rows * per_expert;
         const double wbytes = touched * per_expert * wb_;
-        const double act_bytes = rows * (2.0 * h_ + 2.0 * mats * expert_ffn_rank_) * ab_;
+        const double act_bytes = expert_rows * (2.0 * h_ + 2.0 * mats * expert_ffn_rank_) * ab_;
         const double bytes = wbytes + act_bytes;
-        const double m_per = touched > 0 ? rows / touched : rows;
+        const double m_per = touched > 0 ? expert_rows / touched : expert_rows;
         const KernelTime kt = matmul_kernel_time(flops, touched * per_expert, wb_, act_bytes, m_per,
                                                  h_ * expert_ffn_rank_, gemm_type_, gemm_path_,
                                                  peak_gemm_, bandwidth_, prof_);

@@ -63,8 +63,11 @@ void simulate_percentiles(const model::Scenario& s, const model::EfficiencyProfi
 
 } // namespace
 
+// `stop` by value although only read: a stop_token is a shared handle, passed by value like
+// sim::simulate's and plan::size_deployment's.
 model::Diagnosis diagnose_scenario(const model::Scenario& s,
                                    const model::EfficiencyProfile& profile,
+                                   // NOLINTNEXTLINE(performance-unnecessary-value-param)
                                    const model::Observations& obs, std::stop_token stop) {
     model::Diagnosis g = model::diagnose(s.deployment, s.workload, profile, obs);
     simulate_percentiles(s, profile, g, stop);

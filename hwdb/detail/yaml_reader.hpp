@@ -40,7 +40,7 @@ inline const std::string kCommandLineTag = "!gpuplan-command-line:";
 /// unknown keys (with a "did you mean" from the expected keys).
 class MapReader {
   public:
-    MapReader(YAML::Node node, std::string file, std::string path);
+    MapReader(const YAML::Node& node, std::string file, std::string path);
 
     [[nodiscard]] bool has(const std::string& key) const;
     [[nodiscard]] YAML::Node node() const { return node_; }
