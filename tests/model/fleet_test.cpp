@@ -236,6 +236,12 @@ TEST(FleetConfigCheck, AStepThatDoesNotDivideADayIsRejectedNamingTheKey) {
     EXPECT_THROW(validate(c), InvalidArgument);
 }
 
+TEST(FleetConfigCheck, AnAbsurdNeedIsAnErrorNotAnOverflow) {
+    FleetInputs in = flat_day();
+    in.base_rps = 1e12;
+    EXPECT_THROW((void)run_fleet(in, 0), InvalidArgument);
+}
+
 TEST(FleetConfigCheck, ElectricityInAnotherCurrencyIsAnError) {
     FleetInputs in = flat_day();
     in.electricity = Price{Money{0.6, "CNY"}, PriceBasis::KilowattHour};
