@@ -6,6 +6,7 @@
 #include "cli/cli_context.hpp"
 #include "cli/command_reports.hpp"
 #include "cli/emit.hpp"
+#include "cli/fleet_report.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/json_out.hpp"
 #include "cli/mpi_job.hpp"
@@ -13,6 +14,7 @@
 #include "cli/power_report.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
+#include "hwdb/fleet_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/serving.hpp"
 #include "plan/sizing_search.hpp"
@@ -375,6 +377,7 @@ int run_plan(CliContext& ctx) {
         ("set", po::value(&f.sets)->composing(), "override a scenario key: --set slo.ttft='300 ms' (repeatable)")
         ("emit", po::value(&emit), "print the chosen configuration's launch and benchmark commands: vllm, sglang, tensorrt-llm or llama.cpp")
         ("json", "machine-readable output")
+        ("fleet", "the owned-against-rented plan over the scenario's fleet: horizon (docs/fleet.md) instead of the sizing search")
         ("mpi", "spread the confirming simulations over the ranks of an MPI job (mpirun -np N gpuplan plan ... --mpi); rank 0 prints");
     // clang-format on
     PowerFlags power_flags;
@@ -384,7 +387,7 @@ int run_plan(CliContext& ctx) {
     po::variables_map vm;
     if (!parse_options("plan", ctx.args, desc, pos, vm, *ctx.out,
                        "[FILE | --model M --gpu G] [--candidate GPU[@NODE]]... [--budget P] "
-                       "[--power-budget W] [--max-gpus N] "
+                       "[--power-budget W] [--max-gpus N] [--fleet] "
                        "[--top N] [--set key=value]... [--emit ENGINE] [--json] [--mpi]")) {
         return 0;
     }
@@ -401,6 +404,16 @@ int run_plan(CliContext& ctx) {
         file.empty() ? hwdb::parse_scenario("schema: 1\n", "(flags)", ctx.db(), overrides_of(f))
                      : hwdb::load_scenario(file, ctx.db(), overrides_of(f));
     apply_power_flags(s, power_flags);
+    if (vm.count("fleet")) {
+        if (engine || vm.count("mpi")) {
+            throw UsageError("--fleet plans the scenario's own replicas over its horizon; it "
+                             "takes neither --emit nor --mpi");
+        }
+        const auto config = file.empty()
+                                ? hwdb::parse_fleet("schema: 1\n", "(flags)", overrides_of(f))
+                                : hwdb::load_fleet(file, overrides_of(f));
+        return run_fleet_plan(ctx, s, config.value_or(model::FleetConfig{}), vm.count("json") != 0);
+    }
     std::optional<model::ServerSpec> node;
     if (!s.node_ref.empty()) {
         node = ctx.db().server(s.node_ref);

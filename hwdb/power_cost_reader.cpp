@@ -142,4 +142,46 @@ model::CostConfig read_cost(std::optional<MapReader> m) {
     return c;
 }
 
+std::optional<model::FleetConfig> read_fleet(std::optional<MapReader> m) {
+    if (!m) {
+        return std::nullopt;
+    }
+    model::FleetConfig c;
+    c.span = opt_choice<model::FleetSpan>(*m, "span",
+                                          {{"day", model::FleetSpan::Day},
+                                           {"week", model::FleetSpan::Week},
+                                           {"year", model::FleetSpan::Year}})
+                 .value_or(c.span);
+    c.step = opt_typed<Seconds>(*m, "step", Dimension::Seconds).value_or(c.step);
+    c.diurnal_amplitude =
+        m->opt_number("diurnal_amplitude", 0.0, 0.999999).value_or(c.diurnal_amplitude);
+    c.peak_hour = m->opt_number("peak_hour", 0.0, 23.999999).value_or(c.peak_hour);
+    c.weekend_factor = m->opt_number("weekend_factor", 1e-6, 1e6).value_or(c.weekend_factor);
+    c.annual_growth = m->opt_number("annual_growth", -0.999999, 100).value_or(c.annual_growth);
+    c.rented_cap = m->opt_integer("rented_cap", 0, 1 << 24);
+    c.owned = m->opt_integer("owned", 0, 1 << 24);
+    if (auto e = m->opt_map("electricity")) {
+        model::TimeOfDayPrices t;
+        t.peak = e->price("peak");
+        t.off_peak = e->price("off_peak");
+        for (const char* key : {"peak", "off_peak"}) {
+            const model::Price& p = std::string(key) == "peak" ? t.peak : t.off_peak;
+            if (p.per != model::PriceBasis::KilowattHour) {
+                e->fail_at(key, "wrong price unit; write it per kWh, e.g. '$0.12/kWh'");
+            }
+        }
+        t.peak_start = e->opt_integer("peak_start", 0, 23).value_or(t.peak_start);
+        t.peak_end = e->opt_integer("peak_end", 0, 24).value_or(t.peak_end);
+        e->finish();
+        c.electricity = t;
+    }
+    try {
+        model::validate(c);
+    } catch (const InvalidArgument& e) {
+        m->fail_here(e.what());
+    }
+    m->finish();
+    return c;
+}
+
 } // namespace gpuplan::hwdb::detail

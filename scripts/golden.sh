@@ -25,6 +25,7 @@ commands_for() {
     train-* | failures-training-*) echo "train" ;;
     simulate-* | prefix-routing-* | heterogeneous-*) echo "simulate estimate" ;;
     plan-search) echo "plan estimate fit cost" ;;
+    fleet-*) echo "fleet estimate cost" ;;
     *) echo "estimate fit cost rack" ;;
     esac
 }
@@ -50,6 +51,7 @@ for f in examples/*.yaml; do
     for cmd in $(commands_for "$ex"); do
         case $cmd in
         simulate) run "$ex.$cmd" simulate "$f" --requests 300 ;;
+        fleet) run "$ex.$cmd" plan "$f" --fleet ;;
         *) run "$ex.$cmd" "$cmd" "$f" ;;
         esac
     done

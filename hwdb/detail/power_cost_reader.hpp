@@ -3,6 +3,7 @@
 /// power-model overrides of the `power:` block, the `rack:` block and the `cost:` block.
 
 #include "hwdb/detail/yaml_reader.hpp"
+#include "model/fleet.hpp"
 #include "model/scenario.hpp"
 
 #include <optional>
@@ -19,5 +20,8 @@ void read_power_model(MapReader& m, model::PowerModel& pm);
 
 /// Reads the `cost:` mapping (defaults when absent).
 [[nodiscard]] model::CostConfig read_cost(std::optional<MapReader> m);
+
+/// Reads the `fleet:` mapping (model::FleetConfig) when present; every key is optional.
+[[nodiscard]] std::optional<model::FleetConfig> read_fleet(std::optional<MapReader> m);
 
 } // namespace gpuplan::hwdb::detail

@@ -1209,3 +1209,54 @@ TEST(Cli, SpeculativeStepsCarryTheirDraftTimeInTheTrace) {
     EXPECT_NE(trace.str().find("\"draft_ms\":"), std::string::npos);
     std::filesystem::remove_all(dir);
 }
+
+// plan --fleet (docs/fleet.md): the owned-against-rented answer for the example year, with the
+// owned and rented prices worked out by hand from the example's inputs.
+TEST(Cli, PlanFleetAnswersOwnedAgainstRentedForTheExampleYear) {
+    const std::string ex = src("examples/fleet-year-llama70b-h100.yaml");
+    const auto r = run("plan " + ex + " --fleet --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(json_number(r.out, "steps"), 8760);
+    // DGX H100 $270,000, 10 % resale over 4 years, 5 %/year support, per hour of a 365-day year.
+    const double owned_h = (270000.0 * 0.9 / 4 + 0.05 * 270000.0) / 8760.0;
+    EXPECT_NEAR(json_number(r.out, "owned_per_hour"), owned_h, 1e-9);
+    EXPECT_NEAR(json_number(r.out, "rent_per_hour"), 8 * 2.99, 1e-9);
+    const int best = static_cast<int>(json_number(r.out, "best_owned"));
+    EXPECT_GT(best, 0);
+    // The answer owns the replicas busier than the break-even share of the hours, and no more.
+    const double even = json_number(r.out, "break_even_utilisation");
+    const auto share = [&](int b) {
+        const auto at = r.out.find("\"owned\": " + std::to_string(b) + ",");
+        EXPECT_NE(at, std::string::npos) << b;
+        return json_number(r.out, "share_of_hours", at);
+    };
+    EXPECT_GT(share(best), even);
+    EXPECT_LT(share(best + 1), even);
+    const auto total = r.out.find("\"total\": {");
+    ASSERT_NE(total, std::string::npos);
+    const double owned_cost = json_number(r.out, "owned_cost", total);
+    const int spares = static_cast<int>(json_number(r.out, "spares", r.out.find("\"scenario\"")));
+    EXPECT_NEAR(owned_cost, (best + spares) * owned_h * 8760.0, 1e-6 * owned_cost);
+    // The text report says the same, and --set reaches the fleet block.
+    const auto text = run("plan " + ex + " --fleet");
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_NE(text.out.find("answer       own " + std::to_string(best) + " replicas"),
+              std::string::npos)
+        << text.out;
+    const auto day = run("plan " + ex + " --fleet --set fleet.span=day --json");
+    ASSERT_EQ(day.exit_code, 0) << day.out;
+    EXPECT_EQ(json_number(day.out, "steps"), 24);
+}
+
+TEST(Cli, PlanFleetErrorsExitTwo) {
+    const std::string ex = src("examples/fleet-year-llama70b-h100.yaml");
+    const auto closed = run("plan " + src("examples/quickstart.yaml") + " --fleet");
+    EXPECT_EQ(closed.exit_code, 2);
+    EXPECT_NE(closed.out.find("the fleet needs an offered rate"), std::string::npos) << closed.out;
+    const auto emit = run("plan " + ex + " --fleet --emit vllm");
+    EXPECT_EQ(emit.exit_code, 2);
+    EXPECT_NE(emit.out.find("--fleet"), std::string::npos) << emit.out;
+    const auto step = run("plan " + ex + " --fleet --set fleet.step='7 h'");
+    EXPECT_EQ(step.exit_code, 2);
+    EXPECT_NE(step.out.find("fleet.step must divide a day"), std::string::npos) << step.out;
+}

@@ -1,3 +1,4 @@
+#include "hwdb/fleet_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
 
 #include "model/error.hpp"
@@ -270,6 +271,49 @@ TEST(ScenarioLoader, BadFailureAndAvailabilityValuesNameFileLineAndColumn) {
     const std::string typo =
         error_of(std::string(kTraining) + "  failures:\n    gpu_mtfb: 100 h\n");
     EXPECT_NE(typo.find("gpu_mtfb"), std::string::npos) << typo;
+}
+
+// The `fleet:` block (hwdb/fleet_loader.hpp): read with its units and defaults; parse_scenario
+// checks it too, so a typo or a bad step fails every command at its key.
+TEST(ScenarioLoader, FleetBlockReadsUnitsPricesAndDefaults) {
+    const std::string text = std::string(kBase) + "fleet:\n  span: week\n  step: 30 min\n"
+                                                  "  diurnal_amplitude: 0.4\n"
+                                                  "  annual_growth: 0.5\n  rented_cap: 3\n"
+                                                  "  electricity:\n    peak: $0.2/kWh\n"
+                                                  "    off_peak: $0.1/kWh\n    peak_end: 22\n";
+    const auto f = hwdb::parse_fleet(text, "s.yaml");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->span, model::FleetSpan::Week);
+    EXPECT_DOUBLE_EQ(f->step.si(), 1800.0);
+    EXPECT_DOUBLE_EQ(f->diurnal_amplitude, 0.4);
+    EXPECT_DOUBLE_EQ(f->peak_hour, 14.0); // the default
+    EXPECT_DOUBLE_EQ(f->weekend_factor, 1.0);
+    EXPECT_DOUBLE_EQ(f->annual_growth, 0.5);
+    EXPECT_EQ(f->rented_cap, 3);
+    EXPECT_FALSE(f->owned);
+    ASSERT_TRUE(f->electricity);
+    EXPECT_DOUBLE_EQ(f->electricity->peak.money.amount, 0.2);
+    EXPECT_EQ(f->electricity->peak_start, 8);
+    EXPECT_EQ(f->electricity->peak_end, 22);
+    EXPECT_NO_THROW((void)hwdb::parse_scenario(text, "s.yaml", db()));
+    EXPECT_FALSE(hwdb::parse_fleet(kBase, "s.yaml"));
+    // --set reaches the block.
+    const auto set = hwdb::parse_fleet(text, "s.yaml", {{"fleet.annual_growth", "0.25"}});
+    EXPECT_DOUBLE_EQ(set->annual_growth, 0.25);
+}
+
+TEST(ScenarioLoader, BadFleetValuesAreErrorsAtTheirKey) {
+    const std::string step = error_of(std::string(kBase) + "fleet:\n  step: 7 h\n");
+    EXPECT_NE(step.find("s.yaml:"), std::string::npos) << step;
+    EXPECT_NE(step.find("fleet.step must divide a day"), std::string::npos) << step;
+    const std::string typo = error_of(std::string(kBase) + "fleet:\n  diurnal_amplitud: 0.5\n");
+    EXPECT_NE(typo.find("diurnal_amplitud"), std::string::npos) << typo;
+    const std::string span = error_of(std::string(kBase) + "fleet:\n  span: month\n");
+    EXPECT_NE(span.find("fleet.span"), std::string::npos) << span;
+    const std::string unit =
+        error_of(std::string(kBase) + "fleet:\n  electricity:\n    peak: $0.2/h\n"
+                                      "    off_peak: $0.1/kWh\n");
+    EXPECT_NE(unit.find("per kWh"), std::string::npos) << unit;
 }
 
 // engine.speculative: read into model::SpeculativeConfig with the draft resolved from the
