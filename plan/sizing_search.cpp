@@ -189,6 +189,14 @@ struct Shape {
     bool speculative = false;
 };
 
+/// Why the analytic stage stops a shape or a row: the stage, the reason, and how far off
+/// (infinite when not a ratio).
+struct Stop {
+    SizingStage stage = SizingStage::Invalid;
+    std::string reason;
+    double ratio = kInf;
+};
+
 /// What the analytic stage found for one shape: a row per replica count it considered (or
 /// one row for the whole shape when it stopped before replica counts).
 struct ShapeOutcome {
@@ -256,7 +264,25 @@ class Search {
                       const std::vector<std::size_t>& order, std::vector<char>& simulated,
                       std::size_t want, std::size_t sim_budget, SizingResult& res) const;
     std::vector<Shape> shapes() const;
+    // The analytic stage of one shape (analyse), in the order it prunes.
     ShapeOutcome analyse(const Shape& sh) const;
+    SizingRow base_row(const Shape& sh, const model::PlanCandidate& cand) const;
+    std::optional<Stop> layout_stop(const Shape& sh, const model::PlanCandidate& cand,
+                                    const SizingRow& base) const;
+    std::optional<Stop> analytic_stop(model::Scenario& t, const model::PlanCandidate& cand,
+                                      SizingRow& base, model::MemoryEstimate& mem,
+                                      model::PowerEstimate& replica) const;
+    std::optional<Stop> lone_request_stop(const model::Scenario& t,
+                                          const model::MemoryEstimate& mem,
+                                          const model::EfficiencyProfile& prof,
+                                          SizingRow& base) const;
+    std::optional<Stop> replica_range(double cap_rps, SizingRow& base, int& dp_min,
+                                      int& dp_max) const;
+    bool cost_row(SizingRow& row, const model::Scenario& t, const model::PlanCandidate& cand,
+                  const model::PowerEstimate& replica) const;
+    std::optional<Stop> limit_stop(const SizingRow& row, const SizingCost& c,
+                                   const model::RackPlan& racks,
+                                   const model::PlanCandidate& cand) const;
     void simulate_row(SizingRow& row) const;
     void explain(SizingRow& row) const;
     [[nodiscard]] std::tuple<double, int, double, int, int, int, std::string, std::string, int,
@@ -317,9 +343,7 @@ std::vector<Shape> Search::shapes() const {
     return out;
 }
 
-ShapeOutcome Search::analyse(const Shape& sh) const {
-    const model::PlanCandidate& cand = plan_.candidates[static_cast<std::size_t>(sh.candidate)];
-    ShapeOutcome out;
+SizingRow Search::base_row(const Shape& sh, const model::PlanCandidate& cand) const {
     SizingRow base;
     base.config.candidate = sh.candidate;
     base.config.gpu = cand.gpu.name;
@@ -332,23 +356,127 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
     base.config.speculative = sh.speculative;
     base.offered_rps = offered_rps_;
     base.miss_ratio = kInf;
-    const auto stop_at = [&](SizingStage stage, std::string reason, double ratio = kInf) {
-        base.stage = stage;
-        base.reason = std::move(reason);
-        base.miss_ratio = ratio;
+    return base;
+}
+
+std::optional<Stop> Search::layout_stop(const Shape& sh, const model::PlanCandidate& cand,
+                                        const SizingRow& base) const {
+    if (sh.tp > cand.gpus_per_node) {
+        return Stop{SizingStage::Invalid, "tp " + std::to_string(sh.tp) + " spans nodes of " +
+                                              std::to_string(cand.gpus_per_node) + " GPUs"};
+    }
+    if (base.config.gpus > plan_.max_gpus) {
+        return Stop{SizingStage::Capacity, "one replica needs " + std::to_string(base.config.gpus) +
+                                               " GPUs, more than max_gpus " +
+                                               std::to_string(plan_.max_gpus)};
+    }
+    return std::nullopt;
+}
+
+std::optional<Stop> Search::analytic_stop(model::Scenario& t, const model::PlanCandidate& cand,
+                                          SizingRow& base, model::MemoryEstimate& mem,
+                                          model::PowerEstimate& replica) const {
+    const model::EfficiencyProfile& prof = profile(cand.gpu.name);
+    model::validate(t.deployment);
+    mem = model::estimate_memory(t.deployment);
+    base.config.max_num_seqs = mem.engine.max_num_seqs;
+    t.deployment.engine.max_num_seqs = mem.engine.max_num_seqs;
+    if (!mem.fits) {
+        std::string why;
+        for (const auto& r : mem.reasons) {
+            why += (why.empty() ? "" : "; ") + r;
+        }
+        return Stop{SizingStage::Memory, "does not fit: " + why};
+    }
+    if (auto stop = lone_request_stop(t, mem, prof, base)) {
+        return stop;
+    }
+    replica = replica_power(t, cand, prof, mix_, mem);
+    return std::nullopt;
+}
+
+// A lone request of each class, uncapped and with its shared prefix cached: a bound in the
+// configuration's favour (load, a cap and cache misses only add).
+std::optional<Stop> Search::lone_request_stop(const model::Scenario& t,
+                                              const model::MemoryEstimate& mem,
+                                              const model::EfficiencyProfile& prof,
+                                              SizingRow& base) const {
+    const model::StepCostModel m(t.deployment, prof);
+    std::optional<model::SpeculativeModel> spec;
+    if (t.deployment.engine.speculative) {
+        spec.emplace(t.deployment, *t.deployment.engine.speculative, prof);
+    }
+    const double slack = 1.0 + plan_.prune_margin;
+    double worst = 0;
+    std::string worst_text;
+    for (const auto& c : classes_) {
+        const int in = std::max(1, static_cast<int>(std::lround(c.input)));
+        const int outn = std::max(1, static_cast<int>(std::lround(c.output)));
+        const int cached = mem.engine.prefix_caching ? std::min(c.shared_prefix, in - 1) : 0;
+        const double ttft = model::ttft(m, in, cached).si();
+        const double tpot = model::tpot(m, 1, in + outn / 2, spec ? &*spec : nullptr).si();
+        const double e2e = ttft + (outn - 1) * tpot;
+        if (&c == &classes_.front()) {
+            base.lone_ttft_s = ttft;
+            base.lone_tpot_s = tpot;
+        }
+        const auto check = [&](const std::optional<Seconds>& target, double value,
+                               const char* metric) {
+            if (target && target->si() > 0 && value / target->si() > worst) {
+                worst = value / target->si();
+                worst_text = "a lone " + c.name + " request's " + metric + " is " + ms(value) +
+                             ", SLO " + ms(target->si());
+            }
+        };
+        check(c.ttft, ttft, "TTFT");
+        check(c.tpot, tpot, "TPOT");
+        check(c.e2e, e2e, "E2E");
+    }
+    if (worst > slack) {
+        return Stop{SizingStage::Latency, worst_text, worst};
+    }
+    return std::nullopt;
+}
+
+// The replica counts worth costing: from the fewest that carry the offered rate (with the prune
+// margin) to as many as max_gpus allows.
+std::optional<Stop> Search::replica_range(double cap_rps, SizingRow& base, int& dp_min,
+                                          int& dp_max) const {
+    dp_max = plan_.max_gpus / base.config.gpus;
+    dp_min = 1;
+    if (!(offered_rps_ > 0)) {
+        return std::nullopt;
+    }
+    if (!(cap_rps > 0)) {
+        return Stop{SizingStage::Capacity, "a replica serves no requests at this load"};
+    }
+    dp_min = std::max(1, static_cast<int>(std::ceil(
+                             offered_rps_ / (cap_rps * (1.0 + plan_.prune_margin)) - 1e-9)));
+    if (dp_min > dp_max) {
+        base.capacity_rps = cap_rps * dp_max;
+        return Stop{SizingStage::Capacity,
+                    fmt(dp_max, 0) + " replicas (max_gpus " + std::to_string(plan_.max_gpus) +
+                        ") sustain " + fmt(cap_rps * dp_max, 2) +
+                        " requests/s, the workload sends " + fmt(offered_rps_, 2),
+                    offered_rps_ / (cap_rps * dp_max)};
+    }
+    return std::nullopt;
+}
+
+ShapeOutcome Search::analyse(const Shape& sh) const {
+    const model::PlanCandidate& cand = plan_.candidates[static_cast<std::size_t>(sh.candidate)];
+    ShapeOutcome out;
+    SizingRow base = base_row(sh, cand);
+    const auto stop_at = [&](Stop stop) {
+        base.stage = stop.stage;
+        base.reason = std::move(stop.reason);
+        base.miss_ratio = stop.ratio;
         out.rows.push_back(base);
         return out;
     };
-    if (sh.tp > cand.gpus_per_node) {
-        return stop_at(SizingStage::Invalid, "tp " + std::to_string(sh.tp) + " spans nodes of " +
-                                                 std::to_string(cand.gpus_per_node) + " GPUs");
+    if (auto stop = layout_stop(sh, cand, base)) {
+        return stop_at(std::move(*stop));
     }
-    if (base.config.gpus > plan_.max_gpus) {
-        return stop_at(SizingStage::Capacity,
-                       "one replica needs " + std::to_string(base.config.gpus) +
-                           " GPUs, more than max_gpus " + std::to_string(plan_.max_gpus));
-    }
-    const model::EfficiencyProfile& prof = profile(cand.gpu.name);
     model::Scenario t = configured_scenario(s_, cand, base.config);
     t.workload.trace.clear(); // the analytic model never reads it; a replayed trace can be large
     model::MemoryEstimate mem;
@@ -357,75 +485,17 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
     // mean request longer than max_model_len) is an ordinary outcome of enumerating a space,
     // so it is recorded as a reason here instead of failing the search.
     try {
-        model::validate(t.deployment);
-        mem = model::estimate_memory(t.deployment);
-        base.config.max_num_seqs = mem.engine.max_num_seqs;
-        t.deployment.engine.max_num_seqs = mem.engine.max_num_seqs;
-        if (!mem.fits) {
-            std::string why;
-            for (const auto& r : mem.reasons) {
-                why += (why.empty() ? "" : "; ") + r;
-            }
-            return stop_at(SizingStage::Memory, "does not fit: " + why);
+        if (auto stop = analytic_stop(t, cand, base, mem, replica)) {
+            return stop_at(std::move(*stop));
         }
-        const model::StepCostModel m(t.deployment, prof);
-        std::optional<model::SpeculativeModel> spec;
-        if (t.deployment.engine.speculative) {
-            spec.emplace(t.deployment, *t.deployment.engine.speculative, prof);
-        }
-        // A lone request of each class, uncapped and with its shared prefix cached: a bound
-        // in the configuration's favour (load, a cap and cache misses only add).
-        const double slack = 1.0 + plan_.prune_margin;
-        double worst = 0;
-        std::string worst_text;
-        for (const auto& c : classes_) {
-            const int in = std::max(1, static_cast<int>(std::lround(c.input)));
-            const int outn = std::max(1, static_cast<int>(std::lround(c.output)));
-            const int cached = mem.engine.prefix_caching ? std::min(c.shared_prefix, in - 1) : 0;
-            const double ttft = model::ttft(m, in, cached).si();
-            const double tpot = model::tpot(m, 1, in + outn / 2, spec ? &*spec : nullptr).si();
-            const double e2e = ttft + (outn - 1) * tpot;
-            if (&c == &classes_.front()) {
-                base.lone_ttft_s = ttft;
-                base.lone_tpot_s = tpot;
-            }
-            const auto check = [&](const std::optional<Seconds>& target, double value,
-                                   const char* metric) {
-                if (target && target->si() > 0 && value / target->si() > worst) {
-                    worst = value / target->si();
-                    worst_text = "a lone " + c.name + " request's " + metric + " is " + ms(value) +
-                                 ", SLO " + ms(target->si());
-                }
-            };
-            check(c.ttft, ttft, "TTFT");
-            check(c.tpot, tpot, "TPOT");
-            check(c.e2e, e2e, "E2E");
-        }
-        if (worst > slack) {
-            return stop_at(SizingStage::Latency, worst_text, worst);
-        }
-        replica = replica_power(t, cand, prof, mix_, mem);
     } catch (const InvalidArgument& e) {
-        return stop_at(SizingStage::Invalid, e.what());
+        return stop_at(Stop{SizingStage::Invalid, e.what()});
     }
     const double cap_rps = replica.capped.throughput / mix_.mean_output;
-    const int dp_max = plan_.max_gpus / base.config.gpus;
     int dp_min = 1;
-    if (offered_rps_ > 0) {
-        if (!(cap_rps > 0)) {
-            return stop_at(SizingStage::Capacity, "a replica serves no requests at this load");
-        }
-        dp_min = std::max(1, static_cast<int>(std::ceil(
-                                 offered_rps_ / (cap_rps * (1.0 + plan_.prune_margin)) - 1e-9)));
-        if (dp_min > dp_max) {
-            base.capacity_rps = cap_rps * dp_max;
-            return stop_at(SizingStage::Capacity,
-                           fmt(dp_max, 0) + " replicas (max_gpus " +
-                               std::to_string(plan_.max_gpus) + ") sustain " +
-                               fmt(cap_rps * dp_max, 2) + " requests/s, the workload sends " +
-                               fmt(offered_rps_, 2),
-                           offered_rps_ / (cap_rps * dp_max));
-        }
+    int dp_max = 1;
+    if (auto stop = replica_range(cap_rps, base, dp_min, dp_max)) {
+        return stop_at(std::move(*stop));
     }
     for (int dp = dp_min; dp <= dp_max; ++dp) {
         SizingRow row = base;
@@ -435,79 +505,99 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
         row.miss_ratio = 0;
         // configured_scenario(s_, cand, row.config) differs from `t` only in the replicas.
         t.deployment.par.dp = dp;
-        SizingCost c;
-        try {
-            c = cost_from(t, cand, profile(cand.gpu.name), mix_, replica);
-        } catch (const InvalidArgument& e) {
-            row.stage = SizingStage::Price;
-            row.reason = e.what();
-            row.miss_ratio = kInf;
-            out.rows.push_back(row);
+        const bool priced = cost_row(row, t, cand, replica);
+        out.rows.push_back(row);
+        if (!priced) {
             break; // the same prices fail for every replica count
         }
-        row.currency = c.currency;
-        row.own_monthly = c.own_monthly;
-        row.rent_monthly = c.rent_monthly;
-        const bool own = plan_.pricing == model::PlanPricing::Own;
-        row.monthly = own ? c.own_monthly : c.rent_monthly;
-        row.per_million_tokens = own ? c.own_per_million : c.rent_per_million;
-        row.tokens_per_month = c.tokens_per_month;
-        row.gpu_limit_w = c.gpu_limit_w;
-        row.avg_power_w = c.avg_power_w;
-        row.peak_power_w = c.peak_power_w;
-        row.nodes = c.nodes;
-        row.notes = c.notes;
-        if (plan_.pricing == model::PlanPricing::Own && !c.excluded.empty()) {
-            std::string what;
-            for (const auto& x : c.excluded) {
-                what += (what.empty() ? "" : ", ") + x;
-            }
-            row.notes.push_back("the cost of owning excludes " + what);
-        }
-        const model::RackPlan racks = model::plan_racks(
-            Watts(c.node_peak_w), replica.node.rack_units, c.nodes, s_.rack, s_.power.rack_budget);
-        row.racks = racks.racks;
-        row.rack_binding = model::to_string(racks.binding);
-        const auto stop_row = [&](SizingStage stage, std::string reason, double ratio) {
-            row.stage = stage;
-            row.reason = std::move(reason);
-            row.miss_ratio = ratio;
-        };
-        if (!row.monthly) {
-            stop_row(SizingStage::Price,
-                     std::string(own ? "no purchase price" : "no rent per GPU-hour") + " for " +
-                         cand.gpu.name + (c.currency.empty() ? "" : " in " + c.currency) +
-                         "; give the candidate's " +
-                         (own ? "gpu_purchase or node_purchase" : "gpu_hour") +
-                         " or use pricing: " + (own ? "rent" : "own"),
-                     kInf);
-        } else if (plan_.budget && plan_.budget->money.currency != c.currency) {
-            stop_row(SizingStage::Budget,
-                     "costs are in " + c.currency + ", the budget in " +
-                         plan_.budget->money.currency,
-                     kInf);
-        } else if (plan_.budget && *row.monthly > plan_.budget->money.amount) {
-            stop_row(SizingStage::Budget,
-                     money_text(*row.monthly, c.currency) + "/month is over the budget of " +
-                         money_text(plan_.budget->money.amount, c.currency),
-                     *row.monthly / plan_.budget->money.amount);
-        } else if (plan_.power_budget && c.peak_power_w > plan_.power_budget->si()) {
-            stop_row(SizingStage::Power,
-                     "peak " + fmt(c.peak_power_w / 1e3, 1) +
-                         " kW at the wall is over the power budget of " +
-                         fmt(plan_.power_budget->si() / 1e3, 1) + " kW",
-                     c.peak_power_w / plan_.power_budget->si());
-        } else if (!racks.feasible) {
-            stop_row(SizingStage::Racks, "no node fits a rack (" + row.rack_binding + ")", kInf);
-        } else if (plan_.max_racks && racks.racks > *plan_.max_racks) {
-            stop_row(SizingStage::Racks,
-                     std::to_string(racks.racks) + " racks (" + row.rack_binding +
-                         " binds), at most " + std::to_string(*plan_.max_racks) + " allowed",
-                     static_cast<double>(racks.racks) / *plan_.max_racks);
-        }
-        out.rows.push_back(row);
     }
     return out;
+}
+
+// Costs one replica count of a shape: its price, power and racks, and the first limit it
+// breaks. False when the prices cannot be resolved (the row then says why).
+bool Search::cost_row(SizingRow& row, const model::Scenario& t, const model::PlanCandidate& cand,
+                      const model::PowerEstimate& replica) const {
+    SizingCost c;
+    try {
+        c = cost_from(t, cand, profile(cand.gpu.name), mix_, replica);
+    } catch (const InvalidArgument& e) {
+        row.stage = SizingStage::Price;
+        row.reason = e.what();
+        row.miss_ratio = kInf;
+        return false;
+    }
+    row.currency = c.currency;
+    row.own_monthly = c.own_monthly;
+    row.rent_monthly = c.rent_monthly;
+    const bool own = plan_.pricing == model::PlanPricing::Own;
+    row.monthly = own ? c.own_monthly : c.rent_monthly;
+    row.per_million_tokens = own ? c.own_per_million : c.rent_per_million;
+    row.tokens_per_month = c.tokens_per_month;
+    row.gpu_limit_w = c.gpu_limit_w;
+    row.avg_power_w = c.avg_power_w;
+    row.peak_power_w = c.peak_power_w;
+    row.nodes = c.nodes;
+    row.notes = c.notes;
+    if (own && !c.excluded.empty()) {
+        std::string what;
+        for (const auto& x : c.excluded) {
+            what += (what.empty() ? "" : ", ") + x;
+        }
+        row.notes.push_back("the cost of owning excludes " + what);
+    }
+    const model::RackPlan racks = model::plan_racks(Watts(c.node_peak_w), replica.node.rack_units,
+                                                    c.nodes, s_.rack, s_.power.rack_budget);
+    row.racks = racks.racks;
+    row.rack_binding = model::to_string(racks.binding);
+    if (auto stop = limit_stop(row, c, racks, cand)) {
+        row.stage = stop->stage;
+        row.reason = std::move(stop->reason);
+        row.miss_ratio = stop->ratio;
+    }
+    return true;
+}
+
+// The first limit a costed row breaks: no price, the budget, the power budget, the racks.
+std::optional<Stop> Search::limit_stop(const SizingRow& row, const SizingCost& c,
+                                       const model::RackPlan& racks,
+                                       const model::PlanCandidate& cand) const {
+    const bool own = plan_.pricing == model::PlanPricing::Own;
+    if (!row.monthly) {
+        return Stop{SizingStage::Price,
+                    std::string(own ? "no purchase price" : "no rent per GPU-hour") + " for " +
+                        cand.gpu.name + (c.currency.empty() ? "" : " in " + c.currency) +
+                        "; give the candidate's " +
+                        (own ? "gpu_purchase or node_purchase" : "gpu_hour") +
+                        " or use pricing: " + (own ? "rent" : "own")};
+    }
+    if (plan_.budget && plan_.budget->money.currency != c.currency) {
+        return Stop{SizingStage::Budget, "costs are in " + c.currency + ", the budget in " +
+                                             plan_.budget->money.currency};
+    }
+    if (plan_.budget && *row.monthly > plan_.budget->money.amount) {
+        return Stop{SizingStage::Budget,
+                    money_text(*row.monthly, c.currency) + "/month is over the budget of " +
+                        money_text(plan_.budget->money.amount, c.currency),
+                    *row.monthly / plan_.budget->money.amount};
+    }
+    if (plan_.power_budget && c.peak_power_w > plan_.power_budget->si()) {
+        return Stop{SizingStage::Power,
+                    "peak " + fmt(c.peak_power_w / 1e3, 1) +
+                        " kW at the wall is over the power budget of " +
+                        fmt(plan_.power_budget->si() / 1e3, 1) + " kW",
+                    c.peak_power_w / plan_.power_budget->si()};
+    }
+    if (!racks.feasible) {
+        return Stop{SizingStage::Racks, "no node fits a rack (" + row.rack_binding + ")"};
+    }
+    if (plan_.max_racks && racks.racks > *plan_.max_racks) {
+        return Stop{SizingStage::Racks,
+                    std::to_string(racks.racks) + " racks (" + row.rack_binding +
+                        " binds), at most " + std::to_string(*plan_.max_racks) + " allowed",
+                    static_cast<double>(racks.racks) / *plan_.max_racks};
+    }
+    return std::nullopt;
 }
 
 void Search::simulate_row(SizingRow& row) const {
