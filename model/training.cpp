@@ -79,30 +79,15 @@ void check_job(const Deployment& hw, const TrainingConfig& cfg) {
 // ---- Names ----
 
 const char* to_string(Recompute r) {
-    switch (r) {
-    case Recompute::None: return "none";
-    case Recompute::Selective: return "selective";
-    case Recompute::Full: return "full";
-    }
-    return "none";
+    return name_of(r);
 }
 
 const char* to_string(TrainOptimizer o) {
-    switch (o) {
-    case TrainOptimizer::Adam: return "adam";
-    case TrainOptimizer::Adam8bit: return "adam-8bit";
-    case TrainOptimizer::SgdMomentum: return "sgd-momentum";
-    }
-    return "adam";
+    return name_of(o);
 }
 
 const char* to_string(FinetuneMethod f) {
-    switch (f) {
-    case FinetuneMethod::Full: return "full";
-    case FinetuneMethod::Lora: return "lora";
-    case FinetuneMethod::Qlora: return "qlora";
-    }
-    return "full";
+    return name_of(f);
 }
 
 const char* to_string(RankBy r) {
@@ -110,33 +95,15 @@ const char* to_string(RankBy r) {
 }
 
 std::optional<Recompute> find_recompute(std::string_view n) {
-    if (n == "none" || n == "off")
-        return Recompute::None;
-    if (n == "selective")
-        return Recompute::Selective;
-    if (n == "full")
-        return Recompute::Full;
-    return std::nullopt;
+    return value_of<Recompute>(n);
 }
 
 std::optional<TrainOptimizer> find_optimizer(std::string_view n) {
-    if (n == "adam" || n == "adamw")
-        return TrainOptimizer::Adam;
-    if (n == "adam-8bit" || n == "adamw-8bit" || n == "adam8bit")
-        return TrainOptimizer::Adam8bit;
-    if (n == "sgd-momentum" || n == "sgd")
-        return TrainOptimizer::SgdMomentum;
-    return std::nullopt;
+    return value_of<TrainOptimizer>(n);
 }
 
 std::optional<FinetuneMethod> find_finetune_method(std::string_view n) {
-    if (n == "full")
-        return FinetuneMethod::Full;
-    if (n == "lora")
-        return FinetuneMethod::Lora;
-    if (n == "qlora")
-        return FinetuneMethod::Qlora;
-    return std::nullopt;
+    return value_of<FinetuneMethod>(n);
 }
 
 const char* to_string(LayoutIssue issue) {

@@ -2,27 +2,17 @@
 #include "model/error.hpp"
 #include "model/power.hpp"
 #include "model/training.hpp"
+#include "model/unit_parser.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 namespace gpuplan::model {
 
 namespace {
-
-std::string gib(Bytes b) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f GiB", b.si() / kGiB);
-    return buf;
-}
-
-std::string pct(double f) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f %%", f * 100.0);
-    return buf;
-}
 
 std::string layout_text(const TrainingLayout& l) {
     return "tp " + std::to_string(l.tp) + " × pp " + std::to_string(l.pp) + " × dp " +
@@ -145,8 +135,9 @@ TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& c
     // Notes: the verdict per stage, stalls, what was assumed.
     for (const StageMemory& s : e.stages) {
         if (!s.fits) {
-            e.notes.push_back("stage " + std::to_string(s.stage) + " needs " + gib(s.total) +
-                              " of " + gib(s.capacity) + ", " + gib(-s.free) +
+            e.notes.push_back("stage " + std::to_string(s.stage) + " needs " +
+                              format_in_gib(s.total) + " of " + format_in_gib(s.capacity) + ", " +
+                              format_in_gib(-s.free) +
                               " short: try a higher zero stage, full recomputation, a smaller "
                               "micro-batch, more tp/pp, or gpuplan train --search");
         }
@@ -156,11 +147,11 @@ TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& c
                           std::to_string(static_cast<long long>(e.loader_tokens_per_s)) +
                           " tokens/s but the GPUs could consume " +
                           std::to_string(static_cast<long long>(e.consumed_tokens_per_s)) +
-                          "; the GPUs wait " + pct(r.step.input_stall / r.step.total) +
+                          "; the GPUs wait " + format_percent(r.step.input_stall / r.step.total) +
                           " of each step (prefetch asynchronously, add loader workers)");
     }
     if (n > 1 && e.scaling_efficiency < 0.6) {
-        e.notes.push_back("scaling efficiency " + pct(e.scaling_efficiency) +
+        e.notes.push_back("scaling efficiency " + format_percent(e.scaling_efficiency) +
                           " is below 60 %: look at communication and input stalls first "
                           "(docs/domain.md §5)");
     }
@@ -169,12 +160,9 @@ TrainingEstimate estimate_training(const Deployment& hw, const TrainingConfig& c
                           "network");
     }
     if (e.clock < 1.0) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf,
-                      "the %.0f W per-GPU power limit holds the core clock at %.0f %%: each step "
-                      "takes %.2fx as long",
-                      e.power_limit->si(), e.clock * 100.0, e.power_slowdown);
-        e.notes.emplace_back(buf);
+        e.notes.push_back(fmt::format("the {:.0f} W per-GPU power limit holds the core clock at "
+                                      "{:.0f} %: each step takes {:.2f}x as long",
+                                      e.power_limit->si(), e.clock * 100.0, e.power_slowdown));
     }
     if (e.power_basis == "unknown") {
         e.notes.push_back("no board power for this accelerator and no average_gpu_power given: "

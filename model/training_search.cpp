@@ -3,10 +3,12 @@
 // keeps the best N in a vector reserved up front.
 #include "model/error.hpp"
 #include "model/training.hpp"
+#include "model/unit_parser.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <string>
 
 namespace gpuplan::model {
@@ -29,24 +31,17 @@ std::vector<int> divisors(int n) {
 }
 
 std::string duration(Seconds s) {
-    char buf[48];
     const double v = s.si();
     if (v >= 2 * 86400.0) {
-        std::snprintf(buf, sizeof buf, "%.1f days", v / 86400.0);
-    } else if (v >= 2 * 3600.0) {
-        std::snprintf(buf, sizeof buf, "%.1f h", v / 3600.0);
-    } else if (v >= 120.0) {
-        std::snprintf(buf, sizeof buf, "%.1f min", v / 60.0);
-    } else {
-        std::snprintf(buf, sizeof buf, "%.2f s", v);
+        return fmt::format("{:.1f} days", v / 86400.0);
     }
-    return buf;
-}
-
-std::string num(double v, const char* fmt) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, fmt, v);
-    return buf;
+    if (v >= 2 * 3600.0) {
+        return fmt::format("{:.1f} h", v / 3600.0);
+    }
+    if (v >= 120.0) {
+        return fmt::format("{:.1f} min", v / 60.0);
+    }
+    return fmt::format("{:.2f} s", v);
 }
 
 std::string describe(const TrainingLayout& l) {
@@ -87,7 +82,7 @@ std::string main_difference(const LayoutResult& better, const LayoutResult& wors
     if (best->second <= 0) {
         return "the same step time";
     }
-    return num(best->second, "%.3g") + " s more " + best->first + " per step";
+    return fmt::format("{:.3g}", best->second) + " s more " + best->first + " per step";
 }
 
 } // namespace
@@ -261,8 +256,8 @@ SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
         if (out.closest_miss) {
             const LayoutResult& c = *out.closest_miss;
             out.why += " The closest, " + describe(c.layout) + ", needs " +
-                       num(c.memory.total.si() / kGiB, "%.1f") + " GiB of " +
-                       num(c.memory.capacity.si() / kGiB, "%.1f") + " GiB on stage " +
+                       format_fixed(c.memory.total.si() / kGiB, 1) + " GiB of " +
+                       format_fixed(c.memory.capacity.si() / kGiB, 1) + " GiB on stage " +
                        std::to_string(c.memory.stage) +
                        ": add GPUs, use LoRA/QLoRA or 8-bit Adam, shorten the sequence, or pick "
                        "a GPU with more memory.";
@@ -284,7 +279,7 @@ SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
         const LayoutResult& best = out.top.front();
         const double gain = (other->time_to_train - best.time_to_train) / best.time_to_train;
         other_text = " The best other split, " + describe(other->layout) + ", is " +
-                     num(gain * 100.0, "%.1f") + " % slower: " + main_difference(best, *other) +
+                     format_fixed(gain * 100.0, 1) + " % slower: " + main_difference(best, *other) +
                      ".";
     }
     if (out.top.size() > static_cast<std::size_t>(options.top)) {
@@ -292,9 +287,9 @@ SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
     }
     const LayoutResult& best = out.top.front();
     out.why = describe(best.layout) + " wins: " + duration(best.time_to_train) + " to train at " +
-              num(best.mfu * 100.0, "%.1f") + " % MFU, " +
-              num(best.memory.total.si() / kGiB, "%.1f") + " of " +
-              num(best.memory.capacity.si() / kGiB, "%.1f") + " GiB per GPU";
+              format_fixed(best.mfu * 100.0, 1) + " % MFU, " +
+              format_fixed(best.memory.total.si() / kGiB, 1) + " of " +
+              format_fixed(best.memory.capacity.si() / kGiB, 1) + " GiB per GPU";
     if (options.rank_by == RankBy::Cost && best.cost > 0) {
         out.why += ", the cheapest";
     }
@@ -303,17 +298,18 @@ SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
         const LayoutResult& second = out.top[1];
         const double gain = (second.time_to_train - best.time_to_train) / best.time_to_train;
         out.why += " The runner-up, " + describe(second.layout) + ", is " +
-                   num(gain * 100.0, "%.1f") + " % slower: " + main_difference(best, second) + ".";
+                   format_fixed(gain * 100.0, 1) + " % slower: " + main_difference(best, second) +
+                   ".";
     }
     out.why += other_text;
     // The step of the winner, where its time goes.
     const StepBreakdown& s = best.step;
-    out.why += " Its step (" + num(s.total.si(), "%.3g") + " s) is " +
-               num(s.compute / s.total * 100.0, "%.0f") + " % compute, " +
-               num(s.exposed_comm / s.total * 100.0, "%.0f") + " % exposed communication, " +
-               num(s.bubble / s.total * 100.0, "%.0f") + " % bubble, " +
-               num(s.optimizer / s.total * 100.0, "%.0f") + " % optimizer, " +
-               num(s.input_stall / s.total * 100.0, "%.0f") + " % input stall. " + counts + ".";
+    out.why += " Its step (" + fmt::format("{:.3g}", s.total.si()) + " s) is " +
+               format_fixed(s.compute / s.total * 100.0, 0) + " % compute, " +
+               format_fixed(s.exposed_comm / s.total * 100.0, 0) + " % exposed communication, " +
+               format_fixed(s.bubble / s.total * 100.0, 0) + " % bubble, " +
+               format_fixed(s.optimizer / s.total * 100.0, 0) + " % optimizer, " +
+               format_fixed(s.input_stall / s.total * 100.0, 0) + " % input stall. " + counts + ".";
     return out;
 }
 

@@ -10,13 +10,13 @@
 #include "model/rack.hpp"
 #include "model/serving.hpp"
 #include "model/step_cost.hpp"
+#include "model/unit_parser.hpp"
 #include "model/workload_mix.hpp"
 #include "plan/row_outcome.hpp"
 #include "plan/thread_pool.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -47,14 +47,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // them the result, are the same on every machine.
 constexpr std::size_t kBatch = 16;
 
-std::string fmt(double v, int digits) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-}
+using model::format_fixed;
 
 std::string ms(double s) {
-    return fmt(s * 1e3, s < 0.1 ? 1 : 0) + " ms";
+    return format_fixed(s * 1e3, s < 0.1 ? 1 : 0) + " ms";
 }
 
 // Mean lengths: the one rule of model/workload_mix.hpp (clamped as every draw is).
@@ -215,7 +211,7 @@ std::string config_text(const SizingConfig& k) {
 }
 
 std::string money_text(double v, const std::string& currency) {
-    return fmt(v, v >= 100 ? 0 : 2) + " " + currency;
+    return format_fixed(v, v >= 100 ? 0 : 2) + " " + currency;
 }
 
 class Search {
@@ -455,9 +451,10 @@ std::optional<Stop> Search::replica_range(double cap_rps, SizingRow& base, int& 
     if (dp_min > dp_max) {
         base.capacity_rps = cap_rps * dp_max;
         return Stop{SizingStage::Capacity,
-                    fmt(dp_max, 0) + " replicas (max_gpus " + std::to_string(plan_.max_gpus) +
-                        ") sustain " + fmt(cap_rps * dp_max, 2) +
-                        " requests/s, the workload sends " + fmt(offered_rps_, 2),
+                    format_fixed(dp_max, 0) + " replicas (max_gpus " +
+                        std::to_string(plan_.max_gpus) + ") sustain " +
+                        format_fixed(cap_rps * dp_max, 2) + " requests/s, the workload sends " +
+                        format_fixed(offered_rps_, 2),
                     offered_rps_ / (cap_rps * dp_max)};
     }
     return std::nullopt;
@@ -583,9 +580,9 @@ std::optional<Stop> Search::limit_stop(const SizingRow& row, const SizingCost& c
     }
     if (plan_.power_budget && c.peak_power_w > plan_.power_budget->si()) {
         return Stop{SizingStage::Power,
-                    "peak " + fmt(c.peak_power_w / 1e3, 1) +
+                    "peak " + format_fixed(c.peak_power_w / 1e3, 1) +
                         " kW at the wall is over the power budget of " +
-                        fmt(plan_.power_budget->si() / 1e3, 1) + " kW",
+                        format_fixed(plan_.power_budget->si() / 1e3, 1) + " kW",
                     c.peak_power_w / plan_.power_budget->si()};
     }
     if (!racks.feasible) {
@@ -660,15 +657,17 @@ void Search::simulate_row(SizingRow& row) const {
     row.sim_peak_power_w = r.power.peak_power_w;
     row.sim_energy_j_per_token = r.power.energy_j_per_token;
     if (meets) {
-        row.reason = tight ? "meets every SLO; tightest " + row.binding_slo + " p" + fmt(p, 0) +
-                                 " " + ms(tight->value_s) + " of " + ms(tight->target_s)
+        row.reason = tight ? "meets every SLO; tightest " + row.binding_slo + " p" +
+                                 format_fixed(p, 0) + " " + ms(tight->value_s) + " of " +
+                                 ms(tight->target_s)
                            : "serves every request (no SLO given)";
     } else if (row.failed > 0) {
         row.reason = std::to_string(row.failed) + " of " + std::to_string(r.overall.arrived) +
                      " requests failed (rejected or timed out)";
     } else if (tight) {
-        row.reason = row.binding_slo + " p" + fmt(p, 0) + " is " + ms(tight->value_s) + ", SLO " +
-                     ms(tight->target_s) + " (" + fmt(100 * (worst - 1), 0) + " % over)";
+        row.reason = row.binding_slo + " p" + format_fixed(p, 0) + " is " + ms(tight->value_s) +
+                     ", SLO " + ms(tight->target_s) + " (" + format_fixed(100 * (worst - 1), 0) +
+                     " % over)";
     } else {
         row.reason = "nothing completed";
     }
@@ -696,7 +695,7 @@ void Search::explain(SizingRow& row) const {
                              : model::to_string(prefill ? b.prefill.binding : b.decode.binding);
         if (row.gpu_limit_w > 0 &&
             row.gpu_limit_w < t.deployment.gpu.board_power.value_or(Watts(kInf)).si()) {
-            row.binding_resource += " (under a " + fmt(row.gpu_limit_w, 0) + " W cap)";
+            row.binding_resource += " (under a " + format_fixed(row.gpu_limit_w, 0) + " W cap)";
         }
     } catch (const InvalidArgument&) {
         row.binding_resource = "?";
@@ -913,12 +912,12 @@ SizingResult Search::run() {
     // The verdict.
     if (res.found) {
         const SizingRow& b = res.ranked.front();
-        res.verdict = "cheapest meeting every SLO: " + config_text(b.config) + " at " +
-                      money_text(*b.monthly, b.currency) + "/month (" + to_string(plan_.pricing) +
-                      ")" +
-                      (b.binding_slo.empty() ? ""
-                                             : "; tightest " + b.binding_slo + ", " +
-                                                   fmt(100 * (1 - b.miss_ratio), 0) + " % margin");
+        res.verdict =
+            "cheapest meeting every SLO: " + config_text(b.config) + " at " +
+            money_text(*b.monthly, b.currency) + "/month (" + to_string(plan_.pricing) + ")" +
+            (b.binding_slo.empty() ? ""
+                                   : "; tightest " + b.binding_slo + ", " +
+                                         format_fixed(100 * (1 - b.miss_ratio), 0) + " % margin");
     } else if (over_constraints) {
         const SizingRow& m = *res.closest_miss;
         res.verdict = "nothing meets the SLO within the plan's constraints: the cheapest "
