@@ -260,6 +260,16 @@ class Search {
                       const std::vector<std::size_t>& order, std::vector<char>& simulated,
                       std::size_t want, std::size_t sim_budget, SizingResult& res) const;
     std::vector<Shape> shapes() const;
+    // The steps of run() after the analytic stage.
+    std::optional<std::size_t> cheapest_constrained(std::vector<SizingRow>& rows,
+                                                    const std::vector<int>& shape_of,
+                                                    std::vector<char>& simulated,
+                                                    SizingResult& res) const;
+    std::optional<std::size_t> closest_miss(const std::vector<SizingRow>& rows,
+                                            std::optional<std::size_t> over_constraints) const;
+    std::string verdict(const SizingResult& res, bool over_constraints) const;
+    void add_notes(SizingResult& res, const std::vector<std::size_t>& order,
+                   const std::vector<char>& simulated) const;
     // The analytic stage of one shape (analyse), in the order it prunes.
     ShapeOutcome analyse(const Shape& sh) const;
     SizingRow base_row(const Shape& sh, const model::PlanCandidate& cand) const;
@@ -794,6 +804,131 @@ Search::Confirmed Search::confirm(std::vector<SizingRow>& rows, const std::vecto
     }
 }
 
+// Nothing met the SLO within the constraints: the cheapest configuration the constraints
+// stopped that would meet it tells the user what the SLO costs (one more confirmation
+// pass, within what is left of the simulation budget).
+std::optional<std::size_t> Search::cheapest_constrained(std::vector<SizingRow>& rows,
+                                                        const std::vector<int>& shape_of,
+                                                        std::vector<char>& simulated,
+                                                        SizingResult& res) const {
+    std::vector<std::size_t> constrained;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const SizingStage st = rows[i].stage;
+        if (st == SizingStage::Budget || st == SizingStage::Power || st == SizingStage::Racks) {
+            constrained.push_back(i);
+        }
+    }
+    std::stable_sort(constrained.begin(), constrained.end(),
+                     [&](std::size_t a, std::size_t b) { return key(rows[a]) < key(rows[b]); });
+    const std::size_t budget =
+        std::min<std::size_t>(static_cast<std::size_t>(plan_.max_simulations),
+                              static_cast<std::size_t>(res.simulated) + constrained.size());
+    const Confirmed second = confirm(rows, shape_of, constrained, simulated, 1, budget, res);
+    if (!second.ranked.empty()) {
+        return second.ranked.front();
+    }
+    return std::nullopt;
+}
+
+// The closest miss: simulated configurations first (the simulator's word beats the
+// model's), then the analytic ones; the smallest miss ratio, cheapest on ties.
+std::optional<std::size_t> Search::closest_miss(const std::vector<SizingRow>& rows,
+                                                std::optional<std::size_t> over_constraints) const {
+    std::optional<std::size_t> best = over_constraints;
+    const auto better = [&](std::size_t a, std::size_t b) {
+        const bool sa = rows[a].stage == SizingStage::Simulated;
+        const bool sb = rows[b].stage == SizingStage::Simulated;
+        if (sa != sb) {
+            return sa;
+        }
+        if (rows[a].miss_ratio != rows[b].miss_ratio) {
+            return rows[a].miss_ratio < rows[b].miss_ratio;
+        }
+        return key(rows[a]) < key(rows[b]);
+    };
+    for (std::size_t i = 0; i < rows.size() && !over_constraints; ++i) {
+        const bool considered =
+            rows[i].stage == SizingStage::Simulated ||
+            (rows[i].stage != SizingStage::NotReached && std::isfinite(rows[i].miss_ratio));
+        if (considered && (!best || better(i, *best))) {
+            best = i;
+        }
+    }
+    if (!best) {
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            if (rows[i].stage != SizingStage::NotReached &&
+                (!best || key(rows[i]) < key(rows[*best]))) {
+                best = i;
+            }
+        }
+    }
+    return best;
+}
+
+// The verdict: the cheapest configuration that meets every SLO, or why none does.
+std::string Search::verdict(const SizingResult& res, bool over_constraints) const {
+    if (res.found) {
+        const SizingRow& b = res.ranked.front();
+        return "cheapest meeting every SLO: " + config_text(b.config) + " at " +
+               money_text(*b.monthly, b.currency) + "/month (" + to_string(plan_.pricing) + ")" +
+               (b.binding_slo.empty()
+                    ? ""
+                    : "; tightest " + b.binding_slo + ", " +
+                          format_fixed(100 * (1 - b.miss_ratio), 0) + " % margin");
+    }
+    if (over_constraints) {
+        const SizingRow& m = *res.closest_miss;
+        return "nothing meets the SLO within the plan's constraints: the cheapest "
+               "configuration that meets it, " +
+               config_text(m.config) + ", breaks them: " + m.reason;
+    }
+    if (res.closest_miss) {
+        const SizingRow& m = *res.closest_miss;
+        return "nothing meets the SLO: the closest miss is " + config_text(m.config) + ": " +
+               m.reason;
+    }
+    return "nothing meets the SLO: no configuration was considered; widen "
+           "plan.candidates, tp or max_gpus";
+}
+
+// What the result leaves out: an exhausted simulation budget, no SLO, no rate, unpriced costs.
+void Search::add_notes(SizingResult& res, const std::vector<std::size_t>& order,
+                       const std::vector<char>& simulated) const {
+    if (res.exhausted) {
+        const auto untested =
+            std::count_if(order.begin(), order.end(), [&](std::size_t i) { return !simulated[i]; });
+        res.notes.push_back(
+            "the search stopped after plan.max_simulations = " +
+            std::to_string(plan_.max_simulations) + " simulations with " +
+            std::to_string(untested) +
+            " eligible configurations untested (the costlier ones); raise plan.max_simulations");
+    }
+    if (!has_slo_) {
+        res.notes.push_back("no SLO given: every configuration that serves all requests qualifies");
+    }
+    if (offered_rps_ <= 0) {
+        res.notes.push_back("no open-loop arrival rate: replica counts are not sized to a rate");
+    }
+    // Say once what every ranked ownership cost leaves out (the rows carry it too).
+    std::vector<const SizingRow*> shown;
+    for (const SizingRow& row : res.ranked) {
+        shown.push_back(&row);
+    }
+    if (res.closest_miss) {
+        shown.push_back(&*res.closest_miss);
+    }
+    for (const SizingRow* row_ptr : shown) {
+        const SizingRow& row = *row_ptr;
+        const auto it = std::find_if(row.notes.begin(), row.notes.end(), [](const std::string& n) {
+            return n.rfind("the cost of owning excludes", 0) == 0;
+        });
+        if (it != row.notes.end()) {
+            res.notes.push_back(*it + " in every row: the ranking compares what is priced");
+            break;
+        }
+    }
+}
+
 SizingResult Search::run() {
     SizingResult res;
     res.pricing = plan_.pricing;
@@ -835,28 +970,9 @@ SizingResult Search::run() {
             }
         }
     }
-    // Nothing met the SLO within the constraints: the cheapest configuration the constraints
-    // stopped that would meet it tells the user what the SLO costs (one more confirmation
-    // pass, within what is left of the simulation budget).
-    std::optional<std::size_t> over_constraints;
-    if (ranked.empty() && !res.stopped) {
-        std::vector<std::size_t> constrained;
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            const SizingStage st = rows[i].stage;
-            if (st == SizingStage::Budget || st == SizingStage::Power || st == SizingStage::Racks) {
-                constrained.push_back(i);
-            }
-        }
-        std::stable_sort(constrained.begin(), constrained.end(),
-                         [&](std::size_t a, std::size_t b) { return key(rows[a]) < key(rows[b]); });
-        const std::size_t budget =
-            std::min<std::size_t>(static_cast<std::size_t>(plan_.max_simulations),
-                                  static_cast<std::size_t>(res.simulated) + constrained.size());
-        const Confirmed second = confirm(rows, shape_of, constrained, simulated, 1, budget, res);
-        if (!second.ranked.empty()) {
-            over_constraints = second.ranked.front();
-        }
-    }
+    const std::optional<std::size_t> over_constraints =
+        ranked.empty() && !res.stopped ? cheapest_constrained(rows, shape_of, simulated, res)
+                                       : std::nullopt;
 
     for (const auto& r : rows) {
         ++res.stages[r.stage == SizingStage::Simulated ? (r.meets_slo ? "met_slo" : "missed_slo")
@@ -871,99 +987,16 @@ SizingResult Search::run() {
         res.currency = res.ranked.front().currency;
     }
 
-    // The closest miss: simulated configurations first (the simulator's word beats the
-    // model's), then the analytic ones; the smallest miss ratio, cheapest on ties.
     if (!res.found) {
-        std::optional<std::size_t> best = over_constraints;
-        const auto better = [&](std::size_t a, std::size_t b) {
-            const bool sa = rows[a].stage == SizingStage::Simulated;
-            const bool sb = rows[b].stage == SizingStage::Simulated;
-            if (sa != sb) {
-                return sa;
-            }
-            if (rows[a].miss_ratio != rows[b].miss_ratio) {
-                return rows[a].miss_ratio < rows[b].miss_ratio;
-            }
-            return key(rows[a]) < key(rows[b]);
-        };
-        for (std::size_t i = 0; i < rows.size() && !over_constraints; ++i) {
-            const bool considered =
-                rows[i].stage == SizingStage::Simulated ||
-                (rows[i].stage != SizingStage::NotReached && std::isfinite(rows[i].miss_ratio));
-            if (considered && (!best || better(i, *best))) {
-                best = i;
-            }
-        }
-        if (!best) {
-            for (std::size_t i = 0; i < rows.size(); ++i) {
-                if (rows[i].stage != SizingStage::NotReached &&
-                    (!best || key(rows[i]) < key(rows[*best]))) {
-                    best = i;
-                }
-            }
-        }
-        if (best) {
+        if (const auto best = closest_miss(rows, over_constraints)) {
             explain(rows[*best]);
             res.closest_miss = rows[*best];
             res.currency = rows[*best].currency;
         }
     }
 
-    // The verdict.
-    if (res.found) {
-        const SizingRow& b = res.ranked.front();
-        res.verdict =
-            "cheapest meeting every SLO: " + config_text(b.config) + " at " +
-            money_text(*b.monthly, b.currency) + "/month (" + to_string(plan_.pricing) + ")" +
-            (b.binding_slo.empty() ? ""
-                                   : "; tightest " + b.binding_slo + ", " +
-                                         format_fixed(100 * (1 - b.miss_ratio), 0) + " % margin");
-    } else if (over_constraints) {
-        const SizingRow& m = *res.closest_miss;
-        res.verdict = "nothing meets the SLO within the plan's constraints: the cheapest "
-                      "configuration that meets it, " +
-                      config_text(m.config) + ", breaks them: " + m.reason;
-    } else if (res.closest_miss) {
-        const SizingRow& m = *res.closest_miss;
-        res.verdict =
-            "nothing meets the SLO: the closest miss is " + config_text(m.config) + ": " + m.reason;
-    } else {
-        res.verdict = "nothing meets the SLO: no configuration was considered; widen "
-                      "plan.candidates, tp or max_gpus";
-    }
-    if (res.exhausted) {
-        const auto untested =
-            std::count_if(order.begin(), order.end(), [&](std::size_t i) { return !simulated[i]; });
-        res.notes.push_back(
-            "the search stopped after plan.max_simulations = " +
-            std::to_string(plan_.max_simulations) + " simulations with " +
-            std::to_string(untested) +
-            " eligible configurations untested (the costlier ones); raise plan.max_simulations");
-    }
-    if (!has_slo_) {
-        res.notes.push_back("no SLO given: every configuration that serves all requests qualifies");
-    }
-    if (offered_rps_ <= 0) {
-        res.notes.push_back("no open-loop arrival rate: replica counts are not sized to a rate");
-    }
-    // Say once what every ranked ownership cost leaves out (the rows carry it too).
-    std::vector<const SizingRow*> shown;
-    for (const SizingRow& row : res.ranked) {
-        shown.push_back(&row);
-    }
-    if (res.closest_miss) {
-        shown.push_back(&*res.closest_miss);
-    }
-    for (const SizingRow* row_ptr : shown) {
-        const SizingRow& row = *row_ptr;
-        const auto it = std::find_if(row.notes.begin(), row.notes.end(), [](const std::string& n) {
-            return n.rfind("the cost of owning excludes", 0) == 0;
-        });
-        if (it != row.notes.end()) {
-            res.notes.push_back(*it + " in every row: the ranking compares what is priced");
-            break;
-        }
-    }
+    res.verdict = verdict(res, over_constraints.has_value());
+    add_notes(res, order, simulated);
     return res;
 }
 
