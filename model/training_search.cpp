@@ -85,185 +85,145 @@ std::string main_difference(const LayoutResult& better, const LayoutResult& wors
     return fmt::format("{:.3g}", best->second) + " s more " + best->first + " per step";
 }
 
-} // namespace
-
-SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
-                            const EfficiencyProfile& profile, const SearchOptions& options,
-                            const TrainingCostInputs& prices) {
-    if (options.rank_by == RankBy::Cost && !prices.gpu_hour && !prices.electricity) {
-        throw InvalidArgument(
-            "ranking training layouts by cost needs a price: give prices.gpu_hour "
-            "or prices.electricity (with power.pue), or rank by time");
+// The layouts kept so far, best first (at most `keep`, within capacity reserved up front: no
+// allocation per layout), and the counts of the others.
+class Ranking {
+  public:
+    Ranking(SearchResult& out, RankBy rank_by, std::size_t keep)
+        : out_(out), rank_by_(rank_by), keep_(keep) {
+        out_.top.reserve(keep_ + 1);
     }
-    if (options.top < 1) {
-        throw InvalidArgument("search: top must be at least 1");
-    }
-    const TrainingModel model(hw, cfg, profile, prices);
-    const int n = hw.gpus();
-    const bool moe = hw.model.moe.has_value();
-    const std::vector<int> divs = divisors(n);
-    std::vector<int> mbs;
-    mbs.reserve(64);
-    std::vector<int> eps;
-    eps.reserve(divs.size());
 
-    SearchResult out;
-    std::array<long long, 16> issue_counts{}; // by LayoutIssue, for the "why" of no fit
-    // Keep more than asked internally, to name the best layout with another parallel split.
-    const std::size_t keep = std::max<std::size_t>(static_cast<std::size_t>(options.top), 64);
-    out.top.reserve(keep + 1);
-    const auto key = [&](const LayoutResult& r) {
-        return options.rank_by == RankBy::Cost && r.cost > 0 ? r.cost : r.time_to_train.si();
-    };
-    const auto better = [&](const LayoutResult& a, const LayoutResult& b) {
+    void record(const LayoutResult& r) {
+        ++out_.enumerated;
+        if (r.issue != LayoutIssue::None) {
+            ++out_.invalid;
+            ++issue_counts[static_cast<std::size_t>(r.issue)];
+        } else if (!r.fits) {
+            ++out_.not_fitting;
+            if (!out_.closest_miss || r.memory.free > out_.closest_miss->memory.free) {
+                out_.closest_miss = r;
+            }
+        } else {
+            ++out_.fitting;
+            offer(r);
+        }
+    }
+
+    std::array<long long, 16> issue_counts{}; ///< by LayoutIssue, for the "why" of no fit
+
+  private:
+    [[nodiscard]] double key(const LayoutResult& r) const {
+        return rank_by_ == RankBy::Cost && r.cost > 0 ? r.cost : r.time_to_train.si();
+    }
+    [[nodiscard]] bool better(const LayoutResult& a, const LayoutResult& b) const {
         const double ka = key(a), kb = key(b);
         if (ka != kb) {
             return ka < kb;
         }
         return a.memory.total < b.memory.total;
-    };
-    const auto offer = [&](const LayoutResult& r) {
-        const std::size_t cap = keep;
-        if (out.top.size() == cap && !better(r, out.top.back())) {
+    }
+    void offer(const LayoutResult& r) {
+        if (out_.top.size() == keep_ && !better(r, out_.top.back())) {
             return;
         }
-        auto pos = std::upper_bound(out.top.begin(), out.top.end(), r, better);
-        out.top.insert(pos, r); // within the reserved capacity: no allocation
-        if (out.top.size() > cap) {
-            out.top.pop_back();
+        auto pos = std::upper_bound(
+            out_.top.begin(), out_.top.end(), r,
+            [this](const LayoutResult& a, const LayoutResult& b) { return better(a, b); });
+        out_.top.insert(pos, r); // within the reserved capacity: no allocation
+        if (out_.top.size() > keep_) {
+            out_.top.pop_back();
         }
-    };
+    }
 
+    SearchResult& out_;
+    RankBy rank_by_;
+    std::size_t keep_;
+};
+
+// Micro-batch sizes to try on dp replicas: divisors of the per-replica batch.
+void micro_batches(const TrainingConfig& cfg, const SearchOptions& options, int dp,
+                   std::vector<int>& mbs) {
+    mbs.clear();
+    if (options.micro_batch) {
+        mbs.push_back(*options.micro_batch);
+    } else if (cfg.global_batch % dp == 0) {
+        const int per = cfg.global_batch / dp;
+        for (int b = 1; b <= std::min(per, options.max_micro_batch); ++b) {
+            if (per % b == 0) {
+                mbs.push_back(b);
+            }
+        }
+    } else {
+        mbs.push_back(1); // evaluates to LayoutIssue::Batch
+    }
+}
+
+// Every ZeRO stage × micro-batch × virtual stages × recomputation of one split of the GPUs
+// (`split`'s tp, pp, dp, cp and ep).
+void search_split(const TrainingModel& model, const TrainingConfig& cfg,
+                  const SearchOptions& options, const TrainingLayout& split,
+                  const std::vector<int>& mbs, Ranking& ranking) {
     const Recompute recomputes[] = {Recompute::None, Recompute::Selective, Recompute::Full};
-    for (const int tp : divs) {
-        if (options.tp && *options.tp != tp) {
+    for (int zero = 0; zero <= 3; ++zero) {
+        if (options.zero && *options.zero != zero) {
             continue;
         }
-        for (const int pp : divs) {
-            if ((n / tp) % pp != 0 || (options.pp && *options.pp != pp)) {
-                continue;
-            }
-            const int rest = n / (tp * pp);
-            for (int cp = 1; cp <= rest; cp *= 2) {
-                if (rest % cp != 0 || (options.cp && *options.cp != cp)) {
+        if (zero > 0 && split.dp * split.cp == 1 && !options.zero) {
+            continue; // nothing to shard: the same as zero 0
+        }
+        for (const int mb : mbs) {
+            for (const int v : {1, 2, 4}) {
+                if (options.virtual_stages ? *options.virtual_stages != v
+                                           : (v > 1 && split.pp == 1)) {
                     continue;
                 }
-                if (!options.cp && cp > 1 &&
-                    (cp > options.max_cp || cfg.seq_len / cp < kMinTokensPerCpRank)) {
-                    continue;
-                }
-                const int dp = rest / cp;
-                eps.clear();
-                if (moe) {
-                    for (const int e : divs) {
-                        if (dp % e == 0) {
-                            eps.push_back(e);
-                        }
-                    }
-                } else {
-                    eps.push_back(1);
-                }
-                for (const int ep : eps) {
-                    if (options.ep && *options.ep != ep) {
+                for (const Recompute rc : recomputes) {
+                    if (options.recompute && *options.recompute != rc) {
                         continue;
                     }
-                    // Micro-batch sizes: divisors of the per-replica batch.
-                    mbs.clear();
-                    if (options.micro_batch) {
-                        mbs.push_back(*options.micro_batch);
-                    } else if (cfg.global_batch % dp == 0) {
-                        const int per = cfg.global_batch / dp;
-                        for (int b = 1; b <= std::min(per, options.max_micro_batch); ++b) {
-                            if (per % b == 0) {
-                                mbs.push_back(b);
-                            }
-                        }
-                    } else {
-                        mbs.push_back(1); // evaluates to LayoutIssue::Batch
+                    if (!options.recompute && rc == Recompute::Selective && cfg.flash_attention) {
+                        continue; // FlashAttention: selective = none
                     }
-                    for (int zero = 0; zero <= 3; ++zero) {
-                        if (options.zero && *options.zero != zero) {
-                            continue;
-                        }
-                        if (zero > 0 && dp * cp == 1 && !options.zero) {
-                            continue; // nothing to shard: the same as zero 0
-                        }
-                        for (const int mb : mbs) {
-                            for (const int v : {1, 2, 4}) {
-                                if (options.virtual_stages ? *options.virtual_stages != v
-                                                           : (v > 1 && pp == 1)) {
-                                    continue;
-                                }
-                                for (const Recompute rc : recomputes) {
-                                    if (options.recompute && *options.recompute != rc) {
-                                        continue;
-                                    }
-                                    if (!options.recompute && rc == Recompute::Selective &&
-                                        cfg.flash_attention) {
-                                        continue; // FlashAttention: selective = none
-                                    }
-                                    TrainingLayout l;
-                                    l.tp = tp;
-                                    l.pp = pp;
-                                    l.dp = dp;
-                                    l.cp = cp;
-                                    l.ep = ep;
-                                    l.zero = zero;
-                                    l.micro_batch = mb;
-                                    l.virtual_stages = v;
-                                    l.recompute = rc;
-                                    l.sequence_parallel = cfg.layout.sequence_parallel;
-                                    ++out.enumerated;
-                                    const LayoutResult r = model.evaluate(l);
-                                    if (r.issue != LayoutIssue::None) {
-                                        ++out.invalid;
-                                        ++issue_counts[static_cast<std::size_t>(r.issue)];
-                                    } else if (!r.fits) {
-                                        ++out.not_fitting;
-                                        if (!out.closest_miss ||
-                                            r.memory.free > out.closest_miss->memory.free) {
-                                            out.closest_miss = r;
-                                        }
-                                    } else {
-                                        ++out.fitting;
-                                        offer(r);
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    TrainingLayout l = split;
+                    l.zero = zero;
+                    l.micro_batch = mb;
+                    l.virtual_stages = v;
+                    l.recompute = rc;
+                    ranking.record(model.evaluate(l));
                 }
             }
         }
     }
+}
 
-    // Why the best wins.
-    const std::string counts = std::to_string(out.enumerated) +
-                               " layouts enumerated: " + std::to_string(out.fitting) + " fit, " +
-                               std::to_string(out.not_fitting) + " do not fit in memory, " +
-                               std::to_string(out.invalid) + " cannot run";
-    if (out.top.empty()) {
-        out.why = "no layout fits. " + counts + ".";
-        if (out.fitting == 0 && out.not_fitting == 0 && out.invalid > 0) {
-            // Nothing can run: say the most common reason, which says what to change.
-            std::size_t most = 0;
-            for (std::size_t i = 1; i < issue_counts.size(); ++i) {
-                most = issue_counts[i] > issue_counts[most] ? i : most;
-            }
-            out.why += std::string(" Most cannot run because ") +
-                       to_string(static_cast<LayoutIssue>(most)) + ".";
+// Why no layout fits: the counts, the most common reason nothing runs, the closest miss.
+void explain_no_fit(SearchResult& out, const std::array<long long, 16>& issue_counts,
+                    const std::string& counts) {
+    out.why = "no layout fits. " + counts + ".";
+    if (out.fitting == 0 && out.not_fitting == 0 && out.invalid > 0) {
+        // Nothing can run: say the most common reason, which says what to change.
+        std::size_t most = 0;
+        for (std::size_t i = 1; i < issue_counts.size(); ++i) {
+            most = issue_counts[i] > issue_counts[most] ? i : most;
         }
-        if (out.closest_miss) {
-            const LayoutResult& c = *out.closest_miss;
-            out.why += " The closest, " + describe(c.layout) + ", needs " +
-                       format_fixed(c.memory.total.si() / kGiB, 1) + " GiB of " +
-                       format_fixed(c.memory.capacity.si() / kGiB, 1) + " GiB on stage " +
-                       std::to_string(c.memory.stage) +
-                       ": add GPUs, use LoRA/QLoRA or 8-bit Adam, shorten the sequence, or pick "
-                       "a GPU with more memory.";
-        }
-        return out;
+        out.why += std::string(" Most cannot run because ") +
+                   to_string(static_cast<LayoutIssue>(most)) + ".";
     }
+    if (out.closest_miss) {
+        const LayoutResult& c = *out.closest_miss;
+        out.why += " The closest, " + describe(c.layout) + ", needs " +
+                   format_fixed(c.memory.total.si() / kGiB, 1) + " GiB of " +
+                   format_fixed(c.memory.capacity.si() / kGiB, 1) + " GiB on stage " +
+                   std::to_string(c.memory.stage) +
+                   ": add GPUs, use LoRA/QLoRA or 8-bit Adam, shorten the sequence, or pick "
+                   "a GPU with more memory.";
+    }
+}
+
+// Why the best wins: its time, MFU and memory, the runner-up and the best other split, where its
+// step goes; trims the list to options.top.
+void explain_best(SearchResult& out, const SearchOptions& options, const std::string& counts) {
     // The best layout that splits the GPUs differently (another tp, pp, dp, cp or ep).
     const LayoutResult* other = nullptr;
     for (const LayoutResult& r : out.top) {
@@ -310,6 +270,90 @@ SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
                format_fixed(s.bubble / s.total * 100.0, 0) + " % bubble, " +
                format_fixed(s.optimizer / s.total * 100.0, 0) + " % optimizer, " +
                format_fixed(s.input_stall / s.total * 100.0, 0) + " % input stall. " + counts + ".";
+}
+
+} // namespace
+
+SearchResult search_layouts(const Deployment& hw, const TrainingConfig& cfg,
+                            const EfficiencyProfile& profile, const SearchOptions& options,
+                            const TrainingCostInputs& prices) {
+    if (options.rank_by == RankBy::Cost && !prices.gpu_hour && !prices.electricity) {
+        throw InvalidArgument(
+            "ranking training layouts by cost needs a price: give prices.gpu_hour "
+            "or prices.electricity (with power.pue), or rank by time");
+    }
+    if (options.top < 1) {
+        throw InvalidArgument("search: top must be at least 1");
+    }
+    const TrainingModel model(hw, cfg, profile, prices);
+    const int n = hw.gpus();
+    const bool moe = hw.model.moe.has_value();
+    const std::vector<int> divs = divisors(n);
+    std::vector<int> mbs;
+    mbs.reserve(64);
+    std::vector<int> eps;
+    eps.reserve(divs.size());
+
+    SearchResult out;
+    // Keep more than asked internally, to name the best layout with another parallel split.
+    Ranking ranking(out, options.rank_by,
+                    std::max<std::size_t>(static_cast<std::size_t>(options.top), 64));
+    for (const int tp : divs) {
+        if (options.tp && *options.tp != tp) {
+            continue;
+        }
+        for (const int pp : divs) {
+            if ((n / tp) % pp != 0 || (options.pp && *options.pp != pp)) {
+                continue;
+            }
+            const int rest = n / (tp * pp);
+            for (int cp = 1; cp <= rest; cp *= 2) {
+                if (rest % cp != 0 || (options.cp && *options.cp != cp)) {
+                    continue;
+                }
+                if (!options.cp && cp > 1 &&
+                    (cp > options.max_cp || cfg.seq_len / cp < kMinTokensPerCpRank)) {
+                    continue;
+                }
+                const int dp = rest / cp;
+                eps.clear();
+                if (moe) {
+                    for (const int e : divs) {
+                        if (dp % e == 0) {
+                            eps.push_back(e);
+                        }
+                    }
+                } else {
+                    eps.push_back(1);
+                }
+                for (const int ep : eps) {
+                    if (options.ep && *options.ep != ep) {
+                        continue;
+                    }
+                    micro_batches(cfg, options, dp, mbs);
+                    TrainingLayout split;
+                    split.tp = tp;
+                    split.pp = pp;
+                    split.dp = dp;
+                    split.cp = cp;
+                    split.ep = ep;
+                    split.sequence_parallel = cfg.layout.sequence_parallel;
+                    search_split(model, cfg, options, split, mbs, ranking);
+                }
+            }
+        }
+    }
+
+    // Why the best wins.
+    const std::string counts = std::to_string(out.enumerated) +
+                               " layouts enumerated: " + std::to_string(out.fitting) + " fit, " +
+                               std::to_string(out.not_fitting) + " do not fit in memory, " +
+                               std::to_string(out.invalid) + " cannot run";
+    if (out.top.empty()) {
+        explain_no_fit(out, ranking.issue_counts, counts);
+    } else {
+        explain_best(out, options, counts);
+    }
     return out;
 }
 
