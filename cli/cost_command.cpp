@@ -86,12 +86,8 @@ void apply_cost_flags(model::Scenario& s, const CostFlags& f) {
     if (f.days_per_month)
         s.cost.utilization.days_per_month = *f.days_per_month;
     if (!f.off_hours.empty()) {
-        if (f.off_hours == "resident") {
-            s.cost.off_hours = model::OffHours::Resident;
-        } else if (f.off_hours == "idle") {
-            s.cost.off_hours = model::OffHours::Idle;
-        } else if (f.off_hours == "off") {
-            s.cost.off_hours = model::OffHours::Off;
+        if (const auto hours = model::value_of<model::OffHours>(f.off_hours)) {
+            s.cost.off_hours = *hours;
         } else {
             throw UsageError("--off-hours takes resident, idle or off, got '" + f.off_hours + "'");
         }

@@ -140,8 +140,7 @@ int run_model_show(CliContext& ctx) {
     out << "  layers            " << m.layers << ", hidden " << m.hidden_size << ", heads "
         << m.heads << " (kv " << m.kv_heads << ", dim " << m.head_dim << "), "
         << model::to_string(m.attention) << '\n'
-        << "  ffn               " << m.ffn_size
-        << (m.mlp == model::MlpKind::Gated ? " gated" : " plain") << '\n'
+        << "  ffn               " << m.ffn_size << ' ' << model::name_of(m.mlp) << '\n'
         << "  vocabulary        " << m.vocab_size << (m.tied_embeddings ? ", tied embeddings" : "")
         << '\n'
         << "  max context       " << m.max_context << " tokens\n"

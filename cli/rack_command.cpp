@@ -63,10 +63,8 @@ void apply_rack_flags(model::RackConfig& r, const RackFlags& f) {
     if (f.rack_units)
         r.rack_units = *f.rack_units;
     if (!f.cooling.empty()) {
-        if (f.cooling == "air") {
-            r.cooling.kind = model::CoolingKind::Air;
-        } else if (f.cooling == "liquid") {
-            r.cooling.kind = model::CoolingKind::Liquid;
+        if (const auto kind = model::value_of<model::CoolingKind>(f.cooling)) {
+            r.cooling.kind = *kind;
         } else {
             throw UsageError("--cooling takes 'air' or 'liquid', got '" + f.cooling + "'");
         }

@@ -139,12 +139,8 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
                          std::to_string(model::kMaxGpus) + " GPUs; lower --tp or --pp");
     }
     if (f.gpus) {
-        if (*f.gpus % replica != 0) {
-            throw UsageError("--gpus " + std::to_string(*f.gpus) +
-                             " is not a multiple of tp x pp = " + std::to_string(replica) +
-                             "; change --gpus, --tp or --pp");
-        }
-        d.par.dp = static_cast<int>(*f.gpus / replica);
+        d.par.dp = model::replicas_of(*f.gpus, d.par, "--gpus " + std::to_string(*f.gpus),
+                                      "change --gpus, --tp or --pp");
     } else if (f.tp || f.pp) {
         d.par.dp = f.file.empty() ? 1 : d.par.dp;
     }

@@ -1,5 +1,7 @@
 #include "cli/table.hpp"
 
+#include "model/unit_parser.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -53,9 +55,7 @@ void Table::print(std::ostream& out) const {
 }
 
 std::string fixed(double v, int decimals) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
+    return model::format_fixed(v, decimals);
 }
 
 } // namespace gpuplan::cli

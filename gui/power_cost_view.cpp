@@ -82,8 +82,9 @@ PowerCostView::PowerCostView(ScenarioDocument& doc, QWidget* parent) : QWidget(p
     phases_->addItem(tr("single phase"), 1);
     cooling_ = new QComboBox();
     cooling_->setObjectName(QStringLiteral("cooling"));
-    cooling_->addItem(tr("air"), static_cast<int>(model::CoolingKind::Air));
-    cooling_->addItem(tr("liquid"), static_cast<int>(model::CoolingKind::Liquid));
+    for (const auto& [name, kind] : model::enum_names(model::CoolingKind{})) {
+        cooling_->addItem(QString::fromUtf8(name), static_cast<int>(kind));
+    }
     nodesPerRack_ = new QSpinBox();
     nodesPerRack_->setObjectName(QStringLiteral("nodes_per_rack"));
     nodesPerRack_->setRange(0, 1024);

@@ -517,16 +517,9 @@ QWidget* ScenarioPanel::buildHardwareGroup() {
     connect(count_, &QSpinBox::valueChanged, this, [this](int n) {
         apply(tr("GPU count"), kCount, count_, [&](model::Scenario& s) {
             auto& par = s.deployment.par;
-            const int replica = par.tp * par.pp;
-            if (n % replica != 0) {
-                throw InputError(
-                    tr("%1 GPUs is not a multiple of tp × pp = %2; use a multiple or change tp/pp")
-                        .arg(n)
-                        .arg(replica)
-                        .toStdString());
-            }
             const int before = par.dp;
-            par.dp = n / replica;
+            par.dp = model::replicas_of(n, par, std::to_string(n) + " GPUs",
+                                        "use a multiple or change tp/pp");
             setLayoutNote(before == par.dp ? QString()
                                            : tr("replicas %1 → %2 (%3 GPUs ÷ tp %4 × pp %5)")
                                                  .arg(before)

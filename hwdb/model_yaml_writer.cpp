@@ -19,16 +19,6 @@ std::string number(double v) {
     return detail::yaml_number(v);
 }
 
-const char* mlp_name(model::MlpKind k) {
-    return k == model::MlpKind::Gated ? "gated" : "plain";
-}
-const char* norm_name(model::NormKind k) {
-    return k == model::NormKind::RmsNorm ? "rmsnorm" : "layernorm";
-}
-const char* position_name(model::PositionKind k) {
-    return k == model::PositionKind::Rope ? "rope" : "learned";
-}
-
 } // namespace
 
 std::string model_to_yaml(const model::ModelSpec& m) {
@@ -61,19 +51,19 @@ std::string model_to_yaml(const model::ModelSpec& m) {
     integer("head_dim", m.head_dim);
     integer("ffn_size", m.ffn_size);
     if (m.mlp != defaults.mlp) {
-        line("mlp", mlp_name(m.mlp));
+        line("mlp", model::name_of(m.mlp));
     }
     integer("vocab_size", m.vocab_size);
     if (m.tied_embeddings != defaults.tied_embeddings) {
         line("tied_embeddings", m.tied_embeddings ? "true" : "false");
     }
     integer("max_context", m.max_context);
-    line("attention", model::to_string(m.attention));
+    line("attention", model::name_of(m.attention));
     if (m.norm != defaults.norm) {
-        line("norm", norm_name(m.norm));
+        line("norm", model::name_of(m.norm));
     }
     if (m.position != defaults.position) {
-        line("position", position_name(m.position));
+        line("position", model::name_of(m.position));
     }
     if (m.qkv_bias) {
         line("qkv_bias", "true");

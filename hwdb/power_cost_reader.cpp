@@ -87,10 +87,7 @@ model::RackConfig read_rack(std::optional<MapReader> m) {
         pdu->finish();
     }
     if (auto cool = m->opt_map("cooling")) {
-        r.cooling.kind = opt_choice<model::CoolingKind>(*cool, "kind",
-                                                        {{"air", model::CoolingKind::Air},
-                                                         {"liquid", model::CoolingKind::Liquid}})
-                             .value_or(r.cooling.kind);
+        r.cooling.kind = opt_enum<model::CoolingKind>(*cool, "kind").value_or(r.cooling.kind);
         r.cooling.limit = opt_watts(*cool, "limit");
         cool->finish();
     }
@@ -133,11 +130,7 @@ model::CostConfig read_cost(std::optional<MapReader> m) {
         c.utilization.days_per_month = u->opt_number("days_per_month", 0.01, 30).value_or(30);
         u->finish();
     }
-    c.off_hours = opt_choice<model::OffHours>(*m, "off_hours",
-                                              {{"resident", model::OffHours::Resident},
-                                               {"idle", model::OffHours::Idle},
-                                               {"off", model::OffHours::Off}})
-                      .value_or(c.off_hours);
+    c.off_hours = opt_enum<model::OffHours>(*m, "off_hours").value_or(c.off_hours);
     m->finish();
     return c;
 }

@@ -164,12 +164,8 @@ model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConf
     e.allow_long_context = opt_bool(*m, "allow_long_context").value_or(false);
     e.cuda_graphs = !m->boolean_or("enforce_eager", false);
     if (const auto ar = m->opt_string("all_reduce")) {
-        if (*ar == "auto") {
-            e.all_reduce = model::AllReduceAlgorithm::Auto;
-        } else if (*ar == "ring") {
-            e.all_reduce = model::AllReduceAlgorithm::Ring;
-        } else if (*ar == "tree") {
-            e.all_reduce = model::AllReduceAlgorithm::Tree;
+        if (const auto a = model::value_of<model::AllReduceAlgorithm>(*ar)) {
+            e.all_reduce = *a;
         } else {
             m->fail_at("all_reduce", "unknown algorithm '" + *ar + "'; use auto, ring or tree");
         }
@@ -219,12 +215,10 @@ void read_hardware(MapReader m, const Database& db, model::Scenario& s) {
                                    "; fix one of them or leave count out");
         }
     } else if (count) {
-        if (*count % replica != 0) {
-            m.fail_at("count", "count " + std::to_string(*count) +
-                                   " is not a multiple of tp × pp = " + std::to_string(replica) +
-                                   "; use a multiple or change tp/pp");
-        }
-        d.par.dp = static_cast<int>(*count / replica);
+        d.par.dp = at_key(m, "count", [&] {
+            return model::replicas_of(*count, d.par, "count " + std::to_string(*count),
+                                      "use a multiple or change tp/pp");
+        });
     }
     d.gpus_per_node = m.opt_integer("gpus_per_node", 1, 1024).value_or(d.gpus_per_node);
     if (const auto intra = m.opt_string("intra_node_link")) {

@@ -131,55 +131,6 @@ const char* engine_name(model::EngineKind k) {
     return model::to_string(k);
 }
 
-const char* all_reduce_name(model::AllReduceAlgorithm a) {
-    switch (a) {
-    case model::AllReduceAlgorithm::Auto: return "auto";
-    case model::AllReduceAlgorithm::Ring: return "ring";
-    case model::AllReduceAlgorithm::Tree: return "tree";
-    }
-    return "auto";
-}
-
-const char* length_kind_name(model::LengthKind k) {
-    switch (k) {
-    case model::LengthKind::Fixed: return "fixed";
-    case model::LengthKind::Uniform: return "uniform";
-    case model::LengthKind::Normal: return "normal";
-    case model::LengthKind::LogNormal: return "lognormal";
-    case model::LengthKind::Empirical: return "empirical";
-    }
-    return "fixed";
-}
-
-const char* arrival_name(model::ArrivalKind k) {
-    switch (k) {
-    case model::ArrivalKind::Poisson: return "poisson";
-    case model::ArrivalKind::Gamma: return "gamma";
-    case model::ArrivalKind::Constant: return "constant";
-    case model::ArrivalKind::ClosedLoop: return "closed_loop";
-    case model::ArrivalKind::Trace: return "trace";
-    }
-    return "poisson";
-}
-
-const char* curve_name(model::RateCurveKind k) {
-    switch (k) {
-    case model::RateCurveKind::Flat: return "flat";
-    case model::RateCurveKind::Step: return "step";
-    case model::RateCurveKind::Diurnal: return "diurnal";
-    }
-    return "flat";
-}
-
-const char* route_name(model::RouteTarget r) {
-    switch (r) {
-    case model::RouteTarget::Any: return "any";
-    case model::RouteTarget::Local: return "local";
-    case model::RouteTarget::Cloud: return "cloud";
-    }
-    return "any";
-}
-
 const char* compute_name(model::ComputeType c) {
     switch (c) {
     case model::ComputeType::Fp16: return "fp16";
@@ -212,7 +163,7 @@ std::string length(const model::LengthDistribution& d) {
         d.max == plain.max && d.values.empty() && d.weights.empty()) {
         return std::to_string(static_cast<long long>(d.mean));
     }
-    std::string s = std::string("{dist: ") + length_kind_name(d.kind);
+    std::string s = std::string("{dist: ") + model::name_of(d.kind);
     const bool needs_mean = d.kind == model::LengthKind::Fixed ||
                             d.kind == model::LengthKind::Normal ||
                             d.kind == model::LengthKind::LogNormal;
@@ -311,7 +262,7 @@ void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerCo
         o.line(2, "enforce_eager", "true");
     }
     if (e.all_reduce != model::AllReduceAlgorithm::Auto) {
-        o.line(2, "all_reduce", all_reduce_name(e.all_reduce));
+        o.line(2, "all_reduce", model::name_of(e.all_reduce));
     }
     opt_bytes("usable_memory", e.usable_memory);
     opt_bytes("non_torch_memory", e.non_torch_memory);
@@ -345,7 +296,7 @@ void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerCo
     }
     // The simulator's scheduler keys.
     if (sc.batching != dflt.batching) {
-        o.line(2, "batching", sc.batching == model::BatchingMode::Static ? "static" : "continuous");
+        o.line(2, "batching", model::name_of(sc.batching));
     }
     if (sc.static_batch_size != dflt.static_batch_size) {
         o.line(2, "static_batch_size", std::to_string(sc.static_batch_size));
@@ -354,12 +305,10 @@ void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerCo
         o.line(2, "static_max_wait", seconds(sc.static_max_wait));
     }
     if (sc.policy != dflt.policy) {
-        o.line(2, "scheduling_policy",
-               sc.policy == model::SchedulingPolicy::Priority ? "priority" : "fcfs");
+        o.line(2, "scheduling_policy", model::name_of(sc.policy));
     }
     if (sc.preemption_mode != dflt.preemption_mode) {
-        o.line(2, "preemption_mode",
-               sc.preemption_mode == model::PreemptionMode::Swap ? "swap" : "recompute");
+        o.line(2, "preemption_mode", model::name_of(sc.preemption_mode));
     }
     if (sc.swap_space != dflt.swap_space) {
         o.line(2, "swap_space", bytes(sc.swap_space));
@@ -403,7 +352,7 @@ void write_class(Out& o, const model::RequestClass& c) {
         o.line(in, "slo", "{" + slo + "}");
     }
     if (c.route != dflt.route) {
-        o.line(in, "route", route_name(c.route));
+        o.line(in, "route", model::name_of(c.route));
     }
     if (c.agent) {
         o.open(in, "agent");
@@ -433,7 +382,7 @@ void write_workload(Out& o, const model::Scenario& s, const ScenarioYamlOptions&
     const model::ArrivalProcess& a = w.arrival;
     const model::ArrivalProcess dflt;
     o.open(2, "arrival");
-    o.line(4, "process", arrival_name(a.kind));
+    o.line(4, "process", model::name_of(a.kind));
     if (a.requests_per_s) {
         o.line(4, "requests_per_s", num(*a.requests_per_s));
     }
@@ -452,7 +401,7 @@ void write_workload(Out& o, const model::Scenario& s, const ScenarioYamlOptions&
     if (a.curve != dflt.curve) {
         const model::RateCurve& c = a.curve;
         o.open(4, "rate_curve");
-        o.line(6, "kind", curve_name(c.kind));
+        o.line(6, "kind", model::name_of(c.kind));
         if (!c.steps.empty()) {
             o.open(6, "steps");
             for (const auto& p : c.steps) {

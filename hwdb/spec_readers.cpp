@@ -14,10 +14,9 @@ template <class Q> std::optional<Q> opt_q(MapReader& m, const std::string& key, 
     return opt_typed<Q>(m, key, dim);
 }
 
-template <class E>
-E read_enum(MapReader& m, const std::string& key, E fallback,
-            std::initializer_list<std::pair<const char*, E>> options) {
-    return opt_choice(m, key, options).value_or(fallback);
+// An optional enum key in its one spelling (model::enum_names), else `fallback`.
+template <class E> E read_enum(MapReader& m, const std::string& key, E fallback) {
+    return opt_enum<E>(m, key).value_or(fallback);
 }
 
 } // namespace
@@ -106,15 +105,7 @@ model::InterconnectSpec read_interconnect(MapReader& m) {
     model::InterconnectSpec l;
     l.name = read_canonical_name(m);
     l.aliases = m.string_list("aliases");
-    l.kind = read_enum(m, "kind", LinkKind::Other,
-                       {{"nvlink", LinkKind::NvLink},
-                        {"nvswitch", LinkKind::NvSwitch},
-                        {"pcie", LinkKind::Pcie},
-                        {"infiniband", LinkKind::InfiniBand},
-                        {"ethernet", LinkKind::Ethernet},
-                        {"infinity-fabric", LinkKind::InfinityFabric},
-                        {"ici", LinkKind::Ici},
-                        {"other", LinkKind::Other}});
+    l.kind = read_enum(m, "kind", LinkKind::Other);
     if (!m.has("kind")) {
         m.fail_here("missing required key 'kind'");
     }
@@ -179,23 +170,16 @@ model::ModelSpec read_model(MapReader& m) {
     s.kv_heads = m.integer("kv_heads", 1, 100'000);
     s.head_dim = m.integer("head_dim", 1, 100'000);
     s.ffn_size = m.integer("ffn_size", 1, kMaxDim);
-    s.mlp =
-        read_enum(m, "mlp", MlpKind::Gated, {{"gated", MlpKind::Gated}, {"plain", MlpKind::Plain}});
+    s.mlp = read_enum(m, "mlp", MlpKind::Gated);
     s.vocab_size = m.integer("vocab_size", 1, kMaxDim);
     s.tied_embeddings = m.boolean_or("tied_embeddings", false);
     s.max_context = m.integer("max_context", 1, 1 << 28);
-    s.attention = read_enum(m, "attention", AttentionKind::Gqa,
-                            {{"mha", AttentionKind::Mha},
-                             {"gqa", AttentionKind::Gqa},
-                             {"mqa", AttentionKind::Mqa},
-                             {"mla", AttentionKind::Mla}});
+    s.attention = read_enum(m, "attention", AttentionKind::Gqa);
     if (!m.has("attention")) {
         m.fail_here("missing required key 'attention' (mha, gqa, mqa or mla)");
     }
-    s.norm = read_enum(m, "norm", NormKind::RmsNorm,
-                       {{"rmsnorm", NormKind::RmsNorm}, {"layernorm", NormKind::LayerNorm}});
-    s.position = read_enum(m, "position", PositionKind::Rope,
-                           {{"rope", PositionKind::Rope}, {"learned", PositionKind::Learned}});
+    s.norm = read_enum(m, "norm", NormKind::RmsNorm);
+    s.position = read_enum(m, "position", PositionKind::Rope);
     s.qkv_bias = m.boolean_or("qkv_bias", false);
     s.linear_bias = m.boolean_or("linear_bias", false);
     s.qk_norm = m.boolean_or("qk_norm", false);

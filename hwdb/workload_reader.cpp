@@ -65,13 +65,7 @@ model::LengthDistribution read_length(MapReader& parent, const std::string& key,
     }
     MapReader m = parent.map(key);
     model::LengthDistribution d;
-    d.kind = opt_choice<model::LengthKind>(m, "dist",
-                                           {{"fixed", model::LengthKind::Fixed},
-                                            {"uniform", model::LengthKind::Uniform},
-                                            {"normal", model::LengthKind::Normal},
-                                            {"lognormal", model::LengthKind::LogNormal},
-                                            {"empirical", model::LengthKind::Empirical}})
-                 .value_or(model::LengthKind::Fixed);
+    d.kind = opt_enum<model::LengthKind>(m, "dist").value_or(model::LengthKind::Fixed);
     constexpr long long kMax = 1 << 28;
     if (const auto v = m.opt_integer("value", 0, kMax)) {
         d.mean = *v;
@@ -132,13 +126,7 @@ model::LengthDistribution read_length(MapReader& parent, const std::string& key,
 
 model::ArrivalProcess read_arrival(MapReader& m) {
     model::ArrivalProcess a;
-    a.kind = opt_choice<model::ArrivalKind>(m, "process",
-                                            {{"poisson", model::ArrivalKind::Poisson},
-                                             {"gamma", model::ArrivalKind::Gamma},
-                                             {"constant", model::ArrivalKind::Constant},
-                                             {"closed_loop", model::ArrivalKind::ClosedLoop},
-                                             {"trace", model::ArrivalKind::Trace}})
-                 .value_or(model::ArrivalKind::Poisson);
+    a.kind = opt_enum<model::ArrivalKind>(m, "process").value_or(model::ArrivalKind::Poisson);
     a.requests_per_s = m.opt_number("requests_per_s", 1e-9, 1e9);
     a.cv = m.opt_number("cv", 1e-3, 100).value_or(1.0);
     a.users = m.opt_integer("users", 1, 1 << 24).value_or(1);
@@ -146,11 +134,7 @@ model::ArrivalProcess read_arrival(MapReader& m) {
     a.trace_speedup = m.opt_number("trace_speedup", 1e-6, 1e6).value_or(1.0);
     if (auto c = m.opt_map("rate_curve")) {
         a.curve.kind =
-            opt_choice<model::RateCurveKind>(*c, "kind",
-                                             {{"flat", model::RateCurveKind::Flat},
-                                              {"step", model::RateCurveKind::Step},
-                                              {"diurnal", model::RateCurveKind::Diurnal}})
-                .value_or(model::RateCurveKind::Flat);
+            opt_enum<model::RateCurveKind>(*c, "kind").value_or(model::RateCurveKind::Flat);
         for (auto& s : c->map_list("steps")) {
             model::RatePoint p;
             p.at = Seconds(s.quantity("at", Dimension::Seconds, false));
@@ -189,11 +173,7 @@ model::RequestClass read_class(MapReader& m, const model::Workload& w,
         c.e2e = opt_seconds(*slo, "e2e");
         slo->finish();
     }
-    c.route = opt_choice<model::RouteTarget>(m, "route",
-                                             {{"any", model::RouteTarget::Any},
-                                              {"local", model::RouteTarget::Local},
-                                              {"cloud", model::RouteTarget::Cloud}})
-                  .value_or(model::RouteTarget::Any);
+    c.route = opt_enum<model::RouteTarget>(m, "route").value_or(model::RouteTarget::Any);
     if (auto a = m.opt_map("agent")) {
         model::AgentSession s;
         s.steps = a->opt_integer("steps", 1, 1 << 20).value_or(s.steps);
@@ -244,23 +224,13 @@ void read_sim_workload(MapReader& m, model::Workload& w, const std::filesystem::
 }
 
 void read_scheduler(MapReader& m, model::SchedulerConfig& s) {
-    s.batching = opt_choice<model::BatchingMode>(m, "batching",
-                                                 {{"continuous", model::BatchingMode::Continuous},
-                                                  {"static", model::BatchingMode::Static}})
-                     .value_or(s.batching);
+    s.batching = opt_enum<model::BatchingMode>(m, "batching").value_or(s.batching);
     s.static_batch_size =
         m.opt_integer("static_batch_size", 1, 1 << 20).value_or(s.static_batch_size);
     s.static_max_wait = opt_seconds(m, "static_max_wait", false).value_or(s.static_max_wait);
-    s.policy =
-        opt_choice<model::SchedulingPolicy>(m, "scheduling_policy",
-                                            {{"fcfs", model::SchedulingPolicy::Fcfs},
-                                             {"priority", model::SchedulingPolicy::Priority}})
-            .value_or(s.policy);
+    s.policy = opt_enum<model::SchedulingPolicy>(m, "scheduling_policy").value_or(s.policy);
     s.preemption_mode =
-        opt_choice<model::PreemptionMode>(m, "preemption_mode",
-                                          {{"recompute", model::PreemptionMode::Recompute},
-                                           {"swap", model::PreemptionMode::Swap}})
-            .value_or(s.preemption_mode);
+        opt_enum<model::PreemptionMode>(m, "preemption_mode").value_or(s.preemption_mode);
     if (auto v = m.opt_quantity("swap_space", Dimension::Bytes, false)) {
         s.swap_space = Bytes(*v);
     }
@@ -358,15 +328,7 @@ model::Cluster read_cluster(std::optional<MapReader> m, const Database& db,
         }
     }
     c.replicas = m->opt_integer("replicas", 1, 1 << 20);
-    c.router = opt_choice<model::RouterPolicy>(
-                   *m, "router",
-                   {{"round_robin", model::RouterPolicy::RoundRobin},
-                    {"least_outstanding", model::RouterPolicy::LeastOutstanding},
-                    {"least_kv", model::RouterPolicy::LeastKv},
-                    {"prefix_affinity", model::RouterPolicy::PrefixAffinity},
-                    {"longest_prefix", model::RouterPolicy::LongestPrefix},
-                    {"weighted", model::RouterPolicy::Weighted}})
-                   .value_or(c.router);
+    c.router = opt_enum<model::RouterPolicy>(*m, "router").value_or(c.router);
     if (auto p = m->opt_map("prefix_routing")) {
         model::PrefixRouting& pr = c.prefix_routing;
         pr.weight = p->opt_number("weight", 0.0, 1.0).value_or(pr.weight);

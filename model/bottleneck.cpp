@@ -2,6 +2,7 @@
 
 #include "model/error.hpp"
 #include "model/memory.hpp"
+#include "model/unit_parser.hpp"
 #include "model/validity.hpp"
 #include "model/workload_mix.hpp"
 
@@ -17,10 +18,6 @@ std::string fmt(const char* format, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, format, v);
     return buf;
-}
-
-std::string pct(double fraction) {
-    return fmt("%.0f %%", 100.0 * fraction);
 }
 
 std::string ms(Seconds t) {
@@ -80,9 +77,10 @@ std::string others(const PhaseBottleneck& p) {
     if (total.si() <= 0) {
         return "";
     }
-    return "compute " + pct(p.compute / total) + ", memory bandwidth " + pct(p.bandwidth / total) +
-           ", interconnect " + pct(p.interconnect / total) + ", overhead " +
-           pct(p.overhead / total);
+    return "compute " + format_percent(p.compute / total) + ", memory bandwidth " +
+           format_percent(p.bandwidth / total) + ", interconnect " +
+           format_percent(p.interconnect / total) + ", overhead " +
+           format_percent(p.overhead / total);
 }
 
 std::string resource_phrase(Resource r) {
@@ -147,20 +145,23 @@ BottleneckReport find_bottleneck(const Deployment& d, const Workload& given,
 
     // Prefill: the lone request's prefill steps, split as its largest step.
     r.prefill = split(e.prefill_step, e.ttft);
-    r.prefill.detail =
-        "prefill of " + std::to_string(w.input_tokens) + " tokens takes " + ms(e.ttft) + ": " +
-        pct(r.prefill.share) + " " + resource_phrase(r.prefill.binding) + " (" +
-        tflop(e.prefill.model_flops.si()) + " of model work at MFU " + pct(e.prefill.mfu) +
-        ", MBU " + pct(e.prefill.mbu) + "); " + others(r.prefill);
+    r.prefill.detail = "prefill of " + std::to_string(w.input_tokens) + " tokens takes " +
+                       ms(e.ttft) + ": " + format_percent(r.prefill.share) + " " +
+                       resource_phrase(r.prefill.binding) + " (" +
+                       tflop(e.prefill.model_flops.si()) + " of model work at MFU " +
+                       format_percent(e.prefill.mfu) + ", MBU " + format_percent(e.prefill.mbu) +
+                       "); " + others(r.prefill);
 
     r.decode = split(e.decode_step, e.tpot_decode_only);
     r.decode.detail = "decode step of " + std::to_string(e.decode_step.sequences) +
                       " sequences at " + std::to_string(w.input_tokens + w.output_tokens / 2) +
-                      " tokens takes " + ms(e.tpot_decode_only) + ": " + pct(r.decode.share) + " " +
-                      resource_phrase(r.decode.binding) + " (" + gb(e.decode_step.weight_bytes) +
-                      " of weights and " + gb(e.decode_step.kv_bytes) + " of KV per GPU at " +
+                      " tokens takes " + ms(e.tpot_decode_only) + ": " +
+                      format_percent(r.decode.share) + " " + resource_phrase(r.decode.binding) +
+                      " (" + gb(e.decode_step.weight_bytes) + " of weights and " +
+                      gb(e.decode_step.kv_bytes) + " of KV per GPU at " +
                       fmt("%.3g TB/s", d.gpu.memory_bandwidth.si() / 1e12) + " peak, MBU " +
-                      pct(e.decode.mbu) + ", MFU " + pct(e.decode.mfu) + "); " + others(r.decode);
+                      format_percent(e.decode.mbu) + ", MFU " + format_percent(e.decode.mfu) +
+                      "); " + others(r.decode);
 
     if (r.capacity_binds) {
         if (!mem.fits) {

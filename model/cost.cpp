@@ -34,12 +34,7 @@ void require_basis(const std::optional<Price>& p, PriceBasis basis, const char* 
 } // namespace
 
 const char* to_string(OffHours o) {
-    switch (o) {
-    case OffHours::Resident: return "resident";
-    case OffHours::Idle: return "idle";
-    case OffHours::Off: return "off";
-    }
-    return "resident";
+    return name_of(o);
 }
 
 Money energy_cost(Watts power, double hours, const Price& price, double pue) {
@@ -217,13 +212,13 @@ CostInputs cost_inputs(const Scenario& s, const ServerSpec* node, const PowerEst
 
     in.load_power = p.deployment_average;
     in.provisioned_power = p.deployment_peak;
-    const double psu = s.power_model.psu_efficiency > 0 ? s.power_model.psu_efficiency : 1.0;
     const double share = static_cast<double>(d.gpus()) / p.node.gpus;
     switch (s.cost.off_hours) {
     case OffHours::Resident: in.off_power = p.deployment_idle; break;
     case OffHours::Idle:
-        in.off_power = p.node.idle ? *p.node.idle * share
-                                   : p.levels.idle * (d.gpus() / psu) + p.node.host * share;
+        in.off_power = p.node.idle
+                           ? *p.node.idle * share
+                           : deployment_wall_power(p.levels.idle, d.gpus(), p.node, s.power_model);
         break;
     case OffHours::Off: in.off_power = Watts(0); break;
     }

@@ -2,6 +2,7 @@
 /// The input of the cost model (model/cost.hpp): the scenario's `cost:` block. Kept apart from
 /// the formulas so that model/scenario.hpp carries only inputs.
 
+#include "model/enum_names.hpp"
 #include "model/money.hpp"
 
 #include <optional>
@@ -21,6 +22,15 @@ enum class OffHours {
     Idle,     ///< the engine stops: bare idle power
     Off,      ///< powered off: nothing
 };
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<OffHours>, 3> enum_names(OffHours) noexcept {
+    return {
+        EnumName<OffHours>{"resident", OffHours::Resident},
+        EnumName<OffHours>{"idle", OffHours::Idle},
+        EnumName<OffHours>{"off", OffHours::Off},
+    };
+}
 
 /// "resident", "idle", "off".
 [[nodiscard]] const char* to_string(OffHours o);

@@ -243,6 +243,17 @@ int total_gpus(const Parallelism& p) {
     return static_cast<int>(replica * p.dp);
 }
 
+int replicas_of(long long gpus, const Parallelism& p, const std::string& what,
+                const std::string& fix) {
+    // 64 bits: tp and pp are ints, so their product cannot wrap.
+    const long long replica = static_cast<long long>(p.tp) * p.pp;
+    if (replica < 1 || gpus % replica != 0) {
+        throw InvalidArgument(what + " is not a multiple of tp × pp = " + std::to_string(replica) +
+                              "; " + fix);
+    }
+    return static_cast<int>(gpus / replica);
+}
+
 int Deployment::gpus() const {
     return total_gpus(par);
 }

@@ -5,6 +5,7 @@
 /// `resolve_engine` (the values and their sources are in deployment.cpp, summarized
 /// with their engine source files in docs/engines.md §1.5, §3.1, §4.1 and §5).
 
+#include "model/enum_names.hpp"
 #include "model/hardware_spec.hpp"
 #include "model/model_spec.hpp"
 #include "model/precision.hpp"
@@ -12,6 +13,7 @@
 #include "model/units.hpp"
 
 #include <optional>
+#include <string>
 
 namespace gpuplan::model {
 
@@ -68,6 +70,16 @@ enum class AllReduceAlgorithm {
     Ring,
     Tree,
 };
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<AllReduceAlgorithm>, 3>
+enum_names(AllReduceAlgorithm) noexcept {
+    return {
+        EnumName<AllReduceAlgorithm>{"auto", AllReduceAlgorithm::Auto},
+        EnumName<AllReduceAlgorithm>{"ring", AllReduceAlgorithm::Ring},
+        EnumName<AllReduceAlgorithm>{"tree", AllReduceAlgorithm::Tree},
+    };
+}
 
 /// Engine settings, with vLLM's names. nullopt means "the engine's default", resolved by
 /// resolve_engine; every default is documented there with its source.
@@ -187,5 +199,12 @@ void validate(const Deployment& d);
 [[nodiscard]] inline int replica_gpus(const Parallelism& p) {
     return p.tp * p.pp;
 }
+
+/// The replicas (dp) that `gpus` GPUs make, tp × pp GPUs each: gpus / (tp × pp). The one rule
+/// behind the scenario's hardware.count, the CLI's --gpus and the app's GPU count. Throws
+/// InvalidArgument "<what> is not a multiple of tp × pp = <tp × pp>; <fix>" when tp × pp does not
+/// divide `gpus` (`what` names the count, e.g. "count 6"; `fix` says what to change).
+[[nodiscard]] int replicas_of(long long gpus, const Parallelism& p, const std::string& what,
+                              const std::string& fix);
 
 } // namespace gpuplan::model

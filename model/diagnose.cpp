@@ -4,6 +4,7 @@
 #include "model/operating_point.hpp"
 #include "model/precision.hpp"
 #include "model/serving.hpp"
+#include "model/unit_parser.hpp"
 
 #include <fmt/format.h>
 
@@ -106,10 +107,6 @@ namespace {
 std::string ms(double s) {
     return s * 1e3 >= 100 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:.3g} ms", s * 1e3);
 }
-std::string pct(double f) {
-    return fmt::format("{:.0f} %", f * 100);
-}
-
 // A PCIe 4.0 x16 link moves about 25 GB/s in practice (32 GB/s on paper, PCI-SIG), the rate
 // weights offloaded to host memory (vLLM --cpu-offload-gb) are streamed back at every step.
 constexpr double kPcieBytesPerS = 25e9;
@@ -391,8 +388,8 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         r.id = "kv-cache-full";
         r.symptom = "requests wait or are preempted while the GPU has KV cache for no more";
         r.cause = "the KV cache holds fewer sequences than the load asks for";
-        r.evidence.push_back(
-            fmt::format("KV cache {} used (threshold {})", pct(*f.kv_usage), pct(th.kv_full)));
+        r.evidence.push_back(fmt::format("KV cache {} used (threshold {})",
+                                         format_percent(*f.kv_usage), format_percent(th.kv_full)));
         if (f.waiting)
             r.evidence.push_back(fmt::format("{} waiting beside {} running", waiting, running));
         if (f.preemptions && *f.preemptions > 0) {
@@ -407,7 +404,7 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         if (f.queue_s && f.ttft_s && *f.ttft_s > 0) {
             r.evidence.push_back(
                 fmt::format("queue time {} is {} of TTFT {}: requests wait for KV blocks",
-                            ms(*f.queue_s), pct(*f.queue_s / *f.ttft_s), ms(*f.ttft_s)));
+                            ms(*f.queue_s), format_percent(*f.queue_s / *f.ttft_s), ms(*f.ttft_s)));
         }
         r.evidence.push_back(fmt::format(
             "predicted KV pool {} tokens: {} sequences of {} + {} tokens at once (max_num_seqs {})",
@@ -457,8 +454,8 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         r.evidence.push_back(fmt::format("{} waiting beside {} running", waiting, running));
         if (queue_dominates) {
             r.evidence.push_back(fmt::format("queue time {} is {} of TTFT {} (threshold {})",
-                                             ms(*f.queue_s), pct(*f.queue_s / *f.ttft_s),
-                                             ms(*f.ttft_s), pct(th.queue_share)));
+                                             ms(*f.queue_s), format_percent(*f.queue_s / *f.ttft_s),
+                                             ms(*f.ttft_s), format_percent(th.queue_share)));
         }
         r.check = "vllm:request_queue_time_seconds against vllm:time_to_first_token_seconds; "
                   "vllm:num_requests_waiting over time";
@@ -496,16 +493,16 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         r.cause = "the clients send too few requests at once: the batch is small";
         r.evidence.push_back(fmt::format("{} running, 0 waiting; the deployment runs {} at once "
                                          "(threshold {} of it)",
-                                         running, capacity, pct(th.low_batch_share)));
+                                         running, capacity, format_percent(th.low_batch_share)));
         if (busy) {
             r.evidence.push_back(fmt::format("GPU utilization {} counts time a kernel runs, not "
                                              "work done: small batches keep it high",
-                                             pct(*obs.gpu->utilization_gpu)));
+                                             format_percent(*obs.gpu->utilization_gpu)));
         }
         if (obs.gpu && obs.gpu->tensor_active) {
             r.evidence.push_back(fmt::format("DCGM tensor pipes active {}: the batch gives the "
                                              "tensor cores little to do",
-                                             pct(*obs.gpu->tensor_active)));
+                                             format_percent(*obs.gpu->tensor_active)));
         }
         r.check =
             "the benchmark's --max-concurrency or --request-rate; the client's connection pool";
@@ -548,19 +545,20 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
                 *f.ttft_s / e.ttft_loaded.si()));
         }
         if (busy) {
-            r.evidence.push_back(
-                fmt::format("GPU utilization {} (≥ {}): the GPU is not starved, so "
-                            "the client and scheduler are ruled out",
-                            pct(*obs.gpu->utilization_gpu), pct(th.busy_gpu)));
+            r.evidence.push_back(fmt::format(
+                "GPU utilization {} (≥ {}): the GPU is not starved, so "
+                "the client and scheduler are ruled out",
+                format_percent(*obs.gpu->utilization_gpu), format_percent(th.busy_gpu)));
         }
         if (obs.gpu && obs.gpu->dram_active) {
             r.evidence.push_back(fmt::format(
                 "DCGM DRAM active {}{}: the memory interface idles {} of the time, so this TPOT "
                 "is not the memory-bandwidth limit (which would keep it near 100 %)",
-                pct(*obs.gpu->dram_active),
-                obs.gpu->sm_active ? fmt::format(", SM active {}", pct(*obs.gpu->sm_active))
-                                   : std::string(),
-                pct(1.0 - std::min(1.0, *obs.gpu->dram_active))));
+                format_percent(*obs.gpu->dram_active),
+                obs.gpu->sm_active
+                    ? fmt::format(", SM active {}", format_percent(*obs.gpu->sm_active))
+                    : std::string(),
+                format_percent(1.0 - std::min(1.0, *obs.gpu->dram_active))));
         }
         // Hypotheses the model can price, each re-estimated: which one comes closest?
         struct Hypothesis {
@@ -594,11 +592,14 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         if (clock_ratio) {
             Deployment x = d;
             x.clocks.compute = *clock_ratio;
-            price(fmt::format("the observed SM clock ({} of maximum)", pct(*clock_ratio)), x);
+            price(
+                fmt::format("the observed SM clock ({} of maximum)", format_percent(*clock_ratio)),
+                x);
         }
         for (const auto& h : hyps) {
             r.evidence.push_back(fmt::format("{} alone would give TPOT {}: {} of the observed",
-                                             h.what, ms(h.tpot), pct(h.tpot / *f.tpot_s)));
+                                             h.what, ms(h.tpot),
+                                             format_percent(h.tpot / *f.tpot_s)));
         }
         const auto best = std::max_element(
             hyps.begin(), hyps.end(),
@@ -610,7 +611,7 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
             r.cause += fmt::format("; most likely weights read from host memory (CPU offload or "
                                    "swap): none of eager mode, fp32 weights or the clock explains "
                                    "more than {} of the observed TPOT",
-                                   pct(best_share));
+                                   format_percent(best_share));
         }
         const double gap = *f.tpot_s - pred_tpot;
         r.evidence.push_back(fmt::format(
@@ -626,7 +627,8 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         if (throttled) {
             r.evidence.push_back(fmt::format("SM clock {:.0f} of {:.0f} MHz ({}, threshold {})",
                                              *obs.gpu->sm_clock_mhz, *obs.gpu->max_sm_clock_mhz,
-                                             pct(*clock_ratio), pct(th.clock_ratio)));
+                                             format_percent(*clock_ratio),
+                                             format_percent(th.clock_ratio)));
         }
         r.check = "vLLM start-up log: 'enforce_eager=True' or no 'Graph capturing finished', "
                   "dtype=torch.float32, cpu_offload_gb > 0; `nvidia-smi -q -d PERFORMANCE` for "
@@ -693,12 +695,13 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         r.cause = thermal ? "thermal slowdown: the GPU is too hot"
                   : power ? "the power limit holds the clock down"
                           : "the clock is held down (no throttle reason reported)";
-        r.evidence.push_back(fmt::format("SM clock {:.0f} of {:.0f} MHz ({}, threshold {})",
-                                         *g.sm_clock_mhz, *g.max_sm_clock_mhz, pct(*clock_ratio),
-                                         pct(th.clock_ratio)));
+        r.evidence.push_back(fmt::format(
+            "SM clock {:.0f} of {:.0f} MHz ({}, threshold {})", *g.sm_clock_mhz,
+            *g.max_sm_clock_mhz, format_percent(*clock_ratio), format_percent(th.clock_ratio)));
         if (g.has_throttle_reasons) {
             r.evidence.push_back(fmt::format("power-cap throttling in {} of samples, thermal in {}",
-                                             pct(g.power_cap_share), pct(g.thermal_share)));
+                                             format_percent(g.power_cap_share),
+                                             format_percent(g.thermal_share)));
         }
         if (g.power_draw_w && g.power_limit_w) {
             r.evidence.push_back(fmt::format("power draw {:.0f} W of a {:.0f} W limit",
@@ -866,24 +869,24 @@ std::vector<TroubleshootingRow> troubleshooting_table(const DiagnosisThresholds&
     return {
         {{"kv-cache-full"},
          fmt::format("KV cache use at or above {} and requests waiting or preempted",
-                     pct(th.kv_full))},
+                     format_percent(th.kv_full))},
         {{"queueing"},
          fmt::format("requests waiting, the KV cache not full, and queue time above {} of TTFT",
-                     pct(th.queue_share))},
+                     format_percent(th.queue_share))},
         {{"low-batch"},
          fmt::format("nothing waiting and fewer running than {} of what the deployment runs at "
                      "once",
-                     pct(th.low_batch_share))},
+                     format_percent(th.low_batch_share))},
         {{"decode-slow"},
          fmt::format("TPOT above {:g}× the prediction at the observed batch", th.slow_factor)},
         {{"power-capped", "thermal-throttled", "clock-throttled"},
          fmt::format("SM clock below {} of its maximum (the reason from the throttle reasons or "
                      "the power draw)",
-                     pct(th.clock_ratio))},
+                     format_percent(th.clock_ratio))},
         {{"kv-size-mismatch"},
          fmt::format("the start-up log's KV cache size differs from the model's by more than the "
                      "larger of {} and the profile's P90 error band",
-                     pct(th.kv_size_band))},
+                     format_percent(th.kv_size_band))},
         {{"prefill-slow"},
          fmt::format("TTFT above {:g}× the prediction and more than {:g} ms above it, nothing "
                      "waiting, not explained by a slow decode",

@@ -16,17 +16,7 @@ std::optional<FlopsPerSecond> PeakCompute::for_type(ComputeType type) const {
 }
 
 const char* to_string(LinkKind kind) {
-    switch (kind) {
-    case LinkKind::NvLink: return "nvlink";
-    case LinkKind::NvSwitch: return "nvswitch";
-    case LinkKind::Pcie: return "pcie";
-    case LinkKind::InfiniBand: return "infiniband";
-    case LinkKind::Ethernet: return "ethernet";
-    case LinkKind::InfinityFabric: return "infinity-fabric";
-    case LinkKind::Ici: return "ici";
-    case LinkKind::Other: return "other";
-    }
-    return "other";
+    return name_of(kind);
 }
 
 Bytes cuda_visible_memory(const AcceleratorSpec& gpu) {

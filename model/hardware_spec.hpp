@@ -2,6 +2,7 @@
 /// Hardware value types: accelerators, interconnects, servers (nodes) and racks, with prices.
 /// Field names match the hwdb YAML (docs/hwdb-schema.md).
 
+#include "model/enum_names.hpp"
 #include "model/money.hpp"
 #include "model/precision.hpp"
 #include "model/units.hpp"
@@ -63,6 +64,20 @@ struct AcceleratorSpec {
 };
 
 enum class LinkKind { NvLink, NvSwitch, Pcie, InfiniBand, Ethernet, InfinityFabric, Ici, Other };
+
+/// The hwdb spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<LinkKind>, 8> enum_names(LinkKind) noexcept {
+    return {
+        EnumName<LinkKind>{"nvlink", LinkKind::NvLink},
+        EnumName<LinkKind>{"nvswitch", LinkKind::NvSwitch},
+        EnumName<LinkKind>{"pcie", LinkKind::Pcie},
+        EnumName<LinkKind>{"infiniband", LinkKind::InfiniBand},
+        EnumName<LinkKind>{"ethernet", LinkKind::Ethernet},
+        EnumName<LinkKind>{"infinity-fabric", LinkKind::InfinityFabric},
+        EnumName<LinkKind>{"ici", LinkKind::Ici},
+        EnumName<LinkKind>{"other", LinkKind::Other},
+    };
+}
 
 /// A link technology: per-direction bandwidth per device and per-hop latency.
 struct InterconnectSpec {

@@ -4,10 +4,10 @@
 
 #include "model/detail/shapes.hpp"
 #include "model/error.hpp"
+#include "model/unit_parser.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace gpuplan::model {
 
@@ -64,16 +64,8 @@ double cdiv(double a, double b) {
     return std::ceil(a / b);
 }
 
-std::string gib(Bytes b) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.2f GiB", b.si() / kGiB);
-    return buf;
-}
-
 std::string num(double v, int decimals = 2) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
+    return format_fixed(v, decimals);
 }
 
 /// Bytes per element of the small 16-bit tensors (biases, norms, router): the model dtype.
@@ -303,23 +295,25 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
     bool fits = true;
     if (r.kv_budget.si() <= 0) {
         fits = false;
-        r.reasons.push_back(where + "no memory is left for the KV cache: weights " +
-                            gib(r.weights) + " + activations " + gib(r.activations) +
-                            " + non-torch " + gib(r.non_torch) + " + CUDA graphs " +
-                            gib(r.cuda_graphs) + " exceed the " + gib(r.requested) +
-                            " the engine may use by " + gib(-r.kv_budget));
+        r.reasons.push_back(
+            where + "no memory is left for the KV cache: weights " + format_in_gib(r.weights) +
+            " + activations " + format_in_gib(r.activations) + " + non-torch " +
+            format_in_gib(r.non_torch) + " + CUDA graphs " + format_in_gib(r.cuda_graphs) +
+            " exceed the " + format_in_gib(r.requested) + " the engine may use by " +
+            format_in_gib(-r.kv_budget));
     } else if (r.max_concurrency < 1.0) {
         fits = false;
-        r.reasons.push_back(where + "the KV cache (" + gib(r.kv_budget) + ", " +
+        r.reasons.push_back(where + "the KV cache (" + format_in_gib(r.kv_budget) + ", " +
                             std::to_string(r.kv_tokens) + " tokens) cannot hold one sequence of " +
-                            std::to_string(e.max_model_len) + " tokens (" + gib(r.kv_per_sequence) +
+                            std::to_string(e.max_model_len) + " tokens (" +
+                            format_in_gib(r.kv_per_sequence) +
                             "); lower max_model_len or free memory");
     }
     if (r.free.si() < 0) {
         fits = false;
         r.reasons.push_back(
-            where + "the process needs " + gib(r.total_used) + " but the GPU has " +
-            gib(r.capacity) + " (" + gib(-r.free) + " short" +
+            where + "the process needs " + format_in_gib(r.total_used) + " but the GPU has " +
+            format_in_gib(r.capacity) + " (" + format_in_gib(-r.free) + " short" +
             // Lowering the fraction helps only when the engine's budget,
             // not the weights, overruns the GPU.
             ((e.kind == EngineKind::Vllm || e.kind == EngineKind::Sglang) && r.kv_budget.si() > 0
@@ -499,13 +493,13 @@ HostRamAdvice host_ram_advice(const Deployment& d) {
     a.weight_file = model_weight_bytes(d.model, d.prec);
     if (a.weight_file > a.rule_of_thumb) {
         a.recommended = a.weight_file;
-        a.reason = "the weight file (" + gib(a.weight_file) +
+        a.reason = "the weight file (" + format_in_gib(a.weight_file) +
                    ") is larger than twice the node's GPU memory; loading maps it through the "
                    "page cache";
     } else {
         a.recommended = a.rule_of_thumb;
         a.reason = "rule of thumb: system RAM at least twice the node's GPU memory (" +
-                   std::to_string(a.gpus_per_node) + " × " + gib(d.gpu.memory) + ")";
+                   std::to_string(a.gpus_per_node) + " × " + format_in_gib(d.gpu.memory) + ")";
     }
     return a;
 }

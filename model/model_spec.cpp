@@ -254,13 +254,7 @@ void validate(const ModelSpec& m, const std::string& where) {
 }
 
 const char* to_string(AttentionKind kind) {
-    switch (kind) {
-    case AttentionKind::Mha: return "mha";
-    case AttentionKind::Gqa: return "gqa";
-    case AttentionKind::Mqa: return "mqa";
-    case AttentionKind::Mla: return "mla";
-    }
-    return "unknown";
+    return name_of(kind);
 }
 
 Precision checkpoint_weights(const ModelSpec& m) {

@@ -2,6 +2,7 @@
 /// Architecture of a transformer LLM: everything needed to count parameters, size weights and
 /// KV cache, and cost each operator. Field names match the catalog YAML (hwdb/models/*.yaml).
 
+#include "model/enum_names.hpp"
 #include "model/precision.hpp"
 
 #include <optional>
@@ -11,10 +12,47 @@
 namespace gpuplan::model {
 
 enum class AttentionKind { Mha, Gqa, Mqa, Mla };
+
+/// The model-file spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<AttentionKind>, 4> enum_names(AttentionKind) noexcept {
+    return {
+        EnumName<AttentionKind>{"mha", AttentionKind::Mha},
+        EnumName<AttentionKind>{"gqa", AttentionKind::Gqa},
+        EnumName<AttentionKind>{"mqa", AttentionKind::Mqa},
+        EnumName<AttentionKind>{"mla", AttentionKind::Mla},
+    };
+}
+
 enum class NormKind { RmsNorm, LayerNorm };
+
+/// The model-file spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<NormKind>, 2> enum_names(NormKind) noexcept {
+    return {
+        EnumName<NormKind>{"rmsnorm", NormKind::RmsNorm},
+        EnumName<NormKind>{"layernorm", NormKind::LayerNorm},
+    };
+}
+
 /// Gated MLPs (SwiGLU, GeGLU) have three matrices; plain ones (GELU) two.
 enum class MlpKind { Gated, Plain };
+
+/// The model-file spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<MlpKind>, 2> enum_names(MlpKind) noexcept {
+    return {
+        EnumName<MlpKind>{"gated", MlpKind::Gated},
+        EnumName<MlpKind>{"plain", MlpKind::Plain},
+    };
+}
+
 enum class PositionKind { Rope, Learned };
+
+/// The model-file spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<PositionKind>, 2> enum_names(PositionKind) noexcept {
+    return {
+        EnumName<PositionKind>{"rope", PositionKind::Rope},
+        EnumName<PositionKind>{"learned", PositionKind::Learned},
+    };
+}
 
 /// Multi-head latent attention ranks (DeepSeek-V2/V3).
 struct MlaSpec {

@@ -154,8 +154,13 @@ NodePower unknown_node(int gpus, const PowerModel& m) {
 
 Watts node_wall_power(Watts per_gpu, int gpus_busy, const NodePower& n,
                       const PowerModel& m) noexcept {
-    const double psu = m.psu_efficiency > 0 ? m.psu_efficiency : 1.0;
-    return per_gpu * (static_cast<double>(gpus_busy) / psu) + n.host;
+    return per_gpu * (static_cast<double>(gpus_busy) / psu_efficiency(m)) + n.host;
+}
+
+Watts deployment_wall_power(Watts per_gpu, int gpus, const NodePower& n,
+                            const PowerModel& m) noexcept {
+    const double share = static_cast<double>(gpus) / n.gpus;
+    return per_gpu * (static_cast<double>(gpus) / psu_efficiency(m)) + n.host * share;
 }
 
 const char* to_string(LimitSource s) {
@@ -173,7 +178,7 @@ GpuPowerLimit gpu_power_limit(const PowerBudget& b, const GpuPowerLevels& g, con
     GpuPowerLimit r;
     r.per_gpu = g.board;
     r.source = LimitSource::Board;
-    const double psu = m.psu_efficiency > 0 ? m.psu_efficiency : 1.0;
+    const double psu = psu_efficiency(m);
     const auto take = [&](Watts w, LimitSource s) {
         if (w < r.per_gpu) {
             r.per_gpu = w;
@@ -364,19 +369,16 @@ PowerEstimate estimate_power(const Deployment& d, const Workload& w,
     r.ttft = {slo.ttft, r.uncapped.ttft, r.capped.ttft};
     r.tpot = {slo.tpot, r.uncapped.tpot, r.capped.tpot};
 
-    // Power of the deployment: its GPUs, plus its share of the hosts of the nodes it uses (a
-    // partly used node's other GPUs serve something else).
-    const double psu = m.psu_efficiency > 0 ? m.psu_efficiency : 1.0;
-    const double share = static_cast<double>(d.gpus()) / node.gpus;
+    // Power of the deployment: its GPUs, plus its share of the hosts of the nodes it uses.
     r.nodes = (d.gpus() + node.gpus - 1) / node.gpus;
     r.gpu_average = r.steady.capped;
     // A limit no clock can meet (unreachable) leaves the GPU drawing more than the limit: the
     // peak is then what it draws, so no output shows an average above its peak.
     r.gpu_peak =
         std::min(g.board, std::max({limit, g.resident, r.steady.capped, r.prefill.capped}));
-    r.deployment_average = r.gpu_average * (d.gpus() / psu) + node.host * share;
-    r.deployment_peak = r.gpu_peak * (d.gpus() / psu) + node.host * share;
-    r.deployment_idle = g.resident * (d.gpus() / psu) + node.host * share;
+    r.deployment_average = deployment_wall_power(r.gpu_average, d.gpus(), node, m);
+    r.deployment_peak = deployment_wall_power(r.gpu_peak, d.gpus(), node, m);
+    r.deployment_idle = deployment_wall_power(g.resident, d.gpus(), node, m);
     r.node_peak_uncapped = node_wall_power(g.board, node.gpus, node, m);
     r.node_peak = node_wall_power(r.gpu_peak, node.gpus, node, m);
     r.facility_average = facility_power(r.deployment_average, r.pue);

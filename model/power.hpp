@@ -97,6 +97,18 @@ struct NodePower {
 /// else zero (not counted).
 [[nodiscard]] NodePower unknown_node(int gpus, const PowerModel& m);
 
+/// The node's DC ÷ wall power: PowerModel::psu_efficiency, 1 when not positive.
+[[nodiscard]] inline double psu_efficiency(const PowerModel& m) noexcept {
+    return m.psu_efficiency > 0 ? m.psu_efficiency : 1.0;
+}
+
+/// Wall power of a deployment's `gpus` accelerators each drawing `per_gpu` (a board, DC, figure)
+/// with their share gpus ÷ n.gpus of the hosts of the nodes they use (a partly used node's other
+/// GPUs serve something else): per_gpu × gpus ÷ psu_efficiency + host × gpus ÷ n.gpus. The one
+/// rule behind the deployment's average, peak, idle and off-hours power.
+[[nodiscard]] Watts deployment_wall_power(Watts per_gpu, int gpus, const NodePower& n,
+                                          const PowerModel& m) noexcept;
+
 /// Wall power of a node whose `gpus_busy` accelerators each draw `per_gpu`:
 /// (gpus_busy × per_gpu + host × psu_efficiency) ÷ psu_efficiency. The host figure is a wall
 /// figure (hwdb derives it from wall measurements), the accelerator figure a board (DC) figure.

@@ -57,7 +57,7 @@ Watts rack_pdu_capacity(const PduSpec& p) noexcept {
 }
 
 const char* to_string(CoolingKind k) {
-    return k == CoolingKind::Liquid ? "liquid" : "air";
+    return name_of(k);
 }
 
 Watts cooling_limit(const CoolingSpec& c) noexcept {

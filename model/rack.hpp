@@ -4,6 +4,7 @@
 /// rack units; how many racks a node count needs and which limit binds. The figures and their
 /// sources are in docs/domain.md §2 and §6 and docs/power.md, "Racks".
 
+#include "model/enum_names.hpp"
 #include "model/units.hpp"
 
 #include <optional>
@@ -39,6 +40,14 @@ struct PduSpec {
 [[nodiscard]] Watts rack_pdu_capacity(const PduSpec& p) noexcept;
 
 enum class CoolingKind { Air, Liquid };
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<CoolingKind>, 2> enum_names(CoolingKind) noexcept {
+    return {
+        EnumName<CoolingKind>{"air", CoolingKind::Air},
+        EnumName<CoolingKind>{"liquid", CoolingKind::Liquid},
+    };
+}
 
 /// "air", "liquid".
 [[nodiscard]] const char* to_string(CoolingKind k);

@@ -185,14 +185,6 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
     peak_attn_ = peak_attn_ * clocks_.compute;
     bandwidth_ = bandwidth_ * clocks_.memory;
 
-    all_weight_bytes_ =
-        layers_ * (s.attn_linear * wb_ + (s.attn_small + s.norms) * sb_) +
-        dense_layers_ * (s.dense_linear * wb_ + s.dense_small * sb_) +
-        moe_layers_ *
-            ((s.experts_rank * s.expert_shard * s.expert_linear + s.shared_linear_rank) * wb_ +
-             s.router * sb_) +
-        (s.lm_head > 0 ? s.lm_head : s.vocab * s.h) / s.tp * eb_ + s.final_norm * sb_;
-
     const Link tp_link = group_link(dep, tp_, 1);
     const Link pp_link = group_link(dep, pp_, tp_);
     const Link ep_link = group_link(dep, ep_, 1);

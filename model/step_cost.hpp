@@ -173,9 +173,6 @@ class StepCostModel {
     [[nodiscard]] int pp() const { return pp_; }
     /// Resolved engine settings.
     [[nodiscard]] const EngineSettings& engine() const { return engine_; }
-    /// Weight bytes one GPU reads per step when every weight is touched (all experts), summed
-    /// over pipeline stages; excludes the embedding table (only T rows are gathered).
-    [[nodiscard]] Bytes dense_weight_bytes() const { return Bytes(all_weight_bytes_); }
     /// The profile the model was built with.
     [[nodiscard]] const EfficiencyProfile& profile() const { return prof_; }
 
@@ -215,7 +212,6 @@ class StepCostModel {
     FlopsPerSecond nominal_attn_;          ///< datasheet peak of the activation path
     BytesPerSecond nominal_bandwidth_;     ///< datasheet bandwidth (MBU denominator)
     ClockFactors clocks_;
-    double all_weight_bytes_ = 0;
     // Links.
     double tp_bw_ = 0, tp_lat_ = 0, pp_bw_ = 0, pp_lat_ = 0, ep_bw_ = 0, ep_lat_ = 0;
     AllReduceAlgorithm all_reduce_ = AllReduceAlgorithm::Auto;

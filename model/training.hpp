@@ -3,7 +3,7 @@
 /// expert parallelism; the time of one optimizer step on the same calibrated roofline as
 /// inference (model/kernel_time.hpp, model/comm.hpp); MFU and HFU, time and GPU-hours to train,
 /// scaling from one GPU, energy and cost; and a search over layouts. The formulas and their
-/// sources are in training.cpp and docs/training.md:
+/// sources are in training*.cpp and docs/training.md:
 ///   model states (ZeRO, Rajbhandari et al. 2020 §3.1, §5): (2 + 2 + K) bytes per parameter,
 ///     K = 12 for mixed-precision Adam, sharded over data parallel by stage 1 (K), 2 (+ grads)
 ///     and 3 (+ weights);
@@ -32,6 +32,11 @@
 #include <vector>
 
 namespace gpuplan::model {
+
+namespace detail {
+struct Shapes;     // model/detail/shapes.hpp
+struct KernelPass; // model/detail/training_parts.hpp
+} // namespace detail
 
 /// Why a layout cannot run (None when it can).
 enum class LayoutIssue : std::uint8_t {
@@ -176,20 +181,54 @@ class TrainingModel {
     [[nodiscard]] const char* power_basis() const;
 
   private:
-    struct Geometry;
+    struct Geometry;     // model/detail/training_parts.hpp
+    struct LayerKernels; // model/detail/training_parts.hpp
     struct StageTime {
         double compute = 0, tp = 0, ep = 0, cp = 0, pp = 0, fwd = 0, bwd = 0;
         double mem = 0; ///< memory-roof seconds of the kernels (bytes / achieved bandwidth)
         [[nodiscard]] double total() const { return compute + tp + ep + cp + pp; }
     };
+    // The job, once (training.cpp).
+    void set_peaks(const Deployment& hw, const TrainingConfig& cfg);
+    void set_lora(const TrainingConfig& cfg);
+    void set_flops_per_token(const TrainingConfig& cfg, double matmul);
+    void set_prices(const Deployment& hw, const TrainingConfig& cfg,
+                    const TrainingCostInputs& prices);
     [[nodiscard]] LayoutIssue check(const TrainingLayout& l) const noexcept;
+    // One layout's shapes and kernel times (training_geometry.cpp).
     [[nodiscard]] Geometry geometry(const TrainingLayout& l) const noexcept;
-    [[nodiscard]] StageMemory memory_of(const TrainingLayout& l, const Geometry& g,
-                                        int stage) const noexcept;
-    [[nodiscard]] StageTime stage_time(const TrainingLayout& l, const Geometry& g, int stage,
-                                       bool with_comm) const noexcept;
+    [[nodiscard]] Geometry layout_geometry(const TrainingLayout& l,
+                                           const detail::Shapes& sh) const noexcept;
+    void set_activations(Geometry& g, const TrainingLayout& l,
+                         const detail::Shapes& sh) const noexcept;
+    [[nodiscard]] detail::KernelPass linear_pass(double m, double k, double n,
+                                                 bool frozen) const noexcept;
+    [[nodiscard]] detail::KernelPass
+    attention_core(const TrainingLayout& l, const detail::Shapes& sh, double window) const noexcept;
+    [[nodiscard]] LayerKernels layer_kernels(const Geometry& g, const TrainingLayout& l,
+                                             const detail::Shapes& sh) const noexcept;
+    void set_dense_times(Geometry& g, const TrainingLayout& l, const detail::Shapes& sh,
+                         const LayerKernels& k) const noexcept;
+    void set_moe_times(Geometry& g, const TrainingLayout& l, const detail::Shapes& sh,
+                       const LayerKernels& k) const noexcept;
+    void set_edge_times(Geometry& g, const TrainingLayout& l, const detail::Shapes& sh,
+                        double norm_rows) const noexcept;
+    void set_comm_times(Geometry& g, const TrainingLayout& l, const detail::Shapes& sh,
+                        const detail::KernelPass& attn) const noexcept;
     [[nodiscard]] double link_bw(int size, int stride, double message) const noexcept;
     [[nodiscard]] double link_lat(int size, int stride) const noexcept;
+    // Memory of one stage (training_memory.cpp).
+    [[nodiscard]] StageMemory memory_of(const TrainingLayout& l, const Geometry& g,
+                                        int stage) const noexcept;
+    // The step (training_time.cpp).
+    [[nodiscard]] StageTime stage_time(const TrainingLayout& l, const Geometry& g, int stage,
+                                       bool with_comm) const noexcept;
+    [[nodiscard]] StageTime slowest_stage(const TrainingLayout& l,
+                                          const Geometry& g) const noexcept;
+    void set_dp_comm(StepBreakdown& b, const TrainingLayout& l, const Geometry& g,
+                     const StageTime& ts) const noexcept;
+    void set_throughput(LayoutResult& r, const TrainingLayout& l, const Geometry& g) const noexcept;
+    void set_energy(LayoutResult& r, const Geometry& g, const StageTime& ts) const noexcept;
     void finish(LayoutResult& r, const TrainingLayout& l, const Geometry& g) const noexcept;
 
     TrainingConfig cfg_;

@@ -3,6 +3,7 @@
 /// the named overridable defaults, as the scenario's `training:` block gives them. Kept apart
 /// from the formulas so that model/scenario.hpp carries only inputs.
 
+#include "model/enum_names.hpp"
 #include "model/failures.hpp"
 #include "model/precision.hpp"
 #include "model/units.hpp"
@@ -22,6 +23,16 @@ enum class Recompute : std::uint8_t {
     Full,      ///< only each layer's input is stored; the whole forward runs again
 };
 
+/// The scenario spelling of each value, then accepted aliases (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<Recompute>, 4> enum_names(Recompute) noexcept {
+    return {
+        EnumName<Recompute>{"none", Recompute::None},
+        EnumName<Recompute>{"selective", Recompute::Selective},
+        EnumName<Recompute>{"full", Recompute::Full},
+        EnumName<Recompute>{"off", Recompute::None},
+    };
+}
+
 /// The optimizer whose state sizes the K term of the ZeRO accounting.
 enum class TrainOptimizer : std::uint8_t {
     Adam,        ///< fp32 first and second moments (8 B per parameter)
@@ -29,12 +40,36 @@ enum class TrainOptimizer : std::uint8_t {
     SgdMomentum, ///< one fp32 momentum buffer (4 B per parameter)
 };
 
+/// The scenario spelling of each value, then accepted aliases (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<TrainOptimizer>, 7>
+enum_names(TrainOptimizer) noexcept {
+    return {
+        EnumName<TrainOptimizer>{"adam", TrainOptimizer::Adam},
+        EnumName<TrainOptimizer>{"adam-8bit", TrainOptimizer::Adam8bit},
+        EnumName<TrainOptimizer>{"sgd-momentum", TrainOptimizer::SgdMomentum},
+        EnumName<TrainOptimizer>{"adamw", TrainOptimizer::Adam},
+        EnumName<TrainOptimizer>{"adamw-8bit", TrainOptimizer::Adam8bit},
+        EnumName<TrainOptimizer>{"adam8bit", TrainOptimizer::Adam8bit},
+        EnumName<TrainOptimizer>{"sgd", TrainOptimizer::SgdMomentum},
+    };
+}
+
 /// Which parameters are trained.
 enum class FinetuneMethod : std::uint8_t {
     Full,  ///< every parameter
     Lora,  ///< low-rank adapters on a frozen 16-bit base (Hu et al. 2021)
     Qlora, ///< low-rank adapters on a frozen 4-bit NF4 base (Dettmers et al. 2023)
 };
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<FinetuneMethod>, 3>
+enum_names(FinetuneMethod) noexcept {
+    return {
+        EnumName<FinetuneMethod>{"full", FinetuneMethod::Full},
+        EnumName<FinetuneMethod>{"lora", FinetuneMethod::Lora},
+        EnumName<FinetuneMethod>{"qlora", FinetuneMethod::Qlora},
+    };
+}
 
 /// What the layout search ranks by.
 enum class RankBy : std::uint8_t { Time, Cost };

@@ -2,6 +2,8 @@
 
 #include "model/error.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -321,6 +323,18 @@ std::string printf_string(const char* fmt, double v, const char* unit) {
     return buf;
 }
 } // namespace
+
+std::string format_in_gib(Bytes b) {
+    return fmt::format("{:.2f} GiB", b.si() / kGiB);
+}
+
+std::string format_fixed(double v, int decimals) {
+    return fmt::format("{:.{}f}", v, decimals);
+}
+
+std::string format_percent(double fraction) {
+    return fmt::format("{:.0f} %", fraction * 100.0);
+}
 
 std::string format_gib(Bytes b, int decimals) {
     char fmt[16];

@@ -65,6 +65,13 @@ struct ParsedPrice {
 
 /// Human-readable formatting: bytes in GiB/MiB ("12.55 GiB"), decimal variants, rates, times.
 [[nodiscard]] std::string format_gib(Bytes b, int decimals = 2);
+/// Bytes always in GiB with two decimals ("0.50 GiB"), as memory reports compare with a GPU.
+[[nodiscard]] std::string format_in_gib(Bytes b);
+/// `v` with `decimals` digits after the point (printf "%.*f"): the one fixed-point formatter of
+/// messages and tables.
+[[nodiscard]] std::string format_fixed(double v, int decimals);
+/// A fraction as a whole percentage with a space: 0.374 -> "37 %".
+[[nodiscard]] std::string format_percent(double fraction);
 [[nodiscard]] std::string format_gb(Bytes b, int decimals = 2);
 [[nodiscard]] std::string format_seconds(Seconds s);
 [[nodiscard]] std::string format_rate(BytesPerSecond r);

@@ -7,6 +7,7 @@
 /// onto these one to one (docs/scenario-schema.md, `workload:` and `cluster:`); defaults live
 /// here, documented once. Header only: plain aggregates with defaulted `==`.
 
+#include "model/enum_names.hpp"
 #include "model/money.hpp"
 #include "model/replica_pool.hpp"
 #include "model/units.hpp"
@@ -25,6 +26,17 @@ enum class LengthKind {
     LogNormal, ///< log-normal with this mean and stddev of the length, rounded, clamped
     Empirical, ///< `values` drawn with `weights` (equal weights when empty)
 };
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<LengthKind>, 5> enum_names(LengthKind) noexcept {
+    return {
+        EnumName<LengthKind>{"fixed", LengthKind::Fixed},
+        EnumName<LengthKind>{"uniform", LengthKind::Uniform},
+        EnumName<LengthKind>{"normal", LengthKind::Normal},
+        EnumName<LengthKind>{"lognormal", LengthKind::LogNormal},
+        EnumName<LengthKind>{"empirical", LengthKind::Empirical},
+    };
+}
 
 /// A distribution of token counts. Every draw is rounded and clamped to [min, max].
 struct LengthDistribution {
@@ -50,6 +62,15 @@ enum class RateCurveKind {
     Step,    ///< piecewise constant: `steps` give the rate from each `at` on
     Diurnal, ///< rate × (1 + amplitude × sin(2π (t − peak_at) / period + π/2))
 };
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<RateCurveKind>, 3> enum_names(RateCurveKind) noexcept {
+    return {
+        EnumName<RateCurveKind>{"flat", RateCurveKind::Flat},
+        EnumName<RateCurveKind>{"step", RateCurveKind::Step},
+        EnumName<RateCurveKind>{"diurnal", RateCurveKind::Diurnal},
+    };
+}
 
 /// One piece of a step curve: from `at` on the rate is `requests_per_s`.
 struct RatePoint {
@@ -79,6 +100,17 @@ enum class ArrivalKind {
     Trace,      ///< replay Workload::trace
 };
 
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<ArrivalKind>, 5> enum_names(ArrivalKind) noexcept {
+    return {
+        EnumName<ArrivalKind>{"poisson", ArrivalKind::Poisson},
+        EnumName<ArrivalKind>{"gamma", ArrivalKind::Gamma},
+        EnumName<ArrivalKind>{"constant", ArrivalKind::Constant},
+        EnumName<ArrivalKind>{"closed_loop", ArrivalKind::ClosedLoop},
+        EnumName<ArrivalKind>{"trace", ArrivalKind::Trace},
+    };
+}
+
 /// When requests arrive.
 struct ArrivalProcess {
     ArrivalKind kind = ArrivalKind::Poisson;
@@ -106,6 +138,15 @@ enum class RouteTarget {
     Local, ///< local replicas only (sensitive data)
     Cloud, ///< the cloud endpoint only (complex requests)
 };
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<RouteTarget>, 3> enum_names(RouteTarget) noexcept {
+    return {
+        EnumName<RouteTarget>{"any", RouteTarget::Any},
+        EnumName<RouteTarget>{"local", RouteTarget::Local},
+        EnumName<RouteTarget>{"cloud", RouteTarget::Cloud},
+    };
+}
 
 /// Agent sessions: a session is `steps` requests in sequence; each re-sends the growing
 /// context (the shared prefix, then all earlier inputs and outputs) plus a new input.
@@ -142,17 +183,43 @@ enum class BatchingMode {
     Static,     ///< a batch is formed, run to completion, then the next is formed
 };
 
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<BatchingMode>, 2> enum_names(BatchingMode) noexcept {
+    return {
+        EnumName<BatchingMode>{"continuous", BatchingMode::Continuous},
+        EnumName<BatchingMode>{"static", BatchingMode::Static},
+    };
+}
+
 /// Order of the waiting queue and choice of preemption victim (vLLM scheduling_policy).
 enum class SchedulingPolicy {
     Fcfs,     ///< arrival order; preempt the most recently admitted
     Priority, ///< by (class priority, arrival); preempt the largest (priority, arrival)
 };
 
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<SchedulingPolicy>, 2>
+enum_names(SchedulingPolicy) noexcept {
+    return {
+        EnumName<SchedulingPolicy>{"fcfs", SchedulingPolicy::Fcfs},
+        EnumName<SchedulingPolicy>{"priority", SchedulingPolicy::Priority},
+    };
+}
+
 /// What happens to a preempted sequence's KV blocks.
 enum class PreemptionMode {
     Recompute, ///< freed; the sequence re-runs its prefill later (vLLM v1)
     Swap,      ///< copied to host memory over PCIe and back on resume (vLLM v0)
 };
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<PreemptionMode>, 2>
+enum_names(PreemptionMode) noexcept {
+    return {
+        EnumName<PreemptionMode>{"recompute", PreemptionMode::Recompute},
+        EnumName<PreemptionMode>{"swap", PreemptionMode::Swap},
+    };
+}
 
 /// Scheduler knobs of a replica beyond EngineConfig (vLLM names where vLLM has them).
 struct SchedulerConfig {
@@ -186,18 +253,22 @@ enum class RouterPolicy {
                       ///< queue score, with the same balance escape
 };
 
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<RouterPolicy>, 6> enum_names(RouterPolicy) noexcept {
+    return {
+        EnumName<RouterPolicy>{"round_robin", RouterPolicy::RoundRobin},
+        EnumName<RouterPolicy>{"least_outstanding", RouterPolicy::LeastOutstanding},
+        EnumName<RouterPolicy>{"least_kv", RouterPolicy::LeastKv},
+        EnumName<RouterPolicy>{"prefix_affinity", RouterPolicy::PrefixAffinity},
+        EnumName<RouterPolicy>{"longest_prefix", RouterPolicy::LongestPrefix},
+        EnumName<RouterPolicy>{"weighted", RouterPolicy::Weighted},
+    };
+}
+
 /// The scenario spelling of a router ("round_robin", "least_outstanding", "least_kv",
 /// "prefix_affinity", "longest_prefix", "weighted").
 [[nodiscard]] inline const char* to_string(RouterPolicy p) noexcept {
-    switch (p) {
-    case RouterPolicy::RoundRobin: return "round_robin";
-    case RouterPolicy::LeastOutstanding: return "least_outstanding";
-    case RouterPolicy::LeastKv: return "least_kv";
-    case RouterPolicy::PrefixAffinity: return "prefix_affinity";
-    case RouterPolicy::LongestPrefix: return "longest_prefix";
-    case RouterPolicy::Weighted: return "weighted";
-    }
-    return "least_outstanding";
+    return name_of(p);
 }
 
 /// Knobs of the prefix-aware routers (LongestPrefix, Weighted; the others ignore them).

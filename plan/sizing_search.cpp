@@ -10,13 +10,13 @@
 #include "model/rack.hpp"
 #include "model/serving.hpp"
 #include "model/step_cost.hpp"
+#include "model/unit_parser.hpp"
 #include "model/workload_mix.hpp"
 #include "plan/row_outcome.hpp"
 #include "plan/thread_pool.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -47,14 +47,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // them the result, are the same on every machine.
 constexpr std::size_t kBatch = 16;
 
-std::string fmt(double v, int digits) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-}
+using model::format_fixed;
 
 std::string ms(double s) {
-    return fmt(s * 1e3, s < 0.1 ? 1 : 0) + " ms";
+    return format_fixed(s * 1e3, s < 0.1 ? 1 : 0) + " ms";
 }
 
 // Mean lengths: the one rule of model/workload_mix.hpp (clamped as every draw is).
@@ -189,6 +185,14 @@ struct Shape {
     bool speculative = false;
 };
 
+/// Why the analytic stage stops a shape or a row: the stage, the reason, and how far off
+/// (infinite when not a ratio).
+struct Stop {
+    SizingStage stage = SizingStage::Invalid;
+    std::string reason;
+    double ratio = kInf;
+};
+
 /// What the analytic stage found for one shape: a row per replica count it considered (or
 /// one row for the whole shape when it stopped before replica counts).
 struct ShapeOutcome {
@@ -207,7 +211,7 @@ std::string config_text(const SizingConfig& k) {
 }
 
 std::string money_text(double v, const std::string& currency) {
-    return fmt(v, v >= 100 ? 0 : 2) + " " + currency;
+    return format_fixed(v, v >= 100 ? 0 : 2) + " " + currency;
 }
 
 class Search {
@@ -256,7 +260,35 @@ class Search {
                       const std::vector<std::size_t>& order, std::vector<char>& simulated,
                       std::size_t want, std::size_t sim_budget, SizingResult& res) const;
     std::vector<Shape> shapes() const;
+    // The steps of run() after the analytic stage.
+    std::optional<std::size_t> cheapest_constrained(std::vector<SizingRow>& rows,
+                                                    const std::vector<int>& shape_of,
+                                                    std::vector<char>& simulated,
+                                                    SizingResult& res) const;
+    std::optional<std::size_t> closest_miss(const std::vector<SizingRow>& rows,
+                                            std::optional<std::size_t> over_constraints) const;
+    std::string verdict(const SizingResult& res, bool over_constraints) const;
+    void add_notes(SizingResult& res, const std::vector<std::size_t>& order,
+                   const std::vector<char>& simulated) const;
+    // The analytic stage of one shape (analyse), in the order it prunes.
     ShapeOutcome analyse(const Shape& sh) const;
+    SizingRow base_row(const Shape& sh, const model::PlanCandidate& cand) const;
+    std::optional<Stop> layout_stop(const Shape& sh, const model::PlanCandidate& cand,
+                                    const SizingRow& base) const;
+    std::optional<Stop> analytic_stop(model::Scenario& t, const model::PlanCandidate& cand,
+                                      SizingRow& base, model::MemoryEstimate& mem,
+                                      model::PowerEstimate& replica) const;
+    std::optional<Stop> lone_request_stop(const model::Scenario& t,
+                                          const model::MemoryEstimate& mem,
+                                          const model::EfficiencyProfile& prof,
+                                          SizingRow& base) const;
+    std::optional<Stop> replica_range(double cap_rps, SizingRow& base, int& dp_min,
+                                      int& dp_max) const;
+    bool cost_row(SizingRow& row, const model::Scenario& t, const model::PlanCandidate& cand,
+                  const model::PowerEstimate& replica) const;
+    std::optional<Stop> limit_stop(const SizingRow& row, const SizingCost& c,
+                                   const model::RackPlan& racks,
+                                   const model::PlanCandidate& cand) const;
     void simulate_row(SizingRow& row) const;
     void explain(SizingRow& row) const;
     [[nodiscard]] std::tuple<double, int, double, int, int, int, std::string, std::string, int,
@@ -317,9 +349,7 @@ std::vector<Shape> Search::shapes() const {
     return out;
 }
 
-ShapeOutcome Search::analyse(const Shape& sh) const {
-    const model::PlanCandidate& cand = plan_.candidates[static_cast<std::size_t>(sh.candidate)];
-    ShapeOutcome out;
+SizingRow Search::base_row(const Shape& sh, const model::PlanCandidate& cand) const {
     SizingRow base;
     base.config.candidate = sh.candidate;
     base.config.gpu = cand.gpu.name;
@@ -332,23 +362,128 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
     base.config.speculative = sh.speculative;
     base.offered_rps = offered_rps_;
     base.miss_ratio = kInf;
-    const auto stop_at = [&](SizingStage stage, std::string reason, double ratio = kInf) {
-        base.stage = stage;
-        base.reason = std::move(reason);
-        base.miss_ratio = ratio;
+    return base;
+}
+
+std::optional<Stop> Search::layout_stop(const Shape& sh, const model::PlanCandidate& cand,
+                                        const SizingRow& base) const {
+    if (sh.tp > cand.gpus_per_node) {
+        return Stop{SizingStage::Invalid, "tp " + std::to_string(sh.tp) + " spans nodes of " +
+                                              std::to_string(cand.gpus_per_node) + " GPUs"};
+    }
+    if (base.config.gpus > plan_.max_gpus) {
+        return Stop{SizingStage::Capacity, "one replica needs " + std::to_string(base.config.gpus) +
+                                               " GPUs, more than max_gpus " +
+                                               std::to_string(plan_.max_gpus)};
+    }
+    return std::nullopt;
+}
+
+std::optional<Stop> Search::analytic_stop(model::Scenario& t, const model::PlanCandidate& cand,
+                                          SizingRow& base, model::MemoryEstimate& mem,
+                                          model::PowerEstimate& replica) const {
+    const model::EfficiencyProfile& prof = profile(cand.gpu.name);
+    model::validate(t.deployment);
+    mem = model::estimate_memory(t.deployment);
+    base.config.max_num_seqs = mem.engine.max_num_seqs;
+    t.deployment.engine.max_num_seqs = mem.engine.max_num_seqs;
+    if (!mem.fits) {
+        std::string why;
+        for (const auto& r : mem.reasons) {
+            why += (why.empty() ? "" : "; ") + r;
+        }
+        return Stop{SizingStage::Memory, "does not fit: " + why};
+    }
+    if (auto stop = lone_request_stop(t, mem, prof, base)) {
+        return stop;
+    }
+    replica = replica_power(t, cand, prof, mix_, mem);
+    return std::nullopt;
+}
+
+// A lone request of each class, uncapped and with its shared prefix cached: a bound in the
+// configuration's favour (load, a cap and cache misses only add).
+std::optional<Stop> Search::lone_request_stop(const model::Scenario& t,
+                                              const model::MemoryEstimate& mem,
+                                              const model::EfficiencyProfile& prof,
+                                              SizingRow& base) const {
+    const model::StepCostModel m(t.deployment, prof);
+    std::optional<model::SpeculativeModel> spec;
+    if (t.deployment.engine.speculative) {
+        spec.emplace(t.deployment, *t.deployment.engine.speculative, prof);
+    }
+    const double slack = 1.0 + plan_.prune_margin;
+    double worst = 0;
+    std::string worst_text;
+    for (const auto& c : classes_) {
+        const int in = std::max(1, static_cast<int>(std::lround(c.input)));
+        const int outn = std::max(1, static_cast<int>(std::lround(c.output)));
+        const int cached = mem.engine.prefix_caching ? std::min(c.shared_prefix, in - 1) : 0;
+        const double ttft = model::ttft(m, in, cached).si();
+        const double tpot = model::tpot(m, 1, in + outn / 2, spec ? &*spec : nullptr).si();
+        const double e2e = ttft + (outn - 1) * tpot;
+        if (&c == &classes_.front()) {
+            base.lone_ttft_s = ttft;
+            base.lone_tpot_s = tpot;
+        }
+        const auto check = [&](const std::optional<Seconds>& target, double value,
+                               const char* metric) {
+            if (target && target->si() > 0 && value / target->si() > worst) {
+                worst = value / target->si();
+                worst_text = "a lone " + c.name + " request's " + metric + " is " + ms(value) +
+                             ", SLO " + ms(target->si());
+            }
+        };
+        check(c.ttft, ttft, "TTFT");
+        check(c.tpot, tpot, "TPOT");
+        check(c.e2e, e2e, "E2E");
+    }
+    if (worst > slack) {
+        return Stop{SizingStage::Latency, worst_text, worst};
+    }
+    return std::nullopt;
+}
+
+// The replica counts worth costing: from the fewest that carry the offered rate (with the prune
+// margin) to as many as max_gpus allows.
+std::optional<Stop> Search::replica_range(double cap_rps, SizingRow& base, int& dp_min,
+                                          int& dp_max) const {
+    dp_max = plan_.max_gpus / base.config.gpus;
+    dp_min = 1;
+    if (!(offered_rps_ > 0)) {
+        return std::nullopt;
+    }
+    if (!(cap_rps > 0)) {
+        return Stop{SizingStage::Capacity, "a replica serves no requests at this load"};
+    }
+    dp_min = std::max(1, static_cast<int>(std::ceil(
+                             offered_rps_ / (cap_rps * (1.0 + plan_.prune_margin)) - 1e-9)));
+    if (dp_min > dp_max) {
+        base.capacity_rps = cap_rps * dp_max;
+        return Stop{SizingStage::Capacity,
+                    format_fixed(dp_max, 0) + " replicas (max_gpus " +
+                        std::to_string(plan_.max_gpus) + ") sustain " +
+                        format_fixed(cap_rps * dp_max, 2) + " requests/s, the workload sends " +
+                        format_fixed(offered_rps_, 2),
+                    offered_rps_ / (cap_rps * dp_max)};
+    }
+    return std::nullopt;
+}
+
+ShapeOutcome Search::analyse(const Shape& sh) const {
+    const model::PlanCandidate& cand = plan_.candidates[static_cast<std::size_t>(sh.candidate)];
+    ShapeOutcome out;
+    SizingRow base = base_row(sh, cand);
+    const auto stop_at = [&](Stop stop) {
+        base.stage = stop.stage;
+        base.reason = std::move(stop.reason);
+        base.miss_ratio = stop.ratio;
         out.rows.push_back(base);
         return out;
     };
-    if (sh.tp > cand.gpus_per_node) {
-        return stop_at(SizingStage::Invalid, "tp " + std::to_string(sh.tp) + " spans nodes of " +
-                                                 std::to_string(cand.gpus_per_node) + " GPUs");
+    if (auto stop = layout_stop(sh, cand, base)) {
+        return stop_at(std::move(*stop));
     }
-    if (base.config.gpus > plan_.max_gpus) {
-        return stop_at(SizingStage::Capacity,
-                       "one replica needs " + std::to_string(base.config.gpus) +
-                           " GPUs, more than max_gpus " + std::to_string(plan_.max_gpus));
-    }
-    const model::EfficiencyProfile& prof = profile(cand.gpu.name);
     model::Scenario t = configured_scenario(s_, cand, base.config);
     t.workload.trace.clear(); // the analytic model never reads it; a replayed trace can be large
     model::MemoryEstimate mem;
@@ -357,75 +492,17 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
     // mean request longer than max_model_len) is an ordinary outcome of enumerating a space,
     // so it is recorded as a reason here instead of failing the search.
     try {
-        model::validate(t.deployment);
-        mem = model::estimate_memory(t.deployment);
-        base.config.max_num_seqs = mem.engine.max_num_seqs;
-        t.deployment.engine.max_num_seqs = mem.engine.max_num_seqs;
-        if (!mem.fits) {
-            std::string why;
-            for (const auto& r : mem.reasons) {
-                why += (why.empty() ? "" : "; ") + r;
-            }
-            return stop_at(SizingStage::Memory, "does not fit: " + why);
+        if (auto stop = analytic_stop(t, cand, base, mem, replica)) {
+            return stop_at(std::move(*stop));
         }
-        const model::StepCostModel m(t.deployment, prof);
-        std::optional<model::SpeculativeModel> spec;
-        if (t.deployment.engine.speculative) {
-            spec.emplace(t.deployment, *t.deployment.engine.speculative, prof);
-        }
-        // A lone request of each class, uncapped and with its shared prefix cached: a bound
-        // in the configuration's favour (load, a cap and cache misses only add).
-        const double slack = 1.0 + plan_.prune_margin;
-        double worst = 0;
-        std::string worst_text;
-        for (const auto& c : classes_) {
-            const int in = std::max(1, static_cast<int>(std::lround(c.input)));
-            const int outn = std::max(1, static_cast<int>(std::lround(c.output)));
-            const int cached = mem.engine.prefix_caching ? std::min(c.shared_prefix, in - 1) : 0;
-            const double ttft = model::ttft(m, in, cached).si();
-            const double tpot = model::tpot(m, 1, in + outn / 2, spec ? &*spec : nullptr).si();
-            const double e2e = ttft + (outn - 1) * tpot;
-            if (&c == &classes_.front()) {
-                base.lone_ttft_s = ttft;
-                base.lone_tpot_s = tpot;
-            }
-            const auto check = [&](const std::optional<Seconds>& target, double value,
-                                   const char* metric) {
-                if (target && target->si() > 0 && value / target->si() > worst) {
-                    worst = value / target->si();
-                    worst_text = "a lone " + c.name + " request's " + metric + " is " + ms(value) +
-                                 ", SLO " + ms(target->si());
-                }
-            };
-            check(c.ttft, ttft, "TTFT");
-            check(c.tpot, tpot, "TPOT");
-            check(c.e2e, e2e, "E2E");
-        }
-        if (worst > slack) {
-            return stop_at(SizingStage::Latency, worst_text, worst);
-        }
-        replica = replica_power(t, cand, prof, mix_, mem);
     } catch (const InvalidArgument& e) {
-        return stop_at(SizingStage::Invalid, e.what());
+        return stop_at(Stop{SizingStage::Invalid, e.what()});
     }
     const double cap_rps = replica.capped.throughput / mix_.mean_output;
-    const int dp_max = plan_.max_gpus / base.config.gpus;
     int dp_min = 1;
-    if (offered_rps_ > 0) {
-        if (!(cap_rps > 0)) {
-            return stop_at(SizingStage::Capacity, "a replica serves no requests at this load");
-        }
-        dp_min = std::max(1, static_cast<int>(std::ceil(
-                                 offered_rps_ / (cap_rps * (1.0 + plan_.prune_margin)) - 1e-9)));
-        if (dp_min > dp_max) {
-            base.capacity_rps = cap_rps * dp_max;
-            return stop_at(SizingStage::Capacity,
-                           fmt(dp_max, 0) + " replicas (max_gpus " +
-                               std::to_string(plan_.max_gpus) + ") sustain " +
-                               fmt(cap_rps * dp_max, 2) + " requests/s, the workload sends " +
-                               fmt(offered_rps_, 2),
-                           offered_rps_ / (cap_rps * dp_max));
-        }
+    int dp_max = 1;
+    if (auto stop = replica_range(cap_rps, base, dp_min, dp_max)) {
+        return stop_at(std::move(*stop));
     }
     for (int dp = dp_min; dp <= dp_max; ++dp) {
         SizingRow row = base;
@@ -435,79 +512,99 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
         row.miss_ratio = 0;
         // configured_scenario(s_, cand, row.config) differs from `t` only in the replicas.
         t.deployment.par.dp = dp;
-        SizingCost c;
-        try {
-            c = cost_from(t, cand, profile(cand.gpu.name), mix_, replica);
-        } catch (const InvalidArgument& e) {
-            row.stage = SizingStage::Price;
-            row.reason = e.what();
-            row.miss_ratio = kInf;
-            out.rows.push_back(row);
+        const bool priced = cost_row(row, t, cand, replica);
+        out.rows.push_back(row);
+        if (!priced) {
             break; // the same prices fail for every replica count
         }
-        row.currency = c.currency;
-        row.own_monthly = c.own_monthly;
-        row.rent_monthly = c.rent_monthly;
-        const bool own = plan_.pricing == model::PlanPricing::Own;
-        row.monthly = own ? c.own_monthly : c.rent_monthly;
-        row.per_million_tokens = own ? c.own_per_million : c.rent_per_million;
-        row.tokens_per_month = c.tokens_per_month;
-        row.gpu_limit_w = c.gpu_limit_w;
-        row.avg_power_w = c.avg_power_w;
-        row.peak_power_w = c.peak_power_w;
-        row.nodes = c.nodes;
-        row.notes = c.notes;
-        if (plan_.pricing == model::PlanPricing::Own && !c.excluded.empty()) {
-            std::string what;
-            for (const auto& x : c.excluded) {
-                what += (what.empty() ? "" : ", ") + x;
-            }
-            row.notes.push_back("the cost of owning excludes " + what);
-        }
-        const model::RackPlan racks = model::plan_racks(
-            Watts(c.node_peak_w), replica.node.rack_units, c.nodes, s_.rack, s_.power.rack_budget);
-        row.racks = racks.racks;
-        row.rack_binding = model::to_string(racks.binding);
-        const auto stop_row = [&](SizingStage stage, std::string reason, double ratio) {
-            row.stage = stage;
-            row.reason = std::move(reason);
-            row.miss_ratio = ratio;
-        };
-        if (!row.monthly) {
-            stop_row(SizingStage::Price,
-                     std::string(own ? "no purchase price" : "no rent per GPU-hour") + " for " +
-                         cand.gpu.name + (c.currency.empty() ? "" : " in " + c.currency) +
-                         "; give the candidate's " +
-                         (own ? "gpu_purchase or node_purchase" : "gpu_hour") +
-                         " or use pricing: " + (own ? "rent" : "own"),
-                     kInf);
-        } else if (plan_.budget && plan_.budget->money.currency != c.currency) {
-            stop_row(SizingStage::Budget,
-                     "costs are in " + c.currency + ", the budget in " +
-                         plan_.budget->money.currency,
-                     kInf);
-        } else if (plan_.budget && *row.monthly > plan_.budget->money.amount) {
-            stop_row(SizingStage::Budget,
-                     money_text(*row.monthly, c.currency) + "/month is over the budget of " +
-                         money_text(plan_.budget->money.amount, c.currency),
-                     *row.monthly / plan_.budget->money.amount);
-        } else if (plan_.power_budget && c.peak_power_w > plan_.power_budget->si()) {
-            stop_row(SizingStage::Power,
-                     "peak " + fmt(c.peak_power_w / 1e3, 1) +
-                         " kW at the wall is over the power budget of " +
-                         fmt(plan_.power_budget->si() / 1e3, 1) + " kW",
-                     c.peak_power_w / plan_.power_budget->si());
-        } else if (!racks.feasible) {
-            stop_row(SizingStage::Racks, "no node fits a rack (" + row.rack_binding + ")", kInf);
-        } else if (plan_.max_racks && racks.racks > *plan_.max_racks) {
-            stop_row(SizingStage::Racks,
-                     std::to_string(racks.racks) + " racks (" + row.rack_binding +
-                         " binds), at most " + std::to_string(*plan_.max_racks) + " allowed",
-                     static_cast<double>(racks.racks) / *plan_.max_racks);
-        }
-        out.rows.push_back(row);
     }
     return out;
+}
+
+// Costs one replica count of a shape: its price, power and racks, and the first limit it
+// breaks. False when the prices cannot be resolved (the row then says why).
+bool Search::cost_row(SizingRow& row, const model::Scenario& t, const model::PlanCandidate& cand,
+                      const model::PowerEstimate& replica) const {
+    SizingCost c;
+    try {
+        c = cost_from(t, cand, profile(cand.gpu.name), mix_, replica);
+    } catch (const InvalidArgument& e) {
+        row.stage = SizingStage::Price;
+        row.reason = e.what();
+        row.miss_ratio = kInf;
+        return false;
+    }
+    row.currency = c.currency;
+    row.own_monthly = c.own_monthly;
+    row.rent_monthly = c.rent_monthly;
+    const bool own = plan_.pricing == model::PlanPricing::Own;
+    row.monthly = own ? c.own_monthly : c.rent_monthly;
+    row.per_million_tokens = own ? c.own_per_million : c.rent_per_million;
+    row.tokens_per_month = c.tokens_per_month;
+    row.gpu_limit_w = c.gpu_limit_w;
+    row.avg_power_w = c.avg_power_w;
+    row.peak_power_w = c.peak_power_w;
+    row.nodes = c.nodes;
+    row.notes = c.notes;
+    if (own && !c.excluded.empty()) {
+        std::string what;
+        for (const auto& x : c.excluded) {
+            what += (what.empty() ? "" : ", ") + x;
+        }
+        row.notes.push_back("the cost of owning excludes " + what);
+    }
+    const model::RackPlan racks = model::plan_racks(Watts(c.node_peak_w), replica.node.rack_units,
+                                                    c.nodes, s_.rack, s_.power.rack_budget);
+    row.racks = racks.racks;
+    row.rack_binding = model::to_string(racks.binding);
+    if (auto stop = limit_stop(row, c, racks, cand)) {
+        row.stage = stop->stage;
+        row.reason = std::move(stop->reason);
+        row.miss_ratio = stop->ratio;
+    }
+    return true;
+}
+
+// The first limit a costed row breaks: no price, the budget, the power budget, the racks.
+std::optional<Stop> Search::limit_stop(const SizingRow& row, const SizingCost& c,
+                                       const model::RackPlan& racks,
+                                       const model::PlanCandidate& cand) const {
+    const bool own = plan_.pricing == model::PlanPricing::Own;
+    if (!row.monthly) {
+        return Stop{SizingStage::Price,
+                    std::string(own ? "no purchase price" : "no rent per GPU-hour") + " for " +
+                        cand.gpu.name + (c.currency.empty() ? "" : " in " + c.currency) +
+                        "; give the candidate's " +
+                        (own ? "gpu_purchase or node_purchase" : "gpu_hour") +
+                        " or use pricing: " + (own ? "rent" : "own")};
+    }
+    if (plan_.budget && plan_.budget->money.currency != c.currency) {
+        return Stop{SizingStage::Budget, "costs are in " + c.currency + ", the budget in " +
+                                             plan_.budget->money.currency};
+    }
+    if (plan_.budget && *row.monthly > plan_.budget->money.amount) {
+        return Stop{SizingStage::Budget,
+                    money_text(*row.monthly, c.currency) + "/month is over the budget of " +
+                        money_text(plan_.budget->money.amount, c.currency),
+                    *row.monthly / plan_.budget->money.amount};
+    }
+    if (plan_.power_budget && c.peak_power_w > plan_.power_budget->si()) {
+        return Stop{SizingStage::Power,
+                    "peak " + format_fixed(c.peak_power_w / 1e3, 1) +
+                        " kW at the wall is over the power budget of " +
+                        format_fixed(plan_.power_budget->si() / 1e3, 1) + " kW",
+                    c.peak_power_w / plan_.power_budget->si()};
+    }
+    if (!racks.feasible) {
+        return Stop{SizingStage::Racks, "no node fits a rack (" + row.rack_binding + ")"};
+    }
+    if (plan_.max_racks && racks.racks > *plan_.max_racks) {
+        return Stop{SizingStage::Racks,
+                    std::to_string(racks.racks) + " racks (" + row.rack_binding +
+                        " binds), at most " + std::to_string(*plan_.max_racks) + " allowed",
+                    static_cast<double>(racks.racks) / *plan_.max_racks};
+    }
+    return std::nullopt;
 }
 
 void Search::simulate_row(SizingRow& row) const {
@@ -571,15 +668,17 @@ void Search::simulate_row(SizingRow& row) const {
     row.sim_peak_power_w = r.power.peak_power.si();
     row.sim_energy_j_per_token = r.power.energy_per_token.si();
     if (meets) {
-        row.reason = tight ? "meets every SLO; tightest " + row.binding_slo + " p" + fmt(p, 0) +
-                                 " " + ms(tight->value_s) + " of " + ms(tight->target_s)
+        row.reason = tight ? "meets every SLO; tightest " + row.binding_slo + " p" +
+                                 format_fixed(p, 0) + " " + ms(tight->value_s) + " of " +
+                                 ms(tight->target_s)
                            : "serves every request (no SLO given)";
     } else if (row.failed > 0) {
         row.reason = std::to_string(row.failed) + " of " + std::to_string(r.overall.arrived) +
                      " requests failed (rejected or timed out)";
     } else if (tight) {
-        row.reason = row.binding_slo + " p" + fmt(p, 0) + " is " + ms(tight->value_s) + ", SLO " +
-                     ms(tight->target_s) + " (" + fmt(100 * (worst - 1), 0) + " % over)";
+        row.reason = row.binding_slo + " p" + format_fixed(p, 0) + " is " + ms(tight->value_s) +
+                     ", SLO " + ms(tight->target_s) + " (" + format_fixed(100 * (worst - 1), 0) +
+                     " % over)";
     } else {
         row.reason = "nothing completed";
     }
@@ -607,7 +706,7 @@ void Search::explain(SizingRow& row) const {
                              : model::to_string(prefill ? b.prefill.binding : b.decode.binding);
         if (row.gpu_limit_w > 0 &&
             row.gpu_limit_w < t.deployment.gpu.board_power.value_or(Watts(kInf)).si()) {
-            row.binding_resource += " (under a " + fmt(row.gpu_limit_w, 0) + " W cap)";
+            row.binding_resource += " (under a " + format_fixed(row.gpu_limit_w, 0) + " W cap)";
         }
     } catch (const InvalidArgument&) {
         row.binding_resource = "?";
@@ -706,6 +805,131 @@ Search::Confirmed Search::confirm(std::vector<SizingRow>& rows, const std::vecto
     }
 }
 
+// Nothing met the SLO within the constraints: the cheapest configuration the constraints
+// stopped that would meet it tells the user what the SLO costs (one more confirmation
+// pass, within what is left of the simulation budget).
+std::optional<std::size_t> Search::cheapest_constrained(std::vector<SizingRow>& rows,
+                                                        const std::vector<int>& shape_of,
+                                                        std::vector<char>& simulated,
+                                                        SizingResult& res) const {
+    std::vector<std::size_t> constrained;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const SizingStage st = rows[i].stage;
+        if (st == SizingStage::Budget || st == SizingStage::Power || st == SizingStage::Racks) {
+            constrained.push_back(i);
+        }
+    }
+    std::stable_sort(constrained.begin(), constrained.end(),
+                     [&](std::size_t a, std::size_t b) { return key(rows[a]) < key(rows[b]); });
+    const std::size_t budget =
+        std::min<std::size_t>(static_cast<std::size_t>(plan_.max_simulations),
+                              static_cast<std::size_t>(res.simulated) + constrained.size());
+    const Confirmed second = confirm(rows, shape_of, constrained, simulated, 1, budget, res);
+    if (!second.ranked.empty()) {
+        return second.ranked.front();
+    }
+    return std::nullopt;
+}
+
+// The closest miss: simulated configurations first (the simulator's word beats the
+// model's), then the analytic ones; the smallest miss ratio, cheapest on ties.
+std::optional<std::size_t> Search::closest_miss(const std::vector<SizingRow>& rows,
+                                                std::optional<std::size_t> over_constraints) const {
+    std::optional<std::size_t> best = over_constraints;
+    const auto better = [&](std::size_t a, std::size_t b) {
+        const bool sa = rows[a].stage == SizingStage::Simulated;
+        const bool sb = rows[b].stage == SizingStage::Simulated;
+        if (sa != sb) {
+            return sa;
+        }
+        if (rows[a].miss_ratio != rows[b].miss_ratio) {
+            return rows[a].miss_ratio < rows[b].miss_ratio;
+        }
+        return key(rows[a]) < key(rows[b]);
+    };
+    for (std::size_t i = 0; i < rows.size() && !over_constraints; ++i) {
+        const bool considered =
+            rows[i].stage == SizingStage::Simulated ||
+            (rows[i].stage != SizingStage::NotReached && std::isfinite(rows[i].miss_ratio));
+        if (considered && (!best || better(i, *best))) {
+            best = i;
+        }
+    }
+    if (!best) {
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            if (rows[i].stage != SizingStage::NotReached &&
+                (!best || key(rows[i]) < key(rows[*best]))) {
+                best = i;
+            }
+        }
+    }
+    return best;
+}
+
+// The verdict: the cheapest configuration that meets every SLO, or why none does.
+std::string Search::verdict(const SizingResult& res, bool over_constraints) const {
+    if (res.found) {
+        const SizingRow& b = res.ranked.front();
+        return "cheapest meeting every SLO: " + config_text(b.config) + " at " +
+               money_text(*b.monthly, b.currency) + "/month (" + to_string(plan_.pricing) + ")" +
+               (b.binding_slo.empty()
+                    ? ""
+                    : "; tightest " + b.binding_slo + ", " +
+                          format_fixed(100 * (1 - b.miss_ratio), 0) + " % margin");
+    }
+    if (over_constraints) {
+        const SizingRow& m = *res.closest_miss;
+        return "nothing meets the SLO within the plan's constraints: the cheapest "
+               "configuration that meets it, " +
+               config_text(m.config) + ", breaks them: " + m.reason;
+    }
+    if (res.closest_miss) {
+        const SizingRow& m = *res.closest_miss;
+        return "nothing meets the SLO: the closest miss is " + config_text(m.config) + ": " +
+               m.reason;
+    }
+    return "nothing meets the SLO: no configuration was considered; widen "
+           "plan.candidates, tp or max_gpus";
+}
+
+// What the result leaves out: an exhausted simulation budget, no SLO, no rate, unpriced costs.
+void Search::add_notes(SizingResult& res, const std::vector<std::size_t>& order,
+                       const std::vector<char>& simulated) const {
+    if (res.exhausted) {
+        const auto untested =
+            std::count_if(order.begin(), order.end(), [&](std::size_t i) { return !simulated[i]; });
+        res.notes.push_back(
+            "the search stopped after plan.max_simulations = " +
+            std::to_string(plan_.max_simulations) + " simulations with " +
+            std::to_string(untested) +
+            " eligible configurations untested (the costlier ones); raise plan.max_simulations");
+    }
+    if (!has_slo_) {
+        res.notes.push_back("no SLO given: every configuration that serves all requests qualifies");
+    }
+    if (offered_rps_ <= 0) {
+        res.notes.push_back("no open-loop arrival rate: replica counts are not sized to a rate");
+    }
+    // Say once what every ranked ownership cost leaves out (the rows carry it too).
+    std::vector<const SizingRow*> shown;
+    for (const SizingRow& row : res.ranked) {
+        shown.push_back(&row);
+    }
+    if (res.closest_miss) {
+        shown.push_back(&*res.closest_miss);
+    }
+    for (const SizingRow* row_ptr : shown) {
+        const SizingRow& row = *row_ptr;
+        const auto it = std::find_if(row.notes.begin(), row.notes.end(), [](const std::string& n) {
+            return n.rfind("the cost of owning excludes", 0) == 0;
+        });
+        if (it != row.notes.end()) {
+            res.notes.push_back(*it + " in every row: the ranking compares what is priced");
+            break;
+        }
+    }
+}
+
 SizingResult Search::run() {
     SizingResult res;
     res.pricing = plan_.pricing;
@@ -747,28 +971,9 @@ SizingResult Search::run() {
             }
         }
     }
-    // Nothing met the SLO within the constraints: the cheapest configuration the constraints
-    // stopped that would meet it tells the user what the SLO costs (one more confirmation
-    // pass, within what is left of the simulation budget).
-    std::optional<std::size_t> over_constraints;
-    if (ranked.empty() && !res.stopped) {
-        std::vector<std::size_t> constrained;
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            const SizingStage st = rows[i].stage;
-            if (st == SizingStage::Budget || st == SizingStage::Power || st == SizingStage::Racks) {
-                constrained.push_back(i);
-            }
-        }
-        std::stable_sort(constrained.begin(), constrained.end(),
-                         [&](std::size_t a, std::size_t b) { return key(rows[a]) < key(rows[b]); });
-        const std::size_t budget =
-            std::min<std::size_t>(static_cast<std::size_t>(plan_.max_simulations),
-                                  static_cast<std::size_t>(res.simulated) + constrained.size());
-        const Confirmed second = confirm(rows, shape_of, constrained, simulated, 1, budget, res);
-        if (!second.ranked.empty()) {
-            over_constraints = second.ranked.front();
-        }
-    }
+    const std::optional<std::size_t> over_constraints =
+        ranked.empty() && !res.stopped ? cheapest_constrained(rows, shape_of, simulated, res)
+                                       : std::nullopt;
 
     for (const auto& r : rows) {
         ++res.stages[r.stage == SizingStage::Simulated ? (r.meets_slo ? "met_slo" : "missed_slo")
@@ -783,99 +988,16 @@ SizingResult Search::run() {
         res.currency = res.ranked.front().currency;
     }
 
-    // The closest miss: simulated configurations first (the simulator's word beats the
-    // model's), then the analytic ones; the smallest miss ratio, cheapest on ties.
     if (!res.found) {
-        std::optional<std::size_t> best = over_constraints;
-        const auto better = [&](std::size_t a, std::size_t b) {
-            const bool sa = rows[a].stage == SizingStage::Simulated;
-            const bool sb = rows[b].stage == SizingStage::Simulated;
-            if (sa != sb) {
-                return sa;
-            }
-            if (rows[a].miss_ratio != rows[b].miss_ratio) {
-                return rows[a].miss_ratio < rows[b].miss_ratio;
-            }
-            return key(rows[a]) < key(rows[b]);
-        };
-        for (std::size_t i = 0; i < rows.size() && !over_constraints; ++i) {
-            const bool considered =
-                rows[i].stage == SizingStage::Simulated ||
-                (rows[i].stage != SizingStage::NotReached && std::isfinite(rows[i].miss_ratio));
-            if (considered && (!best || better(i, *best))) {
-                best = i;
-            }
-        }
-        if (!best) {
-            for (std::size_t i = 0; i < rows.size(); ++i) {
-                if (rows[i].stage != SizingStage::NotReached &&
-                    (!best || key(rows[i]) < key(rows[*best]))) {
-                    best = i;
-                }
-            }
-        }
-        if (best) {
+        if (const auto best = closest_miss(rows, over_constraints)) {
             explain(rows[*best]);
             res.closest_miss = rows[*best];
             res.currency = rows[*best].currency;
         }
     }
 
-    // The verdict.
-    if (res.found) {
-        const SizingRow& b = res.ranked.front();
-        res.verdict = "cheapest meeting every SLO: " + config_text(b.config) + " at " +
-                      money_text(*b.monthly, b.currency) + "/month (" + to_string(plan_.pricing) +
-                      ")" +
-                      (b.binding_slo.empty() ? ""
-                                             : "; tightest " + b.binding_slo + ", " +
-                                                   fmt(100 * (1 - b.miss_ratio), 0) + " % margin");
-    } else if (over_constraints) {
-        const SizingRow& m = *res.closest_miss;
-        res.verdict = "nothing meets the SLO within the plan's constraints: the cheapest "
-                      "configuration that meets it, " +
-                      config_text(m.config) + ", breaks them: " + m.reason;
-    } else if (res.closest_miss) {
-        const SizingRow& m = *res.closest_miss;
-        res.verdict =
-            "nothing meets the SLO: the closest miss is " + config_text(m.config) + ": " + m.reason;
-    } else {
-        res.verdict = "nothing meets the SLO: no configuration was considered; widen "
-                      "plan.candidates, tp or max_gpus";
-    }
-    if (res.exhausted) {
-        const auto untested =
-            std::count_if(order.begin(), order.end(), [&](std::size_t i) { return !simulated[i]; });
-        res.notes.push_back(
-            "the search stopped after plan.max_simulations = " +
-            std::to_string(plan_.max_simulations) + " simulations with " +
-            std::to_string(untested) +
-            " eligible configurations untested (the costlier ones); raise plan.max_simulations");
-    }
-    if (!has_slo_) {
-        res.notes.push_back("no SLO given: every configuration that serves all requests qualifies");
-    }
-    if (offered_rps_ <= 0) {
-        res.notes.push_back("no open-loop arrival rate: replica counts are not sized to a rate");
-    }
-    // Say once what every ranked ownership cost leaves out (the rows carry it too).
-    std::vector<const SizingRow*> shown;
-    for (const SizingRow& row : res.ranked) {
-        shown.push_back(&row);
-    }
-    if (res.closest_miss) {
-        shown.push_back(&*res.closest_miss);
-    }
-    for (const SizingRow* row_ptr : shown) {
-        const SizingRow& row = *row_ptr;
-        const auto it = std::find_if(row.notes.begin(), row.notes.end(), [](const std::string& n) {
-            return n.rfind("the cost of owning excludes", 0) == 0;
-        });
-        if (it != row.notes.end()) {
-            res.notes.push_back(*it + " in every row: the ranking compares what is priced");
-            break;
-        }
-    }
+    res.verdict = verdict(res, over_constraints.has_value());
+    add_notes(res, order, simulated);
     return res;
 }
 

@@ -85,20 +85,4 @@ int LengthSampler::sample(Rng& rng) const {
     return static_cast<int>(r);
 }
 
-double LengthSampler::mean() const {
-    switch (d_.kind) {
-    case model::LengthKind::Uniform: return 0.5 * (d_.min + d_.max);
-    case model::LengthKind::Empirical: {
-        double s = 0;
-        double prev = 0;
-        for (std::size_t i = 0; i < cdf_.size(); ++i) {
-            s += (cdf_[i] - prev) * d_.values[i];
-            prev = cdf_[i];
-        }
-        return s / cdf_.back();
-    }
-    default: return d_.mean;
-    }
-}
-
 } // namespace gpuplan::sim

@@ -16,8 +16,6 @@ class LengthSampler {
     explicit LengthSampler(const model::LengthDistribution& d);
     /// One draw, rounded and clamped to [min, max]. O(1), or O(log values) for Empirical.
     [[nodiscard]] int sample(Rng& rng) const;
-    /// The distribution's mean before rounding and clamping.
-    [[nodiscard]] double mean() const;
 
   private:
     model::LengthDistribution d_;

@@ -4,6 +4,7 @@
 /// and absurd nesting are rejected before they can reach the core.
 
 #include "hwdb/file_io.hpp"
+#include "model/enum_names.hpp"
 #include "model/error.hpp"
 #include "model/unit_parser.hpp"
 
@@ -89,23 +90,17 @@ class MapReader {
     std::vector<std::string> asked_; // every key an accessor asked for, present or not
 };
 
-/// An optional string key whose value must be one of `choices`; the error lists them.
-template <class E>
-[[nodiscard]] std::optional<E>
-opt_choice(MapReader& m, const std::string& key,
-           std::initializer_list<std::pair<const char*, E>> choices) {
+/// An optional string key naming a value of enum E in its one spelling (model::enum_names); the
+/// error lists them.
+template <class E> [[nodiscard]] std::optional<E> opt_enum(MapReader& m, const std::string& key) {
     const auto text = m.opt_string(key);
     if (!text) {
         return std::nullopt;
     }
-    std::string list;
-    for (const auto& [name, value] : choices) {
-        if (*text == name) {
-            return value;
-        }
-        list.append(list.empty() ? "" : ", ").append(name);
+    if (const auto value = model::value_of<E>(*text)) {
+        return value;
     }
-    m.fail_at(key, "unknown value '" + *text + "'; use one of " + list);
+    m.fail_at(key, "unknown value '" + *text + "'; use one of " + model::names_list<E>());
 }
 
 /// An optional quantity as its strong type (Bytes, Seconds, Watts, ...).

@@ -96,7 +96,7 @@ void PowerObserver::finish(Tick end, std::int64_t output_tokens, std::int64_t co
     pr.nodes = (pr.gpus + per_node - 1) / per_node;
     pr.nodes_per_rack = s_.nodes_per_rack;
     pr.racks = (pr.nodes + s_.nodes_per_rack - 1) / s_.nodes_per_rack;
-    const double psu = s_.model.psu_efficiency > 0 ? s_.model.psu_efficiency : 1.0;
+    const double psu = model::psu_efficiency(s_.model);
     const Watts host = s_.node.host;
 
     // Per replica: baseline (idle before up, resident after) plus the steps' extra energy.

@@ -350,3 +350,10 @@ TEST(CliValidity, GpuCapOutsideTheHopperAndAmpereRangesExitsTwo) {
     expect_input_error("estimate --model llama-3.1-8b --gpu a100-sxm-80gb --gpu-cap 401W", "400 W");
     EXPECT_EQ(run("estimate --model llama-3.1-8b --gpu h100-sxm --gpu-cap 200W").exit_code, 0);
 }
+
+// Issue 11 item 2: --gpus, the scenario's hardware.count and the app's GPU count share one rule
+// (model::replicas_of) and one spelling, "tp × pp" (this flag's message used to say "tp x pp").
+TEST(CliMalformed, GpusNotAMultipleOfTpTimesPpIsRefusedWithTheOneWording) {
+    expect_input_error(std::string(kEstimate) + "--tp 4 --gpus 6",
+                       "--gpus 6 is not a multiple of tp × pp = 4; change --gpus, --tp or --pp");
+}
