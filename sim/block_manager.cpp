@@ -23,13 +23,23 @@ BlockManager::BlockManager(std::int64_t blocks, bool caching)
         unhashed_.push_back(static_cast<std::int32_t>(i));
     }
     tail_gap_ = blocks;
-    std::size_t cap = 16;
-    while (cap < 2 * n) {
-        cap <<= 1;
+    table_.assign(64, Slot{});
+    mask_ = table_.size() - 1;
+}
+
+void BlockManager::grow_table() {
+    std::vector<Slot> old(table_.size() * 2);
+    old.swap(table_);
+    mask_ = table_.size() - 1;
+    for (const Slot& e : old) {
+        if (e.key != 0) {
+            std::size_t s = slot_of(e.key);
+            while (table_[s].key != 0) {
+                s = (s + 1) & mask_;
+            }
+            table_[s] = e;
+        }
     }
-    keys_.assign(cap, 0);
-    vals_.assign(cap, -1);
-    mask_ = cap - 1;
 }
 
 void BlockManager::unlink(std::int32_t b) noexcept {
@@ -140,10 +150,11 @@ std::int32_t BlockManager::lookup(std::uint64_t hash) const noexcept {
         return -1;
     }
     for (std::size_t s = slot_of(hash);; s = (s + 1) & mask_) {
-        if (keys_[s] == hash) {
-            return vals_[s];
+        const Slot& e = table_[s];
+        if (e.key == hash) {
+            return e.val;
         }
-        if (keys_[s] == 0) {
+        if (e.key == 0) {
             return -1;
         }
     }
@@ -154,13 +165,19 @@ void BlockManager::insert(std::uint64_t hash, std::int32_t block) {
         return;
     }
     std::size_t s = slot_of(hash);
-    for (; keys_[s] != 0; s = (s + 1) & mask_) {
-        if (keys_[s] == hash) {
+    for (; table_[s].key != 0; s = (s + 1) & mask_) {
+        if (table_[s].key == hash) {
             return;
         }
     }
-    keys_[s] = hash;
-    vals_[s] = block;
+    if (2 * static_cast<std::size_t>(cached_ + 1) > table_.size()) {
+        grow_table();
+        s = slot_of(hash);
+        while (table_[s].key != 0) {
+            s = (s + 1) & mask_;
+        }
+    }
+    table_[s] = Slot{hash, block};
     b_[static_cast<std::size_t>(block)].hash = hash;
     ++cached_;
 }
@@ -168,25 +185,23 @@ void BlockManager::insert(std::uint64_t hash, std::int32_t block) {
 // Backward-shift deletion (Knuth 6.4, Algorithm R) keeps linear probing free of tombstones.
 void BlockManager::erase_hash(std::uint64_t hash) noexcept {
     std::size_t s = slot_of(hash);
-    while (keys_[s] != hash) {
-        if (keys_[s] == 0) {
+    while (table_[s].key != hash) {
+        if (table_[s].key == 0) {
             return;
         }
         s = (s + 1) & mask_;
     }
     std::size_t hole = s;
-    for (std::size_t j = (hole + 1) & mask_; keys_[j] != 0; j = (j + 1) & mask_) {
-        const std::size_t home = slot_of(keys_[j]);
+    for (std::size_t j = (hole + 1) & mask_; table_[j].key != 0; j = (j + 1) & mask_) {
+        const std::size_t home = slot_of(table_[j].key);
         // Move j into the hole unless its home lies cyclically in (hole, j].
         const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
         if (!stays) {
-            keys_[hole] = keys_[j];
-            vals_[hole] = vals_[j];
+            table_[hole] = table_[j];
             hole = j;
         }
     }
-    keys_[hole] = 0;
-    vals_[hole] = -1;
+    table_[hole] = Slot{};
 }
 
 } // namespace gpuplan::sim

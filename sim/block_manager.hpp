@@ -57,6 +57,8 @@ class BlockManager {
     void unlink(std::int32_t b) noexcept;
     void push_tail(std::int32_t b) noexcept;
     void erase_hash(std::uint64_t hash) noexcept;
+    /// Doubles the hash table and re-inserts every key.
+    void grow_table();
     [[nodiscard]] std::size_t slot_of(std::uint64_t hash) const noexcept;
 
     std::int64_t total_ = 0;
@@ -78,9 +80,14 @@ class BlockManager {
     std::int32_t head_ = -1, tail_ = -1; // free hashed blocks, least recently freed first
     std::vector<std::int32_t> unhashed_; // free unhashed blocks
     std::int64_t tail_gap_ = 0;
-    // Open-addressing hash → block table with linear probing, at most half full.
-    std::vector<std::uint64_t> keys_;
-    std::vector<std::int32_t> vals_;
+    // Open-addressing hash → block table with linear probing, at most half full. It grows
+    // with the cached blocks (doubling), not with the pool: most blocks never get a hash, and
+    // a small table stays in cache for the lookups of every admission.
+    struct Slot {
+        std::uint64_t key = 0; // 0: empty
+        std::int32_t val = -1;
+    };
+    std::vector<Slot> table_;
     std::size_t mask_ = 0;
     std::int64_t cached_ = 0;
     std::int64_t evictions_ = 0;

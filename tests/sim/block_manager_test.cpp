@@ -63,6 +63,37 @@ TEST(BlockManager, SharedBlocksStayUntilTheLastReferenceGoes) {
     EXPECT_EQ(m.lookup(7), a);
 }
 
+TEST(BlockManager, HashTableGrowsWithTheCachedBlocksUpToTheWholePool) {
+    // The table starts small and doubles as blocks get hashes: every block of a 1000-block
+    // pool hashed at once (several doublings) is still found, and evicting them all empties it.
+    constexpr int n = 1000;
+    BlockManager m(n, true);
+    std::vector<std::int32_t> blocks;
+    for (int i = 0; i < n; ++i) {
+        blocks.push_back(m.allocate());
+        m.insert(1000 + static_cast<std::uint64_t>(i), blocks.back());
+    }
+    EXPECT_EQ(m.cached(), n);
+    for (int i = 0; i < n; ++i) {
+        EXPECT_EQ(m.lookup(1000 + static_cast<std::uint64_t>(i)),
+                  blocks[static_cast<std::size_t>(i)]);
+    }
+    EXPECT_EQ(m.lookup(999), -1);
+    for (const std::int32_t b : blocks) {
+        m.release(b);
+    }
+    for (int i = 0; i < n; ++i) {
+        (void)m.allocate(); // evicts the least recently freed: block i
+        EXPECT_EQ(m.lookup(1000 + static_cast<std::uint64_t>(i)), -1);
+        if (i + 1 < n) {
+            EXPECT_EQ(m.lookup(1000 + static_cast<std::uint64_t>(i + 1)),
+                      blocks[static_cast<std::size_t>(i + 1)]);
+        }
+    }
+    EXPECT_EQ(m.cached(), 0);
+    EXPECT_EQ(m.evictions(), n);
+}
+
 TEST(BlockManager, HashTableSurvivesChurn) {
     // Random inserts and evictions against a reference map.
     constexpr int n = 512;
