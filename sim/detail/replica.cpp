@@ -28,6 +28,18 @@ int cdiv(std::int64_t a, int b) {
     return static_cast<int>((a + b - 1) / b);
 }
 
+// Whether `r`'s blocks already hold `tokens` (most decode steps): grow() has nothing to do.
+// Inline so the per-sequence step loop skips the call.
+bool holds(const Request& r, int tokens, int block_size) {
+    return tokens <= r.blocks_held * block_size;
+}
+
+// Whether a request outside agent sessions has hashed every full block of its shared prefix
+// (the common case of a decode step): hash_full_blocks() without `all` has nothing to do.
+bool prefix_hashed(const Request& r, int block_size) {
+    return r.session == kNoSession && r.hashed_blocks * block_size + block_size > r.shared_len;
+}
+
 } // namespace
 
 int Replica::decode_tokens(const Request& r) const {
@@ -240,8 +252,7 @@ void Replica::hash_full_blocks(Request& r, int upto_tokens, bool all) {
     if (!blocks_.caching()) {
         return;
     }
-    if (!all && r.session == kNoSession &&
-        r.hashed_blocks * cfg_.block_size + cfg_.block_size > r.shared_len) {
+    if (!all && prefix_hashed(r, cfg_.block_size)) {
         return; // the shared prefix is hashed already (the common case of a decode step)
     }
     int full = std::min(upto_tokens, r.num_tokens()) / cfg_.block_size;
@@ -261,7 +272,7 @@ void Replica::hash_full_blocks(Request& r, int upto_tokens, bool all) {
 }
 
 bool Replica::grow(Request& r, int tokens) {
-    if (tokens <= r.blocks_held * cfg_.block_size) {
+    if (holds(r, tokens, cfg_.block_size)) {
         return true; // fits the blocks it holds (most decode steps)
     }
     const int need = cdiv(tokens, cfg_.block_size) - r.blocks_held;
@@ -301,7 +312,9 @@ void Replica::add_to_batch(std::uint32_t slot, Request& r, int tokens) {
     r.in_batch = true;
     batch_.push_back(slot);
     budget_ -= tokens;
-    hash_full_blocks(r, r.computed + tokens);
+    if (blocks_.caching() && !prefix_hashed(r, cfg_.block_size)) {
+        hash_full_blocks(r, r.computed + tokens);
+    }
 }
 
 // Sequences in flight in another micro-batch (pipeline parallelism) are never victims; the
@@ -387,7 +400,7 @@ void Replica::form_continuous() {
             const int n =
                 decode ? decode_tokens(r) : std::min(r.num_tokens() - r.computed, budget_);
             bool self = false;
-            while (!grow(r, r.computed + n)) {
+            while (!holds(r, r.computed + n, B) && !grow(r, r.computed + n)) {
                 const std::size_t v = victim_index();
                 self = running_[v] == slot;
                 preempt(v);
