@@ -17,6 +17,7 @@ BlockManager::BlockManager(std::int64_t blocks, bool caching)
                   "too many KV blocks for the prefix cache: " + std::to_string(blocks));
     const auto n = static_cast<std::size_t>(blocks);
     b_.assign(n, Block{});
+    ref_.assign(n, 0);
     // Initially every block is free and unhashed; they are handed out in id order.
     unhashed_.reserve(n);
     for (std::size_t i = n; i-- > 0;) {
@@ -84,7 +85,7 @@ std::int32_t BlockManager::allocate() {
         x.hash = 0;
         --cached_;
         ++evictions_;
-        x.ref = 1;
+        ref_[static_cast<std::size_t>(b)] = 2; // one reference, no hash
         return b;
     }
     // The least recently freed block is an unhashed one; any unhashed block will do.
@@ -96,7 +97,7 @@ std::int32_t BlockManager::allocate() {
     assert(!unhashed_.empty());
     const std::int32_t b = unhashed_.back();
     unhashed_.pop_back();
-    b_[static_cast<std::size_t>(b)].ref = 1;
+    ref_[static_cast<std::size_t>(b)] = 2;
     return b;
 }
 
@@ -107,8 +108,9 @@ void BlockManager::release_count(std::int64_t n) noexcept {
 }
 
 void BlockManager::touch(std::int32_t block) {
-    Block& x = b_[static_cast<std::size_t>(block)];
-    if (x.ref == 0) {
+    std::int32_t& ref = ref_[static_cast<std::size_t>(block)];
+    if (ref >> 1 == 0) {
+        Block& x = b_[static_cast<std::size_t>(block)];
         // Only cached (hashed) blocks are found by lookup; the unhashed blocks freed before
         // this one now come before its successor.
         assert(x.hash != 0);
@@ -121,15 +123,17 @@ void BlockManager::touch(std::int32_t block) {
         unlink(block);
         --free_;
     }
-    ++x.ref;
+    ref += 2;
 }
 
 void BlockManager::release(std::int32_t block) {
-    Block& x = b_[static_cast<std::size_t>(block)];
-    assert(x.ref > 0);
-    if (--x.ref == 0) {
+    std::int32_t& ref = ref_[static_cast<std::size_t>(block)];
+    assert(ref >= 2);
+    ref -= 2;
+    if (ref >> 1 == 0) {
         ++free_;
-        if (x.hash != 0) {
+        if (ref != 0) { // hashed
+            Block& x = b_[static_cast<std::size_t>(block)];
             x.gap = static_cast<std::int32_t>(tail_gap_);
             tail_gap_ = 0;
             push_tail(block);
@@ -161,7 +165,7 @@ std::int32_t BlockManager::lookup(std::uint64_t hash) const noexcept {
 }
 
 void BlockManager::insert(std::uint64_t hash, std::int32_t block) {
-    if (!caching_ || hash == 0 || b_[static_cast<std::size_t>(block)].hash != 0) {
+    if (!caching_ || hash == 0 || (ref_[static_cast<std::size_t>(block)] & 1) != 0) {
         return;
     }
     std::size_t s = slot_of(hash);
@@ -179,6 +183,7 @@ void BlockManager::insert(std::uint64_t hash, std::int32_t block) {
     }
     table_[s] = Slot{hash, block};
     b_[static_cast<std::size_t>(block)].hash = hash;
+    ref_[static_cast<std::size_t>(block)] |= 1;
     ++cached_;
 }
 

@@ -40,7 +40,7 @@ class BlockManager {
     void release(std::int32_t block);
     /// References to the block (0 when it is free).
     [[nodiscard]] int ref_count(std::int32_t block) const {
-        return b_[static_cast<std::size_t>(block)].ref;
+        return ref_[static_cast<std::size_t>(block)] >> 1;
     }
 
     /// The block holding content `hash`, or -1. O(1) expected.
@@ -73,10 +73,12 @@ class BlockManager {
         std::uint64_t hash = 0; // 0: none
         std::int32_t prev = -1; // free hashed list links (-1: none)
         std::int32_t next = -1;
-        std::int32_t ref = 0;
         std::int32_t gap = 0;
     };
     std::vector<Block> b_;
+    // Per block: 2 × references + 1 if it has a hash. Every allocation and release reads it;
+    // kept apart from Block (4 bytes, not 24, a block) so the pool's hot part stays in cache.
+    std::vector<std::int32_t> ref_;
     std::int32_t head_ = -1, tail_ = -1; // free hashed blocks, least recently freed first
     std::vector<std::int32_t> unhashed_; // free unhashed blocks
     std::int64_t tail_gap_ = 0;
