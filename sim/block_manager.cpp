@@ -2,6 +2,7 @@
 
 #include "model/error.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <string>
 
@@ -207,6 +208,33 @@ void BlockManager::erase_hash(std::uint64_t hash) noexcept {
         }
     }
     table_[hole] = Slot{};
+}
+
+std::size_t BlockManager::recall_chain(std::uint64_t key, std::size_t max,
+                                       std::vector<std::int32_t>& out, std::uint64_t& last_hash) {
+    Chain& c = chain_of(key);
+    if (c.key != key || c.stamp != evictions_) {
+        c.key = key;
+        c.stamp = evictions_;
+        c.hashes.clear();
+        c.blocks.clear();
+        return 0;
+    }
+    const std::size_t n = std::min(max, c.blocks.size());
+    out.insert(out.end(), c.blocks.begin(), c.blocks.begin() + static_cast<std::ptrdiff_t>(n));
+    if (n > 0) {
+        last_hash = c.hashes[n - 1];
+    }
+    return n;
+}
+
+void BlockManager::remember_chain(std::uint64_t key, std::size_t index, std::uint64_t hash,
+                                  std::int32_t block) {
+    Chain& c = chain_of(key);
+    if (c.key == key && c.stamp == evictions_ && c.blocks.size() == index) {
+        c.hashes.push_back(hash);
+        c.blocks.push_back(block);
+    }
 }
 
 } // namespace gpuplan::sim

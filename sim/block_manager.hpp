@@ -9,6 +9,7 @@
 /// it tail first (so a sequence's deepest blocks are evicted first, as vLLM does). Without
 /// prefix caching only the free count is kept and block ids are not tracked.
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -48,6 +49,19 @@ class BlockManager {
     /// Records that `block` now holds content `hash`; no-op when the hash is already cached
     /// (identical blocks are not de-duplicated) or the block already has a hash.
     void insert(std::uint64_t hash, std::int32_t block);
+    /// The chain memo: runs of consecutive lookups that found blocks, under a caller's `key`
+    /// (a chain whose hashes depend on the key alone, such as the full blocks of a shared
+    /// prefix). A run stays valid while nothing is evicted: lookups of its hashes would find
+    /// the same blocks, since only an eviction removes a hash and insert() never remaps one.
+    /// recall_chain() appends up to `max` blocks of the run for `key` to `out`, sets `last_hash`
+    /// to the hash of the last one, and returns how many (0, resetting the run, when stale).
+    std::size_t recall_chain(std::uint64_t key, std::size_t max, std::vector<std::int32_t>& out,
+                             std::uint64_t& last_hash);
+    /// Extends the run for `key` by the lookup of its block `index` (ignored unless the run is
+    /// valid and holds exactly `index` blocks).
+    void remember_chain(std::uint64_t key, std::size_t index, std::uint64_t hash,
+                        std::int32_t block);
+
     /// Cached blocks (blocks with a hash).
     [[nodiscard]] std::int64_t cached() const noexcept { return cached_; }
     /// Cached blocks evicted so far.
@@ -93,6 +107,17 @@ class BlockManager {
     std::size_t mask_ = 0;
     std::int64_t cached_ = 0;
     std::int64_t evictions_ = 0;
+    // The chain memo, direct-mapped by key.
+    struct Chain {
+        std::uint64_t key = 0;
+        std::int64_t stamp = -1; // evictions_ when the run was started
+        std::vector<std::uint64_t> hashes;
+        std::vector<std::int32_t> blocks;
+    };
+    [[nodiscard]] Chain& chain_of(std::uint64_t key) noexcept {
+        return chains_[static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ULL) >> 58)];
+    }
+    std::vector<Chain> chains_ = std::vector<Chain>(64);
 };
 
 } // namespace gpuplan::sim

@@ -94,6 +94,39 @@ TEST(BlockManager, HashTableGrowsWithTheCachedBlocksUpToTheWholePool) {
     EXPECT_EQ(m.evictions(), n);
 }
 
+TEST(BlockManager, ChainMemoRecallsARunUntilSomethingIsEvicted) {
+    BlockManager m(4, true);
+    const auto a = m.allocate();
+    const auto b = m.allocate();
+    m.insert(11, a);
+    m.insert(12, b);
+    std::vector<std::int32_t> out;
+    std::uint64_t last = 0;
+    // Nothing remembered yet: the first recall starts the run.
+    EXPECT_EQ(m.recall_chain(7, 2, out, last), 0U);
+    m.remember_chain(7, 0, 11, a);
+    m.remember_chain(7, 5, 99, b); // not the next index: ignored
+    m.remember_chain(7, 1, 12, b);
+    EXPECT_EQ(m.recall_chain(7, 5, out, last), 2U);
+    EXPECT_EQ(out, (std::vector<std::int32_t>{a, b}));
+    EXPECT_EQ(last, 12U);
+    out.clear();
+    EXPECT_EQ(m.recall_chain(7, 1, out, last), 1U); // at most `max`
+    EXPECT_EQ(out, (std::vector<std::int32_t>{a}));
+    EXPECT_EQ(last, 11U);
+    // Allocations that evict nothing keep the run; an eviction makes it stale.
+    m.release(b);
+    m.release(a);
+    (void)m.allocate(); // an unhashed block
+    (void)m.allocate(); // the last unhashed block
+    out.clear();
+    EXPECT_EQ(m.recall_chain(7, 2, out, last), 2U);
+    out.clear();
+    EXPECT_EQ(m.allocate(), b); // evicts hash 12, the least recently freed
+    EXPECT_EQ(m.recall_chain(7, 2, out, last), 0U);
+    EXPECT_TRUE(out.empty());
+}
+
 TEST(BlockManager, HashTableSurvivesChurn) {
     // Random inserts and evictions against a reference map.
     constexpr int n = 512;
