@@ -27,6 +27,7 @@ BlockManager::BlockManager(std::int64_t blocks, bool caching)
     tail_gap_ = blocks;
     table_.assign(64, Slot{});
     mask_ = table_.size() - 1;
+    chains_.resize(64);
 }
 
 void BlockManager::grow_table() {
@@ -212,6 +213,9 @@ void BlockManager::erase_hash(std::uint64_t hash) noexcept {
 
 std::size_t BlockManager::recall_chain(std::uint64_t key, std::size_t max,
                                        std::vector<std::int32_t>& out, std::uint64_t& last_hash) {
+    if (!caching_) {
+        return 0;
+    }
     Chain& c = chain_of(key);
     if (c.key != key || c.stamp != evictions_) {
         c.key = key;
@@ -230,6 +234,9 @@ std::size_t BlockManager::recall_chain(std::uint64_t key, std::size_t max,
 
 void BlockManager::remember_chain(std::uint64_t key, std::size_t index, std::uint64_t hash,
                                   std::int32_t block) {
+    if (!caching_) {
+        return;
+    }
     Chain& c = chain_of(key);
     if (c.key == key && c.stamp == evictions_ && c.blocks.size() == index) {
         c.hashes.push_back(hash);

@@ -55,6 +55,7 @@ class BlockManager {
     /// the same blocks, since only an eviction removes a hash and insert() never remaps one.
     /// recall_chain() appends up to `max` blocks of the run for `key` to `out`, sets `last_hash`
     /// to the hash of the last one, and returns how many (0, resetting the run, when stale).
+    /// Without caching there is no memo: recall_chain() returns 0.
     std::size_t recall_chain(std::uint64_t key, std::size_t max, std::vector<std::int32_t>& out,
                              std::uint64_t& last_hash);
     /// Extends the run for `key` by the lookup of its block `index` (ignored unless the run is
@@ -117,7 +118,7 @@ class BlockManager {
     [[nodiscard]] Chain& chain_of(std::uint64_t key) noexcept {
         return chains_[static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ULL) >> 58)];
     }
-    std::vector<Chain> chains_ = std::vector<Chain>(64);
+    std::vector<Chain> chains_; // 64 entries with caching, none without
 };
 
 } // namespace gpuplan::sim

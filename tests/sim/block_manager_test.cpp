@@ -125,6 +125,11 @@ TEST(BlockManager, ChainMemoRecallsARunUntilSomethingIsEvicted) {
     EXPECT_EQ(m.allocate(), b); // evicts hash 12, the least recently freed
     EXPECT_EQ(m.recall_chain(7, 2, out, last), 0U);
     EXPECT_TRUE(out.empty());
+    // Without caching there is no memo.
+    BlockManager counts(4, false);
+    counts.remember_chain(7, 0, 11, 0);
+    EXPECT_EQ(counts.recall_chain(7, 1, out, last), 0U);
+    EXPECT_TRUE(out.empty());
 }
 
 TEST(BlockManager, HashTableSurvivesChurn) {
