@@ -2,6 +2,7 @@
 
 #include "model/error.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <string>
 
@@ -17,19 +18,31 @@ BlockManager::BlockManager(std::int64_t blocks, bool caching)
                   "too many KV blocks for the prefix cache: " + std::to_string(blocks));
     const auto n = static_cast<std::size_t>(blocks);
     b_.assign(n, Block{});
+    ref_.assign(n, 0);
     // Initially every block is free and unhashed; they are handed out in id order.
     unhashed_.reserve(n);
     for (std::size_t i = n; i-- > 0;) {
         unhashed_.push_back(static_cast<std::int32_t>(i));
     }
     tail_gap_ = blocks;
-    std::size_t cap = 16;
-    while (cap < 2 * n) {
-        cap <<= 1;
+    table_.assign(64, Slot{});
+    mask_ = table_.size() - 1;
+    chains_.resize(64);
+}
+
+void BlockManager::grow_table() {
+    std::vector<Slot> old(table_.size() * 2);
+    old.swap(table_);
+    mask_ = table_.size() - 1;
+    for (const Slot& e : old) {
+        if (e.key != 0) {
+            std::size_t s = slot_of(e.key);
+            while (table_[s].key != 0) {
+                s = (s + 1) & mask_;
+            }
+            table_[s] = e;
+        }
     }
-    keys_.assign(cap, 0);
-    vals_.assign(cap, -1);
-    mask_ = cap - 1;
 }
 
 void BlockManager::unlink(std::int32_t b) noexcept {
@@ -74,7 +87,7 @@ std::int32_t BlockManager::allocate() {
         x.hash = 0;
         --cached_;
         ++evictions_;
-        x.ref = 1;
+        ref_[static_cast<std::size_t>(b)] = 2; // one reference, no hash
         return b;
     }
     // The least recently freed block is an unhashed one; any unhashed block will do.
@@ -86,7 +99,7 @@ std::int32_t BlockManager::allocate() {
     assert(!unhashed_.empty());
     const std::int32_t b = unhashed_.back();
     unhashed_.pop_back();
-    b_[static_cast<std::size_t>(b)].ref = 1;
+    ref_[static_cast<std::size_t>(b)] = 2;
     return b;
 }
 
@@ -97,8 +110,9 @@ void BlockManager::release_count(std::int64_t n) noexcept {
 }
 
 void BlockManager::touch(std::int32_t block) {
-    Block& x = b_[static_cast<std::size_t>(block)];
-    if (x.ref == 0) {
+    std::int32_t& ref = ref_[static_cast<std::size_t>(block)];
+    if (ref >> 1 == 0) {
+        Block& x = b_[static_cast<std::size_t>(block)];
         // Only cached (hashed) blocks are found by lookup; the unhashed blocks freed before
         // this one now come before its successor.
         assert(x.hash != 0);
@@ -111,15 +125,17 @@ void BlockManager::touch(std::int32_t block) {
         unlink(block);
         --free_;
     }
-    ++x.ref;
+    ref += 2;
 }
 
 void BlockManager::release(std::int32_t block) {
-    Block& x = b_[static_cast<std::size_t>(block)];
-    assert(x.ref > 0);
-    if (--x.ref == 0) {
+    std::int32_t& ref = ref_[static_cast<std::size_t>(block)];
+    assert(ref >= 2);
+    ref -= 2;
+    if (ref >> 1 == 0) {
         ++free_;
-        if (x.hash != 0) {
+        if (ref != 0) { // hashed
+            Block& x = b_[static_cast<std::size_t>(block)];
             x.gap = static_cast<std::int32_t>(tail_gap_);
             tail_gap_ = 0;
             push_tail(block);
@@ -140,53 +156,92 @@ std::int32_t BlockManager::lookup(std::uint64_t hash) const noexcept {
         return -1;
     }
     for (std::size_t s = slot_of(hash);; s = (s + 1) & mask_) {
-        if (keys_[s] == hash) {
-            return vals_[s];
+        const Slot& e = table_[s];
+        if (e.key == hash) {
+            return e.val;
         }
-        if (keys_[s] == 0) {
+        if (e.key == 0) {
             return -1;
         }
     }
 }
 
 void BlockManager::insert(std::uint64_t hash, std::int32_t block) {
-    if (!caching_ || hash == 0 || b_[static_cast<std::size_t>(block)].hash != 0) {
+    if (!caching_ || hash == 0 || (ref_[static_cast<std::size_t>(block)] & 1) != 0) {
         return;
     }
     std::size_t s = slot_of(hash);
-    for (; keys_[s] != 0; s = (s + 1) & mask_) {
-        if (keys_[s] == hash) {
+    for (; table_[s].key != 0; s = (s + 1) & mask_) {
+        if (table_[s].key == hash) {
             return;
         }
     }
-    keys_[s] = hash;
-    vals_[s] = block;
+    if (2 * static_cast<std::size_t>(cached_ + 1) > table_.size()) {
+        grow_table();
+        s = slot_of(hash);
+        while (table_[s].key != 0) {
+            s = (s + 1) & mask_;
+        }
+    }
+    table_[s] = Slot{hash, block};
     b_[static_cast<std::size_t>(block)].hash = hash;
+    ref_[static_cast<std::size_t>(block)] |= 1;
     ++cached_;
 }
 
 // Backward-shift deletion (Knuth 6.4, Algorithm R) keeps linear probing free of tombstones.
 void BlockManager::erase_hash(std::uint64_t hash) noexcept {
     std::size_t s = slot_of(hash);
-    while (keys_[s] != hash) {
-        if (keys_[s] == 0) {
+    while (table_[s].key != hash) {
+        if (table_[s].key == 0) {
             return;
         }
         s = (s + 1) & mask_;
     }
     std::size_t hole = s;
-    for (std::size_t j = (hole + 1) & mask_; keys_[j] != 0; j = (j + 1) & mask_) {
-        const std::size_t home = slot_of(keys_[j]);
+    for (std::size_t j = (hole + 1) & mask_; table_[j].key != 0; j = (j + 1) & mask_) {
+        const std::size_t home = slot_of(table_[j].key);
         // Move j into the hole unless its home lies cyclically in (hole, j].
         const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
         if (!stays) {
-            keys_[hole] = keys_[j];
-            vals_[hole] = vals_[j];
+            table_[hole] = table_[j];
             hole = j;
         }
     }
-    keys_[hole] = 0;
-    vals_[hole] = -1;
+    table_[hole] = Slot{};
+}
+
+std::size_t BlockManager::recall_chain(std::uint64_t key, std::size_t max,
+                                       std::vector<std::int32_t>& out, std::uint64_t& last_hash) {
+    if (!caching_) {
+        return 0;
+    }
+    Chain& c = chain_of(key);
+    if (c.key != key || c.stamp != evictions_) {
+        c.key = key;
+        c.stamp = evictions_;
+        c.hashes.clear();
+        c.blocks.clear();
+        return 0;
+    }
+    const std::size_t n = std::min(max, c.blocks.size());
+    out.insert(out.end(), c.blocks.begin(), c.blocks.begin() + static_cast<std::ptrdiff_t>(n));
+    if (n > 0) {
+        last_hash = c.hashes[n - 1];
+    }
+    return n;
+}
+
+void BlockManager::remember_chain(std::uint64_t key, std::size_t index, std::uint64_t hash,
+                                  std::int32_t block) {
+    if (!caching_) {
+        return;
+    }
+    Chain& c = chain_of(key);
+    if (c.key == key && c.stamp == evictions_ && c.blocks.size() == index) {
+        c.hashes.push_back(hash);
+        c.blocks.push_back(block);
+    }
 }
 
 } // namespace gpuplan::sim

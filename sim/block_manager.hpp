@@ -9,6 +9,7 @@
 /// it tail first (so a sequence's deepest blocks are evicted first, as vLLM does). Without
 /// prefix caching only the free count is kept and block ids are not tracked.
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -40,7 +41,7 @@ class BlockManager {
     void release(std::int32_t block);
     /// References to the block (0 when it is free).
     [[nodiscard]] int ref_count(std::int32_t block) const {
-        return b_[static_cast<std::size_t>(block)].ref;
+        return ref_[static_cast<std::size_t>(block)] >> 1;
     }
 
     /// The block holding content `hash`, or -1. O(1) expected.
@@ -48,6 +49,20 @@ class BlockManager {
     /// Records that `block` now holds content `hash`; no-op when the hash is already cached
     /// (identical blocks are not de-duplicated) or the block already has a hash.
     void insert(std::uint64_t hash, std::int32_t block);
+    /// The chain memo: runs of consecutive lookups that found blocks, under a caller's `key`
+    /// (a chain whose hashes depend on the key alone, such as the full blocks of a shared
+    /// prefix). A run stays valid while nothing is evicted: lookups of its hashes would find
+    /// the same blocks, since only an eviction removes a hash and insert() never remaps one.
+    /// recall_chain() appends up to `max` blocks of the run for `key` to `out`, sets `last_hash`
+    /// to the hash of the last one, and returns how many (0, resetting the run, when stale).
+    /// Without caching there is no memo: recall_chain() returns 0.
+    std::size_t recall_chain(std::uint64_t key, std::size_t max, std::vector<std::int32_t>& out,
+                             std::uint64_t& last_hash);
+    /// Extends the run for `key` by the lookup of its block `index` (ignored unless the run is
+    /// valid and holds exactly `index` blocks).
+    void remember_chain(std::uint64_t key, std::size_t index, std::uint64_t hash,
+                        std::int32_t block);
+
     /// Cached blocks (blocks with a hash).
     [[nodiscard]] std::int64_t cached() const noexcept { return cached_; }
     /// Cached blocks evicted so far.
@@ -57,6 +72,8 @@ class BlockManager {
     void unlink(std::int32_t b) noexcept;
     void push_tail(std::int32_t b) noexcept;
     void erase_hash(std::uint64_t hash) noexcept;
+    /// Doubles the hash table and re-inserts every key.
+    void grow_table();
     [[nodiscard]] std::size_t slot_of(std::uint64_t hash) const noexcept;
 
     std::int64_t total_ = 0;
@@ -71,19 +88,37 @@ class BlockManager {
         std::uint64_t hash = 0; // 0: none
         std::int32_t prev = -1; // free hashed list links (-1: none)
         std::int32_t next = -1;
-        std::int32_t ref = 0;
         std::int32_t gap = 0;
     };
     std::vector<Block> b_;
+    // Per block: 2 × references + 1 if it has a hash. Every allocation and release reads it;
+    // kept apart from Block (4 bytes, not 24, a block) so the pool's hot part stays in cache.
+    std::vector<std::int32_t> ref_;
     std::int32_t head_ = -1, tail_ = -1; // free hashed blocks, least recently freed first
     std::vector<std::int32_t> unhashed_; // free unhashed blocks
     std::int64_t tail_gap_ = 0;
-    // Open-addressing hash → block table with linear probing, at most half full.
-    std::vector<std::uint64_t> keys_;
-    std::vector<std::int32_t> vals_;
+    // Open-addressing hash → block table with linear probing, at most half full. It grows
+    // with the cached blocks (doubling), not with the pool: most blocks never get a hash, and
+    // a small table stays in cache for the lookups of every admission.
+    struct Slot {
+        std::uint64_t key = 0; // 0: empty
+        std::int32_t val = -1;
+    };
+    std::vector<Slot> table_;
     std::size_t mask_ = 0;
     std::int64_t cached_ = 0;
     std::int64_t evictions_ = 0;
+    // The chain memo, direct-mapped by key.
+    struct Chain {
+        std::uint64_t key = 0;
+        std::int64_t stamp = -1; // evictions_ when the run was started
+        std::vector<std::uint64_t> hashes;
+        std::vector<std::int32_t> blocks;
+    };
+    [[nodiscard]] Chain& chain_of(std::uint64_t key) noexcept {
+        return chains_[static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ULL) >> 58)];
+    }
+    std::vector<Chain> chains_; // 64 entries with caching, none without
 };
 
 } // namespace gpuplan::sim

@@ -6,7 +6,7 @@
 #include "sim/tick.hpp"
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <vector>
 
 namespace gpuplan::sim::detail {
@@ -66,7 +66,9 @@ struct Request {
 };
 
 /// Request slots with a free list; slots and their block vectors are reused, so steady-state
-/// simulation allocates nothing per request.
+/// simulation allocates nothing per request. Slots live in fixed chunks of kChunk requests
+/// (references stay valid as the pool grows), so indexing is one shift and one mask: every
+/// engine step indexes the pool several times per scheduled sequence.
 class RequestPool {
   public:
     /// A fresh request in a free slot (its generation bumped, its vectors kept).
@@ -76,10 +78,12 @@ class RequestPool {
             slot = free_.back();
             free_.pop_back();
         } else {
-            slot = static_cast<std::uint32_t>(reqs_.size());
-            reqs_.emplace_back();
+            if ((size_ & kMask) == 0) {
+                chunks_.push_back(std::make_unique<Request[]>(kChunk));
+            }
+            slot = size_++;
         }
-        Request& r = reqs_[slot];
+        Request& r = (*this)[slot];
         const std::uint32_t gen = r.generation + 1;
         std::vector<std::int32_t> blocks = std::move(r.blocks);
         blocks.clear();
@@ -90,22 +94,26 @@ class RequestPool {
         return slot;
     }
     void release(std::uint32_t slot) {
-        reqs_[slot].state = ReqState::Free;
+        (*this)[slot].state = ReqState::Free;
         free_.push_back(slot);
         --live_;
     }
-    [[nodiscard]] Request& operator[](std::uint32_t slot) { return reqs_[slot]; }
-    [[nodiscard]] const Request& operator[](std::uint32_t slot) const { return reqs_[slot]; }
+    [[nodiscard]] Request& operator[](std::uint32_t slot) {
+        return chunks_[slot >> kChunkBits][slot & kMask];
+    }
+    [[nodiscard]] const Request& operator[](std::uint32_t slot) const {
+        return chunks_[slot >> kChunkBits][slot & kMask];
+    }
     /// Event payload naming this request at its current generation.
     [[nodiscard]] std::uint64_t handle(std::uint32_t slot) const {
-        return (std::uint64_t{reqs_[slot].generation} << 32) | slot;
+        return (std::uint64_t{(*this)[slot].generation} << 32) | slot;
     }
     /// The slot of a handle, or nullopt-like ~0u when the request has been recycled.
     [[nodiscard]] std::uint32_t resolve(std::uint64_t handle) const {
         const auto slot = static_cast<std::uint32_t>(handle & 0xffffffffu);
         const auto gen = static_cast<std::uint32_t>(handle >> 32);
-        if (slot >= reqs_.size() || reqs_[slot].generation != gen ||
-            reqs_[slot].state == ReqState::Free) {
+        if (slot >= size_ || (*this)[slot].generation != gen ||
+            (*this)[slot].state == ReqState::Free) {
             return ~0u;
         }
         return slot;
@@ -113,15 +121,19 @@ class RequestPool {
     [[nodiscard]] std::size_t live() const noexcept { return live_; }
     /// Calls f(slot) for every request in use, in slot order.
     template <class F> void for_each_live(F&& f) {
-        for (std::size_t i = 0; i < reqs_.size(); ++i) {
-            if (reqs_[i].state != ReqState::Free) {
-                f(static_cast<std::uint32_t>(i));
+        for (std::uint32_t i = 0; i < size_; ++i) {
+            if ((*this)[i].state != ReqState::Free) {
+                f(i);
             }
         }
     }
 
   private:
-    std::deque<Request> reqs_; // a deque: references stay valid as it grows
+    static constexpr std::uint32_t kChunkBits = 8;
+    static constexpr std::uint32_t kChunk = std::uint32_t{1} << kChunkBits;
+    static constexpr std::uint32_t kMask = kChunk - 1;
+    std::vector<std::unique_ptr<Request[]>> chunks_;
+    std::uint32_t size_ = 0; // slots ever handed out
     std::vector<std::uint32_t> free_;
     std::size_t live_ = 0;
 };

@@ -165,11 +165,24 @@ PrefixHit SchedulerState::lookup_prefix(const Request& r) {
     if (blocks_.caching() && r.computed == 0) {
         const int max_blocks = (r.num_tokens() - 1) / cfg_.block_size;
         std::uint64_t parent = kRootHash;
-        for (int b = 0; b < max_blocks; ++b) {
+        // The full blocks of a shared prefix hash alike for every request of it: while nothing
+        // is evicted, the pool's chain memo gives their lookups' answers at once.
+        const int same =
+            r.shared_id != 0 ? std::min(max_blocks, r.shared_len / cfg_.block_size) : 0;
+        int b = same > 0 ? static_cast<int>(blocks_.recall_chain(
+                               r.shared_id, static_cast<std::size_t>(same), hits_, parent))
+                         : 0;
+        for (const std::int32_t blk : hits_) {
+            hit.free_blocks += blocks_.ref_count(blk) == 0 ? 1 : 0;
+        }
+        for (; b < max_blocks; ++b) {
             const std::uint64_t h = block_hash(r, b, parent);
             const std::int32_t blk = blocks_.lookup(h);
             if (blk < 0) {
                 break;
+            }
+            if (b < same) {
+                blocks_.remember_chain(r.shared_id, static_cast<std::size_t>(b), h, blk);
             }
             hits_.push_back(blk);
             hit.free_blocks += blocks_.ref_count(blk) == 0 ? 1 : 0;

@@ -63,6 +63,75 @@ TEST(BlockManager, SharedBlocksStayUntilTheLastReferenceGoes) {
     EXPECT_EQ(m.lookup(7), a);
 }
 
+TEST(BlockManager, HashTableGrowsWithTheCachedBlocksUpToTheWholePool) {
+    // The table starts small and doubles as blocks get hashes: every block of a 1000-block
+    // pool hashed at once (several doublings) is still found, and evicting them all empties it.
+    constexpr int n = 1000;
+    BlockManager m(n, true);
+    std::vector<std::int32_t> blocks;
+    for (int i = 0; i < n; ++i) {
+        blocks.push_back(m.allocate());
+        m.insert(1000 + static_cast<std::uint64_t>(i), blocks.back());
+    }
+    EXPECT_EQ(m.cached(), n);
+    for (int i = 0; i < n; ++i) {
+        EXPECT_EQ(m.lookup(1000 + static_cast<std::uint64_t>(i)),
+                  blocks[static_cast<std::size_t>(i)]);
+    }
+    EXPECT_EQ(m.lookup(999), -1);
+    for (const std::int32_t b : blocks) {
+        m.release(b);
+    }
+    for (int i = 0; i < n; ++i) {
+        (void)m.allocate(); // evicts the least recently freed: block i
+        EXPECT_EQ(m.lookup(1000 + static_cast<std::uint64_t>(i)), -1);
+        if (i + 1 < n) {
+            EXPECT_EQ(m.lookup(1000 + static_cast<std::uint64_t>(i + 1)),
+                      blocks[static_cast<std::size_t>(i + 1)]);
+        }
+    }
+    EXPECT_EQ(m.cached(), 0);
+    EXPECT_EQ(m.evictions(), n);
+}
+
+TEST(BlockManager, ChainMemoRecallsARunUntilSomethingIsEvicted) {
+    BlockManager m(4, true);
+    const auto a = m.allocate();
+    const auto b = m.allocate();
+    m.insert(11, a);
+    m.insert(12, b);
+    std::vector<std::int32_t> out;
+    std::uint64_t last = 0;
+    // Nothing remembered yet: the first recall starts the run.
+    EXPECT_EQ(m.recall_chain(7, 2, out, last), 0U);
+    m.remember_chain(7, 0, 11, a);
+    m.remember_chain(7, 5, 99, b); // not the next index: ignored
+    m.remember_chain(7, 1, 12, b);
+    EXPECT_EQ(m.recall_chain(7, 5, out, last), 2U);
+    EXPECT_EQ(out, (std::vector<std::int32_t>{a, b}));
+    EXPECT_EQ(last, 12U);
+    out.clear();
+    EXPECT_EQ(m.recall_chain(7, 1, out, last), 1U); // at most `max`
+    EXPECT_EQ(out, (std::vector<std::int32_t>{a}));
+    EXPECT_EQ(last, 11U);
+    // Allocations that evict nothing keep the run; an eviction makes it stale.
+    m.release(b);
+    m.release(a);
+    (void)m.allocate(); // an unhashed block
+    (void)m.allocate(); // the last unhashed block
+    out.clear();
+    EXPECT_EQ(m.recall_chain(7, 2, out, last), 2U);
+    out.clear();
+    EXPECT_EQ(m.allocate(), b); // evicts hash 12, the least recently freed
+    EXPECT_EQ(m.recall_chain(7, 2, out, last), 0U);
+    EXPECT_TRUE(out.empty());
+    // Without caching there is no memo.
+    BlockManager counts(4, false);
+    counts.remember_chain(7, 0, 11, 0);
+    EXPECT_EQ(counts.recall_chain(7, 1, out, last), 0U);
+    EXPECT_TRUE(out.empty());
+}
+
 TEST(BlockManager, HashTableSurvivesChurn) {
     // Random inserts and evictions against a reference map.
     constexpr int n = 512;
