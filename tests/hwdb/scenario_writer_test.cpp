@@ -191,6 +191,14 @@ TEST(ScenarioWriter, AutoscalerRoundTrips) {
     EXPECT_NE(text.find("max_replicas: 6"), std::string::npos) << text;
 }
 
+TEST(ScenarioWriter, ReplicaFailuresRoundTrip) {
+    const model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/failures-serving-sim-llama8b-h100.yaml", db());
+    ASSERT_TRUE(s.cluster.failures);
+    expect_round_trip(s, "failures");
+    EXPECT_NE(hwdb::scenario_to_yaml(s).find("in_flight: retry"), std::string::npos);
+}
+
 TEST(ScenarioWriter, TraceIsWrittenBesideTheScenario) {
     model::Scenario s = hwdb::load_scenario(
         std::string(GPUPLAN_SOURCE_DIR) + "/examples/simulate-trace.yaml", db());

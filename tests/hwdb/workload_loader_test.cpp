@@ -243,6 +243,24 @@ TEST(WorkloadLoader, BadAutoscalerNamesTheFileLineAndKey) {
               std::string::npos);
 }
 
+TEST(WorkloadLoader, ReadsReplicaFailures) {
+    const model::Scenario s = parse("cluster:\n  failures: {mtbf: 2000 h, mttr: 4 h, spares: 2, "
+                                    "in_flight: lose}\n");
+    ASSERT_TRUE(s.cluster.failures);
+    EXPECT_DOUBLE_EQ(s.cluster.failures->mtbf->si(), 2000 * 3600.0);
+    EXPECT_DOUBLE_EQ(s.cluster.failures->mttr->si(), 4 * 3600.0);
+    EXPECT_EQ(s.cluster.failures->spares, 2);
+    EXPECT_EQ(s.cluster.failures->in_flight, model::FailedRequests::Lose);
+    const model::Scenario d = parse("cluster:\n  failures: {}\n");
+    EXPECT_FALSE(d.cluster.failures->mtbf); // the Llama 3 default, resolved by the simulator
+    EXPECT_EQ(d.cluster.failures->in_flight, model::FailedRequests::Retry);
+    EXPECT_NE(error_of("cluster:\n  failures: {mtbf: 0 h}\n").find("mtbf"), std::string::npos);
+    EXPECT_NE(error_of("cluster:\n  failures: {spares: -1}\n").find("spares"), std::string::npos);
+    EXPECT_NE(error_of("cluster:\n  autoscaler: {max_replicas: 2}\n  failures: {}\n")
+                  .find("leave one of them out"),
+              std::string::npos);
+}
+
 TEST(WorkloadLoader, UnknownKeysAndBadValuesAreErrors) {
     EXPECT_NE(error_of("workload:\n  arival: {process: poisson}\n").find("arival"),
               std::string::npos);
