@@ -32,7 +32,7 @@ double binom(int n, int i, double p) {
            std::pow(p, i) * std::pow(1 - p, n - i);
 }
 
-TEST(Failures, LongRunAvailabilityMatchesTheClosedForm) {
+TEST(SimFailures, LongRunAvailabilityMatchesTheClosedForm) {
     // N = 2 replicas and k = 1 spare, MTBF 200 s, MTTR 40 s: each unit is up with
     // p = 200 / 240 = 5/6, and with instant takeover (no cold start) the fleet has 2 up while
     // at least 2 of 3 units are: A = p³ + 3 p² (1 − p) = 0.9259. Replicas up: E[min(U, 2)] / 2
@@ -70,7 +70,7 @@ TEST(Failures, LongRunAvailabilityMatchesTheClosedForm) {
     EXPECT_NEAR(failures, 2000, 6 * std::sqrt(2000.0));
 }
 
-TEST(Failures, RequestsOfAFailedReplicaAreRetriedOrLost) {
+TEST(SimFailures, RequestsOfAFailedReplicaAreRetriedOrLost) {
     // Failures every 30 s per replica while requests take a second or two: some fail in flight.
     model::Scenario s = llama8b_scenario(512, 128, 4.0, 200);
     s.cluster.replicas = 2;
@@ -92,7 +92,7 @@ TEST(Failures, RequestsOfAFailedReplicaAreRetriedOrLost) {
     EXPECT_EQ(lose.overall.completed + lose.failures->requests_lost, 200);
 }
 
-TEST(Failures, SameSeedSameResult) {
+TEST(SimFailures, SameSeedSameResult) {
     model::Scenario s = failing(50, 10, 2, 1);
     s.workload.requests = 300;
     s.workload.requests_per_s = 2.0;
@@ -103,7 +103,7 @@ TEST(Failures, SameSeedSameResult) {
     EXPECT_NE(a.failures, simulate(s).failures);
 }
 
-TEST(Failures, WithoutTheBlockNothingFailsAndNothingIsReported) {
+TEST(SimFailures, WithoutTheBlockNothingFailsAndNothingIsReported) {
     const SimResult r = simulate(llama8b_scenario(64, 16, 2.0, 50));
     EXPECT_FALSE(r.failures);
     EXPECT_FALSE(r.autoscaler);
