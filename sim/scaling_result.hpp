@@ -53,6 +53,7 @@ struct FailureResult {
     /// model::fleet_availability(N, k, MTBF / (MTBF + MTTR)): the steady state the run should
     /// approach (instant takeover; a cold start lowers the measured figure).
     double expected_availability = 0;
+    std::vector<double> failed_at_s; ///< when each serving replica failed, in order
     friend bool operator==(const FailureResult&, const FailureResult&) = default;
 };
 

@@ -193,6 +193,7 @@ void Cluster::unit_failed(std::size_t unit) {
     if (un.replica >= 0) {
         const auto i = static_cast<std::size_t>(un.replica);
         un.replica = -1;
+        failed_.failed_at_s.push_back(tick_s(sim_.now()));
         fail_replica(i);
         for (std::size_t s = 0; s < units_.size(); ++s) {
             if (units_[s].up && units_[s].replica < 0) {

@@ -2,6 +2,7 @@
 // the measured availability against model/availability's closed form, requests of a failed
 // replica retried or lost, and determinism.
 #include "model/availability.hpp"
+#include "model/memory.hpp"
 #include "sim/simulate.hpp"
 #include "tests/sim/sim_fixtures.hpp"
 
@@ -90,6 +91,27 @@ TEST(SimFailures, RequestsOfAFailedReplicaAreRetriedOrLost) {
     EXPECT_EQ(lose.failures->requests_retried, 0);
     EXPECT_EQ(lose.overall.rejected, lose.failures->requests_lost); // lost ones fail
     EXPECT_EQ(lose.overall.completed + lose.failures->requests_lost, 200);
+}
+
+TEST(SimFailures, ASpareTakesOverAfterItsColdStart) {
+    // One replica and one spare, failures every 40 s on average over a run of about 100 s,
+    // repairs at once (MTTR 0, so the spare is up whenever the serving replica fails); the
+    // spare loads the weights at 2 GB/s and starts in 5 s. Its replica is up exactly
+    // load = weights / 2 GB/s + 5 s after the first failure.
+    model::Scenario s = failing(40, 0, 1, 1);
+    s.workload.requests = 200;
+    s.workload.requests_per_s = 2.0;
+    s.cluster.cold_start.load_bandwidth = BytesPerSecond(2e9);
+    s.cluster.cold_start.startup = Seconds(5);
+    const SimResult r = simulate(s);
+    ASSERT_TRUE(r.failures);
+    ASSERT_GE(r.failures->takeovers, 1);
+    ASSERT_GE(r.failures->failed_at_s.size(), 1u);
+    ASSERT_GE(r.replicas.size(), 2u);
+    const double load = model::estimate_memory(s.deployment).weights.si() / 2e9 + 5;
+    EXPECT_NEAR(r.replicas[1].available_s, r.failures->failed_at_s[0] + load, 1e-9);
+    // Until then nothing serves: the run is unavailable for at least that long.
+    EXPECT_LE(r.failures->availability, 1.0 - load / r.power.span_s + 1e-9);
 }
 
 TEST(SimFailures, SameSeedSameResult) {
