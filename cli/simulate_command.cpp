@@ -229,6 +229,37 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
         }
         j["pools"] = pools;
     }
+    if (const auto& as = r.autoscaler) {
+        nlohmann::json tl = nlohmann::json::array();
+        for (const auto& pt : as->timeline) {
+            tl.push_back({{"t_s", pt.t_s}, {"replicas", pt.replicas}});
+        }
+        j["autoscaler"] = {
+            {"replica_seconds", as->replica_seconds},
+            {"replica_hours", as->replica_seconds / 3600.0},
+            {"gpus_per_replica", as->gpus_per_replica},
+            {"cost", as->cost ? nlohmann::json(as->cost->amount) : nlohmann::json()},
+            {"currency", as->cost ? nlohmann::json(as->cost->currency) : nlohmann::json()},
+            {"scale_ups", as->scale_ups},
+            {"scale_downs", as->scale_downs},
+            {"peak_replicas", as->peak_replicas},
+            {"scrapes", as->scrapes},
+            {"timeline", tl}};
+    }
+    if (const auto& f = r.failures) {
+        j["failures"] = {{"replicas", f->needed},
+                         {"spares", f->spares},
+                         {"mtbf_s", f->mtbf_s},
+                         {"mttr_s", f->mttr_s},
+                         {"failures", f->failures},
+                         {"takeovers", f->takeovers},
+                         {"requests_lost", f->requests_lost},
+                         {"requests_retried", f->requests_retried},
+                         {"availability", f->availability},
+                         {"mean_up_fraction", f->mean_up_fraction},
+                         {"expected_availability", f->expected_availability}};
+        j["availability"] = f->availability;
+    }
     if (shows_routing(s, r)) {
         nlohmann::json per = nlohmann::json::array();
         for (const auto& rep : r.replicas) {
@@ -349,6 +380,26 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
                 << "/h)";
         }
         out << '\n';
+    }
+    if (const auto& as = r.autoscaler) {
+        out << "autoscaler   " << model::to_string(s.cluster.autoscaler->metric) << " target "
+            << fixed(s.cluster.autoscaler->target, 2) << ": " << as->scale_ups << " up, "
+            << as->scale_downs << " down, peak " << as->peak_replicas << " replicas, "
+            << fixed(as->replica_seconds / 3600.0, 3) << " replica-hours";
+        if (as->cost) {
+            out << " (" << as->gpus_per_replica << " GPU" << (as->gpus_per_replica == 1 ? "" : "s")
+                << " each), " << model::to_string(*as->cost);
+        }
+        out << '\n';
+    }
+    if (const auto& f = r.failures) {
+        out << "failures     " << f->failures << " (MTBF " << fixed(f->mtbf_s / 3600.0, 1)
+            << " h, MTTR " << fixed(f->mttr_s / 3600.0, 2) << " h per replica, " << f->spares
+            << " spare" << (f->spares == 1 ? "" : "s") << "), " << f->takeovers << " takeovers, "
+            << f->requests_lost << " requests lost, " << f->requests_retried
+            << " retried; availability " << pct(f->availability) << " (closed form "
+            << pct(f->expected_availability) << "), replicas up " << pct(f->mean_up_fraction)
+            << '\n';
     }
     if (shows_routing(s, r)) {
         out << "routing      " << model::to_string(s.cluster.router) << ": prefix hit rate";

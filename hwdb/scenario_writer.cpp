@@ -631,6 +631,28 @@ void write_cluster(Out& o, const model::Cluster& c) {
                   "}\n");
         }
     }
+    if (const auto& as = c.autoscaler) {
+        o.open(2, "autoscaler");
+        o.line(4, "metric", model::to_string(as->metric));
+        o.line(4, "target", num(as->target));
+        o.line(4, "interval", seconds(as->interval));
+        o.line(4, "provisioning", seconds(as->provisioning));
+        o.line(4, "cooldown", seconds(as->cooldown));
+        o.line(4, "tolerance", num(as->tolerance));
+        o.line(4, "min_replicas", std::to_string(as->min_replicas));
+        o.line(4, "max_replicas", std::to_string(as->max_replicas));
+    }
+    if (const auto& f = c.failures) {
+        o.open(2, "failures");
+        if (f->mtbf) {
+            o.line(4, "mtbf", seconds(*f->mtbf));
+        }
+        if (f->mttr) {
+            o.line(4, "mttr", seconds(*f->mttr));
+        }
+        o.line(4, "spares", std::to_string(f->spares));
+        o.line(4, "in_flight", f->in_flight == model::FailedRequests::Lose ? "lose" : "retry");
+    }
     if (c.cloud) {
         const model::CloudEndpoint& e = *c.cloud;
         o.open(2, "cloud");

@@ -3,6 +3,7 @@
 #include "hwdb/scenario_loader.hpp"
 #include "hwdb/trace_loader.hpp"
 #include "model/error.hpp"
+#include "model/validity.hpp"
 
 #include <algorithm>
 
@@ -361,6 +362,56 @@ model::Cluster read_cluster(std::optional<MapReader> m, const Database& db,
         ev.replicas = e.integer("replicas", 1, 1 << 20);
         e.finish();
         c.scale.push_back(ev);
+    }
+    if (auto a = m->opt_map("autoscaler")) {
+        if (!c.pools.empty() || !c.scale.empty()) {
+            m->fail_at("autoscaler", "the autoscaler is not modelled with cluster.pools or "
+                                     "cluster.scale; leave one of them out");
+        }
+        model::Autoscaler as;
+        as.metric =
+            opt_choice<model::ScaleMetric>(*a, "metric",
+                                           {{"queue_length", model::ScaleMetric::QueueLength},
+                                            {"utilisation", model::ScaleMetric::Utilisation},
+                                            {"kv_use", model::ScaleMetric::KvUse}})
+                .value_or(as.metric);
+        as.target = a->opt_number("target", 0.0, 1e9).value_or(as.target);
+        as.interval = opt_seconds(*a, "interval").value_or(as.interval);
+        as.provisioning = opt_seconds(*a, "provisioning", false).value_or(as.provisioning);
+        as.cooldown = opt_seconds(*a, "cooldown", false).value_or(as.cooldown);
+        as.tolerance = a->opt_number("tolerance", 0.0, 1e9).value_or(as.tolerance);
+        as.min_replicas = a->opt_integer("min_replicas", 1, 1 << 20).value_or(as.min_replicas);
+        as.max_replicas = a->integer("max_replicas", 1, 1 << 20);
+        try {
+            model::check_autoscaler(as, c.replicas.value_or(base.par.dp));
+        } catch (const InvalidArgument& e) {
+            const std::string why = e.what();
+            std::string key = a->has("min_replicas") ? "min_replicas" : "max_replicas";
+            for (const char* k : {"target", "interval"}) {
+                if (why.find(k) != std::string::npos && a->has(k)) {
+                    key = k;
+                }
+            }
+            a->fail_at(key, why);
+        }
+        a->finish();
+        c.autoscaler = as;
+    }
+    if (auto f = m->opt_map("failures")) {
+        if (!c.pools.empty() || !c.scale.empty() || c.autoscaler) {
+            m->fail_at("failures", "replica failures are not modelled with cluster.pools, "
+                                   "cluster.scale or cluster.autoscaler; leave one of them out");
+        }
+        model::ReplicaFailures rf;
+        rf.mtbf = opt_seconds(*f, "mtbf");
+        rf.mttr = opt_seconds(*f, "mttr", false);
+        rf.spares = f->opt_integer("spares", 0, 1 << 20).value_or(0);
+        rf.in_flight = opt_choice<model::FailedRequests>(*f, "in_flight",
+                                                         {{"retry", model::FailedRequests::Retry},
+                                                          {"lose", model::FailedRequests::Lose}})
+                           .value_or(rf.in_flight);
+        f->finish();
+        c.failures = rf;
     }
     if (auto cl = m->opt_map("cloud")) {
         model::CloudEndpoint ep;

@@ -1,6 +1,8 @@
 #include "model/validity.hpp"
 
+#include "model/autoscaler.hpp"
 #include "model/error.hpp"
+#include "model/replica_failures.hpp"
 #include "model/scenario.hpp"
 
 #include <cmath>
@@ -186,6 +188,54 @@ void validate_scenario(const Scenario& s) {
     validate(s.deployment);
     if (s.power.gpu_cap) {
         check_gpu_cap(s.deployment.gpu, *s.power.gpu_cap, "power.gpu_cap");
+    }
+    if (s.cluster.failures) {
+        check_replica_failures(*s.cluster.failures);
+    }
+    if (s.cluster.autoscaler && s.cluster.pools.empty()) {
+        check_autoscaler(*s.cluster.autoscaler, s.cluster.replicas.value_or(s.deployment.par.dp));
+    }
+}
+
+void check_autoscaler(const Autoscaler& a, int initial) {
+    const std::string where = "cluster.autoscaler: ";
+    const bool fraction = a.metric != ScaleMetric::QueueLength;
+    if (!(a.target > 0) || !std::isfinite(a.target) || (fraction && a.target > 1)) {
+        throw InvalidArgument(
+            where + "target " + std::to_string(a.target) + " is out of range; " +
+            (fraction ? "give a fraction in (0, 1] for " + std::string(to_string(a.metric))
+                      : std::string("give a queue length > 0 per replica")));
+    }
+    if (!(a.interval.si() > 0)) {
+        throw InvalidArgument(where + "interval must be > 0; give the scrape interval (e.g. 15 s)");
+    }
+    if (!(a.provisioning.si() >= 0) || !(a.cooldown.si() >= 0) || !(a.tolerance >= 0)) {
+        throw InvalidArgument(where + "provisioning, cooldown and tolerance must be >= 0");
+    }
+    if (a.min_replicas < 1 || a.max_replicas < a.min_replicas) {
+        throw InvalidArgument(where + "min_replicas " + std::to_string(a.min_replicas) +
+                              " and max_replicas " + std::to_string(a.max_replicas) +
+                              " are not a range; give 1 <= min_replicas <= max_replicas");
+    }
+    if (initial < a.min_replicas || initial > a.max_replicas) {
+        throw InvalidArgument(
+            where + "the cluster starts with " + std::to_string(initial) +
+            " replicas, outside [min_replicas, max_replicas] = [" + std::to_string(a.min_replicas) +
+            ", " + std::to_string(a.max_replicas) + "]; set cluster.replicas within the range");
+    }
+}
+
+void check_replica_failures(const ReplicaFailures& f) {
+    const std::string where = "cluster.failures: ";
+    if (f.mtbf && !(f.mtbf->si() > 0 && std::isfinite(f.mtbf->si()))) {
+        throw InvalidArgument(where + "mtbf must be > 0; give the mean time between failures of "
+                                      "one replica (e.g. 2000 h)");
+    }
+    if (f.mttr && !(f.mttr->si() >= 0 && std::isfinite(f.mttr->si()))) {
+        throw InvalidArgument(where + "mttr must be >= 0; give the mean repair time (e.g. 4 h)");
+    }
+    if (f.spares < 0) {
+        throw InvalidArgument(where + "spares must be >= 0");
     }
 }
 

@@ -15,6 +15,8 @@
 namespace gpuplan::model {
 
 struct Scenario;
+struct Autoscaler;
+struct ReplicaFailures;
 
 /// Whether a weight format is a GGUF (llama.cpp) quantization: q8_0, q6_k, q5_k_m, q4_k_m, q4_0.
 [[nodiscard]] bool is_gguf(const Precision& p);
@@ -66,6 +68,16 @@ void check_gpu_cap(const AcceleratorSpec& gpu, Watts cap, const std::string& wha
 /// one when the GPU has it (training's `compute:`; serving formats go through format_support).
 /// `what` names the setting ("training compute").
 void check_compute_path(const AcceleratorSpec& gpu, ComputeType type, const std::string& what);
+
+/// The `cluster.autoscaler:` block (model/autoscaler.hpp). Throws InvalidArgument unless target > 0
+/// (≤ 1 for utilisation and kv_use), interval > 0, provisioning, cooldown and tolerance ≥ 0, 1 ≤
+/// min_replicas ≤ max_replicas and `initial` (the replicas at the start) is within [min_replicas,
+/// max_replicas].
+void check_autoscaler(const Autoscaler& a, int initial);
+
+/// The `cluster.failures:` block (model/replica_failures.hpp). Throws InvalidArgument unless a
+/// given MTBF is > 0, a given MTTR is >= 0 (both finite) and spares >= 0.
+void check_replica_failures(const ReplicaFailures& f);
 
 /// Every rule above that applies to a whole scenario: validate(deployment) and the power cap
 /// (power.gpu_cap). The desktop app checks an edited scenario with this; the loader and the

@@ -7,8 +7,10 @@
 /// onto these one to one (docs/scenario-schema.md, `workload:` and `cluster:`); defaults live
 /// here, documented once. Header only: plain aggregates with defaulted `==`.
 
+#include "model/autoscaler.hpp"
 #include "model/enum_names.hpp"
 #include "model/money.hpp"
+#include "model/replica_failures.hpp"
 #include "model/replica_pool.hpp"
 #include "model/units.hpp"
 
@@ -340,6 +342,12 @@ struct Cluster {
     Admission admission;
     ColdStart cold_start;
     std::vector<ScaleEvent> scale; ///< scale-ups over time, sorted by `at`
+    /// Scales the replicas on a metric (model/autoscaler.hpp); nullopt: a fixed count (and
+    /// `scale`). Not with pools or `scale`.
+    std::optional<Autoscaler> autoscaler;
+    /// Replica failures and repairs with hot spares (model/replica_failures.hpp); nullopt:
+    /// replicas never fail. Not with pools, `scale` or the autoscaler.
+    std::optional<ReplicaFailures> failures;
     std::optional<CloudEndpoint> cloud;
     /// With a cloud endpoint: class Any requests that time out at the gateway or are rejected
     /// go to the cloud instead of failing (local first, fallback to the cloud).

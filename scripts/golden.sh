@@ -23,7 +23,9 @@ trap 'rm -rf "$work"' EXIT
 commands_for() {
     case $1 in
     train-* | failures-training-*) echo "train" ;;
-    simulate-* | prefix-routing-* | heterogeneous-*) echo "simulate estimate" ;;
+    simulate-* | prefix-routing-* | heterogeneous-* | autoscaling-* | failures-serving-sim-*)
+        echo "simulate estimate"
+        ;;
     plan-search) echo "plan estimate fit cost" ;;
     fleet-*) echo "fleet estimate cost" ;;
     *) echo "estimate fit cost rack" ;;

@@ -12,6 +12,7 @@
 #include "model/money.hpp"
 #include "model/operating_point.hpp"
 #include "model/units.hpp"
+#include "sim/scaling_result.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -255,6 +256,8 @@ struct SimResult {
     model::Money cloud_spend;                     ///< cost of the cloud endpoint's tokens
     std::optional<SpeculativeResult> speculative; ///< when engine.speculative is set
     PowerResult power;                            ///< power, energy and the effect of a power cap
+    std::optional<AutoscalerResult> autoscaler;   ///< when cluster.autoscaler is set
+    std::optional<FailureResult> failures;        ///< when cluster.failures is set
     /// Bins from time 0, of series_bin each. Levels and rates are averages over the bin;
     /// arrivals and completions are counts per bin.
     std::vector<TimeBin> series;

@@ -1,12 +1,16 @@
 #include "sim/simulate.hpp"
 
+#include "model/availability.hpp"
 #include "model/error.hpp"
+#include "model/failures.hpp"
 #include "model/memory.hpp"
 #include "model/operating_point.hpp"
 #include "model/power.hpp"
+#include "model/price_list.hpp"
 #include "model/rack.hpp"
 #include "model/speculative.hpp"
 #include "model/step_cost.hpp"
+#include "model/validity.hpp"
 #include "sim/detail/cluster.hpp"
 #include "sim/detail/metrics.hpp"
 #include "sim/detail/power_observer.hpp"
@@ -317,6 +321,33 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     for (const auto& e : scenario.cluster.scale) {
         check_span(e.at.si(), "cluster.scale.at");
     }
+    if (const auto& a = scenario.cluster.autoscaler) {
+        if (!scenario.cluster.pools.empty() || !scenario.cluster.scale.empty()) {
+            throw InvalidArgument("cluster.autoscaler: not modelled with cluster.pools or "
+                                  "cluster.scale; leave one of them out");
+        }
+        model::check_autoscaler(*a, setup.replicas);
+        check_span(a->interval.si(), "cluster.autoscaler.interval");
+        check_span(a->provisioning.si(), "cluster.autoscaler.provisioning");
+        check_span(a->cooldown.si(), "cluster.autoscaler.cooldown");
+    }
+    if (const auto& f = scenario.cluster.failures) {
+        if (!scenario.cluster.pools.empty() || !scenario.cluster.scale.empty() ||
+            scenario.cluster.autoscaler) {
+            throw InvalidArgument("cluster.failures: not modelled with cluster.pools, "
+                                  "cluster.scale or cluster.autoscaler; leave one of them out");
+        }
+        model::check_replica_failures(*f);
+        // The one resolution of the defaults (model::serving_availability): the Llama 3
+        // per-GPU MTBF ÷ the GPUs of a replica, and the default repair time.
+        model::AvailabilityConfig ac;
+        ac.mtbf = f->mtbf;
+        ac.mttr = f->mttr;
+        const model::ServingAvailability sa =
+            model::serving_availability(ac, setup.replicas, cost.replica_gpus());
+        setup.fail_mtbf = sa.inputs.mtbf;
+        setup.fail_mttr = sa.inputs.mttr;
+    }
     check_span(scenario.scheduler.static_max_wait.si(), "engine.static_max_wait");
     check_span(w.arrival.think_time.si(), "workload.arrival.think_time");
     if (duration) {
@@ -458,6 +489,22 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     metrics.finish(sim.now(), result);
     for (std::size_t i = 0; i < result.replicas.size(); ++i) {
         result.replicas[i].pool = cluster.pool_of(static_cast<int>(i));
+    }
+    result.autoscaler = cluster.scaling(sim.now());
+    result.failures = cluster.failures(sim.now());
+    if (result.failures) {
+        result.failures->expected_availability =
+            model::fleet_availability(setup.replicas, result.failures->spares,
+                                      model::unit_availability(setup.fail_mtbf, setup.fail_mttr));
+    }
+    if (result.autoscaler) {
+        AutoscalerResult& as = *result.autoscaler;
+        as.gpus_per_replica = cost.replica_gpus();
+        if (const auto quote = model::gpu_hour_price(scenario)) {
+            as.cost = model::Money{as.replica_seconds / 3600.0 * as.gpus_per_replica *
+                                       quote->price.money.amount,
+                                   quote->price.money.currency};
+        }
     }
     for (std::size_t p = 0; p < pools.size(); ++p) {
         const model::ReplicaPool& pool = pools[p];

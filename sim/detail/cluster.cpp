@@ -11,7 +11,7 @@ namespace gpuplan::sim::detail {
 Cluster::Cluster(Simulation& sim, const model::StepCostModel& cost, RequestPool& pool,
                  Metrics& metrics, ClusterSetup setup, Rng cloud_rng)
     : sim_(sim), cost_(cost), pool_(pool), metrics_(metrics), setup_(std::move(setup)),
-      rng_(cloud_rng) {
+      rng_(cloud_rng), fail_rng_(cloud_rng.fork(0xfa11)) {
     if (setup_.config.cloud && setup_.config.cloud->rate_limit_rps) {
         bucket_ = *setup_.config.cloud->rate_limit_rps; // a full bucket: one second of burst
     }
@@ -33,6 +33,9 @@ void Cluster::add_replica(Tick up_at, int pool) {
     up_.push_back(false);
     pool_of_.push_back(pool);
     allowed_.push_back(true);
+    draining_.push_back(false);
+    removed_.push_back(false);
+    paid_from_.push_back(sim_.now());
     metrics_.replica_up(rc.id, up_at);
     sim_.schedule_at(up_at, *this, kReplicaUp, static_cast<std::uint64_t>(rc.id));
 }
@@ -47,6 +50,263 @@ void Cluster::start() {
     for (std::size_t i = 0; i < setup_.config.scale.size(); ++i) {
         sim_.schedule_at(to_tick(setup_.config.scale[i].at, "cluster.scale.at"), *this, kScale, i);
     }
+    if (const auto& f = setup_.config.failures) {
+        const auto n = static_cast<std::size_t>(setup_.replicas);
+        units_.assign(n + static_cast<std::size_t>(f->spares), Unit{});
+        for (std::size_t u = 0; u < units_.size(); ++u) {
+            units_[u].replica = u < n ? static_cast<int>(u) : -1;
+            schedule_unit(u, kUnitFail, setup_.fail_mtbf);
+        }
+        failed_.needed = setup_.replicas;
+        failed_.spares = f->spares;
+        failed_.mtbf_s = setup_.fail_mtbf.si();
+        failed_.mttr_s = setup_.fail_mttr.si();
+    }
+    if (const auto& a = setup_.config.autoscaler) {
+        note_count();
+        sim_.schedule_at(to_tick(a->interval, "cluster.autoscaler.interval"), *this, kScrape);
+    }
+}
+
+int Cluster::active_count() const {
+    int n = 0;
+    for (std::size_t i = 0; i < replicas_.size(); ++i) {
+        n += draining_[i] || removed_[i] ? 0 : 1;
+    }
+    return n;
+}
+
+void Cluster::note_count() {
+    const int n = active_count();
+    scaled_.peak_replicas = std::max(scaled_.peak_replicas, n);
+    const double t = tick_s(sim_.now());
+    if (!scaled_.timeline.empty() && scaled_.timeline.back().t_s == t) {
+        scaled_.timeline.back().replicas = n;
+    } else {
+        scaled_.timeline.push_back({t, n});
+    }
+}
+
+void Cluster::scrape() {
+    const model::Autoscaler& a = *setup_.config.autoscaler;
+    ++scaled_.scrapes;
+    // The metric averaged over the replicas that are up and not draining. Replicas still
+    // provisioning count as 0 in HPA's scale-up rule (kubernetes.io, HPA "Algorithm details"),
+    // which is ready × average over the ready ones: so `current` is the ready count.
+    int ready = 0;
+    double sum = a.metric == model::ScaleMetric::QueueLength ? gateway_live_ : 0.0;
+    for (std::size_t i = 0; i < replicas_.size(); ++i) {
+        if (!up_[i]) {
+            continue;
+        }
+        ++ready;
+        const Replica& rep = *replicas_[i];
+        switch (a.metric) {
+        case model::ScaleMetric::QueueLength: sum += rep.waiting(); break;
+        case model::ScaleMetric::Utilisation:
+            sum += static_cast<double>(rep.outstanding() - rep.waiting()) /
+                   std::max(1, pools_[static_cast<std::size_t>(pool_of_[i])].replica.max_num_seqs);
+            break;
+        case model::ScaleMetric::KvUse: sum += rep.kv_use(); break;
+        }
+    }
+    if (ready > 0) {
+        const int desired = model::desired_replicas(a, ready, sum / ready);
+        const int active = active_count();
+        if (desired > active) {
+            const Tick up_at = scale_up_at(to_tick(a.provisioning, "cluster.autoscaler"));
+            for (int k = active; k < desired; ++k) {
+                add_replica(up_at, 0);
+                ++scaled_.scale_ups;
+            }
+            last_change_ = sim_.now();
+            note_count();
+        } else if (desired < active &&
+                   sim_.now() - last_change_ >= to_tick(a.cooldown, "cluster.autoscaler")) {
+            for (int k = desired; k < active; ++k) {
+                // Victims: a replica still provisioning (newest first), else the fewest
+                // outstanding requests (newest among equals).
+                std::size_t victim = replicas_.size();
+                for (std::size_t i = replicas_.size(); i-- > 0;) {
+                    if (draining_[i] || removed_[i]) {
+                        continue;
+                    }
+                    if (victim == replicas_.size()) {
+                        victim = i;
+                        continue;
+                    }
+                    const bool vi = !up_[victim], ii = !up_[i];
+                    if ((ii && !vi) || (ii == vi && replicas_[i]->outstanding() <
+                                                        replicas_[victim]->outstanding())) {
+                        victim = i;
+                    }
+                }
+                drain_replica(victim);
+            }
+            last_change_ = sim_.now();
+            note_count();
+        }
+    }
+    // Scrape while anything else may still happen (arrivals to come, requests in the system).
+    if (sim_.pending() > 0 || inflight_ + gateway_live_ > 0) {
+        sim_.schedule_in(to_tick(a.interval, "cluster.autoscaler.interval"), *this, kScrape);
+    }
+}
+
+void Cluster::drain_replica(std::size_t i) {
+    draining_[i] = true;
+    ++scaled_.scale_downs;
+    if (up_[i]) {
+        up_[i] = false;
+        --up_count_;
+    }
+    remove_if_empty(i);
+}
+
+void Cluster::remove_if_empty(std::size_t i) {
+    if (draining_[i] && !removed_[i] && replicas_[i]->outstanding() == 0) {
+        removed_[i] = true;
+        scaled_.replica_seconds += tick_s(sim_.now() - paid_from_[i]);
+    }
+}
+
+void Cluster::schedule_unit(std::size_t unit, Kind kind, Seconds mean) {
+    // Times past the simulator's span limit never fire: cap them there.
+    const double dt = std::min(fail_rng_.exponential(mean.si()), 0.99 * kMaxSimulatedSpanS);
+    sim_.schedule_in(to_tick(Seconds(dt), "cluster.failures"), *this, kind, unit);
+    ++unit_events_;
+}
+
+void Cluster::account() {
+    const double dt = tick_s(sim_.now() - acc_from_);
+    acc_from_ = sim_.now();
+    acc_up_s_ += dt * up_count_;
+    if (up_count_ >= setup_.replicas) {
+        acc_ok_s_ += dt;
+    }
+}
+
+void Cluster::unit_failed(std::size_t unit) {
+    Unit& un = units_[unit];
+    un.up = false;
+    ++failed_.failures;
+    if (un.replica >= 0) {
+        const auto i = static_cast<std::size_t>(un.replica);
+        un.replica = -1;
+        failed_.failed_at_s.push_back(tick_s(sim_.now()));
+        fail_replica(i);
+        for (std::size_t s = 0; s < units_.size(); ++s) {
+            if (units_[s].up && units_[s].replica < 0) {
+                take_over(s);
+                break;
+            }
+        }
+    }
+    schedule_unit(unit, kUnitRepaired, setup_.fail_mttr);
+}
+
+void Cluster::unit_repaired(std::size_t unit) {
+    units_[unit].up = true;
+    int serving = 0;
+    for (const Unit& u : units_) {
+        serving += u.replica >= 0 ? 1 : 0;
+    }
+    if (serving < setup_.replicas) {
+        take_over(unit);
+    }
+    schedule_unit(unit, kUnitFail, setup_.fail_mtbf);
+}
+
+void Cluster::take_over(std::size_t unit) {
+    units_[unit].replica = static_cast<int>(replicas_.size());
+    add_replica(scale_up_at(0), 0);
+    ++failed_.takeovers;
+}
+
+void Cluster::fail_replica(std::size_t i) {
+    account();
+    replicas_[i]->kill();
+    removed_[i] = true;
+    if (up_[i]) {
+        up_[i] = false;
+        --up_count_;
+    }
+    std::vector<std::uint32_t> held;
+    pool_.for_each_live([&](std::uint32_t s) {
+        const Request& r = pool_[s];
+        if (r.replica == static_cast<int>(i) &&
+            (r.state == ReqState::Waiting || r.state == ReqState::Running ||
+             r.state == ReqState::Swapped)) {
+            held.push_back(s);
+        }
+    });
+    const bool lose = setup_.config.failures->in_flight == model::FailedRequests::Lose;
+    for (const std::uint32_t slot : held) {
+        --inflight_;
+        metrics_.outstanding(static_cast<int>(i), sim_.now(), -1);
+        if (lose) {
+            ++failed_.requests_lost;
+            retire(slot, Outcome::Rejected);
+            continue;
+        }
+        // The client sends it again: everything computed is gone.
+        ++failed_.requests_retried;
+        Request& r = pool_[slot];
+        r.generated = 0;
+        r.computed = 0;
+        r.sched = 0;
+        r.cached_tokens = 0;
+        r.started = false;
+        r.in_batch = false;
+        r.in_flight = false;
+        r.first_scheduled = -1;
+        r.first_token = -1;
+        r.last_token = -1;
+        r.blocks.clear();
+        r.blocks_held = 0;
+        r.hashed_blocks = 0;
+        r.last_hash = 0;
+        r.swapped_blocks = 0;
+        r.replica = -1;
+        admit(slot);
+    }
+    drain();
+}
+
+void Cluster::maybe_end() {
+    if (setup_.config.failures && pool_.live() == 0 &&
+        sim_.pending() <= static_cast<std::size_t>(unit_events_)) {
+        sim_.stop(); // only failures and repairs are left: the workload is over
+    }
+}
+
+std::optional<FailureResult> Cluster::failures(Tick end) const {
+    if (!setup_.config.failures) {
+        return std::nullopt;
+    }
+    FailureResult r = failed_;
+    const double tail = tick_s(end - acc_from_);
+    const double ok = acc_ok_s_ + (up_count_ >= setup_.replicas ? tail : 0.0);
+    const double up = acc_up_s_ + tail * up_count_;
+    const double span = tick_s(end);
+    if (span > 0) {
+        r.availability = ok / span;
+        r.mean_up_fraction = up / span / setup_.replicas;
+    }
+    return r;
+}
+
+std::optional<AutoscalerResult> Cluster::scaling(Tick end) const {
+    if (!setup_.config.autoscaler) {
+        return std::nullopt;
+    }
+    AutoscalerResult r = scaled_;
+    for (std::size_t i = 0; i < replicas_.size(); ++i) {
+        if (!removed_[i]) {
+            r.replica_seconds += tick_s(end - paid_from_[i]);
+        }
+    }
+    return r;
 }
 
 bool Cluster::can_dispatch() const {
@@ -364,12 +624,14 @@ void Cluster::retire(std::uint32_t slot, Outcome outcome) {
         listener_->request_ended(r, outcome);
     }
     pool_.release(slot);
+    maybe_end();
 }
 
 void Cluster::request_done(int replica, std::uint32_t slot) {
     --inflight_;
     metrics_.outstanding(replica, sim_.now(), -1);
     retire(slot, Outcome::Completed);
+    remove_if_empty(static_cast<std::size_t>(replica));
     drain();
 }
 
@@ -377,11 +639,14 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
     switch (kind) {
     case kReplicaUp: {
         const auto i = static_cast<std::size_t>(data);
-        if (!up_[i]) {
+        // A drained replica was cancelled while provisioning; a failed one died cold-starting.
+        if (!up_[i] && !draining_[i] && !removed_[i]) {
+            account();
             up_[i] = true;
             ++up_count_;
         }
         drain();
+        maybe_end();
         break;
     }
     case kScale: {
@@ -393,6 +658,17 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
         }
         break;
     }
+    case kScrape: scrape(); break;
+    case kUnitFail:
+    case kUnitRepaired:
+        --unit_events_;
+        if (kind == kUnitFail) {
+            unit_failed(static_cast<std::size_t>(data));
+        } else {
+            unit_repaired(static_cast<std::size_t>(data));
+        }
+        maybe_end();
+        break;
     case kCloudDone: {
         const std::uint32_t slot = pool_.resolve(data);
         if (slot != ~0u && pool_[slot].state == ReqState::InCloud) {
@@ -427,6 +703,7 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
                    replicas_[static_cast<std::size_t>(r.replica)]->cancel(slot)) {
             --inflight_;
             metrics_.outstanding(r.replica, sim_.now(), -1);
+            remove_if_empty(static_cast<std::size_t>(r.replica));
             timed_out = true;
         }
         if (!timed_out) {

@@ -8,6 +8,7 @@
 #include "sim/detail/metrics.hpp"
 #include "sim/detail/replica.hpp"
 #include "sim/detail/request.hpp"
+#include "sim/scaling_result.hpp"
 #include "sim/simulation.hpp"
 
 #include <deque>
@@ -48,6 +49,9 @@ struct ClusterSetup {
     /// A heterogeneous fleet: these pools' replicas (then `replicas` and `replica` are unused).
     /// Empty: `replicas` replicas of `replica` on the cluster's cost model.
     std::vector<PoolSetup> pools;
+    /// Replica failures (cluster.failures set): per-replica MTBF and MTTR as resolved.
+    Seconds fail_mtbf{0};
+    Seconds fail_mttr{0};
 };
 
 class Cluster final : public EventHandler, public ReplicaHost {
@@ -63,6 +67,10 @@ class Cluster final : public EventHandler, public ReplicaHost {
     /// Retires every request still in flight as cancelled (after a stopped run).
     void cancel_all();
     [[nodiscard]] int replica_count() const { return static_cast<int>(replicas_.size()); }
+    /// What the autoscaler did up to `end` (the end of the run); nullopt without one.
+    [[nodiscard]] std::optional<AutoscalerResult> scaling(Tick end) const;
+    /// What replica failures did up to `end`; nullopt without cluster.failures.
+    [[nodiscard]] std::optional<FailureResult> failures(Tick end) const;
     /// The pool of replica `i` (0 without pools).
     [[nodiscard]] int pool_of(int i) const { return pool_of_[static_cast<std::size_t>(i)]; }
 
@@ -70,9 +78,44 @@ class Cluster final : public EventHandler, public ReplicaHost {
     void on_event(std::uint32_t kind, std::uint64_t data) override;
 
   private:
-    enum Kind : std::uint32_t { kTimeout, kRetry, kCloudDone, kReplicaUp, kScale };
+    enum Kind : std::uint32_t {
+        kTimeout,
+        kRetry,
+        kCloudDone,
+        kReplicaUp,
+        kScale,
+        kScrape,
+        kUnitFail,
+        kUnitRepaired
+    };
 
     void add_replica(Tick up_at, int pool);
+    /// When a replica added now is up: the cold start when cluster.cold_start loads weights.
+    [[nodiscard]] Tick scale_up_at(Tick delay) const {
+        return add_ticks(add_ticks(sim_.now(), delay),
+                         setup_.config.cold_start.load_bandwidth ? setup_.load_time : 0);
+    }
+    /// The autoscaler (docs/simulator.md, "Autoscaling"): one scrape and decision.
+    void scrape();
+    /// Starts draining replica `i` (provisioning: cancels it); removes it once empty.
+    void drain_replica(std::size_t i);
+    /// Removes a draining replica once it holds no request.
+    void remove_if_empty(std::size_t i);
+    /// Replicas provisioning or up and not draining.
+    [[nodiscard]] int active_count() const;
+    void note_count();
+    /// Failures (docs/simulator.md, "Replica failures"): a unit's next failure or repair.
+    void schedule_unit(std::size_t unit, Kind kind, Seconds mean);
+    void unit_failed(std::size_t unit);
+    void unit_repaired(std::size_t unit);
+    /// An up unit not serving starts serving (a new replica, up after the cold start).
+    void take_over(std::size_t unit);
+    /// Replica `i` fails: its requests are retried or lost.
+    void fail_replica(std::size_t i);
+    /// Adds the time since the last call to the availability integrals.
+    void account();
+    /// With failures, ends the run once nothing but failure events is left.
+    void maybe_end();
     /// Marks in allowed_ the replicas whose pool may take `r` (all without pools).
     void restrict_to_pools(const Request& r);
     [[nodiscard]] bool usable(int i) const {
@@ -109,7 +152,26 @@ class Cluster final : public EventHandler, public ReplicaHost {
     int gateway_live_ = 0;
     int inflight_ = 0; // requests inside replicas
     std::size_t rr_ = 0;
-    double bucket_ = 0; // cloud rate-limit tokens
+    // Autoscaler state, per replica: draining (no new requests), removed, paid from.
+    std::vector<bool> draining_;
+    std::vector<bool> removed_;
+    std::vector<Tick> paid_from_;
+    Tick last_change_ = 0;
+    AutoscalerResult scaled_;
+    // Failures: units (the replicas' machines and the spares), each up or in repair, serving
+    // replica `replica` or idle.
+    struct Unit {
+        bool up = true;
+        int replica = -1;
+    };
+    std::vector<Unit> units_;
+    Rng fail_rng_;
+    std::int64_t unit_events_ = 0; // failure and repair events pending
+    FailureResult failed_;
+    Tick acc_from_ = 0;
+    double acc_ok_s_ = 0; // time with at least the needed replicas up
+    double acc_up_s_ = 0; // ∫ replicas up dt
+    double bucket_ = 0;   // cloud rate-limit tokens
     Tick bucket_time_ = 0;
 };
 

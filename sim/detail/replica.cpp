@@ -62,6 +62,9 @@ void Replica::kick() {
 }
 
 void Replica::on_event(std::uint32_t kind, std::uint64_t data) {
+    if (dead_) {
+        return;
+    }
     switch (kind) {
     case kStepEnd: end_step(static_cast<std::size_t>(data)); break;
     case kKick:

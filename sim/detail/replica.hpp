@@ -55,6 +55,10 @@ class Replica final : public EventHandler {
     /// Removes a waiting request that never started (admission timeout). False when it has
     /// started or is not waiting here.
     bool cancel(std::uint32_t slot);
+    /// The replica fails (cluster.failures): it stops at once and ignores its pending events.
+    /// The cluster takes its requests back (they still name this replica); it is never used
+    /// again.
+    void kill() noexcept { dead_ = true; }
 
     [[nodiscard]] int id() const noexcept { return cfg_.id; }
     /// Requests assigned here and not finished.
@@ -101,6 +105,7 @@ class Replica final : public EventHandler {
     std::unique_ptr<SchedulerPolicy> policy_; // chosen once, from the engine settings
     SchedulerState state_;                    // queues, running set, KV pool, step being formed
     int assigned_ = 0;
+    bool dead_ = false; // failed: every event is ignored
 
     std::vector<std::uint32_t> finished_;
     std::vector<std::int64_t> same_gap_; // per class: tokens whose gap is the step duration

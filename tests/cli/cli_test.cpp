@@ -990,6 +990,36 @@ TEST(Cli, HeterogeneousPoolsReportCostPerPoolAndBadPoolsExitTwo) {
     EXPECT_NE(plan.out.find("cluster.pools are not searched"), std::string::npos) << plan.out;
 }
 
+TEST(Cli, AutoscalerAndFailuresReportAndBadBlocksExitTwo) {
+    const auto a = run("simulate " + src("examples/autoscaling-llama8b-diurnal.yaml") +
+                       " --requests 200 --json");
+    ASSERT_EQ(a.exit_code, 0) << a.out;
+    for (const char* key : {"\"autoscaler\"", "\"replica_seconds\"", "\"scale_ups\"",
+                            "\"peak_replicas\"", "\"timeline\""}) {
+        EXPECT_NE(a.out.find(key), std::string::npos) << key;
+    }
+    const auto text =
+        run("simulate " + src("examples/autoscaling-llama8b-diurnal.yaml") + " --requests 100");
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_NE(text.out.find("autoscaler   utilisation target 0.60"), std::string::npos) << text.out;
+    const auto range = run("simulate " + src("examples/autoscaling-llama8b-diurnal.yaml") +
+                           " --set cluster.replicas=9");
+    EXPECT_EQ(range.exit_code, 2) << range.out;
+    EXPECT_NE(range.out.find("outside [min_replicas, max_replicas]"), std::string::npos)
+        << range.out;
+    const auto f = run("simulate " + src("examples/failures-serving-sim-llama8b-h100.yaml") +
+                       " --requests 100 --json");
+    ASSERT_EQ(f.exit_code, 0) << f.out;
+    for (const char* key :
+         {"\"failures\"", "\"availability\"", "\"requests_lost\"", "\"expected_availability\""}) {
+        EXPECT_NE(f.out.find(key), std::string::npos) << key;
+    }
+    const auto bad = run("simulate " + src("examples/failures-serving-sim-llama8b-h100.yaml") +
+                         " --set cluster.failures.in_flight=drop");
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("retry"), std::string::npos) << bad.out;
+}
+
 // --- training with failures and serving availability (issue 15) ---
 
 namespace {

@@ -181,6 +181,24 @@ TEST(ScenarioWriter, PoolsRoundTrip) {
     EXPECT_NE(text.find("classes: [chat]"), std::string::npos) << text;
 }
 
+TEST(ScenarioWriter, AutoscalerRoundTrips) {
+    const model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/autoscaling-llama8b-diurnal.yaml", db());
+    ASSERT_TRUE(s.cluster.autoscaler);
+    expect_round_trip(s, "autoscaler");
+    const std::string text = hwdb::scenario_to_yaml(s);
+    EXPECT_NE(text.find("metric: utilisation"), std::string::npos) << text;
+    EXPECT_NE(text.find("max_replicas: 6"), std::string::npos) << text;
+}
+
+TEST(ScenarioWriter, ReplicaFailuresRoundTrip) {
+    const model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/failures-serving-sim-llama8b-h100.yaml", db());
+    ASSERT_TRUE(s.cluster.failures);
+    expect_round_trip(s, "failures");
+    EXPECT_NE(hwdb::scenario_to_yaml(s).find("in_flight: retry"), std::string::npos);
+}
+
 TEST(ScenarioWriter, TraceIsWrittenBesideTheScenario) {
     model::Scenario s = hwdb::load_scenario(
         std::string(GPUPLAN_SOURCE_DIR) + "/examples/simulate-trace.yaml", db());

@@ -191,6 +191,76 @@ TEST(WorkloadLoader, BadPoolsNameTheFileLineAndKey) {
     EXPECT_NE(error_of(pools + "replicas: 1, tp: 3}\n").find("s.yaml:7:"), std::string::npos);
 }
 
+TEST(WorkloadLoader, ReadsTheAutoscaler) {
+    const model::Scenario s = parse(R"(cluster:
+  replicas: 2
+  autoscaler:
+    metric: queue_length
+    target: 4
+    interval: 10 s
+    provisioning: 1 min
+    cooldown: 90 s
+    tolerance: 0.2
+    min_replicas: 2
+    max_replicas: 5
+)");
+    ASSERT_TRUE(s.cluster.autoscaler);
+    const model::Autoscaler& a = *s.cluster.autoscaler;
+    EXPECT_EQ(a.metric, model::ScaleMetric::QueueLength);
+    EXPECT_DOUBLE_EQ(a.target, 4.0);
+    EXPECT_DOUBLE_EQ(a.interval.si(), 10.0);
+    EXPECT_DOUBLE_EQ(a.provisioning.si(), 60.0);
+    EXPECT_DOUBLE_EQ(a.cooldown.si(), 90.0);
+    EXPECT_DOUBLE_EQ(a.tolerance, 0.2);
+    EXPECT_EQ(a.min_replicas, 2);
+    EXPECT_EQ(a.max_replicas, 5);
+    // The defaults: HPA's 15 s sync period, 300 s stabilisation window and 0.1 tolerance.
+    const model::Scenario d = parse("cluster:\n  autoscaler: {max_replicas: 3}\n");
+    EXPECT_EQ(d.cluster.autoscaler->metric, model::ScaleMetric::Utilisation);
+    EXPECT_DOUBLE_EQ(d.cluster.autoscaler->interval.si(), 15.0);
+    EXPECT_DOUBLE_EQ(d.cluster.autoscaler->cooldown.si(), 300.0);
+    EXPECT_DOUBLE_EQ(d.cluster.autoscaler->tolerance, 0.1);
+    EXPECT_EQ(d.cluster.autoscaler->min_replicas, 1);
+}
+
+TEST(WorkloadLoader, BadAutoscalerNamesTheFileLineAndKey) {
+    const std::string range =
+        error_of("cluster:\n  replicas: 4\n  autoscaler:\n    max_replicas: 3\n");
+    EXPECT_NE(range.find("s.yaml:8:"), std::string::npos) << range;
+    EXPECT_NE(range.find("outside [min_replicas, max_replicas] = [1, 3]"), std::string::npos)
+        << range;
+    const std::string target = error_of("cluster:\n  autoscaler: {target: 1.5, max_replicas: 3}\n");
+    EXPECT_NE(target.find("target"), std::string::npos) << target;
+    EXPECT_NE(target.find("(0, 1]"), std::string::npos) << target;
+    EXPECT_NE(error_of("cluster:\n  autoscaler: {min_replicas: 2}\n").find("max_replicas"),
+              std::string::npos);
+    EXPECT_NE(
+        error_of("cluster:\n  autoscaler: {metric: gpu, max_replicas: 3}\n").find("utilisation"),
+        std::string::npos);
+    EXPECT_NE(error_of("cluster:\n  scale: [{at: 10 s, replicas: 2}]\n  autoscaler: "
+                       "{max_replicas: 3}\n")
+                  .find("leave one of them out"),
+              std::string::npos);
+}
+
+TEST(WorkloadLoader, ReadsReplicaFailures) {
+    const model::Scenario s = parse("cluster:\n  failures: {mtbf: 2000 h, mttr: 4 h, spares: 2, "
+                                    "in_flight: lose}\n");
+    ASSERT_TRUE(s.cluster.failures);
+    EXPECT_DOUBLE_EQ(s.cluster.failures->mtbf->si(), 2000 * 3600.0);
+    EXPECT_DOUBLE_EQ(s.cluster.failures->mttr->si(), 4 * 3600.0);
+    EXPECT_EQ(s.cluster.failures->spares, 2);
+    EXPECT_EQ(s.cluster.failures->in_flight, model::FailedRequests::Lose);
+    const model::Scenario d = parse("cluster:\n  failures: {}\n");
+    EXPECT_FALSE(d.cluster.failures->mtbf); // the Llama 3 default, resolved by the simulator
+    EXPECT_EQ(d.cluster.failures->in_flight, model::FailedRequests::Retry);
+    EXPECT_NE(error_of("cluster:\n  failures: {mtbf: 0 h}\n").find("mtbf"), std::string::npos);
+    EXPECT_NE(error_of("cluster:\n  failures: {spares: -1}\n").find("spares"), std::string::npos);
+    EXPECT_NE(error_of("cluster:\n  autoscaler: {max_replicas: 2}\n  failures: {}\n")
+                  .find("leave one of them out"),
+              std::string::npos);
+}
+
 TEST(WorkloadLoader, UnknownKeysAndBadValuesAreErrors) {
     EXPECT_NE(error_of("workload:\n  arival: {process: poisson}\n").find("arival"),
               std::string::npos);
