@@ -264,6 +264,13 @@ Deployment with_replicas_x2(const Deployment& d) {
 
 } // namespace
 
+std::string throttle_row_id(const GpuTelemetry& g) {
+    const bool thermal = g.thermal_share >= 0.5;
+    const bool power = g.power_cap_share >= 0.5 || (g.power_draw_w && g.power_limit_w &&
+                                                    *g.power_draw_w >= 0.95 * *g.power_limit_w);
+    return thermal ? "thermal-throttled" : power ? "power-capped" : "clock-throttled";
+}
+
 Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfile& profile,
                    const Observations& obs, const DiagnosisThresholds& th) {
     if (obs.metrics) {
@@ -684,11 +691,10 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
     // 5. Clocks held down by a power cap or heat.
     if (throttled) {
         const auto& g = *obs.gpu;
-        const bool thermal = g.thermal_share >= 0.5;
-        const bool power = g.power_cap_share >= 0.5 || (g.power_draw_w && g.power_limit_w &&
-                                                        *g.power_draw_w >= 0.95 * *g.power_limit_w);
         DiagnosisRow r;
-        r.id = thermal ? "thermal-throttled" : power ? "power-capped" : "clock-throttled";
+        r.id = throttle_row_id(g);
+        const bool thermal = r.id == "thermal-throttled";
+        const bool power = r.id == "power-capped";
         r.symptom = "the GPU runs below its maximum clock";
         r.cause = thermal ? "thermal slowdown: the GPU is too hot"
                   : power ? "the power limit holds the clock down"
@@ -888,6 +894,24 @@ std::vector<TroubleshootingRow> troubleshooting_table(const DiagnosisThresholds&
          fmt::format("TTFT above {:g}× the prediction and more than {:g} ms above it, nothing "
                      "waiting, not explained by a slow decode",
                      th.prefill_factor, th.prefill_min_gap_s * 1e3)},
+        {{"comm-bound"},
+         fmt::format("training: step time above {:g}× the compute floor, MFU below {}, and "
+                     "communication plus pipeline bubble at least {} of the predicted step",
+                     th.train_floor_factor, pct(th.train_low_mfu), pct(th.train_comm_share))},
+        {{"input-stall"},
+         fmt::format("training: step time more than {} above the GPUs' own prediction, with the "
+                     "GPUs idle or the data loader short",
+                     pct(th.train_input_gap))},
+        {{"training-memory"},
+         fmt::format("training: an out-of-memory line, max reserved at or above {} of the GPU's "
+                     "memory, or a layout the model says does not fit",
+                     pct(th.train_memory_share))},
+        {{"stragglers"},
+         fmt::format("training: step times vary by more than {} (coefficient of variation) or "
+                     "the slowest step is above {:g}× the mean",
+                     pct(th.train_step_cv), th.train_straggler_max)},
+        {{"rack-budget-exceeded"},
+         "observed GPU power of the nodes sharing a rack, at the wall, above the rack budget"},
     };
 }
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -511,6 +512,68 @@ TEST(ReadObservations, ContradictoryFileSetsAreInvalidArguments) {
     index_alone.bench = "a.json";
     index_alone.bench_index = 0;
     invalid(index_alone);
+}
+
+TEST(TrainingLogReader, MegatronLinesLeaveTheFirstStepOut) {
+    const auto log = parse_training_log(
+        "training ...\n"
+        " [2026-11-30 09:00:00] iteration        1/     100 | consumed samples:  32 | elapsed "
+        "time per iteration (ms): 9000.0 | throughput per GPU (TFLOP/s/GPU): 10.0 | lm loss: "
+        "1.0E+01 |\n"
+        "[Rank 0] (after 1 iterations) memory (MB) | allocated: 10.0 | max allocated: 20.0 | "
+        "reserved: 30.0 | max reserved: 70000.0\n"
+        " iteration        2/     100 | elapsed time per iteration (ms): 1000.0 | throughput "
+        "per GPU (TFLOP/s/GPU): 90.0 |\n"
+        " iteration        3/     100 | elapsed time per iteration (ms): 3000.0 | throughput "
+        "per GPU (TFLOP/s/GPU): 30.0 (avg 31.0) |\n"
+        " iteration        4/     100 | elapsed time per iteration (ms): 2000.0 |\n",
+        "train.log");
+    EXPECT_EQ(log.format, "megatron");
+    EXPECT_EQ(log.steps, 3); // 1000, 3000 and 2000 ms; the 9000 ms warm-up left out
+    EXPECT_DOUBLE_EQ(log.step_mean_s, 2.0);
+    EXPECT_DOUBLE_EQ(log.step_stddev_s, std::sqrt(2.0 / 3.0)); // (1 + 1 + 0) / 3
+    EXPECT_DOUBLE_EQ(log.step_max_s, 3.0);
+    EXPECT_EQ(log.step_max_line, 5);
+    ASSERT_TRUE(log.tflops_per_gpu);
+    EXPECT_DOUBLE_EQ(*log.tflops_per_gpu, 60.0); // (90 + 30) / 2, the warm-up's 10 left out
+    ASSERT_TRUE(log.max_reserved_mib);
+    EXPECT_DOUBLE_EQ(*log.max_reserved_mib, 70000.0);
+    EXPECT_EQ(log.oom_line, 0);
+}
+
+TEST(TrainingLogReader, CsvAndOutOfMemory) {
+    // Two steps: too few to leave a warm-up out.
+    const auto csv = parse_training_log("step,seconds,tokens\n1,2.5,4096\n2,3.5,4096\n", "s.csv");
+    EXPECT_EQ(csv.format, "csv");
+    EXPECT_EQ(csv.steps, 2);
+    EXPECT_DOUBLE_EQ(csv.step_mean_s, 3.0);
+    ASSERT_TRUE(csv.tokens_per_step);
+    EXPECT_DOUBLE_EQ(*csv.tokens_per_step, 4096);
+    const auto oom = parse_training_log(
+        "training ...\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n",
+        "oom.log");
+    EXPECT_EQ(oom.steps, 0);
+    EXPECT_EQ(oom.oom_line, 2);
+}
+
+TEST(TrainingLogReader, ErrorsNameFileLineAndField) {
+    EXPECT_EQ(error_of([] { (void)parse_training_log("step,time\n1,2\n", "s.csv"); }),
+              "s.csv:1:1: seconds: the CSV header has no 'seconds' column; write "
+              "'step,seconds[,tokens]'");
+    EXPECT_NE(error_of([] {
+                  (void)parse_training_log("step,seconds\n1,2\n2,-1\n", "s.csv");
+              }).find("s.csv:3:1: seconds:"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  (void)parse_training_log(" iteration 1/ 9 | elapsed time per iteration (ms): "
+                                           "fast |\n",
+                                           "t.log");
+              }).find("t.log:1:"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  (void)parse_training_log("nothing here\n", "t.log");
+              }).find("no step times found"),
+              std::string::npos);
 }
 
 } // namespace
