@@ -164,6 +164,22 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
         }
         out.sums[name] += *value;
         ++out.series[name];
+        // Counters by draft position (vllm:spec_decode_num_accepted_tokens_per_pos{position="i"})
+        // are kept apart too, as NAME|position=i.
+        if (name.starts_with("vllm:spec_decode_num_accepted_tokens_per_pos")) {
+            const std::string_view labels = line.substr(labels_begin, i - labels_begin);
+            const std::size_t at = labels.find("position=\"");
+            const std::size_t end = at == std::string_view::npos ? at : labels.find('"', at + 10);
+            const auto pos = at == std::string_view::npos || end == std::string_view::npos
+                                 ? std::nullopt
+                                 : to_number(labels.substr(at + 10, end - at - 10));
+            if (!pos || *pos < 0 || *pos > 64 || *pos != std::floor(*pos)) {
+                fail(file, line_no, static_cast<int>(labels_begin + 1), name,
+                     "a per-position counter without a position label from 0 to 64; vLLM writes "
+                     "position=\"0\"");
+            }
+            out.sums[fmt::format("{}|position={}", name, static_cast<int>(*pos))] += *value;
+        }
     });
     return out;
 }
@@ -262,6 +278,20 @@ model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& la
     m.prompt_tokens = counter("vllm:prompt_tokens");
     m.generation_tokens = counter("vllm:generation_tokens");
     m.preemptions = counter("vllm:num_preemptions");
+    m.spec_drafts = counter("vllm:spec_decode_num_drafts");
+    m.spec_draft_tokens = counter("vllm:spec_decode_num_draft_tokens");
+    m.spec_accepted_tokens = counter("vllm:spec_decode_num_accepted_tokens");
+    for (int pos = 0; pos <= 64; ++pos) {
+        const std::string suffix = fmt::format("|position={}", pos);
+        const std::string base = "vllm:spec_decode_num_accepted_tokens_per_pos";
+        const bool total = later.sums.count(base + "_total" + suffix) != 0;
+        if (!total && later.sums.count(base + suffix) == 0)
+            break;
+        const auto v = counter(base + (total ? "_total" : "") + suffix);
+        m.spec_accepted_per_pos.push_back(v.value_or(0));
+    }
+    m.iteration_tokens_mean = mean("vllm:iteration_tokens_total");
+    m.iteration_steps = counter("vllm:iteration_tokens_total_count");
     // Percentiles from the buckets (differences of the two scrapes' buckets for a window).
     const auto quantiles = [&](const std::string& name, std::optional<double>& p50,
                                std::optional<double>& p90, std::optional<double>& p99) {

@@ -45,6 +45,14 @@ struct EngineMetrics {
     /// P50 / P90 / P99 from the histograms' _bucket series (histogram_quantile below).
     std::optional<double> ttft_p50_s, ttft_p90_s, ttft_p99_s;
     std::optional<double> itl_p50_s, itl_p90_s, itl_p99_s;
+    /// Speculative decoding (vllm/v1/spec_decode/metrics.py): vllm:spec_decode_num_drafts,
+    /// _num_draft_tokens, _num_accepted_tokens, and _num_accepted_tokens_per_pos by its
+    /// `position` label (0-based: how many drafts had at least position + 1 tokens accepted).
+    std::optional<double> spec_drafts, spec_draft_tokens, spec_accepted_tokens;
+    std::vector<double> spec_accepted_per_pos;
+    /// vllm:iteration_tokens_total (tokens per engine step, a histogram): _sum / _count, and the
+    /// steps counted.
+    std::optional<double> iteration_tokens_mean, iteration_steps;
     friend bool operator==(const EngineMetrics&, const EngineMetrics&) = default;
 };
 
@@ -222,6 +230,12 @@ struct DiagnosisThresholds {
     /// The start-up log's KV cache size against the model's: a relative difference beyond the
     /// larger of this and the profile's P90 error band is a row (kv-size-mismatch).
     double kv_size_band = 0.10;
+    /// Observed draft acceptance rate (accepted / draft tokens) below this share of the
+    /// predicted one: spec-low-acceptance.
+    double spec_acceptance_share = 0.6;
+    /// Mean tokens per engine step below this share of max_num_batched_tokens while requests
+    /// wait: step-underfilled.
+    double step_fill = 0.25;
     // Training rows (diagnose_training).
     /// Observed step time above this multiple of the compute floor (compute + optimizer, no
     /// communication, bubble or input stall) ...

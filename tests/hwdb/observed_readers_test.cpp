@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace gpuplan::hwdb {
 namespace {
@@ -573,6 +574,45 @@ TEST(TrainingLogReader, ErrorsNameFileLineAndField) {
     EXPECT_NE(error_of([] {
                   (void)parse_training_log("nothing here\n", "t.log");
               }).find("no step times found"),
+              std::string::npos);
+}
+
+TEST(MetricsReader, SpeculativeCountersByPositionAndStepTokens) {
+    const char* a = R"(vllm:num_requests_running{engine="0"} 4
+vllm:spec_decode_num_drafts_total{engine="0"} 100
+vllm:spec_decode_num_draft_tokens_total{engine="0"} 300
+vllm:spec_decode_num_accepted_tokens_total{engine="0"} 150
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="0"} 80
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="1"} 50
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="2"} 20
+vllm:iteration_tokens_total_count{engine="0"} 10
+vllm:iteration_tokens_total_sum{engine="0"} 640
+)";
+    const char* b = R"(vllm:num_requests_running{engine="0"} 4
+vllm:spec_decode_num_drafts_total{engine="0"} 300
+vllm:spec_decode_num_draft_tokens_total{engine="0"} 900
+vllm:spec_decode_num_accepted_tokens_total{engine="0"} 450
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="0"} 240
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="1"} 150
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="2"} 60
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="1",position="2"} 1
+vllm:iteration_tokens_total_count{engine="0"} 30
+vllm:iteration_tokens_total_sum{engine="0"} 1440
+)";
+    const auto m =
+        engine_metrics(parse_metrics_scrape(a, "a"), parse_metrics_scrape(b, "b"), "b", 60.0);
+    EXPECT_EQ(m.spec_drafts, 200.0);
+    EXPECT_EQ(m.spec_draft_tokens, 600.0);
+    EXPECT_EQ(m.spec_accepted_tokens, 300.0);
+    // Per position over the window, summed over engines: 160, 100, 40 + 1.
+    EXPECT_EQ(m.spec_accepted_per_pos, (std::vector<double>{160, 100, 41}));
+    // (1440 - 640) tokens over (30 - 10) steps.
+    EXPECT_EQ(m.iteration_tokens_mean, 40.0);
+    EXPECT_EQ(m.iteration_steps, 20.0);
+    EXPECT_NE(error_of([] {
+                  (void)parse_metrics_scrape(
+                      "vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\"} 3\n", "s");
+              }).find("position label"),
               std::string::npos);
 }
 
