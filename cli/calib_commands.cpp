@@ -249,7 +249,9 @@ std::optional<FitRequest> parse_fit(CliContext& ctx) {
     pos.add("points", -1);
     po::variables_map vm;
     if (!parse_options("calib fit", ctx.args, desc, pos, vm, *ctx.out,
-                       "POINTS... --gpu NAME [-o hwdb/profiles/NAME.yaml]")) {
+                       "POINTS... --gpu NAME [-o hwdb/profiles/NAME.yaml]\n"
+                       "       gpuplan calib fit BENCH.json... --scenario FILE [-o PROFILE.yaml] "
+                       "(the per-step overhead from benchmark results)")) {
         return std::nullopt;
     }
     if (kind_name == "microbenchmark") {
