@@ -1,5 +1,6 @@
 // `gpuplan calib import|fit|validate`: measured kernel times in, fitted efficiency profiles out,
 // and the error of the model against measurements (docs/calibration.md).
+#include "calib/bench_fit.hpp"
 #include "calib/end_to_end.hpp"
 #include "calib/fit.hpp"
 #include "calib/importers.hpp"
@@ -248,7 +249,9 @@ std::optional<FitRequest> parse_fit(CliContext& ctx) {
     pos.add("points", -1);
     po::variables_map vm;
     if (!parse_options("calib fit", ctx.args, desc, pos, vm, *ctx.out,
-                       "POINTS... --gpu NAME [-o hwdb/profiles/NAME.yaml]")) {
+                       "POINTS... --gpu NAME [-o hwdb/profiles/NAME.yaml]\n"
+                       "       gpuplan calib fit BENCH.json... --scenario FILE [-o PROFILE.yaml] "
+                       "(the per-step overhead from benchmark results)")) {
         return std::nullopt;
     }
     if (kind_name == "microbenchmark") {
@@ -405,7 +408,105 @@ void write_fit_profile(CliContext& ctx, const FitRequest& req, const calib::FitR
 
 } // namespace
 
+namespace {
+
+/// `calib fit BENCH... --scenario FILE`: the profile's per-step overhead fitted to benchmark
+/// results of the scenario's deployment at several loads (calib::fit_step_overhead).
+int fit_bench_results(CliContext& ctx) {
+    po::options_description desc("options");
+    std::vector<std::string> files;
+    std::string scenario, profile_path, output;
+    desc.add_options()("bench", po::value(&files)->multitoken()->required(),
+                       "benchmark results (vllm bench serve --save-result, GuideLLM, AIPerf) of "
+                       "the scenario's deployment at several loads")(
+        "scenario", po::value(&scenario)->required(), "the deployment the benchmarks ran")(
+        "profile", po::value(&profile_path),
+        "the profile to adjust (default: the GPU's profile, as estimate chooses it)")(
+        "output,o", po::value(&output),
+        "write the adjusted profile YAML here")("json", "print the fit as JSON");
+    po::positional_options_description pos;
+    pos.add("bench", -1);
+    po::variables_map vm;
+    if (!parse_options("calib fit", ctx.args, desc, pos, vm, *ctx.out,
+                       "BENCH.json... --scenario FILE [--profile FILE] [-o PROFILE.yaml]")) {
+        return 0;
+    }
+    ScenarioFlags flags;
+    flags.file = scenario;
+    flags.profile = profile_path;
+    const model::Scenario s = build_scenario(ctx, flags);
+    const model::EfficiencyProfile base = choose_profile(ctx, flags, s.deployment.gpu);
+    std::vector<hwdb::LabelledBench> results;
+    for (const auto& f : files) {
+        for (auto& r : hwdb::read_bench_results(f)) {
+            r.label = fs::path(r.label).filename().string();
+            results.push_back(std::move(r));
+        }
+    }
+    const calib::StepOverheadFit fit = calib::fit_step_overhead(s, base, results);
+    if (vm.count("json")) {
+        nlohmann::json benches = nlohmann::json::array();
+        for (const auto& b : fit.benches) {
+            benches.push_back({{"benchmark", b.label},
+                               {"running", b.running},
+                               {"measured_tpot_s", b.measured_s},
+                               {"predicted_before_s", b.before_s},
+                               {"predicted_after_s", b.after_s}});
+        }
+        *ctx.out << json_text(nlohmann::json{{"scenario", s.name},
+                                             {"step_overhead_before_s", fit.base.si()},
+                                             {"step_overhead_s", fit.fitted.si()},
+                                             {"mape_before", fit.mape_before},
+                                             {"mape_after", fit.mape_after},
+                                             {"benchmarks", benches}})
+                 << '\n';
+    } else {
+        *ctx.out
+            << s.name << ": per-step overhead fitted to " << fit.benches.size()
+            << " benchmark results (mean TPOT at each benchmark's concurrency and lengths)\n\n";
+        Table t({"benchmark", "running", "measured TPOT", "before", "after"});
+        for (const auto& b : fit.benches) {
+            t.add_row({b.label, std::to_string(b.running), fixed(b.measured_s * 1e3, 2) + " ms",
+                       fixed(b.before_s * 1e3, 2) + " ms", fixed(b.after_s * 1e3, 2) + " ms"});
+        }
+        t.print(*ctx.out);
+        *ctx.out << "\nstep_overhead " << fixed(fit.base.si() * 1e3, 3) << " ms -> "
+                 << fixed(fit.fitted.si() * 1e3, 3) << " ms; mean absolute TPOT error "
+                 << fixed(fit.mape_before * 100, 1) << " % -> " << fixed(fit.mape_after * 100, 1)
+                 << " %\n";
+    }
+    if (!output.empty()) {
+        hwdb::ProfileFile file;
+        if (!profile_path.empty()) {
+            file = hwdb::read_profile_file(profile_path);
+        } else if (const auto found = hwdb::find_profile_file_for_gpu(
+                       hwdb::profile_folders(hwdb::default_folders(ctx.extra_hwdb)),
+                       s.deployment.gpu)) {
+            file = *found; // the shipped file with its residuals, as estimate chose it
+        }
+        file.profile = fit.profile;
+        file.gpu = s.deployment.gpu.name;
+        if (file.architecture.empty())
+            file.architecture = s.deployment.gpu.architecture;
+        file.description = fit.profile.provenance.description;
+        file.command = joined_command("calib fit", ctx.args);
+        file.date = today();
+        for (const auto& f : files) {
+            std::error_code ec;
+            file.sources.push_back(fs::exists(f, ec) ? calib::source_citation(f) : f);
+        }
+        write_output_file(output, calib::profile_to_yaml(file));
+        *ctx.err << "wrote " << output << '\n';
+    }
+    return 0;
+}
+
+} // namespace
+
 int run_calib_fit(CliContext& ctx) {
+    if (std::find(ctx.args.begin(), ctx.args.end(), "--scenario") != ctx.args.end()) {
+        return fit_bench_results(ctx);
+    }
     const std::optional<FitRequest> req = parse_fit(ctx);
     if (!req) {
         return 0;

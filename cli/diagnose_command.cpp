@@ -6,6 +6,7 @@
 #include "cli/interrupt.hpp"
 #include "cli/json_out.hpp"
 #include "cli/options.hpp"
+#include "cli/power_report.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
 #include "hwdb/observed_readers.hpp"
@@ -37,11 +38,47 @@ nlohmann::json fix_json(const model::DiagnosisFix& f) {
         j["tpot_s"] = f.tpot.si();
         j["throughput_tokens_per_s"] = f.throughput;
     }
+    if (f.step) {
+        j["step_s"] = f.step->si();
+    }
     return j;
+}
+
+nlohmann::json rows_json(const model::Diagnosis& g) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : g.rows) {
+        nlohmann::json fixes = nlohmann::json::array();
+        for (const auto& f : r.fixes)
+            fixes.push_back(fix_json(f));
+        rows.push_back({{"id", r.id},
+                        {"symptom", r.symptom},
+                        {"cause", r.cause},
+                        {"evidence", r.evidence},
+                        {"check", r.check},
+                        {"fixes", fixes},
+                        {"severity", r.severity}});
+    }
+    return rows;
 }
 
 nlohmann::json diagnosis_json(const model::Scenario& s, const model::Diagnosis& g) {
     const auto& e = g.predicted.estimate;
+    if (g.training) {
+        nlohmann::json j{{"scenario", s.name},
+                         {"training", true},
+                         {"predicted", {{"step_s", g.predicted_step.si()}}}};
+        j["comparisons"] = nlohmann::json::array();
+        for (const auto& c : g.comparisons) {
+            j["comparisons"].push_back({{"figure", c.figure},
+                                        {"unit", c.unit},
+                                        {"observed", c.observed},
+                                        {"predicted", c.predicted},
+                                        {"source", c.source}});
+        }
+        j["rows"] = rows_json(g);
+        j["notes"] = g.notes;
+        return j;
+    }
     nlohmann::json j{{"scenario", s.name},
                      {"running", g.running},
                      {"demand", g.demand},
@@ -63,19 +100,7 @@ nlohmann::json diagnosis_json(const model::Scenario& s, const model::Diagnosis& 
                                     {"predicted", c.predicted},
                                     {"source", c.source}});
     }
-    j["rows"] = nlohmann::json::array();
-    for (const auto& r : g.rows) {
-        nlohmann::json fixes = nlohmann::json::array();
-        for (const auto& f : r.fixes)
-            fixes.push_back(fix_json(f));
-        j["rows"].push_back({{"id", r.id},
-                             {"symptom", r.symptom},
-                             {"cause", r.cause},
-                             {"evidence", r.evidence},
-                             {"check", r.check},
-                             {"fixes", fixes},
-                             {"severity", r.severity}});
-    }
+    j["rows"] = rows_json(g);
     j["notes"] = g.notes;
     return j;
 }
@@ -83,16 +108,28 @@ nlohmann::json diagnosis_json(const model::Scenario& s, const model::Diagnosis& 
 void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::Diagnosis& g) {
     const auto& d = s.deployment;
     const auto& e = g.predicted.estimate;
-    out << s.name << ": " << d.model.name << " on " << d.gpus() << " x " << d.gpu.name << " (tp "
-        << d.par.tp << ", pp " << d.par.pp << ", dp " << d.par.dp << "), weights "
-        << d.prec.weights.name << ", KV " << d.prec.kv_cache.name << "\n"
-        << "predicted at the observed load: " << g.running << " running, " << g.input_tokens
-        << " + " << g.output_tokens << " tokens per request; the deployment runs " << g.capacity
-        << " at once (error band ±" << fixed(e.error_band.p90 * 100, 0) << " % P90)\n\n";
+    if (g.training && s.training) {
+        const auto& l = s.training->layout;
+        out << s.name << ": training " << d.model.name << " on " << d.gpus() << " x " << d.gpu.name
+            << " (tp " << l.tp << ", pp " << l.pp << ", dp " << l.dp << ", ZeRO " << l.zero
+            << ", micro-batch " << l.micro_batch << ", recompute " << model::to_string(l.recompute)
+            << ")\npredicted step for " << s.training->global_batch << " sequences of "
+            << s.training->seq_len << " tokens: " << fixed(g.predicted_step.si() * 1e3, 1)
+            << " ms\n\n";
+    } else {
+        out << s.name << ": " << d.model.name << " on " << d.gpus() << " x " << d.gpu.name
+            << " (tp " << d.par.tp << ", pp " << d.par.pp << ", dp " << d.par.dp << "), weights "
+            << d.prec.weights.name << ", KV " << d.prec.kv_cache.name << "\n"
+            << "predicted at the observed load: " << g.running << " running, " << g.input_tokens
+            << " + " << g.output_tokens << " tokens per request; the deployment runs " << g.capacity
+            << " at once (error band ±" << fixed(e.error_band.p90 * 100, 0) << " % P90)\n\n";
+    }
     if (!g.comparisons.empty()) {
         Table t({"figure", "observed", "predicted", "observed/predicted", "source"});
         for (const auto& c : g.comparisons) {
-            const int dec = c.unit == "ms" ? 1 : c.unit == "x" ? 2 : 0;
+            const int dec = c.unit == "ms" || c.unit == "%" || c.unit == "TFLOP/s" ? 1
+                            : c.unit == "x"                                        ? 2
+                                                                                   : 0;
             t.add_row({c.figure, fixed(c.observed, dec) + " " + c.unit,
                        fixed(c.predicted, dec) + " " + c.unit,
                        c.predicted > 0 ? fixed(c.observed / c.predicted, 2) : "-", c.source});
@@ -129,7 +166,7 @@ int run_diagnose(CliContext& ctx) {
     ScenarioFlags flags;
     add_scenario_options(desc, flags);
     std::vector<std::string> metrics;
-    std::string bench, smi, emit, guidellm, aiperf, dmon, dcgm, startup_log;
+    std::string bench, smi, emit, guidellm, aiperf, dmon, dcgm, startup_log, training_log;
     std::optional<double> interval;
     std::optional<int> bench_index;
     desc.add_options()(
@@ -147,6 +184,9 @@ int run_diagnose(CliContext& ctx) {
                                                               "a DCGM exporter /metrics scrape")(
         "startup-log", po::value(&startup_log),
         "the engine's start-up log (vLLM's 'GPU KV cache size' lines)")(
+        "training-log", po::value(&training_log),
+        "a training job's step times: Megatron-LM's iteration lines or a CSV "
+        "step,seconds[,tokens]")(
         "emit", po::value(&emit),
         "print the launch and benchmark commands with the first fix applied: vllm, sglang, "
         "tensorrt-llm or llama.cpp")("json", "machine-readable output");
@@ -156,7 +196,8 @@ int run_diagnose(CliContext& ctx) {
     if (!parse_options("diagnose", ctx.args, desc, pos, vm, *ctx.out,
                        "SCENARIO [--metrics FILE [--metrics FILE]] [--bench FILE | --guidellm "
                        "FILE [--bench-index N] | --aiperf FILE] [--smi FILE] [--dmon FILE] "
-                       "[--dcgm FILE] [--startup-log FILE] [--json] [--emit ENGINE]")) {
+                       "[--dcgm FILE] [--startup-log FILE] [--training-log FILE] [--json] "
+                       "[--emit ENGINE]")) {
         return 0;
     }
     if (!emit.empty()) {
@@ -181,9 +222,9 @@ int run_diagnose(CliContext& ctx) {
         throw UsageError("--bench-index chooses a benchmark of a --guidellm file; give --guidellm");
     }
     if (metrics.empty() && bench.empty() && guidellm.empty() && aiperf.empty() && smi.empty() &&
-        dmon.empty() && dcgm.empty() && startup_log.empty()) {
+        dmon.empty() && dcgm.empty() && startup_log.empty() && training_log.empty()) {
         throw UsageError("diagnose needs something observed: --metrics, --bench, --guidellm, "
-                         "--aiperf, --smi, --dmon, --dcgm or --startup-log FILE");
+                         "--aiperf, --smi, --dmon, --dcgm, --startup-log or --training-log FILE");
     }
     model::Scenario s = build_scenario(ctx, flags);
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
@@ -198,9 +239,19 @@ int run_diagnose(CliContext& ctx) {
     files.dmon = dmon;
     files.dcgm = dcgm;
     files.startup_log = startup_log;
+    files.training_log = training_log;
     const model::Observations obs = hwdb::read_observations(files);
-    model::Diagnosis g = plan::diagnose_scenario(s, profile, obs, interrupt_token());
+    plan::DiagnosisInputs inputs;
+    inputs.node = scenario_node(ctx, s, nullptr);
+    if (s.training) {
+        inputs.training = training_cost_inputs(ctx, s);
+    }
+    model::Diagnosis g = plan::diagnose_scenario(s, profile, obs, interrupt_token(), inputs);
     throw_if_interrupted();
+    if (g.training && !emit.empty()) {
+        throw UsageError("--emit prints an inference engine's launch and benchmark commands; a "
+                         "training diagnosis has none (drop --emit)");
+    }
 
     // The configuration to launch: the first re-estimated fix of the first row, else as is; the
     // benchmark that checks it runs at the load the fix was estimated at.

@@ -7,6 +7,7 @@
 #include "cli/options.hpp"
 #include "model/power.hpp"
 #include "model/scenario.hpp"
+#include "model/training.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,11 @@ void apply_power_flags(model::Scenario& s, const PowerFlags& flags);
 /// in the CLI's database). `server` is set to the hwdb entry when there is one.
 [[nodiscard]] model::NodePower scenario_node(CliContext& ctx, const model::Scenario& s,
                                              const model::ServerSpec** server = nullptr);
+
+/// The training job's prices, PUE, power model and per-GPU power limit (a cap, or a node or rack
+/// budget turned into one), as `gpuplan train` and `gpuplan diagnose` use them.
+[[nodiscard]] model::TrainingCostInputs training_cost_inputs(CliContext& ctx,
+                                                             const model::Scenario& s);
 
 /// "10.20 kW", "350 W".
 [[nodiscard]] std::string watts(Watts w);

@@ -22,6 +22,25 @@
 #include <ostream>
 
 namespace gpuplan::cli {
+
+model::TrainingCostInputs training_cost_inputs(CliContext& ctx, const model::Scenario& s) {
+    model::TrainingCostInputs p;
+    if (const auto rent = model::gpu_hour_price(s)) {
+        p.gpu_hour = rent->price;
+    }
+    p.electricity = s.prices.electricity;
+    p.pue = s.power.pue;
+    p.power_model = s.power_model;
+    // A power cap (or a node/rack budget) becomes a per-GPU limit, as for serving.
+    if (has_power_limit(s) && (s.deployment.gpu.board_power || s.power_model.board_power)) {
+        const model::GpuPowerLevels levels = model::power_levels(s.deployment.gpu, s.power_model);
+        p.gpu_power_limit = model::gpu_power_limit(s.power, levels, scenario_node(ctx, s, nullptr),
+                                                   s.power_model, s.rack.nodes_per_rack)
+                                .per_gpu;
+    }
+    return p;
+}
+
 namespace {
 
 using model::format_gib;
@@ -236,24 +255,6 @@ model::Scenario build(CliContext& ctx, const TrainFlags& f) {
     }
     model::validate(d);
     return s;
-}
-
-model::TrainingCostInputs cost_inputs(CliContext& ctx, const model::Scenario& s) {
-    model::TrainingCostInputs p;
-    if (const auto rent = model::gpu_hour_price(s)) {
-        p.gpu_hour = rent->price;
-    }
-    p.electricity = s.prices.electricity;
-    p.pue = s.power.pue;
-    p.power_model = s.power_model;
-    // A power cap (or a node/rack budget) becomes a per-GPU limit, as for serving.
-    if (has_power_limit(s) && (s.deployment.gpu.board_power || s.power_model.board_power)) {
-        const model::GpuPowerLevels levels = model::power_levels(s.deployment.gpu, s.power_model);
-        p.gpu_power_limit = model::gpu_power_limit(s.power, levels, scenario_node(ctx, s, nullptr),
-                                                   s.power_model, s.rack.nodes_per_rack)
-                                .per_gpu;
-    }
-    return p;
 }
 
 nlohmann::json layout_json(const model::TrainingLayout& l) {
@@ -629,7 +630,7 @@ nlohmann::json train_report(CliContext& ctx, const model::Scenario& s,
                          "' has no training: block; 'train' needs one (docs/training.md)");
     }
     const model::TrainingEstimate e =
-        model::estimate_training(s.deployment, *s.training, profile, cost_inputs(ctx, s));
+        model::estimate_training(s.deployment, *s.training, profile, training_cost_inputs(ctx, s));
     nlohmann::json j = train_json(s, e);
     j["layout_chosen_by"] = "given";
     return j;
@@ -693,7 +694,7 @@ int run_train(CliContext& ctx) {
         *ctx.out << json_text(train_report(ctx, s, profile)) << '\n';
         return 0;
     }
-    const model::TrainingCostInputs prices = cost_inputs(ctx, s);
+    const model::TrainingCostInputs prices = training_cost_inputs(ctx, s);
     model::TrainingConfig cfg = *s.training;
 
     nlohmann::json search_j;

@@ -164,6 +164,22 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
         }
         out.sums[name] += *value;
         ++out.series[name];
+        // Counters by draft position (vllm:spec_decode_num_accepted_tokens_per_pos{position="i"})
+        // are kept apart too, as NAME|position=i.
+        if (name.starts_with("vllm:spec_decode_num_accepted_tokens_per_pos")) {
+            const std::string_view labels = line.substr(labels_begin, i - labels_begin);
+            const std::size_t at = labels.find("position=\"");
+            const std::size_t end = at == std::string_view::npos ? at : labels.find('"', at + 10);
+            const auto pos = at == std::string_view::npos || end == std::string_view::npos
+                                 ? std::nullopt
+                                 : to_number(labels.substr(at + 10, end - at - 10));
+            if (!pos || *pos < 0 || *pos > 64 || *pos != std::floor(*pos)) {
+                fail(file, line_no, static_cast<int>(labels_begin + 1), name,
+                     "a per-position counter without a position label from 0 to 64; vLLM writes "
+                     "position=\"0\"");
+            }
+            out.sums[fmt::format("{}|position={}", name, static_cast<int>(*pos))] += *value;
+        }
     });
     return out;
 }
@@ -262,6 +278,20 @@ model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& la
     m.prompt_tokens = counter("vllm:prompt_tokens");
     m.generation_tokens = counter("vllm:generation_tokens");
     m.preemptions = counter("vllm:num_preemptions");
+    m.spec_drafts = counter("vllm:spec_decode_num_drafts");
+    m.spec_draft_tokens = counter("vllm:spec_decode_num_draft_tokens");
+    m.spec_accepted_tokens = counter("vllm:spec_decode_num_accepted_tokens");
+    for (int pos = 0; pos <= 64; ++pos) {
+        const std::string suffix = fmt::format("|position={}", pos);
+        const std::string base = "vllm:spec_decode_num_accepted_tokens_per_pos";
+        const bool total = later.sums.count(base + "_total" + suffix) != 0;
+        if (!total && later.sums.count(base + suffix) == 0)
+            break;
+        const auto v = counter(base + (total ? "_total" : "") + suffix);
+        m.spec_accepted_per_pos.push_back(v.value_or(0));
+    }
+    m.iteration_tokens_mean = mean("vllm:iteration_tokens_total");
+    m.iteration_steps = counter("vllm:iteration_tokens_total_count");
     // Percentiles from the buckets (differences of the two scrapes' buckets for a window).
     const auto quantiles = [&](const std::string& name, std::optional<double>& p50,
                                std::optional<double>& p90, std::optional<double>& p99) {
@@ -1305,9 +1335,180 @@ model::EngineStartup read_startup_log(const std::filesystem::path& path) {
                              path.string());
 }
 
+namespace {
+
+/// The number that follows `key` in a Megatron-LM log line, up to the next '|'; nullopt when the
+/// key is absent. A key present with something else than a number is an error.
+std::optional<double> megatron_field(std::string_view line, std::string_view key,
+                                     const std::string& file, int line_no) {
+    const auto at = line.find(key);
+    if (at == std::string_view::npos)
+        return std::nullopt;
+    const std::size_t b = at + key.size();
+    const std::size_t bar = line.find('|', b);
+    const std::string_view text =
+        trim(line.substr(b, bar == std::string_view::npos ? std::string_view::npos : bar - b));
+    // "throughput per GPU (TFLOP/s/GPU): 80.2" or newer "... : 496.3 (avg 496.1)": the first word.
+    const std::string_view word = text.substr(0, text.find(' '));
+    const auto v = to_number(word);
+    if (!v || !std::isfinite(*v) || *v < 0) {
+        fail(file, line_no, static_cast<int>(b + 1),
+             std::string(trim(key.substr(0, key.size() - 1))),
+             fmt::format("'{}' is not a non-negative number; copy the line as Megatron-LM logs it",
+                         text));
+    }
+    return v;
+}
+
+} // namespace
+
+model::TrainingLog parse_training_log(std::string_view text, const std::string& file) {
+    model::TrainingLog log;
+    struct Step {
+        double seconds;
+        int line;
+    };
+    std::vector<Step> steps;
+    std::vector<double> tflops, tokens;
+    bool csv = false;
+    int seconds_col = -1, tokens_col = -1, step_col = -1, columns = 0;
+    bool first = true;
+    for_each_line(text, [&](int line_no, std::string_view raw) {
+        const std::string_view line = trim(raw);
+        if (line.empty())
+            return;
+        if (first) {
+            first = false;
+            if (line.starts_with("step,") || line == "step") {
+                csv = true;
+                const auto cols = split_csv(line);
+                columns = static_cast<int>(cols.size());
+                for (int i = 0; i < columns; ++i) {
+                    const std::string_view c = trim(cols[static_cast<std::size_t>(i)]);
+                    if (c == "step")
+                        step_col = i;
+                    else if (c == "seconds" || c == "step_time_s")
+                        seconds_col = i;
+                    else if (c == "tokens")
+                        tokens_col = i;
+                }
+                if (seconds_col < 0) {
+                    fail(file, line_no, 1, "seconds",
+                         "the CSV header has no 'seconds' column; write 'step,seconds[,tokens]'");
+                }
+                return;
+            }
+        }
+        if (csv) {
+            if (line.starts_with('#'))
+                return;
+            const auto cols = split_csv(line);
+            if (static_cast<int>(cols.size()) != columns) {
+                fail(file, line_no, 1, "step",
+                     fmt::format("{} values where the header names {}; write one value per column",
+                                 cols.size(), columns));
+            }
+            const auto cell = [&](int i, const char* key) {
+                const auto v = to_number(cols[static_cast<std::size_t>(i)]);
+                if (!v || !std::isfinite(*v) || *v < 0) {
+                    fail(file, line_no, 1, key,
+                         fmt::format("'{}' is not a non-negative number",
+                                     trim(cols[static_cast<std::size_t>(i)])));
+                }
+                return *v;
+            };
+            if (step_col >= 0)
+                (void)cell(step_col, "step");
+            const double sec = cell(seconds_col, "seconds");
+            if (sec <= 0) {
+                fail(file, line_no, 1, "seconds", "a step takes more than 0 seconds");
+            }
+            steps.push_back({sec, line_no});
+            if (tokens_col >= 0)
+                tokens.push_back(cell(tokens_col, "tokens"));
+            return;
+        }
+        // PyTorch: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate ...".
+        if (log.oom_line == 0 && (line.find("out of memory") != std::string_view::npos ||
+                                  line.find("OutOfMemoryError") != std::string_view::npos)) {
+            log.oom_line = line_no;
+        }
+        // Megatron-LM report_memory: "[Rank 0] (after 10 iterations) memory (MB) | allocated: ...
+        // | max reserved: 74306.0".
+        if (line.find("memory (MB) |") != std::string_view::npos) {
+            if (const auto v = megatron_field(line, "max reserved:", file, line_no)) {
+                log.max_reserved_mib = std::max(log.max_reserved_mib.value_or(0), *v);
+            }
+            return;
+        }
+        // Megatron-LM training_log: " [date] iteration   10/  500 | consumed samples: ... |
+        // elapsed time per iteration (ms): 1548.1 | throughput per GPU (TFLOP/s/GPU): 57.6 | ...".
+        const auto it = line.find("iteration ");
+        const auto bar = line.find('|');
+        if (it == std::string_view::npos || bar == std::string_view::npos || bar < it ||
+            line.substr(it, bar - it).find('/') == std::string_view::npos) {
+            return;
+        }
+        const auto ms = megatron_field(line, "elapsed time per iteration (ms):", file, line_no);
+        if (!ms) {
+            fail(file, line_no, static_cast<int>(bar + 1), "elapsed time per iteration (ms)",
+                 "an iteration line without its step time; give the log as Megatron-LM writes it");
+        }
+        if (*ms <= 0) {
+            fail(file, line_no, static_cast<int>(bar + 1), "elapsed time per iteration (ms)",
+                 "a step takes more than 0 ms");
+        }
+        steps.push_back({*ms / 1e3, line_no});
+        if (const auto tf =
+                megatron_field(line, "throughput per GPU (TFLOP/s/GPU):", file, line_no))
+            tflops.push_back(*tf);
+    });
+    if (steps.empty() && log.oom_line == 0) {
+        fail(file, 1, 1, csv ? "seconds" : "elapsed time per iteration (ms)",
+             "no step times found; give Megatron-LM's iteration lines or a CSV "
+             "'step,seconds[,tokens]'");
+    }
+    log.format = csv ? "csv" : "megatron";
+    if (steps.empty()) {
+        return log; // out of memory before the first step: nothing to time
+    }
+    // The first step holds the warm-up (compilation, allocator growth, the data loader's start).
+    const std::size_t skip = steps.size() >= 3 ? 1 : 0;
+    const auto mean_of = [&](const std::vector<double>& v) {
+        double sum = 0;
+        const std::size_t k = v.size() > skip ? skip : 0;
+        for (std::size_t i = k; i < v.size(); ++i)
+            sum += v[i];
+        return sum / static_cast<double>(v.size() - k);
+    };
+    double sum = 0;
+    for (std::size_t i = skip; i < steps.size(); ++i) {
+        sum += steps[i].seconds;
+        if (steps[i].seconds > log.step_max_s) {
+            log.step_max_s = steps[i].seconds;
+            log.step_max_line = steps[i].line;
+        }
+    }
+    log.steps = static_cast<int>(steps.size() - skip);
+    log.step_mean_s = sum / log.steps;
+    double var = 0;
+    for (std::size_t i = skip; i < steps.size(); ++i)
+        var += (steps[i].seconds - log.step_mean_s) * (steps[i].seconds - log.step_mean_s);
+    log.step_stddev_s = std::sqrt(var / log.steps);
+    if (!tflops.empty())
+        log.tflops_per_gpu = mean_of(tflops);
+    if (!tokens.empty())
+        log.tokens_per_step = mean_of(tokens);
+    return log;
+}
+
+model::TrainingLog read_training_log(const std::filesystem::path& path) {
+    return parse_training_log(read_text_file(path, "training log", kMaxTableBytes), path.string());
+}
+
 bool ObservationFiles::empty() const {
     return metrics.empty() && bench.empty() && guidellm.empty() && aiperf.empty() && smi.empty() &&
-           dmon.empty() && dcgm.empty() && startup_log.empty();
+           dmon.empty() && dcgm.empty() && startup_log.empty() && training_log.empty();
 }
 
 model::Observations read_observations(const ObservationFiles& files) {
@@ -1357,6 +1558,8 @@ model::Observations read_observations(const ObservationFiles& files) {
         add_gpu(read_nvidia_smi_dmon(files.dmon));
     if (!files.startup_log.empty())
         obs.startup = read_startup_log(files.startup_log);
+    if (!files.training_log.empty())
+        obs.training = read_training_log(files.training_log);
     return obs;
 }
 

@@ -84,6 +84,13 @@ struct MetricsScrape {
 [[nodiscard]] model::EngineStartup parse_startup_log(std::string_view text,
                                                      const std::string& file);
 
+/// Parses a training job's step-time log: Megatron-LM's training_log lines ("iteration N/M | ...
+/// | elapsed time per iteration (ms): X | throughput per GPU (TFLOP/s/GPU): Y | ...", other lines
+/// ignored, with report_memory's "max reserved" and PyTorch's "out of memory" noted), or a CSV
+/// whose header is "step,seconds[,tokens]". The first step is left out of the statistics when
+/// there are three or more (warm-up).
+[[nodiscard]] model::TrainingLog parse_training_log(std::string_view text, const std::string& file);
+
 /// A benchmark summary and what to call it: the file, or FILE#I for benchmark I of a sweep.
 struct LabelledBench {
     std::string label;
@@ -104,6 +111,7 @@ struct LabelledBench {
 [[nodiscard]] model::GpuTelemetry read_nvidia_smi_dmon(const std::filesystem::path& path);
 [[nodiscard]] model::GpuTelemetry read_dcgm_metrics(const std::filesystem::path& path);
 [[nodiscard]] model::EngineStartup read_startup_log(const std::filesystem::path& path);
+[[nodiscard]] model::TrainingLog read_training_log(const std::filesystem::path& path);
 [[nodiscard]] model::BenchSummary read_vllm_bench(const std::filesystem::path& path);
 [[nodiscard]] model::GpuTelemetry read_nvidia_smi_csv(const std::filesystem::path& path);
 
@@ -120,6 +128,7 @@ struct ObservationFiles {
     std::filesystem::path dmon;                 ///< nvidia-smi dmon
     std::filesystem::path dcgm;                 ///< DCGM exporter scrape
     std::filesystem::path startup_log;          ///< the engine's start-up log
+    std::filesystem::path training_log;         ///< a training job's step-time log
     /// True when no file is given.
     [[nodiscard]] bool empty() const;
 };

@@ -261,6 +261,13 @@ Deployment with_replicas_x2(const Deployment& d) {
 
 } // namespace
 
+std::string throttle_row_id(const GpuTelemetry& g) {
+    const bool thermal = g.thermal_share >= 0.5;
+    const bool power = g.power_cap_share >= 0.5 || (g.power_draw_w && g.power_limit_w &&
+                                                    *g.power_draw_w >= 0.95 * *g.power_limit_w);
+    return thermal ? "thermal-throttled" : power ? "power-capped" : "clock-throttled";
+}
+
 Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfile& profile,
                    const Observations& obs, const DiagnosisThresholds& th) {
     if (obs.metrics) {
@@ -686,11 +693,10 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
     // 5. Clocks held down by a power cap or heat.
     if (throttled) {
         const auto& g = *obs.gpu;
-        const bool thermal = g.thermal_share >= 0.5;
-        const bool power = g.power_cap_share >= 0.5 || (g.power_draw_w && g.power_limit_w &&
-                                                        *g.power_draw_w >= 0.95 * *g.power_limit_w);
         DiagnosisRow r;
-        r.id = thermal ? "thermal-throttled" : power ? "power-capped" : "clock-throttled";
+        r.id = throttle_row_id(g);
+        const bool thermal = r.id == "thermal-throttled";
+        const bool power = r.id == "power-capped";
         r.symptom = "the GPU runs below its maximum clock";
         r.cause = thermal ? "thermal slowdown: the GPU is too hot"
                   : power ? "the power limit holds the clock down"
@@ -846,6 +852,190 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         }
     }
 
+    // 8. Speculative decoding accepting fewer drafts than the scenario assumes.
+    if (const auto& m = obs.metrics;
+        m && m->spec_draft_tokens && *m->spec_draft_tokens > 0 && m->spec_accepted_tokens) {
+        const double obs_rate = *m->spec_accepted_tokens / *m->spec_draft_tokens;
+        const std::optional<double> obs_len =
+            m->spec_drafts && *m->spec_drafts > 0
+                ? std::optional<double>(1 + *m->spec_accepted_tokens / *m->spec_drafts)
+                : std::nullopt;
+        if (!d.engine.speculative) {
+            out.notes.push_back(fmt::format(
+                "the metrics show speculative decoding ({} of draft tokens accepted) but the "
+                "scenario has no engine.speculative block: the prediction is without it",
+                pct(obs_rate)));
+        } else {
+            const SpeculativeConfig& sc = *d.engine.speculative;
+            const int k = speculative_tokens(sc);
+            const std::vector<double> a = acceptance_by_position(sc);
+            // Expected accepted tokens per draft: Σ_i Π_{j<=i} a_j; per draft token: ÷ k.
+            const double pred_len = expected_tokens_per_step(a);
+            const double pred_rate = (pred_len - 1) / k;
+            out.comparisons.push_back(
+                {"draft acceptance", "%", obs_rate * 100, pred_rate * 100, "metrics"});
+            if (obs_len) {
+                out.comparisons.push_back(
+                    {"tokens per verify step", "x", *obs_len, pred_len, "metrics"});
+            }
+            if (obs_rate < th.spec_acceptance_share * pred_rate) {
+                DiagnosisRow r;
+                r.id = "spec-low-acceptance";
+                r.symptom = "speculative decoding gains less than expected";
+                r.cause = "the draft's tokens are accepted less often than the scenario assumes: "
+                          "each verify pass pays for k draft tokens and keeps few";
+                r.evidence.push_back(fmt::format(
+                    "{} of draft tokens accepted ({:.0f} of {:.0f}) vs {} assumed (threshold {} "
+                    "of it)",
+                    pct(obs_rate), *m->spec_accepted_tokens, *m->spec_draft_tokens, pct(pred_rate),
+                    pct(th.spec_acceptance_share)));
+                if (obs_len) {
+                    r.evidence.push_back(
+                        fmt::format("{:.2f} tokens per verify step vs {:.2f} assumed (k = {})",
+                                    *obs_len, pred_len, k));
+                }
+                // The observed conditional acceptance per position: accepted at position i
+                // given i - 1 accepted (vllm:spec_decode_num_accepted_tokens_per_pos / drafts).
+                std::vector<double> seen;
+                if (m->spec_drafts && *m->spec_drafts > 0 && !m->spec_accepted_per_pos.empty()) {
+                    double prev = *m->spec_drafts;
+                    std::string by_pos;
+                    for (double c : m->spec_accepted_per_pos) {
+                        const double cond = prev > 0 ? std::clamp(c / prev, 0.0, 1.0) : 0.0;
+                        seen.push_back(cond);
+                        by_pos += fmt::format("{}{}", by_pos.empty() ? "" : ", ", pct(cond));
+                        prev = c;
+                    }
+                    r.evidence.push_back(
+                        fmt::format("acceptance by position, given the previous ones accepted: "
+                                    "{}",
+                                    by_pos));
+                }
+                if (static_cast<int>(seen.size()) != k) {
+                    // Without per-position counters: the observed rate at every position.
+                    seen.assign(static_cast<std::size_t>(k), std::min(obs_rate, 0.999));
+                }
+                r.check = "vLLM's log line 'SpecDecoding metrics: Mean acceptance length ..., "
+                          "Per-position acceptance rate ...'; whether the draft shares the "
+                          "target's tokenizer and chat template";
+                // The deployment as observed: its k with the measured acceptance.
+                const auto with = [&](int kk, std::vector<double> acc) {
+                    Deployment x = d;
+                    acc.resize(static_cast<std::size_t>(kk));
+                    x.engine.speculative->num_speculative_tokens = kk;
+                    x.engine.speculative->acceptance_rate.reset();
+                    x.engine.speculative->acceptance = std::move(acc);
+                    return x;
+                };
+                ServingEstimate observed_spec = at_demand;
+                try {
+                    observed_spec = estimate_serving(with(k, seen), wdemand, profile);
+                } catch (const InputError&) {
+                }
+                // The best smaller k at the measured acceptance, re-estimated.
+                int best_k = 0;
+                double best = observed_spec.throughput;
+                for (int kk = 1; kk < k; ++kk) {
+                    try {
+                        const ServingEstimate e2 =
+                            estimate_serving(with(kk, seen), wdemand, profile);
+                        if (e2.throughput > best) {
+                            best = e2.throughput;
+                            best_k = kk;
+                        }
+                    } catch (const InputError&) {
+                    }
+                }
+                if (best_k > 0) {
+                    r.fixes.push_back(reestimate(
+                        FixLayer::Framework,
+                        fmt::format("num_speculative_tokens {} → {} (at the measured acceptance)",
+                                    k, best_k),
+                        with(best_k, seen), wdemand, profile, observed_spec, d.par.dp));
+                }
+                Deployment off = d;
+                off.engine.speculative.reset();
+                r.fixes.push_back(reestimate(FixLayer::Framework, "speculative decoding off", off,
+                                             wdemand, profile, observed_spec, d.par.dp));
+                if (sc.method != SpeculativeMethod::Eagle) {
+                    Deployment x = d;
+                    SpeculativeConfig e3;
+                    e3.method = SpeculativeMethod::Eagle;
+                    x.engine.speculative = e3;
+                    r.fixes.push_back(reestimate(
+                        FixLayer::Model,
+                        fmt::format("an EAGLE head trained for the target instead of the {} "
+                                    "(acceptance assumed {}, the default for EAGLE)",
+                                    to_string(sc.method),
+                                    pct(default_acceptance_rate(SpeculativeMethod::Eagle))),
+                        x, wdemand, profile, observed_spec, d.par.dp));
+                }
+                r.severity = 1.0 + pred_rate / std::max(obs_rate, 1e-3) / 10;
+                out.rows.push_back(std::move(r));
+            }
+        }
+    }
+
+    // 9. Engine steps far below the token budget while requests wait.
+    if (const auto& m = obs.metrics; m && m->iteration_tokens_mean) {
+        const double budget = eng.max_num_batched_tokens;
+        out.comparisons.push_back({"tokens per engine step", "tokens", *m->iteration_tokens_mean,
+                                   budget, "metrics vs max_num_batched_tokens"});
+        if (budget > 0 && *m->iteration_tokens_mean < th.step_fill * budget && waiting > 0 &&
+            !kv_full) {
+            DiagnosisRow r;
+            r.id = "step-underfilled";
+            r.symptom = "requests wait while the engine's steps are far below their token budget";
+            r.cause = "the scheduler admits fewer sequences than the token budget and the KV cache "
+                      "would take";
+            r.evidence.push_back(fmt::format(
+                "{:.0f} tokens per engine step on average (vllm:iteration_tokens_total) of a "
+                "budget of {:.0f} (max_num_batched_tokens): {} (threshold {})",
+                *m->iteration_tokens_mean, budget, pct(*m->iteration_tokens_mean / budget),
+                pct(th.step_fill)));
+            r.evidence.push_back(fmt::format("{} waiting beside {} running", waiting, running));
+            if (f.kv_usage) {
+                r.evidence.push_back(
+                    fmt::format("KV cache {} used: not what holds them back", pct(*f.kv_usage)));
+            }
+            r.check = "vllm:num_requests_running against --max-num-seqs; vLLM's scheduler log "
+                      "lines; the API server's CPU use";
+            const int seq_cap = eng.max_num_seqs * d.par.dp;
+            if (running >= seq_cap) {
+                r.evidence.push_back(fmt::format("running {} equals max_num_seqs {} × {} "
+                                                 "replicas: the batch is at its cap",
+                                                 running, eng.max_num_seqs, d.par.dp));
+                Deployment x = d;
+                x.engine.max_num_seqs = eng.max_num_seqs * 2;
+                if (x.engine.max_num_batched_tokens.value_or(eng.max_num_batched_tokens) <
+                    *x.engine.max_num_seqs) {
+                    x.engine.max_num_batched_tokens = *x.engine.max_num_seqs;
+                }
+                r.fixes.push_back(reestimate(
+                    FixLayer::Framework,
+                    fmt::format("max_num_seqs {} → {}", eng.max_num_seqs, eng.max_num_seqs * 2), x,
+                    wdemand, profile, at_demand, d.par.dp));
+            } else if (!eng.chunked_prefill) {
+                Deployment x = d;
+                x.engine.enable_chunked_prefill = true;
+                r.fixes.push_back(reestimate(FixLayer::Framework,
+                                             "enable chunked prefill: long prompts no longer "
+                                             "hold a step to themselves",
+                                             x, wdemand, profile, at_demand, d.par.dp));
+            } else {
+                r.fixes.push_back(advice(FixLayer::Framework,
+                                         "the engine's CPU side: async scheduling, more API "
+                                         "server processes, a faster tokenizer",
+                                         "not estimated: the step model has no CPU cost"));
+            }
+            r.fixes.push_back(reestimate(
+                FixLayer::Hardware, fmt::format("replicas {} → {}", d.par.dp, d.par.dp * 2),
+                with_replicas_x2(d), wdemand, profile, at_demand, d.par.dp));
+            r.severity = 1.5;
+            out.rows.push_back(std::move(r));
+        }
+    }
+
     for (auto& r : out.rows) {
         std::stable_sort(
             r.fixes.begin(), r.fixes.end(),
@@ -891,6 +1081,31 @@ std::vector<TroubleshootingRow> troubleshooting_table(const DiagnosisThresholds&
          fmt::format("TTFT above {:g}× the prediction and more than {:g} ms above it, nothing "
                      "waiting, not explained by a slow decode",
                      th.prefill_factor, th.prefill_min_gap_s * 1e3)},
+        {{"spec-low-acceptance"},
+         fmt::format("speculative decoding: draft acceptance below {} of the scenario's",
+                     pct(th.spec_acceptance_share))},
+        {{"step-underfilled"},
+         fmt::format("mean tokens per engine step below {} of max_num_batched_tokens while "
+                     "requests wait and the KV cache is not full",
+                     pct(th.step_fill))},
+        {{"comm-bound"},
+         fmt::format("training: step time above {:g}× the compute floor, MFU below {}, and "
+                     "communication plus pipeline bubble at least {} of the predicted step",
+                     th.train_floor_factor, pct(th.train_low_mfu), pct(th.train_comm_share))},
+        {{"input-stall"},
+         fmt::format("training: step time more than {} above the GPUs' own prediction, with the "
+                     "GPUs idle or the data loader short",
+                     pct(th.train_input_gap))},
+        {{"training-memory"},
+         fmt::format("training: an out-of-memory line, max reserved at or above {} of the GPU's "
+                     "memory, or a layout the model says does not fit",
+                     pct(th.train_memory_share))},
+        {{"stragglers"},
+         fmt::format("training: step times vary by more than {} (coefficient of variation) or "
+                     "the slowest step is above {:g}× the mean",
+                     pct(th.train_step_cv), th.train_straggler_max)},
+        {{"rack-budget-exceeded"},
+         "observed GPU power of the nodes sharing a rack, at the wall, above the rack budget"},
     };
 }
 

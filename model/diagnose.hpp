@@ -11,6 +11,7 @@
 #include "model/deployment.hpp"
 #include "model/efficiency.hpp"
 #include "model/scenario.hpp"
+#include "model/training.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -44,6 +45,14 @@ struct EngineMetrics {
     /// P50 / P90 / P99 from the histograms' _bucket series (histogram_quantile below).
     std::optional<double> ttft_p50_s, ttft_p90_s, ttft_p99_s;
     std::optional<double> itl_p50_s, itl_p90_s, itl_p99_s;
+    /// Speculative decoding (vllm/v1/spec_decode/metrics.py): vllm:spec_decode_num_drafts,
+    /// _num_draft_tokens, _num_accepted_tokens, and _num_accepted_tokens_per_pos by its
+    /// `position` label (0-based: how many drafts had at least position + 1 tokens accepted).
+    std::optional<double> spec_drafts, spec_draft_tokens, spec_accepted_tokens;
+    std::vector<double> spec_accepted_per_pos;
+    /// vllm:iteration_tokens_total (tokens per engine step, a histogram): _sum / _count, and the
+    /// steps counted.
+    std::optional<double> iteration_tokens_mean, iteration_steps;
     friend bool operator==(const EngineMetrics&, const EngineMetrics&) = default;
 };
 
@@ -117,12 +126,30 @@ struct EngineStartup {
     friend bool operator==(const EngineStartup&, const EngineStartup&) = default;
 };
 
+/// A training job's log of step times (hwdb::parse_training_log): Megatron-LM's iteration lines
+/// or a CSV of step, seconds[, tokens]. Step statistics are over the steps read after the first
+/// (warm-up: compilation, allocator growth, data-loader start) when there are at least three.
+struct TrainingLog {
+    int steps = 0;                          ///< steps the statistics are over
+    double step_mean_s = 0;                 ///< mean step time
+    double step_stddev_s = 0;               ///< standard deviation of the step times
+    double step_max_s = 0;                  ///< slowest step
+    int step_max_line = 0;                  ///< the line of the slowest step (for evidence)
+    std::optional<double> tflops_per_gpu;   ///< Megatron's "throughput per GPU (TFLOP/s/GPU)"
+    std::optional<double> tokens_per_step;  ///< the CSV's tokens column, mean
+    std::optional<double> max_reserved_mib; ///< Megatron's memory report, largest "max reserved"
+    int oom_line = 0;                       ///< first "out of memory" line (0: none)
+    std::string format;                     ///< "megatron" or "csv"
+    friend bool operator==(const TrainingLog&, const TrainingLog&) = default;
+};
+
 /// Everything observed; any subset.
 struct Observations {
     std::optional<EngineMetrics> metrics;
     std::optional<BenchSummary> bench;
     std::optional<GpuTelemetry> gpu;
     std::optional<EngineStartup> startup;
+    std::optional<TrainingLog> training;
     friend bool operator==(const Observations&, const Observations&) = default;
 };
 
@@ -141,8 +168,9 @@ struct DiagnosisFix {
     int gpus = 0;
     int capacity = 0; ///< sequences the deployment runs at once after the change
     Seconds ttft, tpot;
-    double throughput = 0.0; ///< output tokens/s at the demand
-    std::string effect;      ///< one sentence: before → after
+    double throughput = 0.0;     ///< output tokens/s at the demand
+    std::string effect;          ///< one sentence: before → after
+    std::optional<Seconds> step; ///< training fixes: the re-estimated step time
     /// The changed deployment and workload (for --emit): the fix applied.
     std::optional<Deployment> deployment;
     std::optional<Workload> workload;
@@ -180,6 +208,10 @@ struct Diagnosis {
     std::vector<Comparison> comparisons;
     std::vector<DiagnosisRow> rows; ///< ranked, most severe first; empty: nothing stands out
     std::vector<std::string> notes; ///< what could not be judged, and why
+    /// A training job's diagnosis (diagnose_training): running, demand, capacity and the
+    /// serving prediction are unused; the step time is.
+    bool training = false;
+    Seconds predicted_step; ///< training: the model's step time for the scenario's layout
     friend bool operator==(const Diagnosis&, const Diagnosis&) = default;
 };
 
@@ -198,6 +230,30 @@ struct DiagnosisThresholds {
     /// The start-up log's KV cache size against the model's: a relative difference beyond the
     /// larger of this and the profile's P90 error band is a row (kv-size-mismatch).
     double kv_size_band = 0.10;
+    /// Observed draft acceptance rate (accepted / draft tokens) below this share of the
+    /// predicted one: spec-low-acceptance.
+    double spec_acceptance_share = 0.6;
+    /// Mean tokens per engine step below this share of max_num_batched_tokens while requests
+    /// wait: step-underfilled.
+    double step_fill = 0.25;
+    // Training rows (diagnose_training).
+    /// Observed step time above this multiple of the compute floor (compute + optimizer, no
+    /// communication, bubble or input stall) ...
+    double train_floor_factor = 1.5;
+    /// ... with an observed MFU below this: the GPUs wait for something.
+    double train_low_mfu = 0.40;
+    /// Communication plus pipeline bubble at or above this share of the predicted step:
+    /// communication-bound.
+    double train_comm_share = 0.25;
+    /// Step time above the GPUs' own prediction (no input stall) by more than this share, with
+    /// the GPUs idle or the predicted input stall at this share: input-bound.
+    double train_input_gap = 0.20;
+    /// Coefficient of variation of the step times above this, or the slowest step above
+    /// `train_straggler_max` × the mean: stragglers.
+    double train_step_cv = 0.10;
+    double train_straggler_max = 1.5;
+    /// Megatron's max reserved at or above this share of what CUDA reports: memory-bound.
+    double train_memory_share = 0.95;
 };
 
 /// One row of the troubleshooting table whether or not it applies (docs/diagnose.md, "The rows"):
@@ -207,6 +263,11 @@ struct TroubleshootingRow {
     std::string fires_when; ///< the condition, with the thresholds of `th`
     friend bool operator==(const TroubleshootingRow&, const TroubleshootingRow&) = default;
 };
+
+/// The clock row's id from GPU telemetry: "thermal-throttled" (thermal reasons in half the
+/// samples or more), "power-capped" (the power cap in half the samples, or a draw within 5 % of
+/// the limit), else "clock-throttled".
+[[nodiscard]] std::string throttle_row_id(const GpuTelemetry& g);
 
 /// Every row diagnose() can return, in the order of docs/diagnose.md, for front ends that show
 /// the whole table with the rows that apply marked.
@@ -220,5 +281,16 @@ troubleshooting_table(const DiagnosisThresholds& th = {});
 [[nodiscard]] Diagnosis diagnose(const Deployment& d, const Workload& w,
                                  const EfficiencyProfile& profile, const Observations& obs,
                                  const DiagnosisThresholds& th = {});
+
+/// Diagnoses a training job (the scenario's `training:` block on `hw`) from a step-time log and
+/// GPU telemetry: the log's step time beside the model's (model::estimate_training, the chain of
+/// `gpuplan train`), and the training rows (docs/diagnose.md): comm-bound, input-stall,
+/// training-memory, stragglers, and the clock rows (power-capped, thermal-throttled) re-estimated
+/// as training steps. Throws InvalidArgument when `obs.training` is missing or the layout cannot
+/// run (as estimate_training).
+[[nodiscard]] Diagnosis diagnose_training(const Deployment& hw, const TrainingConfig& cfg,
+                                          const EfficiencyProfile& profile,
+                                          const TrainingCostInputs& prices, const Observations& obs,
+                                          const DiagnosisThresholds& th = {});
 
 } // namespace gpuplan::model

@@ -321,3 +321,44 @@ TEST(CalibCli, FitKeepsParametersOfTheBaseProfile) {
               hwdb::read_profile_file(base).profile.gemm.m_half);
     fs::remove_all(dir);
 }
+
+TEST(CalibCli, FitStepOverheadFromBenchmarksWritesAProfileThatLowersTheError) {
+    const std::string d = std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/diagnose/";
+    const std::string scenario = std::string(GPUPLAN_SOURCE_DIR) + "/examples/quickstart.yaml";
+    const std::string benches =
+        d + "healthy-8b-h100-guidellm-sweep.json " + d + "healthy-8b-h100-bench.json";
+    const fs::path dir =
+        fs::temp_directory_path() / ("gpuplan-bench-fit-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string out = (dir / "fitted.yaml").string();
+    const auto r =
+        run("calib fit " + benches + " --scenario " + scenario + " -o " + out + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out.substr(0, r.out.rfind('}') + 1));
+    EXPECT_EQ(j["benchmarks"].size(), 3u);
+    EXPECT_LT(j["mape_after"].get<double>(), j["mape_before"].get<double>());
+    // The written profile carries the fitted overhead and says where it came from.
+    const auto file = hwdb::read_profile_file(out);
+    EXPECT_NEAR(file.profile.step_overhead.si(), j["step_overhead_s"].get<double>(), 1e-8);
+    EXPECT_NE(file.description.find("step_overhead fitted to 3 benchmark results of quickstart"),
+              std::string::npos)
+        << file.description;
+    // The shipped profile's sources stay (its other coefficients come from them); the
+    // benchmark files are added.
+    ASSERT_GE(file.sources.size(), 2u);
+    EXPECT_TRUE(has(file.sources[file.sources.size() - 2], "healthy-8b-h100-guidellm-sweep.json"));
+    EXPECT_TRUE(has(file.sources.back(), "healthy-8b-h100-bench.json"));
+    // calib validate with the fitted profile: a lower mean error than with the shipped one.
+    const auto before = run("calib validate " + benches + " --scenario " + scenario + " --json");
+    const auto after = run("calib validate " + benches + " --scenario " + scenario + " --profile " +
+                           out + " --json");
+    ASSERT_EQ(before.exit_code, 0) << before.out;
+    ASSERT_EQ(after.exit_code, 0) << after.out;
+    EXPECT_LT(nlohmann::json::parse(after.out)["mape"].get<double>(),
+              nlohmann::json::parse(before.out)["mape"].get<double>());
+    // One benchmark cannot separate the overhead from the kernels: exit 2.
+    const auto one = run("calib fit " + d + "healthy-8b-h100-bench.json --scenario " + scenario);
+    EXPECT_EQ(one.exit_code, 2) << one.out;
+    EXPECT_TRUE(has(one.out, "two loads or more")) << one.out;
+    fs::remove_all(dir);
+}

@@ -448,4 +448,71 @@ TEST(DiagnoseCli, SglangStartupLogOnAVllmScenario) {
         << r.out;
 }
 
+TEST(DiagnoseCli, RejectedDraftsAreLowAcceptanceAndFewerDraftsAreReestimated) {
+    const auto r = run_cli("diagnose " + fx("spec-70b-h100.yaml") + " --metrics " +
+                           fx("spec-low-acceptance.prom") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["rows"].size(), 1u) << r.out;
+    const auto& row = j["rows"][0];
+    EXPECT_EQ(row["id"], "spec-low-acceptance");
+    // 176000 of 800000 draft tokens accepted: 22 %; the scenario's α = 0.7 at k = 4 expects
+    // (0.7 + 0.7² + 0.7³ + 0.7⁴) / 4 = 44.3 % per draft token and 2.77 tokens per verify step.
+    const double assumed = (0.7 + 0.49 + 0.343 + 0.2401) / 4;
+    EXPECT_EQ(row["evidence"][0].get<std::string>().rfind(
+                  "22 % of draft tokens accepted (176000 of 800000) vs 44 % assumed", 0),
+              0u)
+        << row["evidence"][0];
+    EXPECT_EQ(row["evidence"][1], "1.88 tokens per verify step vs 2.77 assumed (k = 4)");
+    // Per position: 100000 / 200000, 48000 / 100000, 20000 / 48000, 8000 / 20000.
+    EXPECT_EQ(row["evidence"][2],
+              "acceptance by position, given the previous ones accepted: 50 %, 48 %, 42 %, 40 %");
+    bool compared = false;
+    for (const auto& c : j["comparisons"]) {
+        if (c["figure"] == "draft acceptance") {
+            compared = true;
+            EXPECT_NEAR(c["observed"].get<double>(), 22.0, 1e-9);
+            EXPECT_NEAR(c["predicted"].get<double>(), assumed * 100, 1e-9);
+        }
+    }
+    EXPECT_TRUE(compared);
+    const auto& fix = row["fixes"][0];
+    EXPECT_EQ(fix["layer"], "framework");
+    ASSERT_TRUE(fix["estimated"].get<bool>());
+    const std::string change = fix["change"];
+    ASSERT_EQ(change.rfind("num_speculative_tokens 4 → ", 0), 0u) << change;
+    EXPECT_LT(std::stoi(change.substr(std::string("num_speculative_tokens 4 → ").size())), 4);
+    // Re-estimated at the measured acceptance, the smaller k gives more tokens/s than k = 4.
+    const std::string effect = fix["effect"];
+    const auto colon = effect.find(": ");
+    const auto arrow = effect.find(" → ", colon);
+    ASSERT_NE(arrow, std::string::npos) << effect;
+    EXPECT_GT(std::stod(effect.substr(arrow + std::string(" → ").size())),
+              std::stod(effect.substr(colon + 2)));
+    EXPECT_EQ(row["fixes"][1]["change"], "speculative decoding off");
+}
+
+TEST(DiagnoseCli, StepsFarBelowTheTokenBudgetWhileRequestsWaitAreStepUnderfilled) {
+    const auto r = run_cli("diagnose " + fx("queueing-8b-h100.yaml") + " --metrics " +
+                           fx("step-underfilled-8b-h100.prom") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["rows"].size(), 1u) << r.out;
+    const auto& row = j["rows"][0];
+    EXPECT_EQ(row["id"], "step-underfilled");
+    // 6400 requests of 1024 + 256 tokens over 31900 steps: 256.8 tokens per step of 8192.
+    const double mean = 6400.0 * 1280 / 31900;
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "%.0f tokens per engine step on average (vllm:iteration_tokens_total) of a "
+                  "budget of 8192 (max_num_batched_tokens): %.0f %%",
+                  mean, 100 * mean / 8192);
+    EXPECT_EQ(row["evidence"][0].get<std::string>().rfind(buf, 0), 0u) << row["evidence"][0];
+    EXPECT_EQ(row["evidence"][1], "40 waiting beside 64 running");
+    const auto& fix = row["fixes"][0];
+    EXPECT_EQ(fix["change"], "max_num_seqs 64 → 128");
+    ASSERT_TRUE(fix["estimated"].get<bool>());
+    EXPECT_EQ(fix["capacity"], 128);
+}
+
 } // namespace

@@ -107,9 +107,10 @@ void expect_same_as_cli(Window& f, const QJsonObject& cli) {
     EXPECT_EQ(cell(*f.view, "diagnose_fixes", 0, 1), fix[QStringLiteral("change")].toString());
     EXPECT_EQ(cell(*f.view, "diagnose_fixes", 0, 2), fix[QStringLiteral("effect")].toString());
     // The rows that apply come first, in the CLI's order, marked; the rest of the table follows,
-    // marked as not applying: seven rows in all (docs/diagnose.md, "The rows").
+    // marked as not applying: fourteen rows in all (docs/diagnose.md, "The rows" and "Training and
+    // rack rows").
     const QAbstractItemModel* table = child<QTableView>(*f.view, "diagnose_rows")->model();
-    EXPECT_EQ(table->rowCount(), 7);
+    EXPECT_EQ(table->rowCount(), 14);
     for (int i = 0; i < table->rowCount(); ++i) {
         const bool applies = i < rows.size();
         EXPECT_EQ(cell(*f.view, "diagnose_rows", i, 1),

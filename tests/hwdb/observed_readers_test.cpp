@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace gpuplan::hwdb {
 namespace {
@@ -511,6 +513,107 @@ TEST(ReadObservations, ContradictoryFileSetsAreInvalidArguments) {
     index_alone.bench = "a.json";
     index_alone.bench_index = 0;
     invalid(index_alone);
+}
+
+TEST(TrainingLogReader, MegatronLinesLeaveTheFirstStepOut) {
+    const auto log = parse_training_log(
+        "training ...\n"
+        " [2026-11-30 09:00:00] iteration        1/     100 | consumed samples:  32 | elapsed "
+        "time per iteration (ms): 9000.0 | throughput per GPU (TFLOP/s/GPU): 10.0 | lm loss: "
+        "1.0E+01 |\n"
+        "[Rank 0] (after 1 iterations) memory (MB) | allocated: 10.0 | max allocated: 20.0 | "
+        "reserved: 30.0 | max reserved: 70000.0\n"
+        " iteration        2/     100 | elapsed time per iteration (ms): 1000.0 | throughput "
+        "per GPU (TFLOP/s/GPU): 90.0 |\n"
+        " iteration        3/     100 | elapsed time per iteration (ms): 3000.0 | throughput "
+        "per GPU (TFLOP/s/GPU): 30.0 (avg 31.0) |\n"
+        " iteration        4/     100 | elapsed time per iteration (ms): 2000.0 |\n",
+        "train.log");
+    EXPECT_EQ(log.format, "megatron");
+    EXPECT_EQ(log.steps, 3); // 1000, 3000 and 2000 ms; the 9000 ms warm-up left out
+    EXPECT_DOUBLE_EQ(log.step_mean_s, 2.0);
+    EXPECT_DOUBLE_EQ(log.step_stddev_s, std::sqrt(2.0 / 3.0)); // (1 + 1 + 0) / 3
+    EXPECT_DOUBLE_EQ(log.step_max_s, 3.0);
+    EXPECT_EQ(log.step_max_line, 5);
+    ASSERT_TRUE(log.tflops_per_gpu);
+    EXPECT_DOUBLE_EQ(*log.tflops_per_gpu, 60.0); // (90 + 30) / 2, the warm-up's 10 left out
+    ASSERT_TRUE(log.max_reserved_mib);
+    EXPECT_DOUBLE_EQ(*log.max_reserved_mib, 70000.0);
+    EXPECT_EQ(log.oom_line, 0);
+}
+
+TEST(TrainingLogReader, CsvAndOutOfMemory) {
+    // Two steps: too few to leave a warm-up out.
+    const auto csv = parse_training_log("step,seconds,tokens\n1,2.5,4096\n2,3.5,4096\n", "s.csv");
+    EXPECT_EQ(csv.format, "csv");
+    EXPECT_EQ(csv.steps, 2);
+    EXPECT_DOUBLE_EQ(csv.step_mean_s, 3.0);
+    ASSERT_TRUE(csv.tokens_per_step);
+    EXPECT_DOUBLE_EQ(*csv.tokens_per_step, 4096);
+    const auto oom = parse_training_log(
+        "training ...\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n",
+        "oom.log");
+    EXPECT_EQ(oom.steps, 0);
+    EXPECT_EQ(oom.oom_line, 2);
+}
+
+TEST(TrainingLogReader, ErrorsNameFileLineAndField) {
+    EXPECT_EQ(error_of([] { (void)parse_training_log("step,time\n1,2\n", "s.csv"); }),
+              "s.csv:1:1: seconds: the CSV header has no 'seconds' column; write "
+              "'step,seconds[,tokens]'");
+    EXPECT_NE(error_of([] {
+                  (void)parse_training_log("step,seconds\n1,2\n2,-1\n", "s.csv");
+              }).find("s.csv:3:1: seconds:"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  (void)parse_training_log(" iteration 1/ 9 | elapsed time per iteration (ms): "
+                                           "fast |\n",
+                                           "t.log");
+              }).find("t.log:1:"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  (void)parse_training_log("nothing here\n", "t.log");
+              }).find("no step times found"),
+              std::string::npos);
+}
+
+TEST(MetricsReader, SpeculativeCountersByPositionAndStepTokens) {
+    const char* a = R"(vllm:num_requests_running{engine="0"} 4
+vllm:spec_decode_num_drafts_total{engine="0"} 100
+vllm:spec_decode_num_draft_tokens_total{engine="0"} 300
+vllm:spec_decode_num_accepted_tokens_total{engine="0"} 150
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="0"} 80
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="1"} 50
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="2"} 20
+vllm:iteration_tokens_total_count{engine="0"} 10
+vllm:iteration_tokens_total_sum{engine="0"} 640
+)";
+    const char* b = R"(vllm:num_requests_running{engine="0"} 4
+vllm:spec_decode_num_drafts_total{engine="0"} 300
+vllm:spec_decode_num_draft_tokens_total{engine="0"} 900
+vllm:spec_decode_num_accepted_tokens_total{engine="0"} 450
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="0"} 240
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="1"} 150
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="2"} 60
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="1",position="2"} 1
+vllm:iteration_tokens_total_count{engine="0"} 30
+vllm:iteration_tokens_total_sum{engine="0"} 1440
+)";
+    const auto m =
+        engine_metrics(parse_metrics_scrape(a, "a"), parse_metrics_scrape(b, "b"), "b", 60.0);
+    EXPECT_EQ(m.spec_drafts, 200.0);
+    EXPECT_EQ(m.spec_draft_tokens, 600.0);
+    EXPECT_EQ(m.spec_accepted_tokens, 300.0);
+    // Per position over the window, summed over engines: 160, 100, 40 + 1.
+    EXPECT_EQ(m.spec_accepted_per_pos, (std::vector<double>{160, 100, 41}));
+    // (1440 - 640) tokens over (30 - 10) steps.
+    EXPECT_EQ(m.iteration_tokens_mean, 40.0);
+    EXPECT_EQ(m.iteration_steps, 20.0);
+    EXPECT_NE(error_of([] {
+                  (void)parse_metrics_scrape(
+                      "vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\"} 3\n", "s");
+              }).find("position label"),
+              std::string::npos);
 }
 
 } // namespace

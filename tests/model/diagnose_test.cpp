@@ -415,15 +415,16 @@ TEST(Diagnose, MergedTelemetryTakesEachFieldFromTheFirstSourceThatHasIt) {
 // docs/diagnose.md, the ids unique, the conditions written with the thresholds given.
 TEST(Diagnose, TroubleshootingTableListsEveryRowWithItsThresholds) {
     const auto table = troubleshooting_table();
-    ASSERT_EQ(table.size(), 7u);
+    ASSERT_EQ(table.size(), 14u);
     std::vector<std::string> ids;
     for (const auto& t : table) {
         ids.insert(ids.end(), t.ids.begin(), t.ids.end());
     }
-    EXPECT_EQ(ids,
-              (std::vector<std::string>{"kv-cache-full", "queueing", "low-batch", "decode-slow",
-                                        "power-capped", "thermal-throttled", "clock-throttled",
-                                        "kv-size-mismatch", "prefill-slow"}));
+    EXPECT_EQ(ids, (std::vector<std::string>{
+                       "kv-cache-full", "queueing", "low-batch", "decode-slow", "power-capped",
+                       "thermal-throttled", "clock-throttled", "kv-size-mismatch", "prefill-slow",
+                       "spec-low-acceptance", "step-underfilled", "comm-bound", "input-stall",
+                       "training-memory", "stragglers", "rack-budget-exceeded"}));
     EXPECT_NE(table[0].fires_when.find("95 %"), std::string::npos) << table[0].fires_when;
     DiagnosisThresholds th;
     th.kv_full = 0.9;
