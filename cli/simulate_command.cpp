@@ -232,7 +232,7 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
     if (const auto& as = r.autoscaler) {
         nlohmann::json tl = nlohmann::json::array();
         for (const auto& pt : as->timeline) {
-            tl.push_back({{"t_s", pt.t_s}, {"replicas", pt.replicas}});
+            tl.push_back({{"t_s", pt.t.si()}, {"replicas", pt.replicas}});
         }
         j["autoscaler"] = {
             {"replica_seconds", as->replica_seconds},
@@ -249,8 +249,8 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
     if (const auto& f = r.failures) {
         j["failures"] = {{"replicas", f->needed},
                          {"spares", f->spares},
-                         {"mtbf_s", f->mtbf_s},
-                         {"mttr_s", f->mttr_s},
+                         {"mtbf_s", f->mtbf.si()},
+                         {"mttr_s", f->mttr.si()},
                          {"failures", f->failures},
                          {"takeovers", f->takeovers},
                          {"requests_lost", f->requests_lost},
@@ -393,8 +393,8 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         out << '\n';
     }
     if (const auto& f = r.failures) {
-        out << "failures     " << f->failures << " (MTBF " << fixed(f->mtbf_s / 3600.0, 1)
-            << " h, MTTR " << fixed(f->mttr_s / 3600.0, 2) << " h per replica, " << f->spares
+        out << "failures     " << f->failures << " (MTBF " << fixed(f->mtbf.si() / 3600.0, 1)
+            << " h, MTTR " << fixed(f->mttr.si() / 3600.0, 2) << " h per replica, " << f->spares
             << " spare" << (f->spares == 1 ? "" : "s") << "), " << f->takeovers << " takeovers, "
             << f->requests_lost << " requests lost, " << f->requests_retried
             << " retried; availability " << pct(f->availability) << " (closed form "

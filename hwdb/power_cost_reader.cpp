@@ -140,11 +140,7 @@ std::optional<model::FleetConfig> read_fleet(std::optional<MapReader> m) {
         return std::nullopt;
     }
     model::FleetConfig c;
-    c.span = opt_choice<model::FleetSpan>(*m, "span",
-                                          {{"day", model::FleetSpan::Day},
-                                           {"week", model::FleetSpan::Week},
-                                           {"year", model::FleetSpan::Year}})
-                 .value_or(c.span);
+    c.span = opt_enum<model::FleetSpan>(*m, "span").value_or(c.span);
     c.step = opt_typed<Seconds>(*m, "step", Dimension::Seconds).value_or(c.step);
     c.diurnal_amplitude =
         m->opt_number("diurnal_amplitude", 0.0, 0.999999).value_or(c.diurnal_amplitude);

@@ -651,7 +651,7 @@ void write_cluster(Out& o, const model::Cluster& c) {
             o.line(4, "mttr", seconds(*f->mttr));
         }
         o.line(4, "spares", std::to_string(f->spares));
-        o.line(4, "in_flight", f->in_flight == model::FailedRequests::Lose ? "lose" : "retry");
+        o.line(4, "in_flight", model::name_of(f->in_flight));
     }
     if (c.cloud) {
         const model::CloudEndpoint& e = *c.cloud;

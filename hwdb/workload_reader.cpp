@@ -369,12 +369,7 @@ model::Cluster read_cluster(std::optional<MapReader> m, const Database& db,
                                      "cluster.scale; leave one of them out");
         }
         model::Autoscaler as;
-        as.metric =
-            opt_choice<model::ScaleMetric>(*a, "metric",
-                                           {{"queue_length", model::ScaleMetric::QueueLength},
-                                            {"utilisation", model::ScaleMetric::Utilisation},
-                                            {"kv_use", model::ScaleMetric::KvUse}})
-                .value_or(as.metric);
+        as.metric = opt_enum<model::ScaleMetric>(*a, "metric").value_or(as.metric);
         as.target = a->opt_number("target", 0.0, 1e9).value_or(as.target);
         as.interval = opt_seconds(*a, "interval").value_or(as.interval);
         as.provisioning = opt_seconds(*a, "provisioning", false).value_or(as.provisioning);
@@ -406,10 +401,7 @@ model::Cluster read_cluster(std::optional<MapReader> m, const Database& db,
         rf.mtbf = opt_seconds(*f, "mtbf");
         rf.mttr = opt_seconds(*f, "mttr", false);
         rf.spares = f->opt_integer("spares", 0, 1 << 20).value_or(0);
-        rf.in_flight = opt_choice<model::FailedRequests>(*f, "in_flight",
-                                                         {{"retry", model::FailedRequests::Retry},
-                                                          {"lose", model::FailedRequests::Lose}})
-                           .value_or(rf.in_flight);
+        rf.in_flight = opt_enum<model::FailedRequests>(*f, "in_flight").value_or(rf.in_flight);
         f->finish();
         c.failures = rf;
     }

@@ -12,6 +12,7 @@
 /// plus model/autoscaler.cpp; its validity rule is
 /// model::check_autoscaler (model/validity.hpp).
 
+#include "model/enum_names.hpp"
 #include "model/units.hpp"
 
 namespace gpuplan::model {
@@ -23,14 +24,18 @@ enum class ScaleMetric {
     KvUse,       ///< fraction of KV blocks in use
 };
 
-/// The scenario spelling: "queue_length", "utilisation", "kv_use".
+/// The scenario spellings (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<ScaleMetric>, 3> enum_names(ScaleMetric) noexcept {
+    return {
+        EnumName<ScaleMetric>{"queue_length", ScaleMetric::QueueLength},
+        EnumName<ScaleMetric>{"utilisation", ScaleMetric::Utilisation},
+        EnumName<ScaleMetric>{"kv_use", ScaleMetric::KvUse},
+    };
+}
+
+/// "queue_length", "utilisation", "kv_use".
 [[nodiscard]] inline const char* to_string(ScaleMetric m) noexcept {
-    switch (m) {
-    case ScaleMetric::QueueLength: return "queue_length";
-    case ScaleMetric::Utilisation: return "utilisation";
-    case ScaleMetric::KvUse: return "kv_use";
-    }
-    return "utilisation";
+    return name_of(m);
 }
 
 /// The `cluster.autoscaler:` block. Defaults are Kubernetes' HPA defaults where it has one.

@@ -864,7 +864,7 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
             out.notes.push_back(fmt::format(
                 "the metrics show speculative decoding ({} of draft tokens accepted) but the "
                 "scenario has no engine.speculative block: the prediction is without it",
-                pct(obs_rate)));
+                format_percent(obs_rate)));
         } else {
             const SpeculativeConfig& sc = *d.engine.speculative;
             const int k = speculative_tokens(sc);
@@ -887,8 +887,8 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
                 r.evidence.push_back(fmt::format(
                     "{} of draft tokens accepted ({:.0f} of {:.0f}) vs {} assumed (threshold {} "
                     "of it)",
-                    pct(obs_rate), *m->spec_accepted_tokens, *m->spec_draft_tokens, pct(pred_rate),
-                    pct(th.spec_acceptance_share)));
+                    format_percent(obs_rate), *m->spec_accepted_tokens, *m->spec_draft_tokens,
+                    format_percent(pred_rate), format_percent(th.spec_acceptance_share)));
                 if (obs_len) {
                     r.evidence.push_back(
                         fmt::format("{:.2f} tokens per verify step vs {:.2f} assumed (k = {})",
@@ -903,7 +903,8 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
                     for (double c : m->spec_accepted_per_pos) {
                         const double cond = prev > 0 ? std::clamp(c / prev, 0.0, 1.0) : 0.0;
                         seen.push_back(cond);
-                        by_pos += fmt::format("{}{}", by_pos.empty() ? "" : ", ", pct(cond));
+                        by_pos +=
+                            fmt::format("{}{}", by_pos.empty() ? "" : ", ", format_percent(cond));
                         prev = c;
                     }
                     r.evidence.push_back(
@@ -964,10 +965,11 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
                     x.engine.speculative = e3;
                     r.fixes.push_back(reestimate(
                         FixLayer::Model,
-                        fmt::format("an EAGLE head trained for the target instead of the {} "
-                                    "(acceptance assumed {}, the default for EAGLE)",
-                                    to_string(sc.method),
-                                    pct(default_acceptance_rate(SpeculativeMethod::Eagle))),
+                        fmt::format(
+                            "an EAGLE head trained for the target instead of the {} "
+                            "(acceptance assumed {}, the default for EAGLE)",
+                            to_string(sc.method),
+                            format_percent(default_acceptance_rate(SpeculativeMethod::Eagle))),
                         x, wdemand, profile, observed_spec, d.par.dp));
                 }
                 r.severity = 1.0 + pred_rate / std::max(obs_rate, 1e-3) / 10;
@@ -991,12 +993,12 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
             r.evidence.push_back(fmt::format(
                 "{:.0f} tokens per engine step on average (vllm:iteration_tokens_total) of a "
                 "budget of {:.0f} (max_num_batched_tokens): {} (threshold {})",
-                *m->iteration_tokens_mean, budget, pct(*m->iteration_tokens_mean / budget),
-                pct(th.step_fill)));
+                *m->iteration_tokens_mean, budget,
+                format_percent(*m->iteration_tokens_mean / budget), format_percent(th.step_fill)));
             r.evidence.push_back(fmt::format("{} waiting beside {} running", waiting, running));
             if (f.kv_usage) {
-                r.evidence.push_back(
-                    fmt::format("KV cache {} used: not what holds them back", pct(*f.kv_usage)));
+                r.evidence.push_back(fmt::format("KV cache {} used: not what holds them back",
+                                                 format_percent(*f.kv_usage)));
             }
             r.check = "vllm:num_requests_running against --max-num-seqs; vLLM's scheduler log "
                       "lines; the API server's CPU use";
@@ -1083,27 +1085,28 @@ std::vector<TroubleshootingRow> troubleshooting_table(const DiagnosisThresholds&
                      th.prefill_factor, th.prefill_min_gap_s * 1e3)},
         {{"spec-low-acceptance"},
          fmt::format("speculative decoding: draft acceptance below {} of the scenario's",
-                     pct(th.spec_acceptance_share))},
+                     format_percent(th.spec_acceptance_share))},
         {{"step-underfilled"},
          fmt::format("mean tokens per engine step below {} of max_num_batched_tokens while "
                      "requests wait and the KV cache is not full",
-                     pct(th.step_fill))},
+                     format_percent(th.step_fill))},
         {{"comm-bound"},
          fmt::format("training: step time above {:g}× the compute floor, MFU below {}, and "
                      "communication plus pipeline bubble at least {} of the predicted step",
-                     th.train_floor_factor, pct(th.train_low_mfu), pct(th.train_comm_share))},
+                     th.train_floor_factor, format_percent(th.train_low_mfu),
+                     format_percent(th.train_comm_share))},
         {{"input-stall"},
          fmt::format("training: step time more than {} above the GPUs' own prediction, with the "
                      "GPUs idle or the data loader short",
-                     pct(th.train_input_gap))},
+                     format_percent(th.train_input_gap))},
         {{"training-memory"},
          fmt::format("training: an out-of-memory line, max reserved at or above {} of the GPU's "
                      "memory, or a layout the model says does not fit",
-                     pct(th.train_memory_share))},
+                     format_percent(th.train_memory_share))},
         {{"stragglers"},
          fmt::format("training: step times vary by more than {} (coefficient of variation) or "
                      "the slowest step is above {:g}× the mean",
-                     pct(th.train_step_cv), th.train_straggler_max)},
+                     format_percent(th.train_step_cv), th.train_straggler_max)},
         {{"rack-budget-exceeded"},
          "observed GPU power of the nodes sharing a rack, at the wall, above the rack budget"},
     };

@@ -3,6 +3,7 @@
 // `gpuplan train`, and the rows the numbers support, each fix re-estimated through it.
 #include "model/diagnose.hpp"
 #include "model/error.hpp"
+#include "model/unit_parser.hpp"
 
 #include <fmt/format.h>
 
@@ -14,9 +15,6 @@ namespace {
 
 std::string secs(double s) {
     return s >= 10 ? fmt::format("{:.1f} s", s) : fmt::format("{:.3g} s", s);
-}
-std::string pct(double f) {
-    return fmt::format("{:.0f} %", f * 100);
 }
 
 std::string layout_text(const TrainingLayout& l) {
@@ -50,7 +48,7 @@ DiagnosisFix reestimate(FixLayer layer, std::string change, const Deployment& hw
         const std::string seen =
             observed_step_s > 0 ? " (observed " + secs(observed_step_s) + ")" : std::string();
         f.effect = fmt::format("predicted step {}{}: {:.0f} tokens/s, MFU {}, {:.1f} GiB per GPU{}",
-                               secs(r.step.total.si()), seen, r.tokens_per_s, pct(r.mfu),
+                               secs(r.step.total.si()), seen, r.tokens_per_s, format_percent(r.mfu),
                                r.memory.total.si() / 1073741824.0, r.fits ? "" : " (does not fit)");
     } catch (const InputError& err) {
         f.estimated = false;
@@ -143,14 +141,15 @@ Diagnosis diagnose_training(const Deployment& hw, const TrainingConfig& cfg,
             "(threshold {:g}×)",
             secs(observed), secs(floor), secs(b.compute.si()), secs(b.optimizer.si()),
             observed / floor, th.train_floor_factor));
-        r.evidence.push_back(fmt::format("MFU {} (threshold {})", pct(mfu), pct(th.train_low_mfu)));
+        r.evidence.push_back(fmt::format("MFU {} (threshold {})", format_percent(mfu),
+                                         format_percent(th.train_low_mfu)));
         r.evidence.push_back(fmt::format(
             "the model puts {} of the step in communication and bubble (threshold {}): exposed "
             "communication {} (tensor parallel {}, pipeline sends {}, data-parallel exposed {}), "
             "bubble {}",
-            pct(comm_share), pct(th.train_comm_share), secs(b.exposed_comm.si()),
-            secs(b.tp_comm.si()), secs(b.pp_comm.si()), secs(b.dp_exposed.si()),
-            secs(b.bubble.si())));
+            format_percent(comm_share), format_percent(th.train_comm_share),
+            secs(b.exposed_comm.si()), secs(b.tp_comm.si()), secs(b.pp_comm.si()),
+            secs(b.dp_exposed.si()), secs(b.bubble.si())));
         if (l.tp > hw.gpus_per_node) {
             r.evidence.push_back(fmt::format(
                 "tensor parallelism {} spans nodes of {} GPUs: its all-reduces cross the network",
@@ -159,7 +158,7 @@ Diagnosis diagnose_training(const Deployment& hw, const TrainingConfig& cfg,
         if (l.pp > 1 && b.bubble.si() > 0) {
             r.evidence.push_back(fmt::format("pipeline bubble {} of the step ({} stages, {} "
                                              "micro-batches per step)",
-                                             pct(b.bubble.si() / predicted), l.pp,
+                                             format_percent(b.bubble.si() / predicted), l.pp,
                                              pr.micro_batches));
         }
         r.check = "a profile of one step (Nsight Systems or torch.profiler): NCCL kernels and idle "
@@ -226,17 +225,20 @@ Diagnosis diagnose_training(const Deployment& hw, const TrainingConfig& cfg,
                 "the input pipeline (data loader) delivers fewer tokens than the GPUs consume";
             r.evidence.push_back(fmt::format(
                 "step {} observed vs {} the GPUs need on their own: {} longer (threshold {})",
-                secs(observed), secs(own), pct(observed / own - 1), pct(th.train_input_gap)));
+                secs(observed), secs(own), format_percent(observed / own - 1),
+                format_percent(th.train_input_gap)));
             if (est.loader_tokens_per_s > 0) {
                 r.evidence.push_back(fmt::format(
                     "the data loaders deliver {:.0f} tokens/s; the GPUs could consume {:.0f}: the "
                     "model predicts {} of each step waiting for input",
-                    est.loader_tokens_per_s, est.consumed_tokens_per_s, pct(stall_share)));
+                    est.loader_tokens_per_s, est.consumed_tokens_per_s,
+                    format_percent(stall_share)));
             }
             if (util) {
                 r.evidence.push_back(fmt::format("GPU utilization {} (below {}: idle between "
                                                  "kernels)",
-                                                 pct(*util), pct(th.busy_gpu)));
+                                                 format_percent(*util),
+                                                 format_percent(th.busy_gpu)));
             }
             r.check = "a profile of one step: the gap before the forward pass; the data loader's "
                       "time per batch (DataLoader num_workers, prefetch_factor, pin_memory); CPU "
@@ -267,10 +269,10 @@ Diagnosis diagnose_training(const Deployment& hw, const TrainingConfig& cfg,
                     fmt::format("training log line {}: out of memory", log.oom_line));
             }
             if (log.max_reserved_mib) {
-                r.evidence.push_back(
-                    fmt::format("max reserved {:.1f} GiB of {:.1f} GiB ({}, threshold {})",
-                                reserved / 1073741824.0, cap / 1073741824.0, pct(reserved / cap),
-                                pct(th.train_memory_share)));
+                r.evidence.push_back(fmt::format(
+                    "max reserved {:.1f} GiB of {:.1f} GiB ({}, threshold {})",
+                    reserved / 1073741824.0, cap / 1073741824.0, format_percent(reserved / cap),
+                    format_percent(th.train_memory_share)));
             }
             r.evidence.push_back(fmt::format(
                 "the model: {:.1f} GiB per GPU of {:.1f} GiB (activations {:.1f} GiB, model "
@@ -324,8 +326,8 @@ Diagnosis diagnose_training(const Deployment& hw, const TrainingConfig& cfg,
             r.evidence.push_back(fmt::format(
                 "step times over {} steps: mean {}, standard deviation {} ({} of the mean, "
                 "threshold {})",
-                log.steps, secs(observed), secs(log.step_stddev_s), pct(cv),
-                pct(th.train_step_cv)));
+                log.steps, secs(observed), secs(log.step_stddev_s), format_percent(cv),
+                format_percent(th.train_step_cv)));
             r.evidence.push_back(fmt::format(
                 "slowest step {} at line {}: {:.2f}× the mean (threshold {:g}×)",
                 secs(log.step_max_s), log.step_max_line, worst, th.train_straggler_max));
@@ -354,13 +356,13 @@ Diagnosis diagnose_training(const Deployment& hw, const TrainingConfig& cfg,
                       : r.id == "power-capped" ? "the power limit holds the clock down"
                                                : "the clock is held down (no throttle reason "
                                                  "reported)";
-            r.evidence.push_back(fmt::format("SM clock {:.0f} of {:.0f} MHz ({}, threshold {})",
-                                             *g.sm_clock_mhz, *g.max_sm_clock_mhz, pct(ratio),
-                                             pct(th.clock_ratio)));
+            r.evidence.push_back(fmt::format(
+                "SM clock {:.0f} of {:.0f} MHz ({}, threshold {})", *g.sm_clock_mhz,
+                *g.max_sm_clock_mhz, format_percent(ratio), format_percent(th.clock_ratio)));
             if (g.has_throttle_reasons) {
-                r.evidence.push_back(
-                    fmt::format("power-cap throttling in {} of samples, thermal in {}",
-                                pct(g.power_cap_share), pct(g.thermal_share)));
+                r.evidence.push_back(fmt::format(
+                    "power-cap throttling in {} of samples, thermal in {}",
+                    format_percent(g.power_cap_share), format_percent(g.thermal_share)));
             }
             if (g.power_draw_w && g.power_limit_w) {
                 r.evidence.push_back(fmt::format("power draw {:.0f} W of a {:.0f} W limit",

@@ -71,12 +71,7 @@ std::optional<int> spares_for(const FleetInputs& in, int owned) {
 } // namespace
 
 const char* to_string(FleetSpan s) {
-    switch (s) {
-    case FleetSpan::Day: return "day";
-    case FleetSpan::Week: return "week";
-    case FleetSpan::Year: return "year";
-    }
-    return "?";
+    return name_of(s);
 }
 
 Seconds span_length(FleetSpan s) {

@@ -9,6 +9,7 @@
 /// per month and per hour of the day, never per step, so a year of 8,760 hourly steps runs in
 /// bounded memory. Pure functions; plan/fleet.hpp builds the inputs from a scenario.
 
+#include "model/enum_names.hpp"
 #include "model/money.hpp"
 #include "model/units.hpp"
 
@@ -25,6 +26,15 @@ enum class FleetSpan {
     Week, ///< 7 days, Monday to Sunday
     Year, ///< 365 days (52 weeks and a Monday), 12 calendar months of a non-leap year
 };
+
+/// The scenario spellings (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<FleetSpan>, 3> enum_names(FleetSpan) noexcept {
+    return {
+        EnumName<FleetSpan>{"day", FleetSpan::Day},
+        EnumName<FleetSpan>{"week", FleetSpan::Week},
+        EnumName<FleetSpan>{"year", FleetSpan::Year},
+    };
+}
 
 /// "day", "week", "year".
 [[nodiscard]] const char* to_string(FleetSpan s);

@@ -7,6 +7,7 @@
 /// implied by Llama 3's 419 unexpected interruptions in 54 days on 16,384 H100 GPUs
 /// (arXiv:2407.21783, §3.3.4) divided by the GPUs of a replica, and a 24 h repair. Header only.
 
+#include "model/enum_names.hpp"
 #include "model/units.hpp"
 
 #include <optional>
@@ -18,6 +19,15 @@ enum class FailedRequests {
     Retry, ///< sent again through the gateway (the client retries; progress is lost)
     Lose,  ///< lost (reported as failed)
 };
+
+/// The scenario spellings (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<FailedRequests>, 2>
+enum_names(FailedRequests) noexcept {
+    return {
+        EnumName<FailedRequests>{"retry", FailedRequests::Retry},
+        EnumName<FailedRequests>{"lose", FailedRequests::Lose},
+    };
+}
 
 /// The `cluster.failures:` block.
 struct ReplicaFailures {

@@ -4,6 +4,7 @@
 /// did (cluster.failures, model/replica_failures.hpp). Header only; part of SimResult.
 
 #include "model/money.hpp"
+#include "model/units.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -11,10 +12,10 @@
 
 namespace gpuplan::sim {
 
-/// A change of the replica count at `t_s`: `replicas` provisioned or up and not draining from
+/// A change of the replica count at `t`: `replicas` provisioned or up and not draining from
 /// then on (scale-ups count from the decision, scale-downs from the start of the drain).
 struct ReplicaCountPoint {
-    double t_s = 0;
+    Seconds t;
     int replicas = 0;
     friend bool operator==(const ReplicaCountPoint&, const ReplicaCountPoint&) = default;
 };
@@ -40,8 +41,8 @@ struct AutoscalerResult {
 struct FailureResult {
     int needed = 0;                    ///< replicas configured (N)
     int spares = 0;                    ///< hot spares (k)
-    double mtbf_s = 0;                 ///< per replica, as resolved
-    double mttr_s = 0;                 ///< as resolved
+    Seconds mtbf;                      ///< per replica, as resolved
+    Seconds mttr;                      ///< as resolved
     int failures = 0;                  ///< of serving replicas and idle spares
     int takeovers = 0;                 ///< a spare (or a repaired unit) started serving
     std::int64_t requests_lost = 0;    ///< in flight on a failed replica (in_flight: lose)
@@ -53,7 +54,7 @@ struct FailureResult {
     /// model::fleet_availability(N, k, MTBF / (MTBF + MTTR)): the steady state the run should
     /// approach (instant takeover; a cold start lowers the measured figure).
     double expected_availability = 0;
-    std::vector<double> failed_at_s; ///< when each serving replica failed, in order
+    std::vector<Seconds> failed_at; ///< when each serving replica failed, in order
     friend bool operator==(const FailureResult&, const FailureResult&) = default;
 };
 

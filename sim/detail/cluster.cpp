@@ -59,8 +59,8 @@ void Cluster::start() {
         }
         failed_.needed = setup_.replicas;
         failed_.spares = f->spares;
-        failed_.mtbf_s = setup_.fail_mtbf.si();
-        failed_.mttr_s = setup_.fail_mttr.si();
+        failed_.mtbf = setup_.fail_mtbf;
+        failed_.mttr = setup_.fail_mttr;
     }
     if (const auto& a = setup_.config.autoscaler) {
         note_count();
@@ -79,8 +79,8 @@ int Cluster::active_count() const {
 void Cluster::note_count() {
     const int n = active_count();
     scaled_.peak_replicas = std::max(scaled_.peak_replicas, n);
-    const double t = tick_s(sim_.now());
-    if (!scaled_.timeline.empty() && scaled_.timeline.back().t_s == t) {
+    const Seconds t = to_seconds(sim_.now());
+    if (!scaled_.timeline.empty() && scaled_.timeline.back().t == t) {
         scaled_.timeline.back().replicas = n;
     } else {
         scaled_.timeline.push_back({t, n});
@@ -193,7 +193,7 @@ void Cluster::unit_failed(std::size_t unit) {
     if (un.replica >= 0) {
         const auto i = static_cast<std::size_t>(un.replica);
         un.replica = -1;
-        failed_.failed_at_s.push_back(tick_s(sim_.now()));
+        failed_.failed_at.push_back(to_seconds(sim_.now()));
         fail_replica(i);
         for (std::size_t s = 0; s < units_.size(); ++s) {
             if (units_[s].up && units_[s].replica < 0) {

@@ -45,7 +45,7 @@ model::Scenario waves_scenario(std::vector<double> waves, int n, int replicas) {
 std::vector<ReplicaCountPoint> points(std::initializer_list<std::pair<double, int>> l) {
     std::vector<ReplicaCountPoint> v;
     for (const auto& [t, n] : l) {
-        v.push_back({t, n});
+        v.push_back({Seconds(t), n});
     }
     return v;
 }
@@ -97,8 +97,8 @@ TEST(Autoscaler, ZeroDelaysDoubleTheReplicasWithinOneScrapeOfALoadStep) {
     EXPECT_EQ(a.scale_downs, 0);
     EXPECT_EQ(a.peak_replicas, 4);
     ASSERT_EQ(r.replicas.size(), 4u);
-    EXPECT_DOUBLE_EQ(r.replicas[2].available_s, 20.0);
-    EXPECT_DOUBLE_EQ(r.replicas[3].available_s, 20.0);
+    EXPECT_DOUBLE_EQ(r.replicas[2].available.si(), 20.0);
+    EXPECT_DOUBLE_EQ(r.replicas[3].available.si(), 20.0);
     EXPECT_EQ(r.overall.completed, 16);
     EXPECT_EQ(r.replicas[2].requests + r.replicas[3].requests, 0); // nothing arrived after 20 s
 }
@@ -113,9 +113,9 @@ TEST(Autoscaler, NewReplicaIsUpAfterProvisioningAndItsColdStart) {
     const double weights = model::estimate_memory(s.deployment).weights.si();
     const double up = 20.0 + 7.0 + weights / 2e9 + 5.0; // decision + provisioning + cold start
     ASSERT_EQ(r.replicas.size(), 4u);
-    EXPECT_DOUBLE_EQ(r.replicas[0].available_s, 0.0); // the initial replicas start warm
-    EXPECT_NEAR(r.replicas[2].available_s, up, 1e-9);
-    EXPECT_NEAR(r.replicas[3].available_s, up, 1e-9);
+    EXPECT_DOUBLE_EQ(r.replicas[0].available.si(), 0.0); // the initial replicas start warm
+    EXPECT_NEAR(r.replicas[2].available.si(), up, 1e-9);
+    EXPECT_NEAR(r.replicas[3].available.si(), up, 1e-9);
     // The scrape at 30 s sees 2 replicas up at utilisation 1.0 (desired 4) and 4 provisioned.
     EXPECT_EQ(r.autoscaler->timeline, points({{0.0, 2}, {20.0, 4}}));
 }
@@ -159,8 +159,8 @@ TEST(Autoscaler, ScaleDownWaitsForTheCooldownStopsAtMinAndDrainsWithoutLosingReq
     // run ends at the first scrape after the last request finishes (nothing else is pending).
     double last = 0, drained = 0;
     for (const auto& q : r.requests) {
-        ASSERT_TRUE(q.e2e_s);
-        const double done = q.arrival_s + *q.e2e_s;
+        ASSERT_TRUE(q.e2e);
+        const double done = (q.arrival + *q.e2e).si();
         last = std::max(last, done);
         if (q.replica >= 2) {
             drained += done;
@@ -183,7 +183,7 @@ TEST(Autoscaler, QueueLengthMetricScalesOnWaitingRequests) {
     const SimResult r = simulate(s);
     ASSERT_TRUE(r.ok);
     ASSERT_GE(r.autoscaler->timeline.size(), 2u);
-    EXPECT_EQ(r.autoscaler->timeline[1], (ReplicaCountPoint{10.0, 4}));
+    EXPECT_EQ(r.autoscaler->timeline[1], (ReplicaCountPoint{Seconds(10.0), 4}));
     EXPECT_EQ(r.overall.completed, 24);
 }
 

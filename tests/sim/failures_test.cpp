@@ -106,12 +106,12 @@ TEST(SimFailures, ASpareTakesOverAfterItsColdStart) {
     const SimResult r = simulate(s);
     ASSERT_TRUE(r.failures);
     ASSERT_GE(r.failures->takeovers, 1);
-    ASSERT_GE(r.failures->failed_at_s.size(), 1u);
+    ASSERT_GE(r.failures->failed_at.size(), 1u);
     ASSERT_GE(r.replicas.size(), 2u);
     const double load = model::estimate_memory(s.deployment).weights.si() / 2e9 + 5;
-    EXPECT_NEAR(r.replicas[1].available_s, r.failures->failed_at_s[0] + load, 1e-9);
+    EXPECT_NEAR(r.replicas[1].available.si(), r.failures->failed_at[0].si() + load, 1e-9);
     // Until then nothing serves: the run is unavailable for at least that long.
-    EXPECT_LE(r.failures->availability, 1.0 - load / r.power.span_s + 1e-9);
+    EXPECT_LE(r.failures->availability, 1.0 - load / r.power.span.si() + 1e-9);
 }
 
 TEST(SimFailures, SameSeedSameResult) {
