@@ -107,8 +107,8 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
         planning_->showError(message);
         powerCost_->showError(message);
         training_->showError(message);
-        if (auto* racks = findChild<RackView*>()) {
-            racks->showError(message);
+        if (auto* rackView = findChild<RackView*>()) {
+            rackView->showError(message);
         }
         lastLatencyMs_ =
             sinceEdit_.isValid() ? static_cast<double>(sinceEdit_.nsecsElapsed()) / 1e6 : -1;

@@ -201,7 +201,7 @@ FleetRun run_fleet(const FleetInputs& in, int owned, bool detail) {
         const int rented = std::min(need - own_serving, rentable);
         const double excess_rps =
             std::max(0.0, rate - static_cast<double>(own_serving + rented) * in.replica_rps);
-        const int hour = static_cast<int>((i % steps_per_day) * step_s / 3600.0);
+        const int hour = static_cast<int>(static_cast<double>(i % steps_per_day) * step_s / 3600.0);
 
         FleetTotals s;
         s.hours = step_h;

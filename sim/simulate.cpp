@@ -23,6 +23,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace gpuplan::sim {
 
@@ -474,7 +475,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     // The run stops at the span limit; events still pending there mean the inputs imply a
     // longer run (slow steps, long timeouts) than the series can hold.
     const Tick span_limit = to_tick(Seconds(kMaxSimulatedSpanS), "the simulated span limit");
-    const RunOutcome run = sim.run(span_limit, stop, tick_progress);
+    const RunOutcome run = sim.run(span_limit, std::move(stop), tick_progress);
     if (!run.drained && !run.stopped && sim.pending() > 0 && sim.now() >= span_limit) {
         throw InvalidArgument("the run went past the simulator's limit of " +
                               secs(kMaxSimulatedSpanS) +
@@ -507,12 +508,12 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         }
     }
     for (std::size_t p = 0; p < pools.size(); ++p) {
-        const model::ReplicaPool& pool = pools[p];
+        const model::ReplicaPool& spec = pools[p];
         PoolResult pr;
-        pr.name = pool.name;
-        pr.accelerator = pool.hardware.gpu.name;
-        pr.replicas = pool.replicas;
-        pr.gpus = pool.replicas * pool.tp;
+        pr.name = spec.name;
+        pr.accelerator = spec.hardware.gpu.name;
+        pr.replicas = spec.replicas;
+        pr.gpus = spec.replicas * spec.tp;
         std::int64_t queried = 0, hit = 0;
         const double end = tick_s(sim.now());
         for (const auto& rep : result.replicas) {
@@ -520,14 +521,14 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
                 continue;
             }
             pr.requests += rep.requests;
-            pr.busy_fraction += rep.busy_fraction / pool.replicas;
+            pr.busy_fraction += rep.busy_fraction / spec.replicas;
             queried += rep.prefix_queried_tokens;
             hit += rep.prefix_hit_tokens;
-            pr.gpu_hours += std::max(0.0, end - rep.available.si()) * pool.tp / 3600.0;
+            pr.gpu_hours += std::max(0.0, end - rep.available.si()) * spec.tp / 3600.0;
         }
         pr.prefix_hit_rate =
             queried > 0 ? static_cast<double>(hit) / static_cast<double>(queried) : 0.0;
-        if (const auto& price = pool.hardware.gpu_hour) {
+        if (const auto& price = spec.hardware.gpu_hour) {
             pr.cost = model::Money{pr.gpu_hours * price->money.amount, price->money.currency};
             pr.cost_per_hour = model::Money{pr.gpus * price->money.amount, price->money.currency};
         }

@@ -13,6 +13,9 @@ std::uint64_t Simulation::schedule_at(Tick tick, EventHandler& target, std::uint
     return queue_.push(tick, &target, kind, data);
 }
 
+// `stop` by value although only read: a stop_token is a shared handle, passed by value like
+// the standard library's own (std::jthread) and sim::simulate's.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 RunOutcome Simulation::run(Tick until, std::stop_token stop, const TickProgress& progress) {
     RunOutcome out;
     stop_requested_ = false;

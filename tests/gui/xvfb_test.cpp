@@ -236,10 +236,11 @@ TEST_F(XvfbTest, NothingIsCutAndTicksUseSuffixesAtBothSizes) {
                 (void)c->grab();
                 EXPECT_FALSE(c->labelsTruncated()) << c->key().toStdString();
                 for (const auto o : {Qt::Horizontal, Qt::Vertical}) {
-                    for (const QString& t : c->axisLabels(o)) {
-                        EXPECT_FALSE(badTick(t))
-                            << c->key().toStdString() << ": tick \"" << t.toStdString() << "\"";
-                        suffixed |= t.endsWith(QLatin1Char('k')) || t.endsWith(QLatin1Char('M'));
+                    for (const QString& tick : c->axisLabels(o)) {
+                        EXPECT_FALSE(badTick(tick))
+                            << c->key().toStdString() << ": tick \"" << tick.toStdString() << "\"";
+                        suffixed |=
+                            tick.endsWith(QLatin1Char('k')) || tick.endsWith(QLatin1Char('M'));
                     }
                 }
             }

@@ -8,6 +8,7 @@
 #include "model/power.hpp"
 #include "model/workload_mix.hpp"
 #include "plan/analysis.hpp"
+#include "plan/load_curve.hpp"
 #include "tests/sim/sim_fixtures.hpp"
 
 #include <gtest/gtest.h>
@@ -43,6 +44,23 @@ TEST(FleetSetup, TheReplicaCapacityIsTheLargestBatchWithinTheTpotSlo) {
     EXPECT_LE(tpot_at(s, c.running), 0.02);
     EXPECT_GT(tpot_at(s, c.running + 1), 0.02);
     EXPECT_NEAR(c.rps * 128, c.output_tok_s, 1e-9);
+}
+
+// One question, one answer: "the most sequences one replica runs within the SLO" is asked by
+// `plan --fleet` and by `gpuplan curve` (and the app's Curves tab). Without a power limit the
+// capped and uncapped figures are the same, so both searches must land on the same batch.
+TEST(FleetSetup, TheReplicaCapacityIsTheCurvesHighestLoadWithoutAPowerLimit) {
+    for (const double tpot : {0.015, 0.02, 0.04}) {
+        model::Scenario s = scenario();
+        s.slo.tpot = Seconds(tpot);
+        const ReplicaCapacity c = replica_capacity_within_slo(s, nullptr, model::default_profile());
+        model::Scenario one = s;
+        one.deployment.par.dp = 1;
+        const auto most =
+            max_load_meeting_slo(one, model::default_profile(), LoadAxis::Concurrency);
+        ASSERT_TRUE(most) << tpot;
+        EXPECT_EQ(c.running, static_cast<int>(*most)) << "TPOT SLO " << tpot << " s";
+    }
 }
 
 TEST(FleetSetup, ALoneRequestMissingTheSloIsAnError) {
