@@ -1,6 +1,8 @@
 // Writes a screenshot of every tab of gpuplan-gui to the folder given (docs/images through the
 // `screenshots` target), each on an example scenario, drawn on Qt's offscreen platform.
+#include "gui/curve_view.hpp"
 #include "gui/main_window.hpp"
+#include "gui/rack_view.hpp"
 #include "gui/table_models.hpp"
 #include "gui/views.hpp"
 #include "hwdb/database.hpp"
@@ -101,6 +103,18 @@ int main(int argc, char** argv) {
     ok &= open(w, "simulate-chat.yaml");
     w.tabs().setCurrentWidget(w.findChild<QWidget*>(QStringLiteral("workload_editor")));
     ok &= save(w, dir, "gui-workload.png");
+
+    // The sizing curves of the quickstart (one H100 against load) and the racks of
+    // examples/rack-power-cap.yaml.
+    ok &= open(w, "quickstart.yaml");
+    auto* curves = w.findChild<gpuplan::gui::CurveView*>();
+    QSignalSpy curvesShown(curves, &gpuplan::gui::CurveView::shown);
+    w.tabs().setCurrentWidget(curves);
+    ok &= !curvesShown.isEmpty() || curvesShown.wait(60000);
+    ok &= save(w, dir, "gui-curves.png");
+    ok &= open(w, "rack-power-cap.yaml");
+    w.tabs().setCurrentWidget(w.findChild<gpuplan::gui::RackView*>());
+    ok &= save(w, dir, "gui-racks.png");
 
     // The sizing search of examples/plan-search.yaml, ranked by monthly cost.
     ok &= open(w, "plan-search.yaml");
