@@ -232,15 +232,6 @@ DiagnosisFix reestimate(FixLayer layer, std::string change, Deployment dd, Workl
     return f;
 }
 
-/// A fix the model cannot express (no re-estimate).
-DiagnosisFix advice(FixLayer layer, std::string change, std::string effect) {
-    DiagnosisFix f;
-    f.layer = layer;
-    f.change = std::move(change);
-    f.effect = std::move(effect);
-    return f;
-}
-
 Deployment with_tp_x2(const Deployment& d) {
     Deployment x = d;
     x.par.tp = d.par.tp * 2;
@@ -259,7 +250,28 @@ Deployment with_replicas_x2(const Deployment& d) {
     return x;
 }
 
+// The deployment with twice the engine's max_num_seqs (`eng`: the resolved engine), its token
+// budget raised to at least that many sequences so that they can all be scheduled.
+Deployment with_double_max_num_seqs(const Deployment& d, const EngineSettings& eng) {
+    Deployment x = d;
+    x.engine.max_num_seqs = eng.max_num_seqs * 2;
+    if (x.engine.max_num_batched_tokens.value_or(eng.max_num_batched_tokens) <
+        *x.engine.max_num_seqs) {
+        x.engine.max_num_batched_tokens = *x.engine.max_num_seqs;
+    }
+    return x;
+}
+
 } // namespace
+
+/// A fix the model cannot express (no re-estimate).
+DiagnosisFix advice(FixLayer layer, std::string change, std::string effect) {
+    DiagnosisFix f;
+    f.layer = layer;
+    f.change = std::move(change);
+    f.effect = std::move(effect);
+    return f;
+}
 
 std::string throttle_row_id(const GpuTelemetry& g) {
     const bool thermal = g.thermal_share >= 0.5;
@@ -470,16 +482,10 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         if (running >= seq_cap) {
             r.evidence.push_back(fmt::format("running {} equals max_num_seqs {} × {} replicas",
                                              running, eng.max_num_seqs, d.par.dp));
-            Deployment x = d;
-            x.engine.max_num_seqs = eng.max_num_seqs * 2;
-            if (x.engine.max_num_batched_tokens.value_or(eng.max_num_batched_tokens) <
-                *x.engine.max_num_seqs) {
-                x.engine.max_num_batched_tokens = *x.engine.max_num_seqs;
-            }
             r.fixes.push_back(reestimate(
                 FixLayer::Framework,
-                fmt::format("max_num_seqs {} → {}", eng.max_num_seqs, eng.max_num_seqs * 2), x,
-                wdemand, profile, at_demand, d.par.dp));
+                fmt::format("max_num_seqs {} → {}", eng.max_num_seqs, eng.max_num_seqs * 2),
+                with_double_max_num_seqs(d, eng), wdemand, profile, at_demand, d.par.dp));
         } else {
             r.fixes.push_back(advice(FixLayer::Framework, "cap client concurrency and fail fast",
                                      "keeps latency bounded; does not add capacity"));
@@ -1007,16 +1013,10 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
                 r.evidence.push_back(fmt::format("running {} equals max_num_seqs {} × {} "
                                                  "replicas: the batch is at its cap",
                                                  running, eng.max_num_seqs, d.par.dp));
-                Deployment x = d;
-                x.engine.max_num_seqs = eng.max_num_seqs * 2;
-                if (x.engine.max_num_batched_tokens.value_or(eng.max_num_batched_tokens) <
-                    *x.engine.max_num_seqs) {
-                    x.engine.max_num_batched_tokens = *x.engine.max_num_seqs;
-                }
                 r.fixes.push_back(reestimate(
                     FixLayer::Framework,
-                    fmt::format("max_num_seqs {} → {}", eng.max_num_seqs, eng.max_num_seqs * 2), x,
-                    wdemand, profile, at_demand, d.par.dp));
+                    fmt::format("max_num_seqs {} → {}", eng.max_num_seqs, eng.max_num_seqs * 2),
+                    with_double_max_num_seqs(d, eng), wdemand, profile, at_demand, d.par.dp));
             } else if (!eng.chunked_prefill) {
                 Deployment x = d;
                 x.engine.enable_chunked_prefill = true;

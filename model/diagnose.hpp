@@ -177,6 +177,9 @@ struct DiagnosisFix {
     friend bool operator==(const DiagnosisFix&, const DiagnosisFix&) = default;
 };
 
+/// A fix the model cannot express (no re-estimate): what to change and what it should do.
+[[nodiscard]] DiagnosisFix advice(FixLayer layer, std::string change, std::string effect);
+
 /// One row of the troubleshooting table that the numbers support.
 struct DiagnosisRow {
     std::string id; ///< "kv-cache-full", "queueing", "low-batch", "decode-slow", ...

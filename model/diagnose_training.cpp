@@ -57,14 +57,6 @@ DiagnosisFix reestimate(FixLayer layer, std::string change, const Deployment& hw
     return f;
 }
 
-DiagnosisFix advice(FixLayer layer, std::string change, std::string effect) {
-    DiagnosisFix f;
-    f.layer = layer;
-    f.change = std::move(change);
-    f.effect = std::move(effect);
-    return f;
-}
-
 } // namespace
 
 Diagnosis diagnose_training(const Deployment& hw, const TrainingConfig& cfg,
