@@ -11,14 +11,15 @@
 namespace gpuplan::cli {
 
 EmitEngine parse_emit_engine(const std::string& name) {
-    if (name == "vllm")
-        return EmitEngine::Vllm;
-    if (name == "sglang")
-        return EmitEngine::Sglang;
-    if (name == "tensorrt-llm" || name == "trtllm" || name == "trt-llm")
-        return EmitEngine::TensorRtLlm;
-    if (name == "llama.cpp" || name == "llamacpp")
-        return EmitEngine::LlamaCpp;
+    // The engines' one spelling table (model::enum_names(EngineKind)), aliases included.
+    if (const auto kind = model::find_engine(name)) {
+        switch (*kind) {
+        case model::EngineKind::Vllm: return EmitEngine::Vllm;
+        case model::EngineKind::Sglang: return EmitEngine::Sglang;
+        case model::EngineKind::TensorRtLlm: return EmitEngine::TensorRtLlm;
+        case model::EngineKind::LlamaCpp: return EmitEngine::LlamaCpp;
+        }
+    }
     throw UsageError("--emit '" + name +
                      "': give an engine: vllm, sglang, tensorrt-llm or llama.cpp");
 }

@@ -130,32 +130,14 @@ ComputeType gemm_compute_type(const Precisions& p) {
 }
 
 const char* to_string(EngineKind kind) {
-    switch (kind) {
-    case EngineKind::Vllm: return "vllm";
-    case EngineKind::TensorRtLlm: return "tensorrt-llm";
-    case EngineKind::Sglang: return "sglang";
-    case EngineKind::LlamaCpp: return "llama.cpp";
-    }
-    return "vllm";
+    return name_of(kind);
 }
 
 std::optional<EngineKind> find_engine(std::string_view name) {
     std::string n(name);
     std::transform(n.begin(), n.end(), n.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (n == "vllm") {
-        return EngineKind::Vllm;
-    }
-    if (n == "tensorrt-llm" || n == "trtllm" || n == "trt-llm" || n == "tensorrt_llm") {
-        return EngineKind::TensorRtLlm;
-    }
-    if (n == "sglang") {
-        return EngineKind::Sglang;
-    }
-    if (n == "llama.cpp" || n == "llamacpp" || n == "llama-cpp") {
-        return EngineKind::LlamaCpp;
-    }
-    return std::nullopt;
+    return value_of<EngineKind>(n);
 }
 
 EngineSettings resolve_engine(const Deployment& d) {

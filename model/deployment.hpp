@@ -12,6 +12,7 @@
 #include "model/speculative_config.hpp"
 #include "model/units.hpp"
 
+#include <array>
 #include <optional>
 #include <string>
 
@@ -58,10 +59,25 @@ struct Precisions {
 /// Serving engines whose start-up memory arithmetic the model reproduces.
 enum class EngineKind { Vllm, TensorRtLlm, Sglang, LlamaCpp };
 
+/// The spellings (model/enum_names.hpp): the canonical name first, then accepted aliases.
+[[nodiscard]] constexpr std::array<EnumName<EngineKind>, 9> enum_names(EngineKind) noexcept {
+    return {
+        EnumName<EngineKind>{"vllm", EngineKind::Vllm},
+        EnumName<EngineKind>{"tensorrt-llm", EngineKind::TensorRtLlm},
+        EnumName<EngineKind>{"sglang", EngineKind::Sglang},
+        EnumName<EngineKind>{"llama.cpp", EngineKind::LlamaCpp},
+        EnumName<EngineKind>{"trtllm", EngineKind::TensorRtLlm},
+        EnumName<EngineKind>{"trt-llm", EngineKind::TensorRtLlm},
+        EnumName<EngineKind>{"tensorrt_llm", EngineKind::TensorRtLlm},
+        EnumName<EngineKind>{"llamacpp", EngineKind::LlamaCpp},
+        EnumName<EngineKind>{"llama-cpp", EngineKind::LlamaCpp},
+    };
+}
+
 /// "vllm", "tensorrt-llm", "sglang", "llama.cpp".
 [[nodiscard]] const char* to_string(EngineKind kind);
 
-/// Parses the names of to_string (and "trtllm", "trt-llm", "llamacpp"); nullopt when unknown.
+/// Parses the names of enum_names(EngineKind), any case; nullopt when unknown.
 [[nodiscard]] std::optional<EngineKind> find_engine(std::string_view name);
 
 /// Collective algorithm for the tensor-parallel all-reduce.
