@@ -131,14 +131,6 @@ const char* engine_name(model::EngineKind k) {
     return model::to_string(k);
 }
 
-const char* compute_name(model::ComputeType c) {
-    switch (c) {
-    case model::ComputeType::Fp16: return "fp16";
-    case model::ComputeType::Fp8: return "fp8";
-    default: return "bf16";
-    }
-}
-
 /// Text of a block with its indentation.
 class Out {
   public:
@@ -689,7 +681,7 @@ void write_training(Out& o, const model::TrainingConfig& t) {
     o.line(2, "virtual_stages", std::to_string(l.virtual_stages));
     o.line(2, "recompute", model::to_string(l.recompute));
     o.line(2, "sequence_parallel", boolean(l.sequence_parallel));
-    o.line(2, "compute", compute_name(t.compute));
+    o.line(2, "compute", std::string(model::to_string(t.compute)));
     o.line(2, "master_weights_fp32", boolean(t.master_weights_fp32));
     o.line(2, "optimizer", model::to_string(t.optimizer));
     o.line(2, "method", model::to_string(t.method));

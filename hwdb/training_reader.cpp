@@ -60,12 +60,12 @@ std::optional<model::TrainingConfig> read_training(std::optional<MapReader> m,
     l.sequence_parallel = m->boolean_or("sequence_parallel", true);
 
     if (const auto compute = m->opt_string("compute")) {
-        if (*compute == "bf16") {
-            c.compute = model::ComputeType::Bf16;
-        } else if (*compute == "fp16") {
-            c.compute = model::ComputeType::Fp16;
-        } else if (*compute == "fp8") {
-            c.compute = model::ComputeType::Fp8;
+        // A training step computes in one of the 16-bit formats or FP8 (the compute types the
+        // training model has throughput for); spelled as every compute type is.
+        const auto type = model::value_of<model::ComputeType>(*compute);
+        if (type == model::ComputeType::Bf16 || type == model::ComputeType::Fp16 ||
+            type == model::ComputeType::Fp8) {
+            c.compute = *type;
         } else {
             m->fail_at("compute",
                        "unknown compute precision '" + *compute + "'; use bf16, fp16 or fp8");

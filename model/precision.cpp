@@ -138,16 +138,7 @@ std::vector<std::string> precision_names() {
 }
 
 std::string_view to_string(ComputeType type) {
-    switch (type) {
-    case ComputeType::Fp32: return "fp32";
-    case ComputeType::Tf32: return "tf32";
-    case ComputeType::Bf16: return "bf16";
-    case ComputeType::Fp16: return "fp16";
-    case ComputeType::Fp8: return "fp8";
-    case ComputeType::Int8: return "int8";
-    case ComputeType::Fp4: return "fp4";
-    }
-    return "?";
+    return name_of(type);
 }
 
 } // namespace gpuplan::model

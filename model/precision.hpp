@@ -1,6 +1,9 @@
 #pragma once
 /// Numeric formats for weights, activations and the KV cache, with their real storage cost.
 
+#include "model/enum_names.hpp"
+
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,6 +13,19 @@ namespace gpuplan::model {
 
 /// The compute path a format runs on (which peak FLOP/s applies).
 enum class ComputeType { Fp32, Tf32, Bf16, Fp16, Fp8, Int8, Fp4 };
+
+/// The spellings (model/enum_names.hpp), as hwdb, the training block and the writers use them.
+[[nodiscard]] constexpr std::array<EnumName<ComputeType>, 7> enum_names(ComputeType) noexcept {
+    return {
+        EnumName<ComputeType>{"fp32", ComputeType::Fp32},
+        EnumName<ComputeType>{"tf32", ComputeType::Tf32},
+        EnumName<ComputeType>{"bf16", ComputeType::Bf16},
+        EnumName<ComputeType>{"fp16", ComputeType::Fp16},
+        EnumName<ComputeType>{"fp8", ComputeType::Fp8},
+        EnumName<ComputeType>{"int8", ComputeType::Int8},
+        EnumName<ComputeType>{"fp4", ComputeType::Fp4},
+    };
+}
 
 /// A storage format with everything needed to size tensors stored in it.
 struct Precision {
