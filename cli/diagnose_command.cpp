@@ -44,6 +44,19 @@ nlohmann::json fix_json(const model::DiagnosisFix& f) {
     return j;
 }
 
+// Observed beside predicted, one object per figure both have (serving and training alike).
+nlohmann::json comparisons_json(const model::Diagnosis& g) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& c : g.comparisons) {
+        out.push_back({{"figure", c.figure},
+                       {"unit", c.unit},
+                       {"observed", c.observed},
+                       {"predicted", c.predicted},
+                       {"source", c.source}});
+    }
+    return out;
+}
+
 nlohmann::json rows_json(const model::Diagnosis& g) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& r : g.rows) {
@@ -67,14 +80,7 @@ nlohmann::json diagnosis_json(const model::Scenario& s, const model::Diagnosis& 
         nlohmann::json j{{"scenario", s.name},
                          {"training", true},
                          {"predicted", {{"step_s", g.predicted_step.si()}}}};
-        j["comparisons"] = nlohmann::json::array();
-        for (const auto& c : g.comparisons) {
-            j["comparisons"].push_back({{"figure", c.figure},
-                                        {"unit", c.unit},
-                                        {"observed", c.observed},
-                                        {"predicted", c.predicted},
-                                        {"source", c.source}});
-        }
+        j["comparisons"] = comparisons_json(g);
         j["rows"] = rows_json(g);
         j["notes"] = g.notes;
         return j;
@@ -92,14 +98,7 @@ nlohmann::json diagnosis_json(const model::Scenario& s, const model::Diagnosis& 
                        {"decode_binding", model::to_string(g.predicted.decode.binding)},
                        {"prefill_binding", model::to_string(g.predicted.prefill.binding)},
                        {"error_band_p90", e.error_band.p90}}}};
-    j["comparisons"] = nlohmann::json::array();
-    for (const auto& c : g.comparisons) {
-        j["comparisons"].push_back({{"figure", c.figure},
-                                    {"unit", c.unit},
-                                    {"observed", c.observed},
-                                    {"predicted", c.predicted},
-                                    {"source", c.source}});
-    }
+    j["comparisons"] = comparisons_json(g);
     j["rows"] = rows_json(g);
     j["notes"] = g.notes;
     return j;

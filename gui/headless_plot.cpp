@@ -20,11 +20,7 @@ namespace {
 void render(const QString& key, const QDir& dir, QSize size, PlotFiles& out,
             const std::function<void(ChartPanel&)>& fill) {
     ChartPanel panel(key);
-    panel.setAttribute(Qt::WA_DontShowOnScreen, true);
-    panel.resize(size);
-    fill(panel);
-    panel.show();
-    QCoreApplication::processEvents();
+    draw_offscreen(panel, size, fill);
     const QString path = dir.filePath(key + QStringLiteral(".png"));
     if (!panel.hasChart()) {
         out.notes << key + QStringLiteral(": ") + panel.message();
@@ -37,6 +33,14 @@ void render(const QString& key, const QDir& dir, QSize size, PlotFiles& out,
 }
 
 } // namespace
+
+void draw_offscreen(ChartPanel& panel, QSize size, const std::function<void(ChartPanel&)>& fill) {
+    panel.setAttribute(Qt::WA_DontShowOnScreen, true);
+    panel.resize(size);
+    fill(panel);
+    panel.show();
+    QCoreApplication::processEvents();
+}
 
 PlotFiles render_plots(const model::Scenario& s, const Core& core, const QString& folder,
                        bool simulate, std::optional<int> requests, QSize size) {

@@ -11,9 +11,12 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <optional>
 
 namespace gpuplan::gui {
+
+class ChartPanel;
 
 /// What render_plots wrote, and what it could not draw (one line each).
 struct PlotFiles {
@@ -28,6 +31,10 @@ struct PlotFiles {
 /// queue.png, kv_use.png, power.png, slo_attainment.png). `requests` overrides the simulated
 /// request count. Needs a QApplication. Throws InputError when the scenario cannot be estimated or
 /// simulated, or the folder cannot be written.
+/// Lays `panel` out off screen at `size`, lets `fill` draw its chart and processes the events
+/// that draw it (the step before ChartPanel::savePng for a chart no window shows).
+void draw_offscreen(ChartPanel& panel, QSize size, const std::function<void(ChartPanel&)>& fill);
+
 PlotFiles render_plots(const model::Scenario& s, const Core& core, const QString& folder,
                        bool simulate, std::optional<int> requests = std::nullopt,
                        QSize size = QSize(1100, 680));

@@ -10,7 +10,6 @@
 #include "model/precision.hpp"
 
 #include <QBuffer>
-#include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
@@ -43,11 +42,7 @@ namespace {
 QByteArray chart_png(const QString& key, QSize size, const std::function<void(ChartPanel&)>& fill,
                      const QDir& dir) {
     ChartPanel panel(key);
-    panel.setAttribute(Qt::WA_DontShowOnScreen, true);
-    panel.resize(size);
-    fill(panel);
-    panel.show();
-    QCoreApplication::processEvents();
+    draw_offscreen(panel, size, fill);
     const QString path = dir.filePath(key + QStringLiteral(".png"));
     if (!panel.hasChart() || !panel.savePng(path)) {
         return {};

@@ -431,18 +431,30 @@ void apply_overrides(YAML::Node root, const std::vector<ScenarioOverride>& overr
 
 } // namespace
 
-model::Scenario parse_scenario(std::string_view text, const std::string& file, const Database& db) {
-    return parse_scenario(text, file, db, {});
-}
+namespace {
 
-model::Scenario parse_scenario(std::string_view text, const std::string& file, const Database& db,
-                               const std::vector<ScenarioOverride>& overrides) {
+// The document of `text` with the --set overrides applied (a scenario and its fleet block read
+// the same document).
+YAML::Node parse_with_overrides(std::string_view text, const std::string& file,
+                                const std::vector<ScenarioOverride>& overrides) {
     YAML::Node doc = detail::parse_strict(text, file);
     try {
         apply_overrides(doc, overrides, file);
     } catch (const YAML::Exception& e) {
         throw InputError("--set: " + std::string(e.what()));
     }
+    return doc;
+}
+
+} // namespace
+
+model::Scenario parse_scenario(std::string_view text, const std::string& file, const Database& db) {
+    return parse_scenario(text, file, db, {});
+}
+
+model::Scenario parse_scenario(std::string_view text, const std::string& file, const Database& db,
+                               const std::vector<ScenarioOverride>& overrides) {
+    YAML::Node doc = parse_with_overrides(text, file, overrides);
     MapReader root(doc, file, "");
     const int schema = root.integer("schema", 1, 1000);
     if (schema != 1) {
@@ -534,12 +546,7 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
 
 std::optional<model::FleetConfig> parse_fleet(std::string_view text, const std::string& file,
                                               const std::vector<ScenarioOverride>& overrides) {
-    YAML::Node doc = detail::parse_strict(text, file);
-    try {
-        apply_overrides(doc, overrides, file);
-    } catch (const YAML::Exception& e) {
-        throw InputError("--set: " + std::string(e.what()));
-    }
+    YAML::Node doc = parse_with_overrides(text, file, overrides);
     MapReader root(doc, file, "");
     return detail::read_fleet(root.opt_map("fleet"));
 }
