@@ -5,6 +5,7 @@
 #include "gui/diagnose_view.hpp"
 #include "gui/rack_view.hpp"
 #include "gui/report.hpp"
+#include "gui/scenario_form.hpp"
 #include "gui/scenario_panel.hpp"
 #include "gui/sweep_view.hpp"
 #include "gui/ui_util.hpp"
@@ -73,6 +74,9 @@ MainWindow::MainWindow(const hwdb::Database& db, std::vector<std::filesystem::pa
     auto* workload = new WorkloadEditor(*doc_);
     workload->setObjectName(QStringLiteral("workload_editor"));
     tabs_->addTab(workload, tr("Workload"));
+    auto* form = new ScenarioForm(*doc_);
+    form->setObjectName(QStringLiteral("scenario_form"));
+    tabs_->addTab(form, tr("Scenario"));
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(panel_);
     split->addWidget(tabs_);
@@ -307,7 +311,9 @@ bool MainWindow::saveFile(const QString& path, QString* error) {
     try {
         doc_->saveAs(path);
         addRecent(QFileInfo(path).absoluteFilePath());
-        statusBar()->showMessage(tr("saved %1").arg(path));
+        const QString& note = doc_->lastSaveNote();
+        statusBar()->showMessage(note.isEmpty() ? tr("saved %1").arg(path)
+                                                : tr("saved %1 (%2)").arg(path, note));
         return true;
     } catch (const Error& e) {
         const QString message = qs(e.what());

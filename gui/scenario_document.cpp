@@ -1,6 +1,9 @@
 #include "gui/scenario_document.hpp"
 
 #include "gui/analysis.hpp"
+#include "gui/ui_util.hpp"
+#include "hwdb/file_io.hpp"
+#include "hwdb/scenario_edit.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "hwdb/scenario_writer.hpp"
 #include "model/error.hpp"
@@ -60,7 +63,11 @@ void ScenarioDocument::setScenario(const model::Scenario& s) {
 }
 
 void ScenarioDocument::open(const QString& path) {
-    model::Scenario s = hwdb::load_scenario(std::filesystem::path(path.toStdString()), db_);
+    const std::filesystem::path file(path.toStdString());
+    std::string text = hwdb::read_text_file(file, "scenario file");
+    model::Scenario s = hwdb::parse_scenario(text, file.string(), db_);
+    text_ = std::move(text);
+    loaded_ = s;
     scenario_ = std::move(s);
     path_ = path;
     undo_.clear();
@@ -70,7 +77,31 @@ void ScenarioDocument::open(const QString& path) {
 }
 
 void ScenarioDocument::saveAs(const QString& path) {
-    hwdb::save_scenario(std::filesystem::path(path.toStdString()), scenario_);
+    const std::filesystem::path file(path.toStdString());
+    if (text_.empty()) {
+        hwdb::save_scenario(file, scenario_);
+        saveNote_.clear();
+        text_ = hwdb::read_text_file(file, "scenario file");
+        loaded_ = scenario_;
+    } else {
+        const hwdb::KeptSave kept =
+            hwdb::save_scenario_keeping(file, text_, loaded_, scenario_, db_);
+        if (!kept.patched) {
+            saveNote_ = tr("written anew (the original's comments could not be kept)");
+        } else {
+            saveNote_ = tr("comments kept: %1 value(s) replaced").arg(kept.replaced.size());
+            if (!kept.rewritten.empty()) {
+                QStringList blocks;
+                for (const auto& b : kept.rewritten) {
+                    blocks << qs(b);
+                }
+                saveNote_ +=
+                    tr("; block(s) written anew: %1").arg(blocks.join(QStringLiteral(", ")));
+            }
+        }
+        text_ = kept.text;
+        loaded_ = scenario_;
+    }
     path_ = path;
     undo_.setClean();
     emit fileStateChanged();
@@ -79,6 +110,8 @@ void ScenarioDocument::saveAs(const QString& path) {
 void ScenarioDocument::reset(model::Scenario s) {
     scenario_ = std::move(s);
     path_.clear();
+    text_.clear();
+    saveNote_.clear();
     undo_.clear();
     undo_.setClean();
     emit scenarioChanged();

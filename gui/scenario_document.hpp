@@ -32,8 +32,15 @@ class ScenarioDocument : public QObject {
 
     /// Opens a scenario file (clears the history). Throws InputError with the loader's message.
     void open(const QString& path);
-    /// Saves to `path` in the CLI's YAML format (a trace goes beside it). Throws InputError.
+    /// Saves to `path` in the CLI's YAML format (a trace goes beside it). When the scenario
+    /// came from a file, the file's text is patched (hwdb::save_scenario_keeping): its comments,
+    /// layout and the untouched keys stay byte for byte, changed values are replaced in place,
+    /// and only a top-level block whose keys were added or removed is written anew. Throws
+    /// InputError.
     void saveAs(const QString& path);
+    /// What the last save kept: "" for a new file, else e.g. "kept comments: 3 values
+    /// replaced; block cluster rewritten" or "written anew".
+    [[nodiscard]] const QString& lastSaveNote() const { return saveNote_; }
     /// Starts over with `s` and no file (clears the history).
     void reset(model::Scenario s);
 
@@ -51,6 +58,9 @@ class ScenarioDocument : public QObject {
     model::Scenario scenario_;
     QString path_;
     QUndoStack undo_;
+    std::string text_;       ///< the text the file held when opened or last saved ("" when new)
+    model::Scenario loaded_; ///< what text_ reads as
+    QString saveNote_;
 };
 
 /// A scenario that works out of the box: Llama-3.1-8B on one H100 SXM (from the catalog).

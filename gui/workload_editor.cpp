@@ -2,6 +2,7 @@
 
 #include "gui/ui_util.hpp"
 #include "hwdb/trace_loader.hpp"
+#include "model/enum_names.hpp"
 #include "model/error.hpp"
 
 #include <QComboBox>
@@ -60,64 +61,21 @@ std::optional<double> optNumber(const QString& text, const QString& where) {
     return toNumber(text, where);
 }
 
-constexpr std::array<std::pair<model::LengthKind, const char*>, 5> kLengthKinds{{
-    {model::LengthKind::Fixed, "fixed"},
-    {model::LengthKind::Uniform, "uniform"},
-    {model::LengthKind::Normal, "normal"},
-    {model::LengthKind::LogNormal, "lognormal"},
-    {model::LengthKind::Empirical, "empirical"},
-}};
-
-constexpr std::array<std::pair<model::ArrivalKind, const char*>, 5> kProcesses{{
-    {model::ArrivalKind::Poisson, "poisson"},
-    {model::ArrivalKind::Gamma, "gamma"},
-    {model::ArrivalKind::Constant, "constant"},
-    {model::ArrivalKind::ClosedLoop, "closed_loop"},
-    {model::ArrivalKind::Trace, "trace"},
-}};
-
-constexpr std::array<std::pair<model::RateCurveKind, const char*>, 3> kCurves{{
-    {model::RateCurveKind::Flat, "flat"},
-    {model::RateCurveKind::Step, "step"},
-    {model::RateCurveKind::Diurnal, "diurnal"},
-}};
-
-constexpr std::array<std::pair<model::RouteTarget, const char*>, 3> kRoutes{{
-    {model::RouteTarget::Any, "any"},
-    {model::RouteTarget::Local, "local"},
-    {model::RouteTarget::Cloud, "cloud"},
-}};
-
-template <class E, std::size_t N>
-const char* nameOf(const std::array<std::pair<E, const char*>, N>& names, E e) {
-    for (const auto& [k, n] : names) {
-        if (k == e) {
-            return n;
-        }
-    }
-    return names.front().second;
-}
-
-template <class E, std::size_t N>
-E kindOf(const std::array<std::pair<E, const char*>, N>& names, const QString& text,
-         const QString& where) {
-    QStringList accepted;
-    for (const auto& [k, n] : names) {
-        if (text.trimmed() == QString::fromLatin1(n)) {
-            return k;
-        }
-        accepted << QString::fromLatin1(n);
+// The drop-downs and parsers spell each enum through its model::enum_names table (one list of
+// spellings for the file, the CLI and the app).
+template <class E> E kindOf(const QString& text, const QString& where) {
+    if (const auto v = model::value_of<E>(text.trimmed().toStdString())) {
+        return *v;
     }
     throw InputError(where.toStdString() + ": '" + text.trimmed().toStdString() +
-                     "' is not one of " + accepted.join(QStringLiteral(", ")).toStdString());
+                     "' is not one of " + model::names_list<E>());
 }
 
-template <class E, std::size_t N>
-QComboBox* choiceBox(const QString& name, const std::array<std::pair<E, const char*>, N>& names) {
+template <class E> QComboBox* choiceBox(const QString& name) {
     auto* b = new QComboBox();
     b->setObjectName(name);
-    for (const auto& [k, n] : names) {
-        b->addItem(QString::fromLatin1(n));
+    for (const auto& n : model::enum_names(E{})) {
+        b->addItem(QString::fromLatin1(n.name));
     }
     return b;
 }
@@ -153,7 +111,7 @@ QString optText(const std::optional<Seconds>& s) {
 
 QString formatLength(const model::LengthDistribution& d) {
     const model::LengthDistribution def;
-    QStringList parts{QString::fromLatin1(nameOf(kLengthKinds, d.kind))};
+    QStringList parts{QString::fromLatin1(model::name_of(d.kind))};
     if (d.kind == model::LengthKind::Fixed) {
         parts << num(d.mean);
     } else if (d.mean != def.mean) {
@@ -192,7 +150,7 @@ model::LengthDistribution parseLength(const QString& text) {
     }
     const QString where = QStringLiteral("length distribution '%1'").arg(text.simplified());
     model::LengthDistribution d;
-    d.kind = kindOf(kLengthKinds, parts.front(), where);
+    d.kind = kindOf<model::LengthKind>(parts.front(), where);
     for (qsizetype i = 1; i < parts.size(); ++i) {
         const QString& p = parts[i];
         const qsizetype eq = p.indexOf(QLatin1Char('='));
@@ -233,7 +191,7 @@ model::LengthDistribution parseLength(const QString& text) {
 
 WorkloadEditor::WorkloadEditor(ScenarioDocument& doc, QWidget* parent)
     : QWidget(parent), doc_(doc) {
-    process_ = choiceBox(QStringLiteral("arrival_process"), kProcesses);
+    process_ = choiceBox<model::ArrivalKind>(QStringLiteral("arrival_process"));
     rate_ = field(QStringLiteral("arrival_rate"), tr("workload.requests_per_s, else 1"));
     cv_ = field(QStringLiteral("arrival_cv"), tr("1"));
     users_ = new QSpinBox();
@@ -241,7 +199,7 @@ WorkloadEditor::WorkloadEditor(ScenarioDocument& doc, QWidget* parent)
     users_->setRange(1, 1 << 24);
     think_ = field(QStringLiteral("arrival_think_time"), tr("0"));
     speedup_ = field(QStringLiteral("trace_speedup"), tr("1"));
-    curve_ = choiceBox(QStringLiteral("rate_curve"), kCurves);
+    curve_ = choiceBox<model::RateCurveKind>(QStringLiteral("rate_curve"));
     steps_ = field(QStringLiteral("rate_steps"), tr("at s:requests/s, … e.g. 60:20, 120:5"));
     period_ = field(QStringLiteral("rate_period"), tr("86400"));
     amplitude_ = field(QStringLiteral("rate_amplitude"), tr("0.5"));
@@ -369,7 +327,7 @@ void WorkloadEditor::addClassRow(const model::RequestClass& c) {
                             optText(c.ttft),
                             optText(c.tpot),
                             optText(c.e2e),
-                            QString::fromLatin1(nameOf(kRoutes, c.route)),
+                            QString::fromLatin1(model::name_of(c.route)),
                             agent};
     for (int col = 0; col < kColumns; ++col) {
         classes_->setItem(row, col, new QTableWidgetItem(cells[col]));
@@ -381,13 +339,13 @@ void WorkloadEditor::setWorkload(const model::Workload& w) {
     trace_.reset();
     traceInfo_->setText(w.trace.empty() ? tr("none") : tr("%1 records").arg(w.trace.size()));
     const model::ArrivalProcess& a = w.arrival;
-    process_->setCurrentText(QString::fromLatin1(nameOf(kProcesses, a.kind)));
+    process_->setCurrentText(QString::fromLatin1(model::name_of(a.kind)));
     rate_->setText(a.requests_per_s ? num(*a.requests_per_s) : QString());
     cv_->setText(num(a.cv));
     users_->setValue(a.users);
     think_->setText(num(a.think_time.si()));
     speedup_->setText(num(a.trace_speedup));
-    curve_->setCurrentText(QString::fromLatin1(nameOf(kCurves, a.curve.kind)));
+    curve_->setCurrentText(QString::fromLatin1(model::name_of(a.curve.kind)));
     QStringList steps;
     for (const auto& p : a.curve.steps) {
         steps << num(p.at.si()) + QLatin1Char(':') + num(p.requests_per_s);
@@ -408,13 +366,13 @@ model::Workload WorkloadEditor::workload(const model::Workload& base) const {
         w.trace = *trace_;
     }
     model::ArrivalProcess& a = w.arrival;
-    a.kind = kindOf(kProcesses, process_->currentText(), tr("arrival process"));
+    a.kind = kindOf<model::ArrivalKind>(process_->currentText(), tr("arrival process"));
     a.requests_per_s = optNumber(rate_->text(), tr("arrival requests/s"));
     a.cv = toNumber(cv_->text(), tr("gamma CV"));
     a.users = users_->value();
     a.think_time = Seconds(toNumber(think_->text(), tr("think time")));
     a.trace_speedup = toNumber(speedup_->text(), tr("trace speed-up"));
-    a.curve.kind = kindOf(kCurves, curve_->currentText(), tr("rate curve"));
+    a.curve.kind = kindOf<model::RateCurveKind>(curve_->currentText(), tr("rate curve"));
     a.curve.steps.clear();
     for (const QString& p : steps_->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         const QStringList at_rate = p.split(QLatin1Char(':'));
@@ -464,7 +422,7 @@ model::Workload WorkloadEditor::workload(const model::Workload& base) const {
         c.ttft = slo(kTtft);
         c.tpot = slo(kTpot);
         c.e2e = slo(kE2e);
-        c.route = kindOf(kRoutes, cell(kRoute), where(kRoute));
+        c.route = kindOf<model::RouteTarget>(cell(kRoute), where(kRoute));
         const QString agent = cell(kAgent).trimmed();
         if (!agent.isEmpty()) {
             const qsizetype bar = agent.indexOf(QLatin1Char('|'));
@@ -520,7 +478,7 @@ bool WorkloadEditor::loadTrace(const QString& path) {
         return false;
     }
     error_->setVisible(false);
-    process_->setCurrentText(QString::fromLatin1(nameOf(kProcesses, model::ArrivalKind::Trace)));
+    process_->setCurrentText(QString::fromLatin1(model::name_of(model::ArrivalKind::Trace)));
     traceInfo_->setText(tr("%1 records from %2 (Apply to use them)")
                             .arg(trace_->size())
                             .arg(QFileInfo(path).fileName()));
