@@ -104,6 +104,11 @@ int main(int argc, char** argv) {
     w.tabs().setCurrentWidget(w.findChild<QWidget*>(QStringLiteral("workload_editor")));
     ok &= save(w, dir, "gui-workload.png");
 
+    // The scenario form: engine, cluster, autoscaler, power and prices of the autoscaling example.
+    ok &= open(w, "autoscaling-llama8b-diurnal.yaml");
+    w.tabs().setCurrentWidget(w.findChild<QWidget*>(QStringLiteral("scenario_form")));
+    ok &= save(w, dir, "gui-scenario-form.png");
+
     // The sizing curves of the quickstart (one H100 against load) and the racks of
     // examples/rack-power-cap.yaml.
     ok &= open(w, "quickstart.yaml");

@@ -84,9 +84,10 @@ class XvfbTest : public ::testing::Test {
 };
 
 /// Labels and buttons of the left panel whose text does not fit their width ("name: why").
-QStringList cutLabels(MainWindow& w) {
+/// Labels and buttons under `root` (default: the left panel) whose text does not fit.
+QStringList cutLabels(MainWindow& w, QWidget* root = nullptr) {
     QStringList out;
-    for (QWidget* c : w.panel().findChildren<QWidget*>()) {
+    for (QWidget* c : (root != nullptr ? root : &w.panel())->findChildren<QWidget*>()) {
         if (!c->isVisibleTo(&w)) {
             continue;
         }
@@ -296,4 +297,44 @@ TEST_F(XvfbTest, TypedInputsBehave) {
     EXPECT_EQ(count->value(), 16);
     EXPECT_NE(w().panel().layoutNote().indexOf(QStringLiteral("GPUs 4 → 16")), -1)
         << w().panel().layoutNote().toStdString();
+}
+
+// Issue 17 item 4: the Scenario tab at 1542 x 940 and 1280 x 800: no label or button cut, no
+// field narrower than it needs, the columns fit the width (no sideways scrolling), and a typed
+// key with Enter is one edit of the scenario.
+TEST_F(XvfbTest, TheScenarioFormIsNotCutAtBothSizes) {
+    open("autoscaling-llama8b-diurnal.yaml");
+    auto* form = w().findChild<QWidget*>(QStringLiteral("scenario_form"));
+    ASSERT_NE(form, nullptr);
+    w().tabs().setCurrentWidget(form);
+    auto* scroll = form->findChild<QScrollArea*>(QStringLiteral("scenario_form_scroll"));
+    ASSERT_NE(scroll, nullptr);
+    for (const QSize size : {QSize(1542, 940), QSize(1280, 800)}) {
+        SCOPED_TRACE(QStringLiteral("%1x%2").arg(size.width()).arg(size.height()).toStdString());
+        w().resize(size);
+        QTest::qWait(50);
+        EXPECT_EQ(w().size(), size);
+        const QStringList cut = cutLabels(w(), form);
+        EXPECT_TRUE(cut.isEmpty()) << cut.join(QStringLiteral("\n")).toStdString();
+        EXPECT_LE(scroll->widget()->minimumSizeHint().width(), scroll->viewport()->width());
+        EXPECT_LE(scroll->widget()->width(), scroll->viewport()->width());
+        for (QWidget* field : form->findChildren<QWidget*>()) {
+            if ((qobject_cast<QLineEdit*>(field) == nullptr &&
+                 qobject_cast<QComboBox*>(field) == nullptr) ||
+                !field->isVisibleTo(&w()) || field->objectName().isEmpty()) {
+                continue;
+            }
+            EXPECT_GE(field->width(), field->minimumSizeHint().width())
+                << field->objectName().toStdString();
+        }
+    }
+    auto* seqs = form->findChild<QLineEdit*>(QStringLiteral("engine.max_num_seqs"));
+    ASSERT_NE(seqs, nullptr);
+    scroll->ensureWidgetVisible(seqs);
+    QTest::mouseClick(seqs, Qt::LeftButton);
+    QTest::keyClick(seqs, Qt::Key_A, Qt::ControlModifier);
+    QTest::keyClicks(seqs, QStringLiteral("48"));
+    QTest::keyClick(seqs, Qt::Key_Return);
+    EXPECT_EQ(w().document().scenario().deployment.engine.max_num_seqs, 48);
+    w().resize(1542, 940);
 }
