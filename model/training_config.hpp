@@ -152,6 +152,12 @@ struct TrainingConfig {
     /// Fraction of the data-parallel reduction hidden behind backward compute, [0, 1].
     /// nullopt: kDefaultGradReduceOverlap.
     std::optional<double> grad_reduce_overlap;
+    /// MoE with expert parallelism: the busiest rank's routed token copies ÷ the mean, >= 1.
+    /// nullopt: the expected maximum under uniform top-k routing (model/moe.hpp).
+    std::optional<double> moe_load_imbalance;
+    /// MoE: share of the expert all-to-all hidden behind compute, [0, 1] (DeepSeek-V3's DualPipe,
+    /// Megatron-Core --overlap-moe-expert-parallel-comm). nullopt: kDefaultEpOverlap (0).
+    std::optional<double> ep_overlap;
     /// Tokens per second one node's input pipeline (data loader) delivers. nullopt: never stalls.
     std::optional<double> data_loader_tokens_per_s;
     /// Allocator fragmentation, a fraction of activations and buffers. nullopt: 0.10.

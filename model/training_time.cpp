@@ -38,7 +38,10 @@ TrainingModel::StageTime TrainingModel::stage_time(const TrainingLayout& l, cons
     if (with_comm) {
         t.tp =
             d(st.layers) * g.tp_layer + (st.first ? g.tp_first : 0.0) + (st.last ? g.tp_last : 0.0);
+        // Expert all-to-all overlapped with compute (DualPipe, Megatron-Core's MoE overlap): a
+        // share ep_overlap of it hides behind the stage's compute of the same micro-batch slot.
         t.ep = moe * g.ep_layer;
+        t.ep -= std::min(ep_overlap_ * t.ep, t.compute);
         t.cp = d(st.layers) * g.cp_layer;
         t.pp = g.pp_mb;
     }
