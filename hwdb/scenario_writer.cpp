@@ -706,6 +706,12 @@ void write_training(Out& o, const model::TrainingConfig& t) {
     if (t.grad_reduce_overlap) {
         o.line(2, "grad_reduce_overlap", num(*t.grad_reduce_overlap));
     }
+    if (t.grad_bucket) {
+        o.line(2, "grad_bucket", bytes(*t.grad_bucket));
+    }
+    if (!t.fsdp_prefetch) {
+        o.line(2, "fsdp_prefetch", boolean(false));
+    }
     if (t.moe_load_imbalance) {
         o.line(2, "moe_load_imbalance", num(*t.moe_load_imbalance));
     }

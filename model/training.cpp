@@ -61,6 +61,7 @@ void check_job(const Deployment& hw, const TrainingConfig& cfg) {
     req(!cfg.grad_reduce_overlap ||
             (*cfg.grad_reduce_overlap >= 0 && *cfg.grad_reduce_overlap <= 1),
         "grad_reduce_overlap must lie in [0, 1]");
+    req(!cfg.grad_bucket || cfg.grad_bucket->si() > 0, "grad_bucket must be positive");
     req(!cfg.moe_load_imbalance || *cfg.moe_load_imbalance >= 1.0,
         "moe_load_imbalance must be at least 1 (the busiest rank's load over the mean)");
     req(!cfg.ep_overlap || (*cfg.ep_overlap >= 0 && *cfg.ep_overlap <= 1),
@@ -199,6 +200,7 @@ TrainingModel::TrainingModel(const Deployment& hw, const TrainingConfig& cfg,
     params_ = pc.total;
     k_ = optimizer_state_bytes(cfg.optimizer, cfg.master_weights_fp32);
     overlap_ = cfg.grad_reduce_overlap.value_or(kDefaultGradReduceOverlap);
+    bucket_ = cfg.grad_bucket ? cfg.grad_bucket->si() : kDefaultGradBucketBytes;
     ep_overlap_ = cfg.ep_overlap.value_or(kDefaultEpOverlap);
     if (model_.moe) {
         // Expert-parallel groups never exceed the GPUs.

@@ -240,6 +240,7 @@ class TrainingModel {
     bool has_network_ = false;
     double params_ = 0, trainable_ = 0, k_ = 12;
     double overlap_ = kDefaultGradReduceOverlap, frag_ = kDefaultFragmentation;
+    double bucket_ = kDefaultGradBucketBytes; ///< gradient bucket bytes
     double ep_overlap_ = 0;                   ///< share of the EP all-to-all hidden
     /// E[max of n standard normals] for n <= 256 (MoE models only; model/moe.hpp).
     std::array<double, 257> max_normal_{};
