@@ -178,6 +178,8 @@ model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConf
     e.activation_workspace_factor =
         m->opt_number("activation_workspace_factor", 0.0, 100.0).value_or(1.0);
     e.kv_cache_memory = opt_q<Bytes>(*m, "kv_cache_memory", Dimension::Bytes);
+    e.moe_load_imbalance = m->opt_number("moe_load_imbalance", 1.0, 1e6);
+    e.ep_overlap = m->opt_number("ep_overlap", 0.0, 1.0);
     if (auto spec = m->opt_map("speculative")) {
         e.speculative = read_speculative(std::move(*spec), db);
     }

@@ -265,6 +265,12 @@ void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerCo
         o.line(2, "activation_workspace_factor", num(e.activation_workspace_factor));
     }
     opt_bytes("kv_cache_memory", e.kv_cache_memory);
+    if (e.moe_load_imbalance) {
+        o.line(2, "moe_load_imbalance", num(*e.moe_load_imbalance));
+    }
+    if (e.ep_overlap) {
+        o.line(2, "ep_overlap", num(*e.ep_overlap));
+    }
     if (e.speculative) {
         const model::SpeculativeConfig& c = *e.speculative;
         o.open(2, "speculative");
@@ -699,6 +705,18 @@ void write_training(Out& o, const model::TrainingConfig& t) {
     o.line(2, "dropout", boolean(t.dropout));
     if (t.grad_reduce_overlap) {
         o.line(2, "grad_reduce_overlap", num(*t.grad_reduce_overlap));
+    }
+    if (t.grad_bucket) {
+        o.line(2, "grad_bucket", bytes(*t.grad_bucket));
+    }
+    if (!t.fsdp_prefetch) {
+        o.line(2, "fsdp_prefetch", boolean(false));
+    }
+    if (t.moe_load_imbalance) {
+        o.line(2, "moe_load_imbalance", num(*t.moe_load_imbalance));
+    }
+    if (t.ep_overlap) {
+        o.line(2, "ep_overlap", num(*t.ep_overlap));
     }
     if (t.data_loader_tokens_per_s) {
         o.line(2, "data_loader_tokens_per_s", num(*t.data_loader_tokens_per_s));

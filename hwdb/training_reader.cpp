@@ -95,6 +95,12 @@ std::optional<model::TrainingConfig> read_training(std::optional<MapReader> m,
     c.flash_attention = m->boolean_or("flash_attention", true);
     c.dropout = m->boolean_or("dropout", false);
     c.grad_reduce_overlap = m->opt_number("grad_reduce_overlap", 0.0, 1.0);
+    if (const auto b = m->opt_quantity("grad_bucket", model::Dimension::Bytes)) {
+        c.grad_bucket = Bytes(*b);
+    }
+    c.fsdp_prefetch = m->boolean_or("fsdp_prefetch", true);
+    c.moe_load_imbalance = m->opt_number("moe_load_imbalance", 1.0, 1e6);
+    c.ep_overlap = m->opt_number("ep_overlap", 0.0, 1.0);
     c.data_loader_tokens_per_s = m->opt_number("data_loader_tokens_per_s", 1e-6, 1e15);
     c.fragmentation = m->opt_number("fragmentation", 0.0, 0.9);
     if (const auto b = m->opt_quantity("runtime_overhead", model::Dimension::Bytes, false)) {

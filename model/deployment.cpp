@@ -274,6 +274,12 @@ void validate(const Deployment& d) {
             where + "ep " + std::to_string(p.ep) +
                 (d.model.moe ? " does not divide tp × dp; use a divisor of tp × dp"
                              : " is set but the model has no experts; use ep 1"));
+    require(!d.engine.moe_load_imbalance || *d.engine.moe_load_imbalance >= 1.0,
+            where + "moe_load_imbalance is below 1; it is the busiest rank's load over the mean, "
+                    "use a value of at least 1");
+    require(!d.engine.ep_overlap || (*d.engine.ep_overlap >= 0.0 && *d.engine.ep_overlap <= 1.0),
+            where + "ep_overlap is outside [0, 1]; use a share such as 0 (off) or 1 (two-batch "
+                    "overlap)");
     require(d.gpu.memory.si() > 0 && d.gpu.memory_bandwidth.si() > 0,
             where + "the accelerator has no memory or bandwidth; check its hwdb entry");
     require(d.prec.weights.bits_per_element > 0 && d.prec.kv_cache.bits_per_element > 0 &&

@@ -151,6 +151,14 @@ struct EngineConfig {
     std::optional<Bytes> kv_cache_memory;
     /// Speculative decoding (`engine.speculative`, model/speculative.hpp); nullopt: off.
     std::optional<SpeculativeConfig> speculative;
+    /// MoE with expert parallelism: the busiest rank's routed token copies ÷ the mean, >= 1 (a
+    /// measured per-expert load, e.g. from an EPLB statistics dump). nullopt: the expected
+    /// maximum under uniform top-k routing for the step's tokens (model/moe.hpp).
+    std::optional<double> moe_load_imbalance;
+    /// MoE: share of the expert-parallel all-to-all hidden behind the step's compute, [0, 1]
+    /// (two-batch overlap: SGLang --enable-two-batch-overlap, vLLM --enable-dbo, DeepEP).
+    /// nullopt: kDefaultEpOverlap (0, off as in the engines' defaults).
+    std::optional<double> ep_overlap;
     friend bool operator==(const EngineConfig&, const EngineConfig&) = default;
 };
 

@@ -4,6 +4,7 @@
 #include "model/detail/shapes.hpp"
 #include "model/error.hpp"
 #include "model/kernel_time.hpp"
+#include "model/moe.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -195,6 +196,15 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
     ep_bw_ = ep_link.bandwidth.si();
     ep_lat_ = ep_link.latency.si();
     all_reduce_ = dep.engine.all_reduce;
+    // Attention data parallel with expert parallelism (the DeepSeek-V3 and Qwen3-MoE serving
+    // recipes: vLLM --data-parallel-size with --enable-expert-parallel, SGLang --enable-dp-
+    // attention): an EP group of ep GPUs takes the tokens of ep / tp attention groups, each
+    // running its own batch. The simulator and the estimate cost one replica's batch; the other
+    // groups are taken to run a batch of the same size (a symmetric load).
+    attn_groups_ = ep_ > tp_ ? d(ep_) / d(tp_) : 1.0;
+    fixed_imbalance_ = dep.engine.moe_load_imbalance.value_or(0.0);
+    imbalance_z_ = expected_max_std_normal(ep_);
+    ep_overlap_ = dep.engine.ep_overlap.value_or(kDefaultEpOverlap);
 }
 
 void StepCostModel::add(BatchStats& s, const PrefillChunk& c) const noexcept {
@@ -438,11 +448,20 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         stream(router, t * experts_ * kLogitBytes, kNormFlops * t * experts_, moe_layers_);
         router.kernels = static_cast<int>(kRouterKernels * moe_layers_);
 
-        // Routed experts: T × k rows (÷ ep with expert parallelism); only experts with a token
-        // are read (E × (1 − (1 − k/E)^T) of them, spread over the ranks that hold them).
+        // Routed experts: the EP group's tokens T' = T × (attention groups) make T' × k rows,
+        // ÷ ep with expert parallelism, on the busiest rank × its imbalance (model/moe.hpp);
+        // only experts with a token are read (E × (1 − (1 − k/E)^T') of them, spread over the
+        // ranks that hold them). One grouped GEMM: its m is the rows per touched expert.
         OpCost& o = op(Op::MoeExperts);
-        const double expert_rows = t * top_k_ / (ep_ > 1 ? ep_ : 1);
-        const double touched = experts_rank_ * (1.0 - std::pow(1.0 - top_k_ / experts_, t));
+        const double group_tokens = t * attn_groups_;
+        r.moe_imbalance =
+            ep_ > 1 ? (fixed_imbalance_ > 0
+                           ? fixed_imbalance_
+                           : moe_rank_imbalance(group_tokens, experts_, top_k_, ep_, imbalance_z_))
+                    : 1.0;
+        const double expert_rows = group_tokens * top_k_ / (ep_ > 1 ? ep_ : 1) * r.moe_imbalance;
+        const double touched =
+            experts_rank_ * (1.0 - std::pow(1.0 - top_k_ / experts_, group_tokens));
         r.experts_touched = touched;
         const double per_expert = mats * h_ * expert_ffn_rank_;
         const double flops = 2.0 * expert_rows * per_expert;
@@ -503,8 +522,10 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         o.kernels = pp_ - 1;
     }
     if (ep_ > 1 && moe_layers_ > 0) {
+        // Each rank dispatches its share of the group's token copies, T' × k / ep, and the
+        // busiest rank receives (and sends back in the combine) its imbalance times that.
         OpCost& o = op(Op::EpAllToAll);
-        const Bytes per_gpu(t * top_k_ * h_ * ab_ / ep_);
+        const Bytes per_gpu(t * attn_groups_ * top_k_ * h_ * ab_ / ep_ * r.moe_imbalance);
         const Link link = effective_link(Link{BytesPerSecond(ep_bw_), Seconds(ep_lat_), false},
                                          per_gpu, prof_.comm);
         const double count = 2.0 * moe_layers_; // dispatch and combine
@@ -528,6 +549,22 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         }
         r.flops += o.flops;
         r.time += o.time;
+    }
+    // All-to-all overlap (two-batch overlap, DeepEP): a share ep_overlap of the all-to-all
+    // hides behind the step's compute; the rest is exposed:
+    //   exposed = comm − min(ep_overlap × comm, compute).
+    // The op keeps the whole collective in memory_time and the exposed part in time.
+    if (OpCost& a2a = op(Op::EpAllToAll); ep_overlap_ > 0 && a2a.time.si() > 0) {
+        Seconds compute(0);
+        for (std::size_t i = 0; i < kOpCount; ++i) {
+            const Op which = static_cast<Op>(i);
+            if (which != Op::TpAllReduce && which != Op::PpSend && which != Op::EpAllToAll) {
+                compute += r.ops[i].time;
+            }
+        }
+        const Seconds hidden = std::min(a2a.time * ep_overlap_, compute);
+        a2a.time -= hidden;
+        r.time -= hidden;
     }
     r.step_overhead = prof_.step_overhead;
     r.time += r.step_overhead;

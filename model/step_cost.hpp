@@ -99,6 +99,7 @@ struct StepCost {
         model_flops; ///< useful FLOPs of the whole replica (2 × active params × tokens + attention)
     double pp_bubble = 0.0; ///< idle fraction of each stage with one micro-batch: (pp − 1) / pp
     double experts_touched = 0.0; ///< routed experts with at least one token, per MoE layer and GPU
+    double moe_imbalance = 1.0;   ///< busiest expert-parallel rank's routed rows ÷ the mean
     int tokens = 0;
     int prefill_tokens = 0;
     int sequences = 0;
@@ -214,6 +215,9 @@ class StepCostModel {
     ClockFactors clocks_;
     // Links.
     double tp_bw_ = 0, tp_lat_ = 0, pp_bw_ = 0, pp_lat_ = 0, ep_bw_ = 0, ep_lat_ = 0;
+    // MoE: attention-DP groups feeding one EP group, the imbalance knob (0: uniform routing's
+    // expected maximum, with z = E[max of ep normals]) and the all-to-all overlap.
+    double attn_groups_ = 1, fixed_imbalance_ = 0, imbalance_z_ = 0, ep_overlap_ = 0;
     AllReduceAlgorithm all_reduce_ = AllReduceAlgorithm::Auto;
 };
 

@@ -10,6 +10,7 @@
 #include "model/error.hpp"
 #include "model/kernel_time.hpp"
 #include "model/model_spec.hpp"
+#include "model/moe.hpp"
 #include "model/power.hpp"
 #include "model/validity.hpp"
 
@@ -60,6 +61,11 @@ void check_job(const Deployment& hw, const TrainingConfig& cfg) {
     req(!cfg.grad_reduce_overlap ||
             (*cfg.grad_reduce_overlap >= 0 && *cfg.grad_reduce_overlap <= 1),
         "grad_reduce_overlap must lie in [0, 1]");
+    req(!cfg.grad_bucket || cfg.grad_bucket->si() > 0, "grad_bucket must be positive");
+    req(!cfg.moe_load_imbalance || *cfg.moe_load_imbalance >= 1.0,
+        "moe_load_imbalance must be at least 1 (the busiest rank's load over the mean)");
+    req(!cfg.ep_overlap || (*cfg.ep_overlap >= 0 && *cfg.ep_overlap <= 1),
+        "ep_overlap must lie in [0, 1]");
     req(!cfg.fragmentation || (*cfg.fragmentation >= 0 && *cfg.fragmentation < 1),
         "fragmentation must lie in [0, 1)");
     req(!cfg.runtime_overhead || cfg.runtime_overhead->si() >= 0,
@@ -194,6 +200,16 @@ TrainingModel::TrainingModel(const Deployment& hw, const TrainingConfig& cfg,
     params_ = pc.total;
     k_ = optimizer_state_bytes(cfg.optimizer, cfg.master_weights_fp32);
     overlap_ = cfg.grad_reduce_overlap.value_or(kDefaultGradReduceOverlap);
+    bucket_ = cfg.grad_bucket ? cfg.grad_bucket->si() : kDefaultGradBucketBytes;
+    ep_overlap_ = cfg.ep_overlap.value_or(kDefaultEpOverlap);
+    if (model_.moe) {
+        // Expert-parallel groups never exceed the GPUs.
+        const std::size_t top =
+            std::min(max_normal_.size(), static_cast<std::size_t>(std::max(gpus_, 1)) + 1);
+        for (std::size_t n = 1; n < top; ++n) {
+            max_normal_[n] = expected_max_std_normal(static_cast<int>(n));
+        }
+    }
     frag_ = cfg.fragmentation.value_or(kDefaultFragmentation);
     runtime_ = cfg.runtime_overhead ? cfg.runtime_overhead->si()
                                     : kRuntimeBase + (gpus_ > 1 ? kRuntimeNccl : 0.0);

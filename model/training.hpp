@@ -25,6 +25,7 @@
 #include "model/training_config.hpp"
 #include "model/units.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -239,6 +240,12 @@ class TrainingModel {
     bool has_network_ = false;
     double params_ = 0, trainable_ = 0, k_ = 12;
     double overlap_ = kDefaultGradReduceOverlap, frag_ = kDefaultFragmentation;
+    double bucket_ = kDefaultGradBucketBytes; ///< gradient bucket bytes
+    double ep_overlap_ = 0;                   ///< share of the EP all-to-all hidden
+    /// E[max of n standard normals] for n <= 256 (MoE models only; model/moe.hpp).
+    std::array<double, 257> max_normal_{};
+    /// The busiest EP rank's routed rows ÷ the mean for `tokens` routed by an EP group of `ep`.
+    [[nodiscard]] double moe_imbalance(double tokens, int ep) const noexcept;
     double runtime_ = 0;
     double peak_ = 0, nominal_peak_ = 0, peak_attn_ = 0, bw_ = 0;
     double wb_ = 2;            ///< bytes per weight element read by a GEMM

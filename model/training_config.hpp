@@ -120,12 +120,18 @@ struct LoraConfig {
     friend bool operator==(const LoraConfig&, const LoraConfig&) = default;
 };
 
-/// Overlap of the data-parallel gradient reduction with the backward pass when not given:
-/// PyTorch DDP and Megatron-LM's --overlap-grad-reduce launch each gradient bucket's
-/// reduction as soon as its backward finishes, leaving about the last bucket exposed (Li et al.
-/// 2020, PyTorch Distributed, VLDB, §3.2.3). 0.8 is a round stated guess [U]; use 0 for runs
-/// without overlap (Megatron-LM 2021).
-inline constexpr double kDefaultGradReduceOverlap = 0.8;
+/// Share of the data-parallel gradient reduction that may hide behind backward compute when
+/// not given: 1. PyTorch DDP and Megatron-LM's --overlap-grad-reduce put gradients in buckets
+/// and launch each bucket's reduction as soon as its backward finishes (Li et al. 2020, PyTorch
+/// Distributed, VLDB, §3.2.3-§3.2.4); FSDP reduce-scatters each unit's gradients as its backward
+/// ends (Zhao et al. 2023, PyTorch FSDP, VLDB, §3.3). What cannot hide is the last bucket, which
+/// is ready only when the backward ends, and whatever exceeds the backward compute:
+///   exposed = comm − min(overlap × (comm − last bucket), backward compute).
+/// 0: no overlap (Megatron-LM 2021), the reduction runs after the backward.
+inline constexpr double kDefaultGradReduceOverlap = 1.0;
+/// Gradient bucket size when not given: PyTorch DDP's bucket_cap_mb = 25 (MiB;
+/// torch.nn.parallel.DistributedDataParallel, Li et al. 2020 §3.2.3).
+inline constexpr double kDefaultGradBucketBytes = 25.0 * 1024 * 1024;
 /// Fraction of activations and temporary buffers lost to caching-allocator fragmentation when
 /// not given: ZeRO-R (Rajbhandari et al. 2020 §3.2, §6.3) reports out-of-memory with over 30 %
 /// of memory free in extreme cases; 10 % is a stated guess for the usual case [U].
@@ -149,9 +155,23 @@ struct TrainingConfig {
     /// Dropout after attention and MLP (GPT-3, Megatron defaults) adds its 1-byte masks to the
     /// activations; Llama-style pre-training uses none.
     bool dropout = false;
-    /// Fraction of the data-parallel reduction hidden behind backward compute, [0, 1].
-    /// nullopt: kDefaultGradReduceOverlap.
+    /// Share of the data-parallel reduction that may hide behind backward compute, [0, 1]
+    /// (the last bucket never hides). nullopt: kDefaultGradReduceOverlap (1).
     std::optional<double> grad_reduce_overlap;
+    /// Gradient bucket of the overlapped reduction. nullopt: kDefaultGradBucketBytes (25 MiB).
+    std::optional<Bytes> grad_bucket;
+    /// ZeRO-3 / FSDP: gather the next unit's (layer's) weights while this one computes, in the
+    /// forward (FSDP forward_prefetch, and the CPU running ahead of the GPU) and the backward
+    /// (FSDP's default backward_prefetch = BACKWARD_PRE; DeepSpeed stage3_prefetch_bucket_size).
+    /// Only the first unit's gather of each pass, and whatever exceeds the pass's compute, is
+    /// exposed. false: every gather waits (the model before prefetch).
+    bool fsdp_prefetch = true;
+    /// MoE with expert parallelism: the busiest rank's routed token copies ÷ the mean, >= 1.
+    /// nullopt: the expected maximum under uniform top-k routing (model/moe.hpp).
+    std::optional<double> moe_load_imbalance;
+    /// MoE: share of the expert all-to-all hidden behind compute, [0, 1] (DeepSeek-V3's DualPipe,
+    /// Megatron-Core --overlap-moe-expert-parallel-comm). nullopt: kDefaultEpOverlap (0).
+    std::optional<double> ep_overlap;
     /// Tokens per second one node's input pipeline (data loader) delivers. nullopt: never stalls.
     std::optional<double> data_loader_tokens_per_s;
     /// Allocator fragmentation, a fraction of activations and buffers. nullopt: 0.10.

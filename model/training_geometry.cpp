@@ -7,6 +7,7 @@
 #include "model/detail/shapes.hpp"
 #include "model/detail/training_parts.hpp"
 #include "model/kernel_time.hpp"
+#include "model/moe.hpp"
 #include "model/training.hpp"
 
 #include <algorithm>
@@ -281,15 +282,30 @@ void TrainingModel::set_dense_times(Geometry& g, const TrainingLayout& l, const 
     g.mem_dense = fwd + mem_bwd_common + up.mb + down.mb + 2.0 * elem_dense + rec;
 }
 
+double TrainingModel::moe_imbalance(double tokens, int ep) const noexcept {
+    if (cfg_.moe_load_imbalance) {
+        return ep > 1 ? *cfg_.moe_load_imbalance : 1.0;
+    }
+    if (ep <= 1 || !model_.moe) {
+        return 1.0;
+    }
+    const double z = static_cast<std::size_t>(ep) < max_normal_.size()
+                         ? max_normal_[static_cast<std::size_t>(ep)]
+                         : expected_max_std_normal(ep);
+    return moe_rank_imbalance(tokens, d(model_.moe->experts), d(model_.moe->active_experts), ep, z);
+}
+
 void TrainingModel::set_moe_times(Geometry& g, const TrainingLayout& l, const detail::Shapes& sh,
                                   const LayerKernels& k) const noexcept {
     const double h = sh.h;
     const double rows = g.rows;
     const double mats = k.mats;
-    // Routed experts: each rank computes rows × top-k token copies spread over its experts
-    // (uniform routing), as one grouped GEMM with rows / experts_rank rows per expert, on the
-    // roofline of model/kernel_time.hpp; the backward is twice the forward unless frozen.
-    const double copies = rows * sh.top_k;
+    // Routed experts: each rank computes rows × top-k token copies spread over its experts, as
+    // one grouped GEMM with copies / experts_rank rows per expert (per expert, not pooled), on
+    // the roofline of model/kernel_time.hpp; the backward is twice the forward unless frozen.
+    // With expert parallelism the EP group routes rows × ep tokens and the busiest rank sets
+    // the pace: it computes its imbalance (model/moe.hpp) times the mean.
+    const double copies = rows * sh.top_k * moe_imbalance(rows * d(l.ep), l.ep);
     const double per_expert_rows = copies / std::max(1.0, sh.experts_rank);
     const double fe = sh.expert_ffn_rank;
     const auto expert_pass = [&](double flops_mult) {
@@ -377,7 +393,8 @@ void TrainingModel::set_comm_times(Geometry& g, const TrainingLayout& l, const d
     if (l.ep > 1 && sh.moe) {
         // Expert dispatch and combine all-to-all of the top-k token copies, forward and backward
         // (plus the recomputed forward).
-        const double per_gpu = rows * sh.top_k * h * 2.0;
+        // The busiest rank receives (and returns) its imbalance times the mean.
+        const double per_gpu = rows * sh.top_k * h * 2.0 * moe_imbalance(rows * d(l.ep), l.ep);
         const double each =
             all_to_all_time(Bytes(per_gpu), l.ep, link(l.ep, l.tp * l.cp, per_gpu)).si() + ov;
         g.ep_layer = each * repeats;

@@ -38,7 +38,10 @@ TrainingModel::StageTime TrainingModel::stage_time(const TrainingLayout& l, cons
     if (with_comm) {
         t.tp =
             d(st.layers) * g.tp_layer + (st.first ? g.tp_first : 0.0) + (st.last ? g.tp_last : 0.0);
+        // Expert all-to-all overlapped with compute (DualPipe, Megatron-Core's MoE overlap): a
+        // share ep_overlap of it hides behind the stage's compute of the same micro-batch slot.
         t.ep = moe * g.ep_layer;
+        t.ep -= std::min(ep_overlap_ * t.ep, t.compute);
         t.cp = d(st.layers) * g.cp_layer;
         t.pp = g.pp_mb;
     }
@@ -71,10 +74,22 @@ TrainingModel::StageTime TrainingModel::slowest_stage(const TrainingLayout& l,
 // stage 3 moves 3Ψ (an all-gather in the forward and one in the backward, a reduce-scatter).
 // DeepSpeed reduces ZeRO-2/3 gradients in every micro-batch's backward; stages 0–1 once per
 // step after accumulation.
+//
+// Overlap. Gradients are reduced in buckets launched as their backward finishes (PyTorch DDP,
+// Li et al. 2020 §3.2.3; Megatron-LM --overlap-grad-reduce; FSDP per unit, Zhao et al. 2023
+// §3.3): a share `overlap` of everything but the last bucket may hide behind the backward that
+// produces it,
+//   exposed = comm − min(overlap × (comm − last bucket), backward compute),
+// with the last bucket = comm × min(1, bucket / gradient bytes). ZeRO-3 / FSDP gathers each
+// unit's (layer's) weights just before it runs; with prefetch the next unit's gather runs under
+// this unit's compute (FSDP backward_prefetch BACKWARD_PRE and forward prefetch, Zhao et al.
+// 2023 §3.3.2; DeepSpeed's prefetch bucket), so only the first unit's gather of each pass and
+// what exceeds the pass's compute is exposed. The per-layer collectives' extra latency is not
+// added: the volume is the same as one collective per pass.
 void TrainingModel::set_dp_comm(StepBreakdown& b, const TrainingLayout& l, const Geometry& g,
                                 const StageTime& ts) const noexcept {
     const double m = d(g.m);
-    double dp_comm = 0, hide = 0;
+    double dp_comm = 0, exposed = 0;
     if (g.nd > 1) {
         const StageMemory first = memory_of(l, g, 0);
         const StageMemory last = g.pp > 1 ? memory_of(l, g, g.pp - 1) : first;
@@ -94,20 +109,45 @@ void TrainingModel::set_dp_comm(StepBreakdown& b, const TrainingLayout& l, const
         const auto half = [&](double bytes) { // reduce-scatter or all-gather
             return all_gather_time(Bytes(bytes), g.nd, link(bytes)).si() + ov;
         };
+        // The share of a gradient reduction in its last bucket.
+        const double last_share = grad > 0 ? std::min(1.0, bucket_ / grad) : 1.0;
+        // What a reduction of `comm` leaves exposed behind `compute`.
+        const auto reduce_exposed = [&](double comm, double compute) {
+            return comm - std::min(overlap_ * comm * (1.0 - last_share), compute);
+        };
         if (l.zero <= 1) {
+            // Only the last micro-batch's backward can hide it (after gradient accumulation).
             dp_comm = ar(grad);
-            hide = ts.bwd; // only the last micro-batch's backward can hide it
+            exposed = reduce_exposed(dp_comm, ts.bwd);
         } else if (l.zero == 2) {
-            dp_comm = m * half(grad) + half(weights);
-            hide = m * ts.bwd;
+            // A reduce-scatter in every micro-batch's backward; the weights all-gathered once
+            // after the optimizer step, not hidden.
+            const double rs = half(grad);
+            dp_comm = m * rs + half(weights);
+            exposed = m * reduce_exposed(rs, ts.bwd) + half(weights);
         } else {
-            const double gathers = 2.0 + (l.recompute == Recompute::Full ? 1.0 : 0.0);
-            dp_comm = m * (gathers * half(weights) + half(grad));
-            hide = m * (ts.fwd + ts.bwd);
+            // Two gathers per micro-batch: the forward's, and the backward's, which also serves
+            // the recomputed forward (FSDP unshards in its pre-backward hook before the
+            // checkpointed region reruns, Zhao et al. 2023 §3.3; DeepSpeed keeps the gathered
+            // parameters for reuse within stage3_max_reuse_distance).
+            const double gathers = 2.0;
+            const double ag = half(weights); // one pass's gathers
+            const double rs = half(grad);
+            const double units = std::max(1.0, d(g.base) + (g.extra > 0 ? 1.0 : 0.0));
+            const double pre = cfg_.fsdp_prefetch ? 1.0 : 0.0;
+            // Forward: one gather; backward: the others and the reduce-scatter.
+            const double exp_f = ag - std::min(pre * ag * (1.0 - 1.0 / units), ts.fwd);
+            const double bwd_gathers = (gathers - 1.0) * ag;
+            const double exp_b = bwd_gathers + rs -
+                                 std::min(pre * bwd_gathers * (1.0 - 1.0 / units) +
+                                              overlap_ * rs * (1.0 - 1.0 / units),
+                                          ts.bwd);
+            dp_comm = m * (gathers * ag + rs);
+            exposed = m * (exp_f + exp_b);
         }
     }
     b.dp_comm = Seconds(dp_comm);
-    b.dp_exposed = Seconds(dp_comm - std::min(overlap_ * dp_comm, hide));
+    b.dp_exposed = Seconds(std::max(0.0, exposed));
 }
 
 void TrainingModel::finish(LayoutResult& r, const TrainingLayout& l,

@@ -370,6 +370,26 @@ TEST(Cli, TrainAnswersTheExamplesWithTheDocumentedKeys) {
     EXPECT_NEAR(json_number(gpt3.out, "total_flops") / 3.15e23, 1.0, 0.05);
 }
 
+TEST(Cli, MoeAndOverlapKnobsOutOfRangeExitTwoNamingTheKey) {
+    // Issue 19: engine.ep_overlap, engine.moe_load_imbalance and the training overlap keys.
+    const auto ep = run("simulate " + src("examples/moe-qwen3-235b-ep-h200.yaml") +
+                        " --set engine.ep_overlap=1.5");
+    EXPECT_EQ(ep.exit_code, 2);
+    EXPECT_NE(ep.out.find("ep_overlap"), std::string::npos) << ep.out;
+    const auto imb = run("simulate " + src("examples/moe-qwen3-235b-ep-h200.yaml") +
+                         " --set engine.moe_load_imbalance=0.5");
+    EXPECT_EQ(imb.exit_code, 2);
+    EXPECT_NE(imb.out.find("moe_load_imbalance"), std::string::npos) << imb.out;
+    const auto bucket = run("train " + src("examples/train-13b-slow-input.yaml") +
+                            " --set training.grad_bucket=-1MB");
+    EXPECT_EQ(bucket.exit_code, 2);
+    EXPECT_NE(bucket.out.find("grad_bucket"), std::string::npos) << bucket.out;
+    const auto a2a = run("train " + src("examples/train-deepseek-v3-2048xh800.yaml") +
+                         " --set training.ep_overlap=2");
+    EXPECT_EQ(a2a.exit_code, 2);
+    EXPECT_NE(a2a.out.find("ep_overlap"), std::string::npos) << a2a.out;
+}
+
 TEST(Cli, TrainSearchRanksLayoutsAndFlagsOverride) {
     const auto r =
         run("train --model llama-3.1-70b --gpu h100-sxm --node dgx-h100 --gpus 16 --tokens 2e9 "

@@ -89,10 +89,11 @@ TEST(DiagnoseTrainingCli, SlowDataLoaderIsAnInputStall) {
     const auto& fix = row["fixes"][0];
     EXPECT_EQ(fix["layer"], "framework");
     ASSERT_TRUE(fix["estimated"].get<bool>());
-    // Without the loader limit the four GPUs consume about 7,600 tokens/s (the example's own
-    // description): 32 × 2048 tokens per step in about 8.6 s.
-    EXPECT_NEAR(fix["throughput_tokens_per_s"].get<double>(), 7600, 0.02 * 7600);
-    EXPECT_NEAR(fix["step_s"].get<double>(), 32 * 2048 / 7600.0, 0.02 * 32 * 2048 / 7600.0);
+    // Without the loader limit the four GPUs consume about 7,850 tokens/s (the example's own
+    // description; 7,600 before FSDP prefetch and the two-gather count, issue 19): 32 × 2048
+    // tokens per step in about 8.35 s.
+    EXPECT_NEAR(fix["throughput_tokens_per_s"].get<double>(), 7850, 0.02 * 7850);
+    EXPECT_NEAR(fix["step_s"].get<double>(), 32 * 2048 / 7850.0, 0.02 * 32 * 2048 / 7850.0);
 }
 
 TEST(DiagnoseTrainingCli, OutOfMemoryBeforeTheFirstStepIsTheMemoryRow) {
