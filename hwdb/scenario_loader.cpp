@@ -182,6 +182,15 @@ model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConf
         e.speculative = read_speculative(std::move(*spec), db);
     }
     detail::read_scheduler(*m, sched); // the simulator's scheduler keys
+    if (sched.preemption_mode == model::PreemptionMode::Swap &&
+        e.kind == model::EngineKind::TensorRtLlm) {
+        m->fail_at("preemption_mode", "preemption_mode swap is vLLM's; TensorRT-LLM recomputes "
+                                      "a paused request, so remove the key");
+    }
+    if (m->has("capacity_scheduler") && e.kind != model::EngineKind::TensorRtLlm) {
+        m->fail_at("capacity_scheduler", "capacity_scheduler is TensorRT-LLM's; set kind: "
+                                         "tensorrt-llm or remove the key");
+    }
     m->finish();
     return e;
 }

@@ -311,6 +311,9 @@ void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerCo
     if (sc.watermark != dflt.watermark) {
         o.line(2, "watermark", num(sc.watermark));
     }
+    if (sc.capacity_scheduler != dflt.capacity_scheduler) {
+        o.line(2, "capacity_scheduler", model::name_of(sc.capacity_scheduler));
+    }
 }
 
 void write_class(Out& o, const model::RequestClass& c) {

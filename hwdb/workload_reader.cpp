@@ -239,6 +239,8 @@ void read_scheduler(MapReader& m, model::SchedulerConfig& s) {
         s.swap_bandwidth = BytesPerSecond(*v);
     }
     s.watermark = m.opt_number("watermark", 0.0, 0.99).value_or(s.watermark);
+    s.capacity_scheduler =
+        opt_enum<model::CapacityScheduler>(m, "capacity_scheduler").value_or(s.capacity_scheduler);
 }
 
 namespace {

@@ -223,6 +223,22 @@ enum_names(PreemptionMode) noexcept {
     };
 }
 
+/// TensorRT-LLM's capacity scheduler policy (its SchedulerConfig capacity_scheduler_policy):
+/// which requests keep or get KV blocks each iteration (sim/detail/policies/tensorrt_llm.cpp).
+enum class CapacityScheduler {
+    GuaranteedNoEvict, ///< reserve prompt + max new tokens at admission; never evict (default)
+    MaxUtilization,    ///< admit on next-step blocks; pause the newest request when they run out
+};
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<CapacityScheduler>, 2>
+enum_names(CapacityScheduler) noexcept {
+    return {
+        EnumName<CapacityScheduler>{"guaranteed_no_evict", CapacityScheduler::GuaranteedNoEvict},
+        EnumName<CapacityScheduler>{"max_utilization", CapacityScheduler::MaxUtilization},
+    };
+}
+
 /// Scheduler knobs of a replica beyond EngineConfig (vLLM names where vLLM has them).
 struct SchedulerConfig {
     BatchingMode batching = BatchingMode::Continuous;
@@ -238,6 +254,8 @@ struct SchedulerConfig {
     /// Fraction of KV blocks kept free when admitting new requests (vLLM's admission
     /// watermark; 0 = none, as in vLLM v1 by default).
     double watermark = 0.0;
+    /// TensorRT-LLM only: the capacity scheduler (default GUARANTEED_NO_EVICT, TensorRT-LLM's).
+    CapacityScheduler capacity_scheduler = CapacityScheduler::GuaranteedNoEvict;
     friend bool operator==(const SchedulerConfig&, const SchedulerConfig&) = default;
 };
 

@@ -59,9 +59,15 @@ class SchedulerPolicy {
 /// wait for a free slot and nothing is preempted.
 [[nodiscard]] std::unique_ptr<SchedulerPolicy> make_llama_cpp_slots();
 
+/// TensorRT-LLM's in-flight batching (sim/detail/policies/tensorrt_llm.cpp): the capacity
+/// scheduler `capacity` (GUARANTEED_NO_EVICT reserves prompt + max new tokens at admission and
+/// never evicts; MAX_UTILIZATION admits on next-step blocks and pauses the newest request when
+/// they run out), then generation tokens before context chunks within max_num_tokens.
+[[nodiscard]] std::unique_ptr<SchedulerPolicy> make_tensorrt_llm(model::CapacityScheduler capacity);
+
 /// The policy a replica with `config` runs: static batching when config.scheduler.batching
-/// asks for it, else the engine's own scheduler (llama.cpp: fixed slots; the others: vLLM's
-/// continuous batching).
+/// asks for it, else the engine's own scheduler (llama.cpp: fixed slots; TensorRT-LLM: its
+/// capacity and micro-batch schedulers; the others: vLLM's continuous batching).
 [[nodiscard]] std::unique_ptr<SchedulerPolicy> make_scheduler_policy(const ReplicaConfig& config);
 
 } // namespace gpuplan::sim::detail

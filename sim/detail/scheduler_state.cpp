@@ -245,7 +245,7 @@ void SchedulerState::free_blocks(Request& r) {
     r.last_hash = 0;
 }
 
-void SchedulerState::preempt(std::size_t index) {
+void SchedulerState::preempt(std::size_t index, Requeue where) {
     const std::uint32_t slot = running_[index];
     running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
     Request& r = pool_[slot];
@@ -259,7 +259,8 @@ void SchedulerState::preempt(std::size_t index) {
     ++preempted_count_;
     preempted_ = true;
     metrics_.preemption(cfg_.id);
-    const bool swap = cfg_.scheduler.preemption_mode == model::PreemptionMode::Swap &&
+    const bool swap = where == Requeue::SwapOrFront &&
+                      cfg_.scheduler.preemption_mode == model::PreemptionMode::Swap &&
                       r.computed > 0 && swap_used_ + r.blocks_held <= swap_capacity_;
     if (swap) {
         // The blocks are copied to host memory over PCIe during this step.
@@ -273,7 +274,7 @@ void SchedulerState::preempt(std::size_t index) {
     }
     free_blocks(r);
     r.computed = 0;
-    push_waiting(slot, true);
+    push_waiting(slot, where != Requeue::Back);
 }
 
 void SchedulerState::swap_in(std::uint32_t slot, int tokens) {

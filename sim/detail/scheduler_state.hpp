@@ -60,6 +60,14 @@ struct PrefixHit {
     std::uint64_t hash = 0;       ///< hash of the last hit block (the root hash when none)
 };
 
+/// Where SchedulerState::preempt puts a sequence.
+enum class Requeue : std::uint8_t {
+    SwapOrFront, ///< swapped to host memory when the preemption mode and swap space allow,
+                 ///< else recomputed from the head of the waiting queue (vLLM)
+    Front,       ///< recomputed from the head of the waiting queue
+    Back,        ///< recomputed from the back of the waiting queue
+};
+
 /// `a / b` rounded up, for token counts over a block size.
 [[nodiscard]] inline int ceil_div(std::int64_t a, int b) noexcept {
     return static_cast<int>((a + b - 1) / b);
@@ -138,9 +146,10 @@ class SchedulerState {
         hash_full_blocks(r, r.computed + tokens);
     }
     /// Preempts running()[index]: its tokens in this step go back to the budget, its blocks are
-    /// freed, and it is swapped to host memory (swap mode, when it has computed tokens and the
-    /// swap space holds them) or put back at the head of the waiting queue to recompute.
-    void preempt(std::size_t index);
+    /// freed, and it is swapped to host memory (`where` SwapOrFront in swap mode, when it has
+    /// computed tokens and the swap space holds them) or put back in the waiting queue, at the
+    /// head unless `where` is Back, to recompute.
+    void preempt(std::size_t index, Requeue where = Requeue::SwapOrFront);
     /// Admits the head of the waiting queue, `slot`: takes `hit` (from lookup_prefix, or a
     /// default PrefixHit for none), reserves blocks for `reserve_tokens` tokens (the caller
     /// checked they are free), and schedules `tokens` of it in this step.
