@@ -314,6 +314,12 @@ void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerCo
     if (sc.capacity_scheduler != dflt.capacity_scheduler) {
         o.line(2, "capacity_scheduler", model::name_of(sc.capacity_scheduler));
     }
+    if (sc.schedule_policy != dflt.schedule_policy) {
+        o.line(2, "schedule_policy", model::name_of(sc.schedule_policy));
+    }
+    if (sc.schedule_conservativeness != dflt.schedule_conservativeness) {
+        o.line(2, "schedule_conservativeness", num(sc.schedule_conservativeness));
+    }
 }
 
 void write_class(Out& o, const model::RequestClass& c) {

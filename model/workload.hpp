@@ -239,6 +239,21 @@ enum_names(CapacityScheduler) noexcept {
     };
 }
 
+/// SGLang's waiting-queue order (its --schedule-policy; sim/detail/policies/sglang.cpp).
+enum class SglangSchedulePolicy {
+    Fcfs, ///< arrival order (SGLang's default)
+    Lpm,  ///< longest cached prefix first; arrival order when more than 128 requests wait
+};
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<SglangSchedulePolicy>, 2>
+enum_names(SglangSchedulePolicy) noexcept {
+    return {
+        EnumName<SglangSchedulePolicy>{"fcfs", SglangSchedulePolicy::Fcfs},
+        EnumName<SglangSchedulePolicy>{"lpm", SglangSchedulePolicy::Lpm},
+    };
+}
+
 /// Scheduler knobs of a replica beyond EngineConfig (vLLM names where vLLM has them).
 struct SchedulerConfig {
     BatchingMode batching = BatchingMode::Continuous;
@@ -256,6 +271,10 @@ struct SchedulerConfig {
     double watermark = 0.0;
     /// TensorRT-LLM only: the capacity scheduler (default GUARANTEED_NO_EVICT, TensorRT-LLM's).
     CapacityScheduler capacity_scheduler = CapacityScheduler::GuaranteedNoEvict;
+    /// SGLang only: the waiting-queue order (default fcfs, SGLang's).
+    SglangSchedulePolicy schedule_policy = SglangSchedulePolicy::Fcfs;
+    /// SGLang only: scales the initial new_token_ratio, min(0.7 × this, 1) (default 1, SGLang's).
+    double schedule_conservativeness = 1.0;
     friend bool operator==(const SchedulerConfig&, const SchedulerConfig&) = default;
 };
 

@@ -16,8 +16,8 @@ std::unique_ptr<SchedulerPolicy> make_scheduler_policy(const ReplicaConfig& conf
     case model::EngineKind::LlamaCpp: return make_llama_cpp_slots();
     case model::EngineKind::TensorRtLlm:
         return make_tensorrt_llm(config.scheduler.capacity_scheduler);
-    case model::EngineKind::Vllm:
-    case model::EngineKind::Sglang: break;
+    case model::EngineKind::Sglang: return make_sglang(config.scheduler);
+    case model::EngineKind::Vllm: break;
     }
     return make_continuous_batching();
 }

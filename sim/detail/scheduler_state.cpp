@@ -109,6 +109,35 @@ void SchedulerState::pop_waiting() {
     metrics_.queued(now_, -1);
 }
 
+void SchedulerState::take_waiting(std::uint32_t slot) {
+    if (cfg_.scheduler.policy == model::SchedulingPolicy::Priority || front_waiting() == slot) {
+        pop_waiting();
+        return;
+    }
+    // Under FCFS a policy may admit past the head (SGLang's lpm): drop its entry where it is.
+    const auto it = std::find(waiting_.begin(), waiting_.end(), pool_.handle(slot));
+    assert(it != waiting_.end());
+    waiting_.erase(it);
+    --waiting_live_;
+    metrics_.queued(now_, -1);
+}
+
+void SchedulerState::waiting_slots(std::vector<std::uint32_t>& out) const {
+    out.clear();
+    const auto add = [&](std::uint64_t h) {
+        const std::uint32_t s = pool_.resolve(h);
+        if (s != ~0u && pool_[s].state == ReqState::Waiting && pool_[s].replica == cfg_.id) {
+            out.push_back(s);
+        }
+    };
+    for (const Queued& q : waiting_heap_) {
+        add(q.handle);
+    }
+    for (const std::uint64_t h : waiting_) {
+        add(h);
+    }
+}
+
 void SchedulerState::forget_waiting(Tick now) {
     --waiting_live_;
     metrics_.queued(now, -1);
@@ -293,7 +322,7 @@ void SchedulerState::swap_in(std::uint32_t slot, int tokens) {
 void SchedulerState::admit(std::uint32_t slot, const PrefixHit& hit, int tokens,
                            int reserve_tokens) {
     Request& r = pool_[slot];
-    pop_waiting();
+    take_waiting(slot);
     if (blocks_.caching()) {
         assert(hit.blocks == 0 || static_cast<int>(hits_.size()) == hit.blocks);
         for (int i = 0; i < hit.blocks; ++i) {

@@ -166,6 +166,14 @@ TEST(ScenarioWriter, EngineSchedulerPoliciesRoundTrip) {
     expect_round_trip(s, "trtllm-max-utilization");
     EXPECT_NE(hwdb::scenario_to_yaml(s).find("capacity_scheduler: max_utilization"),
               std::string::npos);
+    s.scheduler.capacity_scheduler = model::CapacityScheduler::GuaranteedNoEvict;
+    s.deployment.engine.kind = model::EngineKind::Sglang;
+    s.scheduler.schedule_policy = model::SglangSchedulePolicy::Lpm;
+    s.scheduler.schedule_conservativeness = 0.3;
+    expect_round_trip(s, "sglang-lpm");
+    const std::string text = hwdb::scenario_to_yaml(s);
+    EXPECT_NE(text.find("schedule_policy: lpm"), std::string::npos) << text;
+    EXPECT_NE(text.find("schedule_conservativeness: 0.3"), std::string::npos) << text;
 }
 
 TEST(ScenarioWriter, PrefixAwareRoutersRoundTrip) {

@@ -296,6 +296,26 @@ TEST(WorkloadLoader, EngineSchedulerKnobsOfTensorRtLlm) {
               std::string::npos);
 }
 
+TEST(WorkloadLoader, EngineSchedulerKnobsOfSglang) {
+    const model::Scenario d = parse("engine:\n  kind: sglang\n");
+    EXPECT_EQ(d.scheduler.schedule_policy, model::SglangSchedulePolicy::Fcfs); // SGLang's default
+    EXPECT_DOUBLE_EQ(d.scheduler.schedule_conservativeness, 1.0);
+    const model::Scenario s = parse(
+        "engine:\n  kind: sglang\n  schedule_policy: lpm\n  schedule_conservativeness: 0.3\n");
+    EXPECT_EQ(s.scheduler.schedule_policy, model::SglangSchedulePolicy::Lpm);
+    EXPECT_DOUBLE_EQ(s.scheduler.schedule_conservativeness, 0.3);
+    EXPECT_NE(error_of("engine:\n  kind: sglang\n  schedule_policy: dfs-weight\n").find("lpm"),
+              std::string::npos);
+    EXPECT_NE(error_of("engine:\n  kind: sglang\n  schedule_conservativeness: -1\n")
+                  .find("schedule_conservativeness"),
+              std::string::npos);
+    const std::string e = error_of("engine:\n  kind: tensorrt-llm\n  schedule_policy: lpm\n");
+    EXPECT_NE(e.find("schedule_policy is SGLang's"), std::string::npos) << e;
+    EXPECT_NE(error_of("engine:\n  kind: sglang\n  preemption_mode: swap\n")
+                  .find("preemption_mode swap is vLLM's"),
+              std::string::npos);
+}
+
 TEST(WorkloadLoader, TraceFileIsRelativeToTheScenarioAndSwitchesToReplay) {
     const model::Scenario s =
         parse("workload:\n  trace: {file: traces/chat-burst.csv, format: plain}\n");
