@@ -605,6 +605,22 @@ TEST(SglangPolicy, LpmTakesTheLongestCachedPrefixFirst) {
     }
 }
 
+// engine.kind vllm runs vLLM's continuous batching whatever the TensorRT-LLM and SGLang knobs
+// hold (the loader refuses them on vLLM; a scenario built in code may still carry them): the
+// whole result is identical.
+TEST(SchedulerPolicy, VllmIgnoresTheOtherEnginesKnobs) {
+    model::Scenario s = test::llama8b_scenario(256, 1024, 20.0, 60);
+    test::set_kv_pool(s, 1.0);
+    const SimResult plain = simulate(s);
+    s.scheduler.capacity_scheduler = kMaxUtil;
+    s.scheduler.schedule_policy = model::SglangSchedulePolicy::Lpm;
+    s.scheduler.schedule_conservativeness = 0.3;
+    const SimResult knobs = simulate(s);
+    ASSERT_TRUE(plain.ok);
+    EXPECT_GT(plain.preemptions, 0); // the run exercises preemption
+    EXPECT_TRUE(plain == knobs);
+}
+
 // A simulation under engine.kind sglang (page size 1, SGLang's default) with long outputs in
 // 8,192 tokens of KV: every request completes, and the run differs from vLLM's.
 TEST(SglangPolicy, ScenarioEngineKindSelectsIt) {
