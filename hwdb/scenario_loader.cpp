@@ -184,6 +184,21 @@ model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConf
         e.speculative = read_speculative(std::move(*spec), db);
     }
     detail::read_scheduler(*m, sched); // the simulator's scheduler keys
+    if (sched.preemption_mode == model::PreemptionMode::Swap &&
+        (e.kind == model::EngineKind::TensorRtLlm || e.kind == model::EngineKind::Sglang)) {
+        m->fail_at("preemption_mode", "preemption_mode swap is vLLM's; " +
+                                          std::string(model::to_string(e.kind)) +
+                                          " recomputes a preempted request, so remove the key");
+    }
+    if (m->has("capacity_scheduler") && e.kind != model::EngineKind::TensorRtLlm) {
+        m->fail_at("capacity_scheduler", "capacity_scheduler is TensorRT-LLM's; set kind: "
+                                         "tensorrt-llm or remove the key");
+    }
+    for (const char* key : {"schedule_policy", "schedule_conservativeness"}) {
+        if (m->has(key) && e.kind != model::EngineKind::Sglang) {
+            m->fail_at(key, std::string(key) + " is SGLang's; set kind: sglang or remove the key");
+        }
+    }
     m->finish();
     return e;
 }

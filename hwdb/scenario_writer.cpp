@@ -317,6 +317,15 @@ void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerCo
     if (sc.watermark != dflt.watermark) {
         o.line(2, "watermark", num(sc.watermark));
     }
+    if (sc.capacity_scheduler != dflt.capacity_scheduler) {
+        o.line(2, "capacity_scheduler", model::name_of(sc.capacity_scheduler));
+    }
+    if (sc.schedule_policy != dflt.schedule_policy) {
+        o.line(2, "schedule_policy", model::name_of(sc.schedule_policy));
+    }
+    if (sc.schedule_conservativeness != dflt.schedule_conservativeness) {
+        o.line(2, "schedule_conservativeness", num(sc.schedule_conservativeness));
+    }
 }
 
 void write_class(Out& o, const model::RequestClass& c) {

@@ -239,6 +239,12 @@ void read_scheduler(MapReader& m, model::SchedulerConfig& s) {
         s.swap_bandwidth = BytesPerSecond(*v);
     }
     s.watermark = m.opt_number("watermark", 0.0, 0.99).value_or(s.watermark);
+    s.capacity_scheduler =
+        opt_enum<model::CapacityScheduler>(m, "capacity_scheduler").value_or(s.capacity_scheduler);
+    s.schedule_policy =
+        opt_enum<model::SglangSchedulePolicy>(m, "schedule_policy").value_or(s.schedule_policy);
+    s.schedule_conservativeness =
+        m.opt_number("schedule_conservativeness", 0.0, 100.0).value_or(s.schedule_conservativeness);
 }
 
 namespace {

@@ -223,6 +223,37 @@ enum_names(PreemptionMode) noexcept {
     };
 }
 
+/// TensorRT-LLM's capacity scheduler policy (its SchedulerConfig capacity_scheduler_policy):
+/// which requests keep or get KV blocks each iteration (sim/detail/policies/tensorrt_llm.cpp).
+enum class CapacityScheduler {
+    GuaranteedNoEvict, ///< reserve prompt + max new tokens at admission; never evict (default)
+    MaxUtilization,    ///< admit on next-step blocks; pause the newest request when they run out
+};
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<CapacityScheduler>, 2>
+enum_names(CapacityScheduler) noexcept {
+    return {
+        EnumName<CapacityScheduler>{"guaranteed_no_evict", CapacityScheduler::GuaranteedNoEvict},
+        EnumName<CapacityScheduler>{"max_utilization", CapacityScheduler::MaxUtilization},
+    };
+}
+
+/// SGLang's waiting-queue order (its --schedule-policy; sim/detail/policies/sglang.cpp).
+enum class SglangSchedulePolicy {
+    Fcfs, ///< arrival order (SGLang's default)
+    Lpm,  ///< longest cached prefix first; arrival order when more than 128 requests wait
+};
+
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<SglangSchedulePolicy>, 2>
+enum_names(SglangSchedulePolicy) noexcept {
+    return {
+        EnumName<SglangSchedulePolicy>{"fcfs", SglangSchedulePolicy::Fcfs},
+        EnumName<SglangSchedulePolicy>{"lpm", SglangSchedulePolicy::Lpm},
+    };
+}
+
 /// Scheduler knobs of a replica beyond EngineConfig (vLLM names where vLLM has them).
 struct SchedulerConfig {
     BatchingMode batching = BatchingMode::Continuous;
@@ -238,6 +269,12 @@ struct SchedulerConfig {
     /// Fraction of KV blocks kept free when admitting new requests (vLLM's admission
     /// watermark; 0 = none, as in vLLM v1 by default).
     double watermark = 0.0;
+    /// TensorRT-LLM only: the capacity scheduler (default GUARANTEED_NO_EVICT, TensorRT-LLM's).
+    CapacityScheduler capacity_scheduler = CapacityScheduler::GuaranteedNoEvict;
+    /// SGLang only: the waiting-queue order (default fcfs, SGLang's).
+    SglangSchedulePolicy schedule_policy = SglangSchedulePolicy::Fcfs;
+    /// SGLang only: scales the initial new_token_ratio, min(0.7 × this, 1) (default 1, SGLang's).
+    double schedule_conservativeness = 1.0;
     friend bool operator==(const SchedulerConfig&, const SchedulerConfig&) = default;
 };
 

@@ -12,8 +12,12 @@ std::unique_ptr<SchedulerPolicy> make_scheduler_policy(const ReplicaConfig& conf
     case model::BatchingMode::Static: return make_static_batching();
     case model::BatchingMode::Continuous: break;
     }
-    if (config.engine == model::EngineKind::LlamaCpp) {
-        return make_llama_cpp_slots();
+    switch (config.engine) {
+    case model::EngineKind::LlamaCpp: return make_llama_cpp_slots();
+    case model::EngineKind::TensorRtLlm:
+        return make_tensorrt_llm(config.scheduler.capacity_scheduler);
+    case model::EngineKind::Sglang: return make_sglang(config.scheduler);
+    case model::EngineKind::Vllm: break;
     }
     return make_continuous_batching();
 }

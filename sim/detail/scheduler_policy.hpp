@@ -59,8 +59,22 @@ class SchedulerPolicy {
 /// wait for a free slot and nothing is preempted.
 [[nodiscard]] std::unique_ptr<SchedulerPolicy> make_llama_cpp_slots();
 
+/// TensorRT-LLM's in-flight batching (sim/detail/policies/tensorrt_llm.cpp): the capacity
+/// scheduler `capacity` (GUARANTEED_NO_EVICT reserves prompt + max new tokens at admission and
+/// never evicts; MAX_UTILIZATION admits on next-step blocks and pauses the newest request when
+/// they run out), then generation tokens before context chunks within max_num_tokens.
+[[nodiscard]] std::unique_ptr<SchedulerPolicy> make_tensorrt_llm(model::CapacityScheduler capacity);
+
+/// SGLang's scheduler (sim/detail/policies/sglang.cpp): each step either a prefill batch of
+/// waiting requests admitted against the KV left after the running requests' expected
+/// writes (new_token_ratio × their remaining tokens), in `config.schedule_policy` order (fcfs,
+/// lpm), or one decode step of every running request, retracting the fewest-generated ones
+/// when KV runs out.
+[[nodiscard]] std::unique_ptr<SchedulerPolicy> make_sglang(const model::SchedulerConfig& config);
+
 /// The policy a replica with `config` runs: static batching when config.scheduler.batching
-/// asks for it, else the engine's own scheduler (llama.cpp: fixed slots; the others: vLLM's
+/// asks for it, else the engine's own scheduler (llama.cpp: fixed slots; TensorRT-LLM: its
+/// capacity and micro-batch schedulers; SGLang: its prefill-or-decode scheduler; vLLM: its
 /// continuous batching).
 [[nodiscard]] std::unique_ptr<SchedulerPolicy> make_scheduler_policy(const ReplicaConfig& config);
 

@@ -109,6 +109,35 @@ void SchedulerState::pop_waiting() {
     metrics_.queued(now_, -1);
 }
 
+void SchedulerState::take_waiting(std::uint32_t slot) {
+    if (cfg_.scheduler.policy == model::SchedulingPolicy::Priority || front_waiting() == slot) {
+        pop_waiting();
+        return;
+    }
+    // Under FCFS a policy may admit past the head (SGLang's lpm): drop its entry where it is.
+    const auto it = std::find(waiting_.begin(), waiting_.end(), pool_.handle(slot));
+    assert(it != waiting_.end());
+    waiting_.erase(it);
+    --waiting_live_;
+    metrics_.queued(now_, -1);
+}
+
+void SchedulerState::waiting_slots(std::vector<std::uint32_t>& out) const {
+    out.clear();
+    const auto add = [&](std::uint64_t h) {
+        const std::uint32_t s = pool_.resolve(h);
+        if (s != ~0u && pool_[s].state == ReqState::Waiting && pool_[s].replica == cfg_.id) {
+            out.push_back(s);
+        }
+    };
+    for (const Queued& q : waiting_heap_) {
+        add(q.handle);
+    }
+    for (const std::uint64_t h : waiting_) {
+        add(h);
+    }
+}
+
 void SchedulerState::forget_waiting(Tick now) {
     --waiting_live_;
     metrics_.queued(now, -1);
@@ -245,7 +274,7 @@ void SchedulerState::free_blocks(Request& r) {
     r.last_hash = 0;
 }
 
-void SchedulerState::preempt(std::size_t index) {
+void SchedulerState::preempt(std::size_t index, Requeue where) {
     const std::uint32_t slot = running_[index];
     running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
     Request& r = pool_[slot];
@@ -259,7 +288,8 @@ void SchedulerState::preempt(std::size_t index) {
     ++preempted_count_;
     preempted_ = true;
     metrics_.preemption(cfg_.id);
-    const bool swap = cfg_.scheduler.preemption_mode == model::PreemptionMode::Swap &&
+    const bool swap = where == Requeue::SwapOrFront &&
+                      cfg_.scheduler.preemption_mode == model::PreemptionMode::Swap &&
                       r.computed > 0 && swap_used_ + r.blocks_held <= swap_capacity_;
     if (swap) {
         // The blocks are copied to host memory over PCIe during this step.
@@ -273,7 +303,7 @@ void SchedulerState::preempt(std::size_t index) {
     }
     free_blocks(r);
     r.computed = 0;
-    push_waiting(slot, true);
+    push_waiting(slot, where != Requeue::Back);
 }
 
 void SchedulerState::swap_in(std::uint32_t slot, int tokens) {
@@ -292,7 +322,7 @@ void SchedulerState::swap_in(std::uint32_t slot, int tokens) {
 void SchedulerState::admit(std::uint32_t slot, const PrefixHit& hit, int tokens,
                            int reserve_tokens) {
     Request& r = pool_[slot];
-    pop_waiting();
+    take_waiting(slot);
     if (blocks_.caching()) {
         assert(hit.blocks == 0 || static_cast<int>(hits_.size()) == hit.blocks);
         for (int i = 0; i < hit.blocks; ++i) {

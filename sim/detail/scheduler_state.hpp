@@ -60,6 +60,14 @@ struct PrefixHit {
     std::uint64_t hash = 0;       ///< hash of the last hit block (the root hash when none)
 };
 
+/// Where SchedulerState::preempt puts a sequence.
+enum class Requeue : std::uint8_t {
+    SwapOrFront, ///< swapped to host memory when the preemption mode and swap space allow,
+                 ///< else recomputed from the head of the waiting queue (vLLM)
+    Front,       ///< recomputed from the head of the waiting queue
+    Back,        ///< recomputed from the back of the waiting queue
+};
+
 /// `a / b` rounded up, for token counts over a block size.
 [[nodiscard]] inline int ceil_div(std::int64_t a, int b) noexcept {
     return static_cast<int>((a + b - 1) / b);
@@ -109,6 +117,9 @@ class SchedulerState {
     /// The head of the waiting queue in the scenario's order (FCFS, or by (priority, arrival)
     /// under the priority policy); ~0u when empty. Drops entries of cancelled requests.
     [[nodiscard]] std::uint32_t front_waiting();
+    /// Writes the waiting requests' slots to `out` in queue order (FCFS; the heap's order under
+    /// the priority policy). O(queue entries).
+    void waiting_slots(std::vector<std::uint32_t>& out) const;
     /// The oldest swapped-out sequence; ~0u when none. Drops stale entries.
     [[nodiscard]] std::uint32_t front_swapped();
     /// The cached leading blocks of `r`, leaving at least its last token to compute (vLLM caps
@@ -138,12 +149,14 @@ class SchedulerState {
         hash_full_blocks(r, r.computed + tokens);
     }
     /// Preempts running()[index]: its tokens in this step go back to the budget, its blocks are
-    /// freed, and it is swapped to host memory (swap mode, when it has computed tokens and the
-    /// swap space holds them) or put back at the head of the waiting queue to recompute.
-    void preempt(std::size_t index);
-    /// Admits the head of the waiting queue, `slot`: takes `hit` (from lookup_prefix, or a
-    /// default PrefixHit for none), reserves blocks for `reserve_tokens` tokens (the caller
-    /// checked they are free), and schedules `tokens` of it in this step.
+    /// freed, and it is swapped to host memory (`where` SwapOrFront in swap mode, when it has
+    /// computed tokens and the swap space holds them) or put back in the waiting queue, at the
+    /// head unless `where` is Back, to recompute.
+    void preempt(std::size_t index, Requeue where = Requeue::SwapOrFront);
+    /// Admits waiting request `slot` (the head of the queue, or under FCFS any waiting request):
+    /// takes `hit` (from lookup_prefix, or a default PrefixHit for none), reserves blocks for
+    /// `reserve_tokens` tokens (the caller checked they are free), and schedules `tokens` of it
+    /// in this step.
     void admit(std::uint32_t slot, const PrefixHit& hit, int tokens, int reserve_tokens);
     /// Brings the head of the swapped queue, `slot`, back (its blocks copied in during this
     /// step) and schedules `tokens` of it; the caller checked the blocks are free.
@@ -206,6 +219,7 @@ class SchedulerState {
     [[nodiscard]] std::uint64_t block_hash(const Request& r, int index, std::uint64_t parent) const;
     void push_waiting(std::uint32_t slot, bool front);
     void pop_waiting();
+    void take_waiting(std::uint32_t slot);
 
     RequestPool& pool_;
     Metrics& metrics_;

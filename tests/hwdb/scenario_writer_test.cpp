@@ -156,6 +156,26 @@ hardware:
     expect_round_trip(s, "odd");
 }
 
+TEST(ScenarioWriter, EngineSchedulerPoliciesRoundTrip) {
+    model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/llama70b-4xh100.yaml", db());
+    s.deployment.engine.kind = model::EngineKind::TensorRtLlm;
+    expect_round_trip(s, "trtllm-default");
+    EXPECT_EQ(hwdb::scenario_to_yaml(s).find("capacity_scheduler"), std::string::npos);
+    s.scheduler.capacity_scheduler = model::CapacityScheduler::MaxUtilization;
+    expect_round_trip(s, "trtllm-max-utilization");
+    EXPECT_NE(hwdb::scenario_to_yaml(s).find("capacity_scheduler: max_utilization"),
+              std::string::npos);
+    s.scheduler.capacity_scheduler = model::CapacityScheduler::GuaranteedNoEvict;
+    s.deployment.engine.kind = model::EngineKind::Sglang;
+    s.scheduler.schedule_policy = model::SglangSchedulePolicy::Lpm;
+    s.scheduler.schedule_conservativeness = 0.3;
+    expect_round_trip(s, "sglang-lpm");
+    const std::string text = hwdb::scenario_to_yaml(s);
+    EXPECT_NE(text.find("schedule_policy: lpm"), std::string::npos) << text;
+    EXPECT_NE(text.find("schedule_conservativeness: 0.3"), std::string::npos) << text;
+}
+
 TEST(ScenarioWriter, PrefixAwareRoutersRoundTrip) {
     model::Scenario s = hwdb::load_scenario(
         std::string(GPUPLAN_SOURCE_DIR) + "/examples/llama70b-4xh100.yaml", db());

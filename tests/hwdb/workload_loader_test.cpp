@@ -277,6 +277,45 @@ TEST(WorkloadLoader, UnknownKeysAndBadValuesAreErrors) {
               std::string::npos);
 }
 
+TEST(WorkloadLoader, EngineSchedulerKnobsOfTensorRtLlm) {
+    EXPECT_EQ(parse("engine:\n  kind: tensorrt-llm\n").scheduler.capacity_scheduler,
+              model::CapacityScheduler::GuaranteedNoEvict); // TensorRT-LLM's default
+    EXPECT_EQ(parse("engine:\n  kind: tensorrt-llm\n  capacity_scheduler: max_utilization\n")
+                  .scheduler.capacity_scheduler,
+              model::CapacityScheduler::MaxUtilization);
+    EXPECT_NE(error_of("engine:\n  kind: tensorrt-llm\n  capacity_scheduler: static_batch\n")
+                  .find("guaranteed_no_evict"),
+              std::string::npos);
+    // Another engine's knob on vLLM is a mistake, not a silent no-op.
+    const std::string e = error_of("engine:\n  capacity_scheduler: max_utilization\n");
+    EXPECT_NE(e.find("capacity_scheduler"), std::string::npos) << e;
+    EXPECT_NE(e.find("tensorrt-llm"), std::string::npos) << e;
+    // TensorRT-LLM pauses by recomputing; vLLM v0's swap is not its.
+    EXPECT_NE(error_of("engine:\n  kind: tensorrt-llm\n  preemption_mode: swap\n")
+                  .find("preemption_mode swap is vLLM's"),
+              std::string::npos);
+}
+
+TEST(WorkloadLoader, EngineSchedulerKnobsOfSglang) {
+    const model::Scenario d = parse("engine:\n  kind: sglang\n");
+    EXPECT_EQ(d.scheduler.schedule_policy, model::SglangSchedulePolicy::Fcfs); // SGLang's default
+    EXPECT_DOUBLE_EQ(d.scheduler.schedule_conservativeness, 1.0);
+    const model::Scenario s = parse(
+        "engine:\n  kind: sglang\n  schedule_policy: lpm\n  schedule_conservativeness: 0.3\n");
+    EXPECT_EQ(s.scheduler.schedule_policy, model::SglangSchedulePolicy::Lpm);
+    EXPECT_DOUBLE_EQ(s.scheduler.schedule_conservativeness, 0.3);
+    EXPECT_NE(error_of("engine:\n  kind: sglang\n  schedule_policy: dfs-weight\n").find("lpm"),
+              std::string::npos);
+    EXPECT_NE(error_of("engine:\n  kind: sglang\n  schedule_conservativeness: -1\n")
+                  .find("schedule_conservativeness"),
+              std::string::npos);
+    const std::string e = error_of("engine:\n  kind: tensorrt-llm\n  schedule_policy: lpm\n");
+    EXPECT_NE(e.find("schedule_policy is SGLang's"), std::string::npos) << e;
+    EXPECT_NE(error_of("engine:\n  kind: sglang\n  preemption_mode: swap\n")
+                  .find("preemption_mode swap is vLLM's"),
+              std::string::npos);
+}
+
 TEST(WorkloadLoader, TraceFileIsRelativeToTheScenarioAndSwitchesToReplay) {
     const model::Scenario s =
         parse("workload:\n  trace: {file: traces/chat-burst.csv, format: plain}\n");

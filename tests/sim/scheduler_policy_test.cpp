@@ -123,6 +123,32 @@ ReplicaConfig llama_cpp(int slots, int context, std::int64_t blocks) {
     return c;
 }
 
+ReplicaConfig tensorrt_llm(model::CapacityScheduler capacity, int budget, std::int64_t blocks) {
+    ReplicaConfig c;
+    c.engine = model::EngineKind::TensorRtLlm;
+    c.scheduler.capacity_scheduler = capacity;
+    c.max_num_batched_tokens = budget;
+    c.block_size = 16;
+    c.kv_blocks = blocks;
+    c.chunked_prefill = false; // TensorRT-LLM's default
+    c.prefix_caching = false;
+    return c;
+}
+
+/// SGLang's defaults but the pool: one token per page, chunked prefill on, `tokens` KV slots.
+ReplicaConfig sglang(int budget, std::int64_t tokens) {
+    ReplicaConfig c;
+    c.engine = model::EngineKind::Sglang;
+    c.max_num_batched_tokens = budget;
+    c.block_size = 1;
+    c.kv_blocks = tokens;
+    c.prefix_caching = false;
+    return c;
+}
+
+constexpr auto kNoEvict = model::CapacityScheduler::GuaranteedNoEvict;
+constexpr auto kMaxUtil = model::CapacityScheduler::MaxUtilization;
+
 TEST(SchedulerPolicy, SelectedFromTheBatchingModeAndTheEngine) {
     const auto cont = detail::make_scheduler_policy(continuous(512, 100));
     EXPECT_STREQ(cont->name(), "continuous");
@@ -138,6 +164,23 @@ TEST(SchedulerPolicy, SelectedFromTheBatchingModeAndTheEngine) {
     ReplicaConfig static_llama = llama_cpp(2, 1024, 8);
     static_llama.scheduler.batching = model::BatchingMode::Static; // asked for explicitly
     EXPECT_STREQ(detail::make_scheduler_policy(static_llama)->name(), "static");
+    const auto trt = detail::make_scheduler_policy(tensorrt_llm(kNoEvict, 512, 100));
+    EXPECT_STREQ(trt->name(), "tensorrt-llm-guaranteed-no-evict");
+    EXPECT_TRUE(trt->pipelines());
+    EXPECT_TRUE(trt->uses_prefix_cache()); // KV block reuse
+    EXPECT_STREQ(detail::make_scheduler_policy(tensorrt_llm(kMaxUtil, 512, 100))->name(),
+                 "tensorrt-llm-max-utilization");
+    const auto sgl = detail::make_scheduler_policy(sglang(512, 1000));
+    EXPECT_STREQ(sgl->name(), "sglang");
+    EXPECT_FALSE(sgl->pipelines());
+    EXPECT_TRUE(sgl->uses_prefix_cache()); // the radix cache
+    ReplicaConfig lpm = sglang(512, 1000);
+    lpm.scheduler.schedule_policy = model::SglangSchedulePolicy::Lpm;
+    EXPECT_STREQ(detail::make_scheduler_policy(lpm)->name(), "sglang-lpm");
+    // vLLM keeps its continuous batching, whatever the TensorRT-LLM knob says.
+    ReplicaConfig vllm = continuous(512, 100);
+    vllm.scheduler.capacity_scheduler = kMaxUtil;
+    EXPECT_STREQ(detail::make_scheduler_policy(vllm)->name(), "continuous");
 }
 
 TEST(ContinuousBatchingPolicy, ChunkedPrefillSplitsTheTokenBudget) {
@@ -347,6 +390,251 @@ TEST(LlamaCppSlotsPolicy, ScenarioEngineKindSelectsIt) {
     // 50 requests/s against a service time of far more than 40 ms per request keep both
     // slots busy but for the last request's tail.
     EXPECT_GT(r.mean_running, 1.0);
+}
+
+// Ten blocks of 16 tokens. Under GUARANTEED_NO_EVICT x (31 + 33 = 64 tokens: 4 blocks) is
+// admitted; y (31 + 81 = 112 tokens: 7 blocks) does not fit the 6 left and stops admission, so
+// z (10 + 10: 2 blocks) waits behind it although it would fit.
+TEST(TensorRtLlmPolicy, GuaranteedNoEvictReservesPromptPlusMaxTokensInOrder) {
+    Bench b(tensorrt_llm(kNoEvict, 512, 10));
+    const std::uint32_t x = b.add(31, 33);
+    const std::uint32_t y = b.add(31, 81);
+    const std::uint32_t z = b.add(10, 10);
+    EXPECT_EQ(b.form(), (Batch{{x, 31}}));
+    EXPECT_EQ(b.state().blocks().used(), 4); // the whole lifetime, not ceil(31 / 16) = 2
+    EXPECT_EQ(b.state().waiting(), 2);
+    EXPECT_EQ(b.state().front_waiting(), y);
+    (void)z;
+}
+
+// Ten blocks: x (31 + 33: 4 blocks) and y (31 + 65 = 96: 6 blocks) fill the pool at admission;
+// z (2 blocks) waits. They decode to the end without a preemption (x never holds more than
+// 64 tokens nor y more than 96: the blocks reserved). z is admitted in the step after x's 33rd
+// token frees x's 4 blocks.
+TEST(TensorRtLlmPolicy, GuaranteedNoEvictNeverPreempts) {
+    Bench b(tensorrt_llm(kNoEvict, 512, 10));
+    const std::uint32_t x = b.add(31, 33);
+    const std::uint32_t y = b.add(31, 65);
+    const std::uint32_t z = b.add(10, 10);
+    EXPECT_EQ(b.form(), (Batch{{x, 31}, {y, 31}}));
+    EXPECT_EQ(b.state().blocks().used(), 10);
+    b.finish_step(); // token 1 of each
+    for (int step = 2; step <= 33; ++step) {
+        EXPECT_EQ(b.form(), (Batch{{x, 1}, {y, 1}})) << "step " << step;
+        EXPECT_FALSE(b.state().preempted());
+        EXPECT_EQ(b.state().blocks().used(), 10);
+        b.finish_step();
+    }
+    EXPECT_EQ(b[x].state, ReqState::Done);
+    EXPECT_EQ(b.form(), (Batch{{y, 1}, {z, 10}}));
+    EXPECT_EQ(b.state().blocks().used(), 6 + 2);
+    EXPECT_EQ(b[y].preemptions, 0);
+}
+
+// Four blocks, the same requests as the vLLM case above: MAX_UTILIZATION admits on the blocks
+// of the first step (2 each for 31-token prompts); at 33 tokens x needs a third block and the
+// most recently started request, y, is paused: its blocks freed, its context to be recomputed,
+// and nothing starts in that step. GUARANTEED_NO_EVICT on the same pool admits x alone
+// (31 + 10 = 41 tokens: 3 blocks; y would need 3 of the 1 left).
+TEST(TensorRtLlmPolicy, MaxUtilizationPausesTheNewestRequest) {
+    Bench b(tensorrt_llm(kMaxUtil, 512, 4));
+    const std::uint32_t x = b.add(31, 10);
+    const std::uint32_t y = b.add(31, 10);
+    const std::uint32_t z = b.add(10, 10);
+    EXPECT_EQ(b.form(), (Batch{{x, 31}, {y, 31}}));
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}, {y, 1}}));
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}}));
+    EXPECT_EQ(b.state().preempted_count(), 1);
+    EXPECT_EQ(b[y].state, ReqState::Waiting);
+    EXPECT_EQ(b[y].computed, 0);
+    EXPECT_EQ(b.state().front_waiting(), y);
+    EXPECT_EQ(b.state().blocks().used(), 3);
+    (void)z;
+
+    Bench g(tensorrt_llm(kNoEvict, 512, 4));
+    const std::uint32_t gx = g.add(31, 10);
+    (void)g.add(31, 10);
+    EXPECT_EQ(g.form(), (Batch{{gx, 31}}));
+    EXPECT_EQ(g.state().blocks().used(), 3);
+}
+
+// Chunked context, budget 100, blocks of 16: generation tokens come first, then a context
+// chunk of what is left floored to whole blocks (99 → 96) unless it is the prompt's rest.
+TEST(TensorRtLlmPolicy, ChunkedContextComesAfterGenerationInWholeBlocks) {
+    ReplicaConfig c = tensorrt_llm(kNoEvict, 100, 1000);
+    c.chunked_prefill = true;
+    Bench b(c);
+    const std::uint32_t x = b.add(31, 5);
+    EXPECT_EQ(b.form(), (Batch{{x, 31}}));
+    b.finish_step();
+    const std::uint32_t y = b.add(200, 5);
+    EXPECT_EQ(b.form(), (Batch{{x, 1}, {y, 96}}));
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}, {y, 96}}));
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}, {y, 200 - 96 - 96}}));
+}
+
+// Without chunked context (TensorRT-LLM's default) a prompt must fit the tokens left whole:
+// y (50) waits while x's 60 leave 40; a prompt over max_num_tokens never runs.
+TEST(TensorRtLlmPolicy, WithoutChunkedContextAPromptWaitsForAWholeBudget) {
+    const ReplicaConfig c = tensorrt_llm(kNoEvict, 100, 1000);
+    Bench b(c);
+    const std::uint32_t x = b.add(60, 5);
+    const std::uint32_t y = b.add(50, 5);
+    EXPECT_EQ(b.form(), (Batch{{x, 60}}));
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}, {y, 50}}));
+    EXPECT_FALSE(b.policy().can_schedule(101, 1, c));
+    EXPECT_TRUE(b.policy().can_schedule(100, 1, c));
+}
+
+// A simulation under engine.kind tensorrt-llm: long outputs in a pool of 512 blocks of 16
+// (1 GiB of KV). GUARANTEED_NO_EVICT never preempts; MAX_UTILIZATION and vLLM, which admit on
+// the first step's blocks, run out and preempt.
+TEST(TensorRtLlmPolicy, ScenarioEngineKindSelectsIt) {
+    model::Scenario s = test::llama8b_scenario(256, 1024, 20.0, 60);
+    test::set_kv_pool(s, 1.0);
+    s.deployment.engine.block_size = 16;
+    const SimResult vllm = simulate(s);
+    s.deployment.engine.kind = model::EngineKind::TensorRtLlm;
+    const SimResult no_evict = simulate(s);
+    s.scheduler.capacity_scheduler = kMaxUtil;
+    const SimResult max_util = simulate(s);
+    ASSERT_TRUE(vllm.ok && no_evict.ok && max_util.ok);
+    EXPECT_EQ(no_evict.overall.completed, 60);
+    EXPECT_EQ(max_util.overall.completed, 60);
+    EXPECT_GT(vllm.preemptions, 0);
+    EXPECT_EQ(no_evict.preemptions, 0);
+    EXPECT_GT(max_util.preemptions, 0);
+    // 512 blocks hold floor(512 / ceil(1280 / 16)) = 6 whole lifetimes of 80 blocks.
+    EXPECT_LE(no_evict.mean_running, 6.0);
+}
+
+// A pool of 1,000 tokens. Step 1: x's prompt (100) and output (500) are reserved in full
+// (600 < 1,000); y's 600 do not fit the 400 left. Step 2: x has generated 1 token and holds
+// 100; the 900 free less x's expected writes, 499 × new_token_ratio 0.7 = 349.3, leave 550.7 <
+// 600: y still waits and the step decodes. With schedule_conservativeness 0.5 the ratio is 0.35:
+// 900 − 174.65 = 725.35 > 600, so step 2 is a prefill batch of y alone (x does not decode in it).
+TEST(SglangPolicy, AdmissionReservesRatioTimesTheRunningRequestsRemainingTokens) {
+    Bench b(sglang(512, 1000));
+    const std::uint32_t x = b.add(100, 500);
+    const std::uint32_t y = b.add(100, 500);
+    EXPECT_EQ(b.form(), (Batch{{x, 100}}));
+    EXPECT_EQ(b.state().waiting(), 1);
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}}));
+    EXPECT_EQ(b.state().front_waiting(), y);
+
+    ReplicaConfig c = sglang(512, 1000);
+    c.scheduler.schedule_conservativeness = 0.5;
+    Bench h(c);
+    const std::uint32_t hx = h.add(100, 500);
+    const std::uint32_t hy = h.add(100, 500);
+    EXPECT_EQ(h.form(), (Batch{{hx, 100}}));
+    h.finish_step();
+    EXPECT_EQ(h.form(), (Batch{{hy, 100}}));
+    EXPECT_EQ(h.state().waiting(), 0);
+}
+
+// A pool of 20 tokens and schedule_conservativeness 0 (new_token_ratio 0: running requests
+// reserve nothing). Prompts of 4, outputs of 4 (7 KV tokens at most each). Step 1 admits x and
+// y (4 + 4 = 8 each against 20, then 12); step 2 admits z (8 < the 12 free); steps 3-4 decode
+// the three (15, then 18 tokens held). Step 5 needs 3 more with 2 free: retract z (fewest
+// generated, ties by the queue's order from the back), then y, since the rest would need room
+// for 20 more tokens each, but never the last; both go to the back of the queue and are
+// prefilled again whole (prompt + 3 generated = 7), both fitting the pool x leaves.
+TEST(SglangPolicy, DecodeOutOfMemoryRetractsToTheBackOfTheQueue) {
+    ReplicaConfig c = sglang(100, 20);
+    c.scheduler.schedule_conservativeness = 0.0;
+    Bench b(c);
+    const std::uint32_t x = b.add(4, 4);
+    const std::uint32_t y = b.add(4, 4);
+    const std::uint32_t z = b.add(4, 4);
+    EXPECT_EQ(b.form(), (Batch{{x, 4}, {y, 4}}));
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{z, 4}})); // a prefill batch: x and y wait
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}, {y, 1}, {z, 1}}));
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}, {y, 1}, {z, 1}}));
+    EXPECT_EQ(b.state().blocks().used(), 18);
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}}));
+    EXPECT_EQ(b.state().preempted_count(), 2);
+    EXPECT_EQ(b[y].state, ReqState::Waiting);
+    EXPECT_EQ(b[y].computed, 0);
+    EXPECT_EQ(b[y].generated, 3);
+    EXPECT_EQ(b.state().waiting(), 2);
+    EXPECT_EQ(b.state().front_waiting(), z); // retracted first
+    EXPECT_EQ(b.state().blocks().used(), 7);
+    b.finish_step(); // x's 4th token: done
+    EXPECT_EQ(b.form(), (Batch{{z, 7}, {y, 7}}));
+}
+
+// lpm: u (no cached prefix) arrived before v, whose first 64 tokens a finished request left in
+// the cache. Budget 100, blocks of 16: fcfs prefills u's 100 tokens and v waits; lpm takes v
+// first (its 36 uncached tokens), then u's first 64 (the budget left, whole blocks).
+TEST(SglangPolicy, LpmTakesTheLongestCachedPrefixFirst) {
+    for (const auto order : {model::SglangSchedulePolicy::Fcfs, model::SglangSchedulePolicy::Lpm}) {
+        ReplicaConfig c = sglang(100, 1000);
+        c.block_size = 16;
+        c.prefix_caching = true;
+        c.scheduler.schedule_policy = order;
+        Bench b(c);
+        const std::uint32_t a = b.add(100, 1);
+        b[a].shared_id = 7;
+        b[a].shared_len = 64;
+        EXPECT_EQ(b.form(), (Batch{{a, 100}}));
+        b.finish_step(); // a is done; its 4 prefix blocks stay cached
+        const std::uint32_t u = b.add(100, 2);
+        const std::uint32_t v = b.add(100, 2);
+        b[v].shared_id = 7;
+        b[v].shared_len = 64;
+        EXPECT_EQ(b.state().cached_prefix_tokens(b[v]), 64);
+        EXPECT_EQ(b.state().cached_prefix_tokens(b[u]), 0);
+        if (order == model::SglangSchedulePolicy::Fcfs) {
+            EXPECT_EQ(b.form(), (Batch{{u, 100}}));
+            EXPECT_EQ(b.state().front_waiting(), v);
+        } else {
+            EXPECT_EQ(b.form(), (Batch{{v, 36}, {u, 64}}));
+            EXPECT_EQ(b.state().waiting(), 0);
+        }
+    }
+}
+
+// engine.kind vllm runs vLLM's continuous batching whatever the TensorRT-LLM and SGLang knobs
+// hold (the loader refuses them on vLLM; a scenario built in code may still carry them): the
+// whole result is identical.
+TEST(SchedulerPolicy, VllmIgnoresTheOtherEnginesKnobs) {
+    model::Scenario s = test::llama8b_scenario(256, 1024, 20.0, 60);
+    test::set_kv_pool(s, 1.0);
+    const SimResult plain = simulate(s);
+    s.scheduler.capacity_scheduler = kMaxUtil;
+    s.scheduler.schedule_policy = model::SglangSchedulePolicy::Lpm;
+    s.scheduler.schedule_conservativeness = 0.3;
+    const SimResult knobs = simulate(s);
+    ASSERT_TRUE(plain.ok);
+    EXPECT_GT(plain.preemptions, 0); // the run exercises preemption
+    EXPECT_TRUE(plain == knobs);
+}
+
+// A simulation under engine.kind sglang (page size 1, SGLang's default) with long outputs in
+// 8,192 tokens of KV: every request completes, and the run differs from vLLM's.
+TEST(SglangPolicy, ScenarioEngineKindSelectsIt) {
+    model::Scenario s = test::llama8b_scenario(256, 1024, 20.0, 60);
+    test::set_kv_pool(s, 1.0);
+    const SimResult vllm = simulate(s);
+    s.deployment.engine.kind = model::EngineKind::Sglang;
+    const SimResult sgl = simulate(s);
+    s.scheduler.schedule_policy = model::SglangSchedulePolicy::Lpm;
+    const SimResult lpm = simulate(s);
+    ASSERT_TRUE(vllm.ok && sgl.ok && lpm.ok);
+    EXPECT_EQ(sgl.overall.completed, 60);
+    EXPECT_EQ(lpm.overall.completed, 60);
+    EXPECT_FALSE(sgl == vllm);
 }
 
 } // namespace
