@@ -53,7 +53,7 @@ double prefill_seconds_per_prompt(const StepCostModel& m, int prompt) {
 }
 
 Deployment checked_pool(const Deployment& base, const ReplicaPool& p, const char* role) {
-    const Deployment d = pool_deployment(base, p);
+    Deployment d = pool_deployment(base, p);
     const MemoryEstimate mem = estimate_memory(d);
     if (!mem.fits || mem.kv_blocks < 1) {
         throw InvalidArgument(std::string("cluster.disaggregation.") + role +
