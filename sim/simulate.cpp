@@ -460,7 +460,10 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         metrics.enable_power(*power);
     } else if (!pools.empty()) {
         result.power.notes.emplace_back(
-            "power is not modelled with cluster.pools (one accelerator per run only)");
+            scenario.cluster.disaggregation
+                ? "power is not modelled with cluster.disaggregation (one accelerator per run "
+                  "only)"
+                : "power is not modelled with cluster.pools (one accelerator per run only)");
     } else {
         result.power.notes.emplace_back(
             "accelerator '" + d.gpu.name +
