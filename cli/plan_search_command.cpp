@@ -17,6 +17,7 @@
 #include "hwdb/fleet_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/serving.hpp"
+#include "plan/disaggregation.hpp"
 #include "plan/sizing_search.hpp"
 
 #include <nlohmann/json.hpp>
@@ -426,9 +427,23 @@ int run_plan(CliContext& ctx) {
     }
     MpiJob* const ranks = job ? &*job : nullptr;
     const bool lead = !job || job->rank() == 0;
-    const plan::SizingResult r = search(ctx, s, f.threads.value_or(0), lead, ranks);
+    // With cluster.disaggregation the search sizes co-located replicas, and the P:D layouts of
+    // the pools' GPUs are compared with co-location beside it.
+    model::Scenario colocated = s;
+    colocated.cluster.disaggregation.reset();
+    const plan::SizingResult r = search(ctx, colocated, f.threads.value_or(0), lead, ranks);
     if (!lead) {
         return 0;
+    }
+    std::optional<plan::DisaggComparison> pd;
+    if (s.cluster.disaggregation) {
+        pd = plan::compare_disaggregation(
+            s,
+            [&](const model::AcceleratorSpec& gpu) {
+                return choose_profile(ctx, ScenarioFlags{}, gpu);
+            },
+            f.threads.value_or(0), 8, interrupt_token());
+        throw_if_interrupted();
     }
 
     // The chosen configuration (the first ranked) as the engine would be launched.
@@ -451,6 +466,42 @@ int run_plan(CliContext& ctx) {
         nlohmann::json j = plan_json(s, r);
         if (engine) {
             j["emit"] = launch ? launch_json(*launch) : nlohmann::json(nullptr);
+        }
+        if (pd) {
+            nlohmann::json layouts = nlohmann::json::array();
+            const auto add = [&](const plan::DisaggLayout& l) {
+                layouts.push_back(
+                    {{"name", l.name},
+                     {"disaggregated", l.disaggregated},
+                     {"gpus", l.gpus},
+                     {"prefill_replicas", l.prefill_replicas},
+                     {"prefill_tp", l.prefill_tp},
+                     {"decode_replicas", l.decode_replicas},
+                     {"decode_tp", l.decode_tp},
+                     {"replicas", l.replicas},
+                     {"tp", l.tp},
+                     {"capacity_rps", l.capacity_rps},
+                     {"bottleneck", l.bottleneck},
+                     {"simulated", l.simulated},
+                     {"meets_slo", l.meets_slo},
+                     {"slo_attainment", l.slo_attainment},
+                     {"ttft_p99_s", l.ttft_p99_s},
+                     {"tpot_p99_s", l.tpot_p99_s},
+                     {"e2e_p99_s", l.e2e_p99_s},
+                     {"output_tok_s", l.output_tok_s},
+                     {"link_utilisation", l.link_utilisation},
+                     {"transfer_mean_s", l.transfer_mean_s},
+                     {"rent_per_hour",
+                      l.rent_per_hour ? nlohmann::json(*l.rent_per_hour) : nlohmann::json()}});
+            };
+            for (const auto& l : pd->ranked) {
+                add(l);
+            }
+            for (const auto& l : pd->not_simulated) {
+                add(l);
+            }
+            j["disaggregation"] = {
+                {"gpus", pd->gpus}, {"verdict", pd->verdict}, {"layouts", layouts}};
         }
         *ctx.out << json_text(j) << '\n';
         return 0;
@@ -486,6 +537,30 @@ int run_plan(CliContext& ctx) {
     out << (r.found ? "answer       " : "NO ANSWER    ") << r.verdict << '\n';
     for (const auto& n : r.notes) {
         out << "note         " << n << '\n';
+    }
+    if (pd) {
+        out << "\nprefill/decode disaggregation against co-location at " << pd->gpus
+            << " GPUs (simulated, best first; docs/simulator.md):\n";
+        Table t({"layout", "capacity req/s", "bound", "SLO", "attain", "TTFT p99 ms", "TPOT p99 ms",
+                 "out tok/s", "link busy"});
+        for (const auto& l : pd->ranked) {
+            t.add_row({l.name, fixed(l.capacity_rps, 2), l.bottleneck,
+                       l.meets_slo ? "met" : "missed", fixed(100 * l.slo_attainment, 1) + " %",
+                       fixed(l.ttft_p99_s * 1e3, 0), fixed(l.tpot_p99_s * 1e3, 1),
+                       fixed(l.output_tok_s, 0),
+                       l.disaggregated ? fixed(100 * l.link_utilisation, 1) + " %" : "-"});
+        }
+        t.print(out);
+        if (!pd->not_simulated.empty()) {
+            out << "not simulated (less capacity): ";
+            std::string comma;
+            for (const auto& l : pd->not_simulated) {
+                out << comma << l.name << " (" << fixed(l.capacity_rps, 2) << " req/s)";
+                comma = ", ";
+            }
+            out << '\n';
+        }
+        out << "P:D answer   " << pd->verdict << '\n';
     }
     if (s.availability && r.found && !r.ranked.empty()) {
         const auto& par = r.ranked.front().config.par;

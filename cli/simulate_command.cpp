@@ -229,6 +229,25 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
         }
         j["pools"] = pools;
     }
+    if (const auto& g = r.disaggregation) {
+        const auto stats = [](const sim::LatencyStats& st) {
+            return nlohmann::json{{"count", st.count},
+                                  {"mean_s", st.mean.si()},
+                                  {"p50_s", st.p50.si()},
+                                  {"p99_s", st.p99.si()},
+                                  {"max_s", st.max.si()}};
+        };
+        j["disaggregation"] = {{"link", g->link},
+                               {"transfer", g->mode},
+                               {"link_bandwidth_bytes_per_s", g->link_bandwidth},
+                               {"transfers", g->transfers},
+                               {"kv_bytes", g->kv_bytes},
+                               {"transfer_time", stats(g->transfer_time)},
+                               {"exposed_transfer", stats(g->exposed)},
+                               {"prefill_queue", stats(g->prefill_queue)},
+                               {"decode_queue", stats(g->decode_queue)},
+                               {"link_utilisation", g->link_utilisation}};
+    }
     if (const auto& as = r.autoscaler) {
         nlohmann::json tl = nlohmann::json::array();
         for (const auto& pt : as->timeline) {
@@ -380,6 +399,18 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
                 << "/h)";
         }
         out << '\n';
+    }
+    if (const auto& g = r.disaggregation) {
+        out << "KV transfer  " << g->transfers << " over "
+            << (g->link.empty() ? "the link" : g->link) << " (" << g->mode << ", "
+            << fixed(g->link_bandwidth / 1e9, 1) << " GB/s each), " << fixed(g->kv_bytes / 1e9, 2)
+            << " GB; time mean " << ms(g->transfer_time.mean) << " ms, p99 "
+            << ms(g->transfer_time.p99) << " ms; after the prefill mean " << ms(g->exposed.mean)
+            << " ms, p99 " << ms(g->exposed.p99) << " ms; link utilisation "
+            << pct(g->link_utilisation) << '\n'
+            << "pool queues  prefill mean " << ms(g->prefill_queue.mean) << " ms, p99 "
+            << ms(g->prefill_queue.p99) << " ms; decode admission mean " << ms(g->decode_queue.mean)
+            << " ms, p99 " << ms(g->decode_queue.p99) << " ms\n";
     }
     if (const auto& as = r.autoscaler) {
         out << "autoscaler   " << model::to_string(s.cluster.autoscaler->metric) << " target "

@@ -602,6 +602,30 @@ void write_cluster(Out& o, const model::Cluster& c) {
             }
         }
     }
+    if (const auto& g = c.disaggregation) {
+        o.open(2, "disaggregation");
+        for (const model::ReplicaPool* p : {&g->prefill, &g->decode}) {
+            o.open(4, p == &g->prefill ? "prefill" : "decode");
+            const auto& h = p->hardware;
+            o.line(6, "accelerator",
+                   str(h.accelerator_ref.empty() ? h.gpu.name : h.accelerator_ref));
+            if (!h.node_ref.empty()) {
+                o.line(6, "node", str(h.node_ref));
+            }
+            o.line(6, "replicas", std::to_string(p->replicas));
+            o.line(6, "tp", std::to_string(p->tp));
+            if (h.gpu_hour) {
+                o.line(6, "gpu_hour", price(*h.gpu_hour));
+            }
+        }
+        if (!g->link.name.empty()) {
+            o.line(4, "link", str(g->link.name));
+        } else {
+            o.line(4, "link_bandwidth", bandwidth(g->link.bandwidth_per_direction));
+            o.line(4, "link_latency", seconds(g->link.latency));
+        }
+        o.line(4, "transfer", model::to_string(g->transfer));
+    }
     if (const model::PrefixRouting& p = c.prefix_routing; p != dflt.prefix_routing) {
         o.open(2, "prefix_routing");
         o.line(4, "weight", num(p.weight));

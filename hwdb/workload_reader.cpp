@@ -249,11 +249,9 @@ void read_scheduler(MapReader& m, model::SchedulerConfig& s) {
 
 namespace {
 
-model::ReplicaPool read_pool(MapReader m, const Database& db,
-                             const std::vector<std::string>& classes,
-                             const model::Deployment& base) {
-    model::ReplicaPool p;
-    p.name = m.string("name");
+/// A pool's accelerator, node, rent, replicas and tp (cluster.pools and
+/// cluster.disaggregation).
+void read_pool_hardware(MapReader& m, const Database& db, model::ReplicaPool& p) {
     const std::string accelerator = m.string("accelerator");
     const std::string node = m.string_or("node", "");
     try {
@@ -272,6 +270,14 @@ model::ReplicaPool read_pool(MapReader m, const Database& db,
     }
     p.replicas = m.integer("replicas", 1, 1 << 16);
     p.tp = m.opt_integer("tp", 1, 4096).value_or(1);
+}
+
+model::ReplicaPool read_pool(MapReader m, const Database& db,
+                             const std::vector<std::string>& classes,
+                             const model::Deployment& base) {
+    model::ReplicaPool p;
+    p.name = m.string("name");
+    read_pool_hardware(m, db, p);
     if (m.has("classes")) {
         p.classes = m.string_list("classes");
         for (const auto& name : p.classes) {
@@ -293,6 +299,54 @@ model::ReplicaPool read_pool(MapReader m, const Database& db,
     }
     m.finish();
     return p;
+}
+
+/// One pool of cluster.disaggregation (`role`: prefill or decode).
+model::ReplicaPool read_disaggregated_pool(MapReader m, const Database& db, const char* role,
+                                           const model::Deployment& base) {
+    model::ReplicaPool p;
+    p.name = role;
+    read_pool_hardware(m, db, p);
+    try {
+        model::validate(model::pool_deployment(base, p));
+    } catch (const InvalidArgument& e) {
+        m.fail_at(m.has("tp") ? "tp" : "accelerator", e.what());
+    }
+    m.finish();
+    return p;
+}
+
+/// cluster.disaggregation (docs/simulator.md, "Prefill/decode disaggregation").
+model::Disaggregation read_disaggregation(MapReader& g, const Database& db,
+                                          const model::Deployment& base) {
+    model::Disaggregation out;
+    out.prefill = read_disaggregated_pool(g.map("prefill"), db, "prefill", base);
+    out.decode = read_disaggregated_pool(g.map("decode"), db, "decode", base);
+    if (g.has("link")) {
+        if (g.has("link_bandwidth") || g.has("link_latency")) {
+            g.fail_at("link", "give either link (an hwdb interconnect) or link_bandwidth and "
+                              "link_latency, not both");
+        }
+        const std::string name = g.string("link");
+        try {
+            out.link = db.interconnect(name);
+        } catch (const ConfigError&) {
+            throw;
+        } catch (const InputError& e) {
+            g.fail_at("link", e.what());
+        }
+    } else if (g.has("link_bandwidth")) {
+        out.link = model::InterconnectSpec{};
+        out.link.bandwidth_per_direction =
+            BytesPerSecond(g.quantity("link_bandwidth", Dimension::BytesPerSecond));
+        out.link.latency = opt_seconds(g, "link_latency", false).value_or(Seconds(0));
+    } else {
+        g.fail_here("cluster.disaggregation needs the link between the pools: link (an hwdb "
+                    "interconnect such as ib-ndr) or link_bandwidth (per GPU, per direction)");
+    }
+    out.transfer = opt_enum<model::KvTransferMode>(g, "transfer").value_or(out.transfer);
+    g.finish();
+    return out;
 }
 
 } // namespace
@@ -410,6 +464,14 @@ model::Cluster read_cluster(std::optional<MapReader> m, const Database& db,
         rf.in_flight = opt_enum<model::FailedRequests>(*f, "in_flight").value_or(rf.in_flight);
         f->finish();
         c.failures = rf;
+    }
+    if (auto g = m->opt_map("disaggregation")) {
+        if (!c.pools.empty() || c.replicas || !c.scale.empty() || c.autoscaler || c.failures) {
+            m->fail_at("disaggregation",
+                       "disaggregation gives its own pools; leave cluster.pools, replicas, "
+                       "scale, autoscaler and failures out");
+        }
+        c.disaggregation = read_disaggregation(*g, db, base);
     }
     if (auto cl = m->opt_map("cloud")) {
         model::CloudEndpoint ep;

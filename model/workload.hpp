@@ -8,6 +8,7 @@
 /// here, documented once. Header only: plain aggregates with defaulted `==`.
 
 #include "model/autoscaler.hpp"
+#include "model/disaggregation_config.hpp"
 #include "model/enum_names.hpp"
 #include "model/money.hpp"
 #include "model/replica_failures.hpp"
@@ -386,6 +387,10 @@ struct Cluster {
     /// replicas never fail. Not with pools, `scale` or the autoscaler.
     std::optional<ReplicaFailures> failures;
     std::optional<CloudEndpoint> cloud;
+    /// Prefill/decode disaggregation (model/disaggregation.hpp): a prefill pool and a decode
+    /// pool with the KV moving between them; nullopt: co-located replicas. Not with pools,
+    /// `replicas`, `scale`, the autoscaler or failures.
+    std::optional<Disaggregation> disaggregation;
     /// With a cloud endpoint: class Any requests that time out at the gateway or are rejected
     /// go to the cloud instead of failing (local first, fallback to the cloud).
     bool cloud_fallback = true;

@@ -23,7 +23,8 @@ trap 'rm -rf "$work"' EXIT
 commands_for() {
     case $1 in
     train-* | failures-training-*) echo "train" ;;
-    simulate-* | prefix-routing-* | heterogeneous-* | autoscaling-* | failures-serving-sim-*)
+    simulate-* | prefix-routing-* | heterogeneous-* | autoscaling-* | failures-serving-sim-* | \
+        disaggregated-*)
         echo "simulate estimate"
         ;;
     plan-search) echo "plan estimate fit cost" ;;

@@ -125,6 +125,22 @@ struct PoolResult {
     friend bool operator==(const PoolResult&, const PoolResult&) = default;
 };
 
+/// Prefill/decode disaggregation (cluster.disaggregation): the KV transfers and each pool's
+/// queue. The pools' replicas, requests and busy fractions are in SimResult::pools.
+struct DisaggregationResult {
+    std::string link;          ///< the hwdb interconnect ("" when given as a bandwidth)
+    std::string mode;          ///< "whole" or "layerwise"
+    double link_bandwidth = 0; ///< bytes/s of one transfer (per-GPU bandwidth × GPU pairs)
+    std::int64_t transfers = 0;
+    double kv_bytes = 0;         ///< KV moved, all transfers
+    LatencyStats transfer_time;  ///< link time of one prompt's KV: latency + bytes / bandwidth
+    LatencyStats exposed;        ///< from the prefill's end until the KV is at the decode pool
+    LatencyStats prefill_queue;  ///< from arrival to the first prefill step
+    LatencyStats decode_queue;   ///< from the KV's arrival to the decode replica's admission
+    double link_utilisation = 0; ///< Σ link time / (prefill replicas × the run's span)
+    friend bool operator==(const DisaggregationResult&, const DisaggregationResult&) = default;
+};
+
 /// One bin of the time series (1 second unless the span is long: SimResult::series_bin).
 /// Levels are time averages over the bin.
 struct TimeBin {
@@ -230,9 +246,10 @@ struct SimResult {
     RequestSummary overall;
     std::vector<ClassResult> classes;
     std::vector<ReplicaResult> replicas;
-    std::vector<PoolResult> pools; ///< with cluster.pools (empty without)
-    double input_tok_s = 0;        ///< Σ input tokens of completed requests / duration
-    double output_tok_s = 0;       ///< Σ output tokens / duration
+    std::vector<PoolResult> pools; ///< with cluster.pools or disaggregation (empty without)
+    std::optional<DisaggregationResult> disaggregation; ///< with cluster.disaggregation
+    double input_tok_s = 0;  ///< Σ input tokens of completed requests / duration
+    double output_tok_s = 0; ///< Σ output tokens / duration
     double total_tok_s = 0;
     std::int64_t preemptions = 0;
     std::int64_t prefill_tokens_computed = 0; ///< recomputation included

@@ -367,10 +367,24 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     // A heterogeneous fleet: each pool's replicas on their own hardware, with the engine
     // settings and KV pool that hardware gives (docs/simulator.md, "Heterogeneous pools").
     std::deque<model::StepCostModel> pool_costs;
-    const auto& pools = scenario.cluster.pools;
+    // Disaggregation (docs/simulator.md, "Prefill/decode disaggregation") runs as two pools
+    // whose replicas have a role: the prefill pool, then the decode pool.
+    std::vector<model::ReplicaPool> pools = scenario.cluster.pools;
+    std::vector<detail::ReplicaRole> roles(pools.size(), detail::ReplicaRole::Both);
+    if (const auto& g = scenario.cluster.disaggregation) {
+        if (!pools.empty() || scenario.cluster.replicas || !scenario.cluster.scale.empty() ||
+            scenario.cluster.autoscaler || scenario.cluster.failures) {
+            throw InvalidArgument("cluster.disaggregation: not modelled with cluster.pools, "
+                                  "replicas, scale, autoscaler or failures; leave them out");
+        }
+        pools = {g->prefill, g->decode};
+        roles = {detail::ReplicaRole::Prefill, detail::ReplicaRole::Decode};
+        setup.disagg = detail::DisaggSetup{d, model::transfer_link(*g), g->link.name, g->transfer};
+    }
     if (!pools.empty()) {
         setup.replicas = 0;
-        for (const auto& pool : pools) {
+        for (std::size_t pi = 0; pi < pools.size(); ++pi) {
+            const model::ReplicaPool& pool = pools[pi];
             const model::Deployment pd = model::pool_deployment(d, pool);
             const model::MemoryEstimate pm = model::estimate_memory(pd);
             if (!pm.fits || pm.kv_blocks < 1) {
@@ -395,6 +409,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
             ps.replica.kv_blocks = std::min<std::int64_t>(pm.kv_blocks, std::int64_t{1} << 22);
             ps.replica.block_bytes = pm.kv_per_token.si() * pm.engine.block_size;
             ps.cost = &pool_costs.back();
+            ps.replica.role = roles[pi];
             ps.replicas = pool.replicas;
             if (!pool.classes.empty()) {
                 ps.classes.assign(classes.size(), false);
@@ -445,7 +460,10 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         metrics.enable_power(*power);
     } else if (!pools.empty()) {
         result.power.notes.emplace_back(
-            "power is not modelled with cluster.pools (one accelerator per run only)");
+            scenario.cluster.disaggregation
+                ? "power is not modelled with cluster.disaggregation (one accelerator per run "
+                  "only)"
+                : "power is not modelled with cluster.pools (one accelerator per run only)");
     } else {
         result.power.notes.emplace_back(
             "accelerator '" + d.gpu.name +
@@ -493,6 +511,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     }
     result.autoscaler = cluster.scaling(sim.now());
     result.failures = cluster.failures(sim.now());
+    result.disaggregation = cluster.disaggregation(sim.now());
     if (result.failures) {
         result.failures->expected_availability =
             model::fleet_availability(setup.replicas, result.failures->spares,

@@ -36,6 +36,7 @@ void Cluster::add_replica(Tick up_at, int pool) {
     draining_.push_back(false);
     removed_.push_back(false);
     paid_from_.push_back(sim_.now());
+    link_free_.push_back(0);
     metrics_.replica_up(rc.id, up_at);
     sim_.schedule_at(up_at, *this, kReplicaUp, static_cast<std::uint64_t>(rc.id));
 }
@@ -342,6 +343,13 @@ void Cluster::submit(std::uint32_t slot) {
     for (std::size_t i = 0; i < replicas_.size() && !fits; ++i) {
         fits = allowed_[i] && replicas_[i]->fits(r.prompt, r.output);
     }
+    if (fits && setup_.disagg) {
+        // Disaggregation: the decode pool must hold it too.
+        fits = false;
+        for (std::size_t i = 0; i < replicas_.size() && !fits; ++i) {
+            fits = role_of(i) == ReplicaRole::Decode && replicas_[i]->fits(r.prompt, r.output);
+        }
+    }
     if (!fits) {
         // Longer than the engine accepts or than the whole KV pool holds: the engine rejects it.
         if (cloud_eligible(r)) {
@@ -393,6 +401,14 @@ void Cluster::reject(std::uint32_t slot) {
 }
 
 void Cluster::restrict_to_pools(const Request& r) {
+    if (setup_.disagg) {
+        // A new request goes to the prefill pool, a prefilled one to the decode pool.
+        const ReplicaRole want = r.transferred ? ReplicaRole::Decode : ReplicaRole::Prefill;
+        for (std::size_t i = 0; i < replicas_.size(); ++i) {
+            allowed_[i] = role_of(i) == want;
+        }
+        return;
+    }
     if (setup_.pools.empty()) {
         return; // every replica, always
     }
@@ -628,15 +644,99 @@ void Cluster::retire(std::uint32_t slot, Outcome outcome) {
 }
 
 void Cluster::request_done(int replica, std::uint32_t slot) {
-    --inflight_;
     metrics_.outstanding(replica, sim_.now(), -1);
+    if (setup_.disagg) {
+        const Request& r = pool_[slot];
+        if (role_of(static_cast<std::size_t>(replica)) == ReplicaRole::Prefill) {
+            prefill_queue_s_.add(tick_s(r.first_scheduled - r.arrival));
+            if (r.generated < r.output) {
+                start_transfer(replica, slot); // still in flight: inflight_ unchanged
+                remove_if_empty(static_cast<std::size_t>(replica));
+                return;
+            }
+        } else if (r.transferred) {
+            decode_queue_s_.add(tick_s(r.first_token - r.transfer_end));
+        }
+    }
+    --inflight_;
     retire(slot, Outcome::Completed);
     remove_if_empty(static_cast<std::size_t>(replica));
     drain();
 }
 
+void Cluster::start_transfer(int from, std::uint32_t slot) {
+    Request& r = pool_[slot];
+    const DisaggSetup& g = *setup_.disagg;
+    // docs/simulator.md, "Prefill/decode disaggregation": each prefill replica's link sends
+    // one prompt's KV at a time; layer by layer it may start with the prefill, so the KV
+    // arrives the exposed time after the prefill's end or T after the link is free.
+    const Bytes bytes = model::kv_transfer_bytes(g.model, r.prompt);
+    const Seconds t = model::kv_transfer_time(bytes, g.link);
+    const Tick now = sim_.now();
+    const Seconds prefill = to_seconds(r.prefill_end - r.first_scheduled);
+    const Seconds exposed = model::exposed_transfer_time(t, prefill, g.model.model.layers, g.mode);
+    const Tick t_ticks = to_tick(t, "a KV transfer's time");
+    Tick& link_free = link_free_[static_cast<std::size_t>(from)];
+    const Tick earliest = g.mode == model::KvTransferMode::Whole ? now : r.first_scheduled;
+    const Tick end = std::max(add_ticks(now, to_tick(exposed, "a KV transfer's time")),
+                              add_ticks(std::max(link_free, earliest), t_ticks));
+    link_free = end;
+    link_busy_s_ += t.si();
+    ++transfers_;
+    kv_moved_ += bytes.si();
+    transfer_s_.add(t.si());
+    exposed_s_.add(tick_s(end - now));
+    r.state = ReqState::Transfer;
+    r.transferred = true;
+    r.replica = -1;
+    sim_.schedule_at(end, *this, kTransferDone, pool_.handle(slot));
+}
+
+void Cluster::transfer_done(std::uint32_t slot) {
+    Request& r = pool_[slot];
+    r.transfer_end = sim_.now();
+    const int rep = pick(r);
+    GPUPLAN_CHECK(rep >= 0, "no decode replica to send a prefilled request to");
+    metrics_.routed(rep);
+    metrics_.outstanding(rep, sim_.now(), +1);
+    replicas_[static_cast<std::size_t>(rep)]->enqueue(slot);
+}
+
+std::optional<DisaggregationResult> Cluster::disaggregation(Tick end) {
+    if (!setup_.disagg) {
+        return std::nullopt;
+    }
+    const DisaggSetup& g = *setup_.disagg;
+    DisaggregationResult d;
+    d.link = g.link_name;
+    d.mode = model::to_string(g.mode);
+    d.link_bandwidth = g.link.bandwidth.si();
+    d.transfers = transfers_;
+    d.kv_bytes = kv_moved_;
+    d.transfer_time = transfer_s_.stats();
+    d.exposed = exposed_s_.stats();
+    d.prefill_queue = prefill_queue_s_.stats();
+    d.decode_queue = decode_queue_s_.stats();
+    int prefill_replicas = 0;
+    for (std::size_t i = 0; i < replicas_.size(); ++i) {
+        prefill_replicas += role_of(i) == ReplicaRole::Prefill ? 1 : 0;
+    }
+    const double span = tick_s(end);
+    if (span > 0 && prefill_replicas > 0) {
+        d.link_utilisation = link_busy_s_ / (prefill_replicas * span);
+    }
+    return d;
+}
+
 void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
     switch (kind) {
+    case kTransferDone: {
+        const std::uint32_t slot = pool_.resolve(data);
+        if (slot != ~0u && pool_[slot].state == ReqState::Transfer) {
+            transfer_done(slot);
+        }
+        break;
+    }
     case kReplicaUp: {
         const auto i = static_cast<std::size_t>(data);
         // A drained replica was cancelled while provisioning; a failed one died cold-starting.

@@ -3,11 +3,14 @@
 /// replicas behind a router, replica cold starts and scale-ups, and an optional cloud endpoint
 /// for hybrid routing. It owns the replicas and retires every request exactly once.
 
+#include "model/disaggregation.hpp"
 #include "model/step_cost.hpp"
 #include "model/workload.hpp"
 #include "sim/detail/metrics.hpp"
 #include "sim/detail/replica.hpp"
 #include "sim/detail/request.hpp"
+#include "sim/quantile_sketch.hpp"
+#include "sim/result.hpp"
 #include "sim/scaling_result.hpp"
 #include "sim/simulation.hpp"
 
@@ -39,6 +42,15 @@ struct PoolSetup {
     std::optional<int> max_prompt; ///< longest prompt it takes (nullopt: any)
 };
 
+/// Prefill/decode disaggregation (model::Disaggregation, resolved): the pools' roles are in
+/// their ReplicaConfig; this is the link between them.
+struct DisaggSetup {
+    model::Deployment model; ///< the model and KV precision whose cache moves
+    model::Link link;        ///< model::transfer_link
+    std::string link_name;
+    model::KvTransferMode mode = model::KvTransferMode::Layerwise;
+};
+
 /// Everything the cluster needs besides the kernel objects.
 struct ClusterSetup {
     model::Cluster config;
@@ -52,6 +64,8 @@ struct ClusterSetup {
     /// Replica failures (cluster.failures set): per-replica MTBF and MTTR as resolved.
     Seconds fail_mtbf{0};
     Seconds fail_mttr{0};
+    /// Disaggregation: `pools` are the prefill pool and the decode pool (by role).
+    std::optional<DisaggSetup> disagg;
 };
 
 class Cluster final : public EventHandler, public ReplicaHost {
@@ -71,6 +85,8 @@ class Cluster final : public EventHandler, public ReplicaHost {
     [[nodiscard]] std::optional<AutoscalerResult> scaling(Tick end) const;
     /// What replica failures did up to `end`; nullopt without cluster.failures.
     [[nodiscard]] std::optional<FailureResult> failures(Tick end) const;
+    /// Disaggregation's figures up to `end`; nullopt without it.
+    [[nodiscard]] std::optional<DisaggregationResult> disaggregation(Tick end);
     /// The pool of replica `i` (0 without pools).
     [[nodiscard]] int pool_of(int i) const { return pool_of_[static_cast<std::size_t>(i)]; }
 
@@ -86,7 +102,8 @@ class Cluster final : public EventHandler, public ReplicaHost {
         kScale,
         kScrape,
         kUnitFail,
-        kUnitRepaired
+        kUnitRepaired,
+        kTransferDone
     };
 
     void add_replica(Tick up_at, int pool);
@@ -121,6 +138,13 @@ class Cluster final : public EventHandler, public ReplicaHost {
     [[nodiscard]] bool usable(int i) const {
         const auto si = static_cast<std::size_t>(i);
         return up_[si] && allowed_[si];
+    }
+    /// Disaggregation: the prompt of `slot` is prefilled on replica `from`; its KV leaves.
+    void start_transfer(int from, std::uint32_t slot);
+    /// Disaggregation: the KV of `slot` reached the decode pool; a decode replica takes it.
+    void transfer_done(std::uint32_t slot);
+    [[nodiscard]] ReplicaRole role_of(std::size_t i) const {
+        return pools_[static_cast<std::size_t>(pool_of_[i])].replica.role;
     }
     void admit(std::uint32_t slot);
     void reject(std::uint32_t slot);
@@ -171,7 +195,13 @@ class Cluster final : public EventHandler, public ReplicaHost {
     Tick acc_from_ = 0;
     double acc_ok_s_ = 0; // time with at least the needed replicas up
     double acc_up_s_ = 0; // ∫ replicas up dt
-    double bucket_ = 0;   // cloud rate-limit tokens
+    // Disaggregation: per replica, when its link is free; what moved.
+    std::vector<Tick> link_free_;
+    double link_busy_s_ = 0;
+    std::int64_t transfers_ = 0;
+    double kv_moved_ = 0;
+    QuantileSketch transfer_s_, exposed_s_, prefill_queue_s_, decode_queue_s_;
+    double bucket_ = 0; // cloud rate-limit tokens
     Tick bucket_time_ = 0;
 };
 

@@ -276,6 +276,17 @@ void Replica::end_step(std::size_t mb) {
         // accepted drafts and one more, streamed together: their gaps after the first are 0).
         r.generated += advance;
         out_tokens += advance;
+        if (cfg_.role == ReplicaRole::Prefill) {
+            // The prompt is done: the request leaves for the decode pool with its first token
+            // (delivered there), or finishes here when that was its only one.
+            r.prefill_end = now;
+            if (r.generated >= r.output) {
+                r.first_token = now;
+                r.last_token = now;
+            }
+            finished_.push_back(slot);
+            continue;
+        }
         if (advance > 1) {
             metrics_.itl(r.cls, 0, advance - 1);
         }

@@ -13,14 +13,15 @@ namespace gpuplan::sim::detail {
 
 /// Where a request is.
 enum class ReqState : std::uint8_t {
-    Free,    ///< slot unused
-    Gateway, ///< queued at the gateway (admission control or no replica up)
-    Backoff, ///< rejected, waiting to retry
-    Waiting, ///< in a replica's waiting queue
-    Running, ///< in a replica's running set
-    Swapped, ///< preempted to host memory
-    InCloud, ///< being served by the cloud endpoint
-    Done,    ///< finished, failed or cancelled (slot about to be recycled)
+    Free,     ///< slot unused
+    Gateway,  ///< queued at the gateway (admission control or no replica up)
+    Backoff,  ///< rejected, waiting to retry
+    Waiting,  ///< in a replica's waiting queue
+    Running,  ///< in a replica's running set
+    Swapped,  ///< preempted to host memory
+    InCloud,  ///< being served by the cloud endpoint
+    Transfer, ///< disaggregation: its KV moving from the prefill to the decode pool
+    Done,     ///< finished, failed or cancelled (slot about to be recycled)
 };
 
 inline constexpr std::uint64_t kNoSession = ~std::uint64_t{0};
@@ -49,11 +50,16 @@ struct Request {
     bool started = false;   ///< scheduled in an engine step at least once
     bool in_batch = false;  ///< part of the step being formed / running
     bool in_flight = false; ///< in a running step (a PP replica forms the next meanwhile)
+    /// Disaggregation: prefilled on the prefill pool and sent to a decode replica, which
+    /// delivers its first token when it admits it (SchedulerState::admit).
+    bool transferred = false;
     Tick arrival = 0;
     Tick enqueued = 0; ///< when it entered its replica's waiting queue
     Tick first_scheduled = -1;
     Tick first_token = -1;
     Tick last_token = -1;
+    Tick prefill_end = -1;  ///< disaggregation: its prompt's last prefill step ended
+    Tick transfer_end = -1; ///< disaggregation: its KV reached the decode pool
     // KV: block table (prefix caching) or just the count.
     std::vector<std::int32_t> blocks;
     int blocks_held = 0;

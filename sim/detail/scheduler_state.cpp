@@ -336,6 +336,12 @@ void SchedulerState::admit(std::uint32_t slot, const PrefixHit& hit, int tokens,
     }
     r.computed += hit.tokens;
     (void)grow(r, reserve_tokens);
+    if (r.transferred && r.first_token < 0) {
+        // Disaggregation: the token sampled by the prefill reaches the client once the decode
+        // replica holds the KV and runs the sequence.
+        r.first_token = now_;
+        r.last_token = now_;
+    }
     if (!r.started) {
         r.started = true;
         r.first_scheduled = now_;

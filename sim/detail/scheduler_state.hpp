@@ -24,8 +24,16 @@
 namespace gpuplan::sim::detail {
 
 /// A replica's fixed settings.
+/// What a replica runs (prefill/decode disaggregation, model/disaggregation.hpp).
+enum class ReplicaRole : std::uint8_t {
+    Both,    ///< co-located: prompts and their outputs
+    Prefill, ///< prompts only: a request leaves once its prompt is computed
+    Decode,  ///< requests whose prompt's KV came from a prefill replica
+};
+
 struct ReplicaConfig {
     int id = 0;
+    ReplicaRole role = ReplicaRole::Both;
     /// The engine whose scheduler the replica follows (make_scheduler_policy).
     model::EngineKind engine = model::EngineKind::Vllm;
     int max_num_seqs = 256;

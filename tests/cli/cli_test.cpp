@@ -1010,6 +1010,40 @@ TEST(Cli, HeterogeneousPoolsReportCostPerPoolAndBadPoolsExitTwo) {
     EXPECT_NE(plan.out.find("cluster.pools are not searched"), std::string::npos) << plan.out;
 }
 
+TEST(Cli, DisaggregationReportsTransfersAndPoolsInSimulateAndPlan) {
+    const std::string ex = src("examples/disaggregated-llama70b-h100.yaml");
+    const auto j = run("simulate " + ex + " --requests 40 --json");
+    ASSERT_EQ(j.exit_code, 0) << j.out;
+    for (const char* key : {"\"disaggregation\"", "\"transfer_time\"", "\"link_utilisation\"",
+                            "\"decode_queue\"", "\"prefill_queue\"", "\"pools\""}) {
+        EXPECT_NE(j.out.find(key), std::string::npos) << key;
+    }
+    EXPECT_NE(j.out.find("\"transfers\": 40"), std::string::npos) << j.out;
+    const auto text = run("simulate " + ex + " --requests 20");
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_NE(text.out.find("KV transfer  20 over ib-ndr (layerwise"), std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("pool         prefill: 2 x h100-sxm (8 GPUs)"), std::string::npos)
+        << text.out;
+    // Switched off: the co-located run, without the section.
+    const auto off = run("simulate " + ex + " --requests 20 --set cluster.disaggregation=null");
+    ASSERT_EQ(off.exit_code, 0) << off.out;
+    EXPECT_EQ(off.out.find("KV transfer"), std::string::npos) << off.out;
+    // plan: the co-located search, and the P:D layouts of the 16 GPUs beside it.
+    const auto plan = run("plan " + ex + " --json");
+    ASSERT_EQ(plan.exit_code, 0) << plan.out;
+    for (const char* key : {"\"disaggregation\"", "\"layouts\"", "\"verdict\"",
+                            "\"2P x tp4 : 2D x tp4\"", "\"4 x tp4 co-located\""}) {
+        EXPECT_NE(plan.out.find(key), std::string::npos) << key << plan.out;
+    }
+    const auto plan_text = run("plan " + ex);
+    ASSERT_EQ(plan_text.exit_code, 0) << plan_text.out;
+    EXPECT_NE(plan_text.out.find("wins at 16 GPUs"), std::string::npos) << plan_text.out;
+    const auto bad = run("simulate " + ex + " --set cluster.disaggregation.link=ib-xyz");
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("ib-xyz"), std::string::npos) << bad.out;
+}
+
 TEST(Cli, AutoscalerAndFailuresReportAndBadBlocksExitTwo) {
     const auto a = run("simulate " + src("examples/autoscaling-llama8b-diurnal.yaml") +
                        " --requests 200 --json");

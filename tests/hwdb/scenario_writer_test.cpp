@@ -201,6 +201,19 @@ TEST(ScenarioWriter, PoolsRoundTrip) {
     EXPECT_NE(text.find("classes: [chat]"), std::string::npos) << text;
 }
 
+TEST(ScenarioWriter, DisaggregationRoundTrips) {
+    model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/disaggregated-llama70b-h100.yaml", db());
+    ASSERT_TRUE(s.cluster.disaggregation);
+    expect_round_trip(s, "disaggregation");
+    // A link given as a bandwidth, whole transfers.
+    s.cluster.disaggregation->link = model::InterconnectSpec{};
+    s.cluster.disaggregation->link.bandwidth_per_direction = BytesPerSecond(12.5e9);
+    s.cluster.disaggregation->link.latency = Seconds(8e-6);
+    s.cluster.disaggregation->transfer = model::KvTransferMode::Whole;
+    expect_round_trip(s, "disaggregation-bandwidth");
+}
+
 TEST(ScenarioWriter, AutoscalerRoundTrips) {
     const model::Scenario s = hwdb::load_scenario(
         std::string(GPUPLAN_SOURCE_DIR) + "/examples/autoscaling-llama8b-diurnal.yaml", db());

@@ -166,6 +166,53 @@ cluster:
     EXPECT_DOUBLE_EQ(s.cluster.pools[0].hardware.gpu_hour->money.amount, 2.99);
 }
 
+TEST(WorkloadLoader, ReadsDisaggregation) {
+    const model::Scenario s = parse(R"(cluster:
+  disaggregation:
+    prefill: {accelerator: h100-sxm, tp: 2, replicas: 3, gpu_hour: $2.99/h}
+    decode: {accelerator: h200-sxm, tp: 1, replicas: 2}
+    link: ib-ndr
+    transfer: whole
+)");
+    ASSERT_TRUE(s.cluster.disaggregation);
+    const model::Disaggregation& g = *s.cluster.disaggregation;
+    EXPECT_EQ(g.prefill.name, "prefill");
+    EXPECT_EQ(g.prefill.tp, 2);
+    EXPECT_EQ(g.prefill.replicas, 3);
+    EXPECT_DOUBLE_EQ(g.prefill.hardware.gpu_hour->money.amount, 2.99);
+    EXPECT_EQ(g.decode.hardware.accelerator_ref, "h200-sxm");
+    EXPECT_EQ(g.decode.replicas, 2);
+    EXPECT_EQ(g.link.name, "ib-ndr");
+    EXPECT_DOUBLE_EQ(g.link.bandwidth_per_direction.si(),
+                     db().interconnect("ib-ndr").bandwidth_per_direction.si());
+    EXPECT_EQ(g.transfer, model::KvTransferMode::Whole);
+    // A bandwidth instead of a named link; layerwise by default.
+    const model::Scenario t = parse(R"(cluster:
+  disaggregation:
+    prefill: {accelerator: h100-sxm, replicas: 1}
+    decode: {accelerator: h100-sxm, replicas: 1}
+    link_bandwidth: 25 GB/s
+    link_latency: 10 us
+)");
+    EXPECT_DOUBLE_EQ(t.cluster.disaggregation->link.bandwidth_per_direction.si(), 25e9);
+    EXPECT_DOUBLE_EQ(t.cluster.disaggregation->link.latency.si(), 10e-6);
+    EXPECT_EQ(t.cluster.disaggregation->transfer, model::KvTransferMode::Layerwise);
+}
+
+TEST(WorkloadLoader, BadDisaggregationNamesTheKey) {
+    const std::string head = "cluster:\n  disaggregation:\n    prefill: {accelerator: h100-sxm, "
+                             "replicas: 1}\n    decode: {accelerator: h100-sxm, replicas: 1}\n";
+    const std::string no_link = error_of(head);
+    EXPECT_NE(no_link.find("link_bandwidth"), std::string::npos) << no_link;
+    const std::string bad_link = error_of(head + "    link: ib-xyz\n");
+    EXPECT_NE(bad_link.find("s.yaml:9:"), std::string::npos) << bad_link;
+    EXPECT_NE(bad_link.find("ib-xyz"), std::string::npos) << bad_link;
+    const std::string mode = error_of(head + "    link: ib-ndr\n    transfer: streamed\n");
+    EXPECT_NE(mode.find("layerwise"), std::string::npos) << mode;
+    const std::string both = error_of(head + "    link: ib-ndr\n  replicas: 2\n");
+    EXPECT_NE(both.find("leave cluster.pools, replicas"), std::string::npos) << both;
+}
+
 TEST(WorkloadLoader, BadPoolsNameTheFileLineAndKey) {
     const std::string pools = "cluster:\n  pools:\n    - {name: a, accelerator: h100-sxm, ";
     const std::string cls = error_of(pools + "replicas: 1, classes: [chta]}\n");
