@@ -653,6 +653,10 @@ std::optional<ValidateRequest> parse_validate(CliContext& ctx) {
     req.by_op = vm.count("by-op") > 0;
     req.json = vm.count("json") > 0;
     req.markdown = vm.count("markdown") > 0;
+    if (req.markdown && req.json) {
+        throw UsageError("calib validate: --markdown and --json both choose the output format; "
+                         "pass one of them");
+    }
     if (vm.count("scenario")) {
         req.scenario = vm["scenario"].as<std::string>();
     }

@@ -175,8 +175,8 @@ int run_fit(CliContext& ctx) {
 
 namespace {
 
-/// Which measured band each estimate figure carries (model/error_bands.hpp), keyed by the
-/// figure's --json key: the time to first token alone is a whole prefill step, under load a
+/// Which measured band each estimate figure carries (model/error_bands.hpp), keyed as --json's
+/// `bands` object keys them: the time to first token alone is a whole prefill step, under load a
 /// serving run's; TPOT and throughput are whole decode steps.
 struct EstimateBand {
     const char* key;
@@ -184,11 +184,11 @@ struct EstimateBand {
     model::BandRegime regime;
 };
 constexpr EstimateBand kEstimateBands[] = {
-    {"ttft_s", model::BandFigure::Ttft, model::BandRegime::Prefill},
-    {"ttft_loaded_s", model::BandFigure::Ttft, model::BandRegime::Serving},
-    {"tpot_s", model::BandFigure::Tpot, model::BandRegime::Decode},
-    {"throughput_tok_s", model::BandFigure::Throughput, model::BandRegime::Decode},
-    {"peak_throughput_tok_s", model::BandFigure::Throughput, model::BandRegime::Decode}};
+    {"ttft", model::BandFigure::Ttft, model::BandRegime::Prefill},
+    {"ttft_loaded", model::BandFigure::Ttft, model::BandRegime::Serving},
+    {"tpot", model::BandFigure::Tpot, model::BandRegime::Decode},
+    {"throughput", model::BandFigure::Throughput, model::BandRegime::Decode},
+    {"peak_throughput", model::BandFigure::Throughput, model::BandRegime::Decode}};
 
 const EstimateBand& estimate_band(std::string_view key) {
     for (const EstimateBand& b : kEstimateBands) {
@@ -215,14 +215,14 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
         return notes.cell(eb.figure, eb.regime);
     };
     Table t({"figure", "value", "band", "MFU", "MBU"});
-    t.add_row({"TTFT (alone)", ms(e.ttft), band("ttft_s"), pct(e.prefill.mfu), pct(e.prefill.mbu)});
-    t.add_row({"TTFT (under load)", ms(e.ttft_loaded), band("ttft_loaded_s"), "", ""});
-    t.add_row({"TPOT", ms(e.tpot), band("tpot_s"), pct(e.decode.mfu), pct(e.decode.mbu)});
+    t.add_row({"TTFT (alone)", ms(e.ttft), band("ttft"), pct(e.prefill.mfu), pct(e.prefill.mbu)});
+    t.add_row({"TTFT (under load)", ms(e.ttft_loaded), band("ttft_loaded"), "", ""});
+    t.add_row({"TPOT", ms(e.tpot), band("tpot"), pct(e.decode.mfu), pct(e.decode.mbu)});
     t.add_row({"running per replica", std::to_string(e.running), "", "", ""});
-    t.add_row({"throughput", fixed(e.throughput, 0) + " tok/s", band("throughput_tok_s"), "", ""});
+    t.add_row({"throughput", fixed(e.throughput, 0) + " tok/s", band("throughput"), "", ""});
     t.add_row({"peak throughput",
                fixed(e.peak_throughput, 0) + " tok/s at " + std::to_string(e.peak_concurrency),
-               band("peak_throughput_tok_s"), "", ""});
+               band("peak_throughput"), "", ""});
     t.add_row({"single-stream bound", fixed(e.single_stream_bound, 0) + " tok/s", "", "", ""});
     if (e.speculative) {
         const model::SpeculativeFigures& f = *e.speculative;

@@ -164,6 +164,9 @@ TEST(ErrorBands, CalibValidateWritesTheBandsItPrints) {
     ASSERT_EQ(md.exit_code, 0) << md.out;
     EXPECT_EQ(std::count(md.out.begin(), md.out.end(), '\n'),
               static_cast<long>(file.bands.size() + 2));
+    const auto both = test::run_cli("calib validate " + csv + " --markdown --json");
+    EXPECT_EQ(both.exit_code, 2) << both.out;
+    EXPECT_NE(both.out.find("pass one of them"), std::string::npos) << both.out;
     fs::remove_all(dir);
 }
 
@@ -188,5 +191,53 @@ TEST(ErrorBands, ShippedBandsAreTheMeasurementOfTheValidationSets) {
         EXPECT_NEAR(fresh.bands[i].p90, shipped.bands[i].p90, 1e-9) << i;
         EXPECT_NEAR(fresh.bands[i].mean_signed, shipped.bands[i].mean_signed, 1e-9) << i;
     }
+    fs::remove_all(dir);
+}
+
+TEST(ErrorBands, EstimateAndTrainPrintTheShippedBandOfTheirClassOrTheDefault) {
+    const fs::path root(GPUPLAN_SOURCE_DIR);
+    const model::ErrorBands shipped = hwdb::read_error_bands_file(root / "hwdb/error_bands.yaml");
+    const auto json_of = [](const std::string& args) {
+        const auto r = test::run_cli(args);
+        EXPECT_EQ(r.exit_code, 0) << r.out;
+        return nlohmann::json::parse(r.out);
+    };
+    // quickstart: Llama-3.1-8B, bf16 weights, vLLM on one H100-SXM.
+    const nlohmann::json h100 =
+        json_of("estimate " + (root / "examples/quickstart.yaml").string() + " --json");
+    const model::BandQuery q{"h100-sxm", "vllm", false, "16-bit"};
+    const model::FigureBand tpot =
+        model::band_for(shipped, model::BandFigure::Tpot, model::BandRegime::Decode, q);
+    ASSERT_TRUE(tpot.validated);
+    EXPECT_DOUBLE_EQ(h100["bands"]["tpot"]["p90"].get<double>(), tpot.p90);
+    EXPECT_EQ(h100["bands"]["tpot"]["source"], tpot.source);
+    const model::FigureBand ttft =
+        model::band_for(shipped, model::BandFigure::Ttft, model::BandRegime::Prefill, q);
+    EXPECT_DOUBLE_EQ(h100["bands"]["ttft"]["p90"].get<double>(), ttft.p90);
+    // The same scenario on a GPU no validation set covers: the labelled default on every figure.
+    const nlohmann::json mi300 = json_of(
+        "estimate " + (root / "examples/quickstart.yaml").string() + " --gpu mi300x --json");
+    for (const auto& [key, band] : mi300["bands"].items()) {
+        EXPECT_FALSE(band["validated"].get<bool>()) << key;
+        EXPECT_DOUBLE_EQ(band["p90"].get<double>(), model::kUnvalidatedBand) << key;
+        EXPECT_EQ(band["source"], "default: no validation for this class") << key;
+    }
+    // Training steps have no validation set yet.
+    const nlohmann::json train =
+        json_of("train " + (root / "examples/failures-training-llama70b-1024xh100.yaml").string() +
+                " --json");
+    EXPECT_FALSE(train["step_time_band"]["validated"].get<bool>());
+    EXPECT_DOUBLE_EQ(train["step_time_band"]["p90"].get<double>(), model::kUnvalidatedBand);
+}
+
+TEST(ErrorBands, BadBandsFileInAnHwdbFolderExitsTwoNamingTheLine) {
+    const fs::path dir = temp_dir("badhwdb");
+    hwdb::write_text_file(dir / "error_bands.yaml",
+                          "schema: 1\nerror_bands:\n  bands:\n    - figure: latency\n");
+    const auto r = test::run_cli("--hwdb " + dir.string() + " estimate " +
+                                 std::string(GPUPLAN_SOURCE_DIR) + "/examples/quickstart.yaml");
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("error_bands.yaml:4"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("unknown value 'latency'"), std::string::npos) << r.out;
     fs::remove_all(dir);
 }
