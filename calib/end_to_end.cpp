@@ -95,6 +95,7 @@ EndToEndReport validate_step_runs(
     std::vector<model::DecodeSeq> decodes;
     int rejected_prompt = 0;
     std::vector<std::string> rejected_examples;
+    EndToEndReport out;
     for (const auto& r : runs) {
         model::Deployment d;
         d.model = db.model(r.model);
@@ -140,11 +141,12 @@ EndToEndReport validate_step_runs(
         if (r.prompt_time_s >= floor_s) {
             prompt.push_back(sp);
             prompt_gpu[r.gpu].push_back(sp);
+            out.prompt_errors.emplace_back(r.gpu, sp.error);
         }
         token.push_back(st);
         token_gpu[r.gpu].push_back(st);
+        out.token_errors.emplace_back(r.gpu, st.error);
     }
-    EndToEndReport out;
     out.rejected_prompt_rows = rejected_prompt;
     out.rejected_examples.assign(rejected_examples.begin(),
                                  rejected_examples.begin() +

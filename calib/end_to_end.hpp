@@ -49,6 +49,9 @@ struct EndToEndReport {
     StepErrorStats token;
     std::vector<std::pair<std::string, StepErrorStats>> prompt_by_gpu;
     std::vector<std::pair<std::string, StepErrorStats>> token_by_gpu;
+    /// Every point's signed relative error (predicted - measured) / measured, with its GPU.
+    std::vector<std::pair<std::string, double>> prompt_errors;
+    std::vector<std::pair<std::string, double>> token_errors;
     int rejected_prompt_rows = 0;               ///< prompt times below the datasheet-peak floor
     std::vector<std::string> rejected_examples; ///< a few of them (file:line)
 };

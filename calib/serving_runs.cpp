@@ -258,6 +258,17 @@ ServingComparison replay_serving_run(
     c.requests = static_cast<int>(run.requests.size());
     c.vllm_version = run.vllm_version;
     c.measured = measured_latencies(run);
+    {
+        double first = run.requests.front().queued_s;
+        double last = run.requests.front().last_token_s;
+        double tokens = 0;
+        for (const auto& r : run.requests) {
+            first = std::min(first, r.queued_s);
+            last = std::max(last, r.last_token_s);
+            tokens += r.output_tokens;
+        }
+        c.measured_output_tok_s = last > first ? tokens / (last - first) : 0.0;
+    }
     std::string skip;
     std::optional<model::Scenario> built = serving_run_scenario(run, db, skip);
     if (const model::AcceleratorSpec* g = db.find_accelerator(run.gpu)) {
@@ -304,6 +315,7 @@ ServingComparison replay_serving_run(
     }
     c.replayed = true;
     c.simulated = {from_sim(r.overall.ttft), from_sim(r.overall.tpot), from_sim(r.overall.e2e)};
+    c.simulated_output_tok_s = r.output_tok_s;
     return c;
 }
 

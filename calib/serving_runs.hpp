@@ -88,6 +88,9 @@ struct ServingComparison {
     bool default_profile = true; ///< no profile was found for the GPU
     ServingLatencies measured;
     ServingLatencies simulated;
+    /// Output tokens per second from the first arrival to the last token.
+    double measured_output_tok_s = 0;
+    double simulated_output_tok_s = 0;
 };
 
 /// The scenario of a run, as `gpuplan simulate` reads the script's: the hwdb accelerator and

@@ -2,6 +2,7 @@
 // and the error of the model against measurements (docs/calibration.md).
 #include "calib/bench_fit.hpp"
 #include "calib/end_to_end.hpp"
+#include "calib/error_bands.hpp"
 #include "calib/fit.hpp"
 #include "calib/importers.hpp"
 #include "calib/power_fit.hpp"
@@ -13,6 +14,7 @@
 #include "cli/output_file.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
+#include "hwdb/error_bands_io.hpp"
 #include "hwdb/observed_readers.hpp"
 #include "hwdb/profile_loader.hpp"
 #include "model/diagnose.hpp"
@@ -610,6 +612,8 @@ struct ValidateRequest {
     bool all = false;
     bool by_op = false;
     bool json = false;
+    bool markdown = false;   ///< only the per-class band table, in Markdown
+    std::string write_bands; ///< write the measured bands here (hwdb/error_bands.yaml)
     std::optional<std::string> scenario;
 };
 
@@ -631,18 +635,28 @@ std::optional<ValidateRequest> parse_validate(CliContext& ctx) {
         "scenario", po::value<std::string>(),
         "the inputs are benchmark results of this deployment (`vllm bench serve --save-result`, "
         "GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json): report the model's error "
-        "on them")("json", "machine-readable output");
+        "on them")("write-bands", po::value(&req.write_bands),
+                   "write the per-class error bands of the whole-step and serving validation to "
+                   "this file (hwdb/error_bands.yaml; docs/validation.md)")(
+        "markdown", "print only the per-class error-band table, as Markdown")(
+        "json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("dirs", -1);
     po::variables_map vm;
     if (!parse_options("calib validate", ctx.args, desc, pos, vm, *ctx.out,
-                       "DIR... [--profile FILE] [--gpu NAME] [--all] [--json] | BENCH.json... "
+                       "DIR... [--profile FILE] [--gpu NAME] [--all] [--json] [--write-bands FILE] "
+                       "[--markdown] | BENCH.json... "
                        "--scenario FILE")) {
         return std::nullopt;
     }
     req.all = vm.count("all") > 0;
     req.by_op = vm.count("by-op") > 0;
     req.json = vm.count("json") > 0;
+    req.markdown = vm.count("markdown") > 0;
+    if (req.markdown && req.json) {
+        throw UsageError("calib validate: --markdown and --json both choose the output format; "
+                         "pass one of them");
+    }
     if (vm.count("scenario")) {
         req.scenario = vm["scenario"].as<std::string>();
     }
@@ -811,6 +825,10 @@ void validate_kernels(CliContext& ctx, const ValidateRequest& req, nlohmann::jso
     }
 }
 
+/// The validation sets' names in the band table and hwdb/error_bands.yaml.
+const std::string kSplitwiseSet = "SplitwiseSim perf_model.csv (Mutinifni/splitwise-sim)";
+const std::string kServingSet = "LLMServingSim vLLM runs (casys-kaist/LLMServingSim)";
+
 /// SplitwiseSim's perf_model.csv in or at an input, or an empty path.
 fs::path splitwise_csv_in(const std::string& in) {
     for (const fs::path& cand : {fs::path(in) / "splitwise/data/perf_model.csv",
@@ -847,7 +865,8 @@ void print_step_validation(std::ostream& out, const fs::path& csv,
 
 /// Whole engine steps: SplitwiseSim's measured Llama-2-70B prompt and token times, when an
 /// input folder holds them (calib/end_to_end.hpp), with the profiles and with the default.
-void validate_steps(CliContext& ctx, const ValidateRequest& req, nlohmann::json& json) {
+void validate_steps(CliContext& ctx, const ValidateRequest& req, nlohmann::json& json,
+                    std::vector<calib::BandSample>& samples) {
     const model::EfficiencyProfile base = model::default_profile();
     for (const auto& in : req.inputs) {
         const fs::path csv = splitwise_csv_in(in);
@@ -862,6 +881,15 @@ void validate_steps(CliContext& ctx, const ValidateRequest& req, nlohmann::json&
             });
         const auto spec = calib::validate_step_runs(
             runs, ctx.db(), [&](const model::AcceleratorSpec&) { return base; });
+        if (!runs.empty()) {
+            for (auto& b :
+                 calib::step_band_samples(fitted, runs.front().model, ctx.db(), kSplitwiseSet)) {
+                samples.push_back(std::move(b));
+            }
+        }
+        if (req.markdown) {
+            continue;
+        }
         if (req.json) {
             json.push_back({{"end_to_end", csv.string()},
                             {"prompt", step_stats_json(fitted.prompt)},
@@ -941,7 +969,8 @@ void print_serving(std::ostream& out, const calib::ServingComparison& c) {
 
 /// Whole serving runs: measured vLLM runs (LLMServingSim's bench/examples) replayed through
 /// the simulator (calib/serving_runs.hpp).
-void validate_serving_runs(CliContext& ctx, const ValidateRequest& req, nlohmann::json& json) {
+void validate_serving_runs(CliContext& ctx, const ValidateRequest& req, nlohmann::json& json,
+                           std::vector<calib::BandSample>& samples) {
     for (const auto& in : req.inputs) {
         for (const auto& dir : calib::find_serving_runs(in)) {
             const auto folders = profile_folders(ctx);
@@ -949,6 +978,12 @@ void validate_serving_runs(CliContext& ctx, const ValidateRequest& req, nlohmann
                 calib::read_serving_run(dir), ctx.db(), [&](const model::AcceleratorSpec& gpu) {
                     return hwdb::find_profile_for_gpu(folders, gpu);
                 });
+            for (auto& b : calib::serving_band_samples(c, ctx.db(), kServingSet)) {
+                samples.push_back(std::move(b));
+            }
+            if (req.markdown) {
+                continue;
+            }
             if (req.json) {
                 json.push_back(serving_json(dir, c));
             } else {
@@ -956,6 +991,95 @@ void validate_serving_runs(CliContext& ctx, const ValidateRequest& req, nlohmann
             }
         }
     }
+}
+
+/// One row per measured band: its class, n, mean signed and P90 absolute error, set.
+void print_band_table(std::ostream& out, const model::ErrorBands& bands, bool markdown) {
+    const std::vector<std::string> header = {"figure",    "GPU",    "engine",      "model",
+                                             "precision", "regime", "n",           "mean signed",
+                                             "P90 abs",   "set",    "fitted on it"};
+    std::vector<std::vector<std::string>> rows;
+    for (const model::MeasuredBand& b : bands.bands) {
+        rows.push_back({model::name_of(b.figure), b.cls.gpu, b.cls.engine,
+                        b.cls.moe ? "MoE" : "dense", b.cls.precision, model::name_of(b.cls.regime),
+                        std::to_string(b.points),
+                        (b.mean_signed >= 0 ? "+" : "") + fixed(b.mean_signed * 100, 1) + "%",
+                        pct(b.p90), b.level + ": " + b.set, b.fitted_on ? "yes" : "no"});
+    }
+    if (!markdown) {
+        Table t(header);
+        for (auto& r : rows) {
+            t.add_row(std::move(r));
+        }
+        t.print(out);
+        return;
+    }
+    const auto line = [&](const std::vector<std::string>& cells) {
+        out << '|';
+        for (const auto& c : cells) {
+            out << ' ' << c << " |";
+        }
+        out << '\n';
+    };
+    line(header);
+    out << '|';
+    for (std::size_t i = 0; i < header.size(); ++i) {
+        out << "---|";
+    }
+    out << '\n';
+    for (const auto& r : rows) {
+        line(r);
+    }
+}
+
+/// The per-class bands of the whole-step and serving validation: printed (text, Markdown or
+/// JSON) and, with --write-bands, written for hwdb.
+void report_bands(CliContext& ctx, const ValidateRequest& req, nlohmann::json& json,
+                  const std::vector<calib::BandSample>& samples) {
+    model::ErrorBands bands;
+    bands.bands = calib::measure_bands(samples);
+    std::set<std::string> sets;
+    for (const auto& b : bands.bands) {
+        sets.insert(b.set);
+    }
+    bands.generated_by = "gpuplan calib validate DATA... --write-bands FILE, on:";
+    for (const auto& set : sets) {
+        bands.generated_by += (set == *sets.begin() ? " " : "; ") + set;
+    }
+    if (!req.write_bands.empty()) {
+        write_output_file(req.write_bands, hwdb::error_bands_yaml(bands));
+    }
+    if (req.json) {
+        nlohmann::json rows = nlohmann::json::array();
+        for (const auto& b : bands.bands) {
+            rows.push_back({{"figure", model::name_of(b.figure)},
+                            {"gpu", b.cls.gpu},
+                            {"engine", b.cls.engine},
+                            {"moe", b.cls.moe},
+                            {"precision", b.cls.precision},
+                            {"regime", model::name_of(b.cls.regime)},
+                            {"points", b.points},
+                            {"mean_signed", b.mean_signed},
+                            {"p90", b.p90},
+                            {"level", b.level},
+                            {"set", b.set},
+                            {"fitted_on", b.fitted_on}});
+        }
+        json.push_back({{"error_bands", rows}});
+        return;
+    }
+    if (req.markdown) {
+        print_band_table(*ctx.out, bands, true);
+        return;
+    }
+    if (bands.bands.empty()) {
+        return;
+    }
+    *ctx.out << "error bands per figure and class: (predicted - measured) / measured of whole "
+                "steps and serving runs; mean signed (+: the model is slow) and nearest-rank P90 "
+                "of the absolute error\n";
+    print_band_table(*ctx.out, bands, false);
+    *ctx.out << '\n';
 }
 
 } // namespace
@@ -970,9 +1094,16 @@ int run_calib_validate(CliContext& ctx) {
     }
     nlohmann::json json = nlohmann::json::array();
     std::vector<std::string> unknown;
-    validate_kernels(ctx, *req, json, unknown);
-    validate_steps(ctx, *req, json);
-    validate_serving_runs(ctx, *req, json);
+    std::vector<calib::BandSample> samples;
+    if (!req->markdown) {
+        validate_kernels(ctx, *req, json, unknown);
+    }
+    validate_steps(ctx, *req, json, samples);
+    validate_serving_runs(ctx, *req, json, samples);
+    report_bands(ctx, *req, json, samples);
+    if (req->markdown) {
+        return 0;
+    }
     auto& out = *ctx.out;
     if (req->json) {
         out << json_text(json) << '\n';

@@ -1,8 +1,17 @@
 #include "cli/cli_context.hpp"
 
+#include "hwdb/error_bands_io.hpp"
+
 #include <ostream>
 
 namespace gpuplan::cli {
+
+const model::ErrorBands& CliContext::error_bands() {
+    if (!bands_) {
+        bands_ = hwdb::load_error_bands(hwdb::default_folders(extra_hwdb));
+    }
+    return *bands_;
+}
 
 const hwdb::Database& CliContext::db() {
     if (!db_) {

@@ -4,6 +4,7 @@
 
 #include "hwdb/database.hpp"
 #include "model/efficiency.hpp"
+#include "model/error_bands.hpp"
 
 #include <filesystem>
 #include <iosfwd>
@@ -24,9 +25,12 @@ struct CliContext {
     /// Each GPU's shipped or user profile (choose_profile without --profile), read once per
     /// process: what-ifs and sweeps ask for the same GPUs many times.
     std::map<std::string, model::EfficiencyProfile> gpu_profiles;
+    /// The measured error bands of the hwdb folders (hwdb/error_bands.yaml), read once.
+    [[nodiscard]] const model::ErrorBands& error_bands();
 
   private:
     std::optional<hwdb::Database> db_;
+    std::optional<model::ErrorBands> bands_;
 };
 
 /// One subcommand: runs and returns the process exit code; throws InputError on bad input.

@@ -1,5 +1,6 @@
 // `gpuplan fit`, `gpuplan estimate` and `gpuplan compare`: the analytic model's answers.
 #include "cli/availability_report.hpp"
+#include "cli/band_notes.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/command_reports.hpp"
 #include "cli/emit.hpp"
@@ -13,6 +14,7 @@
 #include "cli/table.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/bottleneck.hpp"
+#include "model/error.hpp"
 #include "model/failures.hpp"
 #include "model/memory.hpp"
 #include "model/price_list.hpp"
@@ -26,6 +28,7 @@
 #include <algorithm>
 #include <optional>
 #include <ostream>
+#include <string_view>
 
 namespace gpuplan::cli {
 namespace {
@@ -172,27 +175,55 @@ int run_fit(CliContext& ctx) {
 
 namespace {
 
+/// Which measured band each estimate figure carries (model/error_bands.hpp), keyed as --json's
+/// `bands` object keys them: the time to first token alone is a whole prefill step, under load a
+/// serving run's; TPOT and throughput are whole decode steps.
+struct EstimateBand {
+    const char* key;
+    model::BandFigure figure;
+    model::BandRegime regime;
+};
+constexpr EstimateBand kEstimateBands[] = {
+    {"ttft", model::BandFigure::Ttft, model::BandRegime::Prefill},
+    {"ttft_loaded", model::BandFigure::Ttft, model::BandRegime::Serving},
+    {"tpot", model::BandFigure::Tpot, model::BandRegime::Decode},
+    {"throughput", model::BandFigure::Throughput, model::BandRegime::Decode},
+    {"peak_throughput", model::BandFigure::Throughput, model::BandRegime::Decode}};
+
+const EstimateBand& estimate_band(std::string_view key) {
+    for (const EstimateBand& b : kEstimateBands) {
+        if (key == b.key) {
+            return b;
+        }
+    }
+    throw InternalError("no error band is assigned to estimate figure '" + std::string(key) + "'");
+}
+
 void print_estimate(std::ostream& out, const model::Scenario& s, const model::ServingEstimate& e,
-                    const model::BottleneckReport& b, const std::vector<model::WhatIf>& whatifs) {
+                    const model::BottleneckReport& b, const std::vector<model::WhatIf>& whatifs,
+                    const model::ErrorBands& bands) {
     print_memory(out, s, e.memory, e.operating_point.concurrency);
     // The request the figures are for: the class mix's mean request when the scenario has classes.
     const model::Workload w = model::analytic_request(s.workload);
-    const double band = e.error_band.p90;
     out << "\nspeed for " << w.input_tokens << " input + " << w.output_tokens << " output tokens"
-        << (s.workload.classes.empty() ? "" : " (the mean request of the class mix)")
-        << " (error band ±" << fixed(band * 100, 0)
-        << " % P90 per kernel; whole steps: docs/calibration.md §5b)\n"
+        << (s.workload.classes.empty() ? "" : " (the mean request of the class mix)") << '\n'
         << "load: " << load_line(e.operating_point) << '\n';
-    Table t({"figure", "value", "MFU", "MBU"});
-    t.add_row({"TTFT (alone)", ms(e.ttft), pct(e.prefill.mfu), pct(e.prefill.mbu)});
-    t.add_row({"TTFT (under load)", ms(e.ttft_loaded), "", ""});
-    t.add_row({"TPOT", ms(e.tpot), pct(e.decode.mfu), pct(e.decode.mbu)});
-    t.add_row({"running per replica", std::to_string(e.running), "", ""});
-    t.add_row({"throughput", fixed(e.throughput, 0) + " tok/s", "", ""});
+    // Each figure's band: its measured error on whole steps or serving runs (docs/validation.md).
+    BandNotes notes(bands, model::band_query(s.deployment));
+    const auto band = [&](std::string_view key) {
+        const EstimateBand& eb = estimate_band(key);
+        return notes.cell(eb.figure, eb.regime);
+    };
+    Table t({"figure", "value", "band", "MFU", "MBU"});
+    t.add_row({"TTFT (alone)", ms(e.ttft), band("ttft"), pct(e.prefill.mfu), pct(e.prefill.mbu)});
+    t.add_row({"TTFT (under load)", ms(e.ttft_loaded), band("ttft_loaded"), "", ""});
+    t.add_row({"TPOT", ms(e.tpot), band("tpot"), pct(e.decode.mfu), pct(e.decode.mbu)});
+    t.add_row({"running per replica", std::to_string(e.running), "", "", ""});
+    t.add_row({"throughput", fixed(e.throughput, 0) + " tok/s", band("throughput"), "", ""});
     t.add_row({"peak throughput",
-               fixed(e.peak_throughput, 0) + " tok/s at " + std::to_string(e.peak_concurrency), "",
-               ""});
-    t.add_row({"single-stream bound", fixed(e.single_stream_bound, 0) + " tok/s", "", ""});
+               fixed(e.peak_throughput, 0) + " tok/s at " + std::to_string(e.peak_concurrency),
+               band("peak_throughput"), "", ""});
+    t.add_row({"single-stream bound", fixed(e.single_stream_bound, 0) + " tok/s", "", "", ""});
     if (e.speculative) {
         const model::SpeculativeFigures& f = *e.speculative;
         double mean = 0;
@@ -215,6 +246,7 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
                    "", ""});
     }
     t.print(out);
+    notes.print(out);
     out << "\nbinding resource\n"
         << "  prefill: " << model::to_string(b.prefill.binding) << " - " << b.prefill.detail << '\n'
         << "  decode:  " << model::to_string(b.decode.binding) << " - " << b.decode.detail << '\n';
@@ -234,8 +266,9 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
     wt.print(out);
     out << "\nprovenance: " << model::to_string(e.provenance.kind)
         << (e.provenance.file.empty() ? "" : " " + e.provenance.file) << " ("
-        << e.provenance.description << "); error band MAPE " << fixed(e.error_band.mape * 100, 0)
-        << " %, P90 " << fixed(e.error_band.p90 * 100, 0) << " %"
+        << e.provenance.description << "); per-kernel error MAPE "
+        << fixed(e.error_band.mape * 100, 0) << " %, P90 " << fixed(e.error_band.p90 * 100, 0)
+        << " %"
         << (e.error_band.points ? " on " + std::to_string(e.error_band.points) + " points"
                                 : " (not validated)")
         << '\n';
@@ -279,6 +312,10 @@ nlohmann::json estimate_report(CliContext& ctx, const model::Scenario& s,
     const EstimateParts p = estimate_parts(ctx, s, profile, cached);
     const model::BottleneckReport& b = *p.analysis.bottleneck;
     nlohmann::json j = estimate_json(s, b.estimate, b, p.whatifs);
+    const model::BandQuery q = model::band_query(s.deployment);
+    for (const EstimateBand& eb : kEstimateBands) {
+        j["bands"][eb.key] = band_json(model::band_for(ctx.error_bands(), eb.figure, eb.regime, q));
+    }
     if (p.analysis.power) {
         j["power"] = power_json(*p.analysis.power);
     }
@@ -329,7 +366,7 @@ int run_estimate(CliContext& ctx) {
         // the verdict and what-ifs see the same prefix-cache hits as the figures.
         const EstimateParts p = estimate_parts(ctx, s, profile, cached);
         const model::BottleneckReport& b = *p.analysis.bottleneck;
-        print_estimate(*ctx.out, s, b.estimate, b, p.whatifs);
+        print_estimate(*ctx.out, s, b.estimate, b, p.whatifs, ctx.error_bands());
         if (p.analysis.power) {
             *ctx.out << "\nunder the power limit (analytic; figures above are uncapped)\n";
             print_power(*ctx.out, *p.analysis.power);

@@ -3,6 +3,7 @@
 // the cheapest configurations that meet the SLOs, or says that nothing does and which came
 // closest (docs/plan.md).
 #include "cli/availability_report.hpp"
+#include "cli/band_notes.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/command_reports.hpp"
 #include "cli/emit.hpp"
@@ -193,13 +194,19 @@ std::string layout(const plan::SizingConfig& k) {
     return s + " x" + std::to_string(k.par.dp);
 }
 
-std::string tightest(const plan::SizingRow& r) {
+/// The SLO figure closest to (or furthest past) its target, or null.
+const plan::SloMargin* tightest_margin(const plan::SizingRow& r) {
     const plan::SloMargin* t = nullptr;
     for (const auto& m : r.margins) {
         if (!t || m.value_s / m.target_s > t->value_s / t->target_s) {
             t = &m;
         }
     }
+    return t;
+}
+
+std::string tightest(const plan::SizingRow& r) {
+    const plan::SloMargin* t = tightest_margin(r);
     if (!t) {
         return "-";
     }
@@ -219,11 +226,28 @@ std::string slo_margin(const plan::SizingRow& r) {
     return fixed(100 * m, 0) + " %";
 }
 
+/// The measured band of the tightest SLO figure of `r` (a simulated serving latency), for the
+/// row's GPU, weights and the scenario's engine and model.
+std::string tightest_band(BandNotes& notes, const model::Scenario& s, const plan::SizingRow& r) {
+    const plan::SloMargin* t = tightest_margin(r);
+    const auto figure = t ? model::value_of<model::BandFigure>(t->metric) : std::nullopt;
+    if (!figure) {
+        return "-";
+    }
+    model::BandQuery q = model::band_query(s.deployment);
+    q.gpu = r.config.gpu;
+    q.precision = model::precision_class(r.config.weights.bits_per_element);
+    notes.set_query(std::move(q));
+    return notes.cell(*figure, model::BandRegime::Serving);
+}
+
 void print_rows(std::ostream& out, const std::vector<plan::SizingRow>& rows,
-                const std::string& currency, double percentile) {
+                const std::string& currency, double percentile, const model::Scenario& s,
+                const model::ErrorBands& bands) {
     Table t({"#", "configuration", "GPUs", "precision", "seqs", currency + "/month",
              currency + "/Mtok", "avg kW", "peak kW", "racks",
-             "tightest SLO (p" + fixed(percentile, 0) + ")", "margin", "binding"});
+             "tightest SLO (p" + fixed(percentile, 0) + ")", "band", "margin", "binding"});
+    BandNotes notes(bands, model::band_query(s.deployment));
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const auto& r = rows[i];
         const auto& k = r.config;
@@ -232,10 +256,11 @@ void print_rows(std::ostream& out, const std::vector<plan::SizingRow>& rows,
                    r.monthly ? fixed(*r.monthly, 0) : "-",
                    r.per_million_tokens ? fixed(*r.per_million_tokens, 3) : "-",
                    fixed(r.avg_power_w / 1e3, 2), fixed(r.peak_power_w / 1e3, 2),
-                   std::to_string(r.racks), tightest(r), slo_margin(r),
+                   std::to_string(r.racks), tightest(r), tightest_band(notes, s, r), slo_margin(r),
                    r.binding_resource.empty() ? "-" : r.binding_resource});
     }
     t.print(out);
+    notes.print(out);
 }
 
 // The confirming simulations of each batch spread over the ranks of `job`: every rank takes the
@@ -527,11 +552,11 @@ int run_plan(CliContext& ctx) {
     }
     out << " (docs/plan.md)\n\n";
     if (r.found) {
-        print_rows(out, r.ranked, r.currency, s.slo.percentile);
+        print_rows(out, r.ranked, r.currency, s.slo.percentile, s, ctx.error_bands());
         out << '\n';
     } else if (r.closest_miss && r.closest_miss->monthly) {
         out << "closest miss:\n";
-        print_rows(out, {*r.closest_miss}, r.currency, s.slo.percentile);
+        print_rows(out, {*r.closest_miss}, r.currency, s.slo.percentile, s, ctx.error_bands());
         out << '\n';
     }
     out << (r.found ? "answer       " : "NO ANSWER    ") << r.verdict << '\n';

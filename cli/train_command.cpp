@@ -1,5 +1,6 @@
 // `gpuplan train`: memory per GPU, step time, MFU, time and cost to train, and the layout search
 // (model/training.hpp). A scenario file with a `training:` block and/or flags.
+#include "cli/band_notes.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/command_reports.hpp"
 #include "cli/interrupt.hpp"
@@ -479,7 +480,8 @@ nlohmann::json train_json(const model::Scenario& s, const model::TrainingEstimat
     return j;
 }
 
-void print_estimate(std::ostream& out, const model::Scenario& s, const model::TrainingEstimate& e) {
+void print_estimate(std::ostream& out, const model::Scenario& s, const model::TrainingEstimate& e,
+                    const model::ErrorBands& bands) {
     const auto& d = s.deployment;
     const auto& c = *s.training;
     const auto& r = e.result;
@@ -532,7 +534,10 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Tr
     }
 
     const auto& b = r.step;
-    out << "\nstep time " << secs(b.total) << "\n";
+    BandNotes notes(bands, model::training_band_query(d, c.compute));
+    out << "\nstep time " << secs(b.total) << " (band "
+        << notes.cell(model::BandFigure::TrainingStep, model::BandRegime::Training) << ")\n";
+    notes.print(out);
     Table bt({"part", "time", "share"});
     const auto brow = [&](const std::string& name, Seconds v) {
         bt.add_row({name, secs(v), pct(b.total.si() > 0 ? v / b.total : 0.0)});
@@ -623,6 +628,17 @@ void print_search(std::ostream& out, const model::SearchResult& sr, model::RankB
 
 } // namespace
 
+namespace {
+
+/// The measured error band of the step time of `s`'s training (model/error_bands.hpp).
+nlohmann::json step_time_band_json(CliContext& ctx, const model::Scenario& s) {
+    return band_json(model::band_for(
+        ctx.error_bands(), model::BandFigure::TrainingStep, model::BandRegime::Training,
+        model::training_band_query(s.deployment, s.training->compute)));
+}
+
+} // namespace
+
 nlohmann::json train_report(CliContext& ctx, const model::Scenario& s,
                             const model::EfficiencyProfile& profile) {
     if (!s.training) {
@@ -633,6 +649,7 @@ nlohmann::json train_report(CliContext& ctx, const model::Scenario& s,
         model::estimate_training(s.deployment, *s.training, profile, training_cost_inputs(ctx, s));
     nlohmann::json j = train_json(s, e);
     j["layout_chosen_by"] = "given";
+    j["step_time_band"] = step_time_band_json(ctx, s);
     return j;
 }
 
@@ -759,6 +776,7 @@ int run_train(CliContext& ctx) {
         if (sr)
             j["search"] = search_j;
         j["layout_chosen_by"] = auto_layout && sr && !sr->top.empty() ? "search" : "given";
+        j["step_time_band"] = step_time_band_json(ctx, shown);
         *ctx.out << json_text(j) << '\n';
         return 0;
     }
@@ -775,7 +793,7 @@ int run_train(CliContext& ctx) {
             *ctx.out << "the best layout in detail:\n\n";
         }
     }
-    print_estimate(*ctx.out, shown, e);
+    print_estimate(*ctx.out, shown, e, ctx.error_bands());
     return 0;
 }
 

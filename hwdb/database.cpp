@@ -345,9 +345,11 @@ Database Database::load(const std::vector<std::filesystem::path>& folders) {
         std::vector<std::filesystem::path> files;
         for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
             const auto ext = entry.path().extension();
-            // hwdb/profiles/ holds calibration profiles, which have their own schema.
+            // hwdb/profiles/ holds calibration profiles and error_bands.yaml the measured error
+            // bands (hwdb/error_bands_io.hpp), which have their own schemas.
             if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml") &&
-                entry.path().parent_path().filename() != "profiles") {
+                entry.path().parent_path().filename() != "profiles" &&
+                entry.path().filename() != "error_bands.yaml") {
                 files.push_back(entry.path());
             }
         }
