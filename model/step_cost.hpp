@@ -186,6 +186,20 @@ class StepCostModel {
     void gemm(OpCost& op, double m, double k, double n, double weight_bytes, double layers,
               Work& acc, bool replicated, bool sixteen_bit = false) const noexcept;
     void stream(OpCost& op, double bytes, double flops, double layers) const noexcept;
+    // The parts of cost(), called in this order (each adds its operators to the step).
+    [[nodiscard]] static OpCost& op_of(StepCost& r, Op o) noexcept {
+        return r.ops[static_cast<std::size_t>(o)];
+    }
+    void embedding_and_norms(StepCost& r, double t) const noexcept;
+    void qkv_projection(StepCost& r, const BatchStats& s, double t, Work& acc) const noexcept;
+    [[nodiscard]] double attention_pair_flops() const noexcept;
+    void attention_prefill(StepCost& r, const BatchStats& s, Work& acc) const noexcept;
+    void attention_decode(StepCost& r, const BatchStats& s, Work& acc) const noexcept;
+    void out_projection_and_mlp(StepCost& r, double t, double nd, Work& acc) const noexcept;
+    void mlp(OpCost& o, double t, double ffn, double layers, Work& acc) const noexcept;
+    void moe(StepCost& r, double t, Work& acc) const noexcept;
+    void communication(StepCost& r, double t, double rows) const noexcept;
+    void totals(StepCost& r, Seconds launch, const Work& acc) const noexcept;
 
     EfficiencyProfile prof_;
     EngineSettings engine_;
