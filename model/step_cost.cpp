@@ -230,6 +230,18 @@ void StepCostModel::add_decodes(BatchStats& s, int n, int context) const noexcep
     }
 }
 
+void StepCostModel::add_decode_sums(BatchStats& s, std::int64_t n, std::int64_t context,
+                                    std::int64_t windowed) const noexcept {
+    if (n <= 0) {
+        return;
+    }
+    s.decodes += static_cast<double>(n);
+    s.decode_context += static_cast<double>(context);
+    if (window_ > 0) {
+        s.decode_context_windowed += static_cast<double>(windowed);
+    }
+}
+
 BatchStats StepCostModel::stats(std::span<const PrefillChunk> prefills,
                                 std::span<const DecodeSeq> decodes) const noexcept {
     BatchStats s;

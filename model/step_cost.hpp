@@ -139,6 +139,14 @@ class StepCostModel {
     void add(BatchStats& s, const DecodeSeq& q) const noexcept;
     /// Adds `n` decode sequences at the same context.
     void add_decodes(BatchStats& s, int n, int context) const noexcept;
+    /// Adds `n` decode sequences whose contexts (each at least 1) sum to `context` and whose
+    /// contexts capped at window() sum to `windowed`: the same sums as `n` calls of
+    /// add(DecodeSeq), to the bit (whole numbers below 2^53 add exactly in doubles), so a
+    /// simulator can keep them as integers while it forms a batch.
+    void add_decode_sums(BatchStats& s, std::int64_t n, std::int64_t context,
+                         std::int64_t windowed) const noexcept;
+    /// The sliding-window length of the windowed layers in tokens (0: no windowed layers).
+    [[nodiscard]] int window() const noexcept { return window_; }
     /// The sums of a batch.
     [[nodiscard]] BatchStats stats(std::span<const PrefillChunk> prefills,
                                    std::span<const DecodeSeq> decodes) const noexcept;
