@@ -240,6 +240,18 @@ void StepCostModel::add_decodes(BatchStats& s, int n, int context) const noexcep
     }
 }
 
+void StepCostModel::add_decode_sums(BatchStats& s, std::int64_t n, std::int64_t context,
+                                    std::int64_t windowed) const noexcept {
+    if (n <= 0) {
+        return;
+    }
+    s.decodes += static_cast<double>(n);
+    s.decode_context += static_cast<double>(context);
+    if (window_ > 0) {
+        s.decode_context_windowed += static_cast<double>(windowed);
+    }
+}
+
 BatchStats StepCostModel::stats(std::span<const PrefillChunk> prefills,
                                 std::span<const DecodeSeq> decodes) const noexcept {
     BatchStats s;
@@ -300,9 +312,10 @@ void StepCostModel::stream(OpCost& op, double bytes, double flops, double layers
     op.time += kt.time * layers;
 }
 
+// One call of cost() runs the operators in this order; `acc` and `r.kv_bytes` are summed in
+// it, so the order is part of the result.
 StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
     StepCost r;
-    auto op = [&r](Op o) -> OpCost& { return r.ops[static_cast<std::size_t>(o)]; };
     const double tp = s.prefill_tokens;
     const double nd = s.decodes;
     const double t = tp + nd;                                 // tokens in the step
@@ -316,184 +329,209 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
     r.cuda_graph = engine_.cuda_graphs && t <= engine_.cuda_graph_max_tokens;
     const Seconds launch = r.cuda_graph ? prof_.graph_launch_overhead : prof_.launch_overhead;
     Work acc;
-
-    // Embedding: gather T rows of the (vocab-parallel) table.
-    stream(op(Op::Embedding), t * h_ * (eb_ + ab_), 0.0, 1.0);
-    op(Op::Embedding).kernels = 1;
-
-    // Norms: read and write the hidden state, per norm; the final norm once.
-    {
-        OpCost& o = op(Op::Norms);
-        const double per = 2.0 * t * h_ * ab_ + h_ * sb_;
-        stream(o, per, kNormFlops * t * h_, norms_per_layer_ * layers_ + 1.0);
-        o.kernels = static_cast<int>(norms_per_layer_ * layers_ + 1.0);
-        if (mla_) {
-            stream(o, 2.0 * t * (q_lora_ + kv_lora_) * ab_, kNormFlops * t * (q_lora_ + kv_lora_),
-                   layers_);
-            o.kernels += static_cast<int>(2 * layers_);
-        }
-    }
-
-    // Q, K, V projections and RoPE.
-    {
-        OpCost& o = op(Op::QkvProj);
-        if (mla_) {
-            // DeepSeek-V2 MLA (arXiv 2405.04434 §2.1): replicated down-projections, per-head
-            // up-projections; prefill up-projects the latent of the whole context (kv_b), decode
-            // absorbs W_UK into the query (vLLM MLACommonImpl).
-            if (q_lora_ > 0) {
-                gemm(o, t, h_, q_lora_, wb_, layers_, acc, true);
-                gemm(o, t, q_lora_, q_width_, wb_, layers_, acc, false);
-            } else {
-                gemm(o, t, h_, q_width_, wb_, layers_, acc, false);
-            }
-            gemm(o, t, h_, kv_lora_ + rope_, wb_, layers_, acc, true);
-            gemm(o, s.prefill_kv_read, kv_lora_, heads_rank_ * (nope_ + v_dim_), wb_, layers_, acc,
-                 false);
-            gemm(o, nd, heads_rank_ * nope_, kv_lora_, wb_, layers_, acc, false);
-            const double rope_elems = t * (heads_rank_ + 1.0) * rope_;
-            stream(o, 2.0 * rope_elems * ab_, kRopeFlops * rope_elems, layers_);
-            o.kernels = static_cast<int>(kMlaQkvKernels * layers_);
-        } else {
-            gemm(o, t, h_, q_width_ + kv_width_, wb_, layers_, acc, false);
-            const double rope_elems = t * (q_width_ + kv_width_ / 2.0);
-            stream(o, 2.0 * rope_elems * ab_, kRopeFlops * rope_elems, layers_);
-            o.kernels = static_cast<int>(kQkvKernels * layers_);
-        }
-    }
-
-    // Attention. FLOPs: 2 × heads × (d_qk + d_v) per query-key pair (QK^T and PV; docs/domain.md
-    // §2: 4 × d × heads × context per token when d_qk = d_v = d).
-    const double heads_flops = 2.0 * heads_rank_ * (qk_dim_ + v_dim_);
+    embedding_and_norms(r, t);
+    qkv_projection(r, s, t, acc);
     if (tp > 0) {
-        OpCost& o = op(Op::AttentionPrefill);
-        auto part = [&](double pairs, double kv_read, double layers) {
-            if (layers <= 0 || pairs <= 0) {
-                return;
-            }
-            const double flops = heads_flops * pairs;
-            double bytes = tp * (q_width_ + o_in_) * ab_ + (kv_read + tp) * kv_elems_ * kvb_;
-            if (mla_) {
-                bytes += kv_read * heads_rank_ * (nope_ + v_dim_) * ab_; // up-projected K, V
-            }
-            const double x = std::sqrt(2.0 * pairs / std::max(1.0, s.prefills));
-            const KernelTime kt =
-                attention_prefill_kernel_time(flops, bytes, x, peak_attn_, bandwidth_, prof_);
-            o.flops += Flops(flops * layers);
-            o.bytes += Bytes(bytes * layers);
-            o.compute_time += kt.compute * layers;
-            o.memory_time += kt.memory * layers;
-            o.time += kt.time * layers;
-            acc.matmul += flops * layers;
-            r.kv_bytes += Bytes((kv_read + tp) * kv_elems_ * kvb_ * layers);
-        };
-        part(s.prefill_pairs, s.prefill_kv_read, full_layers_);
-        part(s.prefill_pairs_windowed, s.prefill_kv_read_windowed, win_layers_);
-        o.kernels = static_cast<int>(kAttentionKernels * layers_);
+        attention_prefill(r, s, acc);
     }
     if (nd > 0) {
-        OpCost& o = op(Op::AttentionDecode);
-        // MLA decode attends in the latent space: scores over kv_lora + rope, values over kv_lora.
-        const double dec_flops = mla_ ? 2.0 * heads_rank_ * (2.0 * kv_lora_ + rope_) : heads_flops;
-        auto part = [&](double context, double layers) {
-            if (layers <= 0 || context <= 0) {
-                return;
-            }
-            const double flops = dec_flops * context;
-            const double kv = (context + nd) * kv_elems_ * kvb_;
-            const double bytes = kv + nd * (q_width_ + o_in_) * ab_;
-            const KernelTime kt =
-                attention_decode_kernel_time(flops, bytes, peak_attn_, bandwidth_, prof_);
-            o.flops += Flops(flops * layers);
-            o.bytes += Bytes(bytes * layers);
-            o.compute_time += kt.compute * layers;
-            o.memory_time += kt.memory * layers;
-            o.time += kt.time * layers;
-            acc.matmul += flops * layers;
-            r.kv_bytes += Bytes(kv * layers);
-        };
-        part(s.decode_context, full_layers_);
-        part(s.decode_context_windowed, win_layers_);
-        // Mixed batches run one varlen attention kernel (vLLM V1): no extra launches.
-        o.kernels = tp > 0 ? 0 : static_cast<int>(kAttentionKernels * layers_);
+        attention_decode(r, s, acc);
     }
+    out_projection_and_mlp(r, t, nd, acc);
+    if (moe_layers_ > 0) {
+        moe(r, t, acc);
+    }
+    // LM head over the rows that need logits, then sampling on the gathered fp32 logits.
+    gemm(op_of(r, Op::LmHead), rows, h_, vocab_rank_, eb_, 1.0, acc, false, eb_ != wb_);
+    stream(op_of(r, Op::Sampling), rows * vocab_ * kLogitBytes * kSamplerPasses,
+           kSamplerFlops * rows * vocab_, 1.0);
+    op_of(r, Op::Sampling).kernels = kSamplerKernels;
+    communication(r, t, rows);
+    totals(r, launch, acc);
+    return r;
+}
 
-    // Output projection (MLA decode: plus the absorbed W_UV).
-    {
-        OpCost& o = op(Op::OutProj);
-        gemm(o, t, o_in_, h_, wb_, layers_, acc, false);
-        if (mla_) {
-            gemm(o, nd, heads_rank_ * kv_lora_, v_dim_, wb_, layers_, acc, false);
+void StepCostModel::embedding_and_norms(StepCost& r, double t) const noexcept {
+    // Embedding: gather T rows of the (vocab-parallel) table.
+    stream(op_of(r, Op::Embedding), t * h_ * (eb_ + ab_), 0.0, 1.0);
+    op_of(r, Op::Embedding).kernels = 1;
+
+    // Norms: read and write the hidden state, per norm; the final norm once.
+    OpCost& o = op_of(r, Op::Norms);
+    const double per = 2.0 * t * h_ * ab_ + h_ * sb_;
+    stream(o, per, kNormFlops * t * h_, norms_per_layer_ * layers_ + 1.0);
+    o.kernels = static_cast<int>(norms_per_layer_ * layers_ + 1.0);
+    if (mla_) {
+        stream(o, 2.0 * t * (q_lora_ + kv_lora_) * ab_, kNormFlops * t * (q_lora_ + kv_lora_),
+               layers_);
+        o.kernels += static_cast<int>(2 * layers_);
+    }
+}
+
+void StepCostModel::qkv_projection(StepCost& r, const BatchStats& s, double t,
+                                   Work& acc) const noexcept {
+    // Q, K, V projections and RoPE.
+    OpCost& o = op_of(r, Op::QkvProj);
+    if (mla_) {
+        // DeepSeek-V2 MLA (arXiv 2405.04434 §2.1): replicated down-projections, per-head
+        // up-projections; prefill up-projects the latent of the whole context (kv_b), decode
+        // absorbs W_UK into the query (vLLM MLACommonImpl).
+        if (q_lora_ > 0) {
+            gemm(o, t, h_, q_lora_, wb_, layers_, acc, true);
+            gemm(o, t, q_lora_, q_width_, wb_, layers_, acc, false);
+        } else {
+            gemm(o, t, h_, q_width_, wb_, layers_, acc, false);
         }
+        gemm(o, t, h_, kv_lora_ + rope_, wb_, layers_, acc, true);
+        gemm(o, s.prefill_kv_read, kv_lora_, heads_rank_ * (nope_ + v_dim_), wb_, layers_, acc,
+             false);
+        gemm(o, s.decodes, heads_rank_ * nope_, kv_lora_, wb_, layers_, acc, false);
+        const double rope_elems = t * (heads_rank_ + 1.0) * rope_;
+        stream(o, 2.0 * rope_elems * ab_, kRopeFlops * rope_elems, layers_);
+        o.kernels = static_cast<int>(kMlaQkvKernels * layers_);
+    } else {
+        gemm(o, t, h_, q_width_ + kv_width_, wb_, layers_, acc, false);
+        const double rope_elems = t * (q_width_ + kv_width_ / 2.0);
+        stream(o, 2.0 * rope_elems * ab_, kRopeFlops * rope_elems, layers_);
+        o.kernels = static_cast<int>(kQkvKernels * layers_);
     }
+}
 
-    // Residual adds: two per layer, fused into the following norm (vLLM fused_add_rms_norm).
-    stream(op(Op::Residual), 3.0 * t * h_ * ab_, t * h_, 2.0 * layers_);
+// Attention FLOPs: 2 × heads × (d_qk + d_v) per query-key pair (QK^T and PV; docs/domain.md
+// §2: 4 × d × heads × context per token when d_qk = d_v = d).
+double StepCostModel::attention_pair_flops() const noexcept {
+    return 2.0 * heads_rank_ * (qk_dim_ + v_dim_);
+}
 
-    const double mats = gated_ ? 3.0 : 2.0;
-    auto mlp = [&](OpCost& o, double ffn, double layers) {
-        if (ffn <= 0 || layers <= 0) {
+void StepCostModel::attention_prefill(StepCost& r, const BatchStats& s, Work& acc) const noexcept {
+    OpCost& o = op_of(r, Op::AttentionPrefill);
+    const double tp = s.prefill_tokens;
+    const double heads_flops = attention_pair_flops();
+    auto part = [&](double pairs, double kv_read, double layers) {
+        if (layers <= 0 || pairs <= 0) {
             return;
         }
-        gemm(o, t, h_, (mats - 1.0) * ffn, wb_, layers, acc, false);
-        stream(o, t * mats * ffn * ab_, kActFlops * t * ffn, layers);
-        gemm(o, t, ffn, h_, wb_, layers, acc, false);
-        o.kernels = static_cast<int>(kMlpKernels * layers);
+        const double flops = heads_flops * pairs;
+        double bytes = tp * (q_width_ + o_in_) * ab_ + (kv_read + tp) * kv_elems_ * kvb_;
+        if (mla_) {
+            bytes += kv_read * heads_rank_ * (nope_ + v_dim_) * ab_; // up-projected K, V
+        }
+        const double x = std::sqrt(2.0 * pairs / std::max(1.0, s.prefills));
+        const KernelTime kt =
+            attention_prefill_kernel_time(flops, bytes, x, peak_attn_, bandwidth_, prof_);
+        o.flops += Flops(flops * layers);
+        o.bytes += Bytes(bytes * layers);
+        o.compute_time += kt.compute * layers;
+        o.memory_time += kt.memory * layers;
+        o.time += kt.time * layers;
+        acc.matmul += flops * layers;
+        r.kv_bytes += Bytes((kv_read + tp) * kv_elems_ * kvb_ * layers);
     };
-    mlp(op(Op::Mlp), ffn_rank_, dense_layers_);
+    part(s.prefill_pairs, s.prefill_kv_read, full_layers_);
+    part(s.prefill_pairs_windowed, s.prefill_kv_read_windowed, win_layers_);
+    o.kernels = static_cast<int>(kAttentionKernels * layers_);
+}
 
-    if (moe_layers_ > 0) {
-        OpCost& router = op(Op::MoeRouter);
-        gemm(router, t, h_, experts_, sb_, moe_layers_, acc, true, true);
-        stream(router, t * experts_ * kLogitBytes, kNormFlops * t * experts_, moe_layers_);
-        router.kernels = static_cast<int>(kRouterKernels * moe_layers_);
+void StepCostModel::attention_decode(StepCost& r, const BatchStats& s, Work& acc) const noexcept {
+    OpCost& o = op_of(r, Op::AttentionDecode);
+    const double nd = s.decodes;
+    // MLA decode attends in the latent space: scores over kv_lora + rope, values over kv_lora.
+    const double dec_flops =
+        mla_ ? 2.0 * heads_rank_ * (2.0 * kv_lora_ + rope_) : attention_pair_flops();
+    auto part = [&](double context, double layers) {
+        if (layers <= 0 || context <= 0) {
+            return;
+        }
+        const double flops = dec_flops * context;
+        const double kv = (context + nd) * kv_elems_ * kvb_;
+        const double bytes = kv + nd * (q_width_ + o_in_) * ab_;
+        const KernelTime kt =
+            attention_decode_kernel_time(flops, bytes, peak_attn_, bandwidth_, prof_);
+        o.flops += Flops(flops * layers);
+        o.bytes += Bytes(bytes * layers);
+        o.compute_time += kt.compute * layers;
+        o.memory_time += kt.memory * layers;
+        o.time += kt.time * layers;
+        acc.matmul += flops * layers;
+        r.kv_bytes += Bytes(kv * layers);
+    };
+    part(s.decode_context, full_layers_);
+    part(s.decode_context_windowed, win_layers_);
+    // Mixed batches run one varlen attention kernel (vLLM V1): no extra launches.
+    o.kernels = s.prefill_tokens > 0 ? 0 : static_cast<int>(kAttentionKernels * layers_);
+}
 
-        // Routed experts: the EP group's tokens T' = T × (attention groups) make T' × k rows,
-        // ÷ ep with expert parallelism, on the busiest rank × its imbalance (model/moe.hpp);
-        // only experts with a token are read (E × (1 − (1 − k/E)^T') of them, spread over the
-        // ranks that hold them). One grouped GEMM: its m is the rows per touched expert.
-        OpCost& o = op(Op::MoeExperts);
-        const double group_tokens = t * attn_groups_;
-        r.moe_imbalance =
-            ep_ > 1 ? (fixed_imbalance_ > 0
-                           ? fixed_imbalance_
-                           : moe_rank_imbalance(group_tokens, experts_, top_k_, ep_, imbalance_z_))
-                    : 1.0;
-        const double expert_rows = group_tokens * top_k_ / (ep_ > 1 ? ep_ : 1) * r.moe_imbalance;
-        const double touched =
-            experts_rank_ * (1.0 - std::pow(1.0 - top_k_ / experts_, group_tokens));
-        r.experts_touched = touched;
-        const double per_expert = mats * h_ * expert_ffn_rank_;
-        const double flops = 2.0 * expert_rows * per_expert;
-        const double wbytes = touched * per_expert * wb_;
-        const double act_bytes = expert_rows * (2.0 * h_ + 2.0 * mats * expert_ffn_rank_) * ab_;
-        const double bytes = wbytes + act_bytes;
-        const double m_per = touched > 0 ? expert_rows / touched : expert_rows;
-        const KernelTime kt = matmul_kernel_time(flops, touched * per_expert, wb_, act_bytes, m_per,
-                                                 h_ * expert_ffn_rank_, gemm_type_, gemm_path_,
-                                                 peak_gemm_, bandwidth_, prof_);
-        o.flops += Flops(flops * moe_layers_);
-        o.bytes += Bytes(bytes * moe_layers_);
-        o.compute_time += kt.compute * moe_layers_;
-        o.memory_time += kt.memory * moe_layers_;
-        o.time += kt.time * moe_layers_;
-        acc.matmul += flops * moe_layers_;
-        o.kernels = static_cast<int>(kExpertKernels * moe_layers_);
-        acc.weights += wbytes * moe_layers_;
-
-        mlp(op(Op::MoeShared), shared_ffn_rank_, moe_layers_);
+void StepCostModel::out_projection_and_mlp(StepCost& r, double t, double nd,
+                                           Work& acc) const noexcept {
+    // Output projection (MLA decode: plus the absorbed W_UV).
+    OpCost& o = op_of(r, Op::OutProj);
+    gemm(o, t, o_in_, h_, wb_, layers_, acc, false);
+    if (mla_) {
+        gemm(o, nd, heads_rank_ * kv_lora_, v_dim_, wb_, layers_, acc, false);
     }
+    // Residual adds: two per layer, fused into the following norm (vLLM fused_add_rms_norm).
+    stream(op_of(r, Op::Residual), 3.0 * t * h_ * ab_, t * h_, 2.0 * layers_);
+    mlp(op_of(r, Op::Mlp), t, ffn_rank_, dense_layers_, acc);
+}
 
-    // LM head over the rows that need logits, then sampling on the gathered fp32 logits.
-    gemm(op(Op::LmHead), rows, h_, vocab_rank_, eb_, 1.0, acc, false, eb_ != wb_);
-    stream(op(Op::Sampling), rows * vocab_ * kLogitBytes * kSamplerPasses,
-           kSamplerFlops * rows * vocab_, 1.0);
-    op(Op::Sampling).kernels = kSamplerKernels;
+void StepCostModel::mlp(OpCost& o, double t, double ffn, double layers, Work& acc) const noexcept {
+    if (ffn <= 0 || layers <= 0) {
+        return;
+    }
+    const double mats = gated_ ? 3.0 : 2.0;
+    gemm(o, t, h_, (mats - 1.0) * ffn, wb_, layers, acc, false);
+    stream(o, t * mats * ffn * ab_, kActFlops * t * ffn, layers);
+    gemm(o, t, ffn, h_, wb_, layers, acc, false);
+    o.kernels = static_cast<int>(kMlpKernels * layers);
+}
 
-    // Communication.
+void StepCostModel::moe(StepCost& r, double t, Work& acc) const noexcept {
+    OpCost& router = op_of(r, Op::MoeRouter);
+    gemm(router, t, h_, experts_, sb_, moe_layers_, acc, true, true);
+    stream(router, t * experts_ * kLogitBytes, kNormFlops * t * experts_, moe_layers_);
+    router.kernels = static_cast<int>(kRouterKernels * moe_layers_);
+
+    // Routed experts: the EP group's tokens T' = T × (attention groups) make T' × k rows,
+    // ÷ ep with expert parallelism, on the busiest rank × its imbalance (model/moe.hpp);
+    // only experts with a token are read (E × (1 − (1 − k/E)^T') of them, spread over the
+    // ranks that hold them). One grouped GEMM: its m is the rows per touched expert.
+    OpCost& o = op_of(r, Op::MoeExperts);
+    const double mats = gated_ ? 3.0 : 2.0;
+    const double group_tokens = t * attn_groups_;
+    r.moe_imbalance =
+        ep_ > 1 ? (fixed_imbalance_ > 0
+                       ? fixed_imbalance_
+                       : moe_rank_imbalance(group_tokens, experts_, top_k_, ep_, imbalance_z_))
+                : 1.0;
+    const double expert_rows = group_tokens * top_k_ / (ep_ > 1 ? ep_ : 1) * r.moe_imbalance;
+    const double touched =
+        experts_rank_ * (1.0 - std::pow(1.0 - top_k_ / experts_, group_tokens));
+    r.experts_touched = touched;
+    const double per_expert = mats * h_ * expert_ffn_rank_;
+    const double flops = 2.0 * expert_rows * per_expert;
+    const double wbytes = touched * per_expert * wb_;
+    const double act_bytes = expert_rows * (2.0 * h_ + 2.0 * mats * expert_ffn_rank_) * ab_;
+    const double bytes = wbytes + act_bytes;
+    const double m_per = touched > 0 ? expert_rows / touched : expert_rows;
+    const KernelTime kt = matmul_kernel_time(flops, touched * per_expert, wb_, act_bytes, m_per,
+                                             h_ * expert_ffn_rank_, gemm_type_, gemm_path_,
+                                             peak_gemm_, bandwidth_, prof_);
+    o.flops += Flops(flops * moe_layers_);
+    o.bytes += Bytes(bytes * moe_layers_);
+    o.compute_time += kt.compute * moe_layers_;
+    o.memory_time += kt.memory * moe_layers_;
+    o.time += kt.time * moe_layers_;
+    acc.matmul += flops * moe_layers_;
+    o.kernels = static_cast<int>(kExpertKernels * moe_layers_);
+    acc.weights += wbytes * moe_layers_;
+
+    mlp(op_of(r, Op::MoeShared), t, shared_ffn_rank_, moe_layers_, acc);
+}
+
+void StepCostModel::communication(StepCost& r, double t, double rows) const noexcept {
     const Seconds coll = prof_.comm.collective_overhead;
     if (tp_ > 1) {
-        OpCost& o = op(Op::TpAllReduce);
+        OpCost& o = op_of(r, Op::TpAllReduce);
         const Bytes msg(t * h_ * ab_);
         const Link link =
             effective_link(Link{BytesPerSecond(tp_bw_), Seconds(tp_lat_), false}, msg, prof_.comm);
@@ -511,7 +549,7 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         o.kernels = static_cast<int>(count) + 1;
     }
     if (pp_ > 1) {
-        OpCost& o = op(Op::PpSend);
+        OpCost& o = op_of(r, Op::PpSend);
         // vLLM sends IntermediateTensors (hidden states and residual) to the next stage.
         const Bytes msg(2.0 * t * h_ * ab_);
         const Link link =
@@ -524,7 +562,7 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
     if (ep_ > 1 && moe_layers_ > 0) {
         // Each rank dispatches its share of the group's token copies, T' × k / ep, and the
         // busiest rank receives (and sends back in the combine) its imbalance times that.
-        OpCost& o = op(Op::EpAllToAll);
+        OpCost& o = op_of(r, Op::EpAllToAll);
         const Bytes per_gpu(t * attn_groups_ * top_k_ * h_ * ab_ / ep_ * r.moe_imbalance);
         const Link link = effective_link(Link{BytesPerSecond(ep_bw_), Seconds(ep_lat_), false},
                                          per_gpu, prof_.comm);
@@ -534,8 +572,9 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         o.bytes = per_gpu * ((ep_ - 1.0) / ep_) * count;
         o.kernels = static_cast<int>(count);
     }
+}
 
-    // Totals.
+void StepCostModel::totals(StepCost& r, Seconds launch, const Work& acc) const noexcept {
     for (std::size_t i = 0; i < kOpCount; ++i) {
         const Op which = static_cast<Op>(i);
         const bool comm =
@@ -554,7 +593,7 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
     // hides behind the step's compute; the rest is exposed:
     //   exposed = comm − min(ep_overlap × comm, compute).
     // The op keeps the whole collective in memory_time and the exposed part in time.
-    if (OpCost& a2a = op(Op::EpAllToAll); ep_overlap_ > 0 && a2a.time.si() > 0) {
+    if (OpCost& a2a = op_of(r, Op::EpAllToAll); ep_overlap_ > 0 && a2a.time.si() > 0) {
         Seconds compute(0);
         for (std::size_t i = 0; i < kOpCount; ++i) {
             const Op which = static_cast<Op>(i);
@@ -573,7 +612,6 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
     // rest once per rank.
     r.model_flops = Flops((acc.matmul - acc.replicated) * tp_ + acc.replicated);
     r.pp_bubble = (pp_ - 1.0) / pp_;
-    return r;
 }
 
 StepCost step_cost(const Deployment& d, const Batch& batch, const EfficiencyProfile& profile) {

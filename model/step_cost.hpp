@@ -140,6 +140,14 @@ class StepCostModel {
     void add(BatchStats& s, const DecodeSeq& q) const noexcept;
     /// Adds `n` decode sequences at the same context.
     void add_decodes(BatchStats& s, int n, int context) const noexcept;
+    /// Adds `n` decode sequences whose contexts (each at least 1) sum to `context` and whose
+    /// contexts capped at window() sum to `windowed`: the same sums as `n` calls of
+    /// add(DecodeSeq), to the bit (whole numbers below 2^53 add exactly in doubles), so a
+    /// simulator can keep them as integers while it forms a batch.
+    void add_decode_sums(BatchStats& s, std::int64_t n, std::int64_t context,
+                         std::int64_t windowed) const noexcept;
+    /// The sliding-window length of the windowed layers in tokens (0: no windowed layers).
+    [[nodiscard]] int window() const noexcept { return window_; }
     /// The sums of a batch.
     [[nodiscard]] BatchStats stats(std::span<const PrefillChunk> prefills,
                                    std::span<const DecodeSeq> decodes) const noexcept;
@@ -187,6 +195,20 @@ class StepCostModel {
     void gemm(OpCost& op, double m, double k, double n, double weight_bytes, double layers,
               Work& acc, bool replicated, bool sixteen_bit = false) const noexcept;
     void stream(OpCost& op, double bytes, double flops, double layers) const noexcept;
+    // The parts of cost(), called in this order (each adds its operators to the step).
+    [[nodiscard]] static OpCost& op_of(StepCost& r, Op o) noexcept {
+        return r.ops[static_cast<std::size_t>(o)];
+    }
+    void embedding_and_norms(StepCost& r, double t) const noexcept;
+    void qkv_projection(StepCost& r, const BatchStats& s, double t, Work& acc) const noexcept;
+    [[nodiscard]] double attention_pair_flops() const noexcept;
+    void attention_prefill(StepCost& r, const BatchStats& s, Work& acc) const noexcept;
+    void attention_decode(StepCost& r, const BatchStats& s, Work& acc) const noexcept;
+    void out_projection_and_mlp(StepCost& r, double t, double nd, Work& acc) const noexcept;
+    void mlp(OpCost& o, double t, double ffn, double layers, Work& acc) const noexcept;
+    void moe(StepCost& r, double t, Work& acc) const noexcept;
+    void communication(StepCost& r, double t, double rows) const noexcept;
+    void totals(StepCost& r, Seconds launch, const Work& acc) const noexcept;
 
     EfficiencyProfile prof_;
     EngineSettings engine_;

@@ -5,12 +5,21 @@
 #include <optional>
 
 namespace gpuplan::sim::detail {
+namespace {
+
+// The replica's settings with the model's attention window, which the decode sums need.
+ReplicaConfig with_window(ReplicaConfig c, const model::StepCostModel& cost) {
+    c.attention_window = cost.window();
+    return c;
+}
+
+} // namespace
 
 Replica::Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool& pool,
                  Metrics& metrics, ReplicaHost& host, const ReplicaConfig& config)
     : sim_(sim), cost_(cost), pool_(pool), metrics_(metrics), host_(host), cfg_(config),
       policy_(make_scheduler_policy(config)),
-      state_(pool, metrics, config, policy_->uses_prefix_cache()),
+      state_(pool, metrics, with_window(config, cost), policy_->uses_prefix_cache()),
       same_gap_(static_cast<std::size_t>(std::max(1, config.classes)), 0),
       spec_rng_(sim.rng().fork(0x5bec0000ULL + static_cast<std::uint64_t>(config.id))) {
     stages_ = std::max(1, cost_.pp());
@@ -105,17 +114,24 @@ void Replica::start_step() {
         sim_.schedule_at(*wake, *this, kStaticTimer);
     }
     const double swap_time = state_.swap_time();
-    // Sums for the cost model; preempted entries were unmarked and are skipped.
+    if (state_.unscheduled() > 0) {
+        // Preempted entries were unmarked: drop them.
+        std::erase_if(batch, [&](std::uint32_t slot) { return !pool_[slot].in_batch; });
+    }
+    // Sums for the cost model: the plain decodes were summed as they were scheduled; the rest
+    // (prefill chunks, speculative decodes) are added here, preempted ones skipped. Decode
+    // sums are whole numbers, so adding them apart gives the same bits.
     model::BatchStats stats;
     model::BatchStats draft_stats; // the proposer's batch (speculative decoding)
     StepSample sample;
-    std::size_t kept = 0;
-    for (const std::uint32_t slot : batch) {
+    const DecodeSums& plain = state_.decode_sums();
+    cost_.add_decode_sums(stats, plain.n, plain.context, plain.windowed);
+    sample.decodes = static_cast<int>(plain.n);
+    for (const std::uint32_t slot : state_.others()) {
         const Request& r = pool_[slot];
         if (!r.in_batch) {
             continue;
         }
-        batch[kept++] = slot;
         if (SchedulerState::is_decode(r)) {
             if (cfg_.speculative != nullptr && r.sched > 1) {
                 // The verify pass: the last sampled token and r.sched − 1 drafts.
@@ -137,7 +153,6 @@ void Replica::start_step() {
             sample.prefill_tokens += r.sched;
         }
     }
-    batch.resize(kept);
     if (batch.empty() && swap_time <= 0) {
         return; // nothing to run; an arrival or a step's end starts the next
     }
@@ -202,8 +217,12 @@ void Replica::start_step() {
         covered_ = stage0_free_;
         sim_.schedule_at(stage0_free_, *this, kStageFree);
     }
-    for (const std::uint32_t slot : batch) {
-        pool_[slot].in_flight = true;
+    if (depth_ > 1) {
+        // Only a pipeline forms a step while another is in flight (the preemption victims
+        // skip those); with one step at a time nothing reads the flag.
+        for (const std::uint32_t slot : batch) {
+            pool_[slot].in_flight = true;
+        }
     }
     MicroBatch& m = mbs_[mb];
     m.seqs.swap(batch);
@@ -319,7 +338,7 @@ void Replica::end_step(std::size_t mb) {
             state_.release(r);
             r.state = ReqState::Done;
         }
-        state_.drop_done();
+        state_.drop_done(finished_);
         // Tell the cluster after the running set is consistent; it may enqueue more here.
         for (const std::uint32_t slot : finished_) {
             --assigned_;

@@ -38,6 +38,7 @@ SchedulerState::SchedulerState(RequestPool& pool, Metrics& metrics, const Replic
     }
     running_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     batch_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
+    others_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
 }
 
 std::int64_t SchedulerState::watermark_blocks() const {
@@ -280,6 +281,10 @@ void SchedulerState::preempt(std::size_t index, Requeue where) {
     Request& r = pool_[slot];
     if (r.in_batch) {
         budget_ += r.sched; // give back the tokens it was scheduled this step
+        if (is_decode(r) && cfg_.speculative == nullptr) {
+            count_decode(r, -1);
+        }
+        ++unscheduled_;
         r.sched = 0;
         r.in_batch = false;
     }
@@ -357,6 +362,13 @@ void SchedulerState::admit(std::uint32_t slot, const PrefixHit& hit, int tokens,
 
 void SchedulerState::drop_done() {
     std::erase_if(running_, [&](std::uint32_t s) { return pool_[s].state == ReqState::Done; });
+}
+
+void SchedulerState::drop_done(const std::vector<std::uint32_t>& done) {
+    // Compares slot numbers only: the running requests themselves are not read again.
+    std::erase_if(running_, [&](std::uint32_t s) {
+        return std::find(done.begin(), done.end(), s) != done.end();
+    });
 }
 
 } // namespace gpuplan::sim::detail

@@ -57,6 +57,18 @@ struct ReplicaConfig {
     /// its accepted drafts + 1, the accepted count drawn position by position from the
     /// replica's own RNG stream (deterministic per seed; no draws when off).
     const model::SpeculativeModel* speculative = nullptr;
+    /// The model's sliding attention window in tokens (0: none), for the decode sums
+    /// (model::StepCostModel::window(); the replica sets it from its cost model).
+    int attention_window = 0;
+};
+
+/// The decode sequences scheduled in the step being formed, summed as the cost model needs
+/// them (model::StepCostModel::add_decode_sums): kept as each is scheduled or preempted, so
+/// the replica does not walk the batch again. Without speculative decoding only.
+struct DecodeSums {
+    std::int64_t n = 0;
+    std::int64_t context = 0;  ///< Σ (computed + 1)
+    std::int64_t windowed = 0; ///< Σ min(computed + 1, attention_window)
 };
 
 /// The longest run of a request's leading blocks found in the prefix cache (lookup_prefix).
@@ -153,6 +165,11 @@ class SchedulerState {
         r.sched = tokens;
         r.in_batch = true;
         batch_.push_back(slot);
+        if (is_decode(r) && cfg_.speculative == nullptr) {
+            count_decode(r, +1);
+        } else {
+            others_.push_back(slot);
+        }
         budget_ -= tokens;
         hash_full_blocks(r, r.computed + tokens);
     }
@@ -179,6 +196,9 @@ class SchedulerState {
     void begin_step(Tick now) noexcept {
         now_ = now;
         batch_.clear();
+        others_.clear();
+        decodes_ = DecodeSums{};
+        unscheduled_ = 0;
         preempted_count_ = 0;
         swap_time_ = 0;
         wake_.reset();
@@ -197,6 +217,13 @@ class SchedulerState {
     void forget_waiting(Tick now);
     /// The slots of this step's batch (preempted ones still listed, with in_batch false).
     [[nodiscard]] std::vector<std::uint32_t>& batch() noexcept { return batch_; }
+    /// The batch's entries that decode_sums() does not cover (prefill chunks, and every entry
+    /// with speculative decoding), in batch order; preempted ones still listed.
+    [[nodiscard]] const std::vector<std::uint32_t>& others() const noexcept { return others_; }
+    /// The batch's plain decodes (preempted ones taken out again).
+    [[nodiscard]] const DecodeSums& decode_sums() const noexcept { return decodes_; }
+    /// Batch entries preempted after they were scheduled (0: batch() has no stale entry).
+    [[nodiscard]] int unscheduled() const noexcept { return unscheduled_; }
     /// Sequences preempted while forming this step.
     [[nodiscard]] int preempted_count() const noexcept { return preempted_count_; }
     /// Seconds of swap traffic this step (out and in).
@@ -207,8 +234,16 @@ class SchedulerState {
     void release(Request& r) { free_blocks(r); }
     /// Drops finished (Done) sequences from the running set.
     void drop_done();
+    /// The same when `done` lists every one of them (compares slots; reads no request).
+    void drop_done(const std::vector<std::uint32_t>& done);
 
   private:
+    void count_decode(const Request& r, int sign) noexcept {
+        const std::int64_t c = r.computed + 1;
+        decodes_.n += sign;
+        decodes_.context += sign * c;
+        decodes_.windowed += sign * std::min<std::int64_t>(c, cfg_.attention_window);
+    }
     [[nodiscard]] bool grow_blocks(Request& r, int tokens);
     void free_blocks(Request& r);
     /// Inserts the hashes of r's blocks that are full below `upto_tokens`; `all` also those
@@ -250,6 +285,9 @@ class SchedulerState {
 
     // The step being formed.
     std::vector<std::uint32_t> batch_;
+    std::vector<std::uint32_t> others_; // entries not in decodes_
+    DecodeSums decodes_;
+    int unscheduled_ = 0;
     std::vector<std::int32_t> hits_; // the last lookup_prefix's blocks
     int budget_ = 0;
     bool preempted_ = false;

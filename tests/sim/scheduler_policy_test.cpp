@@ -1,6 +1,8 @@
 // Scheduler policies on hand-built replica states: each test sets up waiting and running
 // sequences and a KV pool, asks the policy for one step, and checks the batch it formed against
 // the schedule worked out by hand from the policy's rules.
+#include "model/efficiency.hpp"
+#include "model/step_cost.hpp"
 #include "sim/detail/metrics.hpp"
 #include "sim/detail/request.hpp"
 #include "sim/detail/scheduler_policy.hpp"
@@ -635,6 +637,55 @@ TEST(SglangPolicy, ScenarioEngineKindSelectsIt) {
     EXPECT_EQ(sgl.overall.completed, 60);
     EXPECT_EQ(lpm.overall.completed, 60);
     EXPECT_FALSE(sgl == vllm);
+
+// The scheduler state sums its plain decodes as they are scheduled and takes a preempted one
+// out again (the replica adds the sums to the step's cost at once). Three blocks of 16 tokens:
+// a (priority 1, 20-token prompt) runs first; b (priority 0, 16 tokens) joins in the next step.
+// In the third, a's decode (context 22) is scheduled, then b's (context 17) needs a second
+// block: a, the lowest priority, is preempted out of the batch, leaving b's decode alone.
+TEST(SchedulerState, DecodeSumsFollowSchedulingAndPreemption) {
+    ReplicaConfig c = continuous(512, 3);
+    c.scheduler.policy = model::SchedulingPolicy::Priority;
+    c.attention_window = 10;
+    Bench b(c);
+    const std::uint32_t a = b.add(20, 10, 1);
+    EXPECT_EQ(b.form(), (Batch{{a, 20}}));
+    EXPECT_EQ(b.state().decode_sums().n, 0); // a prefill
+    b.finish_step();
+    const std::uint32_t x = b.add(16, 10, 0);
+    EXPECT_EQ(b.form(), (Batch{{a, 1}, {x, 16}}));
+    EXPECT_EQ(b.state().decode_sums().n, 1);
+    EXPECT_EQ(b.state().decode_sums().context, 21); // 20 prompt tokens + the new one
+    EXPECT_EQ(b.state().decode_sums().windowed, 10);
+    EXPECT_EQ(b.state().others(), (std::vector<std::uint32_t>{x}));
+    b.finish_step();
+    EXPECT_EQ(b.form(), (Batch{{x, 1}}));
+    EXPECT_EQ(b[a].state, ReqState::Waiting);
+    EXPECT_EQ(b.state().unscheduled(), 1);
+    EXPECT_EQ(b.state().decode_sums().n, 1);
+    EXPECT_EQ(b.state().decode_sums().context, 17);
+    EXPECT_EQ(b.state().decode_sums().windowed, 10);
+}
+
+// Adding the sums at once gives the bits of one add() per sequence: contexts 17, 22 and 4000
+// sum to 4039, and capped at a 1024-token window to 17 + 22 + 1024 = 1063.
+TEST(SchedulerState, DecodeSumsCostLikeOneSequenceAtATime) {
+    model::Scenario s = test::llama8b_scenario();
+    s.deployment.model.sliding_window = model::SlidingWindowSpec{};
+    s.deployment.model.sliding_window->window = 1024;
+    s.deployment.model.sliding_window->windowed_layers = 16;
+    const model::StepCostModel m(s.deployment, model::default_profile());
+    ASSERT_EQ(m.window(), 1024);
+    model::BatchStats one_by_one;
+    for (const int context : {17, 22, 4000}) {
+        m.add(one_by_one, model::DecodeSeq{context});
+    }
+    model::BatchStats at_once;
+    m.add_decode_sums(at_once, 3, 4039, 1063);
+    EXPECT_EQ(at_once.decodes, 3.0);
+    EXPECT_EQ(at_once.decode_context, 4039.0);
+    EXPECT_EQ(at_once.decode_context_windowed, 1063.0);
+    EXPECT_EQ(at_once, one_by_one);
 }
 
 } // namespace
