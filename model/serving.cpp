@@ -342,6 +342,7 @@ ChunkInterference chunk_interference(const StepCostModel& m, const Workload& w, 
     r.decode_step = decode_only;
     r.extra = std::max(Seconds(0), alone.time - displaced) / alone.steps;
     r.share = share;
+    r.chunk_steps = alone.steps;
     return r;
 }
 

@@ -101,6 +101,8 @@ struct ChunkInterference {
     Seconds decode_step;
     Seconds extra;
     double share = 0.0;
+    int chunk_steps =
+        1; ///< the steps one prompt's chunks take (a share counts share ÷ this prompts)
     bool every_step = false;
     friend bool operator==(const ChunkInterference&, const ChunkInterference&) = default;
 };

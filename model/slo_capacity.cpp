@@ -41,8 +41,11 @@ Seconds tpot_percentile(const ChunkInterference& c, int output_tokens, double pe
     if (n < 1 || c.every_step || f <= 0.0 || f >= 1.0) {
         return c.decode_step + c.extra * f;
     }
+    // The prompts arriving while the request decodes are Poisson: n f ÷ s of them, each s
+    // chunk steps, so the chunk steps have mean n f and variance n f s.
     const double z = normal_quantile(percentile / 100.0);
-    const double k = std::clamp(n * f + z * std::sqrt(n * f * (1.0 - f)), 0.0, double(n));
+    const double s = std::max(1, c.chunk_steps);
+    const double k = std::clamp(n * f + z * std::sqrt(n * f * s), 0.0, double(n));
     return c.decode_step + c.extra * (k / n);
 }
 
@@ -148,8 +151,16 @@ SloFigures slo_figures_at(const Deployment& d, const Workload& w, const Slo& slo
     f.chunks = chunk_interference(m, a, std::max(1, e.running), cached, spec ? &*spec : nullptr);
     f.tpot = tpot_percentile(f.chunks, out, slo.percentile);
     const double capacity_rate = e.peak_throughput / dp / out;
-    f.queue_wait = queue_wait_percentile(rate / dp, capacity_rate, e.peak_concurrency / dp,
-                                         slo.percentile, variability(a.arrival));
+    // Two queues in turn: a slot in the running batch (c sequences), then the prompt's turn for
+    // the chunk steps (one prompt at a time, each for its prefill under load: M/D/1). The
+    // percentiles are added, an upper bound on the percentile of the sum.
+    const double k = variability(a.arrival);
+    f.queue_wait =
+        queue_wait_percentile(rate / dp, capacity_rate, e.peak_concurrency / dp, slo.percentile, k);
+    if (e.ttft_loaded.si() > 0) {
+        f.queue_wait +=
+            queue_wait_percentile(rate / dp, 1.0 / e.ttft_loaded.si(), 1, slo.percentile, k);
+    }
     f.ttft = f.prefill + f.queue_wait;
     f.e2e = f.ttft + f.tpot * std::max(0, out - 1);
     const bool fits =

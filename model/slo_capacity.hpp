@@ -7,8 +7,9 @@
 ///  (b) prefill interference: a step that carries a prompt chunk is longer, and a request's TPOT
 ///      is the mean of its steps, so its percentile is set by how many of its steps carry chunks
 ///      (binomial in the share of such steps);
-///  (c) arrival tails: a request waits for a slot when Poisson bursts fill the batch; the wait's
-///      percentile is Erlang C with the Allen–Cunneen correction and an exponential tail.
+///  (c) arrival tails: a request waits for its prompt's turn at the chunk steps (M/D/1) and,
+///      when Poisson bursts fill the batch, for a slot (Erlang C); each wait's percentile with the
+///      Allen–Cunneen correction and an exponential tail.
 /// The load itself is estimate_serving's offered-rate operating point (Little's law), so at a
 /// rate both report the same running batch, TTFT under load and mean TPOT.
 
@@ -38,10 +39,12 @@ enum class SloBound {
 /// z with Φ(z) = p for 0 < p < 1 (the standard normal quantile).
 [[nodiscard]] double normal_quantile(double p);
 
-/// (b) The `percentile` of a request's TPOT (the mean of its output_tokens − 1 step gaps) when a
-/// share f of the steps carry a chunk: of n gaps, K ~ Binomial(n, f) are long, approximated by
-/// the normal, K_p = n f + z_p √(n f (1 − f)), capped at n; TPOT_p = decode_step + K_p / n ×
-/// extra. With every step mixed (or one output token) it is the mean.
+/// (b) The `percentile` of a request's TPOT (the mean of its n = output_tokens − 1 step gaps)
+/// when a share f of the steps carry a chunk: the prompts arriving while it decodes are Poisson
+/// (n f ÷ s of them, s = chunk_steps each), so K, its gaps that carry a chunk, has mean n f and
+/// variance n f s; with the normal approximation K_p = n f + z_p √(n f s), capped at n, and
+/// TPOT_p = decode_step + K_p ÷ n × extra. With every step mixed (or one output token) it is the
+/// mean.
 [[nodiscard]] Seconds tpot_percentile(const ChunkInterference& c, int output_tokens,
                                       double percentile);
 
@@ -67,10 +70,12 @@ struct SloFigures {
     std::optional<double> utilisation; ///< the operating point's (rate ÷ throughput capacity)
     int running = 0;                   ///< sequences per replica by Little's law
     Seconds prefill;                   ///< TTFT under load without queueing (ttft_loaded)
-    Seconds queue_wait;                ///< (c) the wait for a slot at the percentile
-    Seconds ttft;                      ///< prefill + queue_wait
-    ChunkInterference chunks;          ///< (b) the steps at the running batch
-    Seconds tpot;                      ///< (b) TPOT at the percentile
+    /// (c) the wait at the percentile: for a slot (Erlang C over the batch) plus for the
+    /// prompt's turn at the chunk steps (M/D/1, service the prefill under load)
+    Seconds queue_wait;
+    Seconds ttft;             ///< prefill + queue_wait
+    ChunkInterference chunks; ///< (b) the steps at the running batch
+    Seconds tpot;             ///< (b) TPOT at the percentile
     Seconds e2e; ///< queue_wait + prefill + (output − 1) × tpot (the percentiles added: an upper
                  ///< bound)
     bool served = false;            ///< fits, utilisation < 1 and every target met

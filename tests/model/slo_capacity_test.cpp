@@ -24,16 +24,21 @@ TEST(SloCapacity, NormalQuantile) {
     EXPECT_NEAR(normal_quantile(0.975), 1.959964, 1e-5);
 }
 
-// (b) 20 ms decode steps, 80 ms longer with a chunk, 10 % of the steps carry one; a request of
-// 100 output tokens has 99 gaps: K_99 = 9.9 + 2.326348 × √(99 × 0.1 × 0.9) = 16.84402, so
-// TPOT_99 = 20 + 80 × 16.84402 / 99 = 33.6113 ms. The median is the mean, 20 + 0.1 × 80 = 28 ms.
+// (b) 20 ms decode steps, 80 ms longer with a chunk, 10 % of the steps carry one (one chunk per
+// prompt); a request of 100 output tokens has 99 gaps, 9.9 prompts arrive while it decodes:
+// K_99 = 9.9 + 2.326348 × √(99 × 0.1) = 17.21968, so TPOT_99 = 20 + 80 × 17.21968 / 99 =
+// 33.9149 ms. Prompts of two chunk steps: K_99 = 9.9 + 2.326348 × √19.8 = 20.25151, TPOT_99 =
+// 36.3649 ms. The median is the mean, 20 + 0.1 × 80 = 28 ms.
 TEST(SloCapacity, TpotPercentileCountsTheStepsCarryingChunks) {
     ChunkInterference c;
     c.decode_step = Seconds(0.020);
     c.extra = Seconds(0.080);
     c.share = 0.1;
-    EXPECT_NEAR(tpot_percentile(c, 100, 99).si(), 0.0336113, 1e-6);
+    EXPECT_NEAR(tpot_percentile(c, 100, 99).si(), 0.0339149, 1e-6);
     EXPECT_NEAR(tpot_percentile(c, 100, 50).si(), 0.028, 1e-9);
+    c.chunk_steps = 2;
+    EXPECT_NEAR(tpot_percentile(c, 100, 99).si(), 0.0363649, 1e-6);
+    c.chunk_steps = 1;
     // One output token has no gap; every step mixed has no spread: both the mean.
     EXPECT_NEAR(tpot_percentile(c, 1, 99).si(), 0.028, 1e-12);
     c.every_step = true;
@@ -157,6 +162,28 @@ TEST(SloCapacity, EachBindingReasonIsNamed) {
     const SloCapacity z = slo_capacity(d, w, impossible, default_profile());
     EXPECT_EQ(z.rate, 0);
     EXPECT_EQ(z.bound, SloBound::TtftPrefill);
+}
+
+} // namespace
+
+namespace {
+
+// (c) at one rate: the wait is the slot queue (Erlang C over the peak batch, at the throughput
+// capacity) plus the prompt queue (M/D/1 with the prefill under load as service), and TTFT is
+// the prefill under load plus that wait.
+TEST(SloCapacity, TheWaitIsTheSlotQueuePlusThePromptQueue) {
+    const Deployment d = llama8b_h100();
+    Workload w = open(1024, 128, 20.0);
+    const ServingEstimate e = estimate_serving(d, w, default_profile());
+    Slo slo;
+    const SloFigures f = slo_figures_at(d, w, slo, default_profile(), 20.0);
+    const double mu = e.peak_throughput / 128;
+    const Seconds slots = queue_wait_percentile(20.0, mu, e.peak_concurrency, 99);
+    const Seconds prompts = queue_wait_percentile(20.0, 1 / e.ttft_loaded.si(), 1, 99);
+    EXPECT_GT(prompts.si(), 0);
+    EXPECT_NEAR(f.queue_wait.si(), (slots + prompts).si(), 1e-12);
+    EXPECT_NEAR(f.ttft.si(), (e.ttft_loaded + slots + prompts).si(), 1e-12);
+    EXPECT_EQ(f.running, e.running);
 }
 
 } // namespace
