@@ -144,7 +144,39 @@ TEST(CurveCli, TheTableNamesEachGpuAndTheHighestLoad) {
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("h100-sxm"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("TTFT (ms)"), std::string::npos);
-    EXPECT_NE(r.out.find("highest load meeting the SLO"), std::string::npos);
+    // Two questions, two names: sequences in flight (means, closed loop) on the concurrency
+    // axis, the capacity at the SLO (percentiles, Poisson arrivals) on the rate axis.
+    EXPECT_NE(r.out.find("most sequences in flight meeting the SLO"), std::string::npos);
+    const auto rate =
+        run_cli("curve " + src("examples/quickstart.yaml") + " --points 4 --axis rate");
+    EXPECT_EQ(rate.exit_code, 0) << rate.out;
+    EXPECT_NE(rate.out.find("capacity at the SLO (p99, Poisson arrivals)"), std::string::npos)
+        << rate.out;
+}
+
+// One question, one answer: "the highest request rate within the SLO" is estimate's capacity at
+// the SLO and curve's highest rate; estimate prints it beside the throughput capacity, a share
+// below 1 of it (the quickstart's P99 TTFT 500 ms and TPOT 50 ms cost capacity).
+TEST(CurveCli, EstimatesCapacityAtTheSloIsTheCurvesHighestRate) {
+    const std::string file = src("examples/quickstart.yaml");
+    const json e = run_json("estimate " + file);
+    const json c = run_json("curve " + file + " --axis rate --points 3");
+    ASSERT_TRUE(e.contains("capacity_at_slo")) << e.dump();
+    const json& k = e["capacity_at_slo"];
+    ASSERT_FALSE(c["candidates"][0]["max_load"].is_null());
+    EXPECT_DOUBLE_EQ(c["candidates"][0]["max_load"].get<double>(),
+                     k["requests_per_s"].get<double>());
+    EXPECT_GT(k["requests_per_s"].get<double>(), 0);
+    EXPECT_LT(k["ratio"].get<double>(), 1.0);
+    EXPECT_DOUBLE_EQ(k["throughput_capacity_requests_per_s"].get<double>(),
+                     e["peak_throughput_tok_s"].get<double>() / 256);
+    EXPECT_DOUBLE_EQ(k["ratio"].get<double>(),
+                     k["requests_per_s"].get<double>() /
+                         k["throughput_capacity_requests_per_s"].get<double>());
+    EXPECT_EQ(k["percentile"].get<double>(), 99.0);
+    const auto text = run_cli("estimate " + file);
+    EXPECT_NE(text.out.find("capacity at SLO (p99): "), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("of the throughput capacity"), std::string::npos) << text.out;
 }
 
 } // namespace
