@@ -166,12 +166,12 @@ nlohmann::json slo_capacity_json(const model::SloCapacity& c) {
               {"utilisation", a.utilisation ? nlohmann::json(*a.utilisation) : nullptr},
               {"prefill_s", s(a.prefill)},
               {"queue_wait_s", s(a.queue_wait)},
-              {"ttft_s", s(a.ttft)},
+              {"ttft_at_slo_s", s(a.ttft)},
               {"decode_step_s", s(a.chunks.decode_step)},
               {"chunk_extra_s", s(a.chunks.extra)},
               {"chunk_share", a.chunks.share},
-              {"tpot_s", s(a.tpot)},
-              {"e2e_s", s(a.e2e)}}}};
+              {"tpot_at_slo_s", s(a.tpot)},
+              {"e2e_at_slo_s", s(a.e2e)}}}};
 }
 
 std::string slo_capacity_text(const model::SloCapacity& c) {
