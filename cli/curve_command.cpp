@@ -259,9 +259,12 @@ int run_curve(CliContext& ctx) {
             t.add_row(row);
         }
         t.print(out);
-        if (c.max_load) {
-            out << "  highest load meeting the SLO: "
-                << fixed(*c.max_load, axis == plan::LoadAxis::Concurrency ? 0 : 3) << ' ' << unit
+        if (c.max_load && axis == plan::LoadAxis::Concurrency) {
+            out << "  most sequences in flight meeting the SLO (steady-state means): "
+                << fixed(*c.max_load, 0) << ' ' << unit << " (analytic)\n";
+        } else if (c.max_load) {
+            out << "  capacity at the SLO (p" << fixed(curve.slo.percentile, 0)
+                << ", Poisson arrivals): " << fixed(*c.max_load, 3) << ' ' << unit
                 << " (analytic)\n";
         } else {
             out << "  no load meets the SLO\n";

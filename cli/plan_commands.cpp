@@ -201,7 +201,7 @@ const EstimateBand& estimate_band(std::string_view key) {
 
 void print_estimate(std::ostream& out, const model::Scenario& s, const model::ServingEstimate& e,
                     const model::BottleneckReport& b, const std::vector<model::WhatIf>& whatifs,
-                    const model::ErrorBands& bands) {
+                    const model::ErrorBands& bands, const model::SloCapacity& slo) {
     print_memory(out, s, e.memory, e.operating_point.concurrency);
     // The request the figures are for: the class mix's mean request when the scenario has classes.
     const model::Workload w = model::analytic_request(s.workload);
@@ -247,6 +247,8 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
     }
     t.print(out);
     notes.print(out);
+    out << "capacity at SLO (p" << fixed(slo.percentile, 0) << "): " << slo_capacity_text(slo)
+        << '\n';
     out << "\nbinding resource\n"
         << "  prefill: " << model::to_string(b.prefill.binding) << " - " << b.prefill.detail << '\n'
         << "  decode:  " << model::to_string(b.decode.binding) << " - " << b.decode.detail << '\n';
@@ -284,6 +286,7 @@ namespace {
 struct EstimateParts {
     plan::ServingAnalysis analysis;
     std::vector<model::WhatIf> whatifs;
+    model::SloCapacity slo; ///< the highest rate within the scenario's SLO (model::slo_capacity)
 };
 
 EstimateParts estimate_parts(CliContext& ctx, const model::Scenario& s,
@@ -296,7 +299,9 @@ EstimateParts estimate_parts(CliContext& ctx, const model::Scenario& s,
     plan::AnalysisOptions o;
     o.parts = {.serving = true, .power = with_power, .racks = false, .cost = false};
     o.cached_prefix = cached;
-    EstimateParts p{plan::analyze_serving(s, server, profile, o), {}};
+    EstimateParts p{plan::analyze_serving(s, server, profile, o),
+                    {},
+                    model::slo_capacity(s.deployment, s.workload, s.slo, profile, cached)};
     std::vector<model::GpuCandidate> candidates;
     for (const auto& g : hwdb::similar_accelerators(ctx.db(), s.deployment.gpu)) {
         candidates.push_back({g, choose_profile(ctx, ScenarioFlags{}, g)});
@@ -316,6 +321,7 @@ nlohmann::json estimate_report(CliContext& ctx, const model::Scenario& s,
     for (const EstimateBand& eb : kEstimateBands) {
         j["bands"][eb.key] = band_json(model::band_for(ctx.error_bands(), eb.figure, eb.regime, q));
     }
+    j["capacity_at_slo"] = slo_capacity_json(p.slo);
     if (p.analysis.power) {
         j["power"] = power_json(*p.analysis.power);
     }
@@ -366,7 +372,7 @@ int run_estimate(CliContext& ctx) {
         // the verdict and what-ifs see the same prefix-cache hits as the figures.
         const EstimateParts p = estimate_parts(ctx, s, profile, cached);
         const model::BottleneckReport& b = *p.analysis.bottleneck;
-        print_estimate(*ctx.out, s, b.estimate, b, p.whatifs, ctx.error_bands());
+        print_estimate(*ctx.out, s, b.estimate, b, p.whatifs, ctx.error_bands(), p.slo);
         if (p.analysis.power) {
             *ctx.out << "\nunder the power limit (analytic; figures above are uncapped)\n";
             print_power(*ctx.out, *p.analysis.power);

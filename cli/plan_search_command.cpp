@@ -158,6 +158,12 @@ nlohmann::json row_json(const plan::SizingRow& r) {
         {"tokens_per_month", r.tokens_per_month},
         {"capacity_rps", r.capacity_rps},
         {"offered_rps", r.offered_rps},
+        {"slo_capacity_rps", r.slo_capacity_bound.empty() ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(r.slo_capacity_rps)},
+        {"slo_capacity_ratio", r.slo_capacity_bound.empty() ? nlohmann::json(nullptr)
+                                                            : nlohmann::json(r.slo_capacity_ratio)},
+        {"slo_capacity_bound", r.slo_capacity_bound.empty() ? nlohmann::json(nullptr)
+                                                            : nlohmann::json(r.slo_capacity_bound)},
         {"gpu_limit_w", r.gpu_limit_w},
         {"avg_power_w", r.avg_power_w},
         {"peak_power_w", r.peak_power_w},
@@ -560,6 +566,20 @@ int run_plan(CliContext& ctx) {
         out << '\n';
     }
     out << (r.found ? "answer       " : "NO ANSWER    ") << r.verdict << '\n';
+    if (r.found && !r.ranked.empty() && r.ranked.front().slo_capacity_ratio > 0) {
+        // model::slo_capacity of the first configuration, beside its throughput capacity.
+        const plan::SizingRow& first = r.ranked.front();
+        out << "capacity     at the SLO (p" << fixed(s.slo.percentile, 0) << ", analytic) "
+            << fixed(first.slo_capacity_rps, 2)
+            << " req/s = " << fixed(first.slo_capacity_ratio * 100, 0)
+            << " % of the throughput capacity "
+            << fixed(first.slo_capacity_rps / first.slo_capacity_ratio, 2)
+            << " req/s (bound: " << first.slo_capacity_bound << ")";
+        if (first.offered_rps > 0) {
+            out << "; offered " << fixed(first.offered_rps, 2) << " req/s";
+        }
+        out << '\n';
+    }
     for (const auto& n : r.notes) {
         out << "note         " << n << '\n';
     }

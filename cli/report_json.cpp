@@ -4,6 +4,10 @@
 
 #include "model/cost.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
+
 namespace gpuplan::cli {
 
 nlohmann::json scenario_json(const model::Scenario& s) {
@@ -141,6 +145,50 @@ nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstim
     }
     j["what_ifs"] = w;
     return j;
+}
+
+nlohmann::json slo_capacity_json(const model::SloCapacity& c) {
+    const model::SloFigures& a = c.at;
+    // Without targets the rate runs up to utilisation 1, where a queue's wait is unbounded: null.
+    const auto s = [](Seconds t) {
+        return std::isfinite(t.si()) ? nlohmann::json(t.si()) : nlohmann::json(nullptr);
+    };
+    return {{"requests_per_s", c.rate},
+            {"output_tok_s", c.output_tok_s},
+            {"throughput_capacity_requests_per_s", c.throughput_rate},
+            {"ratio", c.ratio},
+            {"percentile", c.percentile},
+            {"has_targets", c.has_targets},
+            {"bound", model::to_string(c.bound)},
+            {"tpot_batch_per_replica", c.tpot_batch > 0 ? nlohmann::json(c.tpot_batch) : nullptr},
+            {"at",
+             {{"running_per_replica", a.running},
+              {"utilisation", a.utilisation ? nlohmann::json(*a.utilisation) : nullptr},
+              {"prefill_s", s(a.prefill)},
+              {"queue_wait_s", s(a.queue_wait)},
+              {"ttft_at_slo_s", s(a.ttft)},
+              {"decode_step_s", s(a.chunks.decode_step)},
+              {"chunk_extra_s", s(a.chunks.extra)},
+              {"chunk_share", a.chunks.share},
+              {"tpot_at_slo_s", s(a.tpot)},
+              {"e2e_at_slo_s", s(a.e2e)}}}};
+}
+
+std::string slo_capacity_text(const model::SloCapacity& c) {
+    if (!(c.throughput_rate > 0)) {
+        return "none: the deployment does not fit";
+    }
+    if (!c.has_targets) {
+        return fmt::format("{:.2f} req/s: no slo targets, the throughput capacity", c.rate);
+    }
+    if (!(c.rate > 0)) {
+        return fmt::format("none: a lone request misses the slo (bound: {}); throughput "
+                           "capacity {:.2f} req/s",
+                           model::to_string(c.bound), c.throughput_rate);
+    }
+    return fmt::format("{:.2f} req/s = {:.0f} % of the throughput capacity {:.2f} req/s "
+                       "(bound: {})",
+                       c.rate, c.ratio * 100, c.throughput_rate, model::to_string(c.bound));
 }
 
 } // namespace gpuplan::cli

@@ -410,7 +410,12 @@ void CurveView::draw() {
             tr("Some GPUs cannot be estimated: %1").arg(errors.join(QStringLiteral("; "))));
         banner_->show();
     }
-    QString line = tr("Highest load meeting the SLO (analytic, mean values): %1.")
+    // Two questions (plan/load_curve.hpp): sequences in flight judged on the means of a closed
+    // loop; requests/s judged at the SLO's percentile, the capacity at the SLO estimate prints.
+    QString line = (byRate ? tr("Highest load meeting the SLO (analytic capacity at the SLO: "
+                                "percentiles under Poisson arrivals): %1.")
+                           : tr("Highest load meeting the SLO (analytic, mean values of a closed "
+                                "loop): %1."))
                        .arg(best.join(QStringLiteral(", ")));
     if (sim) {
         line += sim->stopped ? tr(" Simulator: stopped.")

@@ -310,6 +310,42 @@ double replica_throughput(const StepCostModel& m, const Workload& w, int running
     return c.time.si() > 0 ? running / c.time.si() : 0.0;
 }
 
+ChunkInterference chunk_interference(const StepCostModel& m, const Workload& w, int running,
+                                     int cached_prefix, const SpeculativeModel* spec) {
+    ChunkInterference r;
+    running = std::max(1, running);
+    if (spec != nullptr) {
+        r.decode_step = steady_cycle(m, w, running, cached_prefix, spec).time;
+        return r;
+    }
+    // The same split as steady_cycle's first branch: a step sees mb / out prompts of
+    // alone.steps chunk steps each.
+    const EngineSettings& e = m.engine();
+    const int mb = (running + m.pp() - 1) / m.pp();
+    const int ctx = average_context(w);
+    const int cached = w.input_tokens - computed_prompt(m, w, cached_prefix);
+    const bool sglang = e.kind == EngineKind::Sglang;
+    BatchStats dec;
+    m.add_decodes(dec, mb, ctx);
+    const Seconds decode_only = m.cost(dec).time;
+    const PrefillRun alone = sglang ? run_prefill(m, w.input_tokens, cached, 0, 0)
+                                    : run_prefill(m, w.input_tokens, cached, mb - 1, ctx);
+    const double prompts_per_step = mb / static_cast<double>(std::max(1, w.output_tokens));
+    const double share = prompts_per_step * alone.steps;
+    if (share > 1.0 || alone.steps < 1) {
+        r.decode_step = steady_cycle(m, w, running, cached_prefix).time;
+        r.share = 1.0;
+        r.every_step = true;
+        return r;
+    }
+    const Seconds displaced = sglang ? Seconds(0) : decode_only * alone.steps;
+    r.decode_step = decode_only;
+    r.extra = std::max(Seconds(0), alone.time - displaced) / alone.steps;
+    r.share = share;
+    r.chunk_steps = alone.steps;
+    return r;
+}
+
 int replica_capacity(const MemoryEstimate& mem, const Workload& w) {
     if (!mem.fits) {
         return 0;

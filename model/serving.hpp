@@ -89,6 +89,28 @@ struct ServingEstimate {
                                         int cached_prefix = 0,
                                         const SpeculativeModel* spec = nullptr);
 
+/// How prompt chunks stretch the decode steps of one replica running `running` sequences of the
+/// workload (the steady state replica_throughput costs): a step without a prompt chunk takes
+/// `decode_step`; a step that carries one takes `extra` longer (the chunk's time beyond the
+/// decode-only step it replaces; SGLang: its whole prefill step, which runs besides); `share` of
+/// the steps carry one. The mean time per output token is decode_step + share × extra. When
+/// prompts fill the token budget in every step (`every_step`), decode_step is the mixed step,
+/// extra is 0 and share is 1. With speculative decoding the steps are the verify steps per
+/// output token and the split is not modelled (share 0, decode_step the mean).
+struct ChunkInterference {
+    Seconds decode_step;
+    Seconds extra;
+    double share = 0.0;
+    int chunk_steps =
+        1; ///< the steps one prompt's chunks take (a share counts share ÷ this prompts)
+    bool every_step = false;
+    friend bool operator==(const ChunkInterference&, const ChunkInterference&) = default;
+};
+
+[[nodiscard]] ChunkInterference chunk_interference(const StepCostModel& m, const Workload& w,
+                                                   int running, int cached_prefix = 0,
+                                                   const SpeculativeModel* spec = nullptr);
+
 /// The most sequences one replica runs at once for this workload: max_num_seqs, or what the KV
 /// cache holds at the average context (rounded up to blocks), whichever is smaller.
 [[nodiscard]] int replica_capacity(const MemoryEstimate& mem, const Workload& w);

@@ -6,6 +6,7 @@
 #include "model/memory.hpp"
 #include "model/operating_point.hpp"
 #include "model/serving.hpp"
+#include "model/slo_capacity.hpp"
 #include "model/workload_mix.hpp"
 #include "plan/analysis.hpp"
 
@@ -112,6 +113,13 @@ ReplicaCapacity replica_capacity_within_slo(const model::Scenario& s,
         }
     }
     best.bound = hi_bound;
+    // The rate it takes within the SLO's percentile under Poisson arrivals: model::slo_capacity,
+    // the figure estimate, plan and curve print (uncapped), at most what the batch completes.
+    const model::SloCapacity at_slo = model::slo_capacity(one, w, s.slo, profile, cached);
+    if (at_slo.rate > 0 && at_slo.rate < best.rps) {
+        best.rps = at_slo.rate;
+        best.output_tok_s = at_slo.rate * out;
+    }
     return best;
 }
 

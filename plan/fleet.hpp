@@ -20,7 +20,7 @@ namespace gpuplan::plan {
 struct ReplicaCapacity {
     int running = 0;      ///< sequences in flight on the replica (closed loop)
     int most_running = 0; ///< what its KV cache and max_num_seqs allow
-    double rps = 0;       ///< requests/s it completes at `running`
+    double rps = 0; ///< requests/s it takes: completes at `running`, at most model::slo_capacity
     double output_tok_s = 0;
     double ttft_s = 0; ///< a prefill sharing steps with the running decodes (no queueing)
     double tpot_s = 0;

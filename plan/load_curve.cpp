@@ -3,6 +3,7 @@
 #include "model/error.hpp"
 #include "model/operating_point.hpp"
 #include "model/serving.hpp"
+#include "model/slo_capacity.hpp"
 #include "model/workload_mix.hpp"
 #include "plan/sizing_search.hpp"
 #include "plan/thread_pool.hpp"
@@ -100,9 +101,20 @@ CurvePoint curve_point(const model::Scenario& s, const model::EfficiencyProfile&
             missed.push_back(fmt::format("{} {} > {}", what, ms(value), ms(*target)));
         }
     };
-    check(s.slo.ttft, p.ttft, "TTFT");
-    check(s.slo.tpot, p.tpot, "TPOT");
-    check(s.slo.e2e, p.e2e, "E2E");
+    if (axis == LoadAxis::RequestRate) {
+        // An open loop is judged at the SLO's percentile under Poisson arrivals
+        // (model::slo_capacity's question), so the highest rate served is that capacity.
+        const model::SloFigures f =
+            model::slo_figures_at(s.deployment, s.workload, s.slo, profile, load);
+        const std::string at = fmt::format(" (p{:.0f})", s.slo.percentile);
+        check(s.slo.ttft, f.ttft, ("TTFT" + at).c_str());
+        check(s.slo.tpot, f.tpot, ("TPOT" + at).c_str());
+        check(s.slo.e2e, f.e2e, ("E2E" + at).c_str());
+    } else {
+        check(s.slo.ttft, p.ttft, "TTFT");
+        check(s.slo.tpot, p.tpot, "TPOT");
+        check(s.slo.e2e, p.e2e, "E2E");
+    }
     p.meets_slo = missed.empty();
     for (std::size_t i = 0; i < missed.size(); ++i) {
         p.miss += (i ? ", " : "") + missed[i];
@@ -151,24 +163,13 @@ std::optional<double> max_load_meeting_slo(const model::Scenario& s,
         }
         return static_cast<double>(lo);
     }
-    const double saturation = saturation_rate(s, profile);
-    if (!(saturation > 0)) {
+    // The capacity at the SLO: the one answer of model::slo_capacity (estimate, plan and
+    // plan --fleet print the same figure).
+    const model::SloCapacity c = model::slo_capacity(s.deployment, s.workload, s.slo, profile);
+    if (!(c.rate > 0)) {
         return std::nullopt;
     }
-    double lo = saturation * 1e-6;
-    if (!meets(lo)) {
-        return std::nullopt;
-    }
-    double hi = saturation * 1.01; // past utilisation 1: does not fit
-    for (int i = 0; i < 40 && meets(hi); ++i) {
-        lo = hi;
-        hi *= 2;
-    }
-    for (int i = 0; i < 60 && (hi - lo) > 1e-4 * hi; ++i) {
-        const double mid = 0.5 * (lo + hi);
-        (meets(mid) ? lo : hi) = mid;
-    }
-    return lo;
+    return c.rate;
 }
 
 std::vector<double> default_loads(const model::Scenario& s, const model::EfficiencyProfile& profile,

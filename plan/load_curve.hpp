@@ -6,10 +6,15 @@
 /// loads on demand with percentiles (simulate_curve). `gpuplan curve` and the desktop app's
 /// Curves tab both call these functions (docs/plan.md).
 ///
-/// The analytic figures are mean values of a steady state without queueing: a load counts as
-/// served when it fits (a closed loop: every sequence runs at once; an offered rate: the
-/// utilisation is at most 1) and its TTFT (loaded), TPOT and E2E are within the SLO targets.
-/// The SLO's percentile is judged by the simulator only.
+/// The analytic figures are mean values of a steady state. The two axes ask two questions:
+/// - concurrency (a closed loop, no queue): a load counts as served when every sequence runs at
+///   once and the mean TTFT (loaded), TPOT and E2E are within the SLO targets; the highest such
+///   load is the most sequences in flight within the SLO (plan --fleet's replica batch);
+/// - requests/s (an open loop): a load counts as served when the utilisation is below 1 and the
+///   SLO's percentiles under Poisson arrivals (model::slo_figures_at: queueing, prompt chunks in
+///   the decode steps) are within the targets; the highest such rate is the capacity at the SLO
+///   (model::slo_capacity), the figure `estimate` and `plan` print.
+/// The simulator confirms either with measured percentiles (simulate_curve).
 
 #include "model/efficiency.hpp"
 #include "model/plan_config.hpp"
@@ -65,8 +70,9 @@ struct CurvePoint {
 struct CandidateCurve {
     std::string name;
     std::vector<CurvePoint> points;
-    /// The highest load that meets the SLO (bisection on curve_point to a relative 1e-4 of the
-    /// rate; the exact integer for concurrency); nullopt when even the lightest load misses.
+    /// The highest load that meets the SLO: concurrency, the exact integer (bisection on
+    /// curve_point); requests/s, the capacity at the SLO (model::slo_capacity, to a relative
+    /// 1e-4); nullopt when even the lightest load misses.
     std::optional<double> max_load;
     std::string error; ///< why the candidate could not be estimated ("" when it could)
     friend bool operator==(const CandidateCurve&, const CandidateCurve&) = default;

@@ -9,6 +9,7 @@
 #include "model/price_list.hpp"
 #include "model/rack.hpp"
 #include "model/serving.hpp"
+#include "model/slo_capacity.hpp"
 #include "model/step_cost.hpp"
 #include "model/unit_parser.hpp"
 #include "model/workload_mix.hpp"
@@ -710,6 +711,15 @@ void Search::explain(SizingRow& row) const {
         }
     } catch (const InvalidArgument&) {
         row.binding_resource = "?";
+    }
+    try {
+        const model::SloCapacity c = model::slo_capacity(
+            t.deployment, t.workload, s_.slo, profile(cand.gpu.name), mix_.cached_prefix);
+        row.slo_capacity_rps = c.rate;
+        row.slo_capacity_ratio = c.ratio;
+        row.slo_capacity_bound = model::to_string(c.bound);
+    } catch (const InvalidArgument&) {
+        row.slo_capacity_bound = "?";
     }
 }
 

@@ -94,6 +94,13 @@ struct SizingRow {
     double offered_rps = 0;  ///< the workload's arrival rate (0: closed loop or trace)
     double lone_ttft_s = 0;  ///< a lone mean-length request, uncapped
     double lone_tpot_s = 0;
+    /// The highest requests/s within the scenario's slo at its percentile, uncapped, for the
+    /// mix's mean request with Poisson arrivals (model::slo_capacity), beside the throughput
+    /// capacity it is a share of (`slo_capacity_ratio`) and what binds it; ranked rows and the
+    /// closest miss only.
+    double slo_capacity_rps = 0;
+    double slo_capacity_ratio = 0;
+    std::string slo_capacity_bound;
     // Cost and power.
     std::string currency;
     std::optional<double> monthly; ///< by the plan's pricing

@@ -6,6 +6,7 @@
 #include "model/error.hpp"
 #include "model/operating_point.hpp"
 #include "model/serving.hpp"
+#include "model/slo_capacity.hpp"
 #include "tests/model/fixtures.hpp"
 #include "tests/sim/sim_fixtures.hpp"
 
@@ -92,16 +93,17 @@ TEST(LoadCurve, WithoutAnSloTheHighestConcurrencyIsWhatTheDeploymentRunsAtOnce) 
     EXPECT_EQ(*max, 48); // max_num_seqs binds before the KV cache for 1152-token sequences
 }
 
-TEST(LoadCurve, TheHighestRateMeetingTheSloMatchesABisectionOverTheEstimate) {
+// On the rate axis a load is judged at the SLO's percentile under Poisson arrivals
+// (model::slo_figures_at), and the highest one is the capacity at the SLO (model::slo_capacity):
+// the figure estimate and plan print.
+TEST(LoadCurve, TheHighestRateMeetingTheSloIsTheCapacityAtTheSlo) {
     model::Scenario s = closed(8);
     model::set_offered_rate(s.workload, 1.0);
     s.slo.ttft = Seconds(0.25);
     s.slo.tpot = Seconds(0.030);
     const auto profile = model::default_profile();
     const auto served = [&](double rate) {
-        const model::ServingEstimate e = estimate_at(s, LoadAxis::RequestRate, rate);
-        return e.memory.fits && e.operating_point.utilisation &&
-               *e.operating_point.utilisation <= 1.0 && meets(s, e, 128);
+        return model::slo_figures_at(s.deployment, s.workload, s.slo, profile, rate).served;
     };
     double lo = 0.01, hi = 1000;
     ASSERT_TRUE(served(lo));
@@ -115,6 +117,12 @@ TEST(LoadCurve, TheHighestRateMeetingTheSloMatchesABisectionOverTheEstimate) {
     EXPECT_NEAR(*max, lo, 2e-4 * lo);
     EXPECT_TRUE(served(*max));
     EXPECT_FALSE(served(*max * 1.001));
+    EXPECT_EQ(*max, model::slo_capacity(s.deployment, s.workload, s.slo, profile).rate);
+    EXPECT_TRUE(curve_point(s, profile, LoadAxis::RequestRate, *max).meets_slo);
+    EXPECT_FALSE(curve_point(s, profile, LoadAxis::RequestRate, *max * 1.001).meets_slo);
+    // The percentiles cost capacity: the means alone would be served above it.
+    const model::ServingEstimate e = estimate_at(s, LoadAxis::RequestRate, *max * 1.001);
+    EXPECT_TRUE(meets(s, e, 128));
 }
 
 TEST(LoadCurve, NoLoadMeetsAnSloBelowTheLoneRequest) {
