@@ -753,6 +753,29 @@ void write_availability(Out& o, const model::AvailabilityConfig& a) {
     o.line(2, "target", num(a.target));
 }
 
+void write_fleet(Out& o, const model::FleetConfig& f) {
+    o.open(0, "fleet");
+    o.line(2, "span", model::to_string(f.span));
+    o.line(2, "step", seconds(f.step));
+    o.line(2, "diurnal_amplitude", num(f.diurnal_amplitude));
+    o.line(2, "peak_hour", num(f.peak_hour));
+    o.line(2, "weekend_factor", num(f.weekend_factor));
+    o.line(2, "annual_growth", num(f.annual_growth));
+    if (f.rented_cap) {
+        o.line(2, "rented_cap", std::to_string(*f.rented_cap));
+    }
+    if (f.owned) {
+        o.line(2, "owned", std::to_string(*f.owned));
+    }
+    if (f.electricity) {
+        o.open(2, "electricity");
+        o.line(4, "peak", price(f.electricity->peak));
+        o.line(4, "off_peak", price(f.electricity->off_peak));
+        o.line(4, "peak_start", std::to_string(f.electricity->peak_start));
+        o.line(4, "peak_end", std::to_string(f.electricity->peak_end));
+    }
+}
+
 void write_plan(Out& o, const model::PlanConfig& p) {
     const model::PlanConfig dflt;
     o.open(0, "plan");
@@ -867,6 +890,9 @@ std::string scenario_to_yaml(const model::Scenario& s, const ScenarioYamlOptions
     }
     if (s.availability) {
         write_availability(o, *s.availability);
+    }
+    if (s.fleet) {
+        write_fleet(o, *s.fleet);
     }
     o.line(0, "seed", std::to_string(s.seed));
     return o.text();
