@@ -585,6 +585,12 @@ void write_cluster(Out& o, const model::Cluster& c) {
             if (h.gpu_hour) {
                 o.line(6, "gpu_hour", price(*h.gpu_hour));
             }
+            if (p.min_replicas) {
+                o.line(6, "min_replicas", std::to_string(*p.min_replicas));
+            }
+            if (p.max_replicas) {
+                o.line(6, "max_replicas", std::to_string(*p.max_replicas));
+            }
         }
     }
     if (const model::PrefixRouting& p = c.prefix_routing; p != dflt.prefix_routing) {
@@ -631,8 +637,10 @@ void write_cluster(Out& o, const model::Cluster& c) {
         o.line(4, "provisioning", seconds(as->provisioning));
         o.line(4, "cooldown", seconds(as->cooldown));
         o.line(4, "tolerance", num(as->tolerance));
-        o.line(4, "min_replicas", std::to_string(as->min_replicas));
-        o.line(4, "max_replicas", std::to_string(as->max_replicas));
+        if (c.pools.empty()) { // with pools, each pool has its own bounds
+            o.line(4, "min_replicas", std::to_string(as->min_replicas));
+            o.line(4, "max_replicas", std::to_string(as->max_replicas));
+        }
     }
     if (const auto& f = c.failures) {
         o.open(2, "failures");
@@ -644,6 +652,14 @@ void write_cluster(Out& o, const model::Cluster& c) {
         }
         o.line(4, "spares", std::to_string(f->spares));
         o.line(4, "in_flight", model::name_of(f->in_flight));
+        if (const auto& l = f->degraded_link) {
+            o.open(4, "degraded_link");
+            o.line(6, "mtbf", seconds(l->mtbf));
+            if (l->mttr) {
+                o.line(6, "mttr", seconds(*l->mttr));
+            }
+            o.line(6, "bandwidth_factor", num(l->bandwidth_factor));
+        }
     }
     if (c.cloud) {
         const model::CloudEndpoint& e = *c.cloud;
