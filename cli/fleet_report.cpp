@@ -39,12 +39,8 @@ nlohmann::json opt(const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-struct FleetAnswer {
-    plan::FleetSetup setup;
-    model::FleetPlan plan;
-};
-
-FleetAnswer answer(CliContext& ctx, const model::Scenario& s, const model::FleetConfig& config) {
+plan::FleetAnswer answer(CliContext& ctx, const model::Scenario& s,
+                         const model::FleetConfig& config) {
     const model::ServerSpec* server = nullptr;
     std::optional<model::ServerSpec> node;
     if (!s.node_ref.empty()) {
@@ -52,9 +48,7 @@ FleetAnswer answer(CliContext& ctx, const model::Scenario& s, const model::Fleet
         server = &*node;
     }
     const model::EfficiencyProfile profile = choose_profile(ctx, ScenarioFlags{}, s.deployment.gpu);
-    FleetAnswer a{plan::fleet_setup(s, config, server, profile), {}};
-    a.plan = model::plan_fleet(a.setup.inputs);
-    return a;
+    return plan::fleet_answer(s, config, server, profile);
 }
 
 std::string money(const std::string& currency, double v, int decimals = 0) {
@@ -153,7 +147,7 @@ nlohmann::json fleet_json(const model::Scenario& s, const plan::FleetSetup& setu
 
 int run_fleet_plan(CliContext& ctx, const model::Scenario& s, const model::FleetConfig& config,
                    bool json) {
-    const FleetAnswer a = answer(ctx, s, config);
+    const plan::FleetAnswer a = answer(ctx, s, config);
     const auto& in = a.setup.inputs;
     const auto& c = in.config;
     const auto& p = a.plan;

@@ -15,7 +15,6 @@
 #include "cli/power_report.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
-#include "hwdb/fleet_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/serving.hpp"
 #include "plan/disaggregation.hpp"
@@ -441,10 +440,8 @@ int run_plan(CliContext& ctx) {
             throw UsageError("--fleet plans the scenario's own replicas over its horizon; it "
                              "takes neither --emit nor --mpi");
         }
-        const auto config = file.empty()
-                                ? hwdb::parse_fleet("schema: 1\n", "(flags)", overrides_of(f))
-                                : hwdb::load_fleet(file, overrides_of(f));
-        return run_fleet_plan(ctx, s, config.value_or(model::FleetConfig{}), vm.count("json") != 0);
+        return run_fleet_plan(ctx, s, s.fleet.value_or(model::FleetConfig{}),
+                              vm.count("json") != 0);
     }
     std::optional<model::ServerSpec> node;
     if (!s.node_ref.empty()) {

@@ -226,6 +226,11 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
                  {"cost_per_hour",
                   p.cost_per_hour ? nlohmann::json(p.cost_per_hour->amount) : nlohmann::json()},
                  {"currency", p.cost ? nlohmann::json(p.cost->currency) : nlohmann::json()}});
+            if (r.autoscaler) {
+                pools.back()["replica_seconds"] = p.replica_seconds;
+                pools.back()["replica_hours"] = p.replica_seconds / 3600.0;
+                pools.back()["peak_replicas"] = p.peak_replicas;
+            }
         }
         j["pools"] = pools;
     }
@@ -276,8 +281,30 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
                          {"requests_retried", f->requests_retried},
                          {"availability", f->availability},
                          {"mean_up_fraction", f->mean_up_fraction},
-                         {"expected_availability", f->expected_availability}};
+                         {"expected_availability", s.cluster.autoscaler
+                                                       ? nlohmann::json(nullptr)
+                                                       : nlohmann::json(f->expected_availability)}};
+        if (s.cluster.failures && s.cluster.failures->degraded_link) {
+            j["failures"]["link_degradations"] = f->link_degradations;
+            j["failures"]["degraded_replica_seconds"] = f->degraded_replica_seconds;
+        }
         j["availability"] = f->availability;
+    }
+    {
+        nlohmann::json windows = nlohmann::json::array();
+        for (const auto& w : r.slo_windows) {
+            nlohmann::json wj = {
+                {"t_s", w.t.si()},
+                {"finished", w.finished},
+                {"slo_met", w.slo_met},
+                {"attainment", w.attainment ? nlohmann::json(*w.attainment) : nlohmann::json()}};
+            if (w.availability) {
+                wj["availability"] = *w.availability;
+            }
+            windows.push_back(wj);
+        }
+        j["slo_window_s"] = r.slo_window.si();
+        j["slo_windows"] = windows;
     }
     if (shows_routing(s, r)) {
         nlohmann::json per = nlohmann::json::array();
@@ -394,6 +421,10 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
             << p.gpus << " GPU" << (p.gpus == 1 ? "" : "s") << "), " << p.requests
             << " requests, busy " << pct(p.busy_fraction) << ", prefix hit rate "
             << pct(p.prefix_hit_rate) << ", " << fixed(p.gpu_hours, 3) << " GPU-hours";
+        if (r.autoscaler) {
+            out << " (peak " << p.peak_replicas << " replicas, "
+                << fixed(p.replica_seconds / 3600.0, 3) << " replica-hours)";
+        }
         if (p.cost && p.cost_per_hour) {
             out << ", " << model::to_string(*p.cost) << " (" << model::to_string(*p.cost_per_hour)
                 << "/h)";
@@ -417,9 +448,11 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
             << fixed(s.cluster.autoscaler->target, 2) << ": " << as->scale_ups << " up, "
             << as->scale_downs << " down, peak " << as->peak_replicas << " replicas, "
             << fixed(as->replica_seconds / 3600.0, 3) << " replica-hours";
-        if (as->cost) {
+        if (as->cost && as->gpus_per_replica > 0) {
             out << " (" << as->gpus_per_replica << " GPU" << (as->gpus_per_replica == 1 ? "" : "s")
                 << " each), " << model::to_string(*as->cost);
+        } else if (as->cost) {
+            out << ", " << model::to_string(*as->cost) << " over the pools";
         }
         out << '\n';
     }
@@ -428,9 +461,43 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
             << " h, MTTR " << fixed(f->mttr.si() / 3600.0, 2) << " h per replica, " << f->spares
             << " spare" << (f->spares == 1 ? "" : "s") << "), " << f->takeovers << " takeovers, "
             << f->requests_lost << " requests lost, " << f->requests_retried
-            << " retried; availability " << pct(f->availability) << " (closed form "
-            << pct(f->expected_availability) << "), replicas up " << pct(f->mean_up_fraction)
-            << '\n';
+            << " retried; availability " << pct(f->availability);
+        if (s.cluster.autoscaler) {
+            out << " (no replacement cold-starting)";
+        } else {
+            out << " (closed form " << pct(f->expected_availability) << ")";
+        }
+        out << ", replicas up " << pct(f->mean_up_fraction) << '\n';
+        if (s.cluster.failures && s.cluster.failures->degraded_link) {
+            out << "links        " << f->link_degradations << " degraded (bandwidth x "
+                << fixed(s.cluster.failures->degraded_link->bandwidth_factor, 3) << "), "
+                << fixed(f->degraded_replica_seconds / 3600.0, 3)
+                << " replica-hours served on a degraded link\n";
+        }
+    }
+    if (r.autoscaler || r.failures) {
+        // The worst window of the SLO attainment (and availability) over time.
+        const sim::SloWindow* worst = nullptr;
+        const sim::SloWindow* least_up = nullptr;
+        for (const auto& w : r.slo_windows) {
+            if (w.attainment && (!worst || *w.attainment < *worst->attainment)) {
+                worst = &w;
+            }
+            if (w.availability && (!least_up || *w.availability < *least_up->availability)) {
+                least_up = &w;
+            }
+        }
+        out << "over time    " << r.slo_windows.size() << " windows of "
+            << fixed(r.slo_window.si(), 0) << " s";
+        if (worst) {
+            out << ": SLO attainment lowest " << pct(*worst->attainment) << " (from "
+                << fixed(worst->t.si(), 0) << " s)";
+        }
+        if (least_up) {
+            out << ", availability lowest " << pct(*least_up->availability) << " (from "
+                << fixed(least_up->t.si(), 0) << " s)";
+        }
+        out << '\n';
     }
     if (shows_routing(s, r)) {
         out << "routing      " << model::to_string(s.cluster.router) << ": prefix hit rate";

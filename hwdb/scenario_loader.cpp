@@ -1,5 +1,4 @@
 #include "hwdb/scenario_loader.hpp"
-#include "hwdb/fleet_loader.hpp"
 #include "hwdb/model_resolver.hpp"
 
 #include "hwdb/detail/failures_reader.hpp"
@@ -523,8 +522,7 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
         }
     }
     s.availability = detail::read_availability(root.opt_map("availability"));
-    // The `fleet:` block is checked here and read by load_fleet (hwdb/fleet_loader.hpp).
-    (void)detail::read_fleet(root.opt_map("fleet"));
+    s.fleet = detail::read_fleet(root.opt_map("fleet"));
     auto training = root.opt_map("training"); // read after the hardware validates
     if (!s.scheduler.swap_bandwidth && !s.deployment.gpu.host_link.empty()) {
         // Swapped KV blocks cross the accelerator's host link.
@@ -559,18 +557,6 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
     }
     s.training = detail::read_training(std::move(training), s.deployment);
     return s;
-}
-
-std::optional<model::FleetConfig> parse_fleet(std::string_view text, const std::string& file,
-                                              const std::vector<ScenarioOverride>& overrides) {
-    YAML::Node doc = parse_with_overrides(text, file, overrides);
-    MapReader root(doc, file, "");
-    return detail::read_fleet(root.opt_map("fleet"));
-}
-
-std::optional<model::FleetConfig> load_fleet(const std::filesystem::path& path,
-                                             const std::vector<ScenarioOverride>& overrides) {
-    return parse_fleet(read_text_file(path, "scenario file"), path.string(), overrides);
 }
 
 model::Scenario load_scenario(const std::filesystem::path& path, const Database& db) {

@@ -600,6 +600,12 @@ void write_cluster(Out& o, const model::Cluster& c) {
             if (h.gpu_hour) {
                 o.line(6, "gpu_hour", price(*h.gpu_hour));
             }
+            if (p.min_replicas) {
+                o.line(6, "min_replicas", std::to_string(*p.min_replicas));
+            }
+            if (p.max_replicas) {
+                o.line(6, "max_replicas", std::to_string(*p.max_replicas));
+            }
         }
     }
     if (const auto& g = c.disaggregation) {
@@ -670,8 +676,10 @@ void write_cluster(Out& o, const model::Cluster& c) {
         o.line(4, "provisioning", seconds(as->provisioning));
         o.line(4, "cooldown", seconds(as->cooldown));
         o.line(4, "tolerance", num(as->tolerance));
-        o.line(4, "min_replicas", std::to_string(as->min_replicas));
-        o.line(4, "max_replicas", std::to_string(as->max_replicas));
+        if (c.pools.empty()) { // with pools, each pool has its own bounds
+            o.line(4, "min_replicas", std::to_string(as->min_replicas));
+            o.line(4, "max_replicas", std::to_string(as->max_replicas));
+        }
     }
     if (const auto& f = c.failures) {
         o.open(2, "failures");
@@ -683,6 +691,14 @@ void write_cluster(Out& o, const model::Cluster& c) {
         }
         o.line(4, "spares", std::to_string(f->spares));
         o.line(4, "in_flight", model::name_of(f->in_flight));
+        if (const auto& l = f->degraded_link) {
+            o.open(4, "degraded_link");
+            o.line(6, "mtbf", seconds(l->mtbf));
+            if (l->mttr) {
+                o.line(6, "mttr", seconds(*l->mttr));
+            }
+            o.line(6, "bandwidth_factor", num(l->bandwidth_factor));
+        }
     }
     if (c.cloud) {
         const model::CloudEndpoint& e = *c.cloud;
@@ -804,6 +820,29 @@ void write_availability(Out& o, const model::AvailabilityConfig& a) {
     o.line(2, "target", num(a.target));
 }
 
+void write_fleet(Out& o, const model::FleetConfig& f) {
+    o.open(0, "fleet");
+    o.line(2, "span", model::to_string(f.span));
+    o.line(2, "step", seconds(f.step));
+    o.line(2, "diurnal_amplitude", num(f.diurnal_amplitude));
+    o.line(2, "peak_hour", num(f.peak_hour));
+    o.line(2, "weekend_factor", num(f.weekend_factor));
+    o.line(2, "annual_growth", num(f.annual_growth));
+    if (f.rented_cap) {
+        o.line(2, "rented_cap", std::to_string(*f.rented_cap));
+    }
+    if (f.owned) {
+        o.line(2, "owned", std::to_string(*f.owned));
+    }
+    if (f.electricity) {
+        o.open(2, "electricity");
+        o.line(4, "peak", price(f.electricity->peak));
+        o.line(4, "off_peak", price(f.electricity->off_peak));
+        o.line(4, "peak_start", std::to_string(f.electricity->peak_start));
+        o.line(4, "peak_end", std::to_string(f.electricity->peak_end));
+    }
+}
+
 void write_plan(Out& o, const model::PlanConfig& p) {
     const model::PlanConfig dflt;
     o.open(0, "plan");
@@ -918,6 +957,9 @@ std::string scenario_to_yaml(const model::Scenario& s, const ScenarioYamlOptions
     }
     if (s.availability) {
         write_availability(o, *s.availability);
+    }
+    if (s.fleet) {
+        write_fleet(o, *s.fleet);
     }
     o.line(0, "seed", std::to_string(s.seed));
     return o.text();

@@ -292,6 +292,20 @@ model::ReplicaPool read_pool(MapReader m, const Database& db,
         }
     }
     p.max_prompt_tokens = m.opt_integer("max_prompt_tokens", 1, 1 << 30);
+    p.min_replicas = m.opt_integer("min_replicas", 1, 1 << 16);
+    p.max_replicas = m.opt_integer("max_replicas", 1, 1 << 16);
+    if (p.min_replicas.value_or(p.replicas) > p.replicas) {
+        m.fail_at("min_replicas", "min_replicas " + std::to_string(*p.min_replicas) +
+                                      " is above the pool's replicas " +
+                                      std::to_string(p.replicas) +
+                                      "; give 1 <= min_replicas <= replicas <= max_replicas");
+    }
+    if (p.max_replicas.value_or(p.replicas) < p.replicas) {
+        m.fail_at("max_replicas", "max_replicas " + std::to_string(*p.max_replicas) +
+                                      " is below the pool's replicas " +
+                                      std::to_string(p.replicas) +
+                                      "; give 1 <= min_replicas <= replicas <= max_replicas");
+    }
     try {
         model::validate(model::pool_deployment(base, p));
     } catch (const InvalidArgument& e) {
@@ -424,9 +438,17 @@ model::Cluster read_cluster(std::optional<MapReader> m, const Database& db,
         c.scale.push_back(ev);
     }
     if (auto a = m->opt_map("autoscaler")) {
-        if (!c.pools.empty() || !c.scale.empty()) {
-            m->fail_at("autoscaler", "the autoscaler is not modelled with cluster.pools or "
-                                     "cluster.scale; leave one of them out");
+        if (!c.scale.empty()) {
+            m->fail_at("autoscaler",
+                       "the autoscaler is not modelled with cluster.scale (both set the replica "
+                       "count over time); leave cluster.scale out and bound the autoscaler with "
+                       "min_replicas and max_replicas, or leave the autoscaler out");
+        }
+        const bool pooled = !c.pools.empty();
+        if (pooled && (a->has("min_replicas") || a->has("max_replicas"))) {
+            a->fail_at(a->has("min_replicas") ? "min_replicas" : "max_replicas",
+                       "with cluster.pools each pool scales within its own bounds; give "
+                       "min_replicas and max_replicas in the pools instead");
         }
         model::Autoscaler as;
         as.metric = opt_enum<model::ScaleMetric>(*a, "metric").value_or(as.metric);
@@ -436,9 +458,10 @@ model::Cluster read_cluster(std::optional<MapReader> m, const Database& db,
         as.cooldown = opt_seconds(*a, "cooldown", false).value_or(as.cooldown);
         as.tolerance = a->opt_number("tolerance", 0.0, 1e9).value_or(as.tolerance);
         as.min_replicas = a->opt_integer("min_replicas", 1, 1 << 20).value_or(as.min_replicas);
-        as.max_replicas = a->integer("max_replicas", 1, 1 << 20);
+        as.max_replicas = pooled ? as.min_replicas : a->integer("max_replicas", 1, 1 << 20);
         try {
-            model::check_autoscaler(as, c.replicas.value_or(base.par.dp));
+            model::check_autoscaler(as,
+                                    pooled ? as.min_replicas : c.replicas.value_or(base.par.dp));
         } catch (const InvalidArgument& e) {
             const std::string why = e.what();
             std::string key = a->has("min_replicas") ? "min_replicas" : "max_replicas";
@@ -453,15 +476,37 @@ model::Cluster read_cluster(std::optional<MapReader> m, const Database& db,
         c.autoscaler = as;
     }
     if (auto f = m->opt_map("failures")) {
-        if (!c.pools.empty() || !c.scale.empty() || c.autoscaler) {
-            m->fail_at("failures", "replica failures are not modelled with cluster.pools, "
-                                   "cluster.scale or cluster.autoscaler; leave one of them out");
+        if (!c.pools.empty()) {
+            m->fail_at("failures",
+                       "replica failures are not modelled with cluster.pools (a spare would "
+                       "belong to one pool's hardware); simulate each pool as its own scenario "
+                       "with cluster.failures, or leave the pools out");
+        }
+        if (!c.scale.empty()) {
+            m->fail_at("failures",
+                       "replica failures are not modelled with cluster.scale (the scripted count "
+                       "does not replace a failed replica); use cluster.autoscaler, which "
+                       "replaces it, or leave cluster.scale out");
         }
         model::ReplicaFailures rf;
         rf.mtbf = opt_seconds(*f, "mtbf");
         rf.mttr = opt_seconds(*f, "mttr", false);
         rf.spares = f->opt_integer("spares", 0, 1 << 20).value_or(0);
         rf.in_flight = opt_enum<model::FailedRequests>(*f, "in_flight").value_or(rf.in_flight);
+        if (auto l = f->opt_map("degraded_link")) {
+            model::LinkDegradation ld;
+            ld.mtbf = Seconds(l->quantity("mtbf", Dimension::Seconds));
+            ld.mttr = opt_seconds(*l, "mttr", false);
+            ld.bandwidth_factor =
+                l->opt_number("bandwidth_factor", 1e-9, 1.0).value_or(ld.bandwidth_factor);
+            l->finish();
+            rf.degraded_link = ld;
+        }
+        try {
+            model::check_replica_failures(rf);
+        } catch (const InvalidArgument& e) {
+            f->fail_here(e.what());
+        }
         f->finish();
         c.failures = rf;
     }

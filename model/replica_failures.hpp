@@ -7,6 +7,7 @@
 /// implied by Llama 3's 419 unexpected interruptions in 54 days on 16,384 H100 GPUs
 /// (arXiv:2407.21783, §3.3.4) divided by the GPUs of a replica, and a 24 h repair. Header only.
 
+#include "model/deployment.hpp"
 #include "model/enum_names.hpp"
 #include "model/units.hpp"
 
@@ -29,12 +30,34 @@ enum_names(FailedRequests) noexcept {
     };
 }
 
+/// A degraded link (`cluster.failures.degraded_link:`): instead of killing a replica, a failure
+/// leaves it serving with its GPU-to-GPU link (Deployment::intra_node_link, NVLink) at
+/// `bandwidth_factor` of its bandwidth until the repair, after an exponentially distributed
+/// time with mean `mtbf` per replica, for an exponentially distributed repair with mean `mttr`.
+/// The default factor is one NVLink lane of an H100's 18 down (17/18; NVIDIA H100 Tensor Core
+/// GPU datasheet: 18 NVLink 4 links, 900 GB/s).
+struct LinkDegradation {
+    Seconds mtbf{0};                       ///< per replica, > 0
+    std::optional<Seconds> mttr;           ///< nullopt: the block's repair time
+    double bandwidth_factor = 17.0 / 18.0; ///< in (0, 1]
+    friend bool operator==(const LinkDegradation&, const LinkDegradation&) = default;
+};
+
+/// `d` with its GPU-to-GPU link at `factor` of its bandwidth (a degraded link); latency as is.
+[[nodiscard]] inline Deployment degraded_link(const Deployment& d, double factor) {
+    Deployment out = d;
+    out.intra_node_link.bandwidth_per_direction =
+        d.intra_node_link.bandwidth_per_direction * factor;
+    return out;
+}
+
 /// The `cluster.failures:` block.
 struct ReplicaFailures {
     std::optional<Seconds> mtbf; ///< per replica; nullopt: kDefaultGpuMtbf ÷ GPUs per replica
     std::optional<Seconds> mttr; ///< repair or replacement; nullopt: kDefaultRepairTime
     int spares = 0; ///< hot spares: one takes a failed replica's place after its cold start
     FailedRequests in_flight = FailedRequests::Retry;
+    std::optional<LinkDegradation> degraded_link; ///< link failures that slow a replica
     friend bool operator==(const ReplicaFailures&, const ReplicaFailures&) = default;
 };
 

@@ -28,6 +28,11 @@ struct ReplicaPool {
     /// (none counts as above every prompt); when no such pool takes its length, to every pool
     /// serving its class.
     std::optional<int> max_prompt_tokens;
+    /// With cluster.autoscaler: the bounds of this pool's replica count (each pool is scaled on
+    /// its own replicas' metric, as one Horizontal Pod Autoscaler per deployment); nullopt:
+    /// `replicas` (the pool does not scale that way). 1 <= min <= replicas <= max.
+    std::optional<int> min_replicas;
+    std::optional<int> max_replicas;
     friend bool operator==(const ReplicaPool&, const ReplicaPool&) = default;
 };
 

@@ -6,6 +6,7 @@
 #include "model/availability.hpp"
 #include "model/cost_config.hpp"
 #include "model/deployment.hpp"
+#include "model/fleet.hpp"
 #include "model/money.hpp"
 #include "model/plan_config.hpp"
 #include "model/power_model.hpp"
@@ -91,6 +92,9 @@ struct Scenario {
     std::optional<PlanConfig> plan;         ///< the sizing search (`plan:` block), when given
     /// Spares for a serving fleet (`availability:` block, model/availability.hpp), when given.
     std::optional<AvailabilityConfig> availability;
+    /// A fleet over a day, week or year (`fleet:` block, model/fleet.hpp; `plan --fleet`), when
+    /// given.
+    std::optional<FleetConfig> fleet;
     std::uint64_t seed = 1;
     friend bool operator==(const Scenario&, const Scenario&) = default;
 };

@@ -237,6 +237,21 @@ void check_replica_failures(const ReplicaFailures& f) {
     if (f.spares < 0) {
         throw InvalidArgument(where + "spares must be >= 0");
     }
+    if (const auto& l = f.degraded_link) {
+        if (!(l->mtbf.si() > 0 && std::isfinite(l->mtbf.si()))) {
+            throw InvalidArgument(where + "degraded_link.mtbf must be > 0; give the mean time "
+                                          "between link failures of one replica (e.g. 500 h)");
+        }
+        if (l->mttr && !(l->mttr->si() >= 0 && std::isfinite(l->mttr->si()))) {
+            throw InvalidArgument(where + "degraded_link.mttr must be >= 0; give the mean repair "
+                                          "time (e.g. 4 h)");
+        }
+        if (!(l->bandwidth_factor > 0 && l->bandwidth_factor <= 1)) {
+            throw InvalidArgument(where + "degraded_link.bandwidth_factor must be in (0, 1]; give "
+                                          "the share of the link's bandwidth left (e.g. 17/18 = "
+                                          "0.944 for one NVLink lane of 18 down)");
+        }
+    }
 }
 
 } // namespace gpuplan::model

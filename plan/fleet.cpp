@@ -204,4 +204,11 @@ FleetSetup fleet_setup(const model::Scenario& s, const model::FleetConfig& confi
     return f;
 }
 
+FleetAnswer fleet_answer(const model::Scenario& s, const model::FleetConfig& config,
+                         const model::ServerSpec* server, const model::EfficiencyProfile& profile) {
+    FleetAnswer a{fleet_setup(s, config, server, profile), {}};
+    a.plan = model::plan_fleet(a.setup.inputs);
+    return a;
+}
+
 } // namespace gpuplan::plan

@@ -53,4 +53,14 @@ struct FleetSetup {
                                      const model::ServerSpec* server,
                                      const model::EfficiencyProfile& profile);
 
+/// The owned-against-rented answer for `s` over `config`: fleet_setup, then model::plan_fleet
+/// (what `gpuplan plan --fleet` prints and the app's Fleet tab draws).
+struct FleetAnswer {
+    FleetSetup setup;
+    model::FleetPlan plan;
+};
+[[nodiscard]] FleetAnswer fleet_answer(const model::Scenario& s, const model::FleetConfig& config,
+                                       const model::ServerSpec* server,
+                                       const model::EfficiencyProfile& profile);
+
 } // namespace gpuplan::plan

@@ -122,6 +122,11 @@ struct PoolResult {
     double gpu_hours = 0;             ///< GPUs × (end of the run − when each was up), hours
     std::optional<model::Money> cost; ///< gpu_hours × its gpu_hour (nullopt: no price)
     std::optional<model::Money> cost_per_hour; ///< gpus × its gpu_hour (nullopt: no price)
+    /// With the autoscaler: the replica-seconds it paid for in this pool (gpu_hours is then
+    /// replica_seconds × tp ÷ 3,600 and cost_per_hour is at its initial replicas), and its
+    /// most replicas at once; 0 without.
+    double replica_seconds = 0;
+    int peak_replicas = 0;
     friend bool operator==(const PoolResult&, const PoolResult&) = default;
 };
 
@@ -139,6 +144,19 @@ struct DisaggregationResult {
     LatencyStats decode_queue;   ///< from the KV's arrival to the decode replica's admission
     double link_utilisation = 0; ///< Σ link time / (prefill replicas × the run's span)
     friend bool operator==(const DisaggregationResult&, const DisaggregationResult&) = default;
+};
+
+/// One window of SimResult::slo_windows: the SLO attainment (and availability) over time.
+struct SloWindow {
+    Seconds t;                 ///< window start
+    std::int64_t finished = 0; ///< requests that left the system in the window (any outcome)
+    std::int64_t slo_met = 0;  ///< of them, completed within every SLO of their class
+    /// slo_met ÷ finished (the run's slo_attainment over this window); nullopt: none finished.
+    std::optional<double> attainment;
+    /// With cluster.failures: the share of the window with the needed replicas up (the
+    /// run's availability over this window).
+    std::optional<double> availability;
+    friend bool operator==(const SloWindow&, const SloWindow&) = default;
 };
 
 /// One bin of the time series (1 second unless the span is long: SimResult::series_bin).
@@ -282,8 +300,14 @@ struct SimResult {
     /// keep at most 65,536 bins (spans over about 18 hours), so memory does not grow with the
     /// simulated span.
     Seconds series_bin{1.0};
-    std::vector<RequestRecord> requests; ///< when SimOptions::keep_requests
-    std::vector<StepRecord> step_log;    ///< when SimOptions::keep_steps (max_steps_kept)
+    /// The SLO attainment over time: windows of slo_window from 0 to the end of the run, built
+    /// from the series' bins (so memory stays bounded): 60 s, or whole series bins when those
+    /// are longer, widened so there are at most kMaxSloWindows.
+    std::vector<SloWindow> slo_windows;
+    Seconds slo_window{60.0};
+    static constexpr std::size_t kMaxSloWindows = 1440; ///< a day of minutes
+    std::vector<RequestRecord> requests;                ///< when SimOptions::keep_requests
+    std::vector<StepRecord> step_log; ///< when SimOptions::keep_steps (max_steps_kept)
     friend bool operator==(const SimResult&, const SimResult&) = default;
 };
 

@@ -29,6 +29,8 @@ struct AutoscalerResult {
     /// replica_seconds / 3600 × GPUs per replica × the scenario's gpu_hour (nullopt: no price).
     std::optional<model::Money> cost;
     int gpus_per_replica = 1;
+    /// With cluster.pools: replica_seconds of each pool (their sum is replica_seconds).
+    std::vector<double> pool_replica_seconds;
     int scale_ups = 0;     ///< replicas added
     int scale_downs = 0;   ///< replicas drained and removed (or cancelled while provisioning)
     int peak_replicas = 0; ///< the most replicas provisioned or up at once
@@ -52,9 +54,14 @@ struct FailureResult {
     /// Time-average of the replicas up and serving / needed.
     double mean_up_fraction = 0;
     /// model::fleet_availability(N, k, MTBF / (MTBF + MTTR)): the steady state the run should
-    /// approach (instant takeover; a cold start lowers the measured figure).
+    /// approach (instant takeover; a cold start lowers the measured figure). 0 with the
+    /// autoscaler (replacements, not repairs).
     double expected_availability = 0;
     std::vector<Seconds> failed_at; ///< when each serving replica failed, in order
+    /// Degraded links (degraded_link): how often a replica's link went down, and the
+    /// replica-seconds served with a degraded link.
+    int link_degradations = 0;
+    double degraded_replica_seconds = 0;
     friend bool operator==(const FailureResult&, const FailureResult&) = default;
 };
 

@@ -323,20 +323,26 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         check_span(e.at.si(), "cluster.scale.at");
     }
     if (const auto& a = scenario.cluster.autoscaler) {
-        if (!scenario.cluster.pools.empty() || !scenario.cluster.scale.empty()) {
-            throw InvalidArgument("cluster.autoscaler: not modelled with cluster.pools or "
-                                  "cluster.scale; leave one of them out");
+        if (!scenario.cluster.scale.empty()) {
+            throw InvalidArgument(
+                "cluster.autoscaler: not modelled with cluster.scale (both set the replica count "
+                "over time); leave cluster.scale out and bound the autoscaler with min_replicas "
+                "and max_replicas, or leave the autoscaler out");
         }
-        model::check_autoscaler(*a, setup.replicas);
+        if (scenario.cluster.pools.empty()) {
+            model::check_autoscaler(*a, setup.replicas);
+        }
         check_span(a->interval.si(), "cluster.autoscaler.interval");
         check_span(a->provisioning.si(), "cluster.autoscaler.provisioning");
         check_span(a->cooldown.si(), "cluster.autoscaler.cooldown");
     }
     if (const auto& f = scenario.cluster.failures) {
-        if (!scenario.cluster.pools.empty() || !scenario.cluster.scale.empty() ||
-            scenario.cluster.autoscaler) {
-            throw InvalidArgument("cluster.failures: not modelled with cluster.pools, "
-                                  "cluster.scale or cluster.autoscaler; leave one of them out");
+        if (!scenario.cluster.pools.empty() || !scenario.cluster.scale.empty()) {
+            throw InvalidArgument(
+                "cluster.failures: not modelled with cluster.pools (a spare would belong to one "
+                "pool's hardware) or cluster.scale (the scripted count does not replace a failed "
+                "replica); simulate each pool as its own scenario, or use cluster.autoscaler "
+                "instead of cluster.scale");
         }
         model::check_replica_failures(*f);
         // The one resolution of the defaults (model::serving_availability): the Llama 3
@@ -419,6 +425,22 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
                 }
             }
             ps.max_prompt = pool.max_prompt_tokens;
+            ps.min_replicas = pool.min_replicas.value_or(pool.replicas);
+            ps.max_replicas = pool.max_replicas.value_or(pool.replicas);
+            if (ps.min_replicas < 1 || ps.min_replicas > pool.replicas ||
+                ps.max_replicas < pool.replicas) {
+                throw InvalidArgument("cluster.pools: pool '" + pool.name +
+                                      "' starts outside [min_replicas, max_replicas]; give 1 <= "
+                                      "min_replicas <= replicas <= max_replicas");
+            }
+            {
+                Seconds load = scenario.cluster.cold_start.startup;
+                if (const auto& bw = scenario.cluster.cold_start.load_bandwidth) {
+                    load = pm.weights / *bw + load;
+                }
+                check_span(load.si(), "cluster.cold_start (startup + weights / load_bandwidth)");
+                ps.load_time = to_tick(load, "cluster.cold_start");
+            }
             setup.replicas += pool.replicas;
             setup.pools.push_back(std::move(ps));
         }
@@ -445,6 +467,21 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     if (power && power->limit.per_gpu < power->levels.board) {
         capped.emplace(d, profile, scenario.power_model, power->limit.per_gpu);
         rc.capped = &*capped;
+    }
+    // Degraded links: the replica's deployment with its GPU-to-GPU link slowed, one step-cost
+    // model (and power-capped one) shared by every replica while its link is down.
+    std::optional<model::StepCostModel> link_cost;
+    std::optional<model::PowerCappedStepCost> link_capped;
+    if (const auto& f = scenario.cluster.failures; f && f->degraded_link) {
+        const model::Deployment slow = model::degraded_link(d, f->degraded_link->bandwidth_factor);
+        link_cost.emplace(slow, profile);
+        setup.link_cost = &*link_cost;
+        if (capped) {
+            link_capped.emplace(slow, profile, scenario.power_model, power->limit.per_gpu);
+            setup.link_capped = &*link_capped;
+        }
+        setup.link_mtbf = f->degraded_link->mtbf;
+        setup.link_mttr = f->degraded_link->mttr.value_or(setup.fail_mttr);
     }
 
     Simulation sim(result.seed);
@@ -505,6 +542,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         result.stopped = true;
         cluster.cancel_all();
     }
+    cluster.settle();
     metrics.finish(sim.now(), result);
     for (std::size_t i = 0; i < result.replicas.size(); ++i) {
         result.replicas[i].pool = cluster.pool_of(static_cast<int>(i));
@@ -512,12 +550,33 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     result.autoscaler = cluster.scaling(sim.now());
     result.failures = cluster.failures(sim.now());
     result.disaggregation = cluster.disaggregation(sim.now());
-    if (result.failures) {
+    if (result.failures && !scenario.cluster.autoscaler) {
+        // With the autoscaler a failed replica is replaced at once, not repaired: A(N, k) of
+        // fixed N and repairs does not describe it (left 0).
         result.failures->expected_availability =
             model::fleet_availability(setup.replicas, result.failures->spares,
                                       model::unit_availability(setup.fail_mtbf, setup.fail_mttr));
     }
-    if (result.autoscaler) {
+    if (result.autoscaler && !pools.empty()) {
+        // Each pool at its own rent: the cost is the pools' sum when every pool has a price.
+        AutoscalerResult& as = *result.autoscaler;
+        as.gpus_per_replica = 0; // differs by pool
+        double sum = 0;
+        std::string currency;
+        bool priced = true;
+        for (std::size_t p = 0; p < pools.size(); ++p) {
+            if (const auto& price = pools[p].hardware.gpu_hour) {
+                sum += as.pool_replica_seconds[p] / 3600.0 * pools[p].tp * price->money.amount;
+                priced = priced && (currency.empty() || currency == price->money.currency);
+                currency = price->money.currency;
+            } else {
+                priced = false;
+            }
+        }
+        if (priced) {
+            as.cost = model::Money{sum, currency};
+        }
+    } else if (result.autoscaler) {
         AutoscalerResult& as = *result.autoscaler;
         as.gpus_per_replica = cost.replica_gpus();
         if (const auto quote = model::gpu_hour_price(scenario)) {
@@ -534,6 +593,8 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         pr.replicas = spec.replicas;
         pr.gpus = spec.replicas * spec.tp;
         std::int64_t queried = 0, hit = 0;
+        int pool_records = 0;
+        double busy_sum = 0;
         const double end = tick_s(sim.now());
         for (const auto& rep : result.replicas) {
             if (rep.pool != static_cast<int>(p)) {
@@ -541,9 +602,19 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
             }
             pr.requests += rep.requests;
             pr.busy_fraction += rep.busy_fraction / spec.replicas;
+            ++pool_records;
+            busy_sum += rep.busy_fraction;
             queried += rep.prefix_queried_tokens;
             hit += rep.prefix_hit_tokens;
             pr.gpu_hours += std::max(0.0, end - rep.available.si()) * spec.tp / 3600.0;
+        }
+        if (result.autoscaler) {
+            // Scaled: the replica-seconds it paid for (provisioning and cold starts included,
+            // drained replicas until they left).
+            pr.replica_seconds = result.autoscaler->pool_replica_seconds[p];
+            pr.gpu_hours = pr.replica_seconds * spec.tp / 3600.0;
+            pr.peak_replicas = cluster.peak_replicas(static_cast<int>(p));
+            pr.busy_fraction = pool_records > 0 ? busy_sum / pool_records : 0.0;
         }
         pr.prefix_hit_rate =
             queried > 0 ? static_cast<double>(hit) / static_cast<double>(queried) : 0.0;

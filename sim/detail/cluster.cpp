@@ -21,8 +21,16 @@ Cluster::Cluster(Simulation& sim, const model::StepCostModel& cost, RequestPool&
         one.replica = setup_.replica;
         one.cost = &cost_;
         one.replicas = setup_.replicas;
+        one.load_time = setup_.load_time;
+        if (const auto& a = setup_.config.autoscaler) {
+            one.min_replicas = a->min_replicas;
+            one.max_replicas = a->max_replicas;
+        }
         pools_.push_back(std::move(one));
     }
+    last_change_.assign(pools_.size(), 0);
+    pool_peak_.assign(pools_.size(), 0);
+    scaled_.pool_replica_seconds.assign(pools_.size(), 0.0);
 }
 
 void Cluster::add_replica(Tick up_at, int pool) {
@@ -37,8 +45,36 @@ void Cluster::add_replica(Tick up_at, int pool) {
     removed_.push_back(false);
     paid_from_.push_back(sim_.now());
     link_free_.push_back(0);
+    replacement_.push_back(false);
+    degraded_since_.push_back(-1);
     metrics_.replica_up(rc.id, up_at);
     sim_.schedule_at(up_at, *this, kReplicaUp, static_cast<std::uint64_t>(rc.id));
+    if (setup_.link_cost != nullptr) {
+        schedule_unit(static_cast<std::size_t>(rc.id), kLinkDown, setup_.link_mtbf);
+    }
+}
+
+void Cluster::link_event(std::size_t i, bool down) {
+    if (removed_[i] || draining_[i]) {
+        return; // gone: no further link events
+    }
+    if (down) {
+        ++failed_.link_degradations;
+        degraded_since_[i] = sim_.now();
+        replicas_[i]->set_link_cost(setup_.link_cost, setup_.link_capped);
+        schedule_unit(i, kLinkRepaired, setup_.link_mttr);
+    } else {
+        end_degraded(i);
+        replicas_[i]->set_link_cost(nullptr, nullptr);
+        schedule_unit(i, kLinkDown, setup_.link_mtbf);
+    }
+}
+
+void Cluster::end_degraded(std::size_t i) {
+    if (degraded_since_[i] >= 0) {
+        failed_.degraded_replica_seconds += tick_s(sim_.now() - degraded_since_[i]);
+        degraded_since_[i] = -1;
+    }
 }
 
 void Cluster::start() {
@@ -52,6 +88,7 @@ void Cluster::start() {
         sim_.schedule_at(to_tick(setup_.config.scale[i].at, "cluster.scale.at"), *this, kScale, i);
     }
     if (const auto& f = setup_.config.failures) {
+        metrics_.enable_availability();
         const auto n = static_cast<std::size_t>(setup_.replicas);
         units_.assign(n + static_cast<std::size_t>(f->spares), Unit{});
         for (std::size_t u = 0; u < units_.size(); ++u) {
@@ -66,12 +103,16 @@ void Cluster::start() {
     if (const auto& a = setup_.config.autoscaler) {
         note_count();
         sim_.schedule_at(to_tick(a->interval, "cluster.autoscaler.interval"), *this, kScrape);
+        scrape_pending_ = true;
     }
 }
 
-int Cluster::active_count() const {
+int Cluster::active_count(int pool) const {
     int n = 0;
     for (std::size_t i = 0; i < replicas_.size(); ++i) {
+        if (pool >= 0 && pool_of_[i] != pool) {
+            continue;
+        }
         n += draining_[i] || removed_[i] ? 0 : 1;
     }
     return n;
@@ -80,6 +121,9 @@ int Cluster::active_count() const {
 void Cluster::note_count() {
     const int n = active_count();
     scaled_.peak_replicas = std::max(scaled_.peak_replicas, n);
+    for (std::size_t p = 0; p < pools_.size(); ++p) {
+        pool_peak_[p] = std::max(pool_peak_[p], active_count(static_cast<int>(p)));
+    }
     const Seconds t = to_seconds(sim_.now());
     if (!scaled_.timeline.empty() && scaled_.timeline.back().t == t) {
         scaled_.timeline.back().replicas = n;
@@ -89,72 +133,182 @@ void Cluster::note_count() {
 }
 
 void Cluster::scrape() {
+    scrape_pending_ = false;
     const model::Autoscaler& a = *setup_.config.autoscaler;
     ++scaled_.scrapes;
-    // The metric averaged over the replicas that are up and not draining. Replicas still
-    // provisioning count as 0 in HPA's scale-up rule (kubernetes.io, HPA "Algorithm details"),
-    // which is ready × average over the ready ones: so `current` is the ready count.
-    int ready = 0;
-    double sum = a.metric == model::ScaleMetric::QueueLength ? gateway_live_ : 0.0;
+    // The metric averaged over each pool's replicas that are up and not draining. Replicas
+    // still provisioning count as 0 in HPA's scale-up rule (kubernetes.io, HPA "Algorithm
+    // details"), which is ready × average over the ready ones: so `current` is the ready count.
+    const std::size_t np = pools_.size();
+    std::vector<int> ready(np, 0);
+    std::vector<double> sum(np, 0.0);
+    if (a.metric == model::ScaleMetric::QueueLength) {
+        if (np == 1) {
+            sum[0] += gateway_live_;
+        } else {
+            // A request queued at the gateway counts for every pool that may serve it.
+            for (const std::uint64_t h : gateway_) {
+                const std::uint32_t slot = pool_.resolve(h);
+                if (slot == ~0u || pool_[slot].state != ReqState::Gateway) {
+                    continue;
+                }
+                for (std::size_t p = 0; p < np; ++p) {
+                    sum[p] += pool_takes(static_cast<int>(p), pool_[slot]) ? 1.0 : 0.0;
+                }
+            }
+        }
+    }
     for (std::size_t i = 0; i < replicas_.size(); ++i) {
         if (!up_[i]) {
             continue;
         }
-        ++ready;
+        const auto p = static_cast<std::size_t>(pool_of_[i]);
+        ++ready[p];
         const Replica& rep = *replicas_[i];
         switch (a.metric) {
-        case model::ScaleMetric::QueueLength: sum += rep.waiting(); break;
+        case model::ScaleMetric::QueueLength: sum[p] += rep.waiting(); break;
         case model::ScaleMetric::Utilisation:
-            sum += static_cast<double>(rep.outstanding() - rep.waiting()) /
-                   std::max(1, pools_[static_cast<std::size_t>(pool_of_[i])].replica.max_num_seqs);
+            sum[p] += static_cast<double>(rep.outstanding() - rep.waiting()) /
+                      std::max(1, pools_[p].replica.max_num_seqs);
             break;
-        case model::ScaleMetric::KvUse: sum += rep.kv_use(); break;
+        case model::ScaleMetric::KvUse: sum[p] += rep.kv_use(); break;
         }
     }
-    if (ready > 0) {
-        const int desired = model::desired_replicas(a, ready, sum / ready);
-        const int active = active_count();
-        if (desired > active) {
-            const Tick up_at = scale_up_at(to_tick(a.provisioning, "cluster.autoscaler"));
-            for (int k = active; k < desired; ++k) {
-                add_replica(up_at, 0);
-                ++scaled_.scale_ups;
-            }
-            last_change_ = sim_.now();
-            note_count();
-        } else if (desired < active &&
-                   sim_.now() - last_change_ >= to_tick(a.cooldown, "cluster.autoscaler")) {
-            for (int k = desired; k < active; ++k) {
-                // Victims: a replica still provisioning (newest first), else the fewest
-                // outstanding requests (newest among equals).
-                std::size_t victim = replicas_.size();
-                for (std::size_t i = replicas_.size(); i-- > 0;) {
-                    if (draining_[i] || removed_[i]) {
-                        continue;
-                    }
-                    if (victim == replicas_.size()) {
-                        victim = i;
-                        continue;
-                    }
-                    const bool vi = !up_[victim], ii = !up_[i];
-                    if ((ii && !vi) || (ii == vi && replicas_[i]->outstanding() <
-                                                        replicas_[victim]->outstanding())) {
-                        victim = i;
-                    }
-                }
-                drain_replica(victim);
-            }
-            last_change_ = sim_.now();
-            note_count();
+    for (std::size_t p = 0; p < np; ++p) {
+        if (ready[p] > 0) {
+            scale_pool(static_cast<int>(p), ready[p], sum[p]);
         }
     }
-    // Scrape while anything else may still happen (arrivals to come, requests in the system).
-    if (sim_.pending() > 0 || inflight_ + gateway_live_ > 0) {
+    // Scrape while anything else may still happen (arrivals to come, requests in the system);
+    // failure and repair events alone do not keep it going.
+    if (sim_.pending() > static_cast<std::size_t>(unit_events_) || inflight_ + gateway_live_ > 0) {
         sim_.schedule_in(to_tick(a.interval, "cluster.autoscaler.interval"), *this, kScrape);
+        scrape_pending_ = true;
+    }
+    maybe_end();
+}
+
+void Cluster::scale_pool(int p, int ready, double sum) {
+    model::Autoscaler a = *setup_.config.autoscaler;
+    const PoolSetup& ps = pools_[static_cast<std::size_t>(p)];
+    a.min_replicas = ps.min_replicas;
+    a.max_replicas = ps.max_replicas;
+    const int desired = model::desired_replicas(a, ready, sum / ready);
+    const int active = active_count(p);
+    Tick& last = last_change_[static_cast<std::size_t>(p)];
+    if (desired > active) {
+        const Tick up_at = scale_up_at(to_tick(a.provisioning, "cluster.autoscaler"), p);
+        for (int k = active; k < desired; ++k) {
+            const int id = static_cast<int>(replicas_.size());
+            add_replica(up_at, p);
+            ++scaled_.scale_ups;
+            if (setup_.config.failures) {
+                add_unit(id);
+            }
+        }
+        last = sim_.now();
+        note_count();
+    } else if (desired < active && sim_.now() - last >= to_tick(a.cooldown, "cluster.autoscaler")) {
+        for (int k = desired; k < active; ++k) {
+            // Victims: a replica still provisioning (newest first), else the fewest
+            // outstanding requests (newest among equals).
+            std::size_t victim = replicas_.size();
+            for (std::size_t i = replicas_.size(); i-- > 0;) {
+                if (draining_[i] || removed_[i] || pool_of_[i] != p) {
+                    continue;
+                }
+                if (victim == replicas_.size()) {
+                    victim = i;
+                    continue;
+                }
+                const bool vi = !up_[victim], ii = !up_[i];
+                if ((ii && !vi) ||
+                    (ii == vi && replicas_[i]->outstanding() < replicas_[victim]->outstanding())) {
+                    victim = i;
+                }
+            }
+            drain_replica(victim);
+        }
+        last = sim_.now();
+        note_count();
     }
 }
 
+namespace {
+
+bool serves(const PoolSetup& ps, const Request& r) {
+    return ps.classes.empty() || ps.classes[static_cast<std::size_t>(r.cls)];
+}
+
+int prompt_cap(const PoolSetup& ps) {
+    return ps.max_prompt.value_or(std::numeric_limits<int>::max());
+}
+
+/// Length buckets: of the pools serving its class, those with the smallest max_prompt at or
+/// above its prompt (no limit: above every prompt); nullopt when none takes its length (then
+/// every pool serving its class).
+std::optional<int> bucket_of(const std::vector<PoolSetup>& pools, const Request& r) {
+    std::optional<int> bucket;
+    for (const PoolSetup& ps : pools) {
+        if (serves(ps, r) && r.prompt <= prompt_cap(ps)) {
+            bucket = std::min(bucket.value_or(prompt_cap(ps)), prompt_cap(ps));
+        }
+    }
+    return bucket;
+}
+
+bool takes(const PoolSetup& ps, const Request& r, const std::optional<int>& bucket) {
+    return serves(ps, r) && (!bucket || prompt_cap(ps) == *bucket);
+}
+
+} // namespace
+
+bool Cluster::pool_takes(int p, const Request& r) const {
+    return setup_.pools.empty() ||
+           takes(pools_[static_cast<std::size_t>(p)], r, bucket_of(pools_, r));
+}
+
+void Cluster::add_unit(int replica) {
+    units_.push_back(Unit{true, replica, false});
+    schedule_unit(units_.size() - 1, kUnitFail, setup_.fail_mtbf);
+}
+
+void Cluster::release_unit_of(std::size_t i) {
+    for (Unit& u : units_) {
+        if (u.replica == static_cast<int>(i)) {
+            u.replica = -1;
+            u.released = true;
+            return;
+        }
+    }
+}
+
+void Cluster::start_replacement(std::size_t i) {
+    account();
+    replacement_[i] = true;
+    ++replacing_;
+}
+
+void Cluster::end_replacement(std::size_t i) {
+    if (!replacement_[i]) {
+        return;
+    }
+    account();
+    replacement_[i] = false;
+    --replacing_;
+}
+
+void Cluster::pay_until_now(std::size_t i) {
+    const double s = tick_s(sim_.now() - paid_from_[i]);
+    scaled_.replica_seconds += s;
+    scaled_.pool_replica_seconds[static_cast<std::size_t>(pool_of_[i])] += s;
+}
+
 void Cluster::drain_replica(std::size_t i) {
+    account();
+    end_degraded(i);
+    end_replacement(i);
+    release_unit_of(i);
     draining_[i] = true;
     ++scaled_.scale_downs;
     if (up_[i]) {
@@ -167,7 +321,7 @@ void Cluster::drain_replica(std::size_t i) {
 void Cluster::remove_if_empty(std::size_t i) {
     if (draining_[i] && !removed_[i] && replicas_[i]->outstanding() == 0) {
         removed_[i] = true;
-        scaled_.replica_seconds += tick_s(sim_.now() - paid_from_[i]);
+        pay_until_now(i);
     }
 }
 
@@ -179,54 +333,99 @@ void Cluster::schedule_unit(std::size_t unit, Kind kind, Seconds mean) {
 }
 
 void Cluster::account() {
-    const double dt = tick_s(sim_.now() - acc_from_);
+    const Tick from = acc_from_;
+    const double dt = tick_s(sim_.now() - from);
     acc_from_ = sim_.now();
+    // With the autoscaler the replicas needed are those serving or replacing a failed one.
+    const int need = setup_.config.autoscaler ? up_count_ + replacing_ : setup_.replicas;
     acc_up_s_ += dt * up_count_;
-    if (up_count_ >= setup_.replicas) {
+    acc_need_s_ += dt * need;
+    if (up_count_ >= need) {
         acc_ok_s_ += dt;
+        if (setup_.config.failures) {
+            metrics_.available(from, sim_.now());
+        }
     }
 }
 
 void Cluster::unit_failed(std::size_t unit) {
-    Unit& un = units_[unit];
-    un.up = false;
+    if (units_[unit].released) {
+        return; // left the fleet
+    }
+    units_[unit].up = false;
     ++failed_.failures;
-    if (un.replica >= 0) {
-        const auto i = static_cast<std::size_t>(un.replica);
-        un.replica = -1;
+    if (units_[unit].replica >= 0) {
+        const auto i = static_cast<std::size_t>(units_[unit].replica);
+        const int pool = pool_of_[i];
+        units_[unit].replica = -1;
         failed_.failed_at.push_back(to_seconds(sim_.now()));
         fail_replica(i);
-        for (std::size_t s = 0; s < units_.size(); ++s) {
-            if (units_[s].up && units_[s].replica < 0) {
-                take_over(s);
-                break;
+        bool taken = false;
+        for (std::size_t s = 0; s < units_.size() && !taken; ++s) {
+            if (units_[s].up && units_[s].replica < 0 && !units_[s].released) {
+                take_over(s, pool);
+                taken = true;
             }
+        }
+        if (!taken && setup_.config.autoscaler) {
+            // No spare: a new machine, provisioned and cold-started like a scale-up.
+            const auto id = replicas_.size();
+            add_replica(
+                scale_up_at(to_tick(setup_.config.autoscaler->provisioning, "cluster.autoscaler"),
+                            pool),
+                pool);
+            start_replacement(id);
+            add_unit(static_cast<int>(id));
         }
     }
     schedule_unit(unit, kUnitRepaired, setup_.fail_mttr);
 }
 
 void Cluster::unit_repaired(std::size_t unit) {
+    if (units_[unit].released) {
+        return;
+    }
     units_[unit].up = true;
+    if (setup_.config.autoscaler) {
+        // Failed replicas were replaced at once: the repaired machine is a hot spare while the
+        // spares are short, else it leaves the fleet.
+        int idle = 0;
+        for (std::size_t u = 0; u < units_.size(); ++u) {
+            idle += u != unit && !units_[u].released && units_[u].replica < 0 ? 1 : 0;
+        }
+        if (idle >= setup_.config.failures->spares) {
+            units_[unit].released = true;
+            return;
+        }
+        schedule_unit(unit, kUnitFail, setup_.fail_mtbf);
+        return;
+    }
     int serving = 0;
     for (const Unit& u : units_) {
         serving += u.replica >= 0 ? 1 : 0;
     }
     if (serving < setup_.replicas) {
-        take_over(unit);
+        take_over(unit, 0);
     }
     schedule_unit(unit, kUnitFail, setup_.fail_mtbf);
 }
 
-void Cluster::take_over(std::size_t unit) {
-    units_[unit].replica = static_cast<int>(replicas_.size());
-    add_replica(scale_up_at(0), 0);
+void Cluster::take_over(std::size_t unit, int pool) {
+    const auto id = replicas_.size();
+    units_[unit].replica = static_cast<int>(id);
+    add_replica(scale_up_at(0, pool), pool);
+    start_replacement(id);
     ++failed_.takeovers;
 }
 
 void Cluster::fail_replica(std::size_t i) {
     account();
+    end_replacement(i);
+    end_degraded(i);
     replicas_[i]->kill();
+    if (!removed_[i]) {
+        pay_until_now(i);
+    }
     removed_[i] = true;
     if (up_[i]) {
         up_[i] = false;
@@ -276,7 +475,7 @@ void Cluster::fail_replica(std::size_t i) {
 
 void Cluster::maybe_end() {
     if (setup_.config.failures && pool_.live() == 0 &&
-        sim_.pending() <= static_cast<std::size_t>(unit_events_)) {
+        sim_.pending() <= static_cast<std::size_t>(unit_events_) + (scrape_pending_ ? 1U : 0U)) {
         sim_.stop(); // only failures and repairs are left: the workload is over
     }
 }
@@ -286,13 +485,25 @@ std::optional<FailureResult> Cluster::failures(Tick end) const {
         return std::nullopt;
     }
     FailureResult r = failed_;
+    for (std::size_t i = 0; i < replicas_.size(); ++i) {
+        if (degraded_since_[i] >= 0) {
+            r.degraded_replica_seconds += tick_s(end - degraded_since_[i]);
+        }
+    }
+    const bool scaled = setup_.config.autoscaler.has_value();
+    const int need = scaled ? up_count_ + replacing_ : setup_.replicas;
     const double tail = tick_s(end - acc_from_);
-    const double ok = acc_ok_s_ + (up_count_ >= setup_.replicas ? tail : 0.0);
+    const double ok = acc_ok_s_ + (up_count_ >= need ? tail : 0.0);
     const double up = acc_up_s_ + tail * up_count_;
     const double span = tick_s(end);
     if (span > 0) {
         r.availability = ok / span;
-        r.mean_up_fraction = up / span / setup_.replicas;
+        if (scaled) {
+            const double needed = acc_need_s_ + tail * need;
+            r.mean_up_fraction = needed > 0 ? up / needed : 1.0;
+        } else {
+            r.mean_up_fraction = up / span / setup_.replicas;
+        }
     }
     return r;
 }
@@ -304,8 +515,13 @@ std::optional<AutoscalerResult> Cluster::scaling(Tick end) const {
     AutoscalerResult r = scaled_;
     for (std::size_t i = 0; i < replicas_.size(); ++i) {
         if (!removed_[i]) {
-            r.replica_seconds += tick_s(end - paid_from_[i]);
+            const double s = tick_s(end - paid_from_[i]);
+            r.replica_seconds += s;
+            r.pool_replica_seconds[static_cast<std::size_t>(pool_of_[i])] += s;
         }
+    }
+    if (setup_.pools.empty()) {
+        r.pool_replica_seconds.clear();
     }
     return r;
 }
@@ -412,24 +628,9 @@ void Cluster::restrict_to_pools(const Request& r) {
     if (setup_.pools.empty()) {
         return; // every replica, always
     }
-    // Length buckets: of the pools serving its class, those with the smallest max_prompt at
-    // or above its prompt (no limit: above every prompt); when none takes its length, every
-    // pool serving its class.
-    const auto serves = [&](const PoolSetup& p) {
-        return p.classes.empty() || p.classes[static_cast<std::size_t>(r.cls)];
-    };
-    const auto cap = [](const PoolSetup& p) {
-        return p.max_prompt.value_or(std::numeric_limits<int>::max());
-    };
-    std::optional<int> bucket;
-    for (const PoolSetup& p : pools_) {
-        if (serves(p) && r.prompt <= cap(p)) {
-            bucket = std::min(bucket.value_or(cap(p)), cap(p));
-        }
-    }
+    const std::optional<int> bucket = bucket_of(pools_, r);
     for (std::size_t i = 0; i < replicas_.size(); ++i) {
-        const PoolSetup& p = pools_[static_cast<std::size_t>(pool_of_[i])];
-        allowed_[i] = serves(p) && (!bucket || cap(p) == *bucket);
+        allowed_[i] = takes(pools_[static_cast<std::size_t>(pool_of_[i])], r, bucket);
     }
 }
 
@@ -741,6 +942,7 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
         const auto i = static_cast<std::size_t>(data);
         // A drained replica was cancelled while provisioning; a failed one died cold-starting.
         if (!up_[i] && !draining_[i] && !removed_[i]) {
+            end_replacement(i);
             account();
             up_[i] = true;
             ++up_count_;
@@ -759,6 +961,12 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
         break;
     }
     case kScrape: scrape(); break;
+    case kLinkDown:
+    case kLinkRepaired:
+        --unit_events_;
+        link_event(static_cast<std::size_t>(data), kind == kLinkDown);
+        maybe_end();
+        break;
     case kUnitFail:
     case kUnitRepaired:
         --unit_events_;

@@ -40,6 +40,9 @@ struct PoolSetup {
     int replicas = 1;
     std::vector<bool> classes;     ///< by class index: served (empty: every class)
     std::optional<int> max_prompt; ///< longest prompt it takes (nullopt: any)
+    Tick load_time = 0;            ///< cold start of one of its replicas
+    int min_replicas = 1;          ///< with the autoscaler: its bounds
+    int max_replicas = 1;
 };
 
 /// Prefill/decode disaggregation (model::Disaggregation, resolved): the pools' roles are in
@@ -66,6 +69,12 @@ struct ClusterSetup {
     Seconds fail_mttr{0};
     /// Disaggregation: `pools` are the prefill pool and the decode pool (by role).
     std::optional<DisaggSetup> disagg;
+    /// Degraded links (cluster.failures.degraded_link): the slowed step costs (not owned) and
+    /// the per-replica MTBF and MTTR as resolved.
+    const model::StepCostModel* link_cost = nullptr;
+    const model::PowerCappedStepCost* link_capped = nullptr;
+    Seconds link_mtbf{0};
+    Seconds link_mttr{0};
 };
 
 class Cluster final : public EventHandler, public ReplicaHost {
@@ -87,6 +96,14 @@ class Cluster final : public EventHandler, public ReplicaHost {
     [[nodiscard]] std::optional<FailureResult> failures(Tick end) const;
     /// Disaggregation's figures up to `end`; nullopt without it.
     [[nodiscard]] std::optional<DisaggregationResult> disaggregation(Tick end);
+    /// The most replicas of pool `p` provisioning or up at once (autoscaler).
+    [[nodiscard]] int peak_replicas(int p) const { return pool_peak_[static_cast<std::size_t>(p)]; }
+    /// Brings the availability account up to now (before the metrics finish).
+    void settle() {
+        if (setup_.config.failures) {
+            account();
+        }
+    }
     /// The pool of replica `i` (0 without pools).
     [[nodiscard]] int pool_of(int i) const { return pool_of_[static_cast<std::size_t>(i)]; }
 
@@ -103,30 +120,53 @@ class Cluster final : public EventHandler, public ReplicaHost {
         kScrape,
         kUnitFail,
         kUnitRepaired,
-        kTransferDone
+        kTransferDone,
+        kLinkDown,
+        kLinkRepaired
     };
 
     void add_replica(Tick up_at, int pool);
-    /// When a replica added now is up: the cold start when cluster.cold_start loads weights.
-    [[nodiscard]] Tick scale_up_at(Tick delay) const {
+    /// When a replica of `pool` added now is up: the cold start when cluster.cold_start loads
+    /// weights.
+    [[nodiscard]] Tick scale_up_at(Tick delay, int pool = 0) const {
         return add_ticks(add_ticks(sim_.now(), delay),
-                         setup_.config.cold_start.load_bandwidth ? setup_.load_time : 0);
+                         setup_.config.cold_start.load_bandwidth
+                             ? pools_[static_cast<std::size_t>(pool)].load_time
+                             : 0);
     }
-    /// The autoscaler (docs/simulator.md, "Autoscaling"): one scrape and decision.
+    /// The autoscaler (docs/simulator.md, "Autoscaling"): one scrape and decision per pool.
     void scrape();
+    /// The HPA decision for pool `p` given its ready replicas' metric sum.
+    void scale_pool(int p, int ready, double sum);
+    /// Whether pool `p` may serve request `r` (class and length bucket; true without pools).
+    [[nodiscard]] bool pool_takes(int p, const Request& r) const;
+    /// With failures and the autoscaler: a new unit (machine) serving replica `replica`.
+    void add_unit(int replica);
+    /// The unit serving replica `i` leaves the fleet (drained by the autoscaler).
+    void release_unit_of(std::size_t i);
+    /// Replica `i` no longer replaces a failed one (up, failed or drained).
+    void end_replacement(std::size_t i);
+    /// Adds replica `i`'s paid time up to now to the autoscaler's account.
+    void pay_until_now(std::size_t i);
     /// Starts draining replica `i` (provisioning: cancels it); removes it once empty.
     void drain_replica(std::size_t i);
     /// Removes a draining replica once it holds no request.
     void remove_if_empty(std::size_t i);
-    /// Replicas provisioning or up and not draining.
-    [[nodiscard]] int active_count() const;
+    /// Replicas provisioning or up and not draining (of pool `pool`; -1: all).
+    [[nodiscard]] int active_count(int pool = -1) const;
     void note_count();
     /// Failures (docs/simulator.md, "Replica failures"): a unit's next failure or repair.
     void schedule_unit(std::size_t unit, Kind kind, Seconds mean);
     void unit_failed(std::size_t unit);
     void unit_repaired(std::size_t unit);
     /// An up unit not serving starts serving (a new replica, up after the cold start).
-    void take_over(std::size_t unit);
+    void take_over(std::size_t unit, int pool);
+    /// Replica `i` (just added) replaces a failed one until it is up.
+    void start_replacement(std::size_t i);
+    /// Degraded links: replica `i`'s link goes down or is repaired.
+    void link_event(std::size_t i, bool down);
+    /// Ends replica `i`'s degraded time (repaired, failed or drained).
+    void end_degraded(std::size_t i);
     /// Replica `i` fails: its requests are retried or lost.
     void fail_replica(std::size_t i);
     /// Adds the time since the last call to the availability integrals.
@@ -180,28 +220,35 @@ class Cluster final : public EventHandler, public ReplicaHost {
     std::vector<bool> draining_;
     std::vector<bool> removed_;
     std::vector<Tick> paid_from_;
-    Tick last_change_ = 0;
+    std::vector<Tick> last_change_; // per pool
     AutoscalerResult scaled_;
+    bool scrape_pending_ = false;
+    std::vector<int> pool_peak_; // per pool: the most replicas active at once
     // Failures: units (the replicas' machines and the spares), each up or in repair, serving
     // replica `replica` or idle.
     struct Unit {
         bool up = true;
         int replica = -1;
+        bool released = false; // left the fleet (autoscaler): its events are ignored
     };
     std::vector<Unit> units_;
     Rng fail_rng_;
     std::int64_t unit_events_ = 0; // failure and repair events pending
     FailureResult failed_;
     Tick acc_from_ = 0;
-    double acc_ok_s_ = 0; // time with at least the needed replicas up
-    double acc_up_s_ = 0; // ∫ replicas up dt
+    double acc_ok_s_ = 0;              // time with at least the needed replicas up
+    double acc_up_s_ = 0;              // ∫ replicas up dt
+    double acc_need_s_ = 0;            // ∫ replicas needed dt (autoscaler: up + replacing)
+    int replacing_ = 0;                // replicas cold-starting in place of a failed one
+    std::vector<bool> replacement_;    // per replica: replaces a failed one and is not up yet
+    std::vector<Tick> degraded_since_; // per replica: its link degraded since (-1: not)
     // Disaggregation: per replica, when its link is free; what moved.
     std::vector<Tick> link_free_;
     double link_busy_s_ = 0;
     std::int64_t transfers_ = 0;
     double kv_moved_ = 0;
     QuantileSketch transfer_s_, exposed_s_, prefill_queue_s_, decode_queue_s_;
-    double bucket_ = 0; // cloud rate-limit tokens
+    double bucket_ = 0;                // cloud rate-limit tokens
     Tick bucket_time_ = 0;
 };
 

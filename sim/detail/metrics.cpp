@@ -6,7 +6,18 @@
 namespace gpuplan::sim::detail {
 namespace {
 
-enum Field { kArrivals, kCompletions, kRunning, kWaiting, kKv, kInTok, kOutTok };
+enum Field {
+    kArrivals,
+    kCompletions,
+    kRunning,
+    kWaiting,
+    kKv,
+    kInTok,
+    kOutTok,
+    kFinished,
+    kSloMet,
+    kAvailable
+};
 
 std::size_t batch_bucket(int n) {
     std::size_t b = 0;
@@ -158,12 +169,16 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
         rec.slo_met = met;
         s.slo_met += met ? 1 : 0;
         bin_count(now, kCompletions, 1);
+        if (met) {
+            bin_count(now, kSloMet, 1);
+        }
         break;
     }
     case Outcome::Rejected: ++s.rejected; break;
     case Outcome::TimedOut: ++s.timed_out; break;
     case Outcome::Cancelled: ++s.cancelled; break;
     }
+    bin_count(now, kFinished, 1);
     if (on_request_) {
         on_request_(rec);
     }
@@ -284,6 +299,10 @@ void Metrics::outstanding(int replica, Tick now, int delta) {
 void Metrics::cloud_cost(double amount, const std::string& currency) {
     cloud_spend_ += amount;
     cloud_currency_ = currency;
+}
+
+void Metrics::available(Tick from, Tick to) {
+    add_span(from, to, 1.0, kAvailable);
 }
 
 void Metrics::finish(Tick end, SimResult& out) {
@@ -422,6 +441,36 @@ void Metrics::finish(Tick end, SimResult& out) {
         b.kv_use = get(kKv, i) / width / reps;
         b.input_tok_s = get(kInTok, i) / width;
         b.output_tok_s = get(kOutTok, i) / width;
+    }
+    // SLO windows: k whole bins each, at least 60 s, at most kMaxSloWindows of them.
+    {
+        const Tick minute = 60 * kTicksPerSecond;
+        std::size_t k = static_cast<std::size_t>((minute + bin_ - 1) / bin_);
+        k = std::max(k, (nbins + SimResult::kMaxSloWindows - 1) / SimResult::kMaxSloWindows);
+        k = std::max<std::size_t>(k, 1);
+        out.slo_window = Seconds(width * static_cast<double>(k));
+        const std::size_t nwin = (nbins + k - 1) / k;
+        out.slo_windows.assign(nwin, SloWindow{});
+        for (std::size_t w = 0; w < nwin; ++w) {
+            SloWindow& sw = out.slo_windows[w];
+            sw.t = Seconds(static_cast<double>(w * k) * width);
+            double finished = 0, met = 0, up = 0;
+            for (std::size_t i = w * k; i < std::min(nbins, (w + 1) * k); ++i) {
+                finished += get(kFinished, i);
+                met += get(kSloMet, i);
+                up += get(kAvailable, i);
+            }
+            sw.finished = static_cast<std::int64_t>(finished);
+            sw.slo_met = static_cast<std::int64_t>(met);
+            if (sw.finished > 0) {
+                sw.attainment = met / finished;
+            }
+            if (availability_) {
+                const double lo = sw.t.si();
+                const double hi = std::min(tick_s(end), lo + out.slo_window.si());
+                sw.availability = hi > lo ? std::min(1.0, up / (hi - lo)) : 1.0;
+            }
+        }
     }
     if (power_) {
         power_->finish(end, all.s.output_tokens, all.s.completed, out);

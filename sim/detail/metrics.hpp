@@ -83,6 +83,10 @@ class Metrics {
     /// Requests assigned to `replica` and not finished change by `delta` now (load balance).
     void outstanding(int replica, Tick now, int delta);
     void cloud_cost(double amount, const std::string& currency);
+    /// Replica failures are on: the SLO windows report availability.
+    void enable_availability() { availability_ = true; }
+    /// The needed replicas were up over [from, to) (cluster.failures).
+    void available(Tick from, Tick to);
     /// Observes power and energy too (SimResult::power); without it power is not modelled.
     void enable_power(PowerSetup setup);
     /// Calls `f` with every engine step as it starts (a trace writer; null: none).
@@ -129,8 +133,11 @@ class Metrics {
     std::vector<Samples> classes_;
     std::vector<ReplicaAcc> replicas_;
     Level in_system_, queued_;
-    std::vector<double> bins_[7]; // arrivals, completions, running, waiting, kv, in_tok, out_tok
-    Tick bin_ = kTicksPerSecond;  // bin width: 1 s, doubled whenever the span needs more bins
+    // arrivals, completions, running, waiting, kv, in_tok, out_tok, finished (any outcome),
+    // slo met, available (seconds with the needed replicas up)
+    std::vector<double> bins_[10];
+    bool availability_ = false;
+    Tick bin_ = kTicksPerSecond; // bin width: 1 s, doubled whenever the span needs more bins
     bool keep_requests_;
     bool keep_steps_;
     std::size_t max_steps_;

@@ -158,12 +158,14 @@ void Replica::start_step() {
     }
     double t = 0.0;
     if (!batch.empty()) {
+        // A degraded link swaps in the slowed model; the batch sums do not depend on links.
         if (cfg_.capped) {
-            const model::PowerCappedStepCost::Step st = cfg_.capped->cost(stats);
+            const model::PowerCappedStepCost::Step st =
+                (link_capped_ != nullptr ? link_capped_ : cfg_.capped)->cost(stats);
             step_cost_ = st.cost;
             sample.clock = st.clock;
         } else {
-            step_cost_ = cost_.cost(stats);
+            step_cost_ = (link_cost_ != nullptr ? *link_cost_ : cost_).cost(stats);
             sample.clock = cost_.clocks().compute;
         }
         t = step_cost_.time.si();

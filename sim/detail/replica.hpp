@@ -59,6 +59,14 @@ class Replica final : public EventHandler {
     /// The cluster takes its requests back (they still name this replica); it is never used
     /// again.
     void kill() noexcept { dead_ = true; }
+    /// A degraded link (cluster.failures.degraded_link): steps started from now on cost
+    /// `cost` (and `capped` under a power cap), the replica's deployment with its link slowed;
+    /// nullptr, nullptr: its own cost again (repaired). Not owned; they outlive the run.
+    void set_link_cost(const model::StepCostModel* cost,
+                       const model::PowerCappedStepCost* capped) noexcept {
+        link_cost_ = cost;
+        link_capped_ = capped;
+    }
 
     [[nodiscard]] int id() const noexcept { return cfg_.id; }
     /// Requests assigned here and not finished.
@@ -105,7 +113,9 @@ class Replica final : public EventHandler {
     std::unique_ptr<SchedulerPolicy> policy_; // chosen once, from the engine settings
     SchedulerState state_;                    // queues, running set, KV pool, step being formed
     int assigned_ = 0;
-    bool dead_ = false; // failed: every event is ignored
+    bool dead_ = false;                                       // failed: every event is ignored
+    const model::StepCostModel* link_cost_ = nullptr;         // degraded link: the step costs
+    const model::PowerCappedStepCost* link_capped_ = nullptr; // ... under a power cap
 
     std::vector<std::uint32_t> finished_;
     std::vector<std::int64_t> same_gap_; // per class: tokens whose gap is the step duration

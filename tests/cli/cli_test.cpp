@@ -1074,6 +1074,29 @@ TEST(Cli, AutoscalerAndFailuresReportAndBadBlocksExitTwo) {
     EXPECT_NE(bad.out.find("retry"), std::string::npos) << bad.out;
 }
 
+// Autoscaler and failures together run (exit 0) with the SLO windows and availability; what
+// is still refused exits 2 saying why and how.
+TEST(Cli, AutoscalerWithFailuresRunsAndTheRestIsRefusedWithWhyAndHow) {
+    const std::string ex = src("examples/failures-serving-sim-autoscaled-llama8b-h100.yaml");
+    const auto j = run("simulate " + ex + " --requests 300 --json");
+    ASSERT_EQ(j.exit_code, 0) << j.out;
+    for (const char* key : {"\"autoscaler\"", "\"failures\"", "\"availability\"", "\"slo_windows\"",
+                            "\"slo_window_s\""}) {
+        EXPECT_NE(j.out.find(key), std::string::npos) << key;
+    }
+    const auto text = run("simulate " + ex + " --requests 300");
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_NE(text.out.find("over time    "), std::string::npos) << text.out;
+    const auto scale = run("simulate " + ex + " --set 'cluster.scale=[{at: 10 s, replicas: 2}]'");
+    EXPECT_EQ(scale.exit_code, 2) << scale.out;
+    EXPECT_NE(scale.out.find("leave cluster.scale out"), std::string::npos) << scale.out;
+    const auto pools = run("simulate " + src("examples/heterogeneous-h100-l4.yaml") +
+                           " --set 'cluster.failures={spares: 1}'");
+    EXPECT_EQ(pools.exit_code, 2) << pools.out;
+    EXPECT_NE(pools.out.find("simulate each pool as its own scenario"), std::string::npos)
+        << pools.out;
+}
+
 // --- training with failures and serving availability (issue 15) ---
 
 namespace {

@@ -1,4 +1,3 @@
-#include "hwdb/fleet_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
 
 #include "model/error.hpp"
@@ -273,15 +272,15 @@ TEST(ScenarioLoader, BadFailureAndAvailabilityValuesNameFileLineAndColumn) {
     EXPECT_NE(typo.find("gpu_mtfb"), std::string::npos) << typo;
 }
 
-// The `fleet:` block (hwdb/fleet_loader.hpp): read with its units and defaults; parse_scenario
-// checks it too, so a typo or a bad step fails every command at its key.
+// The `fleet:` block (Scenario::fleet): read with its units and defaults, so a typo or a bad step
+// fails every command at its key.
 TEST(ScenarioLoader, FleetBlockReadsUnitsPricesAndDefaults) {
     const std::string text = std::string(kBase) + "fleet:\n  span: week\n  step: 30 min\n"
                                                   "  diurnal_amplitude: 0.4\n"
                                                   "  annual_growth: 0.5\n  rented_cap: 3\n"
                                                   "  electricity:\n    peak: $0.2/kWh\n"
                                                   "    off_peak: $0.1/kWh\n    peak_end: 22\n";
-    const auto f = hwdb::parse_fleet(text, "s.yaml");
+    const auto f = hwdb::parse_scenario(text, "s.yaml", db()).fleet;
     ASSERT_TRUE(f);
     EXPECT_EQ(f->span, model::FleetSpan::Week);
     EXPECT_DOUBLE_EQ(f->step.si(), 1800.0);
@@ -295,10 +294,11 @@ TEST(ScenarioLoader, FleetBlockReadsUnitsPricesAndDefaults) {
     EXPECT_DOUBLE_EQ(f->electricity->peak.money.amount, 0.2);
     EXPECT_EQ(f->electricity->peak_start, 8);
     EXPECT_EQ(f->electricity->peak_end, 22);
-    EXPECT_NO_THROW((void)hwdb::parse_scenario(text, "s.yaml", db()));
-    EXPECT_FALSE(hwdb::parse_fleet(kBase, "s.yaml"));
+    EXPECT_FALSE(hwdb::parse_scenario(kBase, "s.yaml", db()).fleet);
     // --set reaches the block.
-    const auto set = hwdb::parse_fleet(text, "s.yaml", {{"fleet.annual_growth", "0.25"}});
+    const auto set =
+        hwdb::parse_scenario(text, "s.yaml", db(), {{"fleet.annual_growth", "0.25"}}).fleet;
+    ASSERT_TRUE(set);
     EXPECT_DOUBLE_EQ(set->annual_growth, 0.25);
 }
 

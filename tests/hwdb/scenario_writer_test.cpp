@@ -224,6 +224,33 @@ TEST(ScenarioWriter, AutoscalerRoundTrips) {
     EXPECT_NE(text.find("max_replicas: 6"), std::string::npos) << text;
 }
 
+// The `fleet:` block is a Scenario field: read -> write -> read gives the same value, with the
+// example's figures written back (60 % swing, 14:00 peak, time-of-day prices).
+TEST(ScenarioWriter, FleetBlockRoundTrips) {
+    const model::Scenario s = hwdb::load_scenario(
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/fleet-year-llama70b-h100.yaml", db());
+    ASSERT_TRUE(s.fleet);
+    EXPECT_EQ(s.fleet->span, model::FleetSpan::Year);
+    EXPECT_DOUBLE_EQ(s.fleet->diurnal_amplitude, 0.6);
+    ASSERT_TRUE(s.fleet->electricity);
+    EXPECT_DOUBLE_EQ(s.fleet->electricity->peak.money.amount, 0.191);
+    expect_round_trip(s, "fleet");
+    const std::string text = hwdb::scenario_to_yaml(s);
+    EXPECT_NE(text.find("fleet:\n  span: year\n  step: 1 h\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("  electricity:\n    peak: 0.191 USD/kWh\n"), std::string::npos) << text;
+    // Every optional key written and read back too.
+    model::Scenario all = s;
+    all.fleet->rented_cap = 3;
+    all.fleet->owned = 5;
+    all.fleet->step = Seconds(900.0);
+    all.fleet->electricity->peak_start = 22;
+    all.fleet->electricity->peak_end = 6;
+    expect_round_trip(all, "fleet-all");
+    model::Scenario none = s;
+    none.fleet.reset();
+    EXPECT_EQ(hwdb::scenario_to_yaml(none).find("fleet:"), std::string::npos);
+}
+
 TEST(ScenarioWriter, ReplicaFailuresRoundTrip) {
     const model::Scenario s = hwdb::load_scenario(
         std::string(GPUPLAN_SOURCE_DIR) + "/examples/failures-serving-sim-llama8b-h100.yaml", db());

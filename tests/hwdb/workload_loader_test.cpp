@@ -284,10 +284,37 @@ TEST(WorkloadLoader, BadAutoscalerNamesTheFileLineAndKey) {
     EXPECT_NE(
         error_of("cluster:\n  autoscaler: {metric: gpu, max_replicas: 3}\n").find("utilisation"),
         std::string::npos);
-    EXPECT_NE(error_of("cluster:\n  scale: [{at: 10 s, replicas: 2}]\n  autoscaler: "
-                       "{max_replicas: 3}\n")
-                  .find("leave one of them out"),
-              std::string::npos);
+    // Still refused: with cluster.scale, saying why and what to do.
+    const std::string scale =
+        error_of("cluster:\n  scale: [{at: 10 s, replicas: 2}]\n  autoscaler: "
+                 "{max_replicas: 3}\n");
+    EXPECT_NE(scale.find("both set the replica count over time"), std::string::npos) << scale;
+    EXPECT_NE(scale.find("leave cluster.scale out"), std::string::npos) << scale;
+}
+
+// Pools with the autoscaler: each pool's bounds in the pool entry (default: its replicas);
+// bounds on the autoscaler itself are refused at their key, with where they go.
+TEST(WorkloadLoader, PoolsTakeTheirOwnAutoscalerBounds) {
+    const std::string pools =
+        "cluster:\n  pools:\n"
+        "    - {name: a, accelerator: h100-sxm, replicas: 2, min_replicas: 1, "
+        "max_replicas: 6}\n"
+        "    - {name: b, accelerator: h100-sxm, replicas: 1}\n";
+    const model::Scenario s = parse(pools + "  autoscaler: {target: 0.5}\n");
+    ASSERT_TRUE(s.cluster.autoscaler);
+    ASSERT_EQ(s.cluster.pools.size(), 2u);
+    EXPECT_EQ(s.cluster.pools[0].min_replicas, 1);
+    EXPECT_EQ(s.cluster.pools[0].max_replicas, 6);
+    EXPECT_FALSE(s.cluster.pools[1].min_replicas); // fixed at its replicas
+    const std::string bounds = error_of(pools + "  autoscaler: {max_replicas: 4}\n");
+    EXPECT_NE(bounds.find("autoscaler.max_replicas"), std::string::npos) << bounds;
+    EXPECT_NE(bounds.find("give min_replicas and max_replicas in the pools"), std::string::npos)
+        << bounds;
+    const std::string below =
+        error_of("cluster:\n  pools:\n    - {name: a, accelerator: h100-sxm, replicas: 3, "
+                 "max_replicas: 2}\n");
+    EXPECT_NE(below.find("max_replicas 2 is below the pool's replicas 3"), std::string::npos)
+        << below;
 }
 
 TEST(WorkloadLoader, ReadsReplicaFailures) {
@@ -303,9 +330,26 @@ TEST(WorkloadLoader, ReadsReplicaFailures) {
     EXPECT_EQ(d.cluster.failures->in_flight, model::FailedRequests::Retry);
     EXPECT_NE(error_of("cluster:\n  failures: {mtbf: 0 h}\n").find("mtbf"), std::string::npos);
     EXPECT_NE(error_of("cluster:\n  failures: {spares: -1}\n").find("spares"), std::string::npos);
-    EXPECT_NE(error_of("cluster:\n  autoscaler: {max_replicas: 2}\n  failures: {}\n")
-                  .find("leave one of them out"),
-              std::string::npos);
+    // With the autoscaler: accepted (a failed replica is replaced). With pools: refused, why
+    // and how.
+    const model::Scenario both =
+        parse("cluster:\n  autoscaler: {max_replicas: 2}\n  failures: {}\n");
+    EXPECT_TRUE(both.cluster.autoscaler && both.cluster.failures);
+    const std::string pools =
+        error_of("cluster:\n  pools:\n    - {name: a, accelerator: h100-sxm, replicas: 1}\n"
+                 "  failures: {}\n");
+    EXPECT_NE(pools.find("a spare would belong to one pool's hardware"), std::string::npos)
+        << pools;
+    EXPECT_NE(pools.find("simulate each pool as its own scenario"), std::string::npos) << pools;
+    // A degraded link: read with its units and default factor; a bad factor at its block.
+    const model::Scenario link = parse("cluster:\n  failures:\n    degraded_link: {mtbf: 500 h}\n");
+    ASSERT_TRUE(link.cluster.failures->degraded_link);
+    EXPECT_DOUBLE_EQ(link.cluster.failures->degraded_link->mtbf.si(), 500 * 3600.0);
+    EXPECT_DOUBLE_EQ(link.cluster.failures->degraded_link->bandwidth_factor, 17.0 / 18.0);
+    EXPECT_FALSE(link.cluster.failures->degraded_link->mttr);
+    const std::string factor = error_of(
+        "cluster:\n  failures:\n    degraded_link: {mtbf: 500 h, bandwidth_factor: 1.5}\n");
+    EXPECT_NE(factor.find("bandwidth_factor"), std::string::npos) << factor;
 }
 
 TEST(WorkloadLoader, UnknownKeysAndBadValuesAreErrors) {

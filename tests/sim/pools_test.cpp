@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -145,6 +146,73 @@ TEST(Pools, APoolTheModelDoesNotFitIsReported) {
     EXPECT_FALSE(r.ok);
     ASSERT_FALSE(r.reasons.empty());
     EXPECT_EQ(r.reasons.front().rfind("pool 'tiny': ", 0), 0u) << r.reasons.front();
+}
+
+// Pools with the autoscaler (docs/simulator.md, "Autoscaling pools"): each pool scales on its
+// own replicas within its own bounds, and its replica-seconds and cost are its own. Long
+// requests (100 + 8,000 or 2,000 + 6,000 tokens, a minute or more of decoding; within
+// max_model_len 8,192) at known times, so the utilisation each scrape sees is known by hand
+// (as in autoscaler_test.cpp).
+TEST(Pools, EachPoolScalesWithinItsBoundsAndPaysItsOwnReplicaSeconds) {
+    model::Scenario s = llama8b_scenario();
+    s.workload.requests.reset();
+    s.workload.arrival.kind = model::ArrivalKind::Trace;
+    for (const double t : {0.0, 15.0}) {
+        for (int i = 0; i < 8; ++i) {
+            s.workload.trace.push_back({Seconds(t), 100, 8000}); // to "short"
+        }
+    }
+    for (int i = 0; i < 4; ++i) {
+        s.workload.trace.push_back({Seconds(0.0), 2000, 6000}); // to "long" only
+    }
+    std::stable_sort(s.workload.trace.begin(), s.workload.trace.end(),
+                     [](const auto& a, const auto& b) { return a.arrival < b.arrival; });
+    s.deployment.engine.max_num_seqs = 8;
+    s.cluster.router = model::RouterPolicy::LeastOutstanding;
+    model::ReplicaPool shortp = pool(s, "short", model::test::h100(), 2);
+    shortp.max_prompt_tokens = 1000;
+    shortp.min_replicas = 1;
+    shortp.max_replicas = 10;
+    shortp.hardware.gpu_hour = model::Price{{2.0, "USD"}, model::PriceBasis::Hour};
+    model::ReplicaPool longp = pool(s, "long", model::test::a100_80gb(), 1);
+    longp.hardware.gpu_hour = model::Price{{1.5, "USD"}, model::PriceBasis::Hour};
+    s.cluster.pools = {shortp, longp};
+    model::Autoscaler a;
+    a.target = 0.5;
+    a.interval = Seconds(10);
+    a.cooldown = Seconds(300);
+    s.cluster.autoscaler = a;
+    const SimResult r = run(s);
+    ASSERT_TRUE(r.autoscaler);
+    ASSERT_EQ(r.pools.size(), 2u);
+    // 10 s: "short" runs 4 of 8 per replica (0.5 = target), "long" 4 of 8. 15 s: 8 more short
+    // requests, so at 20 s "short" is at 1.0: ceil(2 × 1.0 / 0.5) = 4 replicas; "long" stays
+    // at 0.5 (and at its bound 1).
+    EXPECT_EQ(r.autoscaler->timeline,
+              (std::vector<ReplicaCountPoint>{{Seconds(0.0), 3}, {Seconds(20.0), 5}}));
+    EXPECT_EQ(r.autoscaler->scale_ups, 2);
+    EXPECT_EQ(r.pools[0].peak_replicas, 4);
+    EXPECT_EQ(r.pools[1].peak_replicas, 1);
+    ASSERT_EQ(r.replicas.size(), 5u);
+    EXPECT_EQ(r.replicas[3].pool, 0); // the new replicas are "short"'s
+    EXPECT_EQ(r.replicas[4].pool, 0);
+    // Replica-seconds: "short" 2 T + 2 (T − 20), "long" T, with T the end of the run (the run
+    // ends before the cooldown allows a scale-down); cost = replica-hours × tp × rent.
+    // (Power is not modelled with pools, so T is read off "long", whose one replica runs from
+    // 0 to the end.)
+    const double end = r.pools[1].replica_seconds;
+    EXPECT_GT(end, 60.0); // 8,000 tokens take longer than a minute to decode
+    EXPECT_NEAR(r.pools[0].replica_seconds, 2 * end + 2 * (end - 20), 1e-6);
+    EXPECT_NEAR(r.pools[0].gpu_hours, (4 * end - 40) / 3600.0, 1e-9);
+    ASSERT_TRUE(r.pools[0].cost && r.pools[1].cost && r.autoscaler->cost);
+    EXPECT_NEAR(r.pools[0].cost->amount, (4 * end - 40) / 3600.0 * 2.0, 1e-9);
+    EXPECT_NEAR(r.pools[1].cost->amount, end / 3600.0 * 1.5, 1e-9);
+    EXPECT_NEAR(r.autoscaler->cost->amount, (4 * end - 40) / 3600.0 * 2.0 + end / 3600.0 * 1.5,
+                1e-9);
+    EXPECT_NEAR(r.autoscaler->replica_seconds, 5 * end - 40, 1e-6);
+    for (const auto& rep : r.replicas) {
+        EXPECT_EQ(rep.requests > 0, rep.available.si() == 0.0); // nothing came after 20 s
+    }
 }
 
 } // namespace
