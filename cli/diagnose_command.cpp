@@ -272,9 +272,9 @@ int run_diagnose(CliContext& ctx) {
     }
     std::optional<LaunchCommands> launch_cmds;
     if (!emit.empty()) {
-        launch_cmds =
-            launch_commands(parse_emit_engine(emit), launch,
-                            BenchLoad{g.input_tokens, g.output_tokens, bench_clients, {}});
+        launch_cmds = launch_commands(parse_emit_engine(emit), launch,
+                                      BenchLoad{g.input_tokens, g.output_tokens, bench_clients, {}},
+                                      s.scheduler);
     }
     if (vm.count("json")) {
         nlohmann::json j = diagnosis_json(s, g);

@@ -1,5 +1,7 @@
 #include "cli/emit.hpp"
 
+#include "model/engine_defaults.hpp"
+#include "model/enum_names.hpp"
 #include "model/error.hpp"
 #include "model/workload_mix.hpp"
 
@@ -114,7 +116,7 @@ std::string vllm_serve_command(const model::Deployment& d) {
     return c;
 }
 
-std::string sglang_serve_command(const model::Deployment& d) {
+std::string sglang_serve_command(const model::Deployment& d, const model::SchedulerConfig& sched) {
     const model::EngineSettings e = model::resolve_engine(d);
     std::string c = "python -m sglang.launch_server --model-path " + model_id(d);
     c += fmt::format(" --tp-size {}", d.par.tp);
@@ -145,12 +147,22 @@ std::string sglang_serve_command(const model::Deployment& d) {
                                                 : " --kv-cache-dtype fp8_e4m3";
     if (!e.cuda_graphs)
         c += " --disable-cuda-graph";
+    if (sched.schedule_policy != model::SglangSchedulePolicy::Fcfs)
+        c += fmt::format(" --schedule-policy {}", model::name_of(sched.schedule_policy));
+    if (sched.schedule_conservativeness != model::SchedulerConfig{}.schedule_conservativeness)
+        c += fmt::format(" --schedule-conservativeness {:g}", sched.schedule_conservativeness);
     return c;
 }
 
-std::string trtllm_serve_command(const model::Deployment& d) {
+std::string trtllm_serve_command(const model::Deployment& d, const model::SchedulerConfig& sched) {
     const model::EngineSettings e = model::resolve_engine(d);
-    std::string c = "trtllm-serve " + model_id(d) + " --backend pytorch";
+    // The capacity scheduler is an LLM API option (SchedulerConfig.capacity_scheduler_policy),
+    // read from the YAML of --extra_llm_api_options.
+    const bool options = sched.capacity_scheduler == model::CapacityScheduler::MaxUtilization;
+    std::string c = options ? "printf 'scheduler_config:\\n  capacity_scheduler_policy: "
+                              "MAX_UTILIZATION\\n' > trtllm-extra-options.yaml && "
+                            : "";
+    c += "trtllm-serve " + model_id(d) + " --backend pytorch";
     c += fmt::format(" --tp_size {}", d.par.tp);
     c += fmt::format(" --pp_size {}", d.par.pp);
     if (d.par.ep > 1)
@@ -161,6 +173,8 @@ std::string trtllm_serve_command(const model::Deployment& d) {
     c += fmt::format(" --kv_cache_free_gpu_memory_fraction {:g}", e.memory_fraction);
     if (e.chunked_prefill)
         c += " --enable_chunked_prefill";
+    if (options)
+        c += " --extra_llm_api_options trtllm-extra-options.yaml";
     return c;
 }
 
@@ -207,8 +221,8 @@ BenchLoad bench_load(const model::Workload& w, const model::OperatingPoint& op) 
     return b;
 }
 
-LaunchCommands launch_commands(EmitEngine engine, const model::Deployment& d,
-                               const BenchLoad& load) {
+LaunchCommands launch_commands(EmitEngine engine, const model::Deployment& d, const BenchLoad& load,
+                               const model::SchedulerConfig& sched) {
     LaunchCommands out;
     out.engine = to_string(engine);
     model::Deployment x = d;
@@ -222,6 +236,13 @@ LaunchCommands launch_commands(EmitEngine engine, const model::Deployment& d,
             // llama.cpp serves one slot by default: give each benchmark client its own.
             x.engine.max_num_seqs = std::max(1, load.concurrency);
         }
+        if (load.input_tokens > 0 && load.output_tokens > 0) {
+            // TensorRT-LLM: trtllm-bench's max batch size and max num tokens for this load.
+            model::Workload w;
+            w.input_tokens = load.input_tokens;
+            w.output_tokens = load.output_tokens;
+            x = model::with_load_engine_defaults(x, w);
+        }
         out.notes.push_back(fmt::format(
             "the scenario models {}; the memory fraction and page size are {}'s defaults "
             "(gpuplan estimate with --engine {} shows its figures)",
@@ -231,11 +252,11 @@ LaunchCommands launch_commands(EmitEngine engine, const model::Deployment& d,
     switch (engine) {
     case EmitEngine::Vllm: out.serve = vllm_serve_command(x); break;
     case EmitEngine::Sglang:
-        out.serve = sglang_serve_command(x);
+        out.serve = sglang_serve_command(x, sched);
         port = 30000;
         break;
     case EmitEngine::TensorRtLlm:
-        out.serve = trtllm_serve_command(x);
+        out.serve = trtllm_serve_command(x, sched);
         if (x.par.dp > 1) {
             out.notes.push_back(fmt::format(
                 "trtllm-serve runs one replica: start {} of them (one per {} GPUs) behind a load "

@@ -65,13 +65,20 @@ struct LaunchCommands {
 /// `python -m sglang.launch_server --model-path MODEL --tp-size ... --context-length ...
 /// --mem-fraction-static ... --max-running-requests ... --chunked-prefill-size ...` and
 /// --pp-size, --dp-size, --ep-size, --page-size, --disable-radix-cache, --kv-cache-dtype,
-/// --quantization or --dtype, --disable-cuda-graph where they apply.
-[[nodiscard]] std::string sglang_serve_command(const model::Deployment& d);
+/// --quantization or --dtype, --disable-cuda-graph where they apply, and --schedule-policy lpm
+/// and --schedule-conservativeness X when `sched` sets them away from SGLang's defaults (fcfs, 1).
+[[nodiscard]] std::string sglang_serve_command(const model::Deployment& d,
+                                               const model::SchedulerConfig& sched = {});
 
 /// `trtllm-serve MODEL --backend pytorch --tp_size ... --pp_size ... --max_batch_size ...
 /// --max_num_tokens ... --max_seq_len ... --kv_cache_free_gpu_memory_fraction ...` and
-/// --ep_size, --enable_chunked_prefill where they apply.
-[[nodiscard]] std::string trtllm_serve_command(const model::Deployment& d);
+/// --ep_size, --enable_chunked_prefill where they apply. trtllm-serve has no flag for the
+/// capacity scheduler: with `sched.capacity_scheduler` MAX_UTILIZATION (not TensorRT-LLM's
+/// default) the command first writes `scheduler_config: capacity_scheduler_policy:
+/// MAX_UTILIZATION` to trtllm-extra-options.yaml and passes it with --extra_llm_api_options
+/// (the LLM API's SchedulerConfig; nvidia.github.io/TensorRT-LLM "Useful Runtime Options").
+[[nodiscard]] std::string trtllm_serve_command(const model::Deployment& d,
+                                               const model::SchedulerConfig& sched = {});
 
 /// `llama-server -m MODEL.gguf -c CTX -ngl 999 -np SLOTS -b ... -ub ...` (-c is the context of
 /// all slots together: max_model_len × slots) and -sm row, -ctk/-ctv q8_0 where they apply.
@@ -84,9 +91,12 @@ struct LaunchCommands {
 /// `--backend openai --base-url` of the engine's default port. Its result file is what
 /// `gpuplan diagnose --bench` and `calib validate --scenario` read. `d` is the deployment as the
 /// model estimated it; when its engine is not `e`, the engine-specific settings the scenario
-/// left open are resolved with `e`'s defaults and a note says so.
+/// left open are resolved with `e`'s defaults and a note says so; for TensorRT-LLM those are
+/// trtllm-bench's max batch size and max num tokens at the load's lengths
+/// (model::with_load_engine_defaults). `sched` holds the scenario's scheduler knobs.
 [[nodiscard]] LaunchCommands launch_commands(EmitEngine e, const model::Deployment& d,
-                                             const BenchLoad& load);
+                                             const BenchLoad& load,
+                                             const model::SchedulerConfig& sched = {});
 
 /// {"engine", "command", "benchmark", "notes"}.
 [[nodiscard]] nlohmann::json launch_json(const LaunchCommands& c);

@@ -77,8 +77,14 @@ void print_memory(std::ostream& out, const model::Scenario& s, const model::Memo
         << " tokens per request: " << fixed(m.max_concurrency, 2) << "x\n"
         << "concurrency limit    " << fixed(m.effective_concurrency, 2)
         << " full-length sequences, bound by " << model::to_string(m.concurrency_limit)
-        << " (max_num_seqs " << m.engine.max_num_seqs << ")\n"
-        << "start-up verdict     " << (m.fits ? "starts" : "does NOT start") << ", "
+        << " (max_num_seqs " << m.engine.max_num_seqs << ")\n";
+    if (m.engine.kind == model::EngineKind::TensorRtLlm) {
+        // Unset in the scenario, these are trtllm-bench's choices (model/engine_defaults.hpp).
+        out << "engine limits        max_batch_size " << m.engine.max_num_seqs
+            << ", max_num_tokens " << m.engine.max_num_batched_tokens << ", chunked context "
+            << (m.engine.chunked_prefill ? "on" : "off") << '\n';
+    }
+    out << "start-up verdict     " << (m.fits ? "starts" : "does NOT start") << ", "
         << format_gib(Bytes(std::abs(m.free.si())))
         << (m.free.si() < 0 ? " short"
             : held_back     ? " held back"
@@ -359,7 +365,8 @@ int run_estimate(CliContext& ctx) {
     const model::EfficiencyProfile profile = choose_profile(ctx, flags, s.deployment.gpu);
     const auto launch = [&]() {
         const model::ServingEstimate e = model::estimate_serving(s.deployment, s.workload, profile);
-        return launch_commands(*engine, s.deployment, bench_load(s.workload, e.operating_point));
+        return launch_commands(*engine, s.deployment, bench_load(s.workload, e.operating_point),
+                               s.scheduler);
     };
     if (vm.count("json")) {
         nlohmann::json j = estimate_report(ctx, s, profile, cached);
@@ -497,8 +504,8 @@ int run_compare(CliContext& ctx) {
         }
         loads.push_back(s.name + ": " + load_line(e.operating_point));
         if (engine) {
-            launches.push_back(
-                launch_commands(*engine, s.deployment, bench_load(s.workload, e.operating_point)));
+            launches.push_back(launch_commands(
+                *engine, s.deployment, bench_load(s.workload, e.operating_point), s.scheduler));
             j["emit"] = launch_json(launches.back());
         }
         out.push_back(j);

@@ -486,7 +486,7 @@ int run_plan(CliContext& ctx) {
             model::estimate_serving(chosen.deployment, chosen.workload,
                                     choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu));
         launch = launch_commands(*engine, chosen.deployment,
-                                 bench_load(chosen.workload, e.operating_point));
+                                 bench_load(chosen.workload, e.operating_point), chosen.scheduler);
         launch_config = layout(k);
     }
 

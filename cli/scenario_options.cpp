@@ -3,6 +3,7 @@
 #include "hwdb/model_resolver.hpp"
 #include "hwdb/profile_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
+#include "model/engine_defaults.hpp"
 #include "model/error.hpp"
 #include "model/operating_point.hpp"
 
@@ -208,6 +209,9 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
         s.name = d.model.name + "-on-" + std::to_string(d.gpus()) + "x-" + d.gpu.name;
     }
     model::validate(d); // InvalidArgument (an InputError) names the field and the fix
+    // Engine defaults that depend on the load (TensorRT-LLM: trtllm-bench's max batch size and
+    // max num tokens), resolved once here so that every command runs the same values.
+    d = model::with_load_engine_defaults(d, s.workload);
     return s;
 }
 

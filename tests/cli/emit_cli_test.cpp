@@ -34,31 +34,20 @@ const std::set<std::string> kBench{"--backend",         "--base-url",         "-
                                    "--max-concurrency", "--request-rate",     "--num-prompts",
                                    "--ignore-eos",      "--save-result"};
 // SGLang python/sglang/srt/server_args.py (sgl-project/sglang at 469c63e5).
-const std::set<std::string> kSglang{"--model-path",
-                                    "--tp-size",
-                                    "--pp-size",
-                                    "--dp-size",
-                                    "--ep-size",
-                                    "--context-length",
-                                    "--mem-fraction-static",
-                                    "--max-running-requests",
-                                    "--chunked-prefill-size",
-                                    "--page-size",
-                                    "--disable-radix-cache",
-                                    "--quantization",
-                                    "--dtype",
-                                    "--kv-cache-dtype",
-                                    "--disable-cuda-graph"};
+const std::set<std::string> kSglang{"--model-path", "--tp-size", "--pp-size", "--dp-size",
+                                    "--ep-size", "--context-length", "--mem-fraction-static",
+                                    "--max-running-requests", "--chunked-prefill-size",
+                                    "--page-size", "--disable-radix-cache", "--quantization",
+                                    "--dtype", "--kv-cache-dtype", "--disable-cuda-graph",
+                                    // ServerArgs schedule_policy, schedule_conservativeness
+                                    "--schedule-policy", "--schedule-conservativeness"};
 // trtllm-serve, tensorrt_llm/commands/serve.py (NVIDIA/TensorRT-LLM at 00209af1).
-const std::set<std::string> kTrt{"--backend",
-                                 "--tp_size",
-                                 "--pp_size",
-                                 "--ep_size",
-                                 "--max_batch_size",
-                                 "--max_num_tokens",
-                                 "--max_seq_len",
-                                 "--kv_cache_free_gpu_memory_fraction",
-                                 "--enable_chunked_prefill"};
+const std::set<std::string> kTrt{"--backend", "--tp_size", "--pp_size", "--ep_size",
+                                 "--max_batch_size", "--max_num_tokens", "--max_seq_len",
+                                 "--kv_cache_free_gpu_memory_fraction", "--enable_chunked_prefill",
+                                 // --config's older name, accepted by every release since 0.17
+                                 // (tensorrt_llm/commands/serve.py at 4c05a748)
+                                 "--extra_llm_api_options"};
 // llama-server, tools/server/README.md (ggml-org/llama.cpp at 00dc8057).
 const std::set<std::string> kLlama{"-m", "-c", "-ngl", "-np", "-b", "-ub", "-sm", "-ctk", "-ctv"};
 
@@ -217,3 +206,74 @@ TEST(EmitCli, DiagnoseEmitsEveryEngineAndUnknownEnginesExitTwo) {
 }
 
 } // namespace
+
+namespace {
+
+const std::string kLongOutput =
+    std::string(GPUPLAN_SOURCE_DIR) + "/examples/simulate-trtllm-llama70b-long-output.yaml";
+
+} // namespace
+
+// The example leaves max_num_seqs and max_num_batched_tokens unset: trtllm-bench's heuristic
+// (tuning.py) for Llama-3.1-70B on 4 x H100 (79.2 GiB each), 1,024 + 4,096 tokens, by hand:
+// 0.95 x (4 x 79.2 - 131.42) GiB / (327,680 B x 5,120 = 1.5625 GiB) = 112.7 requests ->
+// max_batch_size max(64, 32 x 4) = 128; 112.7 x 1.25 = 141 tokens -> the 2,048 floor; chunked
+// context on, as trtllm-bench runs.
+TEST(EmitCli, TensorRtLlmTakesTrtllmBenchDefaults) {
+    const auto j = emit_of("estimate " + kLongOutput + " --emit tensorrt-llm");
+    const std::string c = j["command"];
+    expect_documented(c, kTrt);
+    EXPECT_EQ(c, "trtllm-serve meta-llama/Llama-3.1-70B --backend pytorch --tp_size 4 --pp_size 1 "
+                 "--max_batch_size 128 --max_num_tokens 2048 --max_seq_len 8192 "
+                 "--kv_cache_free_gpu_memory_fraction 0.9 --enable_chunked_prefill");
+    // What the scenario sets is kept.
+    const auto k = emit_of("estimate " + kLongOutput +
+                           " --set engine.max_num_seqs=96 --set engine.enable_chunked_prefill=false"
+                           " --emit tensorrt-llm");
+    const std::string kc = k["command"];
+    EXPECT_NE(kc.find("--max_batch_size 96 --max_num_tokens 2048 "), std::string::npos) << kc;
+    EXPECT_EQ(kc.find("--enable_chunked_prefill"), std::string::npos) << kc;
+}
+
+TEST(EmitCli, TensorRtLlmCapacitySchedulerGoesInTheOptionsYaml) {
+    const auto j = emit_of("estimate " + kLongOutput +
+                           " --set engine.capacity_scheduler=max_utilization --emit tensorrt-llm");
+    const std::string c = j["command"];
+    expect_documented(c, kTrt);
+    EXPECT_EQ(c, "printf 'scheduler_config:\\n  capacity_scheduler_policy: MAX_UTILIZATION\\n' > "
+                 "trtllm-extra-options.yaml && trtllm-serve meta-llama/Llama-3.1-70B --backend "
+                 "pytorch --tp_size 4 --pp_size 1 --max_batch_size 128 --max_num_tokens 2048 "
+                 "--max_seq_len 8192 --kv_cache_free_gpu_memory_fraction 0.9 "
+                 "--enable_chunked_prefill --extra_llm_api_options trtllm-extra-options.yaml");
+    // GUARANTEED_NO_EVICT is TensorRT-LLM's default: no options file.
+    const auto d =
+        emit_of("estimate " + kLongOutput +
+                " --set engine.capacity_scheduler=guaranteed_no_evict --emit tensorrt-llm");
+    EXPECT_EQ(d["command"].get<std::string>().find("extra_llm_api_options"), std::string::npos);
+}
+
+TEST(EmitCli, SglangSchedulePolicyAndConservativeness) {
+    const auto j = emit_of(k70b + " --set engine.kind=sglang --set engine.schedule_policy=lpm" +
+                           " --set engine.schedule_conservativeness=0.3 --emit sglang");
+    const std::string c = j["command"];
+    expect_documented(c.substr(c.find("sglang.launch_server")), kSglang);
+    EXPECT_NE(c.find(" --schedule-policy lpm --schedule-conservativeness 0.3"), std::string::npos)
+        << c;
+    // SGLang's defaults (fcfs, 1) are not written out.
+    const auto d = emit_of(k70b + " --set engine.kind=sglang --emit sglang");
+    EXPECT_EQ(d["command"].get<std::string>().find("--schedule-"), std::string::npos);
+}
+
+// estimate prints the resolved TensorRT-LLM limits beside the other engine defaults.
+TEST(EmitCli, EstimateShowsTheTrtllmBenchLimits) {
+    const auto r = run_cli("estimate " + kLongOutput);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("engine limits        max_batch_size 128, max_num_tokens 2048, chunked "
+                         "context on"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("(max_num_seqs 128)"), std::string::npos) << r.out;
+    const auto v = run_cli("estimate " + kLongOutput + " --set engine.kind=vllm");
+    EXPECT_EQ(v.exit_code, 0) << v.out;
+    EXPECT_EQ(v.out.find("engine limits"), std::string::npos) << v.out;
+}
