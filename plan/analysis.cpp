@@ -1,5 +1,6 @@
 #include "plan/analysis.hpp"
 
+#include "model/engine_defaults.hpp"
 #include "model/error.hpp"
 
 #include <utility>
@@ -32,7 +33,8 @@ template <class F> void link(OnError on_error, std::string& error, F&& f) {
 ServingAnalysis analyze_serving(const model::Scenario& s, const model::ServerSpec* server,
                                 const model::EfficiencyProfile& profile, const AnalysisOptions& o) {
     ServingAnalysis a;
-    const auto& d = s.deployment;
+    // Load-dependent engine limits (TensorRT-LLM's trtllm-bench defaults), as simulate fills them.
+    const model::Deployment d = model::with_load_engine_defaults(s.deployment, s.workload);
     const AnalysisParts& parts = o.parts;
     if (parts.serving) {
         a.bottleneck = model::find_bottleneck(d, s.workload, profile, o.cached_prefix);

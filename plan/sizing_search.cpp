@@ -2,6 +2,7 @@
 
 #include "model/bottleneck.hpp"
 #include "model/cost.hpp"
+#include "model/engine_defaults.hpp"
 #include "model/error.hpp"
 #include "model/memory.hpp"
 #include "model/operating_point.hpp"
@@ -1087,6 +1088,9 @@ model::Scenario configured_scenario(const model::Scenario& s, const model::PlanC
     if (c.node_purchase) {
         t.prices.node_purchase = c.node_purchase;
     }
+    // Load-dependent engine limits for this candidate's layout (TensorRT-LLM: trtllm-bench's
+    // heuristic depends on tp and the GPU's memory), as estimate and simulate fill them.
+    d = model::with_load_engine_defaults(d, t.workload);
     return t;
 }
 

@@ -1,6 +1,7 @@
 #include "sim/simulate.hpp"
 
 #include "model/availability.hpp"
+#include "model/engine_defaults.hpp"
 #include "model/error.hpp"
 #include "model/failures.hpp"
 #include "model/memory.hpp"
@@ -215,6 +216,15 @@ void check_run_size(const model::Workload& w, const std::optional<int>& requests
 
 SimResult simulate(const model::Scenario& scenario, const SimOptions& options, std::stop_token stop,
                    const ProgressFn& progress) {
+    // Engine limits that depend on the load (TensorRT-LLM: trtllm-bench's max batch size and max
+    // num tokens) are filled here as in estimate and plan, whichever front end built the scenario.
+    if (model::Deployment filled =
+            model::with_load_engine_defaults(scenario.deployment, scenario.workload);
+        !(filled == scenario.deployment)) {
+        model::Scenario s = scenario;
+        s.deployment = std::move(filled);
+        return simulate(s, options, std::move(stop), progress);
+    }
     SimResult result;
     result.seed = options.seed.value_or(scenario.seed);
     const model::Workload& w = scenario.workload;
