@@ -102,6 +102,29 @@ nlohmann::json power_result_json(const sim::PowerResult& p) {
 /// Whether the report shows the routing figures (per-replica prefix hit rate, load balance):
 /// with more than one replica, when the router looks at prefixes or requests share prefixes.
 /// Other runs report exactly what they did before these figures existed.
+/// The pools' costs, owned and rented apart; nullopt unless every pool has a price, all in one
+/// currency.
+struct PoolCosts {
+    double owned = 0;
+    double rented = 0;
+    std::string currency;
+};
+
+std::optional<PoolCosts> pool_costs(const std::vector<sim::PoolResult>& pools) {
+    PoolCosts c;
+    for (const auto& p : pools) {
+        if (!p.cost || (!c.currency.empty() && c.currency != p.cost->currency)) {
+            return std::nullopt;
+        }
+        c.currency = p.cost->currency;
+        (p.owned ? c.owned : c.rented) += p.cost->amount;
+    }
+    if (c.currency.empty()) {
+        return std::nullopt;
+    }
+    return c;
+}
+
 bool shows_routing(const model::Scenario& s, const sim::SimResult& r) {
     if (r.replicas.size() < 2) {
         return false;
@@ -225,7 +248,9 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
                  {"cost", p.cost ? nlohmann::json(p.cost->amount) : nlohmann::json()},
                  {"cost_per_hour",
                   p.cost_per_hour ? nlohmann::json(p.cost_per_hour->amount) : nlohmann::json()},
-                 {"currency", p.cost ? nlohmann::json(p.cost->currency) : nlohmann::json()}});
+                 {"currency", p.cost ? nlohmann::json(p.cost->currency) : nlohmann::json()},
+                 {"owned", p.owned},
+                 {"owned_gpus", p.owned_gpus}});
             if (r.autoscaler) {
                 pools.back()["replica_seconds"] = p.replica_seconds;
                 pools.back()["replica_hours"] = p.replica_seconds / 3600.0;
@@ -233,6 +258,12 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
             }
         }
         j["pools"] = pools;
+        if (const auto c = pool_costs(r.pools)) {
+            j["pool_cost"] = {{"owned", c->owned},
+                              {"rented", c->rented},
+                              {"total", c->owned + c->rented},
+                              {"currency", c->currency}};
+        }
     }
     if (const auto& g = r.disaggregation) {
         const auto stats = [](const sim::LatencyStats& st) {
@@ -427,9 +458,14 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         }
         if (p.cost && p.cost_per_hour) {
             out << ", " << model::to_string(*p.cost) << " (" << model::to_string(*p.cost_per_hour)
-                << "/h)";
+                << "/h" << (p.owned ? " owned" : "") << ")";
         }
         out << '\n';
+    }
+    if (const auto c = pool_costs(r.pools)) {
+        out << "pool cost    " << model::to_string(model::Money{c->owned + c->rented, c->currency})
+            << ": owned " << model::to_string(model::Money{c->owned, c->currency}) << ", rented "
+            << model::to_string(model::Money{c->rented, c->currency}) << '\n';
     }
     if (const auto& g = r.disaggregation) {
         out << "KV transfer  " << g->transfers << " over "

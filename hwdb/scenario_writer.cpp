@@ -606,6 +606,9 @@ void write_cluster(Out& o, const model::Cluster& c) {
             if (p.max_replicas) {
                 o.line(6, "max_replicas", std::to_string(*p.max_replicas));
             }
+            if (p.owned) {
+                o.line(6, "owned", "true");
+            }
         }
     }
     if (const auto& g = c.disaggregation) {

@@ -294,6 +294,7 @@ model::ReplicaPool read_pool(MapReader m, const Database& db,
     p.max_prompt_tokens = m.opt_integer("max_prompt_tokens", 1, 1 << 30);
     p.min_replicas = m.opt_integer("min_replicas", 1, 1 << 16);
     p.max_replicas = m.opt_integer("max_replicas", 1, 1 << 16);
+    p.owned = m.boolean_or("owned", false);
     if (p.min_replicas.value_or(p.replicas) > p.replicas) {
         m.fail_at("min_replicas", "min_replicas " + std::to_string(*p.min_replicas) +
                                       " is above the pool's replicas " +

@@ -33,6 +33,11 @@ struct ReplicaPool {
     /// `replicas` (the pool does not scale that way). 1 <= min <= replicas <= max.
     std::optional<int> min_replicas;
     std::optional<int> max_replicas;
+    /// Owned (true) or rented (false, the default). A rented pool pays `gpu_hour` for the
+    /// GPU-hours it used; an owned one pays for every GPU it owns (max_replicas, or replicas
+    /// when it does not scale, × tp) over the whole run whether used or not, `gpu_hour` then
+    /// being the amortised owned cost per GPU-hour.
+    bool owned = false;
     friend bool operator==(const ReplicaPool&, const ReplicaPool&) = default;
 };
 

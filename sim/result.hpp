@@ -127,6 +127,11 @@ struct PoolResult {
     /// most replicas at once; 0 without.
     double replica_seconds = 0;
     int peak_replicas = 0;
+    /// model::ReplicaPool::owned: cost is then the GPUs it owns (its max_replicas, or replicas
+    /// when it does not scale, × tp) × the run's span × its gpu_hour, used or not; rented:
+    /// the GPU-hours it used × its gpu_hour.
+    bool owned = false;
+    int owned_gpus = 0; ///< GPUs it owns (0 when rented)
     friend bool operator==(const PoolResult&, const PoolResult&) = default;
 };
 

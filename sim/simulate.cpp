@@ -567,8 +567,22 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
             model::fleet_availability(setup.replicas, result.failures->spares,
                                       model::unit_availability(setup.fail_mtbf, setup.fail_mttr));
     }
+    // An owned pool's GPUs (its max_replicas when the autoscaler scales it, else its replicas,
+    // × tp), paid for over the whole run; a rented pool pays for the GPU-hours it used.
+    const double run_end_s = tick_s(sim.now());
+    const auto owned_gpus = [&](const model::ReplicaPool& spec) {
+        if (!spec.owned) {
+            return 0;
+        }
+        const int n =
+            scenario.cluster.autoscaler ? spec.max_replicas.value_or(spec.replicas) : spec.replicas;
+        return n * spec.tp;
+    };
+    const auto billed_gpu_hours = [&](const model::ReplicaPool& spec, double used_gpu_hours) {
+        return spec.owned ? owned_gpus(spec) * run_end_s / 3600.0 : used_gpu_hours;
+    };
     if (result.autoscaler && !pools.empty()) {
-        // Each pool at its own rent: the cost is the pools' sum when every pool has a price.
+        // Each pool at its own price: the cost is the pools' sum when every pool has a price.
         AutoscalerResult& as = *result.autoscaler;
         as.gpus_per_replica = 0; // differs by pool
         double sum = 0;
@@ -576,7 +590,9 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         bool priced = true;
         for (std::size_t p = 0; p < pools.size(); ++p) {
             if (const auto& price = pools[p].hardware.gpu_hour) {
-                sum += as.pool_replica_seconds[p] / 3600.0 * pools[p].tp * price->money.amount;
+                sum +=
+                    billed_gpu_hours(pools[p], as.pool_replica_seconds[p] / 3600.0 * pools[p].tp) *
+                    price->money.amount;
                 priced = priced && (currency.empty() || currency == price->money.currency);
                 currency = price->money.currency;
             } else {
@@ -628,9 +644,14 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         }
         pr.prefix_hit_rate =
             queried > 0 ? static_cast<double>(hit) / static_cast<double>(queried) : 0.0;
+        pr.owned = spec.owned;
+        pr.owned_gpus = owned_gpus(spec);
         if (const auto& price = spec.hardware.gpu_hour) {
-            pr.cost = model::Money{pr.gpu_hours * price->money.amount, price->money.currency};
-            pr.cost_per_hour = model::Money{pr.gpus * price->money.amount, price->money.currency};
+            pr.cost = model::Money{billed_gpu_hours(spec, pr.gpu_hours) * price->money.amount,
+                                   price->money.currency};
+            pr.cost_per_hour =
+                model::Money{(spec.owned ? pr.owned_gpus : pr.gpus) * price->money.amount,
+                             price->money.currency};
         }
         result.pools.push_back(std::move(pr));
     }

@@ -2,6 +2,7 @@
 #include "tests/support/run_cli.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -1008,6 +1009,33 @@ TEST(Cli, HeterogeneousPoolsReportCostPerPoolAndBadPoolsExitTwo) {
     const auto plan = run("plan " + src("examples/heterogeneous-h100-l4.yaml"));
     EXPECT_EQ(plan.exit_code, 2) << plan.out;
     EXPECT_NE(plan.out.find("cluster.pools are not searched"), std::string::npos) << plan.out;
+}
+
+TEST(Cli, OwnedPoolCostIsReportedApartFromRented) {
+    const std::string ex = src("examples/heterogeneous-h100-l4.yaml");
+    const auto r = run("simulate " + ex + " --requests 60 --set cluster.pools.1.owned=true --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& pools = j.at("pools");
+    ASSERT_EQ(pools.size(), 2u);
+    EXPECT_FALSE(pools[0].at("owned").get<bool>());
+    EXPECT_TRUE(pools[1].at("owned").get<bool>());
+    EXPECT_EQ(pools[1].at("owned_gpus").get<int>(), 6); // 6 x L4, tp 1, fixed
+    // A fixed pool is up for the whole run, so owned it costs its GPU-hours x $0.40 as well.
+    const double owned = pools[1].at("gpu_hours").get<double>() * 0.40;
+    EXPECT_NEAR(pools[1].at("cost").get<double>(), owned, 1e-9);
+    const auto& c = j.at("pool_cost");
+    EXPECT_NEAR(c.at("owned").get<double>(), owned, 1e-9);
+    EXPECT_NEAR(c.at("rented").get<double>(), pools[0].at("gpu_hours").get<double>() * 2.99, 1e-9);
+    EXPECT_NEAR(c.at("total").get<double>(),
+                c.at("owned").get<double>() + c.at("rented").get<double>(), 1e-9);
+    const auto text = run("simulate " + ex + " --requests 30 --set cluster.pools.1.owned=true");
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_NE(text.out.find("/h owned)"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("pool cost    "), std::string::npos) << text.out;
+    const auto bad = run("simulate " + ex + " --set cluster.pools.1.owned=maybe");
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("owned"), std::string::npos) << bad.out;
 }
 
 TEST(Cli, DisaggregationReportsTransfersAndPoolsInSimulateAndPlan) {

@@ -199,6 +199,11 @@ TEST(ScenarioWriter, PoolsRoundTrip) {
     const std::string text = hwdb::scenario_to_yaml(s);
     EXPECT_NE(text.find("max_prompt_tokens: 1500"), std::string::npos) << text;
     EXPECT_NE(text.find("classes: [chat]"), std::string::npos) << text;
+    EXPECT_EQ(text.find("owned:"), std::string::npos) << text; // rented: the default
+    model::Scenario owned = s;
+    owned.cluster.pools[0].owned = true;
+    expect_round_trip(owned, "pools-owned");
+    EXPECT_NE(hwdb::scenario_to_yaml(owned).find("owned: true"), std::string::npos);
 }
 
 TEST(ScenarioWriter, DisaggregationRoundTrips) {

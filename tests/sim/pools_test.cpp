@@ -153,7 +153,7 @@ TEST(Pools, APoolTheModelDoesNotFitIsReported) {
 // requests (100 + 8,000 or 2,000 + 6,000 tokens, a minute or more of decoding; within
 // max_model_len 8,192) at known times, so the utilisation each scrape sees is known by hand
 // (as in autoscaler_test.cpp).
-TEST(Pools, EachPoolScalesWithinItsBoundsAndPaysItsOwnReplicaSeconds) {
+model::Scenario two_scaled_pools() {
     model::Scenario s = llama8b_scenario();
     s.workload.requests.reset();
     s.workload.arrival.kind = model::ArrivalKind::Trace;
@@ -182,7 +182,11 @@ TEST(Pools, EachPoolScalesWithinItsBoundsAndPaysItsOwnReplicaSeconds) {
     a.interval = Seconds(10);
     a.cooldown = Seconds(300);
     s.cluster.autoscaler = a;
-    const SimResult r = run(s);
+    return s;
+}
+
+TEST(Pools, EachPoolScalesWithinItsBoundsAndPaysItsOwnReplicaSeconds) {
+    const SimResult r = run(two_scaled_pools());
     ASSERT_TRUE(r.autoscaler);
     ASSERT_EQ(r.pools.size(), 2u);
     // 10 s: "short" runs 4 of 8 per replica (0.5 = target), "long" 4 of 8. 15 s: 8 more short
@@ -213,6 +217,53 @@ TEST(Pools, EachPoolScalesWithinItsBoundsAndPaysItsOwnReplicaSeconds) {
     for (const auto& rep : r.replicas) {
         EXPECT_EQ(rep.requests > 0, rep.available.si() == 0.0); // nothing came after 20 s
     }
+}
+
+// Owned against rented (model::ReplicaPool::owned): a rented pool pays gpu_hour for the
+// GPU-hours it used, an owned one for every GPU it owns over the whole run, used or not.
+// Fixed pools: "own" (2 replicas × tp 1 at $2/h, owned) costs 2 GPUs × span × $2/h, e.g.
+// $4 over a 3,600 s run, whatever its load; "rent" (the same, rented) its GPU-hours × $2.
+TEST(Pools, AnOwnedFixedPoolPaysForItsGpusOverTheRun) {
+    model::Scenario s = two_classes();
+    model::ReplicaPool own = pool(s, "own", model::test::h100(), 2);
+    own.owned = true;
+    own.classes = {"rag"}; // a fifth of the load or less
+    own.hardware.gpu_hour = model::Price{{2.0, "USD"}, model::PriceBasis::Hour};
+    model::ReplicaPool rent = pool(s, "rent", model::test::h100(), 2);
+    rent.hardware.gpu_hour = own.hardware.gpu_hour;
+    model::ReplicaPool clock = pool(s, "clock", model::test::h100(), 1); // no price: the span
+    s.cluster.pools = {own, rent, clock};
+    const SimResult r = run(s);
+    ASSERT_EQ(r.pools.size(), 3u);
+    const double span_h = r.pools[2].gpu_hours; // 1 GPU up from 0 to the end
+    EXPECT_GT(span_h, 0.0);
+    EXPECT_TRUE(r.pools[0].owned);
+    EXPECT_EQ(r.pools[0].owned_gpus, 2);
+    EXPECT_FALSE(r.pools[1].owned);
+    EXPECT_EQ(r.pools[1].owned_gpus, 0);
+    ASSERT_TRUE(r.pools[0].cost && r.pools[1].cost);
+    EXPECT_NEAR(r.pools[0].cost->amount, 2 * 1 * span_h * 2.0, 1e-9);
+    EXPECT_NEAR(r.pools[0].cost->amount / span_h, 4.0, 1e-9); // $4 per hour of run
+    EXPECT_NEAR(r.pools[1].cost->amount, r.pools[1].gpu_hours * 2.0, 1e-9);
+    EXPECT_DOUBLE_EQ(r.pools[0].cost_per_hour->amount, 4.0);
+}
+
+// With the autoscaler an owned pool pays for its max_replicas over the whole run: "short"
+// (max 10 × tp 1 at $2/h) costs 10 × T × $2/h though it ran 4 T − 40 replica-seconds
+// (EachPoolScalesWithinItsBoundsAndPaysItsOwnReplicaSeconds); the rented "long" its T.
+TEST(Pools, AnOwnedAutoscaledPoolPaysForItsMaxReplicas) {
+    model::Scenario s = two_scaled_pools();
+    s.cluster.pools[0].owned = true;
+    const SimResult r = run(s);
+    ASSERT_TRUE(r.autoscaler);
+    ASSERT_EQ(r.pools.size(), 2u);
+    const double end = r.pools[1].replica_seconds;
+    EXPECT_NEAR(r.pools[0].replica_seconds, 4 * end - 40, 1e-6); // used: as when rented
+    ASSERT_TRUE(r.pools[0].cost && r.pools[1].cost && r.autoscaler->cost);
+    EXPECT_EQ(r.pools[0].owned_gpus, 10);
+    EXPECT_NEAR(r.pools[0].cost->amount, 10 * end / 3600.0 * 2.0, 1e-9);
+    EXPECT_NEAR(r.pools[1].cost->amount, end / 3600.0 * 1.5, 1e-9);
+    EXPECT_NEAR(r.autoscaler->cost->amount, 10 * end / 3600.0 * 2.0 + end / 3600.0 * 1.5, 1e-9);
 }
 
 } // namespace
