@@ -504,8 +504,7 @@ void StepCostModel::moe(StepCost& r, double t, Work& acc) const noexcept {
                        : moe_rank_imbalance(group_tokens, experts_, top_k_, ep_, imbalance_z_))
                 : 1.0;
     const double expert_rows = group_tokens * top_k_ / (ep_ > 1 ? ep_ : 1) * r.moe_imbalance;
-    const double touched =
-        experts_rank_ * (1.0 - std::pow(1.0 - top_k_ / experts_, group_tokens));
+    const double touched = experts_rank_ * (1.0 - std::pow(1.0 - top_k_ / experts_, group_tokens));
     r.experts_touched = touched;
     const double per_expert = mats * h_ * expert_ffn_rank_;
     const double flops = 2.0 * expert_rows * per_expert;

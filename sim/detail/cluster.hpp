@@ -248,7 +248,7 @@ class Cluster final : public EventHandler, public ReplicaHost {
     std::int64_t transfers_ = 0;
     double kv_moved_ = 0;
     QuantileSketch transfer_s_, exposed_s_, prefill_queue_s_, decode_queue_s_;
-    double bucket_ = 0;                // cloud rate-limit tokens
+    double bucket_ = 0; // cloud rate-limit tokens
     Tick bucket_time_ = 0;
 };
 

@@ -637,6 +637,7 @@ TEST(SglangPolicy, ScenarioEngineKindSelectsIt) {
     EXPECT_EQ(sgl.overall.completed, 60);
     EXPECT_EQ(lpm.overall.completed, 60);
     EXPECT_FALSE(sgl == vllm);
+}
 
 // The scheduler state sums its plain decodes as they are scheduled and takes a preempted one
 // out again (the replica adds the sums to the step's cost at once). Three blocks of 16 tokens:
