@@ -8,9 +8,11 @@
 #include "model/disaggregation_config.hpp"
 #include "model/enum_names.hpp"
 #include "model/error.hpp"
+#include "model/plan_config.hpp"
 #include "model/precision.hpp"
 #include "model/rack.hpp"
 #include "model/replica_failures.hpp"
+#include "model/speculative_config.hpp"
 #include "model/training_config.hpp"
 #include "model/workload.hpp"
 
@@ -107,7 +109,7 @@ const std::vector<GroupSpec>& groups() {
          {{"engine.moe_load_imbalance", "moe_load_imbalance"},
           {"engine.ep_overlap", "ep_overlap"}}},
         {"Speculative decoding",
-         {{"engine.speculative.method", "method (draft_model, eagle, mtp, ngram)"},
+         {{"engine.speculative.method", "method", spellings<model::SpeculativeMethod>},
           {"engine.speculative.num_speculative_tokens", "num_speculative_tokens"},
           {"engine.speculative.acceptance_rate", "acceptance_rate"},
           {"engine.speculative.acceptance", "acceptance (per position)"},
@@ -237,7 +239,7 @@ const std::vector<GroupSpec>& groups() {
           {"plan.budget", "budget"},
           {"plan.power_budget", "power_budget"},
           {"plan.max_racks", "max_racks"},
-          {"plan.pricing", "pricing (own, rent)"},
+          {"plan.pricing", "pricing", spellings<model::PlanPricing>},
           {"plan.top", "top"},
           {"plan.requests", "requests"},
           {"plan.max_simulations", "max_simulations"},

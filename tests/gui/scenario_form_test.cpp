@@ -287,5 +287,16 @@ TEST_F(ScenarioFormTest, NewBlocksAndKnobsStartValidAndRefuseWhatTheLoaderRefuse
     EXPECT_FALSE(form.setKey(cap, QStringLiteral("max_utilization")));
     EXPECT_NE(form.errorFor(cap).indexOf(QStringLiteral("TensorRT-LLM")), -1)
         << form.errorFor(cap).toStdString();
+    // The speculative method and the plan's pricing are drop-downs of their enum_names.
+    auto* method =
+        qobject_cast<QComboBox*>(form.editor(QStringLiteral("engine.speculative.method")));
+    ASSERT_NE(method, nullptr);
+    for (const char* m : {"draft_model", "eagle", "mtp", "ngram"}) {
+        EXPECT_GE(method->findText(QString::fromLatin1(m)), 0) << m;
+    }
+    auto* pricing = qobject_cast<QComboBox*>(form.editor(QStringLiteral("plan.pricing")));
+    ASSERT_NE(pricing, nullptr);
+    EXPECT_GE(pricing->findText(QStringLiteral("own")), 0);
+    EXPECT_GE(pricing->findText(QStringLiteral("rent")), 0);
     EXPECT_NE(qobject_cast<QComboBox*>(form.editor(cap)), nullptr);
 }
