@@ -5,11 +5,14 @@
 #include "model/autoscaler.hpp"
 #include "model/cost_config.hpp"
 #include "model/deployment.hpp"
+#include "model/disaggregation_config.hpp"
 #include "model/enum_names.hpp"
 #include "model/error.hpp"
+#include "model/plan_config.hpp"
 #include "model/precision.hpp"
 #include "model/rack.hpp"
 #include "model/replica_failures.hpp"
+#include "model/speculative_config.hpp"
 #include "model/training_config.hpp"
 #include "model/workload.hpp"
 
@@ -88,7 +91,12 @@ const std::vector<GroupSpec>& groups() {
           {"engine.preemption_mode", "preemption_mode", spellings<model::PreemptionMode>},
           {"engine.swap_space", "swap_space"},
           {"engine.swap_bandwidth", "swap_bandwidth"},
-          {"engine.watermark", "watermark"}}},
+          {"engine.watermark", "watermark"},
+          {"engine.capacity_scheduler", "capacity_scheduler (TensorRT-LLM)",
+           spellings<model::CapacityScheduler>},
+          {"engine.schedule_policy", "schedule_policy (SGLang)",
+           spellings<model::SglangSchedulePolicy>},
+          {"engine.schedule_conservativeness", "schedule_conservativeness (SGLang)"}}},
         {"Engine memory",
          {{"engine.usable_memory", "usable_memory"},
           {"engine.non_torch_memory", "non_torch_memory"},
@@ -97,8 +105,11 @@ const std::vector<GroupSpec>& groups() {
           {"engine.activation_memory", "activation_memory"},
           {"engine.activation_workspace_factor", "activation_workspace_factor"},
           {"engine.kv_cache_memory", "kv_cache_memory"}}},
+        {"Mixture of experts",
+         {{"engine.moe_load_imbalance", "moe_load_imbalance"},
+          {"engine.ep_overlap", "ep_overlap"}}},
         {"Speculative decoding",
-         {{"engine.speculative.method", "method (draft_model, eagle, mtp, ngram)"},
+         {{"engine.speculative.method", "method", spellings<model::SpeculativeMethod>},
           {"engine.speculative.num_speculative_tokens", "num_speculative_tokens"},
           {"engine.speculative.acceptance_rate", "acceptance_rate"},
           {"engine.speculative.acceptance", "acceptance (per position)"},
@@ -111,6 +122,18 @@ const std::vector<GroupSpec>& groups() {
           {"cluster.cloud_fallback", "cloud_fallback", bools},
           {"cluster.scale", "scale [{at, replicas}]"},
           {"cluster.pools", "pools"}}},
+        {"Disaggregation",
+         {{"cluster.disaggregation.prefill", "prefill {accelerator, node, tp, replicas}"},
+          {"cluster.disaggregation.decode", "decode {accelerator, node, tp, replicas}"},
+          {"cluster.disaggregation.link", "link (hwdb interconnect)"},
+          {"cluster.disaggregation.link_bandwidth", "link_bandwidth"},
+          {"cluster.disaggregation.link_latency", "link_latency"},
+          {"cluster.disaggregation.transfer", "transfer", spellings<model::KvTransferMode>}},
+         "cluster.disaggregation",
+         // Both pools as the scenario's own replica; ${key|fallback} is that key's text.
+         "{prefill: {accelerator: ${hardware.accelerator}, tp: ${hardware.tp|1}, replicas: 1}, "
+         "decode: {accelerator: ${hardware.accelerator}, tp: ${hardware.tp|1}, replicas: 1}, "
+         "link: ib-ndr}"},
         {"Prefix-aware routing",
          {{"cluster.prefix_routing.weight", "weight"},
           {"cluster.prefix_routing.balance_abs_threshold", "balance_abs_threshold"},
@@ -216,7 +239,7 @@ const std::vector<GroupSpec>& groups() {
           {"plan.budget", "budget"},
           {"plan.power_budget", "power_budget"},
           {"plan.max_racks", "max_racks"},
-          {"plan.pricing", "pricing (own, rent)"},
+          {"plan.pricing", "pricing", spellings<model::PlanPricing>},
           {"plan.top", "top"},
           {"plan.requests", "requests"},
           {"plan.max_simulations", "max_simulations"},
@@ -244,6 +267,10 @@ const std::vector<GroupSpec>& groups() {
           {"training.flash_attention", "flash_attention", bools},
           {"training.dropout", "dropout", bools},
           {"training.grad_reduce_overlap", "grad_reduce_overlap"},
+          {"training.grad_bucket", "grad_bucket"},
+          {"training.fsdp_prefetch", "fsdp_prefetch", bools},
+          {"training.moe_load_imbalance", "moe_load_imbalance"},
+          {"training.ep_overlap", "ep_overlap"},
           {"training.data_loader_tokens_per_s", "data_loader_tokens_per_s"},
           {"training.fragmentation", "fragmentation"},
           {"training.runtime_overhead", "runtime_overhead"},
@@ -264,6 +291,24 @@ const std::vector<GroupSpec>& groups() {
           {"workload.duration", "stop sending after"}}},
     };
     return g;
+}
+
+/// A block's starting value with each ${key} replaced by that key's text in `s`, or by the text
+/// after '|' (${key|fallback}) when the scenario leaves the key out.
+std::string startValue(const char* start, const model::Scenario& s) {
+    std::string out = start;
+    for (std::size_t at = out.find("${"); at != std::string::npos; at = out.find("${", at)) {
+        const std::size_t end = out.find('}', at);
+        const std::string ref = out.substr(at + 2, end - at - 2);
+        const std::size_t bar = ref.find('|');
+        std::string text = hwdb::scenario_key_text(s, ref.substr(0, bar));
+        if (text.empty() && bar != std::string::npos) {
+            text = ref.substr(bar + 1);
+        }
+        out.replace(at, end + 1 - at, text);
+        at += text.size();
+    }
+    return out;
 }
 
 /// The loader's message for the field: "key.path: what is wrong; how to fix it" without the
@@ -482,7 +527,7 @@ bool ScenarioForm::setBlock(const QString& block, bool on) {
         const QSignalBlocker b(box);
         box->setChecked(on);
     }
-    return commit(block, on ? QString::fromLatin1(spec->start) : QString());
+    return commit(block, on ? qs(startValue(spec->start, doc_.scenario())) : QString());
 }
 
 bool ScenarioForm::commit(const QString& key, const QString& text) {

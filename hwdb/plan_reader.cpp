@@ -97,15 +97,7 @@ model::PlanConfig read_plan(MapReader m, const Database& db) {
         p.power_budget = Watts(*w);
     }
     p.max_racks = m.opt_integer("max_racks", 1, 1 << 20);
-    if (const auto pricing = m.opt_string("pricing")) {
-        if (*pricing == "own") {
-            p.pricing = model::PlanPricing::Own;
-        } else if (*pricing == "rent") {
-            p.pricing = model::PlanPricing::Rent;
-        } else {
-            m.fail_at("pricing", "unknown value '" + *pricing + "'; use own or rent");
-        }
-    }
+    p.pricing = opt_enum<model::PlanPricing>(m, "pricing").value_or(p.pricing);
     p.top = m.opt_integer("top", 1, 1000).value_or(p.top);
     p.requests = m.opt_integer("requests", 10, 1 << 24).value_or(p.requests);
     p.max_simulations = m.opt_integer("max_simulations", 1, 100000).value_or(p.max_simulations);

@@ -89,10 +89,10 @@ model::Precisions read_precisions(std::optional<MapReader> m, const model::Model
 model::SpeculativeConfig read_speculative(MapReader m, const Database& db) {
     model::SpeculativeConfig c;
     const std::string method = m.string("method");
-    const auto found = model::find_speculative_method(method);
+    const auto found = model::value_of<model::SpeculativeMethod>(method);
     if (!found) {
-        m.fail_at("method", "unknown speculative method '" + method +
-                                "'; use draft_model, eagle, mtp or ngram");
+        m.fail_at("method", "unknown speculative method '" + method + "'; use one of " +
+                                model::names_list<model::SpeculativeMethod>());
     }
     c.method = *found;
     c.num_speculative_tokens = m.opt_integer("num_speculative_tokens", -1000000, 1000000);

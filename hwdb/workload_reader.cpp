@@ -342,6 +342,9 @@ model::Disaggregation read_disaggregation(MapReader& g, const Database& db,
             g.fail_at("link", "give either link (an hwdb interconnect) or link_bandwidth and "
                               "link_latency, not both");
         }
+        // A null link_bandwidth/link_latency (`--set ...=null`, an emptied field) is absent.
+        (void)g.opt_string("link_bandwidth");
+        (void)g.opt_string("link_latency");
         const std::string name = g.string("link");
         try {
             out.link = db.interconnect(name);
@@ -351,6 +354,7 @@ model::Disaggregation read_disaggregation(MapReader& g, const Database& db,
             g.fail_at("link", e.what());
         }
     } else if (g.has("link_bandwidth")) {
+        (void)g.opt_string("link"); // null: absent
         out.link = model::InterconnectSpec{};
         out.link.bandwidth_per_direction =
             BytesPerSecond(g.quantity("link_bandwidth", Dimension::BytesPerSecond));

@@ -5,11 +5,13 @@
 /// racks). hwdb resolves the candidates' names into specs; plan::size_deployment searches.
 /// Header only: plain aggregates with defaulted `==`; defaults are documented once, here.
 
+#include "model/enum_names.hpp"
 #include "model/hardware_spec.hpp"
 #include "model/money.hpp"
 #include "model/precision.hpp"
 #include "model/units.hpp"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,9 +40,17 @@ enum class PlanPricing {
     Rent, ///< cloud rent per GPU-hour × GPUs × serving hours
 };
 
-/// "own", "rent".
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<PlanPricing>, 2> enum_names(PlanPricing) noexcept {
+    return {
+        EnumName<PlanPricing>{"own", PlanPricing::Own},
+        EnumName<PlanPricing>{"rent", PlanPricing::Rent},
+    };
+}
+
+/// name_of(p): "own", "rent".
 [[nodiscard]] inline const char* to_string(PlanPricing p) {
-    return p == PlanPricing::Own ? "own" : "rent";
+    return name_of(p);
 }
 
 /// The search space and the constraints.

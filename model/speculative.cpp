@@ -11,23 +11,11 @@
 namespace gpuplan::model {
 
 const char* to_string(SpeculativeMethod method) {
-    switch (method) {
-    case SpeculativeMethod::DraftModel: return "draft_model";
-    case SpeculativeMethod::Eagle: return "eagle";
-    case SpeculativeMethod::Mtp: return "mtp";
-    case SpeculativeMethod::Ngram: return "ngram";
-    }
-    return "?";
+    return name_of(method);
 }
 
 std::optional<SpeculativeMethod> find_speculative_method(std::string_view name) {
-    for (const SpeculativeMethod m : {SpeculativeMethod::DraftModel, SpeculativeMethod::Eagle,
-                                      SpeculativeMethod::Mtp, SpeculativeMethod::Ngram}) {
-        if (name == to_string(m)) {
-            return m;
-        }
-    }
-    return std::nullopt;
+    return value_of<SpeculativeMethod>(name);
 }
 
 int default_num_speculative_tokens(SpeculativeMethod method) {

@@ -3,8 +3,10 @@
 /// acceptance (model/speculative.hpp costs the steps). Kept apart so that deployment.hpp can hold
 /// the block without depending on the step-cost model.
 
+#include "model/enum_names.hpp"
 #include "model/model_spec.hpp"
 
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,10 +23,21 @@ enum class SpeculativeMethod {
     Ngram,      ///< n-gram lookup in the prompt and the output so far (CPU, no GPU time)
 };
 
-/// "draft_model", "eagle", "mtp", "ngram".
+/// The scenario spelling of each value (model/enum_names.hpp).
+[[nodiscard]] constexpr std::array<EnumName<SpeculativeMethod>, 4>
+enum_names(SpeculativeMethod) noexcept {
+    return {
+        EnumName<SpeculativeMethod>{"draft_model", SpeculativeMethod::DraftModel},
+        EnumName<SpeculativeMethod>{"eagle", SpeculativeMethod::Eagle},
+        EnumName<SpeculativeMethod>{"mtp", SpeculativeMethod::Mtp},
+        EnumName<SpeculativeMethod>{"ngram", SpeculativeMethod::Ngram},
+    };
+}
+
+/// name_of(method): "draft_model", "eagle", "mtp", "ngram".
 [[nodiscard]] const char* to_string(SpeculativeMethod method);
 
-/// Parses the names of to_string; nullopt when unknown.
+/// value_of<SpeculativeMethod>(name); nullopt when unknown.
 [[nodiscard]] std::optional<SpeculativeMethod> find_speculative_method(std::string_view name);
 
 /// The `engine.speculative` block. Acceptance is either per position (`acceptance[i]`: the

@@ -1067,6 +1067,11 @@ TEST(Cli, DisaggregationReportsTransfersAndPoolsInSimulateAndPlan) {
     const auto plan_text = run("plan " + ex);
     ASSERT_EQ(plan_text.exit_code, 0) << plan_text.out;
     EXPECT_NE(plan_text.out.find("wins at 16 GPUs"), std::string::npos) << plan_text.out;
+    // A null link_bandwidth beside link is absent, not an unknown key.
+    const auto null_bw =
+        run("simulate " + ex + " --requests 20 --set cluster.disaggregation.link_bandwidth=null");
+    EXPECT_EQ(null_bw.exit_code, 0) << null_bw.out;
+    EXPECT_NE(null_bw.out.find("KV transfer  20 over ib-ndr"), std::string::npos) << null_bw.out;
     const auto bad = run("simulate " + ex + " --set cluster.disaggregation.link=ib-xyz");
     EXPECT_EQ(bad.exit_code, 2) << bad.out;
     EXPECT_NE(bad.out.find("ib-xyz"), std::string::npos) << bad.out;

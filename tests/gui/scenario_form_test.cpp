@@ -110,15 +110,26 @@ TEST_F(ScenarioFormTest, EditingOneFieldChangesExactlyThatKey) {
         const char* block; // switched on first ("" for none)
         const char* key;
         const char* value;
+        const char* before_key = ""; // set first too (the engine a knob belongs to)
+        const char* before_value = "";
     };
     const Case cases[] = {
         {"", "engine.max_num_seqs", "96"},
         {"", "engine.preemption_mode", "swap"},
         {"", "engine.kv_cache_memory", "6 GiB"},
+        {"", "engine.capacity_scheduler", "max_utilization", "engine.kind", "tensorrt-llm"},
+        {"", "engine.schedule_policy", "lpm", "engine.kind", "sglang"},
+        {"", "engine.schedule_conservativeness", "0.5", "engine.kind", "sglang"},
+        {"", "engine.moe_load_imbalance", "1.3"},
+        {"", "engine.ep_overlap", "0.5"},
         {"engine.speculative", "engine.speculative.num_speculative_tokens", "5"},
+        {"engine.speculative", "engine.speculative.method", "ngram"},
         {"", "cluster.replicas", "3"},
         {"", "cluster.router", "least_kv"},
         {"", "cluster.prefix_routing.weight", "0.8"},
+        {"cluster.disaggregation", "cluster.disaggregation.transfer", "whole"},
+        {"cluster.disaggregation", "cluster.disaggregation.decode",
+         "{accelerator: h100-sxm, replicas: 3, tp: 1}"},
         {"", "cluster.admission.max_queue", "50"},
         {"", "cluster.cold_start.startup", "30 s"},
         {"cluster.autoscaler", "cluster.autoscaler.target", "0.8"},
@@ -131,7 +142,11 @@ TEST_F(ScenarioFormTest, EditingOneFieldChangesExactlyThatKey) {
         {"", "cost.amortization_years", "5"},
         {"availability", "availability.target", "0.9999"},
         {"plan", "plan.top", "3"},
+        {"plan", "plan.pricing", "rent"},
         {"training", "training.seq_len", "2048"},
+        {"training", "training.grad_bucket", "50 MiB"},
+        {"training", "training.fsdp_prefetch", "false"},
+        {"training", "training.ep_overlap", "0.5"},
         {"", "seed", "9"},
         {"", "slo.e2e", "20 s"},
     };
@@ -147,6 +162,11 @@ TEST_F(ScenarioFormTest, EditingOneFieldChangesExactlyThatKey) {
         if (*c.block != '\0') {
             ASSERT_TRUE(form.setBlock(QString::fromLatin1(c.block), true))
                 << form.errorFor(QString::fromLatin1(c.block)).toStdString();
+        }
+        if (*c.before_key != '\0') {
+            ASSERT_TRUE(
+                form.setKey(QString::fromLatin1(c.before_key), QString::fromLatin1(c.before_value)))
+                << form.errorFor(QString::fromLatin1(c.before_key)).toStdString();
         }
         const int steps = doc.undoStack()->count();
         const std::vector<std::string> before = hwdb::scenario_key_texts(doc.scenario(), keys);
@@ -231,4 +251,52 @@ TEST_F(ScenarioFormTest, SavingIntoTheOpenedFileKeepsItsComments) {
     EXPECT_TRUE(hwdb::load_scenario(file, db) == doc.scenario());
     EXPECT_NE(doc.lastSaveNote().indexOf(QStringLiteral("2 value")), -1)
         << doc.lastSaveNote().toStdString();
+}
+
+// cluster.disaggregation's "on" box starts both pools as one replica of the scenario's own
+// accelerator and tp over ib-ndr; the new enums are drop-downs; an engine's knob on another
+// engine, and disaggregation beside cluster.replicas, are refused with the loader's message.
+TEST_F(ScenarioFormTest, NewBlocksAndKnobsStartValidAndRefuseWhatTheLoaderRefuses) {
+    const auto& db = test::repo_db();
+    const model::Scenario base = hwdb::load_scenario(example("simulate-chat.yaml"), db);
+    gui::ScenarioDocument doc(db, base);
+    gui::ScenarioForm form(doc);
+    const QString disagg = QStringLiteral("cluster.disaggregation");
+    EXPECT_FALSE(form.editor(QStringLiteral("cluster.disaggregation.link"))->isEnabled());
+    ASSERT_TRUE(form.setBlock(disagg, true)) << form.errorFor(disagg).toStdString();
+    // simulate-chat.yaml: accelerator h100-sxm, no hardware.tp (1).
+    const char* pool = "{accelerator: h100-sxm, replicas: 1, tp: 1}";
+    EXPECT_EQ(form.text(QStringLiteral("cluster.disaggregation.prefill")).toStdString(), pool);
+    EXPECT_EQ(form.text(QStringLiteral("cluster.disaggregation.decode")).toStdString(), pool);
+    EXPECT_EQ(form.text(QStringLiteral("cluster.disaggregation.link")), QStringLiteral("ib-ndr"));
+    EXPECT_EQ(form.text(QStringLiteral("cluster.disaggregation.transfer")),
+              QStringLiteral("layerwise")); // the default, which the writer spells out
+    EXPECT_TRUE(form.editor(QStringLiteral("cluster.disaggregation.link"))->isEnabled());
+    ASSERT_TRUE(doc.scenario().cluster.disaggregation.has_value());
+    EXPECT_EQ(doc.scenario().cluster.disaggregation->decode.replicas, 1);
+    EXPECT_TRUE(form.setBlock(disagg, false));
+    EXPECT_TRUE(doc.scenario() == base);
+    // Disaggregation gives its own pools: with cluster.replicas it is refused at its box.
+    ASSERT_TRUE(form.setKey(QStringLiteral("cluster.replicas"), QStringLiteral("2")));
+    EXPECT_FALSE(form.setBlock(disagg, true));
+    EXPECT_NE(form.errorFor(disagg).indexOf(QStringLiteral("gives its own pools")), -1)
+        << form.errorFor(disagg).toStdString();
+    EXPECT_FALSE(doc.scenario().cluster.disaggregation.has_value());
+    // TensorRT-LLM's capacity scheduler on vLLM is refused at the field.
+    const QString cap = QStringLiteral("engine.capacity_scheduler");
+    EXPECT_FALSE(form.setKey(cap, QStringLiteral("max_utilization")));
+    EXPECT_NE(form.errorFor(cap).indexOf(QStringLiteral("TensorRT-LLM")), -1)
+        << form.errorFor(cap).toStdString();
+    // The speculative method and the plan's pricing are drop-downs of their enum_names.
+    auto* method =
+        qobject_cast<QComboBox*>(form.editor(QStringLiteral("engine.speculative.method")));
+    ASSERT_NE(method, nullptr);
+    for (const char* m : {"draft_model", "eagle", "mtp", "ngram"}) {
+        EXPECT_GE(method->findText(QString::fromLatin1(m)), 0) << m;
+    }
+    auto* pricing = qobject_cast<QComboBox*>(form.editor(QStringLiteral("plan.pricing")));
+    ASSERT_NE(pricing, nullptr);
+    EXPECT_GE(pricing->findText(QStringLiteral("own")), 0);
+    EXPECT_GE(pricing->findText(QStringLiteral("rent")), 0);
+    EXPECT_NE(qobject_cast<QComboBox*>(form.editor(cap)), nullptr);
 }

@@ -106,7 +106,9 @@ TEST(PlanReader, ErrorsNameTheKeyAndTheFix) {
     EXPECT_NE(error_of("plan:\n  tp: [1, two]\n").find("whole number"), std::string::npos);
     EXPECT_NE(error_of("plan:\n  tp: []\n").find("empty"), std::string::npos);
     EXPECT_NE(error_of("plan:\n  weights: [bf17]\n").find("plan.weights"), std::string::npos);
-    EXPECT_NE(error_of("plan:\n  pricing: lease\n").find("own or rent"), std::string::npos);
+    EXPECT_NE(
+        error_of("plan:\n  pricing: lease\n").find("unknown value 'lease'; use one of own, rent"),
+        std::string::npos);
     EXPECT_NE(error_of("plan:\n  power_budget: 20\n").find("unit"), std::string::npos);
     EXPECT_NE(error_of("plan:\n  topp: 3\n").find("top"), std::string::npos);
 }

@@ -353,7 +353,7 @@ TEST(ScenarioLoader, SpeculativeErrorsNameFileLineColumnAndKey) {
         << with("    method: draft_model\n    draft_model: llama-9-1b\n");
     EXPECT_EQ(with("    method: medusa\n"),
               "s.yaml:8:13: engine.speculative.method: unknown speculative method 'medusa'; use "
-              "draft_model, eagle, mtp or ngram");
+              "one of draft_model, eagle, mtp, ngram");
     EXPECT_NE(with("    method: eagle\n    acceptence_rate: 0.7\n").find("did you mean"),
               std::string::npos);
 }

@@ -197,6 +197,25 @@ TEST(WorkloadLoader, ReadsDisaggregation) {
     EXPECT_DOUBLE_EQ(t.cluster.disaggregation->link.bandwidth_per_direction.si(), 25e9);
     EXPECT_DOUBLE_EQ(t.cluster.disaggregation->link.latency.si(), 10e-6);
     EXPECT_EQ(t.cluster.disaggregation->transfer, model::KvTransferMode::Layerwise);
+    // A null key of the other spelling is absent (--set ...=null, an emptied field in the app),
+    // not an unknown key.
+    const model::Scenario n = parse(R"(cluster:
+  disaggregation:
+    prefill: {accelerator: h100-sxm, replicas: 1}
+    decode: {accelerator: h100-sxm, replicas: 1}
+    link: ib-ndr
+    link_bandwidth: ~
+    link_latency: ~
+)");
+    EXPECT_EQ(n.cluster.disaggregation->link.name, "ib-ndr");
+    const model::Scenario b = parse(R"(cluster:
+  disaggregation:
+    prefill: {accelerator: h100-sxm, replicas: 1}
+    decode: {accelerator: h100-sxm, replicas: 1}
+    link: ~
+    link_bandwidth: 25 GB/s
+)");
+    EXPECT_DOUBLE_EQ(b.cluster.disaggregation->link.bandwidth_per_direction.si(), 25e9);
 }
 
 TEST(WorkloadLoader, BadDisaggregationNamesTheKey) {

@@ -5,8 +5,10 @@
 #include "model/error.hpp"
 #include "model/hardware_spec.hpp"
 #include "model/model_spec.hpp"
+#include "model/plan_config.hpp"
 #include "model/power.hpp"
 #include "model/rack.hpp"
+#include "model/speculative_config.hpp"
 #include "model/training_config.hpp"
 #include "model/workload.hpp"
 
@@ -95,6 +97,8 @@ TEST(EnumNames, EveryTableRoundTrips) {
     expect_round_trip<Recompute>();
     expect_round_trip<TrainOptimizer>();
     expect_round_trip<FinetuneMethod>();
+    expect_round_trip<SpeculativeMethod>();
+    expect_round_trip<PlanPricing>();
 }
 
 TEST(EnumNames, TheDocumentedSpellings) {
@@ -113,4 +117,9 @@ TEST(EnumNames, TheDocumentedSpellings) {
     EXPECT_STREQ(to_string(RouterPolicy::PrefixAffinity), "prefix_affinity");
     EXPECT_STREQ(to_string(CoolingKind::Liquid), "liquid");
     EXPECT_STREQ(to_string(OffHours::Idle), "idle");
+    EXPECT_STREQ(to_string(SpeculativeMethod::DraftModel), "draft_model");
+    EXPECT_EQ(find_speculative_method("mtp"), SpeculativeMethod::Mtp);
+    EXPECT_EQ(names_list<SpeculativeMethod>(), "draft_model, eagle, mtp, ngram");
+    EXPECT_STREQ(to_string(PlanPricing::Rent), "rent");
+    EXPECT_EQ(names_list<PlanPricing>(), "own, rent");
 }
