@@ -405,7 +405,10 @@ ScenarioForm::ScenarioForm(ScenarioDocument& doc, QWidget* parent) : QWidget(par
             }
             editor->setObjectName(key);
             editor->setToolTip(key);
-            editor->setMinimumWidth(60);
+            // A drop-down never narrower than its longest spelling (a line edit scrolls).
+            editor->setMinimumWidth(qobject_cast<QComboBox*>(editor) != nullptr
+                                        ? std::max(60, editor->minimumSizeHint().width())
+                                        : 60);
             auto* error = new QLabel();
             error->setObjectName(key + QStringLiteral(".error"));
             error->setWordWrap(true);

@@ -223,12 +223,13 @@ TEST_F(ScenarioFormTest, ARefusedValueSaysWhyAtTheFieldAndChangesNothing) {
     ASSERT_NE(engine, nullptr);
     EXPECT_EQ(engine->findText(QStringLiteral("trtllm")), -1);
     EXPECT_GE(engine->findText(QStringLiteral("tensorrt-llm")), 0);
-    // The autoscaler and replica failures exclude each other: the loader's message at the box.
+    // The autoscaler and replica failures now run together (a failed replica is replaced by a
+    // cold start): both boxes apply.
     EXPECT_TRUE(form.setBlock(QStringLiteral("cluster.autoscaler"), true));
-    EXPECT_FALSE(form.setBlock(QStringLiteral("cluster.failures"), true));
-    EXPECT_FALSE(form.errorFor(QStringLiteral("cluster.failures")).isEmpty());
+    EXPECT_TRUE(form.setBlock(QStringLiteral("cluster.failures"), true));
+    EXPECT_TRUE(form.errorFor(QStringLiteral("cluster.failures")).isEmpty());
     EXPECT_TRUE(doc.scenario().cluster.autoscaler.has_value());
-    EXPECT_FALSE(doc.scenario().cluster.failures.has_value());
+    EXPECT_TRUE(doc.scenario().cluster.failures.has_value());
 }
 
 TEST_F(ScenarioFormTest, SavingIntoTheOpenedFileKeepsItsComments) {
