@@ -36,7 +36,7 @@ namespace {
 std::string as_yaml(const std::string& text) {
     const auto first = text.find_first_not_of(" \t");
     const auto last = text.find_last_not_of(" \t");
-    const std::string trimmed =
+    std::string trimmed =
         first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
     if (text.find('\n') != std::string::npos) {
         return detail::yaml_quoted(text); // a description of several lines, kept as it is
