@@ -249,6 +249,17 @@ void read_scheduler(MapReader& m, model::SchedulerConfig& s) {
 
 namespace {
 
+/// A pool's layout checked against the model (tp and memory), then its keys: the pool.
+model::ReplicaPool checked_pool(MapReader& m, const model::Deployment& base, model::ReplicaPool p) {
+    try {
+        model::validate(model::pool_deployment(base, p));
+    } catch (const InvalidArgument& e) {
+        m.fail_at(m.has("tp") ? "tp" : "accelerator", e.what());
+    }
+    m.finish();
+    return p;
+}
+
 /// A pool's accelerator, node, rent, replicas and tp (cluster.pools and
 /// cluster.disaggregation).
 void read_pool_hardware(MapReader& m, const Database& db, model::ReplicaPool& p) {
@@ -307,13 +318,7 @@ model::ReplicaPool read_pool(MapReader m, const Database& db,
                                       std::to_string(p.replicas) +
                                       "; give 1 <= min_replicas <= replicas <= max_replicas");
     }
-    try {
-        model::validate(model::pool_deployment(base, p));
-    } catch (const InvalidArgument& e) {
-        m.fail_at(m.has("tp") ? "tp" : "accelerator", e.what());
-    }
-    m.finish();
-    return p;
+    return checked_pool(m, base, std::move(p));
 }
 
 /// One pool of cluster.disaggregation (`role`: prefill or decode).
@@ -322,13 +327,7 @@ model::ReplicaPool read_disaggregated_pool(MapReader m, const Database& db, cons
     model::ReplicaPool p;
     p.name = role;
     read_pool_hardware(m, db, p);
-    try {
-        model::validate(model::pool_deployment(base, p));
-    } catch (const InvalidArgument& e) {
-        m.fail_at(m.has("tp") ? "tp" : "accelerator", e.what());
-    }
-    m.finish();
-    return p;
+    return checked_pool(m, base, std::move(p));
 }
 
 /// cluster.disaggregation (docs/simulator.md, "Prefill/decode disaggregation").

@@ -397,6 +397,17 @@ void StepCostModel::qkv_projection(StepCost& r, const BatchStats& s, double t,
     }
 }
 
+// One kernel of `flops` and `bytes` per layer, run `layers` times, added to its operator.
+void StepCostModel::add_kernel(OpCost& o, const KernelTime& kt, double flops, double bytes,
+                               double layers, Work& acc) noexcept {
+    o.flops += Flops(flops * layers);
+    o.bytes += Bytes(bytes * layers);
+    o.compute_time += kt.compute * layers;
+    o.memory_time += kt.memory * layers;
+    o.time += kt.time * layers;
+    acc.matmul += flops * layers;
+}
+
 // Attention FLOPs: 2 × heads × (d_qk + d_v) per query-key pair (QK^T and PV; docs/domain.md
 // §2: 4 × d × heads × context per token when d_qk = d_v = d).
 double StepCostModel::attention_pair_flops() const noexcept {
@@ -419,12 +430,7 @@ void StepCostModel::attention_prefill(StepCost& r, const BatchStats& s, Work& ac
         const double x = std::sqrt(2.0 * pairs / std::max(1.0, s.prefills));
         const KernelTime kt =
             attention_prefill_kernel_time(flops, bytes, x, peak_attn_, bandwidth_, prof_);
-        o.flops += Flops(flops * layers);
-        o.bytes += Bytes(bytes * layers);
-        o.compute_time += kt.compute * layers;
-        o.memory_time += kt.memory * layers;
-        o.time += kt.time * layers;
-        acc.matmul += flops * layers;
+        add_kernel(o, kt, flops, bytes, layers, acc);
         r.kv_bytes += Bytes((kv_read + tp) * kv_elems_ * kvb_ * layers);
     };
     part(s.prefill_pairs, s.prefill_kv_read, full_layers_);
@@ -447,12 +453,7 @@ void StepCostModel::attention_decode(StepCost& r, const BatchStats& s, Work& acc
         const double bytes = kv + nd * (q_width_ + o_in_) * ab_;
         const KernelTime kt =
             attention_decode_kernel_time(flops, bytes, peak_attn_, bandwidth_, prof_);
-        o.flops += Flops(flops * layers);
-        o.bytes += Bytes(bytes * layers);
-        o.compute_time += kt.compute * layers;
-        o.memory_time += kt.memory * layers;
-        o.time += kt.time * layers;
-        acc.matmul += flops * layers;
+        add_kernel(o, kt, flops, bytes, layers, acc);
         r.kv_bytes += Bytes(kv * layers);
     };
     part(s.decode_context, full_layers_);
@@ -515,12 +516,7 @@ void StepCostModel::moe(StepCost& r, double t, Work& acc) const noexcept {
     const KernelTime kt = matmul_kernel_time(flops, touched * per_expert, wb_, act_bytes, m_per,
                                              h_ * expert_ffn_rank_, gemm_type_, gemm_path_,
                                              peak_gemm_, bandwidth_, prof_);
-    o.flops += Flops(flops * moe_layers_);
-    o.bytes += Bytes(bytes * moe_layers_);
-    o.compute_time += kt.compute * moe_layers_;
-    o.memory_time += kt.memory * moe_layers_;
-    o.time += kt.time * moe_layers_;
-    acc.matmul += flops * moe_layers_;
+    add_kernel(o, kt, flops, bytes, moe_layers_, acc);
     o.kernels = static_cast<int>(kExpertKernels * moe_layers_);
     acc.weights += wbytes * moe_layers_;
 

@@ -21,6 +21,8 @@
 
 namespace gpuplan::model {
 
+struct KernelTime;
+
 /// A piece of a prompt computed in this step.
 struct PrefillChunk {
     int tokens = 0;         ///< new prompt tokens computed in this step
@@ -195,6 +197,8 @@ class StepCostModel {
     void gemm(OpCost& op, double m, double k, double n, double weight_bytes, double layers,
               Work& acc, bool replicated, bool sixteen_bit = false) const noexcept;
     void stream(OpCost& op, double bytes, double flops, double layers) const noexcept;
+    static void add_kernel(OpCost& o, const KernelTime& kt, double flops, double bytes,
+                           double layers, Work& acc) noexcept;
     // The parts of cost(), called in this order (each adds its operators to the step).
     [[nodiscard]] static OpCost& op_of(StepCost& r, Op o) noexcept {
         return r.ops[static_cast<std::size_t>(o)];
