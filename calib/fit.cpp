@@ -31,6 +31,10 @@ std::string describe(const Measurement& m) {
     case OpClass::SendRecv:
         shape = fmt::format("bytes={:g} gpus={} link={}", m.bytes, m.tp, m.link.c_str());
         break;
+    case OpClass::GroupedGemm:
+        shape = fmt::format("tokens={:g} hidden={:g} ffn={:g} experts={} top_k={} mats={}", m.m,
+                            m.k, m.n, m.experts, m.top_k, m.matrices);
+        break;
     }
     return m.source_file + ":" + std::to_string(m.row) + " " + m.op + " " + shape + " " + m.dtype;
 }
@@ -40,11 +44,16 @@ std::string describe(const Measurement& m) {
 unsigned long long shape_hash(const Measurement& m) {
     // FNV-1a (64 bit) over a canonical text of the shape: stable across runs, platforms and
     // compilers, unlike std::hash.
-    const std::string text =
+    std::string text =
         fmt::format("{}|{}|{}|{:.9g}|{:.9g}|{:.9g}|{}|{:.9g}|{:.9g}|{}|{}|{}|{:.9g}|{}|{}|{}|{}",
                     hwdb::normalize_name(m.gpu).c_str(), model::to_string(m.op_class), m.op.c_str(),
                     m.m, m.n, m.k, m.batch, m.tokens, m.context, m.heads, m.kv_heads, m.head_dim,
                     m.bytes, m.dtype.c_str(), m.tp, m.nodes, m.link.c_str());
+    if (m.op_class == OpClass::GroupedGemm) {
+        // Only grouped points carry these; the other classes' texts (and their split) are as
+        // they were.
+        text += fmt::format("|{}|{}|{}", m.experts, m.top_k, m.matrices);
+    }
     // The hash covers at most the first 511 characters, as it always has (the text was written
     // into a 512-byte buffer), so that the held-out shapes stay the same ones.
     const std::size_t len = std::min<std::size_t>(text.size(), 511);

@@ -81,8 +81,10 @@ struct FitOptions {
     bool refine = true;       ///< run the joint refinement after the linear starts
     /// Operators (Measurement::op) that are validated but not fitted. Default: Vidur's "emb",
     /// a vocab-parallel embedding of several masking kernels that the model costs as one gather
-    /// once per step, not a per-layer streaming kernel.
-    std::vector<std::string> validation_only_ops{"emb"};
+    /// once per step, not a per-layer streaming kernel; and aiter's block-scaled FP8 fused MoE
+    /// (1x128 activation and 128x128 weight scales), a kernel class of its own as the
+    /// block-scaled dense GEMMs are (docs/calibration.md §5).
+    std::vector<std::string> validation_only_ops{"emb", "aiter_fmoe_fp8_per_1x128"};
     /// Parameters kept at the base profile's values whatever the data: "gemm.m_half",
     /// "gemm.nk_half" (e.g. when small kernels are latency-bound, a cost the GEMM curve has no
     /// term for, and would otherwise be read as a low efficiency at small M).

@@ -15,6 +15,8 @@ std::vector<double> params_of(const model::EfficiencyProfile& p, std::size_t off
     }
     v[kWoMax] = p.gemm_weight_only.max;
     v[kWoHalf] = p.gemm_weight_only.half;
+    v[kGrMax] = p.gemm_grouped.max;
+    v[kGrHalf] = p.gemm_grouped.half;
     v[kMemMax] = p.memory.max;
     v[kMemHalf] = p.memory.half;
     v[kPreMax] = p.attention_prefill.max;
@@ -35,6 +37,7 @@ void set_params(const std::vector<double>& v, model::EfficiencyProfile& p) {
         p.gemm.dtype_scale[i] = v[kScale0 + i];
     }
     p.gemm_weight_only = {v[kWoMax], v[kWoHalf]};
+    p.gemm_grouped = {v[kGrMax], v[kGrHalf]};
     p.memory = {v[kMemMax], v[kMemHalf]};
     p.attention_prefill = {v[kPreMax], v[kPreHalf]};
     p.attention_decode = {v[kDecMax], v[kDecHalf]};
@@ -43,16 +46,21 @@ void set_params(const std::vector<double>& v, model::EfficiencyProfile& p) {
 }
 
 // The memory curve also bounds GEMMs and prefill attention; the prefill plateau also bounds
-// decode compute.
+// decode compute; the dense GEMM plateau, scales and matrix-size term (and the weight-only
+// curve, for quantized experts) also set grouped GEMMs.
 unsigned classes_of(int param) {
     auto bit = [](OpClass c) { return 1u << cls_index(c); };
+    if (param == kGrMax || param == kGrHalf) {
+        return bit(OpClass::GroupedGemm);
+    }
     if (param <= kMemMax - 1) {
-        return bit(OpClass::Gemm);
+        return bit(OpClass::Gemm) | bit(OpClass::GroupedGemm);
     }
     switch (param) {
     case kMemMax:
     case kMemHalf:
-        return bit(OpClass::Gemm) | bit(OpClass::MemoryBound) | bit(OpClass::AttentionPrefill);
+        return bit(OpClass::Gemm) | bit(OpClass::MemoryBound) | bit(OpClass::AttentionPrefill) |
+               bit(OpClass::GroupedGemm);
     case kPreMax: return bit(OpClass::AttentionPrefill) | bit(OpClass::AttentionDecode);
     case kPreHalf: return bit(OpClass::AttentionPrefill);
     case kDecMax:

@@ -30,6 +30,8 @@ enum Param : int {
     kScale0, // + ComputeType index
     kWoMax = kScale0 + static_cast<int>(model::kComputeTypeCount),
     kWoHalf,
+    kGrMax,
+    kGrHalf,
     kMemMax,
     kMemHalf,
     kPreMax,

@@ -102,6 +102,7 @@ struct TrainingCounts {
     std::set<double> m_values; // dense GEMM row counts: m_half needs a sweep over M
     std::array<int, model::kComputeTypeCount> per_dtype{}; // dense GEMM points per type
     int weight_only = 0;                                   // weight-only GEMM points
+    std::set<double> grouped_m; // grouped GEMM rows per expert: half needs a sweep
     std::vector<int> per_source;
 
     [[nodiscard]] int of(OpClass c) const {
@@ -125,6 +126,9 @@ TrainingCounts count_training(const Samples& s) {
             n.m_values.insert(x.p.m);
             ++n.per_dtype[static_cast<std::size_t>(x.p.type)];
         }
+        if (x.cls == cls_index(OpClass::GroupedGemm)) {
+            n.grouped_m.insert(x.p.m / std::max(1.0, x.p.groups));
+        }
         if (x.source >= 0) {
             ++n.per_source[static_cast<std::size_t>(x.source)];
         }
@@ -140,11 +144,13 @@ struct FitPlan {
     bool nk = false;    // the N×K half-saturation (3 or more distinct N×K, not kept)
     bool m = false;     // the M half-saturation (3 or more distinct M, not kept)
     bool weight_only = false;
-    bool comm = false; // all-reduce and send/recv together
+    bool grouped = false; // the grouped row curve (enough points over 3 or more rows per expert)
+    bool comm = false;    // all-reduce and send/recv together
     int min_points = 0;
 
     [[nodiscard]] bool fitted(int cls) const {
-        const std::array<bool, kClasses> by_class = {gemm, prefill, decode, memory, comm, comm};
+        const std::array<bool, kClasses> by_class = {gemm, prefill, decode, memory,
+                                                     comm, comm,    grouped};
         return by_class[static_cast<std::size_t>(cls)];
     }
 };
@@ -168,6 +174,7 @@ FitPlan plan_fit(const TrainingCounts& n, const FitOptions& opt) {
     // A set at one M (e.g. only 8192 x 8192 x K GEMMs) says nothing about m_half: keep the base's.
     plan.m = plan.gemm && n.m_values.size() >= 3 && !kept(opt, "gemm.m_half");
     plan.weight_only = n.weight_only >= min_points;
+    plan.grouped = n.of(OpClass::GroupedGemm) >= min_points && n.grouped_m.size() >= 3;
     plan.comm = n.comm() >= min_points;
     return plan;
 }
@@ -390,11 +397,11 @@ std::vector<int> free_params(const FitPlan& plan, const TrainingCounts& n, std::
     for (int p : free) {
         auto& x = v[static_cast<std::size_t>(p)];
         if (!(x > 0)) {
-            x = (p == kGemmMHalf || p == kWoHalf)       ? 1.0
-                : p == kGemmNkHalf                      ? 1e3
-                : p == kPreHalf                         ? 1.0
-                : (p == kCommOverhead || p >= kOffset0) ? 1e-7
-                                                        : 1e3;
+            x = (p == kGemmMHalf || p == kWoHalf || p == kGrHalf) ? 1.0
+                : p == kGemmNkHalf                                ? 1e3
+                : p == kPreHalf                                   ? 1.0
+                : (p == kCommOverhead || p >= kOffset0)           ? 1e-7
+                                                                  : 1e3;
         }
     }
     return free;
@@ -409,10 +416,10 @@ struct Rows {
     std::vector<double> weights;
 };
 
-Rows refinement_rows(const std::vector<Sample>& samples, const TrainingCounts& n) {
+Rows refinement_rows(const std::vector<Sample>& samples, const TrainingCounts& n, bool grouped) {
     Rows out;
     for (const auto& s : samples) {
-        if (!s.held_out && s.in_fit) {
+        if (!s.held_out && s.in_fit && (s.cls == cls_index(OpClass::GroupedGemm)) == grouped) {
             out.rows.push_back(&s);
         }
     }
@@ -428,7 +435,8 @@ Rows refinement_rows(const std::vector<Sample>& samples, const TrainingCounts& n
 
 // A fitted curve whose half-saturation collapsed to nothing is a constant efficiency.
 void zero_collapsed_halves(std::vector<double>& v) {
-    for (int p : {kGemmMHalf, kGemmNkHalf, kWoHalf, kMemHalf, kPreHalf, kDecHalf, kCommHalf}) {
+    for (int p :
+         {kGemmMHalf, kGemmNkHalf, kWoHalf, kGrHalf, kMemHalf, kPreHalf, kDecHalf, kCommHalf}) {
         if (v[static_cast<std::size_t>(p)] < 1e-6) {
             v[static_cast<std::size_t>(p)] = 0.0;
         }
@@ -462,6 +470,12 @@ void note_curves_and_offsets(const Samples& s, const TrainingCounts& n, const Fi
                             (plan.weight_only ? std::string("fitted")
                                               : "fewer than " + std::to_string(plan.min_points) +
                                                     ", the base profile's curve is kept"));
+    }
+    if (const int g = n.of(OpClass::GroupedGemm); g > 0 && !plan.grouped) {
+        rep.notes.push_back("gemm_grouped: " + std::to_string(g) + " training points over " +
+                            std::to_string(n.grouped_m.size()) + " rows per expert; fewer than " +
+                            std::to_string(plan.min_points) +
+                            " points or 3 row counts, the base profile's curve is kept");
     }
     for (std::size_t i = 0; i < s.sources.size(); ++i) {
         if (n.per_source[i] >= 3) {
@@ -606,8 +620,15 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     const FitPlan plan = plan_fit(n, opt);
     std::vector<double> v = linear_starts(s, plan, base, hw.gpu.memory_bandwidth.si());
     const std::vector<int> free = free_params(plan, n, v);
-    const Rows rows = refinement_rows(s.samples, n);
+    const Rows rows = refinement_rows(s.samples, n, false);
     rep.iterations = refine(rows.rows, rows.weights, free, base, opt, v);
+    // The grouped row curve second, on the grouped points alone with every other curve as just
+    // fitted: it starts from the base profile's (the documented default), and grouped data
+    // leave the dense, memory and other curves exactly where their own points put them.
+    if (plan.grouped) {
+        const Rows grouped = refinement_rows(s.samples, n, true);
+        rep.iterations += refine(grouped.rows, grouped.weights, {kGrMax, kGrHalf}, base, opt, v);
+    }
     zero_collapsed_halves(v);
     rep.profile = base;
     set_params(v, rep.profile);

@@ -654,15 +654,17 @@ const char* to_string(Format f) {
     case Format::CudnnNorms: return "cudnn-norms";
     case Format::AzureBench: return "azure-bench";
     case Format::AiterGemm: return "aiter-gemm";
+    case Format::AiterMoe: return "aiter-moe";
+    case Format::TorchaoMoe: return "torchao-moe";
     }
     return "auto";
 }
 
 std::optional<Format> find_format(std::string_view name) {
-    for (auto f :
-         {Format::Auto, Format::VidurMlp, Format::VidurNetwork, Format::BlisGemm, Format::BlisMha,
-          Format::LlmCompass, Format::LlmServingSim, Format::Torch, Format::TritonCublas,
-          Format::CudnnSdpa, Format::CudnnNorms, Format::AzureBench, Format::AiterGemm}) {
+    for (auto f : {Format::Auto, Format::VidurMlp, Format::VidurNetwork, Format::BlisGemm,
+                   Format::BlisMha, Format::LlmCompass, Format::LlmServingSim, Format::Torch,
+                   Format::TritonCublas, Format::CudnnSdpa, Format::CudnnNorms, Format::AzureBench,
+                   Format::AiterGemm, Format::AiterMoe, Format::TorchaoMoe}) {
         if (name == to_string(f)) {
             return f;
         }
@@ -724,12 +726,16 @@ std::vector<Measurement> import_file(const fs::path& path, Format format,
                              ": cannot tell the file's format from its name and "
                              "header; pass --format (vidur-mlp, vidur-network, "
                              "blis-gemm, blis-mha, llmcompass, llmservingsim, torch, "
-                             "triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench, aiter-gemm)");
+                             "triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench, aiter-gemm, "
+                             "aiter-moe, torchao-moe)");
         }
         format = *f;
     }
     if (format == Format::AzureBench) {
         return detail::import_azure_results(path, options); // Markdown, not CSV
+    }
+    if (format == Format::TorchaoMoe) {
+        return detail::import_torchao_moe(path, options); // Markdown, not CSV
     }
     const bool header = format != Format::LlmCompass;
     const CsvTable t = read_csv(path, header);
@@ -754,7 +760,9 @@ std::vector<Measurement> import_file(const fs::path& path, Format format,
     case Format::CudnnSdpa: return detail::import_cudnn_sdpa(t, path, options);
     case Format::CudnnNorms: return detail::import_cudnn_norms(t, path, options);
     case Format::AiterGemm: return detail::import_aiter_gemm(t, path, options);
+    case Format::AiterMoe: return detail::import_aiter_moe(t, path, options);
     case Format::AzureBench:
+    case Format::TorchaoMoe:
     case Format::Auto: break;
     }
     throw InternalError("import_file: unhandled format");

@@ -34,11 +34,13 @@ enum class Format {
     CudnnNorms,    ///< NVIDIA/cudnn-frontend benchmark/norms/results/<gpu>/*.csv
     AzureBench,    ///< Azure/AI-benchmarking-guide Azure_Results/ND_*_results*.md (Markdown)
     AiterGemm,     ///< ROCm/aiter aiter/configs/**/*tuned_gemm*.csv
+    AiterMoe,      ///< ROCm/aiter aiter/configs/**/*tuned_fmoe*.csv (grouped MoE GEMMs)
+    TorchaoMoe,    ///< pytorch/ao torchao/prototype/moe_training/README.md (Markdown)
 };
 
 /// "auto", "vidur-mlp", "vidur-network", "blis-gemm", "blis-mha", "llmcompass",
 /// "llmservingsim", "torch", "triton-cublas", "cudnn-sdpa", "cudnn-norms", "azure-bench",
-/// "aiter-gemm".
+/// "aiter-gemm", "aiter-moe", "torchao-moe".
 [[nodiscard]] const char* to_string(Format f);
 
 /// The format named by to_string; nullopt when unknown.

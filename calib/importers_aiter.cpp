@@ -86,4 +86,82 @@ std::vector<Measurement> import_aiter_gemm(const CsvTable& t, const std::filesys
     return out;
 }
 
+// ROCm/aiter tuned fused-MoE tables, aiter/configs/**/*tuned_fmoe*.csv
+// (csrc/ck_gemm_moe_2stages_codegen/gemm_moe_tune.py, aiter/test_common.py run_perftest): for
+// each shape the tuner times the candidate fused-MoE kernels and keeps the fastest; `us` is its
+// measured time in microseconds, the two expert stages (gate/up GEMM with the activation, then
+// the down GEMM: us1 + us2) or the one fused kernel (run_1stage = 1). `token` tokens enter the
+// layer, each routed to `topk` of the `expert` experts held on the GPU (the tuner's random
+// inputs: uniform routing), with hidden size `model_dim` and per-expert intermediate width
+// `inter_dim` as sharded on this GPU; use_g1u1 = 1 is a gated MLP (gate and up fused: 3
+// matrices per expert), 0 an ungated one (2). A grouped-GEMM point of the routed experts
+// (model::routed_experts_kernel_time). Routing, sorting and activation quantization are not in
+// the times, nor is a shared expert run on its own. Data type: `q_dtype_w` (torch.float8_* ->
+// fp8, torch.float4_e2m1fn_x2 -> mxfp4 (1x32 e8m0 scales), torch.bfloat16 -> bf16); the
+// quantization granularity (`q_type`: per_Tensor, per_Token, per_1x128 blocks) is kept in the
+// operator name (aiter_fmoe_<dtype>_<q_type>). Rows with us = 0 are placeholder entries of
+// one-stage kernels with no time (aiter's SOURCE notes them) and are skipped. GPU: `gfx` and
+// `cu_num` as in the GEMM tables; a file without `gfx` maps `cu_num` 304 and 80 to gfx942 and 256
+// to gfx950 (aiter's tuners write those three).
+std::vector<Measurement> import_aiter_moe(const CsvTable& t, const std::filesystem::path& path,
+                                          const ImportOptions& o) {
+    const int c_gfx = t.has_column("gfx") ? t.column("gfx") : -1;
+    const int c_cu = t.column("cu_num");
+    const int c_tok = t.column("token");
+    const int c_h = t.column("model_dim");
+    const int c_i = t.column("inter_dim");
+    const int c_e = t.column("expert");
+    const int c_k = t.column("topk");
+    const int c_qw = t.column("q_dtype_w");
+    const int c_qt = t.column("q_type");
+    const int c_g1u1 = t.column("use_g1u1");
+    const int c_us = t.column("us");
+    std::vector<Measurement> out;
+    for (const auto& r : t.rows) {
+        const double us = t.number(r, c_us);
+        if (us == 0.0) {
+            continue; // a one-stage placeholder without a time
+        }
+        const std::string& w = t.text(r, c_qw);
+        const std::string dtype = w.rfind("torch.float8_e4m3", 0) == 0 ? "fp8"
+                                  : w == "torch.float4_e2m1fn_x2"      ? "mxfp4"
+                                  : w == "torch.bfloat16"              ? "bf16"
+                                                                       : "";
+        if (dtype.empty()) {
+            t.fail(r, c_qw,
+                   "unknown weight type '" + w +
+                       "'; expected torch.float8_e4m3fn(uz), torch.float4_e2m1fn_x2 or "
+                       "torch.bfloat16");
+        }
+        const double cu = t.number(r, c_cu);
+        const std::string gfx = c_gfx >= 0              ? t.text(r, c_gfx)
+                                : cu == 304 || cu == 80 ? "gfx942"
+                                : cu == 256             ? "gfx950"
+                                                        : "gfx";
+        std::string qtype = t.text(r, c_qt);
+        if (const auto dot = qtype.find('.'); dot != std::string::npos) {
+            qtype = qtype.substr(dot + 1); // QuantType.per_1x128 -> per_1x128
+        }
+        Measurement m = base(t, r, "aiter", gpu_or(o, gpu_of(gfx, cu), path));
+        m.op_class = OpClass::GroupedGemm;
+        m.op = "aiter_fmoe_" + dtype + (qtype == "No" ? "" : "_" + qtype);
+        m.dtype = dtype;
+        m.m = t.number(r, c_tok);
+        m.k = t.number(r, c_h);
+        m.n = t.number(r, c_i);
+        m.experts = static_cast<int>(t.number(r, c_e));
+        m.top_k = static_cast<int>(t.number(r, c_k));
+        m.matrices = t.number(r, c_g1u1) != 0 ? 3 : 2;
+        m.time_s = us * 1e-6;
+        if (m.m <= 0 || m.k <= 0 || m.n <= 0 || m.experts <= 0 || m.top_k <= 0 ||
+            m.top_k > m.experts || m.time_s <= 0) {
+            t.fail(r, c_us,
+                   "token, model_dim, inter_dim, expert, topk (at most expert) and us must be "
+                   "positive");
+        }
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
 } // namespace gpuplan::calib::detail

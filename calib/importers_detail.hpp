@@ -57,5 +57,11 @@ import_cudnn_norms(const CsvTable& t, const std::filesystem::path& path, const I
 // ROCm/aiter tuned GEMM tables (calib/importers_aiter.cpp).
 [[nodiscard]] std::vector<Measurement>
 import_aiter_gemm(const CsvTable& t, const std::filesystem::path& path, const ImportOptions& o);
+// ROCm/aiter tuned fused-MoE tables (calib/importers_aiter.cpp).
+[[nodiscard]] std::vector<Measurement>
+import_aiter_moe(const CsvTable& t, const std::filesystem::path& path, const ImportOptions& o);
+// pytorch/ao MoE-training kernel table, Markdown (calib/importers_torchao.cpp).
+[[nodiscard]] std::vector<Measurement> import_torchao_moe(const std::filesystem::path& path,
+                                                          const ImportOptions& o);
 
 } // namespace gpuplan::calib::detail

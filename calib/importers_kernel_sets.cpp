@@ -1,5 +1,5 @@
 // Format detection for the kernel-level data sets of Blackwell, Hopper and AMD GPUs (the
-// triton-cublas, cudnn-*, azure-bench and aiter-gemm importers, one file each).
+// triton-cublas, cudnn-*, azure-bench, aiter-gemm/aiter-moe and torchao-moe importers).
 #include "calib/importers_detail.hpp"
 
 #include <cctype>
@@ -17,6 +17,10 @@ std::optional<Format> detect_kernel_set_format(const std::filesystem::path& path
         if (name.rfind("ND_", 0) == 0 && name.find("_results") != std::string::npos) {
             return Format::AzureBench;
         }
+        // torchao/prototype/moe_training/README.md, or its excerpt (README.excerpt.md)
+        if (name.rfind("README", 0) == 0 && path.parent_path().filename() == "moe_training") {
+            return Format::TorchaoMoe;
+        }
         return std::nullopt;
     }
     if (path.extension() != ".csv") {
@@ -33,10 +37,14 @@ std::optional<Format> detect_kernel_set_format(const std::filesystem::path& path
     if (starts("config_name,norm_name,norm_type")) {
         return Format::CudnnNorms;
     }
-    // aiter's dense GEMM tables; the batched table (a B column) and the fused-MoE tables (token,
-    // model_dim, ...) are not GEMMs of one weight matrix and are left out.
+    // aiter's dense GEMM tables; the batched table (a B column) is not a GEMM of one weight
+    // matrix and is left out. The fused-MoE tables (token, model_dim, ...) are grouped GEMMs.
     if (starts("gfx,cu_num,M,N,K,")) {
         return Format::AiterGemm;
+    }
+    if ((starts("cu_num,token,model_dim,inter_dim,expert,topk,") ||
+         starts("gfx,cu_num,token,model_dim,inter_dim,expert,topk,"))) {
+        return Format::AiterMoe;
     }
     return std::nullopt;
 }

@@ -4,6 +4,7 @@
 #include "model/comm.hpp"
 #include "model/deployment.hpp"
 #include "model/kernel_time.hpp"
+#include "model/step_cost.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,6 +82,33 @@ std::optional<PreparedPoint> prepare(const Measurement& m, const Hardware& hw, s
         p.n = m.n;
         return p;
     }
+    case OpClass::GroupedGemm: {
+        if (m.m <= 0 || m.k <= 0 || m.n <= 0 || m.experts <= 0 || m.top_k <= 0 ||
+            m.top_k > m.experts || m.matrices < 1 || m.matrices > 3) {
+            return fail("a grouped GEMM needs tokens, hidden, ffn, experts, top_k <= experts and "
+                        "1-3 matrices");
+        }
+        // The step cost's rule (step_cost.cpp moe()): a grouped kernel, or a weight-only MoE
+        // kernel for integer weight-only formats and narrow formats without tensor cores.
+        const auto native = hw.gpu.dense.for_type(dt->type);
+        p.path = model::GemmPath::Grouped;
+        if (dt->weight_only || (dt->bytes < 2.0 && !(native && native->si() > 0))) {
+            p.path = model::GemmPath::WeightOnly;
+            p.type = dt->weight_only ? dt->type : model::ComputeType::Bf16;
+            p.act_bytes = 2.0;
+        }
+        const auto peak = model::kernel_peak(hw.gpu, p.type);
+        if (!peak) {
+            return fail("'" + hw.gpu.name + "' has no dense peak for " + m.dtype);
+        }
+        p.peak = peak->si();
+        p.m = m.m * m.top_k;
+        p.k = m.k;
+        p.n = m.n;
+        p.groups = model::expected_experts_touched(m.experts, m.top_k, m.m);
+        p.mats = m.matrices;
+        return p;
+    }
     case OpClass::MemoryBound:
         if (m.bytes <= 0) {
             return fail("a memory-bound kernel needs its bytes");
@@ -153,6 +181,11 @@ double predict_kernel(const PreparedPoint& p, const model::EfficiencyProfile& pr
     case OpClass::Gemm:
         return model::gemm_kernel_time(p.m, p.k, p.n, p.weight_bytes, p.act_bytes, p.type,
                                        FlopsPerSecond(p.peak), bw, prof, p.path)
+            .time.si();
+    case OpClass::GroupedGemm:
+        return model::routed_experts_kernel_time(p.m, p.groups, p.k, p.n, p.mats, p.weight_bytes,
+                                                 p.act_bytes, p.type, p.path,
+                                                 FlopsPerSecond(p.peak), bw, prof)
             .time.si();
     case OpClass::MemoryBound: return model::stream_kernel_time(p.bytes, bw, prof).time.si();
     case OpClass::AttentionPrefill:

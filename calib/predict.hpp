@@ -36,7 +36,11 @@ struct PreparedPoint {
     double peak = 0;                                             ///< FLOP/s of the compute path
     double bandwidth = 0;                                        ///< device memory B/s
     double m = 0, k = 0, n = 0, weight_bytes = 2, act_bytes = 2; ///< GEMM
-    /// GEMM: a weight-only (mixed-input) kernel, timed on the gemm_weight_only row curve.
+    /// Grouped GEMM: m routed rows (tokens × top_k), k hidden, n ffn, over `groups` touched
+    /// experts of `mats` matrices each (model::routed_experts_kernel_time).
+    double groups = 0, mats = 3;
+    /// GEMM: a weight-only (mixed-input) kernel, timed on the gemm_weight_only row curve;
+    /// grouped GEMM: Grouped (or WeightOnly for quantized integer weights).
     model::GemmPath path = model::GemmPath::Dense;
     double flops = 0; ///< attention FLOPs
     double bytes = 0; ///< streamed bytes, attention traffic or message size

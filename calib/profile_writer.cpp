@@ -184,6 +184,10 @@ std::string profile_to_yaml(const hwdb::ProfileFile& f) {
         o << "  gemm_weight_only: " << curve(p.gemm_weight_only, false)
           << "   # x: token rows; plateau relative to gemm\n";
     }
+    if (p.gemm_grouped != model::default_profile().gemm_grouped) {
+        o << "  gemm_grouped: " << curve(p.gemm_grouped, false)
+          << "   # x: rows per expert; plateau relative to gemm\n";
+    }
     o << "  memory: " << curve(p.memory, true) << "              # x: bytes per kernel\n"
       << "  attention_prefill: " << curve(p.attention_prefill, false)
       << "   # x: effective sequence, tokens\n"

@@ -67,8 +67,8 @@ calib::Format format_of(const std::string& name) {
     }
     throw UsageError("unknown --format '" + name +
                      "'; use auto, vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, "
-                     "llmservingsim, torch, triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench or "
-                     "aiter-gemm");
+                     "llmservingsim, torch, triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench, "
+                     "aiter-gemm, aiter-moe or torchao-moe");
 }
 
 // Rewrites each point's GPU to its hwdb canonical name where the hwdb knows it (the torch script
@@ -135,6 +135,8 @@ void print_coefficients(std::ostream& out, const model::EfficiencyProfile& p) {
     }
     out << "\n  gemm_weight_only   max " << fixed(p.gemm_weight_only.max, 3)
         << " (of the gemm plateau), half " << fixed(p.gemm_weight_only.half, 1) << " tokens"
+        << "\n  gemm_grouped       max " << fixed(p.gemm_grouped.max, 3)
+        << " (of the gemm plateau), half " << fixed(p.gemm_grouped.half, 1) << " rows per expert"
         << "\n  memory             max " << fixed(p.memory.max, 3) << ", half "
         << fixed(p.memory.half / 1024.0, 1) << " KiB\n"
         << "  attention_prefill  max " << fixed(p.attention_prefill.max, 3) << ", half "
@@ -158,9 +160,9 @@ int run_calib_import(CliContext& ctx) {
                        "measurement files or folders")(
         "format", po::value(&format_name),
         "auto (default), vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, llmservingsim, "
-        "torch, triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench, aiter-gemm")(
-        "gpu", po::value(&gpu),
-        "the GPU the data was measured on (hwdb name), when the path does not say")(
+        "torch, triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench, aiter-gemm, aiter-moe, "
+        "torchao-moe")("gpu", po::value(&gpu),
+                       "the GPU the data was measured on (hwdb name), when the path does not say")(
         "output,o", po::value(&output),
         "write the points as YAML to this file ('-': standard output)");
     po::positional_options_description pos;

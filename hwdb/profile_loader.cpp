@@ -135,7 +135,7 @@ model::Measurement read_point(MapReader& m) {
     if (!c) {
         m.fail_at("op_class", "unknown operator class '" + cls +
                                   "'; use gemm, attention_prefill, attention_decode, memory_bound, "
-                                  "all_reduce or send_recv");
+                                  "all_reduce, send_recv or grouped_gemm");
     }
     p.op_class = *c;
     p.op = m.string_or("op", "");
@@ -148,6 +148,9 @@ model::Measurement read_point(MapReader& m) {
     p.heads = m.opt_integer("heads", 0, 1 << 20).value_or(0);
     p.kv_heads = m.opt_integer("kv_heads", 0, 1 << 20).value_or(0);
     p.head_dim = m.opt_integer("head_dim", 0, 1 << 20).value_or(0);
+    p.experts = m.opt_integer("experts", 0, 1 << 20).value_or(0);
+    p.top_k = m.opt_integer("top_k", 0, 1 << 20).value_or(0);
+    p.matrices = m.opt_integer("matrices", 1, 3).value_or(3);
     p.bytes = m.opt_quantity("bytes", Dimension::Bytes).value_or(0.0);
     p.dtype = m.string_or("dtype", "bf16");
     if (!model::find_precision(p.dtype)) {
@@ -239,6 +242,10 @@ ProfileFile parse_profile_file(std::string_view text, const std::string& file) {
         // Optional: profiles written before weight-only kernels had a curve keep the default.
         if (auto w = p.opt_map("gemm_weight_only")) {
             prof.gemm_weight_only = read_curve(*w, Dimension::Bytes, false);
+        }
+        // Optional likewise: the grouped MoE GEMM row curve (x: rows per expert).
+        if (auto g = p.opt_map("gemm_grouped")) {
+            prof.gemm_grouped = read_curve(*g, Dimension::Bytes, false);
         }
         prof.memory = read_curve(p.map("memory"), Dimension::Bytes, true);
         prof.attention_prefill = read_curve(p.map("attention_prefill"), Dimension::Bytes, false);
@@ -337,6 +344,11 @@ std::string point_to_yaml(const model::Measurement& m) {
     num("heads", m.heads);
     num("kv_heads", m.kv_heads);
     num("head_dim", m.head_dim);
+    num("experts", m.experts);
+    num("top_k", m.top_k);
+    if (m.op_class == model::OpClass::GroupedGemm) {
+        num("matrices", m.matrices);
+    }
     if (m.bytes > 0) {
         s += ", bytes: " + format_g(m.bytes) + " B";
     }

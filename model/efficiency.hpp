@@ -56,6 +56,16 @@ struct GemmEfficiency {
                                                  const SaturatingCurve& rows, double m, double nk,
                                                  ComputeType type);
 
+/// Compute efficiency of a grouped MoE GEMM (CUTLASS grouped GEMM, Triton fused_moe, DeepGEMM's
+/// grouped kernels, aiter's fused MoE): one launch over the routed experts, each group a product
+/// of its own rows against its expert's weights. It is the dense curve `g` with its row factor
+/// M / (M + m_half) replaced by `rows.at(M)`, M the mean rows per group (tokens per expert): the
+/// same plateau, matrix-size and data-type terms, but the row efficiency of a kernel whose
+/// groups are padded to its M tile and scheduled group by group, which runs far below a dense
+/// GEMM of the same M at few tokens per expert. In (0, 1] for M > 0.
+[[nodiscard]] double grouped_gemm_efficiency(const GemmEfficiency& g, const SaturatingCurve& rows,
+                                             double m, double nk, ComputeType type);
+
 /// Collective communication (NCCL, custom all-reduce): achieved link bandwidth fraction as a
 /// function of the message size in bytes, plus a fixed software cost per collective.
 struct CommEfficiency {
@@ -98,6 +108,10 @@ struct EfficiencyProfile {
     /// FP8 tensor cores): row efficiency vs the token rows M, relative to the dense plateau;
     /// see weight_only_gemm_efficiency. The defaults are derived in efficiency.cpp.
     SaturatingCurve gemm_weight_only{0.9, 8.0};
+    /// Grouped MoE GEMMs (the routed experts): row efficiency vs the mean rows per expert,
+    /// relative to the dense plateau; see grouped_gemm_efficiency. The defaults are derived in
+    /// efficiency.cpp.
+    SaturatingCurve gemm_grouped{1.0, 100.0};
     /// Streaming kernels (weight reads of small-M GEMMs, norms, elementwise, embedding
     /// gathers, sampling): achieved fraction of memory bandwidth vs bytes per kernel call.
     SaturatingCurve memory{0.85, 2.0 * 1024 * 1024};

@@ -37,19 +37,24 @@ struct KernelTime {
 }
 
 /// Which kernel runs a matrix product: a dense tensor-core GEMM whose operands share one type
-/// (cuBLAS, CUTLASS, DeepGEMM), or a weight-only mixed-input kernel that dequantizes narrow
+/// (cuBLAS, CUTLASS, DeepGEMM), a weight-only mixed-input kernel that dequantizes narrow
 /// weights to 16 bit in registers (Marlin, Machete, AWQ/GPTQ, GGUF; FP8 weights without FP8
-/// tensor cores).
-enum class GemmPath { Dense, WeightOnly };
+/// tensor cores), or a grouped MoE GEMM over the routed experts (CUTLASS grouped GEMM, Triton
+/// fused_moe, DeepGEMM's grouped kernels), timed on the gemm_grouped row curve.
+enum class GemmPath { Dense, WeightOnly, Grouped };
 
 /// The compute efficiency of a product with `m` token rows (per group, for a grouped GEMM)
 /// against an `nk`-element weight matrix: gemm.at for dense kernels,
 /// weight_only_gemm_efficiency with gemm_weight_only for weight-only ones.
 [[nodiscard]] inline double gemm_efficiency(double m, double nk, ComputeType type, GemmPath path,
                                             const EfficiencyProfile& p) {
-    return path == GemmPath::WeightOnly
-               ? weight_only_gemm_efficiency(p.gemm, p.gemm_weight_only, m, nk, type)
-               : p.gemm.at(m, nk, type);
+    switch (path) {
+    case GemmPath::WeightOnly:
+        return weight_only_gemm_efficiency(p.gemm, p.gemm_weight_only, m, nk, type);
+    case GemmPath::Grouped: return grouped_gemm_efficiency(p.gemm, p.gemm_grouped, m, nk, type);
+    case GemmPath::Dense: break;
+    }
+    return p.gemm.at(m, nk, type);
 }
 
 /// Bytes per element of the 16-bit weights a dequantize-then-GEMM path writes and reads.
@@ -59,6 +64,7 @@ inline constexpr double kDequantizedWeightBytes = 2.0;
 /// group) of `flops` over `weight_elements` weights stored at `weight_bytes` each and
 /// `activation_bytes` of inputs and outputs, against weight matrices of `nk` elements.
 ///   Dense: flops at peak × gemm.at(m, nk, type), bytes at bandwidth × memory.at(bytes).
+///   Grouped: the same roofline with grouped_gemm_efficiency (m: rows per group).
 ///   WeightOnly: the faster of the fused mixed-input kernel (the same roofline with
 ///   weight_only_gemm_efficiency) and dequantize-then-GEMM: a stream kernel reading the packed
 ///   weights and writing them at 16 bit, then the dense GEMM reading 16-bit weights. The second
@@ -79,8 +85,8 @@ matmul_kernel_time(double flops, double weight_elements, double weight_bytes,
         return {ct, mt, std::max(ct, mt)};
     };
     const double stored = weight_elements * weight_bytes + activation_bytes;
-    if (path == GemmPath::Dense) {
-        return roofline(p.gemm.at(m, nk, type), stored);
+    if (path != GemmPath::WeightOnly) {
+        return roofline(gemm_efficiency(m, nk, type, path, p), stored);
     }
     const KernelTime fused =
         roofline(weight_only_gemm_efficiency(p.gemm, p.gemm_weight_only, m, nk, type), stored);
@@ -107,6 +113,31 @@ matmul_kernel_time(double flops, double weight_elements, double weight_bytes,
     }
     return matmul_kernel_time(2.0 * m * k * n, k * n, weight_bytes, (m * k + m * n) * act_bytes, m,
                               k * n, type, path, peak, bandwidth, p);
+}
+
+/// The routed experts of one MoE layer as one grouped kernel: `rows` routed token copies
+/// (tokens × top_k, on the busiest rank) over `groups` experts with at least one row, each
+/// expert `mats` matrices of hidden × ffn weights (3: gate, up and down of a gated MLP; 2: up
+/// and down). FLOPs 2 × rows × mats × hidden × ffn; the touched experts' weights
+/// (groups × mats × hidden × ffn elements at `weight_bytes`); activations rows × (2 × hidden +
+/// 2 × mats × ffn) at `act_bytes` (input and output of the block, the intermediate written and
+/// read). `mats` = 1 is one grouped GEMM [rows, hidden] x [hidden, ffn] per group, activations
+/// rows × (hidden + ffn). m = rows / groups, nk = hidden × ffn; see matmul_kernel_time (path:
+/// Grouped, or WeightOnly for Marlin-style MoE kernels over quantized weights).
+[[nodiscard]] inline KernelTime
+routed_experts_kernel_time(double rows, double groups, double hidden, double ffn, double mats,
+                           double weight_bytes, double act_bytes, ComputeType type, GemmPath path,
+                           FlopsPerSecond peak, BytesPerSecond bandwidth,
+                           const EfficiencyProfile& p) {
+    if (rows <= 0 || groups <= 0 || hidden <= 0 || ffn <= 0 || mats <= 0) {
+        return {};
+    }
+    const double per_expert = mats * hidden * ffn;
+    const double act =
+        mats == 1.0 ? rows * (hidden + ffn) : rows * (2.0 * hidden + 2.0 * mats * ffn);
+    return matmul_kernel_time(2.0 * rows * per_expert, groups * per_expert, weight_bytes,
+                              act * act_bytes, rows / groups, hidden * ffn, type, path, peak,
+                              bandwidth, p);
 }
 
 /// A streaming kernel moving `bytes` (read + written) at bandwidth × memory.at(bytes).

@@ -17,10 +17,12 @@ enum class OpClass {
     MemoryBound,      ///< streaming kernels: norms, elementwise, rotary, embedding gathers
     AllReduce,        ///< NCCL all-reduce over a group of GPUs
     SendRecv,         ///< one point-to-point send between two GPUs
+    GroupedGemm,      ///< the routed experts of an MoE layer as one grouped kernel
 };
-inline constexpr int kOpClassCount = 6;
+inline constexpr int kOpClassCount = 7;
 
-/// "gemm", "attention_prefill", "attention_decode", "memory_bound", "all_reduce", "send_recv".
+/// "gemm", "attention_prefill", "attention_decode", "memory_bound", "all_reduce", "send_recv",
+/// "grouped_gemm".
 [[nodiscard]] inline const char* to_string(OpClass c) {
     switch (c) {
     case OpClass::Gemm: return "gemm";
@@ -29,6 +31,7 @@ inline constexpr int kOpClassCount = 6;
     case OpClass::MemoryBound: return "memory_bound";
     case OpClass::AllReduce: return "all_reduce";
     case OpClass::SendRecv: return "send_recv";
+    case OpClass::GroupedGemm: return "grouped_gemm";
     }
     return "gemm";
 }
@@ -59,7 +62,12 @@ struct Measurement {
     OpClass op_class = OpClass::Gemm;
     std::string op; ///< the operator's name in the source, e.g. "mlp_up_proj", "layernorm"
     // GEMM: [m, k] x [k, n], with m the token rows and k × n the weight matrix.
+    // Grouped GEMM (the routed experts, model/kernel_time.hpp routed_experts_kernel_time): m
+    // tokens entering the layer, each routed to `top_k` of the `experts` held on the GPU, k the
+    // hidden size and n the expert's intermediate (ffn) width; `matrices` per expert.
     double m = 0, n = 0, k = 0;
+    int experts = 0, top_k = 0;
+    int matrices = 3; ///< grouped GEMM: 3 gate/up/down (gated), 2 up/down, 1 one grouped GEMM
     // Attention: `batch` sequences, each with `tokens` new query tokens (1 for decode) over
     // `context` tokens already in the KV cache; heads per GPU.
     int batch = 0;

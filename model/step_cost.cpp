@@ -495,7 +495,8 @@ void StepCostModel::moe(StepCost& r, double t, Work& acc) const noexcept {
     // Routed experts: the EP group's tokens T' = T × (attention groups) make T' × k rows,
     // ÷ ep with expert parallelism, on the busiest rank × its imbalance (model/moe.hpp);
     // only experts with a token are read (E × (1 − (1 − k/E)^T') of them, spread over the
-    // ranks that hold them). One grouped GEMM: its m is the rows per touched expert.
+    // ranks that hold them). One grouped GEMM (routed_experts_kernel_time): its m is the rows
+    // per touched expert, on the grouped row curve (gemm_grouped).
     OpCost& o = op_of(r, Op::MoeExperts);
     const double mats = gated_ ? 3.0 : 2.0;
     const double group_tokens = t * attn_groups_;
@@ -512,10 +513,13 @@ void StepCostModel::moe(StepCost& r, double t, Work& acc) const noexcept {
     const double wbytes = touched * per_expert * wb_;
     const double act_bytes = expert_rows * (2.0 * h_ + 2.0 * mats * expert_ffn_rank_) * ab_;
     const double bytes = wbytes + act_bytes;
-    const double m_per = touched > 0 ? expert_rows / touched : expert_rows;
-    const KernelTime kt = matmul_kernel_time(flops, touched * per_expert, wb_, act_bytes, m_per,
-                                             h_ * expert_ffn_rank_, gemm_type_, gemm_path_,
-                                             peak_gemm_, bandwidth_, prof_);
+    // A grouped MoE kernel (its own row curve: efficiency at the rows per touched expert);
+    // quantized weight-only experts run Marlin-style MoE kernels on the weight-only curve.
+    const GemmPath path =
+        gemm_path_ == GemmPath::WeightOnly ? GemmPath::WeightOnly : GemmPath::Grouped;
+    const KernelTime kt =
+        routed_experts_kernel_time(expert_rows, touched > 0 ? touched : 1.0, h_, expert_ffn_rank_,
+                                   mats, wb_, ab_, gemm_type_, path, peak_gemm_, bandwidth_, prof_);
     add_kernel(o, kt, flops, bytes, moe_layers_, acc);
     o.kernels = static_cast<int>(kExpertKernels * moe_layers_);
     acc.weights += wbytes * moe_layers_;

@@ -302,7 +302,8 @@ void TrainingModel::set_moe_times(Geometry& g, const TrainingLayout& l, const de
     const double mats = k.mats;
     // Routed experts: each rank computes rows × top-k token copies spread over its experts, as
     // one grouped GEMM with copies / experts_rank rows per expert (per expert, not pooled), on
-    // the roofline of model/kernel_time.hpp; the backward is twice the forward unless frozen.
+    // the roofline of model/kernel_time.hpp with the grouped row curve (gemm_grouped); the
+    // backward is twice the forward unless frozen.
     // With expert parallelism the EP group routes rows × ep tokens and the busiest rank sets
     // the pace: it computes its imbalance (model/moe.hpp) times the mean.
     const double copies = rows * sh.top_k * moe_imbalance(rows * d(l.ep), l.ep);
@@ -312,7 +313,7 @@ void TrainingModel::set_moe_times(Geometry& g, const TrainingLayout& l, const de
         return matmul_kernel_time(
             flops_mult * 2.0 * copies * mats * h * fe, flops_mult * sh.experts_rank * mats * h * fe,
             wb_, flops_mult * copies * (2.0 * h + 2.0 * mats * fe) * 2.0, per_expert_rows, h * fe,
-            cfg_.compute, GemmPath::Dense, FlopsPerSecond(peak_), BytesPerSecond(bw_), prof_);
+            cfg_.compute, GemmPath::Grouped, FlopsPerSecond(peak_), BytesPerSecond(bw_), prof_);
     };
     const KernelTime ef = expert_pass(1.0);
     const KernelTime eb = expert_pass(k.frozen ? 1.0 : 2.0);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 using namespace gpuplan;
 using calib::Measurement;
@@ -45,6 +46,7 @@ model::EfficiencyProfile truth() {
     p.gemm.nk_half = 2e6;
     p.gemm.dtype_scale[static_cast<std::size_t>(model::ComputeType::Fp8)] = 0.85;
     p.gemm_weight_only = {0.9, 12.0};
+    p.gemm_grouped = {0.85, 150.0};
     p.memory = {0.9, 1024.0 * 1024};
     p.attention_prefill = {0.75, 600};
     p.attention_decode = {0.92, 3.0 * 1024 * 1024};
@@ -80,6 +82,23 @@ std::vector<Measurement> synthetic(const calib::Hardware& hw) {
                 g.m = m;
                 g.k = k;
                 g.n = n;
+                g.dtype = dtype;
+                add(g);
+            }
+        }
+    }
+    // Grouped MoE GEMMs: Mixtral-like (8 experts, top-2) and fine-grained (64, top-8) layers.
+    for (const char* dtype : {"bf16", "fp8"}) {
+        for (double tokens : {1.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0}) {
+            for (auto [experts, top_k, ffn] : {std::tuple{8, 2, 14336.0}, {64, 8, 1536.0}}) {
+                Measurement g;
+                g.op_class = OpClass::GroupedGemm;
+                g.op = "fused_moe";
+                g.m = tokens;
+                g.k = 4096;
+                g.n = ffn;
+                g.experts = experts;
+                g.top_k = top_k;
                 g.dtype = dtype;
                 add(g);
             }
@@ -257,6 +276,8 @@ TEST(FitProfile, RecoversKnownCoefficientsFromSyntheticData) {
                "fp8 scale");
     expect_rel(p.gemm_weight_only.max, t.gemm_weight_only.max, tol, "gemm_weight_only.max");
     expect_rel(p.gemm_weight_only.half, t.gemm_weight_only.half, tol, "gemm_weight_only.half");
+    expect_rel(p.gemm_grouped.max, t.gemm_grouped.max, tol, "gemm_grouped.max");
+    expect_rel(p.gemm_grouped.half, t.gemm_grouped.half, tol, "gemm_grouped.half");
     expect_rel(p.memory.max, t.memory.max, tol, "memory.max");
     expect_rel(p.memory.half, t.memory.half, tol, "memory.half");
     expect_rel(p.attention_prefill.max, t.attention_prefill.max, tol, "prefill.max");
@@ -309,6 +330,33 @@ TEST(FitProfile, ThrowsWhenNoPointOfTheGpuCanBePredicted) {
                  InputError);
 }
 
+// A fused-MoE point is the step cost's routed-expert kernel: 4 tokens to top-2 of 8 experts are
+// 8 rows over 8 × (1 − 0.75^4) = 5.46875 touched experts (model::expected_experts_touched).
+TEST(Predict, GroupedPointIsTheStepCostsRoutedExpertKernel) {
+    const calib::Hardware hw = test_hw();
+    Measurement g;
+    g.op_class = OpClass::GroupedGemm;
+    g.gpu = "test-gpu";
+    g.m = 4;
+    g.k = 4096;
+    g.n = 14336;
+    g.experts = 8;
+    g.top_k = 2;
+    g.time_s = 1e-4;
+    const auto p = calib::prepare(g, hw);
+    ASSERT_TRUE(p.has_value());
+    EXPECT_EQ(p->path, model::GemmPath::Grouped);
+    EXPECT_DOUBLE_EQ(p->m, 8.0);
+    EXPECT_DOUBLE_EQ(p->groups, 5.46875);
+    const auto prof = model::default_profile();
+    // Memory-bound: 5.46875 experts × 3 × 4096 × 14336 × 2 bytes plus 8 × (2 × 4096 + 6 × 14336)
+    // × 2 of activations at 3.35 TB/s × memory.at(bytes).
+    const double bytes = 5.46875 * 3 * 4096 * 14336 * 2.0 + 8 * (2 * 4096 + 6 * 14336) * 2.0;
+    EXPECT_NEAR(calib::predict_kernel(*p, prof), bytes / (3.35e12 * prof.memory.at(bytes)), 1e-12);
+    g.top_k = 9; // more than the experts
+    EXPECT_FALSE(calib::prepare(g, hw).has_value());
+}
+
 TEST(Evaluate, ReportsPerClassAndSkipsUnpredictablePoints) {
     const calib::Hardware hw = test_hw();
     auto pts = synthetic(hw);
@@ -323,7 +371,7 @@ TEST(Evaluate, ReportsPerClassAndSkipsUnpredictablePoints) {
                                     calib::Subset::All);
     EXPECT_EQ(ev.skipped, 1);
     EXPECT_LT(ev.all.max, 1e-9);
-    EXPECT_EQ(ev.classes.size(), 6u);
+    EXPECT_EQ(ev.classes.size(), 7u); // every class, grouped GEMMs included
     const auto biased =
         calib::evaluate(pts, hw, model::default_profile(), {}, calib::Subset::HeldOut);
     EXPECT_GT(biased.all.mape, 0.01);

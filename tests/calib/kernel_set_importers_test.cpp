@@ -53,12 +53,18 @@ TEST(KernelSetImporters, DetectFormats) {
     EXPECT_EQ(calib::detect_format("Azure_Results/ND_H200_v5_results.excerpt.md", "# Azure"),
               Format::AzureBench);
     EXPECT_EQ(calib::detect_format("x/a.csv", "gfx,cu_num,M,N,K,q_dtype_w,us"), Format::AiterGemm);
-    // the batched and fused-MoE tables are not GEMMs of one weight matrix
+    // the batched table is not a GEMM of one weight matrix; the fused-MoE tables are grouped
     EXPECT_EQ(calib::detect_format("x/b.csv", "gfx,cu_num,B,M,N,K,us"), std::nullopt);
     EXPECT_EQ(calib::detect_format("x/m.csv", "cu_num,token,model_dim,inter_dim"), std::nullopt);
+    EXPECT_EQ(calib::detect_format("x/m.csv", "cu_num,token,model_dim,inter_dim,expert,topk,x"),
+              Format::AiterMoe);
+    EXPECT_EQ(calib::detect_format("x/g.csv", "gfx,cu_num,token,model_dim,inter_dim,expert,topk,x"),
+              Format::AiterMoe);
     EXPECT_EQ(calib::detect_format("x/README.md", "# x"), std::nullopt);
-    for (const char* n :
-         {"triton-cublas", "cudnn-sdpa", "cudnn-norms", "azure-bench", "aiter-gemm"}) {
+    EXPECT_EQ(calib::detect_format("torchao/prototype/moe_training/README.excerpt.md", "## B"),
+              Format::TorchaoMoe);
+    for (const char* n : {"triton-cublas", "cudnn-sdpa", "cudnn-norms", "azure-bench", "aiter-gemm",
+                          "aiter-moe", "torchao-moe"}) {
         const auto f = calib::find_format(n);
         ASSERT_TRUE(f.has_value()) << n;
         EXPECT_STREQ(calib::to_string(*f), n);
@@ -212,6 +218,64 @@ TEST(KernelSetImporters, AiterGemmTables) {
     const auto folder = calib::import_paths({fx("aiter")}, Format::Auto);
     EXPECT_EQ(folder.points.size(), 5u);
     EXPECT_EQ(folder.skipped.size(), 1u);
+}
+
+// Fused-MoE rows: tokens entering the layer, hidden, per-expert width, experts held, top-k; `us`
+// the two stages' sum (or the one fused kernel); us = 0 placeholders dropped.
+TEST(KernelSetImporters, AiterFusedMoeTablesAreGroupedGemms) {
+    const auto v = calib::import_file(fx("aiter_moe/small_tuned_fmoe.csv"), Format::Auto);
+    ASSERT_EQ(v.size(), 3u); // line 4 has us = 0
+    const auto& bf = at_row(v, 2);
+    EXPECT_EQ(bf.op_class, OpClass::GroupedGemm);
+    EXPECT_EQ(bf.gpu, "mi300x"); // cu_num 304
+    EXPECT_EQ(bf.dtype, "bf16");
+    EXPECT_EQ(bf.op, "aiter_fmoe_bf16");
+    EXPECT_EQ(bf.m, 16);
+    EXPECT_EQ(bf.k, 4096);
+    EXPECT_EQ(bf.n, 384);
+    EXPECT_EQ(bf.experts, 128);
+    EXPECT_EQ(bf.top_k, 8);
+    EXPECT_EQ(bf.matrices, 3); // use_g1u1: gate and up fused
+    expect_time(bf, 50.0e-6);  // us1 30 + us2 20
+    const auto& f4 = at_row(v, 3);
+    EXPECT_EQ(f4.gpu, "mi355x"); // cu_num 256
+    EXPECT_EQ(f4.dtype, "mxfp4");
+    EXPECT_EQ(f4.op, "aiter_fmoe_mxfp4_per_1x32");
+    EXPECT_EQ(f4.experts, 257);
+    EXPECT_EQ(f4.top_k, 9);
+    expect_time(f4, 15.5e-6);
+    const auto& ungated = at_row(v, 5);
+    EXPECT_EQ(ungated.gpu, "gfx942-80cu"); // MI308X: no hwdb accelerator
+    EXPECT_EQ(ungated.dtype, "fp8");
+    EXPECT_EQ(ungated.matrices, 2);
+    expect_time(ungated, 12.0e-6);
+    const auto glm = calib::import_file(fx("aiter_moe/glm_tuned_fmoe.csv"), Format::Auto);
+    ASSERT_EQ(glm.size(), 1u);
+    EXPECT_EQ(glm[0].gpu, "mi300x"); // gfx942, 304 CUs
+    EXPECT_EQ(glm[0].op, "aiter_fmoe_fp8_per_1x128");
+    expect_time(glm[0], 71.1007e-6);
+}
+
+// The 2D-3D grouped GEMM rows only: "(M, K) @ (G, K, N)" is M tokens over G experts, top-1, one
+// matrix of K x N each; the 2D-2D weight-gradient row and the quantization rows are left out.
+TEST(KernelSetImporters, TorchaoGroupedGemmRows) {
+    const auto v =
+        calib::import_file(fx("torchao/prototype/moe_training/README.excerpt.md"), Format::Auto);
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_EQ(v[0].op_class, OpClass::GroupedGemm);
+    EXPECT_EQ(v[0].gpu, "b200");
+    EXPECT_EQ(v[0].dtype, "fp8"); // MXFP8 elements are FP8 E4M3
+    EXPECT_EQ(v[0].m, 1024);
+    EXPECT_EQ(v[0].k, 512);
+    EXPECT_EQ(v[0].n, 256);
+    EXPECT_EQ(v[0].experts, 4);
+    EXPECT_EQ(v[0].top_k, 1);
+    EXPECT_EQ(v[0].matrices, 1);
+    EXPECT_EQ(v[0].row, 10);
+    expect_time(v[0], 12.5e-6);
+    EXPECT_EQ(v[1].k, 256);
+    EXPECT_EQ(v[1].n, 512);
+    expect_time(v[1], 13.0e-6);
 }
 
 TEST(Csv, QuotedFieldsMaySpanLines) {

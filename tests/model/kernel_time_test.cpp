@@ -130,3 +130,56 @@ TEST(KernelTime, LargeWeightOnlyGemmApproachesDequantizeThenGemm) {
 }
 
 } // namespace
+
+namespace grouped {
+
+using namespace gpuplan;
+using namespace gpuplan::model;
+
+TEST(KernelTime, GroupedEfficiencyReplacesOnlyTheRowFactor) {
+    // Default profile: plateau 0.70 (bf16 scale 1, fp8 0.9), no matrix-size term, dense rows
+    // M / (M + 16), grouped rows 1.0 × M / (M + 100) (efficiency.cpp).
+    const EfficiencyProfile p = default_profile();
+    const double nk = 4096.0 * 14336.0;
+    EXPECT_NEAR(gemm_efficiency(100, nk, ComputeType::Bf16, GemmPath::Grouped, p), 0.70 * 0.5,
+                1e-12);
+    EXPECT_NEAR(gemm_efficiency(1, nk, ComputeType::Bf16, GemmPath::Grouped, p), 0.70 / 101.0,
+                1e-12);
+    EXPECT_NEAR(gemm_efficiency(1, nk, ComputeType::Bf16, GemmPath::Dense, p), 0.70 / 17.0, 1e-12);
+    EXPECT_NEAR(grouped_gemm_efficiency(p.gemm, p.gemm_grouped, 256, nk, ComputeType::Fp8),
+                0.70 * 0.9 * 256.0 / 356.0, 1e-12);
+    EXPECT_EQ(grouped_gemm_efficiency(p.gemm, p.gemm_grouped, 0, nk, ComputeType::Bf16), 0.0);
+    // At few tokens per expert the grouped kernel runs far below a dense GEMM of the same M:
+    // (1/101) / (1/17) at one row.
+    EXPECT_NEAR(gemm_efficiency(1, nk, ComputeType::Bf16, GemmPath::Grouped, p) /
+                    gemm_efficiency(1, nk, ComputeType::Bf16, GemmPath::Dense, p),
+                17.0 / 101.0, 1e-12);
+}
+
+TEST(KernelTime, RoutedExpertsKernelIsOneGroupedRoofline) {
+    // 64 rows over 4 experts of 3 matrices 1024 x 2048, bf16, on 100 TFLOPS and 1 TB/s with a
+    // flat 0.8 memory curve: m = 16 rows per expert, eff = 0.7 × 16 / 116.
+    EfficiencyProfile p = default_profile();
+    p.memory = {0.8, 0.0};
+    const double rows = 64, groups = 4, h = 1024, f = 2048;
+    const KernelTime kt = routed_experts_kernel_time(
+        rows, groups, h, f, 3, 2.0, 2.0, ComputeType::Bf16, GemmPath::Grouped,
+        FlopsPerSecond(100e12), BytesPerSecond(1e12), p);
+    const double flops = 2.0 * rows * 3 * h * f;
+    const double bytes = groups * 3 * h * f * 2.0 + rows * (2 * h + 6 * f) * 2.0;
+    EXPECT_NEAR(kt.compute.si(), flops / (100e12 * 0.7 * 16.0 / 116.0), 1e-15);
+    EXPECT_NEAR(kt.memory.si(), bytes / (1e12 * 0.8), 1e-15);
+    EXPECT_EQ(kt.time, std::max(kt.compute, kt.memory));
+    // One grouped GEMM (mats = 1): activations are its input and output, rows × (h + f).
+    const KernelTime one = routed_experts_kernel_time(
+        rows, groups, h, f, 1, 2.0, 2.0, ComputeType::Bf16, GemmPath::Grouped,
+        FlopsPerSecond(100e12), BytesPerSecond(1e12), p);
+    EXPECT_NEAR(one.memory.si(), (groups * h * f * 2.0 + rows * (h + f) * 2.0) / 0.8e12, 1e-15);
+    EXPECT_EQ(routed_experts_kernel_time(0, groups, h, f, 3, 2.0, 2.0, ComputeType::Bf16,
+                                         GemmPath::Grouped, FlopsPerSecond(100e12),
+                                         BytesPerSecond(1e12), p)
+                  .time,
+              Seconds(0));
+}
+
+} // namespace grouped

@@ -340,3 +340,62 @@ TEST(StepCost, EmptyBatchCostsNothing) {
 }
 
 } // namespace
+
+namespace grouped_moe {
+
+using namespace gpuplan;
+using namespace gpuplan::model;
+using namespace gpuplan::model::test;
+
+// One MoE layer, hidden 1024, 4 experts (top-2) of ffn 2048, on the round GPU (100 TFLOPS bf16,
+// 1 TB/s) with a flat 0.8 memory curve and one launch cost for graphs and eager launches.
+Deployment tiny_moe() {
+    ModelSpec m = llama_like("tiny-moe", 1, 1024, 8, 8, 2048, 256, 4096);
+    m.moe = MoeSpec{4, 2, 0, 2048, 0};
+    return deploy(m, round_gpu());
+}
+
+EfficiencyProfile flat_profile() {
+    EfficiencyProfile p = default_profile();
+    p.memory = {0.8, 0.0};
+    p.launch_overhead = Seconds(2e-6);
+    p.graph_launch_overhead = Seconds(2e-6);
+    return p;
+}
+
+TEST(StepCost, RoutedExpertsRunOnTheGroupedCurve) {
+    // 64 prompt tokens: 128 routed rows over 4 × (1 − 0.5^64) touched experts, i.e. 32 rows per
+    // expert (to 1e-17). Grouped efficiency 0.7 × 32 / (32 + 100); the dense curve would give
+    // 0.7 × 32 / (32 + 16) and a memory-bound kernel.
+    const Deployment d = tiny_moe();
+    const EfficiencyProfile p = flat_profile();
+    const StepCostModel model(d, p);
+    BatchStats s;
+    model.add(s, PrefillChunk{64, 0});
+    const StepCost step = model.cost(s);
+    const OpCost& e = step.op(Op::MoeExperts);
+    const double touched = 4.0 * (1.0 - std::pow(0.5, 64));
+    const double rows = 128, h = 1024, f = 2048;
+    const double flops = 2.0 * rows * 3.0 * h * f;
+    const double bytes = touched * 3.0 * h * f * 2.0 + rows * (2.0 * h + 6.0 * f) * 2.0;
+    const double compute = flops / (100e12 * 0.7 * (rows / touched) / (rows / touched + 100.0));
+    const double memory = bytes / (1e12 * 0.8);
+    ASSERT_GT(compute, memory); // grouped: compute-bound at 32 rows per expert
+    ASSERT_LT(flops / (100e12 * 0.7 * 32.0 / 48.0), memory); // dense: it would be memory-bound
+    EXPECT_NEAR(e.compute_time.si(), compute, 1e-12 * compute);
+    EXPECT_NEAR(e.memory_time.si(), memory, 1e-12 * memory);
+    EXPECT_EQ(e.kernels, 5); // fused_moe: align/sort, two grouped GEMMs, activation, combine
+    EXPECT_NEAR(e.time.si(), compute + 5 * 2e-6, 1e-12);
+    EXPECT_EQ(e.bound, Bound::Compute);
+
+    // The step time moves by exactly the experts' difference when the grouped row curve is the
+    // dense one (max 1, half = m_half): nothing else uses the grouped curve.
+    EfficiencyProfile same = p;
+    same.gemm_grouped = {1.0, p.gemm.m_half};
+    const StepCost dense_step = StepCostModel(d, same).cost(s);
+    const double dense_experts = std::max(flops / (100e12 * 0.7 * 32.0 / 48.0), memory);
+    EXPECT_NEAR(dense_step.op(Op::MoeExperts).time.si(), dense_experts + 5 * 2e-6, 1e-12);
+    EXPECT_NEAR(step.time.si() - dense_step.time.si(), compute - dense_experts, 1e-12);
+}
+
+} // namespace grouped_moe
