@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <iterator>
 
 namespace gpuplan::sim::detail {
 namespace {
@@ -25,6 +26,11 @@ bool later(int pa, std::uint64_t ia, int pb, std::uint64_t ib) {
     return pa > pb || (pa == pb && ia > ib);
 }
 
+// The cohort's event heaps: a min-heap by (step, run_seq), so due events come in running order.
+template <class E> bool event_after(const E& a, const E& b) noexcept {
+    return a.step > b.step || (a.step == b.step && a.seq > b.seq);
+}
+
 } // namespace
 
 SchedulerState::SchedulerState(RequestPool& pool, Metrics& metrics, const ReplicaConfig& config,
@@ -39,6 +45,7 @@ SchedulerState::SchedulerState(RequestPool& pool, Metrics& metrics, const Replic
     running_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     batch_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     others_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
+    member_cls_.assign(static_cast<std::size_t>(std::max(1, cfg_.classes)), 0);
 }
 
 std::int64_t SchedulerState::watermark_blocks() const {
@@ -276,6 +283,7 @@ void SchedulerState::free_blocks(Request& r) {
 }
 
 void SchedulerState::preempt(std::size_t index, Requeue where) {
+    assert(!formed_); // a formed cohort's step never preempts (schedule_cohort declines)
     const std::uint32_t slot = running_[index];
     running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
     Request& r = pool_[slot];
@@ -320,7 +328,11 @@ void SchedulerState::swap_in(std::uint32_t slot, int tokens) {
     (void)grow(r, r.computed + tokens);
     hash_full_blocks(r, r.computed);
     r.state = ReqState::Running;
+    r.run_seq = ++run_seq_;
     running_.push_back(slot);
+    if (formed_) {
+        outside_.push_back(slot);
+    }
     schedule(slot, r, tokens);
 }
 
@@ -356,7 +368,11 @@ void SchedulerState::admit(std::uint32_t slot, const PrefixHit& hit, int tokens,
         }
     }
     r.state = ReqState::Running;
+    r.run_seq = ++run_seq_;
     running_.push_back(slot);
+    if (formed_) {
+        outside_.push_back(slot);
+    }
     schedule(slot, r, tokens);
 }
 
@@ -366,9 +382,180 @@ void SchedulerState::drop_done() {
 
 void SchedulerState::drop_done(const std::vector<std::uint32_t>& done) {
     // Compares slot numbers only: the running requests themselves are not read again.
-    std::erase_if(running_, [&](std::uint32_t s) {
+    const auto is_done = [&](std::uint32_t s) {
         return std::find(done.begin(), done.end(), s) != done.end();
-    });
+    };
+    std::erase_if(running_, is_done);
+    if (formed_) {
+        std::erase_if(outside_, is_done);
+    }
+}
+
+void SchedulerState::add_member(std::uint32_t slot, Request& r) {
+    r.in_cohort = true;
+    r.cohort_step = cstep_;
+    ++members_;
+    member_ctx_ += r.computed + 1;
+    ++member_cls_[static_cast<std::size_t>(r.cls)];
+    push_block_event(slot, r, cstep_);
+    // Its last token comes at the end of the step where generated reaches output.
+    done_events_.push_back(CohortEvent{cstep_ + (r.output - r.generated - 1), r.run_seq, slot});
+    std::push_heap(done_events_.begin(), done_events_.end(), event_after<CohortEvent>);
+}
+
+void SchedulerState::push_block_event(std::uint32_t slot, const Request& r, std::int64_t from) {
+    // At cohort step k the member computes token c_k = computed + (k − cohort_step). The walk's
+    // grow() allocates when c_k + 1 first exceeds the blocks held; its hash_full_blocks() hashes
+    // when c_k + 1 first fills the block after the hashed ones.
+    const std::int64_t b = cfg_.block_size;
+    std::int64_t k = r.cohort_step + static_cast<std::int64_t>(r.blocks_held) * b - r.computed;
+    if (hashes_decodes(r)) {
+        k = std::min(k, r.cohort_step + (r.hashed_blocks + 1) * b - 1 - r.computed);
+    }
+    block_events_.push_back(CohortEvent{std::max(k, from), r.run_seq, slot});
+    std::push_heap(block_events_.begin(), block_events_.end(), event_after<CohortEvent>);
+}
+
+bool SchedulerState::build_cohort() {
+    // Every running decode joins, so the cohort is exactly the walk's first pass. A decode whose
+    // last token was not at this step's start counts its gap alone: the walk handles the step.
+    for (const std::uint32_t slot : running_) {
+        const Request& r = pool_[slot];
+        if (r.in_batch || (is_decode(r) && (r.last_token != now_ || r.first_token < 0))) {
+            return false;
+        }
+    }
+    formed_ = true;
+    members_ = 0;
+    member_ctx_ = 0;
+    std::fill(member_cls_.begin(), member_cls_.end(), 0);
+    block_events_.clear();
+    done_events_.clear();
+    outside_.clear();
+    cohort_end_ = now_;
+    for (const std::uint32_t slot : running_) {
+        Request& r = pool_[slot];
+        if (is_decode(r)) {
+            add_member(slot, r);
+        } else {
+            outside_.push_back(slot);
+        }
+    }
+    return true;
+}
+
+bool SchedulerState::schedule_cohort() {
+    if (!cohort_enabled_ || preempted_count_ > 0) {
+        dissolve_cohort();
+        return false;
+    }
+    if (formed_ && members_ > 0 && now_ != cohort_end_) {
+        dissolve_cohort(); // a gap between steps: the members' gaps are not this step's
+    }
+    if (!formed_ && !build_cohort()) {
+        return false;
+    }
+    if (members_ > budget_) {
+        dissolve_cohort();
+        return false;
+    }
+    // This step's block events, in running order, and the blocks they allocate.
+    due_.clear();
+    std::int64_t need = 0;
+    while (!block_events_.empty() && block_events_.front().step <= cstep_) {
+        const CohortEvent e = block_events_.front();
+        std::pop_heap(block_events_.begin(), block_events_.end(), event_after<CohortEvent>);
+        block_events_.pop_back();
+        const Request& r = pool_[e.slot];
+        if (!is_member(r, e)) {
+            continue; // it finished
+        }
+        due_.push_back(e.slot);
+        const std::int64_t c = r.computed + (cstep_ - r.cohort_step);
+        need += std::max(0, blocks_for(c + 1) - r.blocks_held);
+    }
+    // The prefills after them could need at most their whole prompts: while all of it fits,
+    // no allocation of this step fails, so nothing is preempted.
+    for (const std::uint32_t slot : outside_) {
+        const Request& r = pool_[slot];
+        need += std::max(0, blocks_for(r.num_tokens()) - r.blocks_held);
+    }
+    if (need > blocks_.free()) {
+        dissolve_cohort();
+        return false;
+    }
+    for (const std::uint32_t slot : due_) {
+        Request& r = pool_[slot];
+        settle(r);
+        const bool grown = grow(r, r.computed + 1);
+        assert(grown);
+        (void)grown;
+        hash_full_blocks(r, r.computed + 1);
+        push_block_event(slot, r, cstep_ + 1);
+    }
+    budget_ -= static_cast<int>(members_);
+    decodes_.n += members_;
+    decodes_.context += member_ctx_; // no sliding window: Σ min(c, 0) is 0
+    scheduled_ = members_;
+    return true;
+}
+
+void SchedulerState::end_cohort_step(Tick now, std::vector<std::uint32_t>& finished,
+                                     std::vector<std::int64_t>& same_gap,
+                                     std::int64_t& out_tokens) {
+    // Every member emits a token; its last one was at this step's start.
+    for (std::size_t c = 0; c < member_cls_.size(); ++c) {
+        same_gap[c] += member_cls_[c];
+    }
+    out_tokens += members_;
+    const std::size_t first = finished.size();
+    while (!done_events_.empty() && done_events_.front().step <= cstep_) {
+        const CohortEvent e = done_events_.front();
+        std::pop_heap(done_events_.begin(), done_events_.end(), event_after<CohortEvent>);
+        done_events_.pop_back();
+        Request& r = pool_[e.slot];
+        if (!is_member(r, e)) {
+            continue;
+        }
+        member_ctx_ -= r.computed + (cstep_ - r.cohort_step) + 1;
+        --members_;
+        --member_cls_[static_cast<std::size_t>(r.cls)];
+        r.in_cohort = false;
+        finished.push_back(e.slot);
+    }
+    member_ctx_ += members_; // each remaining member's context grew by one
+    ++cstep_;
+    cohort_end_ = now;
+    for (std::size_t i = first; i < finished.size(); ++i) {
+        settle(pool_[finished[i]]);
+    }
+}
+
+void SchedulerState::join_cohort(std::uint32_t slot, Request& r) {
+    const auto it = std::find(outside_.rbegin(), outside_.rend(), slot);
+    assert(it != outside_.rend());
+    outside_.erase(std::next(it).base());
+    add_member(slot, r);
+}
+
+void SchedulerState::dissolve_cohort() {
+    if (!formed_) {
+        return;
+    }
+    for (const std::uint32_t slot : running_) {
+        Request& r = pool_[slot];
+        if (r.in_cohort) {
+            settle(r);
+            r.in_cohort = false;
+        }
+    }
+    formed_ = false;
+    members_ = 0;
+    member_ctx_ = 0;
+    std::fill(member_cls_.begin(), member_cls_.end(), 0);
+    block_events_.clear();
+    done_events_.clear();
+    outside_.clear();
 }
 
 } // namespace gpuplan::sim::detail
