@@ -26,11 +26,6 @@ bool later(int pa, std::uint64_t ia, int pb, std::uint64_t ib) {
     return pa > pb || (pa == pb && ia > ib);
 }
 
-// The cohort's event heaps: a min-heap by (step, run_seq), so due events come in running order.
-template <class E> bool event_after(const E& a, const E& b) noexcept {
-    return a.step > b.step || (a.step == b.step && a.seq > b.seq);
-}
-
 } // namespace
 
 SchedulerState::SchedulerState(RequestPool& pool, Metrics& metrics, const ReplicaConfig& config,
@@ -46,6 +41,8 @@ SchedulerState::SchedulerState(RequestPool& pool, Metrics& metrics, const Replic
     batch_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     others_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     member_cls_.assign(static_cast<std::size_t>(std::max(1, cfg_.classes)), 0);
+    phases_.resize(static_cast<std::size_t>(std::max(1, cfg_.block_size)));
+    phase_allocs_.assign(phases_.size(), 0);
 }
 
 std::int64_t SchedulerState::watermark_blocks() const {
@@ -269,9 +266,14 @@ bool SchedulerState::grow_blocks(Request& r, int tokens) {
 
 void SchedulerState::free_blocks(Request& r) {
     if (blocks_.caching()) {
-        // Tail first, so the deepest blocks are evicted first (vLLM's free order).
-        for (auto it = r.blocks.rbegin(); it != r.blocks.rend(); ++it) {
-            blocks_.release(*it);
+        // Tail first, so the deepest blocks are evicted first (vLLM's free order). The blocks
+        // past the hashed ones were allocated for this sequence and never hashed, so no lookup
+        // found them: one reference each, no hash; they go back as a run.
+        const std::size_t own =
+            std::min(static_cast<std::size_t>(r.hashed_blocks), r.blocks.size());
+        blocks_.release_unshared(r.blocks.data() + own, r.blocks.data() + r.blocks.size());
+        for (std::size_t i = own; i-- > 0;) {
+            blocks_.release(r.blocks[i]);
         }
         r.blocks.clear();
     } else {
@@ -397,23 +399,48 @@ void SchedulerState::add_member(std::uint32_t slot, Request& r) {
     ++members_;
     member_ctx_ += r.computed + 1;
     ++member_cls_[static_cast<std::size_t>(r.cls)];
-    push_block_event(slot, r, cstep_);
+    // Its phase lists, kept in running order (a prefill that finishes late joins behind
+    // members admitted after it).
+    const auto insert = [&](std::size_t p, bool alloc, bool hash) {
+        std::vector<PhaseEntry>& v = phases_[p];
+        auto it = v.end();
+        while (it != v.begin() && std::prev(it)->seq > r.run_seq) {
+            --it;
+        }
+        if (it != v.begin() && std::prev(it)->slot == slot) {
+            std::prev(it)->alloc = std::prev(it)->alloc || alloc; // both in one phase
+            std::prev(it)->hash = std::prev(it)->hash || hash;
+        } else {
+            v.insert(it, PhaseEntry{r.run_seq, slot, alloc, hash});
+        }
+        phase_allocs_[p] += alloc ? 1 : 0;
+    };
+    insert(alloc_phase(r), true, false);
+    if (hashes_decodes(r)) {
+        if (r.session == kNoSession) {
+            redo_ = true; // a shared prefix still unhashed while decoding: not periodic
+        }
+        insert(hash_phase(r), false, true);
+    }
     // Its last token comes at the end of the step where generated reaches output.
     done_events_.push_back(CohortEvent{cstep_ + (r.output - r.generated - 1), r.run_seq, slot});
-    std::push_heap(done_events_.begin(), done_events_.end(), event_after<CohortEvent>);
+    std::push_heap(done_events_.begin(), done_events_.end(), EventAfter{});
 }
 
-void SchedulerState::push_block_event(std::uint32_t slot, const Request& r, std::int64_t from) {
-    // At cohort step k the member computes token c_k = computed + (k − cohort_step). The walk's
-    // grow() allocates when c_k + 1 first exceeds the blocks held; its hash_full_blocks() hashes
-    // when c_k + 1 first fills the block after the hashed ones.
-    const std::int64_t b = cfg_.block_size;
-    std::int64_t k = r.cohort_step + static_cast<std::int64_t>(r.blocks_held) * b - r.computed;
-    if (hashes_decodes(r)) {
-        k = std::min(k, r.cohort_step + (r.hashed_blocks + 1) * b - 1 - r.computed);
+void SchedulerState::remove_phases(std::uint32_t slot, const Request& r) {
+    const auto remove = [&](std::size_t p) {
+        std::vector<PhaseEntry>& v = phases_[p];
+        const auto it =
+            std::find_if(v.begin(), v.end(), [&](const PhaseEntry& e) { return e.slot == slot; });
+        if (it != v.end()) {
+            phase_allocs_[p] -= it->alloc ? 1 : 0;
+            v.erase(it);
+        }
+    };
+    remove(alloc_phase(r));
+    if (blocks_.caching() && r.session != kNoSession) {
+        remove(hash_phase(r));
     }
-    block_events_.push_back(CohortEvent{std::max(k, from), r.run_seq, slot});
-    std::push_heap(block_events_.begin(), block_events_.end(), event_after<CohortEvent>);
 }
 
 bool SchedulerState::build_cohort() {
@@ -429,9 +456,10 @@ bool SchedulerState::build_cohort() {
     members_ = 0;
     member_ctx_ = 0;
     std::fill(member_cls_.begin(), member_cls_.end(), 0);
-    block_events_.clear();
+    clear_phases();
     done_events_.clear();
     outside_.clear();
+    redo_ = false;
     cohort_end_ = now_;
     for (const std::uint32_t slot : running_) {
         Request& r = pool_[slot];
@@ -449,33 +477,21 @@ bool SchedulerState::schedule_cohort() {
         dissolve_cohort();
         return false;
     }
-    if (formed_ && members_ > 0 && now_ != cohort_end_) {
+    if (formed_ && ((members_ > 0 && now_ != cohort_end_) || redo_)) {
         dissolve_cohort(); // a gap between steps: the members' gaps are not this step's
     }
     if (!formed_ && !build_cohort()) {
         return false;
     }
-    if (members_ > budget_) {
+    if (members_ > budget_ || redo_) {
         dissolve_cohort();
         return false;
     }
-    // This step's block events, in running order, and the blocks they allocate.
-    due_.clear();
-    std::int64_t need = 0;
-    while (!block_events_.empty() && block_events_.front().step <= cstep_) {
-        const CohortEvent e = block_events_.front();
-        std::pop_heap(block_events_.begin(), block_events_.end(), event_after<CohortEvent>);
-        block_events_.pop_back();
-        const Request& r = pool_[e.slot];
-        if (!is_member(r, e)) {
-            continue; // it finished
-        }
-        due_.push_back(e.slot);
-        const std::int64_t c = r.computed + (cstep_ - r.cohort_step);
-        need += std::max(0, blocks_for(c + 1) - r.blocks_held);
-    }
-    // The prefills after them could need at most their whole prompts: while all of it fits,
-    // no allocation of this step fails, so nothing is preempted.
+    // The members of this step's phase may allocate a block each; the prefills after them
+    // could need at most their whole prompts. While all of it fits, no allocation of this step
+    // fails, so nothing is preempted.
+    const auto phase = static_cast<std::size_t>(cstep_ % static_cast<std::int64_t>(phases_.size()));
+    std::int64_t need = phase_allocs_[phase];
     for (const std::uint32_t slot : outside_) {
         const Request& r = pool_[slot];
         need += std::max(0, blocks_for(r.num_tokens()) - r.blocks_held);
@@ -484,14 +500,21 @@ bool SchedulerState::schedule_cohort() {
         dissolve_cohort();
         return false;
     }
-    for (const std::uint32_t slot : due_) {
-        Request& r = pool_[slot];
-        settle(r);
-        const bool grown = grow(r, r.computed + 1);
-        assert(grown);
-        (void)grown;
-        hash_full_blocks(r, r.computed + 1);
-        push_block_event(slot, r, cstep_ + 1);
+    // What the walk's grow() and hash_full_blocks() do for them, in running order.
+    for (const PhaseEntry& e : phases_[phase]) {
+        Request& r = pool_[e.slot];
+        const std::int64_t c = r.computed + (cstep_ - r.cohort_step);
+        if (e.alloc && c + 1 > static_cast<std::int64_t>(r.blocks_held) * cfg_.block_size) {
+            const std::int32_t blk = blocks_.allocate();
+            if (blocks_.caching()) {
+                r.blocks.push_back(blk);
+            }
+            ++r.blocks_held;
+        }
+        if (e.hash) {
+            settle(r);
+            hash_full_blocks(r, r.computed + 1);
+        }
     }
     budget_ -= static_cast<int>(members_);
     decodes_.n += members_;
@@ -511,13 +534,14 @@ void SchedulerState::end_cohort_step(Tick now, std::vector<std::uint32_t>& finis
     const std::size_t first = finished.size();
     while (!done_events_.empty() && done_events_.front().step <= cstep_) {
         const CohortEvent e = done_events_.front();
-        std::pop_heap(done_events_.begin(), done_events_.end(), event_after<CohortEvent>);
+        std::pop_heap(done_events_.begin(), done_events_.end(), EventAfter{});
         done_events_.pop_back();
         Request& r = pool_[e.slot];
         if (!is_member(r, e)) {
             continue;
         }
         member_ctx_ -= r.computed + (cstep_ - r.cohort_step) + 1;
+        remove_phases(e.slot, r);
         --members_;
         --member_cls_[static_cast<std::size_t>(r.cls)];
         r.in_cohort = false;
@@ -553,9 +577,17 @@ void SchedulerState::dissolve_cohort() {
     members_ = 0;
     member_ctx_ = 0;
     std::fill(member_cls_.begin(), member_cls_.end(), 0);
-    block_events_.clear();
+    clear_phases();
     done_events_.clear();
     outside_.clear();
+    redo_ = false;
+}
+
+void SchedulerState::clear_phases() {
+    for (std::vector<PhaseEntry>& v : phases_) {
+        v.clear();
+    }
+    std::fill(phase_allocs_.begin(), phase_allocs_.end(), 0);
 }
 
 } // namespace gpuplan::sim::detail

@@ -289,17 +289,32 @@ class SchedulerState {
         decodes_.windowed += sign * std::min<std::int64_t>(c, cfg_.attention_window);
     }
     [[nodiscard]] bool grow_blocks(Request& r, int tokens);
-    /// A cohort event of member `slot` at cohort step `step` (`seq`: its run_seq).
+    /// A member's completion at the end of cohort step `step` (`seq`: its run_seq).
     struct CohortEvent {
         std::int64_t step = 0;
         std::uint64_t seq = 0;
         std::uint32_t slot = 0;
+    };
+    /// The completion heap's order: a min-heap by (step, run_seq), so the members finishing at
+    /// one step come in running order.
+    struct EventAfter {
+        bool operator()(const CohortEvent& a, const CohortEvent& b) const noexcept {
+            return a.step > b.step || (a.step == b.step && a.seq > b.seq);
+        }
     };
     /// Whether event `e` is still of a member of this cohort: the slot may since have been
     /// recycled for a request of any replica (run_seq counts per replica).
     [[nodiscard]] bool is_member(const Request& r, const CohortEvent& e) const noexcept {
         return r.in_cohort && r.run_seq == e.seq && r.replica == cfg_.id;
     }
+    /// A member in a phase list: at the steps of that phase (cohort step mod block size) it may
+    /// allocate (`alloc`) or hash (`hash`) a block.
+    struct PhaseEntry {
+        std::uint64_t seq = 0;
+        std::uint32_t slot = 0;
+        bool alloc = false;
+        bool hash = false;
+    };
     [[nodiscard]] bool build_cohort();
     /// Brings a member's fields up to the current cohort step.
     void settle(Request& r) const noexcept {
@@ -312,10 +327,27 @@ class SchedulerState {
         }
     }
     void add_member(std::uint32_t slot, Request& r);
-    /// Queues the next block event of member `r` (fields current at cohort step `from`):
-    /// the first step at or after `from` whose decode allocates or hashes a block.
-    void push_block_event(std::uint32_t slot, const Request& r, std::int64_t from);
-    /// Whether the walk's hash_full_blocks would ever hash a block of decode `r`.
+    /// Takes finished member `slot` out of its phase lists.
+    void remove_phases(std::uint32_t slot, const Request& r);
+    void clear_phases();
+    /// A decode of member `r` allocates a block at the cohort steps of this phase: the walk's
+    /// grow() allocates when computed + 1 exceeds the blocks held, once every block size
+    /// steps. The phase stays the same while the member decodes (a step adds one to computed
+    /// and to cohort_step when settled, an allocation a block size of tokens).
+    [[nodiscard]] std::size_t alloc_phase(const Request& r) const noexcept {
+        const std::int64_t b = cfg_.block_size;
+        const std::int64_t k =
+            r.cohort_step + static_cast<std::int64_t>(r.blocks_held) * b - r.computed;
+        return static_cast<std::size_t>(((k % b) + b) % b);
+    }
+    /// ... and hashes a block (agent sessions: the walk's hash_full_blocks hashes each block
+    /// as it fills).
+    [[nodiscard]] std::size_t hash_phase(const Request& r) const noexcept {
+        const std::int64_t b = cfg_.block_size;
+        const std::int64_t k = r.cohort_step + (r.hashed_blocks + 1) * b - 1 - r.computed;
+        return static_cast<std::size_t>(((k % b) + b) % b);
+    }
+    /// Whether the walk's hash_full_blocks would hash a block of decode `r`.
     [[nodiscard]] bool hashes_decodes(const Request& r) const noexcept {
         return blocks_.caching() &&
                (r.session != kNoSession ||
@@ -374,16 +406,17 @@ class SchedulerState {
     // The cohort.
     bool cohort_enabled_ = false;
     bool formed_ = false;
-    std::int64_t cstep_ = 0;                // cohort steps ended so far (the step being formed)
-    Tick cohort_end_ = 0;                   // the end of the last cohort step
-    std::int64_t members_ = 0;              // running decodes in the cohort
-    std::int64_t member_ctx_ = 0;           // Σ (computed + 1) at the step being formed
-    std::vector<std::int64_t> member_cls_;  // members per class
-    std::int64_t scheduled_ = 0;            // members scheduled in the step being formed
-    std::vector<CohortEvent> block_events_; // min-heaps by (step, run_seq)
-    std::vector<CohortEvent> done_events_;
-    std::vector<std::uint32_t> outside_; // running, not members, in running order
-    std::vector<std::uint32_t> due_;
+    std::int64_t cstep_ = 0;               // cohort steps ended so far (the step being formed)
+    Tick cohort_end_ = 0;                  // the end of the last cohort step
+    std::int64_t members_ = 0;             // running decodes in the cohort
+    std::int64_t member_ctx_ = 0;          // Σ (computed + 1) at the step being formed
+    std::vector<std::int64_t> member_cls_; // members per class
+    std::int64_t scheduled_ = 0;           // members scheduled in the step being formed
+    std::vector<CohortEvent> done_events_; // completions, a min-heap (EventAfter)
+    std::vector<std::vector<PhaseEntry>> phases_; // per phase, members by run_seq
+    std::vector<std::int64_t> phase_allocs_;      // per phase, entries with `alloc`
+    std::vector<std::uint32_t> outside_;          // running, not members, in running order
+    bool redo_ = false; // a member the phases cannot follow joined: form by the walk
     std::uint64_t run_seq_ = 0;
 };
 
