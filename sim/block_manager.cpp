@@ -146,6 +146,18 @@ void BlockManager::release(std::int32_t block) {
     }
 }
 
+void BlockManager::release_unshared(const std::int32_t* first, const std::int32_t* last) {
+    assert(caching_);
+    for (const std::int32_t* it = last; it != first;) {
+        --it;
+        assert(ref_[static_cast<std::size_t>(*it)] == 2); // one reference, no hash
+        ref_[static_cast<std::size_t>(*it)] = 0;
+        unhashed_.push_back(*it);
+    }
+    free_ += last - first;
+    tail_gap_ += last - first;
+}
+
 std::size_t BlockManager::slot_of(std::uint64_t hash) const noexcept {
     // Fibonacci hashing spreads the (already mixed) key over the table.
     return static_cast<std::size_t>((hash * 0x9e3779b97f4a7c15ULL) >> 17) & mask_;

@@ -39,6 +39,9 @@ class BlockManager {
     void touch(std::int32_t block);
     /// Drops a reference; at zero the block goes to the tail of the free queue, keeping its hash.
     void release(std::int32_t block);
+    /// Releases blocks [first, last), each held by exactly one reference and without a hash,
+    /// last first: what release() on each in that order does, without its branches.
+    void release_unshared(const std::int32_t* first, const std::int32_t* last);
     /// References to the block (0 when it is free).
     [[nodiscard]] int ref_count(std::int32_t block) const {
         return ref_[static_cast<std::size_t>(block)] >> 1;

@@ -290,6 +290,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     rc.swap_bandwidth = scenario.scheduler.swap_bandwidth.value_or(BytesPerSecond(25e9)).si();
     rc.classes = static_cast<int>(classes.size());
     rc.pipeline_micro_batches = options.pipeline_micro_batches;
+    rc.decode_cohort = options.decode_cohort;
     if (rc.scheduler.static_batch_size < 1) {
         throw InvalidArgument("engine.static_batch_size must be >= 1");
     }

@@ -41,6 +41,10 @@ struct SimOptions {
     /// one batch at a time through all stages (same latency, up to pp× less throughput), for
     /// comparisons.
     bool pipeline_micro_batches = true;
+    /// Running decodes advance as one cohort between their events (docs/simulator.md,
+    /// "Performance"); false: every decode walked every step. The results are the same to the
+    /// bit either way (tests compare them).
+    bool decode_cohort = true;
     /// The node the GPUs sit in, for host power and GPUs per node (the front end resolves the
     /// scenario's hwdb server with model::node_power_of). nullopt: model::unknown_node of
     /// Deployment::gpus_per_node (host power from power.host_power, else not counted).

@@ -1031,6 +1031,9 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
 }
 
 void Cluster::cancel_all() {
+    for (const auto& rep : replicas_) {
+        rep->settle(); // the running requests' fields current before they are read
+    }
     std::vector<std::uint32_t> live;
     pool_.for_each_live([&](std::uint32_t s) { live.push_back(s); });
     for (const std::uint32_t s : live) {

@@ -31,6 +31,10 @@ Replica::Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool&
     }
     mb_busy_.assign(static_cast<std::size_t>(depth_), false);
     stage_free_.assign(static_cast<std::size_t>(stages_), 0);
+    // The decode cohort needs each step to start where the last ended, with one token per
+    // decode and the plain decode sums.
+    state_.enable_cohort(cfg_.decode_cohort && depth_ == 1 && stages_ == 1 &&
+                         cfg_.speculative == nullptr && cost_.window() == 0);
 }
 
 bool Replica::fits(int prompt, int output) const {
@@ -114,6 +118,7 @@ void Replica::start_step() {
         sim_.schedule_at(*wake, *this, kStaticTimer);
     }
     const double swap_time = state_.swap_time();
+    const std::int64_t members = state_.cohort_scheduled(); // decodes not listed in the batch
     if (state_.unscheduled() > 0) {
         // Preempted entries were unmarked: drop them.
         std::erase_if(batch, [&](std::uint32_t slot) { return !pool_[slot].in_batch; });
@@ -153,11 +158,11 @@ void Replica::start_step() {
             sample.prefill_tokens += r.sched;
         }
     }
-    if (batch.empty() && swap_time <= 0) {
+    if (batch.empty() && members == 0 && swap_time <= 0) {
         return; // nothing to run; an arrival or a step's end starts the next
     }
     double t = 0.0;
-    if (!batch.empty()) {
+    if (!batch.empty() || members > 0) {
         // A degraded link swaps in the slowed model; the batch sums do not depend on links.
         if (cfg_.capped) {
             const model::PowerCappedStepCost::Step st =
@@ -229,11 +234,12 @@ void Replica::start_step() {
     MicroBatch& m = mbs_[mb];
     m.seqs.swap(batch);
     m.start = start;
+    m.cohort = state_.cohort_formed();
     mb_busy_[mb] = true;
     ++in_flight_;
     sample.replica = cfg_.id;
     sample.start = start;
-    sample.sequences = static_cast<int>(m.seqs.size());
+    sample.sequences = static_cast<int>(static_cast<std::int64_t>(m.seqs.size()) + members);
     sample.running = static_cast<int>(state_.running().size());
     sample.preempted = state_.preempted_count();
     sample.used_blocks = state_.blocks().used();
@@ -261,6 +267,10 @@ void Replica::end_step(std::size_t mb) {
     std::int64_t prefill_tokens = 0;
     std::int64_t out_tokens = 0;
     finished_.clear();
+    if (m.cohort) {
+        // The cohort's members come first in the batch: their finishers lead, in running order.
+        state_.end_cohort_step(now, finished_, same_gap_, out_tokens);
+    }
     for (const std::uint32_t slot : m.seqs) {
         Request& r = pool_[slot];
         if (!r.in_batch) {
@@ -321,6 +331,8 @@ void Replica::end_step(std::size_t mb) {
         r.last_token = now;
         if (r.generated >= r.output) {
             finished_.push_back(slot);
+        } else if (m.cohort && SchedulerState::is_decode(r)) {
+            state_.join_cohort(slot, r);
         }
     }
     m.seqs.clear();

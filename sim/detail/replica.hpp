@@ -58,7 +58,13 @@ class Replica final : public EventHandler {
     /// The replica fails (cluster.failures): it stops at once and ignores its pending events.
     /// The cluster takes its requests back (they still name this replica); it is never used
     /// again.
-    void kill() noexcept { dead_ = true; }
+    void kill() noexcept {
+        state_.dissolve_cohort();
+        dead_ = true;
+    }
+    /// Makes the fields of its running requests current (the run was stopped: the cluster
+    /// reads them as it cancels them).
+    void settle() noexcept { state_.dissolve_cohort(); }
     /// A degraded link (cluster.failures.degraded_link): steps started from now on cost
     /// `cost` (and `capped` under a power cap), the replica's deployment with its link slowed;
     /// nullptr, nullptr: its own cost again (repaired). Not owned; they outlive the run.
@@ -127,8 +133,9 @@ class Replica final : public EventHandler {
 
     // Steps in flight: one without pipeline parallelism, up to pp micro-batches with it.
     struct MicroBatch {
-        std::vector<std::uint32_t> seqs;
+        std::vector<std::uint32_t> seqs; // without the cohort's members
         Tick start = 0;
+        bool cohort = false; // formed with the running-decode cohort
     };
     std::vector<MicroBatch> mbs_; // depth_ entries; the free ones have an empty `seqs`
     std::vector<bool> mb_busy_;

@@ -66,6 +66,12 @@ struct Request {
     int hashed_blocks = 0;       ///< leading blocks whose hash is known
     std::uint64_t last_hash = 0; ///< hash of block hashed_blocks − 1 (root when none)
     int swapped_blocks = 0;      ///< blocks parked in host memory (swap preemption)
+    /// The running-decode cohort (SchedulerState): while `in_cohort`, `computed`, `generated`
+    /// and `last_token` are as they were before cohort step `cohort_step`; each cohort step
+    /// since added one token to each. `run_seq` orders the running set (admission order).
+    std::uint64_t run_seq = 0;
+    std::int64_t cohort_step = 0;
+    bool in_cohort = false;
 
     /// Prompt plus generated tokens: what must be computed before the next token.
     [[nodiscard]] int num_tokens() const noexcept { return prompt + generated; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <iterator>
 
 namespace gpuplan::sim::detail {
 namespace {
@@ -39,6 +40,9 @@ SchedulerState::SchedulerState(RequestPool& pool, Metrics& metrics, const Replic
     running_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     batch_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     others_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
+    member_cls_.assign(static_cast<std::size_t>(std::max(1, cfg_.classes)), 0);
+    phases_.resize(static_cast<std::size_t>(std::max(1, cfg_.block_size)));
+    phase_allocs_.assign(phases_.size(), 0);
 }
 
 std::int64_t SchedulerState::watermark_blocks() const {
@@ -262,9 +266,14 @@ bool SchedulerState::grow_blocks(Request& r, int tokens) {
 
 void SchedulerState::free_blocks(Request& r) {
     if (blocks_.caching()) {
-        // Tail first, so the deepest blocks are evicted first (vLLM's free order).
-        for (auto it = r.blocks.rbegin(); it != r.blocks.rend(); ++it) {
-            blocks_.release(*it);
+        // Tail first, so the deepest blocks are evicted first (vLLM's free order). The blocks
+        // past the hashed ones were allocated for this sequence and never hashed, so no lookup
+        // found them: one reference each, no hash; they go back as a run.
+        const std::size_t own =
+            std::min(static_cast<std::size_t>(r.hashed_blocks), r.blocks.size());
+        blocks_.release_unshared(r.blocks.data() + own, r.blocks.data() + r.blocks.size());
+        for (std::size_t i = own; i-- > 0;) {
+            blocks_.release(r.blocks[i]);
         }
         r.blocks.clear();
     } else {
@@ -276,6 +285,7 @@ void SchedulerState::free_blocks(Request& r) {
 }
 
 void SchedulerState::preempt(std::size_t index, Requeue where) {
+    assert(!formed_); // a formed cohort's step never preempts (schedule_cohort declines)
     const std::uint32_t slot = running_[index];
     running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
     Request& r = pool_[slot];
@@ -320,7 +330,11 @@ void SchedulerState::swap_in(std::uint32_t slot, int tokens) {
     (void)grow(r, r.computed + tokens);
     hash_full_blocks(r, r.computed);
     r.state = ReqState::Running;
+    r.run_seq = ++run_seq_;
     running_.push_back(slot);
+    if (formed_) {
+        outside_.push_back(slot);
+    }
     schedule(slot, r, tokens);
 }
 
@@ -356,7 +370,11 @@ void SchedulerState::admit(std::uint32_t slot, const PrefixHit& hit, int tokens,
         }
     }
     r.state = ReqState::Running;
+    r.run_seq = ++run_seq_;
     running_.push_back(slot);
+    if (formed_) {
+        outside_.push_back(slot);
+    }
     schedule(slot, r, tokens);
 }
 
@@ -366,9 +384,210 @@ void SchedulerState::drop_done() {
 
 void SchedulerState::drop_done(const std::vector<std::uint32_t>& done) {
     // Compares slot numbers only: the running requests themselves are not read again.
-    std::erase_if(running_, [&](std::uint32_t s) {
+    const auto is_done = [&](std::uint32_t s) {
         return std::find(done.begin(), done.end(), s) != done.end();
-    });
+    };
+    std::erase_if(running_, is_done);
+    if (formed_) {
+        std::erase_if(outside_, is_done);
+    }
+}
+
+void SchedulerState::add_member(std::uint32_t slot, Request& r) {
+    r.in_cohort = true;
+    r.cohort_step = cstep_;
+    ++members_;
+    member_ctx_ += r.computed + 1;
+    ++member_cls_[static_cast<std::size_t>(r.cls)];
+    // Its phase lists, kept in running order (a prefill that finishes late joins behind
+    // members admitted after it).
+    const auto insert = [&](std::size_t p, bool alloc, bool hash) {
+        std::vector<PhaseEntry>& v = phases_[p];
+        auto it = v.end();
+        while (it != v.begin() && std::prev(it)->seq > r.run_seq) {
+            --it;
+        }
+        if (it != v.begin() && std::prev(it)->slot == slot) {
+            std::prev(it)->alloc = std::prev(it)->alloc || alloc; // both in one phase
+            std::prev(it)->hash = std::prev(it)->hash || hash;
+        } else {
+            v.insert(it, PhaseEntry{r.run_seq, slot, alloc, hash});
+        }
+        phase_allocs_[p] += alloc ? 1 : 0;
+    };
+    insert(alloc_phase(r), true, false);
+    if (hashes_decodes(r)) {
+        if (r.session == kNoSession) {
+            redo_ = true; // a shared prefix still unhashed while decoding: not periodic
+        }
+        insert(hash_phase(r), false, true);
+    }
+    // Its last token comes at the end of the step where generated reaches output.
+    done_events_.push_back(CohortEvent{cstep_ + (r.output - r.generated - 1), r.run_seq, slot});
+    std::push_heap(done_events_.begin(), done_events_.end(), EventAfter{});
+}
+
+void SchedulerState::remove_phases(std::uint32_t slot, const Request& r) {
+    const auto remove = [&](std::size_t p) {
+        std::vector<PhaseEntry>& v = phases_[p];
+        const auto it =
+            std::find_if(v.begin(), v.end(), [&](const PhaseEntry& e) { return e.slot == slot; });
+        if (it != v.end()) {
+            phase_allocs_[p] -= it->alloc ? 1 : 0;
+            v.erase(it);
+        }
+    };
+    remove(alloc_phase(r));
+    if (blocks_.caching() && r.session != kNoSession) {
+        remove(hash_phase(r));
+    }
+}
+
+bool SchedulerState::build_cohort() {
+    // Every running decode joins, so the cohort is exactly the walk's first pass. A decode whose
+    // last token was not at this step's start counts its gap alone: the walk handles the step.
+    for (const std::uint32_t slot : running_) {
+        const Request& r = pool_[slot];
+        if (r.in_batch || (is_decode(r) && (r.last_token != now_ || r.first_token < 0))) {
+            return false;
+        }
+    }
+    formed_ = true;
+    members_ = 0;
+    member_ctx_ = 0;
+    std::fill(member_cls_.begin(), member_cls_.end(), 0);
+    clear_phases();
+    done_events_.clear();
+    outside_.clear();
+    redo_ = false;
+    cohort_end_ = now_;
+    for (const std::uint32_t slot : running_) {
+        Request& r = pool_[slot];
+        if (is_decode(r)) {
+            add_member(slot, r);
+        } else {
+            outside_.push_back(slot);
+        }
+    }
+    return true;
+}
+
+bool SchedulerState::schedule_cohort() {
+    if (!cohort_enabled_ || preempted_count_ > 0) {
+        dissolve_cohort();
+        return false;
+    }
+    if (formed_ && ((members_ > 0 && now_ != cohort_end_) || redo_)) {
+        dissolve_cohort(); // a gap between steps: the members' gaps are not this step's
+    }
+    if (!formed_ && !build_cohort()) {
+        return false;
+    }
+    if (members_ > budget_ || redo_) {
+        dissolve_cohort();
+        return false;
+    }
+    // The members of this step's phase may allocate a block each; the prefills after them
+    // could need at most their whole prompts. While all of it fits, no allocation of this step
+    // fails, so nothing is preempted.
+    const auto phase = static_cast<std::size_t>(cstep_ % static_cast<std::int64_t>(phases_.size()));
+    std::int64_t need = phase_allocs_[phase];
+    for (const std::uint32_t slot : outside_) {
+        const Request& r = pool_[slot];
+        need += std::max(0, blocks_for(r.num_tokens()) - r.blocks_held);
+    }
+    if (need > blocks_.free()) {
+        dissolve_cohort();
+        return false;
+    }
+    // What the walk's grow() and hash_full_blocks() do for them, in running order.
+    for (const PhaseEntry& e : phases_[phase]) {
+        Request& r = pool_[e.slot];
+        const std::int64_t c = r.computed + (cstep_ - r.cohort_step);
+        if (e.alloc && c + 1 > static_cast<std::int64_t>(r.blocks_held) * cfg_.block_size) {
+            const std::int32_t blk = blocks_.allocate();
+            if (blocks_.caching()) {
+                r.blocks.push_back(blk);
+            }
+            ++r.blocks_held;
+        }
+        if (e.hash) {
+            settle(r);
+            hash_full_blocks(r, r.computed + 1);
+        }
+    }
+    budget_ -= static_cast<int>(members_);
+    decodes_.n += members_;
+    decodes_.context += member_ctx_; // no sliding window: Σ min(c, 0) is 0
+    scheduled_ = members_;
+    return true;
+}
+
+void SchedulerState::end_cohort_step(Tick now, std::vector<std::uint32_t>& finished,
+                                     std::vector<std::int64_t>& same_gap,
+                                     std::int64_t& out_tokens) {
+    // Every member emits a token; its last one was at this step's start.
+    for (std::size_t c = 0; c < member_cls_.size(); ++c) {
+        same_gap[c] += member_cls_[c];
+    }
+    out_tokens += members_;
+    const std::size_t first = finished.size();
+    while (!done_events_.empty() && done_events_.front().step <= cstep_) {
+        const CohortEvent e = done_events_.front();
+        std::pop_heap(done_events_.begin(), done_events_.end(), EventAfter{});
+        done_events_.pop_back();
+        Request& r = pool_[e.slot];
+        if (!is_member(r, e)) {
+            continue;
+        }
+        member_ctx_ -= r.computed + (cstep_ - r.cohort_step) + 1;
+        remove_phases(e.slot, r);
+        --members_;
+        --member_cls_[static_cast<std::size_t>(r.cls)];
+        r.in_cohort = false;
+        finished.push_back(e.slot);
+    }
+    member_ctx_ += members_; // each remaining member's context grew by one
+    ++cstep_;
+    cohort_end_ = now;
+    for (std::size_t i = first; i < finished.size(); ++i) {
+        settle(pool_[finished[i]]);
+    }
+}
+
+void SchedulerState::join_cohort(std::uint32_t slot, Request& r) {
+    const auto it = std::find(outside_.rbegin(), outside_.rend(), slot);
+    assert(it != outside_.rend());
+    outside_.erase(std::next(it).base());
+    add_member(slot, r);
+}
+
+void SchedulerState::dissolve_cohort() {
+    if (!formed_) {
+        return;
+    }
+    for (const std::uint32_t slot : running_) {
+        Request& r = pool_[slot];
+        if (r.in_cohort) {
+            settle(r);
+            r.in_cohort = false;
+        }
+    }
+    formed_ = false;
+    members_ = 0;
+    member_ctx_ = 0;
+    std::fill(member_cls_.begin(), member_cls_.end(), 0);
+    clear_phases();
+    done_events_.clear();
+    outside_.clear();
+    redo_ = false;
+}
+
+void SchedulerState::clear_phases() {
+    for (std::vector<PhaseEntry>& v : phases_) {
+        v.clear();
+    }
+    std::fill(phase_allocs_.begin(), phase_allocs_.end(), 0);
 }
 
 } // namespace gpuplan::sim::detail

@@ -49,6 +49,8 @@ struct ReplicaConfig {
     int classes = 1;
     /// PP with continuous batching: up to pp micro-batches in flight (false: one batch).
     bool pipeline_micro_batches = true;
+    /// Running decodes as a cohort (SchedulerState::schedule_cohort; false: walked every step).
+    bool decode_cohort = true;
     /// Under a power limit: each step runs at the highest clock whose power fits (not owned;
     /// outlives the replica). Null: every step at the deployment's own clocks.
     const model::PowerCappedStepCost* capped = nullptr;
@@ -198,6 +200,7 @@ class SchedulerState {
         batch_.clear();
         others_.clear();
         decodes_ = DecodeSums{};
+        scheduled_ = 0;
         unscheduled_ = 0;
         preempted_count_ = 0;
         swap_time_ = 0;
@@ -237,6 +240,47 @@ class SchedulerState {
     /// The same when `done` lists every one of them (compares slots; reads no request).
     void drop_done(const std::vector<std::uint32_t>& done);
 
+    // ---- The running-decode cohort (docs/simulator.md, "Performance") --------------------
+    //
+    // Running plain decodes advance one token per step. While the cohort is formed they are
+    // not walked: a member's computed/generated/last_token are kept as of the cohort step it
+    // joined at (Request::cohort_step) and follow from the steps since; the cohort keeps their
+    // count, their Σ (computed + 1) and their count per class. Per-member work happens only at
+    // its events, in running order: a new KV block (or a block hash) at the form of a step,
+    // completion at its end. The results are the walk's to the bit: the cohort declines a
+    // step whenever the walk could do something else (then it is dissolved and re-formed later).
+
+    /// Allows the cohort (the replica: one step in flight, one stage, no speculative decoding,
+    /// no sliding-window layers). Without it schedule_cohort() always declines.
+    void enable_cohort(bool on) noexcept { cohort_enabled_ = on; }
+    /// Continuous batching's first pass: schedules every running decode for one token, as the
+    /// walk in running order would. O(1) plus O(log n) per member with a block event. Declines
+    /// (false; the cohort dissolved, every request's fields current) when the budget is below
+    /// the decodes, when this step's block allocations (the members' and the running
+    /// prefills' whole prompts) could exceed the free blocks, when a decode's last token was
+    /// not at this step's start, or when this step has preempted.
+    [[nodiscard]] bool schedule_cohort();
+    /// Whether the cohort is formed (set by schedule_cohort for the step being formed).
+    [[nodiscard]] bool cohort_formed() const noexcept { return formed_; }
+    /// While formed: the running sequences outside the cohort (prefills, and the sequences
+    /// admitted or swapped in this step), in running order.
+    [[nodiscard]] const std::vector<std::uint32_t>& outside_cohort() const noexcept {
+        return outside_;
+    }
+    /// Members scheduled in the step being formed (0 when the cohort declined).
+    [[nodiscard]] std::int64_t cohort_scheduled() const noexcept { return scheduled_; }
+    /// The end at `now` of a step the cohort was formed for: each member emits a token
+    /// (`same_gap` and `out_tokens` count them); those that finish are appended to `finished`
+    /// in running order, their fields current, and leave the cohort.
+    void end_cohort_step(Tick now, std::vector<std::uint32_t>& finished,
+                         std::vector<std::int64_t>& same_gap, std::int64_t& out_tokens);
+    /// After a formed step's end: running decode `slot` (`r`), which emitted a token at this
+    /// end outside the cohort, joins it.
+    void join_cohort(std::uint32_t slot, Request& r);
+    /// Makes every member's fields current and dissolves the cohort (before anything reads
+    /// the running requests: a failure, a cancelled run).
+    void dissolve_cohort();
+
   private:
     void count_decode(const Request& r, int sign) noexcept {
         const std::int64_t c = r.computed + 1;
@@ -245,6 +289,70 @@ class SchedulerState {
         decodes_.windowed += sign * std::min<std::int64_t>(c, cfg_.attention_window);
     }
     [[nodiscard]] bool grow_blocks(Request& r, int tokens);
+    /// A member's completion at the end of cohort step `step` (`seq`: its run_seq).
+    struct CohortEvent {
+        std::int64_t step = 0;
+        std::uint64_t seq = 0;
+        std::uint32_t slot = 0;
+    };
+    /// The completion heap's order: a min-heap by (step, run_seq), so the members finishing at
+    /// one step come in running order.
+    struct EventAfter {
+        bool operator()(const CohortEvent& a, const CohortEvent& b) const noexcept {
+            return a.step > b.step || (a.step == b.step && a.seq > b.seq);
+        }
+    };
+    /// Whether event `e` is still of a member of this cohort: the slot may since have been
+    /// recycled for a request of any replica (run_seq counts per replica).
+    [[nodiscard]] bool is_member(const Request& r, const CohortEvent& e) const noexcept {
+        return r.in_cohort && r.run_seq == e.seq && r.replica == cfg_.id;
+    }
+    /// A member in a phase list: at the steps of that phase (cohort step mod block size) it may
+    /// allocate (`alloc`) or hash (`hash`) a block.
+    struct PhaseEntry {
+        std::uint64_t seq = 0;
+        std::uint32_t slot = 0;
+        bool alloc = false;
+        bool hash = false;
+    };
+    [[nodiscard]] bool build_cohort();
+    /// Brings a member's fields up to the current cohort step.
+    void settle(Request& r) const noexcept {
+        const std::int64_t d = cstep_ - r.cohort_step;
+        if (d > 0) {
+            r.computed += static_cast<int>(d);
+            r.generated += static_cast<int>(d);
+            r.last_token = cohort_end_;
+            r.cohort_step = cstep_;
+        }
+    }
+    void add_member(std::uint32_t slot, Request& r);
+    /// Takes finished member `slot` out of its phase lists.
+    void remove_phases(std::uint32_t slot, const Request& r);
+    void clear_phases();
+    /// A decode of member `r` allocates a block at the cohort steps of this phase: the walk's
+    /// grow() allocates when computed + 1 exceeds the blocks held, once every block size
+    /// steps. The phase stays the same while the member decodes (a step adds one to computed
+    /// and to cohort_step when settled, an allocation a block size of tokens).
+    [[nodiscard]] std::size_t alloc_phase(const Request& r) const noexcept {
+        const std::int64_t b = cfg_.block_size;
+        const std::int64_t k =
+            r.cohort_step + static_cast<std::int64_t>(r.blocks_held) * b - r.computed;
+        return static_cast<std::size_t>(((k % b) + b) % b);
+    }
+    /// ... and hashes a block (agent sessions: the walk's hash_full_blocks hashes each block
+    /// as it fills).
+    [[nodiscard]] std::size_t hash_phase(const Request& r) const noexcept {
+        const std::int64_t b = cfg_.block_size;
+        const std::int64_t k = r.cohort_step + (r.hashed_blocks + 1) * b - 1 - r.computed;
+        return static_cast<std::size_t>(((k % b) + b) % b);
+    }
+    /// Whether the walk's hash_full_blocks would hash a block of decode `r`.
+    [[nodiscard]] bool hashes_decodes(const Request& r) const noexcept {
+        return blocks_.caching() &&
+               (r.session != kNoSession ||
+                r.hashed_blocks * cfg_.block_size + cfg_.block_size <= r.shared_len);
+    }
     void free_blocks(Request& r);
     /// Inserts the hashes of r's blocks that are full below `upto_tokens`; `all` also those
     /// past the shared prefix of a request outside agent sessions.
@@ -294,6 +402,22 @@ class SchedulerState {
     int preempted_count_ = 0;
     double swap_time_ = 0;
     std::optional<Tick> wake_;
+
+    // The cohort.
+    bool cohort_enabled_ = false;
+    bool formed_ = false;
+    std::int64_t cstep_ = 0;               // cohort steps ended so far (the step being formed)
+    Tick cohort_end_ = 0;                  // the end of the last cohort step
+    std::int64_t members_ = 0;             // running decodes in the cohort
+    std::int64_t member_ctx_ = 0;          // Σ (computed + 1) at the step being formed
+    std::vector<std::int64_t> member_cls_; // members per class
+    std::int64_t scheduled_ = 0;           // members scheduled in the step being formed
+    std::vector<CohortEvent> done_events_; // completions, a min-heap (EventAfter)
+    std::vector<std::vector<PhaseEntry>> phases_; // per phase, members by run_seq
+    std::vector<std::int64_t> phase_allocs_;      // per phase, entries with `alloc`
+    std::vector<std::uint32_t> outside_;          // running, not members, in running order
+    bool redo_ = false; // a member the phases cannot follow joined: form by the walk
+    std::uint64_t run_seq_ = 0;
 };
 
 } // namespace gpuplan::sim::detail

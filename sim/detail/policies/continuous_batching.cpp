@@ -3,6 +3,9 @@
 // requests are admitted).
 #include "sim/detail/scheduler_policy.hpp"
 
+#include <algorithm>
+#include <cassert>
+
 namespace gpuplan::sim::detail {
 namespace {
 
@@ -20,6 +23,7 @@ class ContinuousBatching final : public SchedulerPolicy {
 
   private:
     static void schedule_running(SchedulerState& s);
+    static void schedule_prefills(SchedulerState& s);
     static void admit_swapped(SchedulerState& s);
     static void admit_waiting(SchedulerState& s);
     [[nodiscard]] static std::size_t victim_index(const SchedulerState& s);
@@ -103,6 +107,24 @@ void ContinuousBatching::schedule_running(SchedulerState& s) {
     }
 }
 
+// 1, with the running decodes scheduled as a cohort (SchedulerState::schedule_cohort): the second
+//    pass over the rest of the running set, in running order. No allocation fails here (the
+//    cohort checked that the free blocks hold every prompt left), so nothing is preempted.
+void ContinuousBatching::schedule_prefills(SchedulerState& s) {
+    for (const std::uint32_t slot : s.outside_cohort()) {
+        if (s.budget() <= 0) {
+            break;
+        }
+        Request& r = s.request(slot);
+        assert(!SchedulerState::is_decode(r));
+        const int n = std::min(r.num_tokens() - r.computed, s.budget());
+        const bool grown = s.grow(r, r.computed + n);
+        assert(grown);
+        (void)grown;
+        s.schedule(slot, r, n);
+    }
+}
+
 // 2. Swapped requests come back before new ones (vLLM v0), while their blocks fit above the
 //    watermark.
 void ContinuousBatching::admit_swapped(SchedulerState& s) {
@@ -152,9 +174,13 @@ void ContinuousBatching::admit_waiting(SchedulerState& s) {
 }
 
 void ContinuousBatching::form(SchedulerState& s) {
-    schedule_running(s);
-    if (s.preempted()) {
-        return; // vLLM admits nothing in a step that preempted
+    if (s.schedule_cohort()) {
+        schedule_prefills(s);
+    } else {
+        schedule_running(s);
+        if (s.preempted()) {
+            return; // vLLM admits nothing in a step that preempted
+        }
     }
     admit_swapped(s);
     admit_waiting(s);
