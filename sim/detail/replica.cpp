@@ -323,6 +323,9 @@ void Replica::end_step(std::size_t mb) {
             finished_.push_back(slot);
         }
     }
+    if (cfg_.speculative != nullptr) {
+        metrics_.speculative_step(cfg_.id, now); // the step's accepted drafts, for a trace
+    }
     m.seqs.clear();
     mb_busy_[mb] = false;
     --in_flight_;
