@@ -139,6 +139,86 @@ void ChromeTraceWriter::request(const sim::RequestRecord& q) {
     span("e", "request", q.id, end);
 }
 
+bool ChromeTraceWriter::admit(std::uint64_t& written) {
+    if (limit_ != 0 && written >= limit_) {
+        return false;
+    }
+    ++written;
+    return true;
+}
+
+// The head of a counter event of a replica's feature: {"name":"<prefix> N","ph":"C",... "args":{
+void ChromeTraceWriter::counter(const char* prefix, int replica, Seconds t) {
+    separator();
+    out_ << R"({"name":")" << prefix << ' ' << replica << R"(","ph":"C","pid":0,"ts":)";
+    put(out_, t.si() * 1e6);
+    out_ << R"(,"args":{)";
+}
+
+void ChromeTraceWriter::speculative(const sim::SpeculativeStepRecord& r) {
+    if (r.sequences <= 0 || !admit(speculative_written_)) {
+        return;
+    }
+    counter("speculative replica", r.replica, r.end);
+    out_ << R"("accepted":)";
+    put(out_, static_cast<long long>(r.accepted));
+    out_ << R"(,"tokens_per_seq":)";
+    put(out_, static_cast<double>(r.accepted + r.sequences) / static_cast<double>(r.sequences));
+    out_ << "}}";
+}
+
+void ChromeTraceWriter::kv_transfer(const sim::KvTransferRecord& r) {
+    if (!admit(transfers_written_)) {
+        return;
+    }
+    // Inside the request's span (same id): from the prefill's end to the KV's arrival.
+    separator();
+    out_ << R"({"name":"kv_transfer","cat":"request","ph":"b","id":)" << r.request
+         << R"(,"pid":1,"tid":0,"ts":)";
+    put(out_, r.ready.si() * 1e6);
+    out_ << R"(,"args":{"replica":)";
+    put(out_, static_cast<long long>(r.replica));
+    out_ << R"(,"bytes":)";
+    put(out_, r.bytes);
+    out_ << R"(,"transfer_ms":)";
+    put(out_, r.transfer.si() * 1e3);
+    out_ << "}}";
+    span("e", "kv_transfer", r.request, r.arrival);
+    // The link: busy while it carries the KV; utilisation = Σ transfer time ÷ time so far.
+    const auto link = static_cast<std::size_t>(std::max(0, r.replica));
+    if (link >= link_busy_s_.size()) {
+        link_busy_s_.resize(link + 1, 0.0);
+    }
+    const double before = link_busy_s_[link];
+    link_busy_s_[link] += r.transfer.si();
+    counter("link replica", r.replica, r.link_start);
+    out_ << R"("busy":1,"utilisation":)";
+    put(out_, r.link_start.si() > 0 ? before / r.link_start.si() : 0.0);
+    out_ << "}}";
+    counter("link replica", r.replica, r.arrival);
+    out_ << R"("busy":0,"utilisation":)";
+    put(out_, r.arrival.si() > 0 ? link_busy_s_[link] / r.arrival.si() : 0.0);
+    out_ << "}}";
+}
+
+void ChromeTraceWriter::prefix(const sim::PrefixHitRecord& r) {
+    if (r.queried_tokens <= 0 || !admit(prefix_written_)) {
+        return;
+    }
+    counter("prefix cache replica", r.replica, r.time);
+    out_ << R"("hit_rate":)";
+    put(out_, static_cast<double>(r.hit_tokens) / static_cast<double>(r.queried_tokens));
+    out_ << "}}";
+}
+
+sim::FeatureHooks ChromeTraceWriter::hooks() {
+    sim::FeatureHooks h;
+    h.speculative = [this](const sim::SpeculativeStepRecord& r) { speculative(r); };
+    h.kv_transfer = [this](const sim::KvTransferRecord& r) { kv_transfer(r); };
+    h.prefix = [this](const sim::PrefixHitRecord& r) { prefix(r); };
+    return h;
+}
+
 void ChromeTraceWriter::finish() {
     // "otherData" is the format's place for metadata about the trace itself.
     out_ << "\n],\"otherData\":{\"steps\":" << seen_ << ",\"steps_written\":" << written_

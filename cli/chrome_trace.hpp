@@ -6,7 +6,13 @@
 /// "requests" process, one async span per request (arrival to its end) holding its "queued",
 /// "prefill" and "decode" phases. Times in microseconds. At most `limit` steps and `limit`
 /// requests are written; the rest are counted and the file says so in "otherData".
+/// The serving features add their figures (sim/feature_trace.hpp): a "speculative replica N"
+/// counter per step (accepted drafts, tokens per verified sequence), a "kv_transfer" span inside
+/// each request's span and a "link replica N" counter (busy 0/1, utilisation so far) per
+/// prefill replica, and a "prefix cache replica N" counter (hit rate so far); at most `limit`
+/// of each.
 
+#include "sim/feature_trace.hpp"
 #include "sim/result.hpp"
 
 #include <cstdint>
@@ -24,6 +30,14 @@ class ChromeTraceWriter {
     void step(const sim::StepRecord& st);
     /// Writes one finished request's spans, unless the limit has been reached.
     void request(const sim::RequestRecord& q);
+    /// Speculative decoding: one step's accepted drafts and tokens per verified sequence.
+    void speculative(const sim::SpeculativeStepRecord& r);
+    /// Disaggregation: one prompt's KV transfer (its span and its link's counter).
+    void kv_transfer(const sim::KvTransferRecord& r);
+    /// Prefix cache: a replica's hit rate so far.
+    void prefix(const sim::PrefixHitRecord& r);
+    /// The hooks that feed the three above into this writer.
+    [[nodiscard]] sim::FeatureHooks hooks();
     /// Writes the end of the file; call once, then check the stream.
     void finish();
     /// Steps seen and steps written.
@@ -46,8 +60,15 @@ class ChromeTraceWriter {
     std::uint64_t written_ = 0;
     std::uint64_t requests_seen_ = 0;
     std::uint64_t requests_written_ = 0;
+    /// The feature events' count against the limit (each feature its own).
+    [[nodiscard]] bool admit(std::uint64_t& written);
+    void counter(const char* prefix, int replica, Seconds t);
     bool first_ = true;
     std::vector<bool> named_;
+    std::uint64_t speculative_written_ = 0;
+    std::uint64_t transfers_written_ = 0;
+    std::uint64_t prefix_written_ = 0;
+    std::vector<double> link_busy_s_; ///< per prefill replica: Σ transfer time so far
 };
 
 } // namespace gpuplan::cli

@@ -22,6 +22,7 @@
 #include "model/unit_parser.hpp"
 #include "model/workload_mix.hpp"
 #include "plan/analysis.hpp"
+#include "plan/disaggregation.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -316,6 +317,46 @@ EstimateParts estimate_parts(CliContext& ctx, const model::Scenario& s,
     return p;
 }
 
+/// The scenario's disaggregated pools in the analytic model (plan::scenario_disaggregation).
+std::optional<model::DisaggregatedEstimate> estimate_pools(CliContext& ctx,
+                                                           const model::Scenario& s) {
+    return plan::scenario_disaggregation(s, [&](const model::AcceleratorSpec& gpu) {
+        return choose_profile(ctx, ScenarioFlags{}, gpu);
+    });
+}
+
+nlohmann::json disaggregation_json(const model::DisaggregatedEstimate& d) {
+    return {{"prefill_gpus", d.prefill_gpus},
+            {"decode_gpus", d.decode_gpus},
+            {"kv_bytes", d.kv_bytes.si()},
+            {"transfer_s", d.transfer.si()},
+            {"exposed_s", d.exposed.si()},
+            {"prefill_ttft_s", d.prefill_ttft.si()},
+            {"ttft_s", d.ttft.si()},
+            {"tpot_s", d.tpot.si()},
+            {"decode_running", d.decode_running},
+            {"capacity_rps", d.capacity_rps},
+            {"bottleneck", d.bottleneck},
+            {"prefill_utilisation", d.prefill_utilisation},
+            {"decode_utilisation", d.decode_utilisation},
+            {"link_utilisation", d.link_utilisation},
+            {"output_tok_s", d.output_tok_s}};
+}
+
+void print_pools(std::ostream& out, const model::DisaggregatedEstimate& d) {
+    out << "\ndisaggregated pools (cluster.disaggregation, analytic; docs/simulator.md)\n"
+        << "  GPUs        " << d.prefill_gpus << " prefill + " << d.decode_gpus << " decode\n"
+        << "  KV transfer " << fixed(d.kv_bytes.si() / 1e6, 0) << " MB per mean prompt in "
+        << fixed(d.transfer.si() * 1e3, 2) << " ms, " << fixed(d.exposed.si() * 1e3, 2)
+        << " ms of it after the prefill; link " << fixed(100 * d.link_utilisation, 1) << " % busy\n"
+        << "  TTFT        " << fixed(d.ttft.si() * 1e3, 1) << " ms (prefill "
+        << fixed(d.prefill_ttft.si() * 1e3, 1) << " ms + the exposed transfer)\n"
+        << "  TPOT        " << fixed(d.tpot.si() * 1e3, 1) << " ms at " << d.decode_running
+        << " sequences per decode replica\n"
+        << "  capacity    " << fixed(d.capacity_rps, 2) << " req/s (bound: " << d.bottleneck
+        << ")\n";
+}
+
 } // namespace
 
 nlohmann::json estimate_report(CliContext& ctx, const model::Scenario& s,
@@ -333,6 +374,9 @@ nlohmann::json estimate_report(CliContext& ctx, const model::Scenario& s,
     }
     if (const auto a = scenario_availability(s)) {
         j["availability"] = availability_json(*a);
+    }
+    if (const auto d = estimate_pools(ctx, s)) {
+        j["disaggregation"] = disaggregation_json(*d);
     }
     return j;
 }
@@ -386,6 +430,9 @@ int run_estimate(CliContext& ctx) {
         }
         if (const auto a = scenario_availability(s)) {
             print_availability(*ctx.out, *a);
+        }
+        if (const auto d = estimate_pools(ctx, s)) {
+            print_pools(*ctx.out, *d);
         }
         if (engine) {
             *ctx.out << '\n';

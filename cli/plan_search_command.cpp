@@ -18,6 +18,7 @@
 #include "hwdb/scenario_loader.hpp"
 #include "model/serving.hpp"
 #include "plan/disaggregation.hpp"
+#include "plan/routing.hpp"
 #include "plan/sizing_search.hpp"
 
 #include <nlohmann/json.hpp>
@@ -337,6 +338,57 @@ plan::SizingResult search(CliContext& ctx, const model::Scenario& s, int threads
     return r;
 }
 
+nlohmann::json router_json(const plan::RouterComparison& c) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const auto& o : c.options) {
+        nlohmann::json j = {{"router", o.router},
+                            {"analytic_hit_rate", o.analytic_hit_rate},
+                            {"simulated", o.simulated},
+                            {"meets_slo", o.meets_slo},
+                            {"slo_attainment", o.slo_attainment},
+                            {"prefix_hit_rate", o.hit_rate},
+                            {"ttft_mean_s", o.ttft_mean_s},
+                            {"ttft_at_percentile_s", o.ttft_at_p_s},
+                            {"tpot_at_percentile_s", o.tpot_at_p_s},
+                            {"request_imbalance", o.request_imbalance},
+                            {"replicas", o.replicas},
+                            {"fewest_replicas", o.fewest_replicas}};
+        if (o.router == "weighted") {
+            j["weight"] = o.weight;
+        }
+        options.push_back(std::move(j));
+    }
+    return {{"choice", c.choice},
+            {"replicas", c.replicas},
+            {"chosen", c.chosen},
+            {"verdict", c.verdict},
+            {"closed_form", c.closed_form},
+            {"prefix_tokens", c.prefix_tokens},
+            {"cache_tokens_per_replica", c.cache_tokens},
+            {"options", options}};
+}
+
+void print_routers(std::ostream& out, const plan::RouterComparison& c, double percentile) {
+    if (!c.choice) {
+        out << "router       " << c.verdict << '\n';
+        return;
+    }
+    const std::string p = "p" + fixed(percentile, 0);
+    out << "\nrouter of the answer's " << c.replicas
+        << " replicas (simulated, best first; docs/plan.md):\n";
+    Table t({"router", "hit rate (analytic)", "hit rate", "TTFT mean ms", "TTFT " + p + " ms",
+             "TPOT " + p + " ms", "attain", "SLO", "fewest replicas"});
+    for (const auto& o : c.options) {
+        t.add_row({o.router, c.closed_form ? fixed(100 * o.analytic_hit_rate, 1) + " %" : "-",
+                   fixed(100 * o.hit_rate, 1) + " %", fixed(o.ttft_mean_s * 1e3, 1),
+                   fixed(o.ttft_at_p_s * 1e3, 1), fixed(o.tpot_at_p_s * 1e3, 1),
+                   fixed(100 * o.slo_attainment, 1) + " %", o.meets_slo ? "met" : "missed",
+                   o.fewest_replicas > 0 ? std::to_string(o.fewest_replicas) : "-"});
+    }
+    t.print(out);
+    out << "router answer " << c.verdict << '\n';
+}
+
 } // namespace
 
 nlohmann::json plan_report(CliContext& ctx, const model::Scenario& s, int threads, bool progress,
@@ -473,6 +525,34 @@ int run_plan(CliContext& ctx) {
             f.threads.value_or(0), 8, interrupt_token());
         throw_if_interrupted();
     }
+    // The router of the answer's replicas: a choice with several replicas and shared prefixes
+    // (plan/routing.hpp; docs/plan.md, "The router").
+    std::optional<plan::RouterComparison> routers;
+    if (r.found && !r.ranked.empty() && r.ranked.front().config.par.dp > 1) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::PlanConfig pc = plan::effective_plan(colocated, node);
+        const model::Scenario chosen =
+            plan::configured_scenario(colocated, pc.candidates.at(k.candidate), k);
+        sim::SimOptions o;
+        o.profile = choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu);
+        o.requests =
+            s.workload.requests ? std::min(*s.workload.requests, pc.requests) : pc.requests;
+        routers = plan::compare_routers(chosen, o, f.threads.value_or(0), interrupt_token());
+        throw_if_interrupted();
+    }
+
+    // Speculative decoding on the answer: what estimate computes for its configuration.
+    std::optional<model::SpeculativeFigures> answer_spec;
+    if (r.found && !r.ranked.empty() && r.ranked.front().config.speculative) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::PlanConfig pc = plan::effective_plan(colocated, node);
+        const model::Scenario chosen =
+            plan::configured_scenario(colocated, pc.candidates.at(k.candidate), k);
+        answer_spec =
+            model::estimate_serving(chosen.deployment, chosen.workload,
+                                    choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu))
+                .speculative;
+    }
 
     // The chosen configuration (the first ranked) as the engine would be launched.
     std::optional<LaunchCommands> launch;
@@ -530,6 +610,16 @@ int run_plan(CliContext& ctx) {
             }
             j["disaggregation"] = {
                 {"gpus", pd->gpus}, {"verdict", pd->verdict}, {"layouts", layouts}};
+        }
+        if (routers) {
+            j["router"] = router_json(*routers);
+        }
+        if (answer_spec) {
+            j["answer_speculative"] = {{"method", model::to_string(answer_spec->method)},
+                                       {"num_speculative_tokens", answer_spec->k},
+                                       {"tokens_per_step", answer_spec->tokens_per_step},
+                                       {"tpot_without_s", answer_spec->tpot_off.si()},
+                                       {"speedup", answer_spec->speedup}};
         }
         *ctx.out << json_text(j) << '\n';
         return 0;
@@ -603,6 +693,17 @@ int run_plan(CliContext& ctx) {
             out << '\n';
         }
         out << "P:D answer   " << pd->verdict << '\n';
+    }
+    if (answer_spec) {
+        out << "speculative  the answer drafts " << answer_spec->k << " tokens per step ("
+            << model::to_string(answer_spec->method)
+            << "): " << fixed(answer_spec->tokens_per_step, 2)
+            << " tokens per step expected; TPOT speed-up at the operating point "
+            << fixed(answer_spec->speedup, 2) << " x (TPOT "
+            << fixed(answer_spec->tpot_off.si() * 1e3, 1) << " ms without)\n";
+    }
+    if (routers) {
+        print_routers(out, *routers, s.slo.percentile);
     }
     if (s.availability && r.found && !r.ranked.empty()) {
         const auto& par = r.ranked.front().config.par;

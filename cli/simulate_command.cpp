@@ -125,8 +125,8 @@ std::optional<PoolCosts> pool_costs(const std::vector<sim::PoolResult>& pools) {
     return c;
 }
 
-bool shows_routing(const model::Scenario& s, const sim::SimResult& r) {
-    if (r.replicas.size() < 2) {
+bool shows_routing(const model::Scenario& s, std::size_t replicas) {
+    if (replicas < 2) {
         return false;
     }
     const auto router = s.cluster.router;
@@ -337,7 +337,7 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
         j["slo_window_s"] = r.slo_window.si();
         j["slo_windows"] = windows;
     }
-    if (shows_routing(s, r)) {
+    if (shows_routing(s, r.replicas.size())) {
         nlohmann::json per = nlohmann::json::array();
         for (const auto& rep : r.replicas) {
             per.push_back({{"requests", rep.requests},
@@ -535,7 +535,7 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
         }
         out << '\n';
     }
-    if (shows_routing(s, r)) {
+    if (shows_routing(s, r.replicas.size())) {
         out << "routing      " << model::to_string(s.cluster.router) << ": prefix hit rate";
         for (const auto& rep : r.replicas) {
             out << ' ' << pct(rep.prefix_hit_rate);
@@ -795,6 +795,14 @@ int run_simulate(CliContext& ctx) {
             }
             trace_writer.emplace(*trace_file, static_cast<std::uint64_t>(trace_limit));
             opts.on_step = [&](const sim::StepRecord& st) { trace_writer->step(st); };
+            // The features' figures (speculative steps, KV transfers; prefix hit rates where
+            // the report shows the routing figures).
+            opts.features = trace_writer->hooks();
+            const model::Scenario& sc = scenarios.front();
+            if (!shows_routing(sc, static_cast<std::size_t>(
+                                       sc.cluster.replicas.value_or(sc.deployment.par.dp)))) {
+                opts.features.prefix = nullptr;
+            }
             requests_file.emplace(requests_path, std::ios::binary);
             if (!*requests_file) {
                 throw InputError(requests_path.string() +

@@ -6,6 +6,7 @@
 #include "model/memory.hpp"
 #include "model/precision.hpp"
 #include "plan/analysis.hpp"
+#include "plan/disaggregation.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -141,6 +142,12 @@ Analysis analyze(const model::Scenario& s, const Core& core, const AnalysisParts
     } else if (parts.training) {
         a.training_error =
             "this scenario has no training job; tick \"Plan a training job\" to add one";
+    }
+    try {
+        a.disaggregation = plan::scenario_disaggregation(
+            s, [&](const model::AcceleratorSpec& gpu) { return core.profile_for(gpu); });
+    } catch (const Error& e) {
+        a.disaggregation_error = e.what();
     }
     a.compute_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

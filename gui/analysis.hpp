@@ -9,6 +9,7 @@
 #include "hwdb/database.hpp"
 #include "model/bottleneck.hpp"
 #include "model/cost.hpp"
+#include "model/disaggregation.hpp"
 #include "model/efficiency.hpp"
 #include "model/power.hpp"
 #include "model/price_list.hpp"
@@ -53,6 +54,10 @@ struct Analysis {
     std::optional<model::TrainingEstimate> training;
     std::string training_error;
     std::optional<model::SearchResult> layouts;
+    /// The scenario's disaggregated pools in the analytic model (plan::scenario_disaggregation,
+    /// what `estimate` prints); nullopt without cluster.disaggregation or when it failed.
+    std::optional<model::DisaggregatedEstimate> disaggregation;
+    std::string disaggregation_error;
     double compute_ms = 0; ///< wall time of analyze()
 
     /// The serving estimate.

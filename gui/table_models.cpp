@@ -1,5 +1,6 @@
 #include "gui/table_models.hpp"
 
+#include "gui/feature_rows.hpp"
 #include "gui/ui_util.hpp"
 #include "model/memory.hpp"
 
@@ -177,6 +178,7 @@ FiguresModel::Rows servingRows(const Analysis& a) {
                                        .arg(QString::number(e.error_band.p90 * 100, 'f', 0))
                                        .arg(qs(std::string(model::to_string(e.provenance.kind)))));
     more({num("error band P90", e.error_band.p90 * 100.0, "%")});
+    appendServingFeatureRows(r, a);
     add(QObject::tr("computed in"), QString::number(a.compute_ms, 'f', 1) + QObject::tr(" ms"));
     more({num("computed in", a.compute_ms, "ms")});
     return r;
@@ -462,6 +464,7 @@ FiguresModel::Rows simulationRows(const sim::SimResult& s, double wall_s) {
         add(QObject::tr("cloud spend"), formatMoney(s.cloud_spend));
         more(money("cloud spend", s.cloud_spend));
     }
+    appendSimulationFeatureRows(r, s);
     return r;
 }
 

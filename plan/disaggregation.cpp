@@ -271,4 +271,16 @@ DisaggComparison compare_disaggregation(
     return out;
 }
 
+std::optional<model::DisaggregatedEstimate> scenario_disaggregation(
+    const model::Scenario& s,
+    const std::function<model::EfficiencyProfile(const model::AcceleratorSpec&)>& profile_for) {
+    if (!s.cluster.disaggregation) {
+        return std::nullopt;
+    }
+    const model::Disaggregation& g = *s.cluster.disaggregation;
+    return model::estimate_disaggregated(s.deployment, model::analytic_request(s.workload),
+                                         profile_for(g.prefill.hardware.gpu), g,
+                                         model::offered_rate(s.workload).value_or(0.0));
+}
+
 } // namespace gpuplan::plan

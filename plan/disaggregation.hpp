@@ -10,6 +10,7 @@
 /// scenario's workload, and ranked: meeting every SLO first, then the lower rent per hour (when
 /// every pool has a gpu_hour), then the higher SLO attainment, then the lower P99 TPOT.
 
+#include "model/disaggregation.hpp"
 #include "model/efficiency.hpp"
 #include "model/scenario.hpp"
 
@@ -61,5 +62,14 @@ struct DisaggComparison {
     const model::Scenario& s,
     const std::function<model::EfficiencyProfile(const model::AcceleratorSpec&)>& profile_for,
     int threads = 0, int max_simulations = 8, std::stop_token stop = {});
+
+/// The scenario's own pools in the analytic model: model::estimate_disaggregated of its mean
+/// request (model::analytic_request) at its offered rate (0: closed loop or none), with the
+/// prefill accelerator's profile, as compare_disaggregation sizes each split. What `estimate`
+/// prints and the app shows; nullopt without cluster.disaggregation. Throws as
+/// estimate_disaggregated does.
+[[nodiscard]] std::optional<model::DisaggregatedEstimate> scenario_disaggregation(
+    const model::Scenario& s,
+    const std::function<model::EfficiencyProfile(const model::AcceleratorSpec&)>& profile_for);
 
 } // namespace gpuplan::plan

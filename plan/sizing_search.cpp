@@ -293,12 +293,17 @@ class Search {
                                    const model::PlanCandidate& cand) const;
     void simulate_row(SizingRow& row) const;
     void explain(SizingRow& row) const;
-    [[nodiscard]] std::tuple<double, int, double, int, int, int, std::string, std::string, int,
-                             bool, int>
+    // Ties in money: fewer GPUs, lower peak power, then the lower cost per million tokens (at
+    // the same money the configuration that serves more tokens: with a closed loop, speculative
+    // decoding's gain), then the candidate order and the layout.
+    [[nodiscard]] std::tuple<double, int, double, double, int, int, int, std::string, std::string,
+                             int, bool, int>
     key(const SizingRow& r) const {
-        return {r.monthly.value_or(kInf), r.config.gpus,          r.peak_power_w,
-                r.config.candidate,       r.config.par.tp,        r.config.par.pp,
-                r.config.weights.name,    r.config.kv_cache.name, r.config.max_num_seqs,
+        return {r.monthly.value_or(kInf), r.config.gpus,
+                r.peak_power_w,           r.per_million_tokens.value_or(kInf),
+                r.config.candidate,       r.config.par.tp,
+                r.config.par.pp,          r.config.weights.name,
+                r.config.kv_cache.name,   r.config.max_num_seqs,
                 r.config.speculative,     r.config.par.dp};
     }
 

@@ -504,6 +504,7 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     if (options.on_request) {
         metrics.on_request(options.on_request);
     }
+    metrics.on_features(options.features);
     if (power) {
         metrics.enable_power(*power);
     } else if (!pools.empty()) {

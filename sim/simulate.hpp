@@ -8,6 +8,7 @@
 #include "model/efficiency.hpp"
 #include "model/power.hpp"
 #include "model/scenario.hpp"
+#include "sim/feature_trace.hpp"
 #include "sim/result.hpp"
 
 #include <cstdint>
@@ -37,6 +38,9 @@ struct SimOptions {
     /// Called with every request as it leaves the system (the order of SimResult::requests),
     /// for per-request output written while the run goes instead of kept (keep_requests).
     std::function<void(const RequestRecord&)> on_request;
+    /// Called with the serving features' events (speculative steps, KV transfers, prefix hit
+    /// rates) as they happen, for a trace (sim/feature_trace.hpp); null hooks: none.
+    FeatureHooks features;
     /// Pipeline-parallel replicas run up to pp micro-batches at once (docs/simulator.md); false:
     /// one batch at a time through all stages (same latency, up to pp× less throughput), for
     /// comparisons.

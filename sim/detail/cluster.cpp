@@ -887,6 +887,7 @@ void Cluster::start_transfer(int from, std::uint32_t slot) {
     kv_moved_ += bytes.si();
     transfer_s_.add(t.si());
     exposed_s_.add(tick_s(end - now));
+    metrics_.kv_transfer(r.id, from, now, end - t_ticks, end, t, bytes.si());
     r.state = ReqState::Transfer;
     r.transferred = true;
     r.replica = -1;

@@ -138,6 +138,10 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
         auto& rep = replicas_[static_cast<std::size_t>(r.replica)];
         rep.prefix_queried += r.prompt;
         rep.prefix_hit += r.cached_tokens;
+        if (features_.prefix) {
+            features_.prefix(
+                PrefixHitRecord{r.replica, to_seconds(now), rep.prefix_hit, rep.prefix_queried});
+        }
     }
     switch (outcome) {
     case Outcome::Completed:
@@ -264,6 +268,23 @@ void Metrics::tokens(Tick now, std::int64_t prefill_tokens, std::int64_t output_
 void Metrics::prefix_lookup(std::int64_t queried, std::int64_t hit) {
     lookup_queried_ += queried;
     lookup_hit_ += hit;
+}
+
+void Metrics::speculative_step(int replica, Tick now) {
+    if (features_.speculative && step_verifies_ > 0) {
+        features_.speculative(SpeculativeStepRecord{replica, to_seconds(now), step_verifies_,
+                                                    step_drafted_, step_accepted_});
+    }
+    step_verifies_ = step_drafted_ = step_accepted_ = 0;
+}
+
+void Metrics::kv_transfer(std::uint64_t request, int replica, Tick ready, Tick link_start,
+                          Tick arrival, Seconds transfer, double bytes) const {
+    if (features_.kv_transfer) {
+        features_.kv_transfer(KvTransferRecord{request, replica, to_seconds(ready),
+                                               to_seconds(link_start), to_seconds(arrival),
+                                               transfer, bytes});
+    }
 }
 
 void Metrics::preemption(int replica) {

@@ -6,6 +6,7 @@
 #include "model/step_cost.hpp"
 #include "sim/detail/power_observer.hpp"
 #include "sim/detail/request.hpp"
+#include "sim/feature_trace.hpp"
 #include "sim/quantile_sketch.hpp"
 #include "sim/result.hpp"
 #include "sim/tick.hpp"
@@ -67,7 +68,17 @@ class Metrics {
         ++spec_verifies_;
         spec_drafted_ += drafted;
         spec_accepted_ += accepted;
+        ++step_verifies_;
+        step_drafted_ += drafted;
+        step_accepted_ += accepted;
     }
+    /// The end of a speculative replica's step: its verifies since the last call go to the
+    /// features' hook (sim/feature_trace.hpp), if any.
+    void speculative_step(int replica, Tick now);
+    /// A prompt's KV on prefill replica `replica`'s link over [link_start, arrival], issued at
+    /// `ready`, for the features' hook.
+    void kv_transfer(std::uint64_t request, int replica, Tick ready, Tick link_start, Tick arrival,
+                     Seconds transfer, double bytes) const;
     /// Seconds the proposer ran in a step.
     void speculative_draft_time(double s) { spec_draft_s_ += s; }
     /// Fills `out`'s counts from what was recorded.
@@ -93,6 +104,8 @@ class Metrics {
     void on_step(std::function<void(const StepRecord&)> f) { on_step_ = std::move(f); }
     /// Calls `f` with every request as it leaves the system (null: none).
     void on_request(std::function<void(const RequestRecord&)> f) { on_request_ = std::move(f); }
+    /// Calls the features' hooks as their events happen (null hooks: none).
+    void on_features(FeatureHooks f) { features_ = std::move(f); }
 
     /// The most time-series bins kept: past it the bin width doubles (the span at 1-second
     /// resolution is 2^16 s, about 18 hours).
@@ -153,6 +166,8 @@ class Metrics {
     std::int64_t lookup_queried_ = 0, lookup_hit_ = 0;
     std::int64_t spec_verifies_ = 0, spec_drafted_ = 0, spec_accepted_ = 0;
     double spec_draft_s_ = 0;
+    std::int64_t step_verifies_ = 0, step_drafted_ = 0, step_accepted_ = 0; // since the last step
+    FeatureHooks features_;
     Tick first_arrival_ = -1;
     Tick last_finish_ = 0;
     double cloud_spend_ = 0;

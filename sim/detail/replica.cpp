@@ -335,6 +335,9 @@ void Replica::end_step(std::size_t mb) {
             state_.join_cohort(slot, r);
         }
     }
+    if (cfg_.speculative != nullptr) {
+        metrics_.speculative_step(cfg_.id, now); // the step's accepted drafts, for a trace
+    }
     m.seqs.clear();
     mb_busy_[mb] = false;
     --in_flight_;

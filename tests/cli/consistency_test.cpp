@@ -351,3 +351,68 @@ TEST(OneAnswer, APlanRowAndCostOfThatConfigurationAgreeToTheCent) {
                 row["per_million_tokens"].get<double>(), 0.005);
     EXPECT_DOUBLE_EQ(cost["tokens_per_month"].get<double>(), row["tokens_per_month"].get<double>());
 }
+
+TEST(OneAnswer, SpeculativeFiguresAgreeAcrossEstimateSimulateAndPlan) {
+    // Llama-3.1-8B drafting k = 4 tokens for Llama-3.1-70B at α = 0.7 (the example's block):
+    // E = (1 − 0.7^5) / (1 − 0.7) tokens per verify step (Leviathan et al. eq. 1).
+    const std::string file = example("speculative-llama70b-h100.yaml");
+    const double expected = (1 - std::pow(0.7, 5)) / (1 - 0.7);
+    const json est = run_json("estimate " + file);
+    const json sim = run_json("simulate " + file + " --requests 60");
+    // One sequence at a time, where speculation pays (the verify pass is bandwidth-bound): at
+    // the same GPUs the speculative layout serves more tokens for the money and is the answer.
+    const json plan = run_json("plan " + file + " --set workload.concurrency=1");
+    ASSERT_FALSE(est.is_null() || sim.is_null() || plan.is_null());
+    EXPECT_NEAR(est["speculative"]["tokens_per_step"].get<double>(), expected, 1e-12);
+    EXPECT_NEAR(sim["speculative"]["expected_tokens_per_step"].get<double>(), expected, 1e-12);
+    EXPECT_EQ(est["speculative"]["num_speculative_tokens"],
+              sim["speculative"]["num_speculative_tokens"]);
+    EXPECT_EQ(est["speculative"]["method"], sim["speculative"]["method"]);
+    // The run's draws average close to the closed form.
+    EXPECT_NEAR(sim["speculative"]["tokens_per_step"].get<double>(), expected, 0.1 * expected);
+    // plan: its answer speculates, with estimate's figures for that configuration (the
+    // example's own layout, tp 4 on 4 GPUs, at concurrency 1).
+    ASSERT_TRUE(plan.contains("answer_speculative")) << plan.dump();
+    EXPECT_TRUE(plan["ranked"][0]["speculative"].get<bool>());
+    EXPECT_NEAR(plan["answer_speculative"]["tokens_per_step"].get<double>(), expected, 1e-12);
+    EXPECT_EQ(plan["answer_speculative"]["method"], est["speculative"]["method"]);
+    const json one = run_json("estimate " + file + " --set workload.concurrency=1");
+    ASSERT_FALSE(one.is_null());
+    EXPECT_DOUBLE_EQ(plan["answer_speculative"]["speedup"].get<double>(),
+                     one["speculative"]["speedup"].get<double>());
+    EXPECT_DOUBLE_EQ(plan["answer_speculative"]["tpot_without_s"].get<double>(),
+                     one["speculative"]["tpot_without_s"].get<double>());
+}
+
+TEST(OneAnswer, DisaggregationFiguresAgreeAcrossEstimateSimulateAndPlan) {
+    // The example's 3,000-token prompts: Llama-3.1-70B's KV is 2 × 80 layers × 8 KV heads × 128
+    // × 2 bytes a token; tp 4 on both pools sends over four NDR links (50 GB/s each, 5 µs).
+    const std::string file = example("disaggregated-llama70b-h100.yaml");
+    const double bytes = 2.0 * 80 * 8 * 128 * 2 * 3000;
+    const double transfer = 5e-6 + bytes / (4 * 50e9);
+    const json est = run_json("estimate " + file);
+    const json sim = run_json("simulate " + file);
+    const json plan = run_json("plan " + file);
+    ASSERT_FALSE(est.is_null() || sim.is_null() || plan.is_null());
+    const json& e = est["disaggregation"];
+    const json& d = sim["disaggregation"];
+    EXPECT_DOUBLE_EQ(e["kv_bytes"].get<double>(), bytes);
+    EXPECT_NEAR(e["transfer_s"].get<double>(), transfer, 1e-12);
+    // Every simulated transfer is that one (to the nanosecond tick).
+    EXPECT_NEAR(d["transfer_time"]["mean_s"].get<double>(), transfer, 1e-9);
+    EXPECT_NEAR(d["transfer_time"]["p99_s"].get<double>(), transfer, 1e-9);
+    EXPECT_DOUBLE_EQ(d["kv_bytes"].get<double>(), bytes * d["transfers"].get<double>());
+    // Link utilisation: the analytic rate × T ÷ prefill replicas against the run's Σ T ÷ span.
+    EXPECT_NEAR(e["link_utilisation"].get<double>(), 2.5 * transfer / 2, 1e-12);
+    EXPECT_NEAR(d["link_utilisation"].get<double>(), e["link_utilisation"].get<double>(),
+                0.15 * e["link_utilisation"].get<double>());
+    // plan's P:D comparison runs the scenario's own split: the same transfer.
+    bool found = false;
+    for (const json& l : plan["disaggregation"]["layouts"]) {
+        if (l["name"] == "2P x tp4 : 2D x tp4" && l["simulated"].get<bool>()) {
+            found = true;
+            EXPECT_NEAR(l["transfer_mean_s"].get<double>(), transfer, 1e-9);
+        }
+    }
+    EXPECT_TRUE(found) << plan["disaggregation"].dump();
+}

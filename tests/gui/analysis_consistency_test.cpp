@@ -65,3 +65,29 @@ TEST(AppConsistency, TheAppsAnalysisGivesTheClisFiguresForEveryServingExample) {
         }
     }
 }
+
+TEST(AppConsistency, TheAppShowsEstimatesSpeculativeAndDisaggregatedFigures) {
+    const gui::Core core(db(), {std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    const std::string spec =
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/speculative-llama70b-h100.yaml";
+    const gui::Analysis a = gui::analyze(hwdb::load_scenario(spec, db()), core);
+    const json est = cli_json("estimate " + spec);
+    ASSERT_TRUE(a.serving().speculative.has_value());
+    ASSERT_FALSE(est.is_null());
+    EXPECT_DOUBLE_EQ(a.serving().speculative->tokens_per_step,
+                     est["speculative"]["tokens_per_step"].get<double>());
+    EXPECT_DOUBLE_EQ(a.serving().speculative->speedup, est["speculative"]["speedup"].get<double>());
+    EXPECT_DOUBLE_EQ(a.serving().tpot.si(), est["tpot_s"].get<double>());
+    const std::string pd =
+        std::string(GPUPLAN_SOURCE_DIR) + "/examples/disaggregated-llama70b-h100.yaml";
+    const gui::Analysis b = gui::analyze(hwdb::load_scenario(pd, db()), core);
+    const json pest = cli_json("estimate " + pd);
+    ASSERT_TRUE(b.disaggregation.has_value()) << b.disaggregation_error;
+    ASSERT_FALSE(pest.is_null());
+    const json& d = pest["disaggregation"];
+    EXPECT_DOUBLE_EQ(b.disaggregation->transfer.si(), d["transfer_s"].get<double>());
+    EXPECT_DOUBLE_EQ(b.disaggregation->ttft.si(), d["ttft_s"].get<double>());
+    EXPECT_DOUBLE_EQ(b.disaggregation->tpot.si(), d["tpot_s"].get<double>());
+    EXPECT_DOUBLE_EQ(b.disaggregation->capacity_rps, d["capacity_rps"].get<double>());
+    EXPECT_EQ(b.disaggregation->bottleneck, d["bottleneck"].get<std::string>());
+}
