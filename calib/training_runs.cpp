@@ -118,6 +118,7 @@ TrainingComparison replay_training_run(
 std::vector<BandSample> training_band_samples(const std::vector<TrainingComparison>& runs,
                                               const std::string& set) {
     std::vector<BandSample> out;
+    out.reserve(runs.size());
     for (const TrainingComparison& c : runs) {
         out.push_back(
             {model::BandFigure::TrainingStep, c.cls, c.step_error, set, "training-run", false});
