@@ -8,6 +8,7 @@
 #include "calib/power_fit.hpp"
 #include "calib/profile_writer.hpp"
 #include "calib/serving_runs.hpp"
+#include "calib/training_runs.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/json_out.hpp"
 #include "cli/options.hpp"
@@ -995,6 +996,62 @@ void validate_serving_runs(CliContext& ctx, const ValidateRequest& req, nlohmann
     }
 }
 
+/// Whole training runs: the published runs of a runs.yaml (validation/published-training)
+/// replayed through the training planner (calib/training_runs.hpp).
+void validate_training_runs(CliContext& ctx, const std::vector<fs::path>& files,
+                            const ValidateRequest& req, nlohmann::json& json,
+                            std::vector<calib::BandSample>& samples) {
+    const auto folders = profile_folders(ctx);
+    for (const auto& file : files) {
+        const hwdb::PublishedTrainingRuns set = hwdb::read_training_runs_file(file);
+        std::vector<calib::TrainingComparison> runs;
+        for (const auto& run : set.runs) {
+            runs.push_back(
+                calib::replay_training_run(run, ctx.db(), [&](const model::AcceleratorSpec& gpu) {
+                    return hwdb::find_profile_for_gpu(folders, gpu);
+                }));
+            throw_if_interrupted();
+        }
+        for (auto& b : calib::training_band_samples(runs, set.set)) {
+            samples.push_back(std::move(b));
+        }
+        if (req.markdown) {
+            continue;
+        }
+        if (req.json) {
+            nlohmann::json rows = nlohmann::json::array();
+            for (const auto& c : runs) {
+                rows.push_back({{"run", c.name},
+                                {"source", c.source},
+                                {"gpu", c.gpu},
+                                {"gpus", c.gpus},
+                                {"layout", c.layout},
+                                {"layout_searched", c.searched},
+                                {"fits", c.fits},
+                                {"figure", hwdb::to_string(c.figure)},
+                                {"published", c.published},
+                                {"predicted", c.predicted},
+                                {"step_time_error", c.step_error}});
+            }
+            json.push_back({{"training_runs", set.set}, {"runs", rows}});
+            continue;
+        }
+        *ctx.out << "training runs: " << set.set << " (" << file.string()
+                 << "), the planner against the published figure; step-time error (+: the "
+                    "model is slow)\n";
+        Table t({"run", "GPUs", "layout", "figure", "published", "predicted", "step error"});
+        for (const auto& c : runs) {
+            t.add_row({c.name + (c.fits ? "" : " (does not fit)"), std::to_string(c.gpus),
+                       c.layout + (c.searched ? " (searched)" : ""), hwdb::to_string(c.figure),
+                       fixed(c.published, c.published < 10 ? 3 : 1),
+                       fixed(c.predicted, c.predicted < 10 ? 3 : 1),
+                       (c.step_error >= 0 ? "+" : "") + fixed(c.step_error * 100, 1) + "%"});
+        }
+        t.print(*ctx.out);
+        *ctx.out << '\n';
+    }
+}
+
 /// One row per measured band: its class, n, mean signed and P90 absolute error, set.
 void print_band_table(std::ostream& out, const model::ErrorBands& bands, bool markdown) {
     const std::vector<std::string> header = {"figure",    "GPU",    "engine",      "model",
@@ -1097,11 +1154,24 @@ int run_calib_validate(CliContext& ctx) {
     nlohmann::json json = nlohmann::json::array();
     std::vector<std::string> unknown;
     std::vector<calib::BandSample> samples;
-    if (!req->markdown) {
-        validate_kernels(ctx, *req, json, unknown);
+    // Folders of published training runs are replayed by the training planner; the other
+    // inputs are kernel, step and serving data.
+    ValidateRequest data = *req;
+    std::vector<fs::path> training;
+    data.inputs.clear();
+    for (const auto& in : req->inputs) {
+        if (const auto runs = calib::find_training_runs(in)) {
+            training.push_back(*runs);
+        } else {
+            data.inputs.push_back(in);
+        }
     }
-    validate_steps(ctx, *req, json, samples);
-    validate_serving_runs(ctx, *req, json, samples);
+    if (!req->markdown && !data.inputs.empty()) {
+        validate_kernels(ctx, data, json, unknown);
+    }
+    validate_steps(ctx, data, json, samples);
+    validate_serving_runs(ctx, data, json, samples);
+    validate_training_runs(ctx, training, *req, json, samples);
     report_bands(ctx, *req, json, samples);
     if (req->markdown) {
         return 0;

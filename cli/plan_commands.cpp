@@ -182,23 +182,9 @@ int run_fit(CliContext& ctx) {
 
 namespace {
 
-/// Which measured band each estimate figure carries (model/error_bands.hpp), keyed as --json's
-/// `bands` object keys them: the time to first token alone is a whole prefill step, under load a
-/// serving run's; TPOT and throughput are whole decode steps.
-struct EstimateBand {
-    const char* key;
-    model::BandFigure figure;
-    model::BandRegime regime;
-};
-constexpr EstimateBand kEstimateBands[] = {
-    {"ttft", model::BandFigure::Ttft, model::BandRegime::Prefill},
-    {"ttft_loaded", model::BandFigure::Ttft, model::BandRegime::Serving},
-    {"tpot", model::BandFigure::Tpot, model::BandRegime::Decode},
-    {"throughput", model::BandFigure::Throughput, model::BandRegime::Decode},
-    {"peak_throughput", model::BandFigure::Throughput, model::BandRegime::Decode}};
-
-const EstimateBand& estimate_band(std::string_view key) {
-    for (const EstimateBand& b : kEstimateBands) {
+/// The band of the estimate figure `key` (model::kEstimateFigureBands).
+const model::EstimateFigureBand& estimate_band(std::string_view key) {
+    for (const model::EstimateFigureBand& b : model::kEstimateFigureBands) {
         if (key == b.key) {
             return b;
         }
@@ -218,7 +204,7 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
     // Each figure's band: its measured error on whole steps or serving runs (docs/validation.md).
     BandNotes notes(bands, model::band_query(s.deployment));
     const auto band = [&](std::string_view key) {
-        const EstimateBand& eb = estimate_band(key);
+        const model::EstimateFigureBand& eb = estimate_band(key);
         return notes.cell(eb.figure, eb.regime);
     };
     Table t({"figure", "value", "band", "MFU", "MBU"});
@@ -365,7 +351,7 @@ nlohmann::json estimate_report(CliContext& ctx, const model::Scenario& s,
     const model::BottleneckReport& b = *p.analysis.bottleneck;
     nlohmann::json j = estimate_json(s, b.estimate, b, p.whatifs);
     const model::BandQuery q = model::band_query(s.deployment);
-    for (const EstimateBand& eb : kEstimateBands) {
+    for (const model::EstimateFigureBand& eb : model::kEstimateFigureBands) {
         j["bands"][eb.key] = band_json(model::band_for(ctx.error_bands(), eb.figure, eb.regime, q));
     }
     j["capacity_at_slo"] = slo_capacity_json(p.slo);

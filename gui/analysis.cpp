@@ -1,5 +1,6 @@
 #include "gui/analysis.hpp"
 
+#include "hwdb/error_bands_io.hpp"
 #include "hwdb/profile_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/error.hpp"
@@ -16,7 +17,8 @@
 namespace gpuplan::gui {
 
 Core::Core(const hwdb::Database& db, std::vector<std::filesystem::path> hwdb_folders)
-    : db_(db), profile_folders_(hwdb::profile_folders(hwdb_folders)) {}
+    : db_(db), profile_folders_(hwdb::profile_folders(hwdb_folders)),
+      bands_(hwdb::load_error_bands(hwdb_folders)) {}
 
 model::EfficiencyProfile Core::profile_for(const model::AcceleratorSpec& gpu) const {
     const std::lock_guard lock(mutex_);
@@ -101,6 +103,11 @@ Analysis analyze(const model::Scenario& s, const Core& core, const AnalysisParts
     links.on_error = plan::OnError::Record;
     plan::ServingAnalysis chain = plan::analyze_serving(s, core.server_of(s), profile, links);
     a.bottleneck = std::move(*chain.bottleneck);
+    // Each figure's band as `estimate` prints it (docs/validation.md).
+    const model::BandQuery q = model::band_query(d);
+    for (const model::EstimateFigureBand& eb : model::kEstimateFigureBands) {
+        a.bands.emplace_back(eb.key, model::band_for(core.error_bands(), eb.figure, eb.regime, q));
+    }
     if (parts.what_ifs) {
         std::vector<model::GpuCandidate> candidates;
         for (const auto& g : what_if_candidates(db, d.gpu)) {

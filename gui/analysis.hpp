@@ -11,6 +11,7 @@
 #include "model/cost.hpp"
 #include "model/disaggregation.hpp"
 #include "model/efficiency.hpp"
+#include "model/error_bands.hpp"
 #include "model/power.hpp"
 #include "model/price_list.hpp"
 #include "model/rack.hpp"
@@ -58,6 +59,9 @@ struct Analysis {
     /// what `estimate` prints); nullopt without cluster.disaggregation or when it failed.
     std::optional<model::DisaggregatedEstimate> disaggregation;
     std::string disaggregation_error;
+    /// Each estimate figure's measured error band (model::kEstimateFigureBands, keyed as
+    /// `estimate --json`'s "bands"), from the hwdb's error_bands.yaml by model::band_for.
+    std::vector<std::pair<std::string, model::FigureBand>> bands;
     double compute_ms = 0; ///< wall time of analyze()
 
     /// The serving estimate.
@@ -83,10 +87,14 @@ class Core {
     [[nodiscard]] const model::ServerSpec* server_of(const model::Scenario& s) const;
     /// The scenario's node as power figures (its server, else an unknown node).
     [[nodiscard]] model::NodePower node_of(const model::Scenario& s) const;
+    /// The measured error bands of the hwdb folders (hwdb/error_bands.yaml), as the CLI reads
+    /// them.
+    [[nodiscard]] const model::ErrorBands& error_bands() const { return bands_; }
 
   private:
     const hwdb::Database& db_;
     std::vector<std::filesystem::path> profile_folders_;
+    model::ErrorBands bands_;
     mutable std::mutex mutex_;
     mutable std::map<std::string, model::EfficiencyProfile> profiles_;
 };

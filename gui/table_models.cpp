@@ -2,6 +2,7 @@
 
 #include "gui/feature_rows.hpp"
 #include "gui/ui_util.hpp"
+#include "model/error_bands.hpp"
 #include "model/memory.hpp"
 
 #include <QBrush>
@@ -116,15 +117,29 @@ FiguresModel::Rows servingRows(const Analysis& a) {
     const auto add = [&r](const QString& k, const QString& v) { r.push_back({k, v, {}}); };
     // The numbers behind the row just added (for the CSV export).
     const auto more = [&r](std::vector<FigureNumber> n) { r.back().numbers = std::move(n); };
+    // The measured band of the figure `key` names (as `estimate` prints it: model::band_for,
+    // model::band_text), on a row of its own under the figure.
+    const auto band = [&](const QString& figure, std::string_view key) {
+        for (const auto& [k, b] : a.bands) {
+            if (k == key) {
+                add(figure + QObject::tr(" band"), qs(model::band_text(b)));
+                more({{figure + QStringLiteral(" band P90"), b.p90 * 100.0, QStringLiteral("%")}});
+            }
+        }
+    };
     add(QObject::tr("fits"), m.fits ? QObject::tr("yes") : QObject::tr("NO"));
     add(QObject::tr("TTFT (alone)"), formatTime(e.ttft));
     more({num("TTFT alone", e.ttft.si(), "s")});
+    band(QObject::tr("TTFT (alone)"), "ttft");
     add(QObject::tr("TTFT (under load)"), formatTime(e.ttft_loaded));
     more({num("TTFT under load", e.ttft_loaded.si(), "s")});
+    band(QObject::tr("TTFT (under load)"), "ttft_loaded");
     add(QObject::tr("TPOT"), formatTime(e.tpot));
     more({num("TPOT", e.tpot.si(), "s")});
+    band(QObject::tr("TPOT"), "tpot");
     add(QObject::tr("throughput"), formatNumber(e.throughput) + QObject::tr(" tok/s"));
     more({num("throughput", e.throughput, "tok/s")});
+    band(QObject::tr("throughput"), "throughput");
     add(QObject::tr("throughput per GPU"),
         formatNumber(a.scenario.deployment.gpus() > 0 ? e.throughput / a.scenario.deployment.gpus()
                                                       : 0) +
@@ -137,6 +152,7 @@ FiguresModel::Rows servingRows(const Analysis& a) {
     more(
         {num("peak throughput", e.peak_throughput, "tok/s"),
          num("peak throughput concurrency", static_cast<double>(e.peak_concurrency), "sequences")});
+    band(QObject::tr("peak throughput"), "peak_throughput");
     const model::OperatingPoint& op = e.operating_point;
     add(QObject::tr("load"), op.kind == model::LoadKind::OfferedRate
                                  ? QObject::tr("open loop at %1 req/s, %2 in flight")
@@ -174,10 +190,12 @@ FiguresModel::Rows servingRows(const Analysis& a) {
             .arg(qs(std::string(model::to_string(m.concurrency_limit)))));
     more({num("max concurrency", m.max_concurrency, "sequences"),
           num("max_model_len", static_cast<double>(m.engine.max_model_len), "tokens")});
-    add(QObject::tr("error band"), QObject::tr("±%1 % (P90), %2 profile")
-                                       .arg(QString::number(e.error_band.p90 * 100, 'f', 0))
-                                       .arg(qs(std::string(model::to_string(e.provenance.kind)))));
-    more({num("error band P90", e.error_band.p90 * 100.0, "%")});
+    // The profile's per-kernel error: one kernel's, not a figure's (the bands above are).
+    add(QObject::tr("per-kernel error"),
+        QObject::tr("±%1 % (P90), %2 profile")
+            .arg(QString::number(e.error_band.p90 * 100, 'f', 0))
+            .arg(qs(std::string(model::to_string(e.provenance.kind)))));
+    more({num("per-kernel error P90", e.error_band.p90 * 100.0, "%")});
     appendServingFeatureRows(r, a);
     add(QObject::tr("computed in"), QString::number(a.compute_ms, 'f', 1) + QObject::tr(" ms"));
     more({num("computed in", a.compute_ms, "ms")});

@@ -106,6 +106,22 @@ struct FigureBand {
 [[nodiscard]] FigureBand band_for(const ErrorBands& bands, BandFigure figure, BandRegime regime,
                                   const BandQuery& q);
 
+/// Which measured band each serving estimate figure carries, keyed as `estimate --json`'s
+/// `bands` object keys them: the time to first token alone is a whole prefill step, under load a
+/// serving run's; TPOT and throughput are whole decode steps. `estimate` and the desktop app's
+/// estimate view both show these.
+struct EstimateFigureBand {
+    const char* key;
+    BandFigure figure;
+    BandRegime regime;
+};
+inline constexpr std::array<EstimateFigureBand, 5> kEstimateFigureBands = {
+    {{"ttft", BandFigure::Ttft, BandRegime::Prefill},
+     {"ttft_loaded", BandFigure::Ttft, BandRegime::Serving},
+     {"tpot", BandFigure::Tpot, BandRegime::Decode},
+     {"throughput", BandFigure::Throughput, BandRegime::Decode},
+     {"peak_throughput", BandFigure::Throughput, BandRegime::Decode}}};
+
 /// "±16 % (P90 of 40 whole-step validation points, <set>)" or "±50 % (default: no validation for
 /// this class)".
 [[nodiscard]] std::string band_text(const FigureBand& b);

@@ -35,18 +35,29 @@ double normal_quantile(double p) {
     return 0.5 * (lo + hi);
 }
 
-Seconds tpot_percentile(const ChunkInterference& c, int output_tokens, double percentile) {
+Seconds tpot_percentile(const ChunkInterference& c, int output_tokens, double percentile,
+                        Seconds per_sequence) {
     const int n = output_tokens - 1;
     const double f = std::clamp(c.share, 0.0, 1.0);
-    if (n < 1 || c.every_step || f <= 0.0 || f >= 1.0) {
-        return c.decode_step + c.extra * f;
+    const Seconds mean = c.decode_step + c.extra * f;
+    if (n < 1 || c.every_step || f <= 0.0 || f >= 1.0 || !(mean.si() > 0)) {
+        return mean;
     }
-    // The prompts arriving while the request decodes are Poisson: n f ÷ s of them, each s
-    // chunk steps, so the chunk steps have mean n f and variance n f s.
-    const double z = normal_quantile(percentile / 100.0);
+    // The prompts arriving during the request's decode life (P = n f ÷ s of them, s chunk steps
+    // each) and the sequences it shares the steps with are both counts of one Poisson arrival
+    // stream: X = a A + β B̄, with a = s × extra ÷ n per prompt and β per running sequence, has
+    // Var(A) = P, Var(B̄) = 2P/3, Cov = P/2 (before feedback). Every chunk lengthens the life, in
+    // which more prompts arrive (a branching process of mean m = f × extra ÷ mean TPOT per
+    // prompt), so the spread grows by 1 / (1 − m).
     const double s = std::max(1, c.chunk_steps);
-    const double k = std::clamp(n * f + z * std::sqrt(n * f * s), 0.0, double(n));
-    return c.decode_step + c.extra * (k / n);
+    const double prompts = n * f / s;
+    const double a = s * c.extra.si() / n;
+    const double b = std::max(0.0, per_sequence.si());
+    const double m = (c.extra * f).si() / mean.si();
+    const double sd = std::sqrt(prompts * (a * a + 2.0 / 3.0 * b * b + a * b)) / (1.0 - m);
+    const double z = normal_quantile(percentile / 100.0);
+    const double value = mean.si() + z * sd;
+    return Seconds(std::clamp(value, c.decode_step.si(), (c.decode_step + c.extra).si()));
 }
 
 Seconds queue_wait_percentile(double rate, double capacity_rate, int servers, double percentile,
@@ -106,6 +117,14 @@ double variability(const ArrivalProcess& a) {
     }
 }
 
+/// How much the decode-only step at the running batch grows per running sequence of the replica
+/// (one more sequence in the micro-batch, spread over its pp micro-batches).
+Seconds step_growth_per_sequence(const StepCostModel& m, const Workload& w, int running) {
+    const int ctx = average_context(w);
+    const int mb = (std::max(1, running) + m.pp() - 1) / m.pp();
+    return (tpot(m, mb + 1, ctx) - tpot(m, mb, ctx)) / m.pp();
+}
+
 bool over(const std::optional<Seconds>& target, Seconds value) {
     return target && !(value <= *target);
 }
@@ -149,7 +168,8 @@ SloFigures slo_figures_at(const Deployment& d, const Workload& w, const Slo& slo
         spec.emplace(d, *d.engine.speculative, profile);
     }
     f.chunks = chunk_interference(m, a, std::max(1, e.running), cached, spec ? &*spec : nullptr);
-    f.tpot = tpot_percentile(f.chunks, out, slo.percentile);
+    f.tpot = tpot_percentile(f.chunks, out, slo.percentile,
+                             spec ? Seconds(0) : step_growth_per_sequence(m, a, e.running));
     const double capacity_rate = e.peak_throughput / dp / out;
     // Two queues in turn: a slot in the running batch (c sequences), then the prompt's turn for
     // the chunk steps (one prompt at a time, each for its prefill under load: M/D/1). The

@@ -40,13 +40,18 @@ enum class SloBound {
 [[nodiscard]] double normal_quantile(double p);
 
 /// (b) The `percentile` of a request's TPOT (the mean of its n = output_tokens − 1 step gaps)
-/// when a share f of the steps carry a chunk: the prompts arriving while it decodes are Poisson
-/// (n f ÷ s of them, s = chunk_steps each), so K, its gaps that carry a chunk, has mean n f and
-/// variance n f s; with the normal approximation K_p = n f + z_p √(n f s), capped at n, and
-/// TPOT_p = decode_step + K_p ÷ n × extra. With every step mixed (or one output token) it is the
-/// mean.
+/// when a share f of the steps carry a chunk, under Poisson arrivals. Its decode life sees
+/// P = n f ÷ s prompts arrive (s = chunk_steps each, a = s × extra ÷ n of TPOT per prompt) and
+/// shares its steps with a running batch that grows the decode-only step by `per_sequence` (β)
+/// per sequence; both counts come from the one arrival stream: with lifetimes of one length the
+/// life's mean batch has variance 2P/3 and covariance P/2 with the prompts (M/G/∞). Each chunk
+/// lengthens the life, in which more prompts arrive: a branching process with m = f × extra ÷
+/// mean TPOT prompts per prompt, which multiplies the spread by 1 / (1 − m). With the normal
+/// approximation TPOT_p = mean + z_p √(P (a² + 2β²/3 + a β)) ÷ (1 − m), mean = decode_step +
+/// f × extra, within [decode_step, decode_step + extra]. With every step mixed (or one output
+/// token) it is the mean.
 [[nodiscard]] Seconds tpot_percentile(const ChunkInterference& c, int output_tokens,
-                                      double percentile);
+                                      double percentile, Seconds per_sequence = Seconds(0));
 
 /// (c) The `percentile` of the wait for a slot at `rate` requests/s on a replica that completes
 /// at most `capacity_rate` (μ_c) requests/s with `servers` (c) sequences at once: an M/M/c

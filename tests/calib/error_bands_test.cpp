@@ -177,9 +177,11 @@ TEST(ErrorBands, ShippedBandsAreTheMeasurementOfTheValidationSets) {
         GTEST_SKIP() << "no " << data << " (../shared/data is not part of a clone)";
     }
     const fs::path dir = temp_dir("shipped");
-    const auto r = test::run_cli("calib validate " + (data / "splitwise").string() + " " +
-                                 (data / "llmservingsim").string() + " --markdown --write-bands " +
-                                 (dir / "bands.yaml").string());
+    const auto r =
+        test::run_cli("calib validate " + (data / "splitwise").string() + " " +
+                      (data / "llmservingsim").string() + " " +
+                      (fs::path(GPUPLAN_SOURCE_DIR) / "validation/published-training").string() +
+                      " --markdown --write-bands " + (dir / "bands.yaml").string());
     ASSERT_EQ(r.exit_code, 0) << r.out;
     const model::ErrorBands fresh = hwdb::read_error_bands_file(dir / "bands.yaml");
     const model::ErrorBands shipped =
@@ -222,12 +224,22 @@ TEST(ErrorBands, EstimateAndTrainPrintTheShippedBandOfTheirClassOrTheDefault) {
         EXPECT_DOUBLE_EQ(band["p90"].get<double>(), model::kUnvalidatedBand) << key;
         EXPECT_EQ(band["source"], "default: no validation for this class") << key;
     }
-    // Training steps have no validation set yet.
+    // Training steps on H100 in 16-bit: the published Llama 3 runs (validation/published-training).
     const nlohmann::json train =
         json_of("train " + (root / "examples/failures-training-llama70b-1024xh100.yaml").string() +
                 " --json");
-    EXPECT_FALSE(train["step_time_band"]["validated"].get<bool>());
-    EXPECT_DOUBLE_EQ(train["step_time_band"]["p90"].get<double>(), model::kUnvalidatedBand);
+    const model::FigureBand step =
+        model::band_for(shipped, model::BandFigure::TrainingStep, model::BandRegime::Training,
+                        {"h100-sxm", "training", false, "16-bit"});
+    ASSERT_TRUE(step.validated);
+    EXPECT_TRUE(train["step_time_band"]["validated"].get<bool>());
+    EXPECT_DOUBLE_EQ(train["step_time_band"]["p90"].get<double>(), step.p90);
+    // A training class without a published run (MoE on H100): the labelled default.
+    const model::FigureBand moe =
+        model::band_for(shipped, model::BandFigure::TrainingStep, model::BandRegime::Training,
+                        {"h100-sxm", "training", true, "16-bit"});
+    EXPECT_FALSE(moe.validated);
+    EXPECT_DOUBLE_EQ(moe.p90, model::kUnvalidatedBand);
 }
 
 TEST(ErrorBands, BadBandsFileInAnHwdbFolderExitsTwoNamingTheLine) {

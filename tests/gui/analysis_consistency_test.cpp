@@ -2,6 +2,7 @@
 // gives the figures the CLI prints for the same file (fits, KV blocks, the operating point's
 // throughput, monthly cost to the cent). Part of the consistency suite (docs/operating-point.md).
 #include "gui/analysis.hpp"
+#include "gui/table_models.hpp"
 #include "hwdb/database.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "tests/support/run_cli.hpp"
@@ -90,4 +91,52 @@ TEST(AppConsistency, TheAppShowsEstimatesSpeculativeAndDisaggregatedFigures) {
     EXPECT_DOUBLE_EQ(b.disaggregation->tpot.si(), d["tpot_s"].get<double>());
     EXPECT_DOUBLE_EQ(b.disaggregation->capacity_rps, d["capacity_rps"].get<double>());
     EXPECT_EQ(b.disaggregation->bottleneck, d["bottleneck"].get<std::string>());
+}
+
+// The estimate view shows each figure's measured band with its source, the band `estimate`
+// prints for the same file (model::band_for on the hwdb's error_bands.yaml), not the profile's
+// per-kernel band: a validated class (quickstart, H100) and the labelled default (RTX 4090 with
+// GPTQ weights: no 4-bit validation).
+TEST(AppConsistency, TheEstimateViewShowsEachFiguresBandAsTheCliPrintsIt) {
+    const gui::Core core(db(), {std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
+    for (const char* name : {"quickstart.yaml", "qwen7b-gptq-rtx4090.yaml"}) {
+        SCOPED_TRACE(name);
+        const std::string file = std::string(GPUPLAN_SOURCE_DIR) + "/examples/" + name;
+        const gui::Analysis a = gui::analyze(hwdb::load_scenario(file, db()), core);
+        const json est = cli_json("estimate " + file);
+        ASSERT_FALSE(est.is_null());
+        ASSERT_EQ(a.bands.size(), est["bands"].size());
+        const gui::FiguresModel::Rows rows = gui::servingRows(a);
+        for (const auto& [key, band] : a.bands) {
+            SCOPED_TRACE(key);
+            EXPECT_DOUBLE_EQ(band.p90, est["bands"][key]["p90"].get<double>());
+            EXPECT_EQ(band.source, est["bands"][key]["source"].get<std::string>());
+            EXPECT_EQ(band.validated, est["bands"][key]["validated"].get<bool>());
+        }
+        // The rows: "TPOT band" reads "±x % (source)".
+        const auto text_of = [&](const QString& figure) {
+            for (const auto& r : rows) {
+                if (r.figure == figure) {
+                    return r.text.toStdString();
+                }
+            }
+            return std::string();
+        };
+        const std::string tpot = est["bands"]["tpot"]["source"].get<std::string>();
+        const std::string shown = text_of(QStringLiteral("TPOT band"));
+        EXPECT_NE(shown.find(tpot), std::string::npos) << shown;
+        EXPECT_EQ(shown.rfind("±", 0), 0u) << shown;
+        EXPECT_FALSE(text_of(QStringLiteral("TTFT (under load) band")).empty());
+        EXPECT_FALSE(text_of(QStringLiteral("peak throughput band")).empty());
+        EXPECT_TRUE(text_of(QStringLiteral("error band")).empty()); // the per-kernel row is renamed
+        EXPECT_FALSE(text_of(QStringLiteral("per-kernel error")).empty());
+    }
+    // quickstart's TPOT is validated (SplitwiseSim on H100); the GPTQ one is the default.
+    const gui::Analysis h100 = gui::analyze(
+        hwdb::load_scenario(std::string(GPUPLAN_SOURCE_DIR) + "/examples/quickstart.yaml", db()),
+        core);
+    const model::FigureBand expected =
+        model::band_for(core.error_bands(), model::BandFigure::Tpot, model::BandRegime::Decode,
+                        model::band_query(h100.scenario.deployment));
+    EXPECT_TRUE(expected.validated);
 }

@@ -25,22 +25,28 @@ TEST(SloCapacity, NormalQuantile) {
 }
 
 // (b) 20 ms decode steps, 80 ms longer with a chunk, 10 % of the steps carry one (one chunk per
-// prompt); a request of 100 output tokens has 99 gaps, 9.9 prompts arrive while it decodes:
-// K_99 = 9.9 + 2.326348 × √(99 × 0.1) = 17.21968, so TPOT_99 = 20 + 80 × 17.21968 / 99 =
-// 33.9149 ms. Prompts of two chunk steps: K_99 = 9.9 + 2.326348 × √19.8 = 20.25151, TPOT_99 =
-// 36.3649 ms. The median is the mean, 20 + 0.1 × 80 = 28 ms.
+// prompt): the mean TPOT is 20 + 0.1 × 80 = 28 ms and m = 8 / 28 of it is chunks. A request of
+// 100 output tokens has n = 99 gaps and P = 9.9 prompts arrive while it decodes, each a = 80 / 99
+// ms of its TPOT. Without batch growth (β = 0): sd = √(9.9 × a²) ÷ (1 − 8/28) = 3.559610 ms, so
+// TPOT_99 = 28 + 2.326348 × 3.559610 = 36.28085 ms (before the branching factor 1 / (1 − m) =
+// 1.4 it was 33.9149 ms). Prompts of two chunk steps: P = 4.95, a = 160 / 99, sd = 5.034050,
+// TPOT_99 = 39.71089 ms. With β = 0.5 ms per sequence: √(9.9 × (a² + 2 × 0.25 / 3 + a × 0.5))
+// ÷ (1 − 8/28) = 4.872871 ms, TPOT_99 = 39.33595 ms. The median is the mean.
 TEST(SloCapacity, TpotPercentileCountsTheStepsCarryingChunks) {
     ChunkInterference c;
     c.decode_step = Seconds(0.020);
     c.extra = Seconds(0.080);
     c.share = 0.1;
-    EXPECT_NEAR(tpot_percentile(c, 100, 99).si(), 0.0339149, 1e-6);
+    EXPECT_NEAR(tpot_percentile(c, 100, 99).si(), 0.03628085, 1e-7);
     EXPECT_NEAR(tpot_percentile(c, 100, 50).si(), 0.028, 1e-9);
+    EXPECT_NEAR(tpot_percentile(c, 100, 99, Seconds(0.0005)).si(), 0.03933595, 1e-7);
     c.chunk_steps = 2;
-    EXPECT_NEAR(tpot_percentile(c, 100, 99).si(), 0.0363649, 1e-6);
+    EXPECT_NEAR(tpot_percentile(c, 100, 99).si(), 0.03971089, 1e-7);
     c.chunk_steps = 1;
     // One output token has no gap; every step mixed has no spread: both the mean.
     EXPECT_NEAR(tpot_percentile(c, 1, 99).si(), 0.028, 1e-12);
+    // At most every gap carries a chunk: 20 + 80 ms.
+    EXPECT_NEAR(tpot_percentile(c, 3, 99.99).si(), 0.100, 1e-12);
     c.every_step = true;
     c.extra = Seconds(0);
     c.share = 1;

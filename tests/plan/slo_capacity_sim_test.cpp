@@ -56,9 +56,12 @@ TEST(SloCapacitySim, TtftBoundByQueueing) {
 }
 
 // A TPOT target of 20 ms at P99 (TTFT 2 s): the capacity is set by the prompt chunks in the
-// decode steps. At the predicted rate the simulated P99 TPOT is within 35 % above the target: the
-// model's TPOT tail is optimistic (the analytic mean is about 7 % under the simulated median at
-// this load, and the simulated spread is about twice the Poisson count of chunk steps).
+// decode steps. At the predicted rate the simulated P99 TPOT is within 15 % above the target.
+// Before the TPOT tail counted the branching of chunk steps (each chunk lengthens the lives in
+// which more prompts arrive) and the running batch's fluctuation, the capacity was 75.9 % of the
+// throughput capacity and the simulator measured 26.4 ms there; now 69.5 % and 21.9 ms. What is
+// left: the analytic mean TPOT is about 5 % under the simulated mean at this load and the
+// simulated tail is skewed beyond the normal approximation (docs/operating-point.md).
 TEST(SloCapacitySim, TpotBoundByPrefillInterference) {
     model::Scenario s = scenario();
     s.slo.ttft = Seconds(2.0);
@@ -69,7 +72,7 @@ TEST(SloCapacitySim, TpotBoundByPrefillInterference) {
     EXPECT_LT(m.capacity.ratio, 1.0);
     EXPECT_GT(m.capacity.ratio, 0.5);
     EXPECT_GE(m.sim.tpot_p99_s, 0.020 * 0.9);
-    EXPECT_LE(m.sim.tpot_p99_s, 0.020 * 1.35);
+    EXPECT_LE(m.sim.tpot_p99_s, 0.020 * 1.15);
     EXPECT_LE(m.sim.ttft_p99_s, 2.0);
 }
 
