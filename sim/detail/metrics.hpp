@@ -77,6 +77,8 @@ class Metrics {
         out.accepted = spec_accepted_;
         out.draft_time = Seconds(spec_draft_s_);
     }
+    /// The KV offload tiers' counters (sim/kv_tiers.hpp writes them; engine.kv_offload).
+    [[nodiscard]] KvOffloadResult& kv_offload() noexcept { return kv_offload_; }
     void preemption(int replica);
     void replica_up(int replica, Tick at);
     void routed(int replica);
@@ -153,6 +155,7 @@ class Metrics {
     std::int64_t lookup_queried_ = 0, lookup_hit_ = 0;
     std::int64_t spec_verifies_ = 0, spec_drafted_ = 0, spec_accepted_ = 0;
     double spec_draft_s_ = 0;
+    KvOffloadResult kv_offload_;
     Tick first_arrival_ = -1;
     Tick last_finish_ = 0;
     double cloud_spend_ = 0;
