@@ -238,6 +238,29 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
                        fixed(f.draft_kv_per_token.si() / 1024.0, 1) + " KiB KV/token",
                    "", ""});
     }
+    if (e.kv_offload) {
+        const model::KvOffloadFigures& f = *e.kv_offload;
+        t.add_row(
+            {"KV offload hit rate",
+             pct(f.hit_rate) + " of prompt tokens (GPU alone " + pct(f.hit_rate_without) + ")", "",
+             ""});
+        t.add_row({"  shared prefix served by",
+                   "GPU " + pct(f.split.gpu) + ", host " + pct(f.split.host) + ", NVMe " +
+                       pct(f.split.nvme) + ", recomputed " + pct(f.split.miss),
+                   "", ""});
+        t.add_row({"  working set / GPU / host / NVMe",
+                   fixed(f.working_set / 1e3, 0) + "k / " + fixed(f.gpu_cache_tokens / 1e3, 0) +
+                       "k / " + fixed(f.host_tokens / 1e3, 0) + "k / " +
+                       fixed(f.nvme_tokens / 1e3, 0) + "k tokens",
+                   "", ""});
+        t.add_row(
+            {"  load per request",
+             ms(f.load_time) + " (" + fixed(f.bytes_per_request.si() / 1e6, 0) + " MB per GPU)", "",
+             ""});
+        t.add_row({"  without the tiers",
+                   "TTFT " + ms(f.ttft_without) + ", " + fixed(f.throughput_without, 0) + " tok/s",
+                   "", ""});
+    }
     t.print(out);
     notes.print(out);
     out << "capacity at SLO (p" << fixed(slo.percentile, 0) << "): " << slo_capacity_text(slo)

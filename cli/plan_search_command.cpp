@@ -570,8 +570,31 @@ int run_plan(CliContext& ctx) {
         launch_config = layout(k);
     }
 
+    // KV offload tiers (engine.kv_offload): the first configuration's tier figures, analytic
+    // (its simulations ran with the tiers).
+    std::optional<model::KvOffloadFigures> tiers;
+    if (s.deployment.engine.kv_offload && r.found && !r.ranked.empty()) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::Scenario chosen = plan::configured_scenario(
+            s, plan::effective_plan(s, node).candidates.at(k.candidate), k);
+        tiers = model::estimate_serving(chosen.deployment, chosen.workload,
+                                        choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu))
+                    .kv_offload;
+    }
+
     if (vm.count("json")) {
         nlohmann::json j = plan_json(s, r);
+        if (tiers) {
+            j["kv_offload"] = {{"hit_rate", tiers->hit_rate},
+                               {"hit_rate_without", tiers->hit_rate_without},
+                               {"split",
+                                {{"gpu", tiers->split.gpu},
+                                 {"host", tiers->split.host},
+                                 {"nvme", tiers->split.nvme},
+                                 {"miss", tiers->split.miss}}},
+                               {"load_time_s", tiers->load_time.si()},
+                               {"ttft_without_s", tiers->ttft_without.si()}};
+        }
         if (engine) {
             j["emit"] = launch ? launch_json(*launch) : nlohmann::json(nullptr);
         }
@@ -666,6 +689,14 @@ int run_plan(CliContext& ctx) {
             out << "; offered " << fixed(first.offered_rps, 2) << " req/s";
         }
         out << '\n';
+    }
+    if (tiers) {
+        out << "KV offload   first configuration (analytic): prefix hit rate "
+            << fixed(100 * tiers->hit_rate, 1) << " %"
+            << " (GPU alone " << fixed(100 * tiers->hit_rate_without, 1) << " %"
+            << "), shared prefix on host " << fixed(100 * tiers->split.host, 1) << " %"
+            << ", NVMe " << fixed(100 * tiers->split.nvme, 1) << " %"
+            << ", load " << fixed(tiers->load_time.si() * 1e3, 1) << " ms per request\n";
     }
     for (const auto& n : r.notes) {
         out << "note         " << n << '\n';

@@ -120,6 +120,29 @@ nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstim
                             {"draft_weights_bytes", f.draft_weights.si()},
                             {"draft_kv_bytes_per_token", f.draft_kv_per_token.si()}};
     }
+    if (e.kv_offload) {
+        const model::KvOffloadFigures& f = *e.kv_offload;
+        j["kv_offload"] = {{"host_bytes", f.tiers.host.capacity.si()},
+                           {"nvme_bytes", f.tiers.nvme.capacity.si()},
+                           {"host_bandwidth", f.tiers.host.bandwidth.si()},
+                           {"nvme_bandwidth", f.tiers.nvme.bandwidth.si()},
+                           {"working_set_tokens", f.working_set},
+                           {"gpu_cache_tokens", f.gpu_cache_tokens},
+                           {"host_tokens", f.host_tokens},
+                           {"nvme_tokens", f.nvme_tokens},
+                           {"shared_tokens", f.shared_tokens},
+                           {"split",
+                            {{"gpu", f.split.gpu},
+                             {"host", f.split.host},
+                             {"nvme", f.split.nvme},
+                             {"miss", f.split.miss}}},
+                           {"hit_rate", f.hit_rate},
+                           {"hit_rate_without", f.hit_rate_without},
+                           {"load_time_s", f.load_time.si()},
+                           {"load_bytes_per_request", f.bytes_per_request.si()},
+                           {"ttft_without_s", f.ttft_without.si()},
+                           {"throughput_without_tok_s", f.throughput_without}};
+    }
     j["decode_step_ops"] = ops_json(e.decode_step);
     j["prefill_step_ops"] = ops_json(e.prefill_step);
     j["provenance"] = {{"kind", model::to_string(e.provenance.kind)},

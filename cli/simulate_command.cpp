@@ -183,6 +183,28 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
                             {"accepted", sp.accepted},
                             {"draft_time_s", sp.draft_time.si()}};
     }
+    if (r.kv_offload) {
+        const sim::KvOffloadResult& k = *r.kv_offload;
+        const double bb = k.block_bytes;
+        j["kv_offload"] = {
+            {"host_capacity_blocks", k.host_capacity_blocks},
+            {"nvme_capacity_blocks", k.nvme_capacity_blocks},
+            {"block_bytes", bb},
+            {"hit_rate",
+             {{"gpu", k.rate(k.gpu_hit_tokens)},
+              {"host", k.rate(k.host_hit_tokens)},
+              {"nvme", k.rate(k.nvme_hit_tokens)}}},
+            {"hit_tokens",
+             {{"gpu", k.gpu_hit_tokens}, {"host", k.host_hit_tokens}, {"nvme", k.nvme_hit_tokens}}},
+            {"loaded_blocks", {{"host", k.host_loaded_blocks}, {"nvme", k.nvme_loaded_blocks}}},
+            {"loaded_bytes",
+             {{"host", static_cast<double>(k.host_loaded_blocks) * bb},
+              {"nvme", static_cast<double>(k.nvme_loaded_blocks) * bb}}},
+            {"load_time_s", {{"host", k.host_load_time.si()}, {"nvme", k.nvme_load_time.si()}}},
+            {"loading_requests", k.loading_requests},
+            {"demoted_blocks", {{"host", k.demoted_to_host}, {"nvme", k.demoted_to_nvme}}},
+            {"dropped_blocks", k.dropped}};
+    }
     j["prefill_tokens_computed"] = r.prefill_tokens_computed;
     j["cached_tokens"] = o.cached_tokens;
     j["kv_use_mean"] = r.kv_use_mean;
@@ -441,6 +463,25 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
             << fixed(sp.tokens_per_step, 2) << " tokens per step (expected "
             << fixed(sp.expected_tokens_per_step, 2) << "), acceptance " << pct(sp.acceptance_rate)
             << ", draft time " << fixed(sp.draft_time.si(), 2) << " s\n";
+    }
+    if (r.kv_offload) {
+        const sim::KvOffloadResult& k = *r.kv_offload;
+        const auto gb = [&](std::int64_t blocks) {
+            return fixed(static_cast<double>(blocks) * k.block_bytes / 1e9, 1) + " GB";
+        };
+        const double load = (k.host_load_time + k.nvme_load_time).si();
+        out << "KV offload   hits: GPU " << pct(k.rate(k.gpu_hit_tokens)) << ", host "
+            << pct(k.rate(k.host_hit_tokens)) << ", NVMe " << pct(k.rate(k.nvme_hit_tokens))
+            << " of prompt tokens; loaded " << gb(k.host_loaded_blocks) << " from host, "
+            << gb(k.nvme_loaded_blocks) << " from NVMe per GPU in " << fixed(load, 2) << " s ("
+            << (k.loading_requests > 0
+                    ? fixed(load * 1e3 / static_cast<double>(k.loading_requests), 2)
+                    : std::string("0.00"))
+            << " ms per loading admission, " << k.loading_requests << ")\n"
+            << "             tiers per GPU: host " << gb(k.host_capacity_blocks) << ", NVMe "
+            << gb(k.nvme_capacity_blocks) << "; demoted " << k.demoted_to_host
+            << " blocks to host, " << k.demoted_to_nvme << " to NVMe, dropped " << k.dropped
+            << '\n';
     }
     out << "replicas     busy";
     for (const auto& rep : r.replicas) {

@@ -168,6 +168,23 @@ FiguresModel::Rows servingRows(const Analysis& a) {
     add(QObject::tr("single-stream bound"),
         formatNumber(e.single_stream_bound) + QObject::tr(" tok/s"));
     more({num("single-stream bound", e.single_stream_bound, "tok/s")});
+    if (e.kv_offload) {
+        const model::KvOffloadFigures& f = *e.kv_offload;
+        add(QObject::tr("KV offload hit rate"),
+            QObject::tr("%1 (GPU alone %2); shared prefix: GPU %3, host %4, NVMe %5")
+                .arg(formatPercent(f.hit_rate), formatPercent(f.hit_rate_without),
+                     formatPercent(f.split.gpu), formatPercent(f.split.host),
+                     formatPercent(f.split.nvme)));
+        more({num("KV offload hit rate", f.hit_rate * 100.0, "%"),
+              num("hit rate GPU alone", f.hit_rate_without * 100.0, "%"),
+              num("shared prefix on host", f.split.host * 100.0, "%"),
+              num("shared prefix on NVMe", f.split.nvme * 100.0, "%")});
+        add(QObject::tr("KV offload load per request"),
+            formatTime(f.load_time) +
+                QObject::tr("; without the tiers TTFT %1").arg(formatTime(f.ttft_without)));
+        more({num("KV load per request", f.load_time.si(), "s"),
+              num("TTFT without tiers", f.ttft_without.si(), "s")});
+    }
     add(QObject::tr("prefill MFU / MBU"),
         formatPercent(e.prefill.mfu) + QStringLiteral(" / ") + formatPercent(e.prefill.mbu));
     more({num("prefill MFU", e.prefill.mfu * 100.0, "%"),
@@ -469,6 +486,24 @@ FiguresModel::Rows simulationRows(const sim::SimResult& s, double wall_s) {
     more({num("preemptions", static_cast<double>(s.preemptions), "preemptions")});
     add(QObject::tr("prefix hit rate"), formatPercent(s.prefix_hit_rate));
     more({num("prefix hit rate", s.prefix_hit_rate * 100.0, "%")});
+    if (s.kv_offload) {
+        const sim::KvOffloadResult& k = *s.kv_offload;
+        add(QObject::tr("KV offload hits GPU / host / NVMe"),
+            formatPercent(k.rate(k.gpu_hit_tokens)) + QStringLiteral(" / ") +
+                formatPercent(k.rate(k.host_hit_tokens)) + QStringLiteral(" / ") +
+                formatPercent(k.rate(k.nvme_hit_tokens)));
+        more({num("hits GPU", k.rate(k.gpu_hit_tokens) * 100.0, "%"),
+              num("hits host", k.rate(k.host_hit_tokens) * 100.0, "%"),
+              num("hits NVMe", k.rate(k.nvme_hit_tokens) * 100.0, "%")});
+        add(QObject::tr("KV offload loads host / NVMe"),
+            QObject::tr("%1 / %2 blocks in %3")
+                .arg(k.host_loaded_blocks)
+                .arg(k.nvme_loaded_blocks)
+                .arg(formatTime(k.host_load_time + k.nvme_load_time)));
+        more({num("blocks loaded from host", static_cast<double>(k.host_loaded_blocks), "blocks"),
+              num("blocks loaded from NVMe", static_cast<double>(k.nvme_loaded_blocks), "blocks"),
+              num("load time", (k.host_load_time + k.nvme_load_time).si(), "s")});
+    }
     add(QObject::tr("mean batch size"), QString::number(s.batch_size_mean, 'f', 1));
     more({num("mean batch size", s.batch_size_mean, "sequences")});
     add(QObject::tr("simulated time"),

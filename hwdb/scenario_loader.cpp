@@ -9,6 +9,7 @@
 #include "hwdb/detail/workload_reader.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
 #include "hwdb/file_io.hpp"
+#include "model/kv_offload.hpp"
 #include "model/speculative_config.hpp"
 #include "model/validity.hpp"
 
@@ -138,6 +139,37 @@ model::SpeculativeConfig read_speculative(MapReader m, const Database& db) {
     return c;
 }
 
+// The `engine.kv_offload` block (model/kv_offload.hpp). Ranges are model::validate's (one rule);
+// its message is placed at the key it names.
+model::KvOffloadConfig read_kv_offload(MapReader m) {
+    model::KvOffloadConfig c;
+    c.host = detail::opt_typed<Bytes>(m, "host", Dimension::Bytes, false); // 0: no host tier
+    c.nvme = detail::opt_typed<Bytes>(m, "nvme", Dimension::Bytes, false);
+    c.host_bandwidth = opt_q<BytesPerSecond>(m, "host_bandwidth", Dimension::BytesPerSecond);
+    c.nvme_bandwidth = opt_q<BytesPerSecond>(m, "nvme_bandwidth", Dimension::BytesPerSecond);
+    try {
+        model::validate(c);
+    } catch (const InvalidArgument& e) {
+        std::string what = e.what();
+        std::string key = "host";
+        for (const char* k : {"host_bandwidth", "nvme_bandwidth", "host", "nvme"}) {
+            if (what.rfind("engine.kv_offload." + std::string(k) + ":", 0) == 0) {
+                key = k;
+                break;
+            }
+        }
+        if (const auto colon = what.find(": "); colon != std::string::npos) {
+            what = what.substr(colon + 2);
+        }
+        if (m.has(key)) {
+            m.fail_at(key, what);
+        }
+        m.fail_here(what);
+    }
+    m.finish();
+    return c;
+}
+
 model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConfig& sched,
                                 const Database& db) {
     model::EngineConfig e;
@@ -181,6 +213,14 @@ model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConf
     e.ep_overlap = m->opt_number("ep_overlap", 0.0, 1.0);
     if (auto spec = m->opt_map("speculative")) {
         e.speculative = read_speculative(std::move(*spec), db);
+    }
+    if (auto offload = m->opt_map("kv_offload")) {
+        e.kv_offload = read_kv_offload(std::move(*offload));
+        if (e.enable_prefix_caching == false || e.kind == model::EngineKind::LlamaCpp) {
+            m->fail_at("kv_offload", "KV offload tiers hold prefix-cache blocks, and this engine "
+                                     "runs without a prefix cache; set enable_prefix_caching: "
+                                     "true (not llama.cpp) or remove kv_offload");
+        }
     }
     detail::read_scheduler(*m, sched); // the simulator's scheduler keys
     if (sched.preemption_mode == model::PreemptionMode::Swap &&
@@ -531,6 +571,14 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
                 db.interconnect(s.deployment.gpu.host_link).bandwidth_per_direction;
         } catch (const InputError&) {
             // an unknown host link keeps the simulator's default
+        }
+    }
+    if (auto& off = s.deployment.engine.kv_offload; off && !s.deployment.gpu.host_link.empty()) {
+        // Offloaded KV is loaded over the accelerator's host link (its default bandwidth).
+        try {
+            off->host_link = db.interconnect(s.deployment.gpu.host_link).bandwidth_per_direction;
+        } catch (const InputError&) {
+            // an unknown host link keeps model::kDefaultHostBandwidth
         }
     }
     s.seed = static_cast<std::uint64_t>(root.opt_integer("seed", 0, 2147483647).value_or(1));

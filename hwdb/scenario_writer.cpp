@@ -292,6 +292,28 @@ void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerCo
             o.line(4, "draft_model", str(c.draft_model));
         }
     }
+    if (e.kv_offload) {
+        const model::KvOffloadConfig& c = *e.kv_offload;
+        if (!c.host && !c.nvme && !c.host_bandwidth && !c.nvme_bandwidth) {
+            o.line(2, "kv_offload", "{}"); // every default
+        } else {
+            o.open(2, "kv_offload");
+        }
+        const auto opt_size = [&o](const char* key, const std::optional<Bytes>& v) {
+            if (v) {
+                o.line(4, key, bytes(*v));
+            }
+        };
+        const auto opt_rate = [&o](const char* key, const std::optional<BytesPerSecond>& v) {
+            if (v) {
+                o.line(4, key, bandwidth(*v));
+            }
+        };
+        opt_size("host", c.host);
+        opt_size("nvme", c.nvme);
+        opt_rate("host_bandwidth", c.host_bandwidth);
+        opt_rate("nvme_bandwidth", c.nvme_bandwidth);
+    }
     // The simulator's scheduler keys.
     if (sc.batching != dflt.batching) {
         o.line(2, "batching", model::name_of(sc.batching));

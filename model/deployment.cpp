@@ -1,6 +1,7 @@
 #include "model/deployment.hpp"
 
 #include "model/error.hpp"
+#include "model/kv_offload.hpp"
 #include "model/validity.hpp"
 
 #include <algorithm>
@@ -244,6 +245,9 @@ void validate(const Deployment& d) {
     validate(d.model, "model '" + d.model.name + "'");
     if (d.engine.speculative) {
         validate(*d.engine.speculative);
+    }
+    if (d.engine.kv_offload) {
+        validate(*d.engine.kv_offload);
     }
     const Parallelism& p = d.par;
     const std::string where = "deployment of '" + d.model.name + "' on '" + d.gpu.name + "': ";

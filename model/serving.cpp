@@ -3,6 +3,7 @@
 #include "model/validity.hpp"
 
 #include "model/error.hpp"
+#include "model/kv_offload.hpp"
 #include "model/workload_mix.hpp"
 
 #include <fmt/format.h>
@@ -453,8 +454,11 @@ void settle_offered_load(const StepCostModel& m, const Workload& w, int capacity
 
 } // namespace
 
-ServingEstimate estimate_serving(const Deployment& d, const Workload& given,
-                                 const EfficiencyProfile& profile, int cached_prefix) {
+namespace {
+
+// estimate_serving at exactly `cached_prefix` cached prompt tokens per request.
+ServingEstimate serving_at(const Deployment& d, const Workload& given,
+                           const EfficiencyProfile& profile, int cached_prefix) {
     ServingEstimate r;
     r.memory = estimate_memory(d);
     const StepCostModel m(d, profile);
@@ -467,9 +471,6 @@ ServingEstimate estimate_serving(const Deployment& d, const Workload& given,
     // (model/workload_mix.hpp): the same request the sizing search prunes with.
     const Workload w =
         given.classes.empty() && given.trace.empty() ? given : analytic_request(given);
-    if (const auto mix = mean_request(given)) {
-        cached_prefix = std::max(cached_prefix, mix->cached_prefix);
-    }
     check_workload(w, m.engine(), cached_prefix);
     r.provenance = profile.provenance;
     r.error_band = profile.error_band;
@@ -540,6 +541,81 @@ ServingEstimate estimate_serving(const Deployment& d, const Workload& given,
         }
     }
     return r;
+}
+
+// engine.kv_offload (model/kv_offload.hpp): the shared prefix is split over the GPU's cache
+// and the tiers by lru_tier_hits at the running batch; what no tier holds is recomputed, what
+// the host and NVMe hold is loaded before the prefill (added to TTFT), and each load stalls
+// the replica's step it rides in (added to every running sequence's time per output token).
+ServingEstimate with_kv_offload(const Deployment& d, const Workload& given,
+                                const EfficiencyProfile& profile, int shared) {
+    Deployment base = d;
+    base.engine.kv_offload.reset();
+    const ServingEstimate full = serving_at(base, given, profile, shared);
+    const MemoryEstimate& mem = full.memory;
+    const Workload w =
+        given.classes.empty() && given.trace.empty() ? given : analytic_request(given);
+    KvOffloadFigures f;
+    f.tiers =
+        resolve_kv_offload(*d.engine.kv_offload, mem.kv_budget, d.engine.kv_offload->host_link);
+    const double per_token = mem.kv_per_token.si();
+    f.working_set = kv_working_set_tokens(given);
+    f.shared_tokens = std::clamp(shared, 0, std::max(0, w.input_tokens - 1));
+    if (f.working_set <= 0 && f.shared_tokens > 0) {
+        f.working_set = f.shared_tokens; // one prefix (no classes): the request's own
+    }
+    const double priv = w.input_tokens - f.shared_tokens + w.output_tokens / 2.0;
+    f.gpu_cache_tokens = std::max(0.0, static_cast<double>(mem.kv_tokens) - full.running * priv);
+    f.host_tokens = per_token > 0 ? f.tiers.host.capacity.si() / per_token : 0;
+    f.nvme_tokens = per_token > 0 ? f.tiers.nvme.capacity.si() / per_token : 0;
+    f.split = lru_tier_hits(f.working_set, f.gpu_cache_tokens, f.host_tokens, f.nvme_tokens);
+    const auto tokens = [&](double share) {
+        return static_cast<int>(std::lround(f.shared_tokens * share));
+    };
+    const int gpu_cached = tokens(f.split.gpu);
+    const int all_cached = tokens(1.0 - f.split.miss);
+    const double host_bytes = f.shared_tokens * f.split.host * per_token;
+    const double nvme_bytes = f.shared_tokens * f.split.nvme * per_token;
+    f.bytes_per_request = Bytes(host_bytes + nvme_bytes);
+    f.load_time =
+        (host_bytes > 0 ? kv_load_time(Bytes(host_bytes), f.tiers.host.bandwidth) : Seconds(0)) +
+        (nvme_bytes > 0 ? kv_load_time(Bytes(nvme_bytes), f.tiers.nvme.bandwidth) : Seconds(0));
+    const ServingEstimate without = serving_at(base, given, profile, gpu_cached);
+    f.ttft_without = without.ttft;
+    f.throughput_without = without.throughput;
+    const double input = std::max(1, w.input_tokens);
+    f.hit_rate_without = gpu_cached / input;
+    f.hit_rate = all_cached / input;
+    ServingEstimate r = serving_at(base, given, profile, all_cached);
+    r.ttft = r.ttft + f.load_time;
+    r.ttft_loaded = r.ttft_loaded + f.load_time;
+    if (f.load_time.si() > 0 && w.output_tokens > 0) {
+        // Each request's load stalls one step of its replica: every running sequence waits.
+        const Seconds before = r.tpot;
+        r.tpot =
+            r.tpot + f.load_time * (static_cast<double>(std::max(1, r.running)) / w.output_tokens);
+        const auto& op = r.operating_point;
+        const bool served =
+            op.kind == LoadKind::OfferedRate && op.utilisation && *op.utilisation <= 1.0;
+        if (!served && r.tpot.si() > 0) {
+            r.throughput *= before / r.tpot;
+        }
+    }
+    r.kv_offload = f;
+    return r;
+}
+
+} // namespace
+
+ServingEstimate estimate_serving(const Deployment& d, const Workload& given,
+                                 const EfficiencyProfile& profile, int cached_prefix) {
+    if (const auto mix = mean_request(given)) {
+        cached_prefix = std::max(cached_prefix, mix->cached_prefix);
+    }
+    if (d.engine.kv_offload) {
+        return with_kv_offload(d, given, profile, cached_prefix);
+    }
+    return serving_at(d, given, profile, cached_prefix);
 }
 
 } // namespace gpuplan::model

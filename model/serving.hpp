@@ -8,6 +8,7 @@
 
 #include "model/deployment.hpp"
 #include "model/efficiency.hpp"
+#include "model/kv_offload.hpp"
 #include "model/memory.hpp"
 #include "model/operating_point.hpp"
 #include "model/scenario.hpp"
@@ -64,6 +65,9 @@ struct ServingEstimate {
     /// Speculative decoding's figures when engine.speculative is set (tpot, throughput and
     /// ttft above already include it).
     std::optional<SpeculativeFigures> speculative;
+    /// KV offload tiers' figures when engine.kv_offload is set (ttft, tpot and throughput
+    /// above already include their hits and load times).
+    std::optional<KvOffloadFigures> kv_offload;
     Provenance provenance; ///< the efficiency profile's
     ErrorBand error_band;  ///< relative uncertainty of the times and throughputs
     friend bool operator==(const ServingEstimate&, const ServingEstimate&) = default;

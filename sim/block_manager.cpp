@@ -1,6 +1,7 @@
 #include "sim/block_manager.hpp"
 
 #include "model/error.hpp"
+#include "sim/kv_tiers.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -83,6 +84,9 @@ std::int32_t BlockManager::allocate() {
         const std::int32_t b = head_;
         unlink(b);
         Block& x = b_[static_cast<std::size_t>(b)];
+        if (lower_ != nullptr) {
+            lower_->demote(x.hash);
+        }
         erase_hash(x.hash);
         x.hash = 0;
         --cached_;

@@ -15,6 +15,8 @@
 
 namespace gpuplan::sim {
 
+class KvTierCache;
+
 /// The KV block pool of one replica.
 class BlockManager {
   public:
@@ -65,6 +67,10 @@ class BlockManager {
     /// valid and holds exactly `index` blocks).
     void remember_chain(std::uint64_t key, std::size_t index, std::uint64_t hash,
                         std::int32_t block);
+
+    /// KV offload (sim/kv_tiers.hpp): every cached block evicted from now on is demoted to
+    /// `tiers` (not owned; outlives the pool). Null (the default): evictions drop the block.
+    void set_lower_tiers(KvTierCache* tiers) noexcept { lower_ = tiers; }
 
     /// Cached blocks (blocks with a hash).
     [[nodiscard]] std::int64_t cached() const noexcept { return cached_; }
@@ -121,7 +127,8 @@ class BlockManager {
     [[nodiscard]] Chain& chain_of(std::uint64_t key) noexcept {
         return chains_[static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ULL) >> 58)];
     }
-    std::vector<Chain> chains_; // 64 entries with caching, none without
+    std::vector<Chain> chains_;    // 64 entries with caching, none without
+    KvTierCache* lower_ = nullptr; // KV offload tiers (engine.kv_offload), else null
 };
 
 } // namespace gpuplan::sim

@@ -257,6 +257,32 @@ struct SpeculativeResult {
     friend bool operator==(const SpeculativeResult&, const SpeculativeResult&) = default;
 };
 
+/// What the KV offload tiers did in a run (engine.kv_offload set), all replicas together.
+/// Hits count the first admissions' prompt tokens, as prefix_hit_rate does.
+struct KvOffloadResult {
+    std::int64_t host_capacity_blocks = 0; ///< per replica
+    std::int64_t nvme_capacity_blocks = 0; ///< per replica
+    double block_bytes = 0;                ///< KV bytes of one block on one GPU
+    std::int64_t looked_up_tokens = 0;     ///< prompt tokens of first admissions
+    std::int64_t gpu_hit_tokens = 0;       ///< of which found in the GPU's prefix cache
+    std::int64_t host_hit_tokens = 0;      ///< ... loaded from host memory
+    std::int64_t nvme_hit_tokens = 0;      ///< ... loaded from NVMe
+    std::int64_t host_loaded_blocks = 0;   ///< every load (resumed requests included)
+    std::int64_t nvme_loaded_blocks = 0;
+    Seconds host_load_time;            ///< Σ load time from host, all GPUs in parallel
+    Seconds nvme_load_time;            ///< Σ load time from NVMe
+    std::int64_t loading_requests = 0; ///< admissions that loaded at least one block
+    std::int64_t demoted_to_host = 0;  ///< blocks the GPU evicted into host memory
+    std::int64_t demoted_to_nvme = 0;  ///< blocks host memory evicted into NVMe
+    std::int64_t dropped = 0;          ///< blocks evicted from the lowest tier
+    [[nodiscard]] double rate(std::int64_t tokens) const noexcept {
+        return looked_up_tokens > 0
+                   ? static_cast<double>(tokens) / static_cast<double>(looked_up_tokens)
+                   : 0.0;
+    }
+    friend bool operator==(const KvOffloadResult&, const KvOffloadResult&) = default;
+};
+
 /// Everything one simulation reports.
 struct SimResult {
     /// False when the deployment does not fit (then `reasons` says why and nothing ran).
@@ -295,6 +321,7 @@ struct SimResult {
     std::uint64_t events = 0;                     ///< kernel events handled
     model::Money cloud_spend;                     ///< cost of the cloud endpoint's tokens
     std::optional<SpeculativeResult> speculative; ///< when engine.speculative is set
+    std::optional<KvOffloadResult> kv_offload;    ///< when engine.kv_offload is set
     PowerResult power;                            ///< power, energy and the effect of a power cap
     std::optional<AutoscalerResult> autoscaler;   ///< when cluster.autoscaler is set
     std::optional<FailureResult> failures;        ///< when cluster.failures is set

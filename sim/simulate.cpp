@@ -4,6 +4,7 @@
 #include "model/engine_defaults.hpp"
 #include "model/error.hpp"
 #include "model/failures.hpp"
+#include "model/kv_offload.hpp"
 #include "model/memory.hpp"
 #include "model/operating_point.hpp"
 #include "model/power.hpp"
@@ -474,6 +475,19 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         speculative.emplace(d, *d.engine.speculative, profile);
         rc.speculative = &*speculative;
     }
+    std::optional<model::KvTiers> kv_tiers; // engine.kv_offload (sim/kv_tiers.hpp)
+    if (d.engine.kv_offload && eng.prefix_caching) {
+        if (!pools.empty()) {
+            result.ok = false;
+            result.reasons.push_back("KV offload tiers are not modelled with cluster.pools or "
+                                     "cluster.disaggregation; remove engine.kv_offload or the "
+                                     "pools");
+            return result;
+        }
+        kv_tiers = model::resolve_kv_offload(*d.engine.kv_offload, mem.kv_budget,
+                                             d.engine.kv_offload->host_link);
+        rc.kv_offload = &*kv_tiers;
+    }
     std::optional<model::PowerCappedStepCost> capped;
     if (power && power->limit.per_gpu < power->levels.board) {
         capped.emplace(d, profile, scenario.power_model, power->limit.per_gpu);
@@ -670,6 +684,9 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
             sr.tokens_per_step =
                 static_cast<double>(sr.accepted + sr.verifies) / static_cast<double>(sr.verifies);
         }
+    }
+    if (kv_tiers) {
+        result.kv_offload = metrics.kv_offload();
     }
     if (result.operating_point.kind == model::LoadKind::OfferedRate) {
         // What the analytic model settles by Little's law, the run measures.

@@ -88,6 +88,8 @@ class Metrics {
         out.accepted = spec_accepted_;
         out.draft_time = Seconds(spec_draft_s_);
     }
+    /// The KV offload tiers' counters (sim/kv_tiers.hpp writes them; engine.kv_offload).
+    [[nodiscard]] KvOffloadResult& kv_offload() noexcept { return kv_offload_; }
     void preemption(int replica);
     void replica_up(int replica, Tick at);
     void routed(int replica);
@@ -168,6 +170,7 @@ class Metrics {
     double spec_draft_s_ = 0;
     std::int64_t step_verifies_ = 0, step_drafted_ = 0, step_accepted_ = 0; // since the last step
     FeatureHooks features_;
+    KvOffloadResult kv_offload_;
     Tick first_arrival_ = -1;
     Tick last_finish_ = 0;
     double cloud_spend_ = 0;

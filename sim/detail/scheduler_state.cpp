@@ -37,6 +37,17 @@ SchedulerState::SchedulerState(RequestPool& pool, Metrics& metrics, const Replic
         swap_capacity_ = static_cast<std::int64_t>(
             std::min(cfg_.scheduler.swap_space.si() / cfg_.block_bytes, 1e18));
     }
+    if (cfg_.kv_offload != nullptr && blocks_.caching() && cfg_.block_bytes > 0) {
+        const auto tier = [&](const model::KvTier& t) {
+            return KvTierCache::Tier{
+                static_cast<std::int64_t>(std::min(t.capacity.si() / cfg_.block_bytes, 1e15)),
+                t.bandwidth.si()};
+        };
+        tiers_ =
+            std::make_unique<KvTierCache>(tier(cfg_.kv_offload->host), tier(cfg_.kv_offload->nvme),
+                                          cfg_.block_bytes, metrics_.kv_offload());
+        blocks_.set_lower_tiers(tiers_.get());
+    }
     running_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     batch_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
     others_.reserve(static_cast<std::size_t>(cfg_.max_num_seqs));
@@ -189,7 +200,43 @@ int SchedulerState::cached_prefix_tokens(const Request& r) const {
         }
         parent = h;
     }
+    if (tiers_ != nullptr) {
+        for (; b < max_blocks; ++b) {
+            const std::uint64_t h = block_hash(r, b, parent);
+            if (tiers_->find(h) == KvTierCache::Where::None) {
+                break;
+            }
+            parent = h;
+        }
+    }
     return b * cfg_.block_size;
+}
+
+int SchedulerState::lookup_lower(const Request& r, int b, int max_blocks, std::uint64_t parent) {
+    lower_hits_.clear();
+    for (; b < max_blocks; ++b) {
+        const std::uint64_t h = block_hash(r, b, parent);
+        if (tiers_->find(h) == KvTierCache::Where::None) {
+            break;
+        }
+        lower_hits_.push_back(h);
+        parent = h;
+    }
+    return static_cast<int>(lower_hits_.size());
+}
+
+void SchedulerState::load_lower(const Request& r, int blocks) {
+    assert(static_cast<int>(lower_hits_.size()) == blocks);
+    KvOffloadResult& st = metrics_.kv_offload();
+    for (const std::uint64_t h : lower_hits_) {
+        const KvTierCache::Where w = tiers_->find(h);
+        swap_time_ += tiers_->load(h);
+        if (!r.started) {
+            (w == KvTierCache::Where::Host ? st.host_hit_tokens : st.nvme_hit_tokens) +=
+                cfg_.block_size;
+        }
+    }
+    ++st.loading_requests;
 }
 
 PrefixHit SchedulerState::lookup_prefix(const Request& r) {
@@ -224,7 +271,10 @@ PrefixHit SchedulerState::lookup_prefix(const Request& r) {
         }
         hit.hash = parent;
         hit.blocks = static_cast<int>(hits_.size());
-        hit.tokens = hit.blocks * cfg_.block_size;
+        if (tiers_ != nullptr) {
+            hit.lower_blocks = lookup_lower(r, b, max_blocks, parent);
+        }
+        hit.tokens = (hit.blocks + hit.lower_blocks) * cfg_.block_size;
     }
     return hit;
 }
@@ -352,6 +402,9 @@ void SchedulerState::admit(std::uint32_t slot, const PrefixHit& hit, int tokens,
         r.blocks_held = hit.blocks;
         r.hashed_blocks = hit.blocks;
         r.last_hash = hit.blocks > 0 ? hit.hash : kRootHash;
+        if (hit.lower_blocks > 0) {
+            load_lower(r, hit.lower_blocks); // before grow() can evict them further down
+        }
     }
     r.computed += hit.tokens;
     (void)grow(r, reserve_tokens);
@@ -367,6 +420,11 @@ void SchedulerState::admit(std::uint32_t slot, const PrefixHit& hit, int tokens,
         r.cached_tokens = hit.tokens;
         if (blocks_.caching()) {
             metrics_.prefix_lookup(r.num_tokens(), hit.tokens);
+            if (tiers_ != nullptr) {
+                KvOffloadResult& st = metrics_.kv_offload();
+                st.looked_up_tokens += r.num_tokens();
+                st.gpu_hit_tokens += static_cast<std::int64_t>(hit.blocks) * cfg_.block_size;
+            }
         }
     }
     r.state = ReqState::Running;

@@ -7,17 +7,20 @@
 /// a state by hand without a simulation.
 
 #include "model/deployment.hpp"
+#include "model/kv_offload.hpp"
 #include "model/power.hpp"
 #include "model/speculative.hpp"
 #include "model/workload.hpp"
 #include "sim/block_manager.hpp"
 #include "sim/detail/metrics.hpp"
 #include "sim/detail/request.hpp"
+#include "sim/kv_tiers.hpp"
 #include "sim/tick.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -59,6 +62,10 @@ struct ReplicaConfig {
     /// its accepted drafts + 1, the accepted count drawn position by position from the
     /// replica's own RNG stream (deterministic per seed; no draws when off).
     const model::SpeculativeModel* speculative = nullptr;
+    /// KV offload tiers, resolved per GPU (engine.kv_offload; not owned, outlives the
+    /// replica). Null: off. With prefix caching the state then keeps a KvTierCache under its
+    /// pool (sim/kv_tiers.hpp).
+    const model::KvTiers* kv_offload = nullptr;
     /// The model's sliding attention window in tokens (0: none), for the decode sums
     /// (model::StepCostModel::window(); the replica sets it from its cost model).
     int attention_window = 0;
@@ -80,6 +87,8 @@ struct PrefixHit {
     std::int64_t free_blocks = 0; ///< of those, blocks no sequence references (they leave the
                                   ///< free pool when admitted)
     std::uint64_t hash = 0;       ///< hash of the last hit block (the root hash when none)
+    int lower_blocks = 0; ///< blocks after those found in the KV offload tiers (in `tokens`;
+                          ///< admitting loads them into newly allocated blocks)
 };
 
 /// Where SchedulerState::preempt puts a sequence.
@@ -397,6 +406,14 @@ class SchedulerState {
     DecodeSums decodes_;
     int unscheduled_ = 0;
     std::vector<std::int32_t> hits_; // the last lookup_prefix's blocks
+    // KV offload (engine.kv_offload): the tiers under the pool, and the last lookup's hashes
+    // found there. Null without the block.
+    std::unique_ptr<KvTierCache> tiers_;
+    std::vector<std::uint64_t> lower_hits_;
+    /// Continues a lookup into the tiers from block `b` after `parent`; fills lower_hits_.
+    int lookup_lower(const Request& r, int b, int max_blocks, std::uint64_t parent);
+    /// Loads the last lookup's tier blocks for `r`'s admission (their time joins the step's).
+    void load_lower(const Request& r, int blocks);
     int budget_ = 0;
     bool preempted_ = false;
     int preempted_count_ = 0;

@@ -372,3 +372,40 @@ TEST(ScenarioLoader, PlanSpeculativeOnNeedsTheEngineBlock) {
         "s.yaml", db());
     EXPECT_EQ(s.plan->speculative, (std::vector<bool>{true, false}));
 }
+
+// engine.kv_offload: sizes and bandwidths with units, the host link from the hwdb as the host
+// bandwidth's default, and each range error at its key (file:line:col).
+TEST(ScenarioLoader, KvOffloadBlockReadsAndValidates) {
+    const auto s =
+        hwdb::parse_scenario(std::string(kBase) + "engine:\n  kv_offload:\n    host: 256 GiB\n"
+                                                  "    nvme: 2 TB\n    nvme_bandwidth: 6 GB/s\n",
+                             "s.yaml", db());
+    ASSERT_TRUE(s.deployment.engine.kv_offload.has_value());
+    const model::KvOffloadConfig& c = *s.deployment.engine.kv_offload;
+    EXPECT_DOUBLE_EQ(c.host->si(), 256.0 * 1024 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(c.nvme->si(), 2e12);
+    EXPECT_DOUBLE_EQ(c.nvme_bandwidth->si(), 6e9);
+    EXPECT_FALSE(c.host_bandwidth.has_value());
+    // The H100 SXM's host link is PCIe 5.0 x16 (hwdb/interconnects/links.yaml).
+    ASSERT_TRUE(c.host_link.has_value());
+    EXPECT_DOUBLE_EQ(
+        c.host_link->si(),
+        db().interconnect(db().accelerator("h100-sxm").host_link).bandwidth_per_direction.si());
+    const auto with = [](const std::string& block) {
+        return error_of(std::string(kBase) + "engine:\n  kv_offload:\n" + block);
+    };
+    EXPECT_EQ(with("    host: -1 GiB\n"),
+              "s.yaml:8:11: engine.kv_offload.host: '-1 GiB' must be zero or more");
+    EXPECT_EQ(with("    host: 0 GiB\n"),
+              "s.yaml:8:11: engine.kv_offload.host: both tiers are 0 bytes; give host or nvme a "
+              "size, or remove engine.kv_offload");
+    EXPECT_EQ(with("    host: 0 GiB\n    nvme: 1 TB\n"), "no error"); // NVMe alone
+    EXPECT_EQ(with("    host_bandwidth: 0 GB/s\n"),
+              "s.yaml:8:21: engine.kv_offload.host_bandwidth: '0 GB/s' must be greater than zero");
+    EXPECT_NE(with("    disk: 1 TB\n").find("s.yaml:8:5"), std::string::npos);
+    EXPECT_EQ(error_of(std::string(kBase) +
+                       "engine:\n  enable_prefix_caching: false\n  kv_offload: {}\n"),
+              "s.yaml:8:15: engine.kv_offload: KV offload tiers hold prefix-cache blocks, and "
+              "this engine runs without a prefix cache; set enable_prefix_caching: true (not "
+              "llama.cpp) or remove kv_offload");
+}

@@ -369,3 +369,24 @@ engine:
     s.deployment.engine.speculative = c;
     expect_round_trip(s, "speculative-ngram");
 }
+
+// engine.kv_offload round-trips: every key, and the empty block of defaults.
+TEST(ScenarioWriter, KvOffloadBlockRoundTrips) {
+    model::Scenario s = hwdb::parse_scenario(R"(schema: 1
+model: llama-3.1-8b
+hardware:
+  accelerator: h100-sxm
+engine:
+  kv_offload:
+    host: 128 GiB
+    nvme: 1 TB
+    host_bandwidth: 20 GB/s
+    nvme_bandwidth: 5 GB/s
+)",
+                                             "off.yaml", db());
+    expect_round_trip(s, "kv-offload-all");
+    s.deployment.engine.kv_offload = model::KvOffloadConfig{};
+    s.deployment.engine.kv_offload->host_link =
+        db().interconnect(s.deployment.gpu.host_link).bandwidth_per_direction;
+    expect_round_trip(s, "kv-offload-defaults");
+}
