@@ -183,6 +183,22 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
                             {"accepted", sp.accepted},
                             {"draft_time_s", sp.draft_time.si()}};
     }
+    if (r.lora) {
+        const sim::LoraResult& l = *r.lora;
+        j["lora"] = {{"adapters", l.adapters},
+                     {"max_loras", l.max_loras},
+                     {"max_cpu_loras", l.max_cpu_loras},
+                     {"requests", l.requests},
+                     {"hits", l.hits},
+                     {"hit_rate", l.hit_rate},
+                     {"expected_hit_rate", l.expected_hit_rate},
+                     {"loads", l.loads},
+                     {"disk_loads", l.disk_loads},
+                     {"load_time_s", l.load_time.si()},
+                     {"load_time_each_s", l.load_time_each.si()},
+                     {"disk_time_each_s", l.disk_time_each.si()},
+                     {"adapters_per_step", l.adapters_per_step}};
+    }
     j["prefill_tokens_computed"] = r.prefill_tokens_computed;
     j["cached_tokens"] = o.cached_tokens;
     j["kv_use_mean"] = r.kv_use_mean;
@@ -441,6 +457,14 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
             << fixed(sp.tokens_per_step, 2) << " tokens per step (expected "
             << fixed(sp.expected_tokens_per_step, 2) << "), acceptance " << pct(sp.acceptance_rate)
             << ", draft time " << fixed(sp.draft_time.si(), 2) << " s\n";
+    }
+    if (r.lora) {
+        const sim::LoraResult& l = *r.lora;
+        out << "LoRA         " << l.adapters << " adapters, " << l.max_loras
+            << " GPU slots: hit rate " << pct(l.hit_rate) << " (Che " << pct(l.expected_hit_rate)
+            << "), " << l.loads << " loads (" << l.disk_loads << " from disk), "
+            << fixed(l.load_time.si(), 2) << " s loading, " << fixed(l.adapters_per_step, 1)
+            << " adapters per step\n";
     }
     out << "replicas     busy";
     for (const auto& rep : r.replicas) {

@@ -9,6 +9,7 @@
 #include "hwdb/detail/workload_reader.hpp"
 #include "hwdb/detail/yaml_reader.hpp"
 #include "hwdb/file_io.hpp"
+#include "model/lora_config.hpp"
 #include "model/speculative_config.hpp"
 #include "model/validity.hpp"
 
@@ -138,6 +139,54 @@ model::SpeculativeConfig read_speculative(MapReader m, const Database& db) {
     return c;
 }
 
+// The `engine.lora` block (multi-LoRA serving, model/lora_config.hpp). Ranges and consistency
+// are model::validate's (one rule); its message is placed at the key it names.
+model::LoraServingConfig read_lora(MapReader m) {
+    model::LoraServingConfig c;
+    constexpr long long kMaxCount = 1 << 24;
+    c.adapters = m.integer("adapters", 1, kMaxCount);
+    c.rank = m.opt_integer("rank", 1, 1 << 16).value_or(c.rank);
+    if (m.has("target_modules")) {
+        c.target_modules.clear();
+        for (const std::string& name : m.string_list("target_modules")) {
+            const auto mod = model::value_of<model::LoraModule>(name);
+            if (!mod) {
+                m.fail_at("target_modules", "unknown module '" + name + "'; use any of " +
+                                                model::names_list<model::LoraModule>());
+            }
+            c.target_modules.push_back(*mod);
+        }
+    }
+    c.max_loras = m.opt_integer("max_loras", 1, kMaxCount).value_or(c.max_loras);
+    c.max_lora_rank = m.opt_integer("max_lora_rank", 1, 1 << 16);
+    c.max_cpu_loras = m.opt_integer("max_cpu_loras", 1, kMaxCount);
+    c.popularity = detail::opt_enum<model::LoraPopularity>(m, "popularity").value_or(c.popularity);
+    c.zipf_s = m.opt_number("zipf_s", 1e-6, 100.0).value_or(c.zipf_s);
+    if (m.has("zipf_s") && c.popularity != model::LoraPopularity::Zipf) {
+        m.fail_at("zipf_s", "zipf_s needs popularity: zipf; set it or remove zipf_s");
+    }
+    c.load_bandwidth = opt_q<BytesPerSecond>(m, "load_bandwidth", Dimension::BytesPerSecond);
+    c.disk_bandwidth = opt_q<BytesPerSecond>(m, "disk_bandwidth", Dimension::BytesPerSecond);
+    try {
+        model::validate(c);
+    } catch (const InvalidArgument& e) {
+        std::string what = e.what();
+        std::string key;
+        if (what.rfind("engine.lora.", 0) == 0) {
+            key = what.substr(12, what.find(':') - 12);
+        }
+        if (const auto colon = what.find(": "); colon != std::string::npos) {
+            what = what.substr(colon + 2);
+        }
+        if (key.empty() || !m.has(key)) {
+            m.fail_here(what);
+        }
+        m.fail_at(key, what);
+    }
+    m.finish();
+    return c;
+}
+
 model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConfig& sched,
                                 const Database& db) {
     model::EngineConfig e;
@@ -181,6 +230,9 @@ model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConf
     e.ep_overlap = m->opt_number("ep_overlap", 0.0, 1.0);
     if (auto spec = m->opt_map("speculative")) {
         e.speculative = read_speculative(std::move(*spec), db);
+    }
+    if (auto lora = m->opt_map("lora")) {
+        e.lora = read_lora(std::move(*lora));
     }
     detail::read_scheduler(*m, sched); // the simulator's scheduler keys
     if (sched.preemption_mode == model::PreemptionMode::Swap &&
@@ -531,6 +583,16 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
                 db.interconnect(s.deployment.gpu.host_link).bandwidth_per_direction;
         } catch (const InputError&) {
             // an unknown host link keeps the simulator's default
+        }
+    }
+    if (auto& lora = s.deployment.engine.lora;
+        lora && !lora->load_bandwidth && !s.deployment.gpu.host_link.empty()) {
+        // Adapters are copied from host memory over the accelerator's host link.
+        try {
+            lora->load_bandwidth =
+                db.interconnect(s.deployment.gpu.host_link).bandwidth_per_direction;
+        } catch (const InputError&) {
+            // an unknown host link keeps the model's default
         }
     }
     s.seed = static_cast<std::uint64_t>(root.opt_integer("seed", 0, 2147483647).value_or(1));

@@ -1,6 +1,7 @@
 #include "model/deployment.hpp"
 
 #include "model/error.hpp"
+#include "model/lora.hpp"
 #include "model/validity.hpp"
 
 #include <algorithm>
@@ -244,6 +245,10 @@ void validate(const Deployment& d) {
     validate(d.model, "model '" + d.model.name + "'");
     if (d.engine.speculative) {
         validate(*d.engine.speculative);
+    }
+    if (d.engine.lora) {
+        validate(*d.engine.lora);
+        check_lora_model(d.model, *d.engine.lora);
     }
     const Parallelism& p = d.par;
     const std::string where = "deployment of '" + d.model.name + "' on '" + d.gpu.name + "': ";

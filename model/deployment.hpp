@@ -7,6 +7,7 @@
 
 #include "model/enum_names.hpp"
 #include "model/hardware_spec.hpp"
+#include "model/lora_config.hpp"
 #include "model/model_spec.hpp"
 #include "model/precision.hpp"
 #include "model/speculative_config.hpp"
@@ -151,6 +152,9 @@ struct EngineConfig {
     std::optional<Bytes> kv_cache_memory;
     /// Speculative decoding (`engine.speculative`, model/speculative.hpp); nullopt: off.
     std::optional<SpeculativeConfig> speculative;
+    /// Multi-LoRA serving (`engine.lora`, model/lora.hpp); nullopt: no adapters (vLLM without
+    /// --enable-lora).
+    std::optional<LoraServingConfig> lora;
     /// MoE with expert parallelism: the busiest rank's routed token copies ÷ the mean, >= 1 (a
     /// measured per-expert load, e.g. from an EPLB statistics dump). nullopt: the expected
     /// maximum under uniform top-k routing for the step's tokens (model/moe.hpp).

@@ -8,6 +8,7 @@
 
 #include "model/deployment.hpp"
 #include "model/efficiency.hpp"
+#include "model/lora.hpp"
 #include "model/memory.hpp"
 #include "model/operating_point.hpp"
 #include "model/scenario.hpp"
@@ -64,6 +65,9 @@ struct ServingEstimate {
     /// Speculative decoding's figures when engine.speculative is set (tpot, throughput and
     /// ttft above already include it).
     std::optional<SpeculativeFigures> speculative;
+    /// Multi-LoRA's steady-state figures when engine.lora is set (model/lora.hpp; tpot and
+    /// throughput above include the batched LoRA kernels, not the adapter loads).
+    std::optional<LoraFigures> lora;
     Provenance provenance; ///< the efficiency profile's
     ErrorBand error_band;  ///< relative uncertainty of the times and throughputs
     friend bool operator==(const ServingEstimate&, const ServingEstimate&) = default;

@@ -24,7 +24,7 @@ commands_for() {
     case $1 in
     train-* | failures-training-*) echo "train" ;;
     simulate-* | prefix-routing-* | heterogeneous-* | autoscaling-* | failures-serving-sim-* | \
-        disaggregated-*)
+        disaggregated-* | lora-*)
         echo "simulate estimate"
         ;;
     plan-search) echo "plan estimate fit cost" ;;

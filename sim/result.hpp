@@ -257,6 +257,24 @@ struct SpeculativeResult {
     friend bool operator==(const SpeculativeResult&, const SpeculativeResult&) = default;
 };
 
+/// What multi-LoRA serving did in a run (engine.lora set), summed over the replicas.
+struct LoraResult {
+    int adapters = 0;
+    int max_loras = 0;
+    int max_cpu_loras = 0;
+    std::int64_t requests = 0;    ///< requests whose first step ran
+    std::int64_t hits = 0;        ///< of those, adapter already in a GPU slot
+    double hit_rate = 0;          ///< hits / requests
+    double expected_hit_rate = 0; ///< Che's approximation for one replica's max_loras slots
+    std::int64_t loads = 0;       ///< host → GPU adapter loads
+    std::int64_t disk_loads = 0;  ///< of those, read from disk first
+    Seconds load_time;            ///< Σ time steps waited for loads
+    Seconds load_time_each;       ///< one host → GPU load (its per-GPU shard)
+    Seconds disk_time_each;       ///< one disk read
+    double adapters_per_step = 0; ///< mean distinct adapters in a step
+    friend bool operator==(const LoraResult&, const LoraResult&) = default;
+};
+
 /// Everything one simulation reports.
 struct SimResult {
     /// False when the deployment does not fit (then `reasons` says why and nothing ran).
@@ -295,6 +313,7 @@ struct SimResult {
     std::uint64_t events = 0;                     ///< kernel events handled
     model::Money cloud_spend;                     ///< cost of the cloud endpoint's tokens
     std::optional<SpeculativeResult> speculative; ///< when engine.speculative is set
+    std::optional<LoraResult> lora;               ///< when engine.lora is set
     PowerResult power;                            ///< power, energy and the effect of a power cap
     std::optional<AutoscalerResult> autoscaler;   ///< when cluster.autoscaler is set
     std::optional<FailureResult> failures;        ///< when cluster.failures is set

@@ -23,6 +23,8 @@
 
 namespace gpuplan::sim::detail {
 
+struct LoraSetup;
+
 /// A replica's fixed settings.
 /// What a replica runs (prefill/decode disaggregation, model/disaggregation.hpp).
 enum class ReplicaRole : std::uint8_t {
@@ -57,6 +59,8 @@ struct ReplicaConfig {
     /// its accepted drafts + 1, the accepted count drawn position by position from the
     /// replica's own RNG stream (deterministic per seed; no draws when off).
     const model::SpeculativeModel* speculative = nullptr;
+    /// Multi-LoRA serving (sim/detail/lora_cache.hpp; not owned). Null: off.
+    const LoraSetup* lora = nullptr;
     /// The model's sliding attention window in tokens (0: none), for the decode sums
     /// (model::StepCostModel::window(); the replica sets it from its cost model).
     int attention_window = 0;
