@@ -22,7 +22,7 @@ LoraModuleDims rank_dims(const detail::Shapes& s, LoraModule m) {
     switch (m) {
     case LoraModule::QProj: return {s.h, s.q_width_rank};
     case LoraModule::KProj:
-    case LoraModule::VProj: return {s.h, s.kv_width_rank};
+    case LoraModule::VProj: return {s.h, s.kv_width_rank / 2.0}; // K and V together there
     case LoraModule::OProj: return {s.o_in_rank, s.h};
     case LoraModule::GateProj:
     case LoraModule::UpProj: return {s.h, s.ffn_rank};
