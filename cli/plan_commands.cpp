@@ -58,6 +58,9 @@ void print_memory(std::ostream& out, const model::Scenario& s, const model::Memo
         t.add_row({name, format_gib(b), pct(b / m.capacity)});
     };
     row("weights", m.weights);
+    if (m.lora_slots.si() > 0) {
+        row("LoRA adapter slots", m.lora_slots);
+    }
     row("activations (peak)", m.activations);
     row("non-torch (NCCL, cuBLAS)", m.non_torch);
     row("CUDA graphs", m.cuda_graphs);
@@ -259,6 +262,27 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
              ""});
         t.add_row({"  without the tiers",
                    "TTFT " + ms(f.ttft_without) + ", " + fixed(f.throughput_without, 0) + " tok/s",
+                   "", ""});
+    }
+    if (e.lora) {
+        const model::LoraFigures& f = *e.lora;
+        t.add_row(
+            {"LoRA (" + std::to_string(f.adapters) + " adapters, r " + std::to_string(f.rank) + ")",
+             "GPU hit rate " + pct(f.gpu_hit_rate) + " (" + std::to_string(f.max_loras) +
+                 " slots), host " + pct(f.cpu_hit_rate) + " (" + std::to_string(f.max_cpu_loras) +
+                 ")",
+             "", ""});
+        t.add_row(
+            {"  loads per replica",
+             fixed(f.loads_per_s, 2) + "/s GPU, " + fixed(f.disk_loads_per_s, 2) + "/s from disk",
+             "", ""});
+        t.add_row({"  one load",
+                   ms(f.load_time) + " host->GPU, " + ms(f.disk_time) + " disk; " +
+                       ms(f.mean_load_delay) + " per request",
+                   "", ""});
+        t.add_row({"  adapter memory",
+                   fixed(f.adapter_bytes.si() / 1e6, 1) + " MB each; " +
+                       format_gib(f.reserved_per_gpu, 2) + " of slots per GPU",
                    "", ""});
     }
     t.print(out);

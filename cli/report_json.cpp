@@ -29,27 +29,32 @@ nlohmann::json scenario_json(const model::Scenario& s) {
 }
 
 nlohmann::json memory_json(const model::MemoryEstimate& m) {
-    return {{"capacity_bytes", m.capacity.si()},
-            {"weights_bytes", m.weights.si()},
-            {"activations_bytes", m.activations.si()},
-            {"non_torch_bytes", m.non_torch.si()},
-            {"cuda_graphs_bytes", m.cuda_graphs.si()},
-            {"cuda_context_bytes", m.cuda_context.si()},
-            {"overhead_bytes", m.overhead.si()},
-            {"kv_bytes_per_token", m.kv_per_token.si()},
-            {"kv_bytes_per_token_model", m.kv_per_token_model.si()},
-            {"kv_budget_bytes", m.kv_budget.si()},
-            {"kv_blocks", m.kv_blocks},
-            {"kv_tokens", m.kv_tokens},
-            {"block_size", m.engine.block_size},
-            {"max_model_len", m.engine.max_model_len},
-            {"max_num_seqs", m.engine.max_num_seqs},
-            {"effective_concurrency", m.effective_concurrency},
-            {"concurrency_limit", model::to_string(m.concurrency_limit)},
-            {"total_used_bytes", m.total_used.si()},
-            {"free_bytes", m.free.si()},
-            {"binding_stage", m.binding_stage},
-            {"reasons", m.reasons}};
+    nlohmann::json j = {{"capacity_bytes", m.capacity.si()},
+                        {"weights_bytes", m.weights.si()},
+                        {"activations_bytes", m.activations.si()},
+                        {"non_torch_bytes", m.non_torch.si()},
+                        {"cuda_graphs_bytes", m.cuda_graphs.si()},
+                        {"cuda_context_bytes", m.cuda_context.si()},
+                        {"overhead_bytes", m.overhead.si()},
+                        {"kv_bytes_per_token", m.kv_per_token.si()},
+                        {"kv_bytes_per_token_model", m.kv_per_token_model.si()},
+                        {"kv_budget_bytes", m.kv_budget.si()},
+                        {"kv_blocks", m.kv_blocks},
+                        {"kv_tokens", m.kv_tokens},
+                        {"block_size", m.engine.block_size},
+                        {"max_model_len", m.engine.max_model_len},
+                        {"max_num_seqs", m.engine.max_num_seqs},
+                        {"effective_concurrency", m.effective_concurrency},
+                        {"concurrency_limit", model::to_string(m.concurrency_limit)},
+                        {"total_used_bytes", m.total_used.si()},
+                        {"free_bytes", m.free.si()},
+                        {"binding_stage", m.binding_stage},
+                        {"reasons", m.reasons}};
+    if (m.lora_slots.si() > 0) {
+        j["lora_slots_bytes"] =
+            m.lora_slots.si(); // engine.lora only, so other outputs read as before
+    }
+    return j;
 }
 
 namespace {
@@ -142,6 +147,24 @@ nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstim
                            {"load_bytes_per_request", f.bytes_per_request.si()},
                            {"ttft_without_s", f.ttft_without.si()},
                            {"throughput_without_tok_s", f.throughput_without}};
+    }
+    if (e.lora) {
+        const model::LoraFigures& f = *e.lora;
+        j["lora"] = {{"adapters", f.adapters},
+                     {"rank", f.rank},
+                     {"max_loras", f.max_loras},
+                     {"max_lora_rank", f.max_lora_rank},
+                     {"max_cpu_loras", f.max_cpu_loras},
+                     {"adapter_bytes", f.adapter_bytes.si()},
+                     {"adapter_gpu_bytes", f.adapter_gpu_bytes.si()},
+                     {"reserved_bytes_per_gpu", f.reserved_per_gpu.si()},
+                     {"gpu_hit_rate", f.gpu_hit_rate},
+                     {"cpu_hit_rate", f.cpu_hit_rate},
+                     {"load_time_s", f.load_time.si()},
+                     {"disk_time_s", f.disk_time.si()},
+                     {"loads_per_s", f.loads_per_s},
+                     {"disk_loads_per_s", f.disk_loads_per_s},
+                     {"mean_load_delay_s", f.mean_load_delay.si()}};
     }
     j["decode_step_ops"] = ops_json(e.decode_step);
     j["prefill_step_ops"] = ops_json(e.prefill_step);

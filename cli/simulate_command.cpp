@@ -205,6 +205,22 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
             {"demoted_blocks", {{"host", k.demoted_to_host}, {"nvme", k.demoted_to_nvme}}},
             {"dropped_blocks", k.dropped}};
     }
+    if (r.lora) {
+        const sim::LoraResult& l = *r.lora;
+        j["lora"] = {{"adapters", l.adapters},
+                     {"max_loras", l.max_loras},
+                     {"max_cpu_loras", l.max_cpu_loras},
+                     {"requests", l.requests},
+                     {"hits", l.hits},
+                     {"hit_rate", l.hit_rate},
+                     {"expected_hit_rate", l.expected_hit_rate},
+                     {"loads", l.loads},
+                     {"disk_loads", l.disk_loads},
+                     {"load_time_s", l.load_time.si()},
+                     {"load_time_each_s", l.load_time_each.si()},
+                     {"disk_time_each_s", l.disk_time_each.si()},
+                     {"adapters_per_step", l.adapters_per_step}};
+    }
     j["prefill_tokens_computed"] = r.prefill_tokens_computed;
     j["cached_tokens"] = o.cached_tokens;
     j["kv_use_mean"] = r.kv_use_mean;
@@ -482,6 +498,14 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
             << gb(k.nvme_capacity_blocks) << "; demoted " << k.demoted_to_host
             << " blocks to host, " << k.demoted_to_nvme << " to NVMe, dropped " << k.dropped
             << '\n';
+    }
+    if (r.lora) {
+        const sim::LoraResult& l = *r.lora;
+        out << "LoRA         " << l.adapters << " adapters, " << l.max_loras
+            << " GPU slots: hit rate " << pct(l.hit_rate) << " (Che " << pct(l.expected_hit_rate)
+            << "), " << l.loads << " loads (" << l.disk_loads << " from disk), "
+            << fixed(l.load_time.si(), 2) << " s loading, " << fixed(l.adapters_per_step, 1)
+            << " adapters per step\n";
     }
     out << "replicas     busy";
     for (const auto& rep : r.replicas) {

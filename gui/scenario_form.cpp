@@ -8,6 +8,7 @@
 #include "model/disaggregation_config.hpp"
 #include "model/enum_names.hpp"
 #include "model/error.hpp"
+#include "model/lora_config.hpp"
 #include "model/plan_config.hpp"
 #include "model/precision.hpp"
 #include "model/rack.hpp"
@@ -123,6 +124,19 @@ const std::vector<GroupSpec>& groups() {
           {"engine.kv_offload.nvme_bandwidth", "nvme_bandwidth"}},
          "engine.kv_offload",
          "{}"},
+        {"Multi-LoRA",
+         {{"engine.lora.adapters", "adapters"},
+          {"engine.lora.rank", "rank"},
+          {"engine.lora.target_modules", "target_modules [q_proj, ...]"},
+          {"engine.lora.max_loras", "max_loras (GPU slots)"},
+          {"engine.lora.max_lora_rank", "max_lora_rank"},
+          {"engine.lora.max_cpu_loras", "max_cpu_loras"},
+          {"engine.lora.popularity", "popularity", spellings<model::LoraPopularity>},
+          {"engine.lora.zipf_s", "zipf_s"},
+          {"engine.lora.load_bandwidth", "load_bandwidth"},
+          {"engine.lora.disk_bandwidth", "disk_bandwidth"}},
+         "engine.lora",
+         "{adapters: 16, max_loras: 4}"},
         {"Cluster",
          {{"cluster.replicas", "replicas"},
           {"cluster.router", "router", spellings<model::RouterPolicy>},

@@ -504,6 +504,20 @@ FiguresModel::Rows simulationRows(const sim::SimResult& s, double wall_s) {
               num("blocks loaded from NVMe", static_cast<double>(k.nvme_loaded_blocks), "blocks"),
               num("load time", (k.host_load_time + k.nvme_load_time).si(), "s")});
     }
+    if (s.lora) {
+        const sim::LoraResult& l = *s.lora;
+        add(QObject::tr("LoRA adapter hit rate (Che)"),
+            formatPercent(l.hit_rate) + QStringLiteral(" (") + formatPercent(l.expected_hit_rate) +
+                QStringLiteral(")"));
+        more({num("LoRA adapter hit rate", l.hit_rate * 100.0, "%"),
+              num("LoRA expected hit rate", l.expected_hit_rate * 100.0, "%")});
+        add(QObject::tr("LoRA loads (from disk) / time"),
+            QStringLiteral("%1 (%2) / ").arg(l.loads).arg(l.disk_loads) +
+                QString::number(l.load_time.si(), 'f', 2) + QObject::tr(" s"));
+        more({num("LoRA loads", static_cast<double>(l.loads), "loads"),
+              num("LoRA disk loads", static_cast<double>(l.disk_loads), "loads"),
+              num("LoRA load time", l.load_time.si(), "s")});
+    }
     add(QObject::tr("mean batch size"), QString::number(s.batch_size_mean, 'f', 1));
     more({num("mean batch size", s.batch_size_mean, "sequences")});
     add(QObject::tr("simulated time"),
@@ -533,6 +547,9 @@ void MemoryTableModel::setEstimate(const model::MemoryEstimate& m) {
              {tr("CUDA context"), m.cuda_context},
              {tr("free"), m.free},
              {tr("capacity (as CUDA reports)"), m.capacity}};
+    if (m.lora_slots.si() > 0) {
+        rows_.insert(rows_.begin() + 1, {tr("LoRA adapter slots"), m.lora_slots});
+    }
     capacity_ = m.capacity;
     endResetModel();
 }

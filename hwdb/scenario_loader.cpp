@@ -10,6 +10,7 @@
 #include "hwdb/detail/yaml_reader.hpp"
 #include "hwdb/file_io.hpp"
 #include "model/kv_offload.hpp"
+#include "model/lora_config.hpp"
 #include "model/speculative_config.hpp"
 #include "model/validity.hpp"
 
@@ -139,6 +140,23 @@ model::SpeculativeConfig read_speculative(MapReader m, const Database& db) {
     return c;
 }
 
+// A model::validate message ("engine.<block>.<key>: what") placed at the key it names, or at
+// the block when the key is absent from the file (a default the message is about).
+[[noreturn]] void fail_at_named_key(const MapReader& m, std::string what,
+                                    const std::string& prefix) {
+    std::string key;
+    if (what.rfind(prefix, 0) == 0) {
+        key = what.substr(prefix.size(), what.find(':') - prefix.size());
+    }
+    if (const auto colon = what.find(": "); colon != std::string::npos) {
+        what = what.substr(colon + 2);
+    }
+    if (!key.empty() && m.has(key)) {
+        m.fail_at(key, what);
+    }
+    m.fail_here(what);
+}
+
 // The `engine.kv_offload` block (model/kv_offload.hpp). Ranges are model::validate's (one rule);
 // its message is placed at the key it names.
 model::KvOffloadConfig read_kv_offload(MapReader m) {
@@ -150,21 +168,44 @@ model::KvOffloadConfig read_kv_offload(MapReader m) {
     try {
         model::validate(c);
     } catch (const InvalidArgument& e) {
-        std::string what = e.what();
-        std::string key = "host";
-        for (const char* k : {"host_bandwidth", "nvme_bandwidth", "host", "nvme"}) {
-            if (what.rfind("engine.kv_offload." + std::string(k) + ":", 0) == 0) {
-                key = k;
-                break;
+        fail_at_named_key(m, e.what(), "engine.kv_offload.");
+    }
+    m.finish();
+    return c;
+}
+
+// The `engine.lora` block (multi-LoRA serving, model/lora_config.hpp). Ranges and consistency
+// are model::validate's (one rule); its message is placed at the key it names.
+model::LoraServingConfig read_lora(MapReader m) {
+    model::LoraServingConfig c;
+    constexpr long long kMaxCount = 1 << 24;
+    c.adapters = m.integer("adapters", 1, kMaxCount);
+    c.rank = m.opt_integer("rank", 1, 1 << 16).value_or(c.rank);
+    if (m.has("target_modules")) {
+        c.target_modules.clear();
+        for (const std::string& name : m.string_list("target_modules")) {
+            const auto mod = model::value_of<model::LoraModule>(name);
+            if (!mod) {
+                m.fail_at("target_modules", "unknown module '" + name + "'; use any of " +
+                                                model::names_list<model::LoraModule>());
             }
+            c.target_modules.push_back(*mod);
         }
-        if (const auto colon = what.find(": "); colon != std::string::npos) {
-            what = what.substr(colon + 2);
-        }
-        if (m.has(key)) {
-            m.fail_at(key, what);
-        }
-        m.fail_here(what);
+    }
+    c.max_loras = m.opt_integer("max_loras", 1, kMaxCount).value_or(c.max_loras);
+    c.max_lora_rank = m.opt_integer("max_lora_rank", 1, 1 << 16);
+    c.max_cpu_loras = m.opt_integer("max_cpu_loras", 1, kMaxCount);
+    c.popularity = detail::opt_enum<model::LoraPopularity>(m, "popularity").value_or(c.popularity);
+    c.zipf_s = m.opt_number("zipf_s", 1e-6, 100.0).value_or(c.zipf_s);
+    if (m.has("zipf_s") && c.popularity != model::LoraPopularity::Zipf) {
+        m.fail_at("zipf_s", "zipf_s needs popularity: zipf; set it or remove zipf_s");
+    }
+    c.load_bandwidth = opt_q<BytesPerSecond>(m, "load_bandwidth", Dimension::BytesPerSecond);
+    c.disk_bandwidth = opt_q<BytesPerSecond>(m, "disk_bandwidth", Dimension::BytesPerSecond);
+    try {
+        model::validate(c);
+    } catch (const InvalidArgument& e) {
+        fail_at_named_key(m, e.what(), "engine.lora.");
     }
     m.finish();
     return c;
@@ -221,6 +262,9 @@ model::EngineConfig read_engine(std::optional<MapReader> m, model::SchedulerConf
                                      "runs without a prefix cache; set enable_prefix_caching: "
                                      "true (not llama.cpp) or remove kv_offload");
         }
+    }
+    if (auto lora = m->opt_map("lora")) {
+        e.lora = read_lora(std::move(*lora));
     }
     detail::read_scheduler(*m, sched); // the simulator's scheduler keys
     if (sched.preemption_mode == model::PreemptionMode::Swap &&
@@ -579,6 +623,16 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
             off->host_link = db.interconnect(s.deployment.gpu.host_link).bandwidth_per_direction;
         } catch (const InputError&) {
             // an unknown host link keeps model::kDefaultHostBandwidth
+        }
+    }
+    if (auto& lora = s.deployment.engine.lora;
+        lora && !lora->load_bandwidth && !s.deployment.gpu.host_link.empty()) {
+        // Adapters are copied from host memory over the accelerator's host link.
+        try {
+            lora->load_bandwidth =
+                db.interconnect(s.deployment.gpu.host_link).bandwidth_per_direction;
+        } catch (const InputError&) {
+            // an unknown host link keeps the model's default
         }
     }
     s.seed = static_cast<std::uint64_t>(root.opt_integer("seed", 0, 2147483647).value_or(1));

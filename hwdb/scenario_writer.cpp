@@ -314,6 +314,34 @@ void write_engine(Out& o, const model::EngineConfig& e, const model::SchedulerCo
         opt_rate("host_bandwidth", c.host_bandwidth);
         opt_rate("nvme_bandwidth", c.nvme_bandwidth);
     }
+    if (e.lora) {
+        const model::LoraServingConfig& c = *e.lora;
+        o.open(2, "lora");
+        o.line(4, "adapters", std::to_string(c.adapters));
+        o.line(4, "rank", std::to_string(c.rank));
+        std::string list = "[";
+        for (std::size_t i = 0; i < c.target_modules.size(); ++i) {
+            list += std::string(i > 0 ? ", " : "") + model::name_of(c.target_modules[i]);
+        }
+        o.line(4, "target_modules", list + "]");
+        o.line(4, "max_loras", std::to_string(c.max_loras));
+        if (c.max_lora_rank) {
+            o.line(4, "max_lora_rank", std::to_string(*c.max_lora_rank));
+        }
+        if (c.max_cpu_loras) {
+            o.line(4, "max_cpu_loras", std::to_string(*c.max_cpu_loras));
+        }
+        o.line(4, "popularity", model::name_of(c.popularity));
+        if (c.popularity == model::LoraPopularity::Zipf) {
+            o.line(4, "zipf_s", num(c.zipf_s));
+        }
+        if (c.load_bandwidth) {
+            o.line(4, "load_bandwidth", bandwidth(*c.load_bandwidth));
+        }
+        if (c.disk_bandwidth) {
+            o.line(4, "disk_bandwidth", bandwidth(*c.disk_bandwidth));
+        }
+    }
     // The simulator's scheduler keys.
     if (sc.batching != dflt.batching) {
         o.line(2, "batching", model::name_of(sc.batching));

@@ -408,6 +408,11 @@ model::Cluster read_cluster(std::optional<MapReader> m, const Database& db,
     }
     c.replicas = m->opt_integer("replicas", 1, 1 << 20);
     c.router = opt_enum<model::RouterPolicy>(*m, "router").value_or(c.router);
+    if (c.router == model::RouterPolicy::AdapterAffinity && !base.engine.lora) {
+        m->fail_at("router", "adapter_affinity routes by LoRA adapter and the scenario has no "
+                             "engine.lora block; add one (adapters, rank, max_loras) or pick "
+                             "another router");
+    }
     if (auto p = m->opt_map("prefix_routing")) {
         model::PrefixRouting& pr = c.prefix_routing;
         pr.weight = p->opt_number("weight", 0.0, 1.0).value_or(pr.weight);

@@ -2,6 +2,7 @@
 
 #include "model/error.hpp"
 #include "model/kv_offload.hpp"
+#include "model/lora.hpp"
 #include "model/validity.hpp"
 
 #include <algorithm>
@@ -248,6 +249,10 @@ void validate(const Deployment& d) {
     }
     if (d.engine.kv_offload) {
         validate(*d.engine.kv_offload);
+    }
+    if (d.engine.lora) {
+        validate(*d.engine.lora);
+        check_lora_model(d.model, *d.engine.lora);
     }
     const Parallelism& p = d.par;
     const std::string where = "deployment of '" + d.model.name + "' on '" + d.gpu.name + "': ";

@@ -8,6 +8,7 @@
 #include "model/enum_names.hpp"
 #include "model/hardware_spec.hpp"
 #include "model/kv_offload_config.hpp"
+#include "model/lora_config.hpp"
 #include "model/model_spec.hpp"
 #include "model/precision.hpp"
 #include "model/speculative_config.hpp"
@@ -155,6 +156,9 @@ struct EngineConfig {
     /// KV offload tiers behind the GPU's prefix cache (`engine.kv_offload`,
     /// model/kv_offload.hpp); nullopt: off.
     std::optional<KvOffloadConfig> kv_offload;
+    /// Multi-LoRA serving (`engine.lora`, model/lora.hpp); nullopt: no adapters (vLLM without
+    /// --enable-lora).
+    std::optional<LoraServingConfig> lora;
     /// MoE with expert parallelism: the busiest rank's routed token copies ÷ the mean, >= 1 (a
     /// measured per-expert load, e.g. from an EPLB statistics dump). nullopt: the expected
     /// maximum under uniform top-k routing for the step's tokens (model/moe.hpp).

@@ -1,5 +1,6 @@
 #include "model/memory.hpp"
 
+#include "model/lora.hpp"
 #include "model/speculative.hpp"
 
 #include "model/detail/shapes.hpp"
@@ -232,7 +233,10 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
     r.draft_weights = draft.weights;
     r.draft_kv_per_token = draft.kv_per_token;
     const double kv_token_all = r.kv_per_token.si() + draft.kv_per_token.si();
-    const Bytes fixed = r.weights + r.draft_weights + r.activations + r.non_torch + r.cuda_graphs;
+    // Multi-LoRA: the adapter slots are allocated before the profiling run (model/lora.hpp).
+    r.lora_slots = lora_reserved_bytes(d);
+    const Bytes fixed =
+        r.weights + r.draft_weights + r.lora_slots + r.activations + r.non_torch + r.cuda_graphs;
     switch (e.kind) {
     case EngineKind::Vllm: {
         r.requested = r.capacity * e.memory_fraction;

@@ -37,6 +37,7 @@ struct MemoryEstimate {
     Bytes kv_per_token_model; ///< KV bytes per token of the whole model, unsharded
     Bytes draft_weights;      ///< speculative proposer's weights on this GPU (0 when off)
     Bytes draft_kv_per_token; ///< the proposer's KV bytes per token on this GPU (0 when off)
+    Bytes lora_slots;         ///< engine.lora: max_loras adapter slots on this GPU (0 when off)
     Bytes kv_per_sequence;    ///< this GPU's KV for one sequence at max_model_len (windows capped)
     Bytes kv_budget;          ///< KV pool; negative when the rest does not fit
     std::int64_t kv_blocks = 0; ///< blocks of block_size tokens (vLLM's num_gpu_blocks)

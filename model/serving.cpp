@@ -1,5 +1,6 @@
 #include "model/serving.hpp"
 
+#include "model/lora.hpp"
 #include "model/validity.hpp"
 
 #include "model/error.hpp"
@@ -539,6 +540,12 @@ ServingEstimate serving_at(const Deployment& d, const Workload& given,
             // A stable open loop serves exactly what is offered, on average.
             r.throughput = *op.requests_per_s * w.output_tokens;
         }
+    }
+    if (d.engine.lora) {
+        // Requests per second per replica at the operating point (the step costs above already
+        // include the batched LoRA kernels).
+        const double rate = w.output_tokens > 0 ? r.throughput / w.output_tokens / dp : 0.0;
+        r.lora = lora_figures(d, rate);
     }
     return r;
 }

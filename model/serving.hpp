@@ -9,6 +9,7 @@
 #include "model/deployment.hpp"
 #include "model/efficiency.hpp"
 #include "model/kv_offload.hpp"
+#include "model/lora.hpp"
 #include "model/memory.hpp"
 #include "model/operating_point.hpp"
 #include "model/scenario.hpp"
@@ -68,6 +69,9 @@ struct ServingEstimate {
     /// KV offload tiers' figures when engine.kv_offload is set (ttft, tpot and throughput
     /// above already include their hits and load times).
     std::optional<KvOffloadFigures> kv_offload;
+    /// Multi-LoRA's steady-state figures when engine.lora is set (model/lora.hpp; tpot and
+    /// throughput above include the batched LoRA kernels, not the adapter loads).
+    std::optional<LoraFigures> lora;
     Provenance provenance; ///< the efficiency profile's
     ErrorBand error_band;  ///< relative uncertainty of the times and throughputs
     friend bool operator==(const ServingEstimate&, const ServingEstimate&) = default;

@@ -4,6 +4,7 @@
 #include "model/detail/shapes.hpp"
 #include "model/error.hpp"
 #include "model/kernel_time.hpp"
+#include "model/lora.hpp"
 #include "model/moe.hpp"
 
 #include <algorithm>
@@ -86,6 +87,7 @@ const char* to_string(Op op) {
     case Op::TpAllReduce: return "tp_all_reduce";
     case Op::PpSend: return "pp_send";
     case Op::EpAllToAll: return "ep_all_to_all";
+    case Op::Lora: return "lora";
     }
     return "unknown";
 }
@@ -205,6 +207,19 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
     fixed_imbalance_ = dep.engine.moe_load_imbalance.value_or(0.0);
     imbalance_z_ = expected_max_std_normal(ep_);
     ep_overlap_ = dep.engine.ep_overlap.value_or(kDefaultEpOverlap);
+    if (dep.engine.lora) {
+        // Per rank, over every layer each module is in (model/lora.hpp), at the adapters' rank.
+        const LoraServingConfig& lc = *dep.engine.lora;
+        for (const LoraModule m : lc.target_modules) {
+            const LoraModuleDims w = lora_rank_dims(dep, m);
+            const double layers = d(lora_module_layers(dep.model, m));
+            lora_elems_ += layers * lc.rank * (w.in + w.out);
+            lora_io_ += layers * (w.in + 2.0 * w.out + 2.0 * lc.rank);
+            lora_kernels_ += 2 * lora_module_layers(dep.model, m);
+            lora_nk_ = std::max(lora_nk_, lc.rank * w.in);
+        }
+        lora_slots_ = lc.max_loras;
+    }
 }
 
 void StepCostModel::add(BatchStats& s, const PrefillChunk& c) const noexcept {
@@ -338,6 +353,9 @@ StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
         attention_decode(r, s, acc);
     }
     out_projection_and_mlp(r, t, nd, acc);
+    if (lora_elems_ > 0) {
+        lora(r, s, t, acc);
+    }
     if (moe_layers_ > 0) {
         moe(r, t, acc);
     }
@@ -525,6 +543,24 @@ void StepCostModel::moe(StepCost& r, double t, Work& acc) const noexcept {
     acc.weights += wbytes * moe_layers_;
 
     mlp(op_of(r, Op::MoeShared), t, shared_ffn_rank_, moe_layers_, acc);
+}
+
+// Batched multi-LoRA (Punica's SGMV/BGMV, S-LoRA; vLLM's lora_shrink and lora_expand): every
+// token runs x·A (shrink to the rank) and (x·A)·B (expand) of its own adapter in every target
+// module, 2 × rank × (in + out) FLOPs per module and token, and each distinct adapter's A and B
+// are read once per step. Two kernels per module and layer.
+void StepCostModel::lora(StepCost& r, const BatchStats& s, double t, Work& acc) const noexcept {
+    const double seqs = s.prefills + s.decodes;
+    const double adapters = s.lora_adapters > 0 ? s.lora_adapters : std::min(lora_slots_, seqs);
+    OpCost& o = op_of(r, Op::Lora);
+    const double flops = 2.0 * t * lora_elems_;
+    const double weights = adapters * lora_elems_;
+    const double act = t * lora_io_ * ab_;
+    const KernelTime kt = matmul_kernel_time(flops, weights, ab_, act, t, lora_nk_, attn_type_,
+                                             GemmPath::Dense, peak_attn_, bandwidth_, prof_);
+    add_kernel(o, kt, flops, weights * ab_ + act, 1.0, acc);
+    acc.weights += weights * ab_;
+    o.kernels = lora_kernels_;
 }
 
 void StepCostModel::communication(StepCost& r, double t, double rows) const noexcept {

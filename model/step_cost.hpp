@@ -62,8 +62,9 @@ enum class Op : std::uint8_t {
     TpAllReduce, ///< tensor-parallel all-reduces (and the logits gather)
     PpSend,      ///< activations sent between pipeline stages
     EpAllToAll,  ///< expert-parallel dispatch and combine
+    Lora,        ///< batched LoRA shrink and expand kernels (engine.lora; model/lora.hpp)
 };
-inline constexpr std::size_t kOpCount = 16;
+inline constexpr std::size_t kOpCount = 17;
 
 /// Lowercase name, e.g. "qkv_proj", "attention_decode", "tp_all_reduce".
 [[nodiscard]] const char* to_string(Op op);
@@ -126,6 +127,9 @@ struct BatchStats {
     /// Query tokens of prefill chunks that also produce logits beyond each chunk's last one
     /// (a speculative verify pass samples at every drafted position: k per sequence).
     double extra_logit_rows = 0;
+    /// engine.lora: distinct adapters in the batch (each one's weights are read once per step).
+    /// 0: min(max_loras, sequences), the most the batch can hold.
+    double lora_adapters = 0;
     friend bool operator==(const BatchStats&, const BatchStats&) = default;
 };
 
@@ -212,6 +216,7 @@ class StepCostModel {
     void mlp(OpCost& o, double t, double ffn, double layers, Work& acc) const noexcept;
     void moe(StepCost& r, double t, Work& acc) const noexcept;
     void communication(StepCost& r, double t, double rows) const noexcept;
+    void lora(StepCost& r, const BatchStats& s, double t, Work& acc) const noexcept;
     void totals(StepCost& r, Seconds launch, const Work& acc) const noexcept;
 
     EfficiencyProfile prof_;
@@ -245,6 +250,10 @@ class StepCostModel {
     // expected maximum, with z = E[max of ep normals]) and the all-to-all overlap.
     double attn_groups_ = 1, fixed_imbalance_ = 0, imbalance_z_ = 0, ep_overlap_ = 0;
     AllReduceAlgorithm all_reduce_ = AllReduceAlgorithm::Auto;
+    // Multi-LoRA (engine.lora): adapter elements per rank over all layers (A and B), elements
+    // each token reads and writes in the shrink and expand kernels, GPU slots, kernels.
+    double lora_elems_ = 0, lora_io_ = 0, lora_slots_ = 0, lora_nk_ = 0;
+    int lora_kernels_ = 0;
 };
 
 /// The cost of one step of `batch` on the deployment (builds a StepCostModel; prefer keeping

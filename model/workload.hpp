@@ -291,10 +291,13 @@ enum class RouterPolicy {
                       ///< (PrefixRouting's thresholds: then the least outstanding)
     Weighted,         ///< the best score PrefixRouting::weight × hit fraction + (1 − weight) ×
                       ///< queue score, with the same balance escape
+    AdapterAffinity,  ///< engine.lora: the least outstanding replica whose GPU holds the
+                      ///< request's adapter, unless it has a full batch more than the least
+                      ///< loaded; else the least loaded
 };
 
 /// The scenario spelling of each value (model/enum_names.hpp).
-[[nodiscard]] constexpr std::array<EnumName<RouterPolicy>, 6> enum_names(RouterPolicy) noexcept {
+[[nodiscard]] constexpr std::array<EnumName<RouterPolicy>, 7> enum_names(RouterPolicy) noexcept {
     return {
         EnumName<RouterPolicy>{"round_robin", RouterPolicy::RoundRobin},
         EnumName<RouterPolicy>{"least_outstanding", RouterPolicy::LeastOutstanding},
@@ -302,11 +305,12 @@ enum class RouterPolicy {
         EnumName<RouterPolicy>{"prefix_affinity", RouterPolicy::PrefixAffinity},
         EnumName<RouterPolicy>{"longest_prefix", RouterPolicy::LongestPrefix},
         EnumName<RouterPolicy>{"weighted", RouterPolicy::Weighted},
+        EnumName<RouterPolicy>{"adapter_affinity", RouterPolicy::AdapterAffinity},
     };
 }
 
 /// The scenario spelling of a router ("round_robin", "least_outstanding", "least_kv",
-/// "prefix_affinity", "longest_prefix", "weighted").
+/// "prefix_affinity", "longest_prefix", "weighted", "adapter_affinity").
 [[nodiscard]] inline const char* to_string(RouterPolicy p) noexcept {
     return name_of(p);
 }

@@ -25,6 +25,7 @@ commands_for() {
     train-* | failures-training-*) echo "train" ;;
     simulate-* | prefix-routing-* | heterogeneous-* | autoscaling-* | failures-serving-sim-* | \
         disaggregated-* | kv-offload-*)
+        disaggregated-* | lora-*)
         echo "simulate estimate"
         ;;
     plan-search) echo "plan estimate fit cost" ;;

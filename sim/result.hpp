@@ -283,6 +283,24 @@ struct KvOffloadResult {
     friend bool operator==(const KvOffloadResult&, const KvOffloadResult&) = default;
 };
 
+/// What multi-LoRA serving did in a run (engine.lora set), summed over the replicas.
+struct LoraResult {
+    int adapters = 0;
+    int max_loras = 0;
+    int max_cpu_loras = 0;
+    std::int64_t requests = 0;    ///< requests whose first step ran
+    std::int64_t hits = 0;        ///< of those, adapter already in a GPU slot
+    double hit_rate = 0;          ///< hits / requests
+    double expected_hit_rate = 0; ///< Che's approximation for one replica's max_loras slots
+    std::int64_t loads = 0;       ///< host → GPU adapter loads
+    std::int64_t disk_loads = 0;  ///< of those, read from disk first
+    Seconds load_time;            ///< Σ time steps waited for loads
+    Seconds load_time_each;       ///< one host → GPU load (its per-GPU shard)
+    Seconds disk_time_each;       ///< one disk read
+    double adapters_per_step = 0; ///< mean distinct adapters in a step
+    friend bool operator==(const LoraResult&, const LoraResult&) = default;
+};
+
 /// Everything one simulation reports.
 struct SimResult {
     /// False when the deployment does not fit (then `reasons` says why and nothing ran).
@@ -322,6 +340,7 @@ struct SimResult {
     model::Money cloud_spend;                     ///< cost of the cloud endpoint's tokens
     std::optional<SpeculativeResult> speculative; ///< when engine.speculative is set
     std::optional<KvOffloadResult> kv_offload;    ///< when engine.kv_offload is set
+    std::optional<LoraResult> lora;               ///< when engine.lora is set
     PowerResult power;                            ///< power, energy and the effect of a power cap
     std::optional<AutoscalerResult> autoscaler;   ///< when cluster.autoscaler is set
     std::optional<FailureResult> failures;        ///< when cluster.failures is set

@@ -5,6 +5,7 @@
 #include "model/error.hpp"
 #include "model/failures.hpp"
 #include "model/kv_offload.hpp"
+#include "model/lora.hpp"
 #include "model/memory.hpp"
 #include "model/operating_point.hpp"
 #include "model/power.hpp"
@@ -14,6 +15,7 @@
 #include "model/step_cost.hpp"
 #include "model/validity.hpp"
 #include "sim/detail/cluster.hpp"
+#include "sim/detail/lora_cache.hpp"
 #include "sim/detail/metrics.hpp"
 #include "sim/detail/power_observer.hpp"
 #include "sim/detail/source.hpp"
@@ -488,6 +490,33 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
                                              d.engine.kv_offload->host_link);
         rc.kv_offload = &*kv_tiers;
     }
+    // Multi-LoRA (engine.lora): adapter popularity, load times and the GPU/host caches.
+    std::optional<detail::LoraSetup> lora;
+    if (d.engine.lora) {
+        if (scenario.cluster.disaggregation) {
+            result.ok = false;
+            result.reasons.push_back("multi-LoRA is not modelled with cluster.disaggregation; "
+                                     "remove engine.lora or the disaggregation block");
+            return result;
+        }
+        const model::LoraServingConfig& lc = *d.engine.lora;
+        const model::LoraFigures f = model::lora_figures(d, 0.0);
+        detail::LoraSetup& ls = lora.emplace();
+        ls.adapters = lc.adapters;
+        ls.max_loras = lc.max_loras;
+        ls.max_cpu_loras = model::max_cpu_loras(lc);
+        ls.gpu_load_s = f.load_time.si();
+        ls.disk_load_s = f.disk_time.si();
+        double acc = 0;
+        for (const double p : model::lora_popularity(lc)) {
+            acc += p;
+            ls.cdf.push_back(acc);
+        }
+        rc.lora = &*lora;
+        for (detail::PoolSetup& ps : setup.pools) {
+            ps.replica.lora = &*lora;
+        }
+    }
     std::optional<model::PowerCappedStepCost> capped;
     if (power && power->limit.per_gpu < power->levels.board) {
         capped.emplace(d, profile, scenario.power_model, power->limit.per_gpu);
@@ -536,6 +565,9 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     detail::Cluster cluster(sim, cost, pool, metrics, setup, sim.rng().fork(10));
     detail::WorkloadSource source(sim, pool, cluster, run_w, classes, limits, sim.rng().fork(20));
     cluster.set_listener(&source);
+    if (lora) {
+        source.set_lora(&*lora);
+    }
     cluster.start();
     source.start();
 
@@ -687,6 +719,26 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     }
     if (kv_tiers) {
         result.kv_offload = metrics.kv_offload();
+    }
+    if (lora) {
+        const detail::LoraCounts k = cluster.lora_counts();
+        LoraResult& lr = result.lora.emplace();
+        lr.adapters = lora->adapters;
+        lr.max_loras = lora->max_loras;
+        lr.max_cpu_loras = lora->max_cpu_loras;
+        lr.requests = k.requests;
+        lr.hits = k.hits;
+        lr.hit_rate =
+            k.requests > 0 ? static_cast<double>(k.hits) / static_cast<double>(k.requests) : 0.0;
+        lr.expected_hit_rate =
+            model::lru_hit_rate(model::lora_popularity(*d.engine.lora), d.engine.lora->max_loras);
+        lr.loads = k.loads;
+        lr.disk_loads = k.disk_loads;
+        lr.load_time = Seconds(k.load_s);
+        lr.load_time_each = Seconds(lora->gpu_load_s);
+        lr.disk_time_each = Seconds(lora->disk_load_s);
+        lr.adapters_per_step =
+            k.steps > 0 ? k.adapters_per_step / static_cast<double>(k.steps) : 0.0;
     }
     if (result.operating_point.kind == model::LoadKind::OfferedRate) {
         // What the analytic model settles by Little's law, the run measures.

@@ -634,6 +634,23 @@ void Cluster::restrict_to_pools(const Request& r) {
     }
 }
 
+LoraCounts Cluster::lora_counts() const {
+    LoraCounts sum;
+    for (const auto& rep : replicas_) {
+        if (const LoraCache* c = rep->lora()) {
+            const LoraCounts& k = c->counts();
+            sum.requests += k.requests;
+            sum.hits += k.hits;
+            sum.loads += k.loads;
+            sum.disk_loads += k.disk_loads;
+            sum.load_s += k.load_s;
+            sum.adapters_per_step += k.adapters_per_step;
+            sum.steps += k.steps;
+        }
+    }
+    return sum;
+}
+
 int Cluster::pick(const Request& r) {
     restrict_to_pools(r);
     const int n = static_cast<int>(replicas_.size());
@@ -707,6 +724,27 @@ int Cluster::pick(const Request& r) {
         break;
     }
     case model::RouterPolicy::LeastOutstanding: best = least_outstanding(); break;
+    case model::RouterPolicy::AdapterAffinity: {
+        // engine.lora: the least outstanding replica whose GPU holds the adapter, unless it has
+        // a full batch more than the least loaded (as prefix_affinity); else the least loaded.
+        best = least_outstanding();
+        int chosen = -1;
+        for (int i = 0; i < n && r.adapter >= 0; ++i) {
+            const Replica& rep = *replicas_[static_cast<std::size_t>(i)];
+            if (usable(i) && rep.lora_resident(r.adapter) &&
+                (chosen < 0 ||
+                 rep.outstanding() < replicas_[static_cast<std::size_t>(chosen)]->outstanding())) {
+                chosen = i;
+            }
+        }
+        const int slack = std::max(8, setup_.replica.max_num_seqs);
+        if (chosen >= 0 && best >= 0 &&
+            replicas_[static_cast<std::size_t>(chosen)]->outstanding() <=
+                replicas_[static_cast<std::size_t>(best)]->outstanding() + slack) {
+            best = chosen;
+        }
+        break;
+    }
     case model::RouterPolicy::LongestPrefix:
     case model::RouterPolicy::Weighted: best = pick_by_prefix(r); break;
     }

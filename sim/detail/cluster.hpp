@@ -90,6 +90,8 @@ class Cluster final : public EventHandler, public ReplicaHost {
     /// Retires every request still in flight as cancelled (after a stopped run).
     void cancel_all();
     [[nodiscard]] int replica_count() const { return static_cast<int>(replicas_.size()); }
+    /// engine.lora: every replica's adapter-cache counts summed (failed replicas included).
+    [[nodiscard]] LoraCounts lora_counts() const;
     /// What the autoscaler did up to `end` (the end of the run); nullopt without one.
     [[nodiscard]] std::optional<AutoscalerResult> scaling(Tick end) const;
     /// What replica failures did up to `end`; nullopt without cluster.failures.

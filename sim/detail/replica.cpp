@@ -31,10 +31,14 @@ Replica::Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool&
     }
     mb_busy_.assign(static_cast<std::size_t>(depth_), false);
     stage_free_.assign(static_cast<std::size_t>(stages_), 0);
+    if (cfg_.lora != nullptr) {
+        lora_ = std::make_unique<LoraCache>(*cfg_.lora);
+    }
     // The decode cohort needs each step to start where the last ended, with one token per
     // decode and the plain decode sums.
     state_.enable_cohort(cfg_.decode_cohort && depth_ == 1 && stages_ == 1 &&
-                         cfg_.speculative == nullptr && cost_.window() == 0);
+                         cfg_.speculative == nullptr && cost_.window() == 0 &&
+                         cfg_.lora == nullptr);
 }
 
 bool Replica::fits(int prompt, int output) const {
@@ -161,7 +165,13 @@ void Replica::start_step() {
     if (batch.empty() && members == 0 && swap_time <= 0) {
         return; // nothing to run; an arrival or a step's end starts the next
     }
-    double t = 0.0;
+    double lora_load = 0.0; // engine.lora: adapters copied in before the step runs
+    if (lora_ != nullptr && !batch.empty()) {
+        int adapters = 0;
+        lora_load = lora_->step(batch, state_.running(), pool_, sim_.now(), adapters);
+        stats.lora_adapters = adapters;
+    }
+    double t = lora_load;
     if (!batch.empty() || members > 0) {
         // A degraded link swaps in the slowed model; the batch sums do not depend on links.
         if (cfg_.capped) {
@@ -173,7 +183,7 @@ void Replica::start_step() {
             step_cost_ = (link_cost_ != nullptr ? *link_cost_ : cost_).cost(stats);
             sample.clock = cost_.clocks().compute;
         }
-        t = step_cost_.time.si();
+        t += step_cost_.time.si();
         if (cfg_.speculative != nullptr) {
             // The proposer runs before the verify pass on the same GPUs (at full clocks).
             const double draft = cfg_.speculative->draft_time(draft_stats).si();

@@ -16,6 +16,7 @@
 /// before it has left stage j. The KV pool, the running set and max_num_seqs are shared.
 
 #include "model/step_cost.hpp"
+#include "sim/detail/lora_cache.hpp"
 #include "sim/detail/metrics.hpp"
 #include "sim/detail/request.hpp"
 #include "sim/detail/scheduler_policy.hpp"
@@ -93,6 +94,13 @@ class Replica final : public EventHandler {
         return state_.cached_prefix_tokens(r);
     }
 
+    /// engine.lora: whether adapter `a` is in one of this replica's GPU slots.
+    [[nodiscard]] bool lora_resident(int a) const noexcept {
+        return lora_ != nullptr && lora_->resident(a);
+    }
+    /// engine.lora: what the adapter caches did (null when off).
+    [[nodiscard]] const LoraCache* lora() const noexcept { return lora_.get(); }
+
     void on_event(std::uint32_t kind, std::uint64_t data) override;
 
   private:
@@ -128,8 +136,9 @@ class Replica final : public EventHandler {
     bool in_end_ = false; // processing a step's end: the next step starts right after
     bool kick_pending_ = false;
     bool timer_pending_ = false;
-    model::StepCost step_cost_; // the last started step's cost (the power observer reads it)
-    Rng spec_rng_;              // speculative acceptance draws (a sub-stream of the seed)
+    model::StepCost step_cost_;       // the last started step's cost (the power observer reads it)
+    Rng spec_rng_;                    // speculative acceptance draws (a sub-stream of the seed)
+    std::unique_ptr<LoraCache> lora_; // engine.lora: adapter residency (null when off)
 
     // Steps in flight: one without pipeline parallelism, up to pp micro-batches with it.
     struct MicroBatch {

@@ -46,6 +46,7 @@ struct Request {
     int preemptions = 0;
     int retries = 0;
     int replica = -1;
+    int adapter = -1; ///< engine.lora: the LoRA adapter it names (-1: the base model)
     ReqState state = ReqState::Free;
     bool started = false;   ///< scheduled in an engine step at least once
     bool in_batch = false;  ///< part of the step being formed / running

@@ -26,6 +26,8 @@
 
 namespace gpuplan::sim::detail {
 
+struct LoraSetup;
+
 /// A replica's fixed settings.
 /// What a replica runs (prefill/decode disaggregation, model/disaggregation.hpp).
 enum class ReplicaRole : std::uint8_t {
@@ -66,6 +68,8 @@ struct ReplicaConfig {
     /// replica). Null: off. With prefix caching the state then keeps a KvTierCache under its
     /// pool (sim/kv_tiers.hpp).
     const model::KvTiers* kv_offload = nullptr;
+    /// Multi-LoRA serving (sim/detail/lora_cache.hpp; not owned). Null: off.
+    const LoraSetup* lora = nullptr;
     /// The model's sliding attention window in tokens (0: none), for the decode sums
     /// (model::StepCostModel::window(); the replica sets it from its cost model).
     int attention_window = 0;

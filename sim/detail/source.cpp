@@ -18,7 +18,7 @@ WorkloadSource::WorkloadSource(Simulation& sim, RequestPool& pool, Cluster& clus
                                SourceLimits limits, Rng rng)
     : sim_(sim), pool_(pool), cluster_(cluster), w_(w), classes_(std::move(classes)),
       limits_(limits), rng_arrivals_(rng.fork(1)), rng_class_(rng.fork(2)), rng_len_(rng.fork(3)),
-      rng_think_(rng.fork(4)) {
+      rng_think_(rng.fork(4)), rng_adapter_(rng.fork(5)) {
     double sum = 0;
     for (const auto& c : classes_) {
         input_.emplace_back(c.input);
@@ -120,6 +120,9 @@ void WorkloadSource::send(int cls, int user, int prompt_own, int output, std::in
         r.prompt = r.shared_len + prompt_own;
     }
     r.prompt = std::max(1, r.prompt);
+    if (lora_ != nullptr) {
+        r.adapter = sample_adapter(*lora_, rng_adapter_);
+    }
     cluster_.submit(slot);
 }
 

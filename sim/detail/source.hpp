@@ -7,6 +7,7 @@
 #include "model/scenario.hpp"
 #include "sim/arrival_clock.hpp"
 #include "sim/detail/cluster.hpp"
+#include "sim/detail/lora_cache.hpp"
 #include "sim/length_sampler.hpp"
 
 #include <optional>
@@ -28,6 +29,9 @@ class WorkloadSource final : public EventHandler, public RequestListener {
 
     /// Schedules the first arrivals.
     void start();
+    /// engine.lora: each request names an adapter drawn from `setup` (not owned) with the
+    /// source's own RNG stream. Null (the default): none.
+    void set_lora(const LoraSetup* setup) noexcept { lora_ = setup; }
     /// Top-level arrivals so far.
     [[nodiscard]] std::int64_t arrivals() const noexcept { return arrivals_; }
     [[nodiscard]] const SourceLimits& limits() const noexcept { return limits_; }
@@ -64,7 +68,8 @@ class WorkloadSource final : public EventHandler, public RequestListener {
     std::vector<LengthSampler> input_, output_, step_input_;
     std::vector<double> share_cdf_;
     SourceLimits limits_;
-    Rng rng_arrivals_, rng_class_, rng_len_, rng_think_;
+    Rng rng_arrivals_, rng_class_, rng_len_, rng_think_, rng_adapter_;
+    const LoraSetup* lora_ = nullptr;
     std::optional<ArrivalClock> clock_;
     std::vector<model::TraceRecord> trace_;
     std::size_t trace_next_ = 0;

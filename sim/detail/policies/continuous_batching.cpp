@@ -3,6 +3,8 @@
 // requests are admitted).
 #include "sim/detail/scheduler_policy.hpp"
 
+#include "sim/detail/lora_cache.hpp"
+
 #include <algorithm>
 #include <cassert>
 
@@ -153,7 +155,10 @@ void ContinuousBatching::admit_waiting(SchedulerState& s) {
     const int max_seqs = s.config().max_num_seqs;
     const bool chunked = s.config().chunked_prefill;
     while (s.budget() > 0 && static_cast<int>(s.running().size()) < max_seqs) {
-        const std::uint32_t slot = s.front_waiting();
+        std::uint32_t slot = s.front_waiting();
+        if (slot != ~0u && s.config().lora != nullptr && lora_blocked(s, s.request(slot))) {
+            slot = lora_next_admissible(s); // vLLM skips it for max_loras (lora_cache.hpp)
+        }
         if (slot == ~0u) {
             break;
         }
