@@ -107,6 +107,36 @@ std::int32_t BlockManager::allocate() {
     return b;
 }
 
+void BlockManager::allocate_run(std::int64_t n, std::vector<std::int32_t>& out) {
+    assert(caching_ && n <= free_);
+    while (n > 0) {
+        // Unhashed blocks freed before the least recently freed cached one (all of them when
+        // none is cached): allocate() would take them one by one off the stack's top.
+        const std::int64_t run = head_ >= 0 ? b_[static_cast<std::size_t>(head_)].gap : tail_gap_;
+        if (run == 0) {
+            out.push_back(allocate());
+            --n;
+            continue;
+        }
+        const std::int64_t k = std::min(n, run);
+        if (head_ >= 0) {
+            b_[static_cast<std::size_t>(head_)].gap -= static_cast<std::int32_t>(k);
+        } else {
+            tail_gap_ -= k;
+        }
+        free_ -= k;
+        n -= k;
+        assert(static_cast<std::int64_t>(unhashed_.size()) >= k);
+        const auto top = unhashed_.end() - static_cast<std::ptrdiff_t>(k);
+        for (auto it = unhashed_.end(); it != top;) {
+            --it;
+            ref_[static_cast<std::size_t>(*it)] = 2; // one reference, no hash
+            out.push_back(*it);
+        }
+        unhashed_.erase(top, unhashed_.end());
+    }
+}
+
 void BlockManager::release_count(std::int64_t n) noexcept {
     assert(!caching_);
     free_ += n;

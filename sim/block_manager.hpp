@@ -35,6 +35,9 @@ class BlockManager {
     /// Takes a block from the head of the free queue (least recently freed), evicting its hash.
     /// Precondition: free() > 0. Returns the block id (-1 without caching). O(1).
     std::int32_t allocate();
+    /// What `n` calls of allocate() do, appending the ids to `out` (caching only). Precondition:
+    /// free() >= n. The unhashed blocks ahead of the next cached one are taken as one run.
+    void allocate_run(std::int64_t n, std::vector<std::int32_t>& out);
     /// Returns `n` blocks to the pool without ids (only when caching is off).
     void release_count(std::int64_t n) noexcept;
     /// Adds a reference to a block found by lookup(); a free block leaves the free queue. O(1).

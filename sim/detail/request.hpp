@@ -67,6 +67,9 @@ struct Request {
     int hashed_blocks = 0;       ///< leading blocks whose hash is known
     std::uint64_t last_hash = 0; ///< hash of block hashed_blocks − 1 (root when none)
     int swapped_blocks = 0;      ///< blocks parked in host memory (swap preemption)
+    /// Blocks past its shared prefix were ever hashed (preemption): until then no lookup can
+    /// find them, since their hashes hold its own stream id (SchedulerState::lookup_limit).
+    bool own_hashed = false;
     /// The running-decode cohort (SchedulerState): while `in_cohort`, `computed`, `generated`
     /// and `last_token` are as they were before cohort step `cohort_step`; each cohort step
     /// since added one token to each. `run_seq` orders the running set (admission order).

@@ -185,12 +185,23 @@ std::uint64_t SchedulerState::block_hash(const Request& r, int index, std::uint6
     return mix(mix(mix(parent, a), boundary), c);
 }
 
+int SchedulerState::lookup_limit(const Request& r) const {
+    const int max_blocks = (r.num_tokens() - 1) / cfg_.block_size;
+    if (r.session == kNoSession && !r.own_hashed) {
+        // A block from index shared_len / B on covers some of the request's own tokens, so its
+        // hash holds the request's stream id (block_hash): only this request could have put it
+        // in the cache, and it has not (hash_blocks sets own_hashed). Its lookup would miss.
+        return std::min(max_blocks, r.shared_len / cfg_.block_size);
+    }
+    return max_blocks;
+}
+
 int SchedulerState::cached_prefix_tokens(const Request& r) const {
     // lookup_prefix without touching anything.
     if (!blocks_.caching()) {
         return 0;
     }
-    const int max_blocks = (r.num_tokens() - 1) / cfg_.block_size;
+    const int max_blocks = lookup_limit(r);
     std::uint64_t parent = kRootHash;
     int b = 0;
     for (; b < max_blocks; ++b) {
@@ -244,7 +255,7 @@ PrefixHit SchedulerState::lookup_prefix(const Request& r) {
     PrefixHit hit;
     hit.hash = kRootHash;
     if (blocks_.caching() && r.computed == 0) {
-        const int max_blocks = (r.num_tokens() - 1) / cfg_.block_size;
+        const int max_blocks = lookup_limit(r);
         std::uint64_t parent = kRootHash;
         // The full blocks of a shared prefix hash alike for every request of it: while nothing
         // is evicted, the pool's chain memo gives their lookups' answers at once.
@@ -288,6 +299,9 @@ void SchedulerState::hash_blocks(Request& r, int upto_tokens, bool all) {
         // the hash table just stays small.
         full = std::min(full, r.shared_len / cfg_.block_size);
     }
+    if (all && full > r.hashed_blocks) {
+        r.own_hashed = true;
+    }
     for (int i = r.hashed_blocks; i < full; ++i) {
         const std::uint64_t h = block_hash(r, i, r.hashed_blocks == 0 ? kRootHash : r.last_hash);
         blocks_.insert(h, r.blocks[static_cast<std::size_t>(i)]);
@@ -304,10 +318,11 @@ bool SchedulerState::grow_blocks(Request& r, int tokens) {
     if (need > blocks_.free()) {
         return false;
     }
-    for (int i = 0; i < need; ++i) {
-        const std::int32_t b = blocks_.allocate();
-        if (blocks_.caching()) {
-            r.blocks.push_back(b);
+    if (blocks_.caching()) {
+        blocks_.allocate_run(need, r.blocks);
+    } else {
+        for (int i = 0; i < need; ++i) {
+            (void)blocks_.allocate();
         }
     }
     r.blocks_held += need;

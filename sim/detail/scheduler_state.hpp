@@ -302,6 +302,8 @@ class SchedulerState {
         decodes_.windowed += sign * std::min<std::int64_t>(c, cfg_.attention_window);
     }
     [[nodiscard]] bool grow_blocks(Request& r, int tokens);
+    /// The most leading blocks of `r` a prefix lookup could find (lookup_prefix's bound).
+    [[nodiscard]] int lookup_limit(const Request& r) const;
     /// A member's completion at the end of cohort step `step` (`seq`: its run_seq).
     struct CohortEvent {
         std::int64_t step = 0;

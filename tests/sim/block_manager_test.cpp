@@ -50,6 +50,68 @@ TEST(BlockManager, FreedBlocksKeepTheirHashUntilEvictedLeastRecentlyFreedFirst) 
     EXPECT_EQ(m.lookup(103), c); // still referenced
 }
 
+TEST(BlockManager, AllocateRunTakesTheUnhashedRunThenEvicts) {
+    // Ids are handed out 0, 1, 2, ... at first; freed unhashed blocks are reused most recently
+    // freed first. Free 0 (unhashed), 1 (hashed), 2 (unhashed): the free queue is the 3 never
+    // used and 0, then 1, then 2. Five allocations take the four unhashed blocks ahead of 1
+    // (2, 0, 3, 4: the unhashed stack's top first), then evict 1.
+    BlockManager m(6, true);
+    std::vector<std::int32_t> got;
+    m.allocate_run(3, got);
+    ASSERT_EQ(got, (std::vector<std::int32_t>{0, 1, 2}));
+    m.insert(42, 1);
+    m.release(0);
+    m.release(1);
+    m.release(2);
+    got.clear();
+    m.allocate_run(5, got);
+    EXPECT_EQ(got, (std::vector<std::int32_t>{2, 0, 3, 4, 1}));
+    EXPECT_EQ(m.evictions(), 1);
+    EXPECT_EQ(m.lookup(42), -1);
+    EXPECT_EQ(m.free(), 1);
+    for (const std::int32_t b : got) {
+        EXPECT_EQ(m.ref_count(b), 1);
+    }
+}
+
+TEST(BlockManager, AllocateRunIsThatManyAllocations) {
+    // Two pools under the same random churn, one allocating runs, the other one block at a
+    // time: the same ids in the same order, the same evictions.
+    constexpr int n = 64;
+    BlockManager runs(n, true);
+    BlockManager single(n, true);
+    Rng rng(5);
+    std::vector<std::int32_t> held;
+    std::uint64_t next = 1;
+    for (int step = 0; step < 20000; ++step) {
+        const double u = rng.uniform();
+        if (u < 0.4 && runs.free() > 0) {
+            const auto k =
+                1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(runs.free())));
+            std::vector<std::int32_t> a;
+            runs.allocate_run(k, a);
+            for (std::int64_t i = 0; i < k; ++i) {
+                ASSERT_EQ(single.allocate(), a[static_cast<std::size_t>(i)]) << "step " << step;
+            }
+            held.insert(held.end(), a.begin(), a.end());
+        } else if (u < 0.6 && !held.empty()) {
+            const std::int32_t b = held[static_cast<std::size_t>(rng.below(held.size()))];
+            const std::uint64_t key = (next++) * 0x9e3779b97f4a7c15ULL;
+            runs.insert(key, b);
+            single.insert(key, b);
+        } else if (!held.empty()) {
+            const auto k = static_cast<std::size_t>(rng.below(held.size()));
+            runs.release(held[k]);
+            single.release(held[k]);
+            held[k] = held.back();
+            held.pop_back();
+        }
+        ASSERT_EQ(runs.free(), single.free()) << "step " << step;
+        ASSERT_EQ(runs.evictions(), single.evictions()) << "step " << step;
+    }
+    EXPECT_GT(runs.evictions(), 0);
+}
+
 TEST(BlockManager, SharedBlocksStayUntilTheLastReferenceGoes) {
     BlockManager m(2, true);
     const auto a = m.allocate();

@@ -607,6 +607,24 @@ TEST(SglangPolicy, LpmTakesTheLongestCachedPrefixFirst) {
     }
 }
 
+// A request's blocks past its shared prefix hold its own tokens: lookups skip them until a
+// preemption hashes them, and then find them. x (no shared prefix, 40-token prompt, blocks of
+// 16) is prefilled and emits a token; preempted by recompute, its two full blocks are cached.
+TEST(SchedulerState, OwnBlocksAreFoundOnlyOnceAPreemptionHashedThem) {
+    ReplicaConfig c = continuous(512, 100);
+    c.block_size = 16;
+    c.prefix_caching = true;
+    Bench b(c);
+    const std::uint32_t x = b.add(40, 10);
+    EXPECT_EQ(b.form(), (Batch{{x, 40}}));
+    b.finish_step();
+    EXPECT_EQ(b.state().cached_prefix_tokens(b[x]), 0);
+    b.state().preempt(0, detail::Requeue::Front);
+    EXPECT_EQ(b[x].computed, 0);
+    EXPECT_EQ(b.state().cached_prefix_tokens(b[x]), 32);
+    EXPECT_EQ(b.form(), (Batch{{x, 9}})); // 41 tokens, the first 32 cached
+}
+
 // engine.kind vllm runs vLLM's continuous batching whatever the TensorRT-LLM and SGLang knobs
 // hold (the loader refuses them on vLLM; a scenario built in code may still carry them): the
 // whole result is identical.
