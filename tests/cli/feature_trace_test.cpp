@@ -154,9 +154,8 @@ int replica_of(const std::string& name) {
     return std::stoi(name.substr(name.rfind(' ') + 1));
 }
 
-TEST(FeatureTrace, KvTierCountersEndAtTheSummaryAndLoadSpansSumToItsLoadTime) {
-    const Traced t =
-        traced(src("examples/kv-offload-rag-llama8b.yaml") + " --requests 200", "kv-tiers");
+// Checks a run's KV tier events against its summary; `tier` ("host" or "nvme") must have hits.
+void check_kv_tiers(const Traced& t, const std::string& tier) {
     const json& k = t.summary.at("kv_offload");
     const std::int64_t loaded = k.at("loaded_blocks").at("host").get<std::int64_t>() +
                                 k.at("loaded_blocks").at("nvme").get<std::int64_t>();
@@ -165,7 +164,7 @@ TEST(FeatureTrace, KvTierCountersEndAtTheSummaryAndLoadSpansSumToItsLoadTime) {
     const double bytes = k.at("loaded_bytes").at("host").get<double>() +
                          k.at("loaded_bytes").at("nvme").get<double>();
     // The run exercises the host tier (the example's point): its figures are not all zero.
-    ASSERT_GT(k.at("hit_tokens").at("host").get<std::int64_t>(), 0);
+    ASSERT_GT(k.at("hit_tokens").at(tier).get<std::int64_t>(), 0);
     ASSERT_GT(loaded, 0);
     std::map<int, json> last;
     std::int64_t counted_blocks = 0;
@@ -229,6 +228,19 @@ TEST(FeatureTrace, KvTierCountersEndAtTheSummaryAndLoadSpansSumToItsLoadTime) {
     EXPECT_NEAR(span_bytes, bytes, 1e-9 * bytes);
     // One span per admission that loaded.
     EXPECT_EQ(spans, k.at("loading_requests").get<int>());
+}
+
+TEST(FeatureTrace, KvTierCountersEndAtTheSummaryAndLoadSpansSumToItsLoadTime) {
+    check_kv_tiers(
+        traced(src("examples/kv-offload-rag-llama8b.yaml") + " --requests 200", "kv-tiers"),
+        "host");
+    // A small host tier over NVMe: both tiers serve hits and load blocks.
+    const Traced nvme = traced(src("examples/kv-offload-rag-llama8b.yaml") +
+                                   " --requests 200 --set engine.kv_offload.host='2 GiB'"
+                                   " --set engine.kv_offload.nvme='64 GiB'",
+                               "kv-tiers-nvme");
+    check_kv_tiers(nvme, "host");
+    check_kv_tiers(nvme, "nvme");
     // Without offload tiers there is no such event.
     const Traced off = traced(src("examples/kv-offload-rag-llama8b.yaml") +
                                   " --requests 20 --set engine.kv_offload=null",
