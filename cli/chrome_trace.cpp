@@ -211,11 +211,102 @@ void ChromeTraceWriter::prefix(const sim::PrefixHitRecord& r) {
     out_ << "}}";
 }
 
+void ChromeTraceWriter::kv_tier_load(const sim::KvTierLoadRecord& r) {
+    if (!admit(tier_loads_written_)) {
+        return;
+    }
+    // Inside the request's span (same id): from its admission (after the step's earlier tier
+    // loads) for the blocks' load time.
+    separator();
+    out_ << R"({"name":"kv_load","cat":"request","ph":"b","id":)" << r.request
+         << R"(,"pid":1,"tid":0,"ts":)";
+    put(out_, r.start.si() * 1e6);
+    out_ << R"(,"args":{"replica":)";
+    put(out_, static_cast<long long>(r.replica));
+    out_ << R"(,"host_blocks":)";
+    put(out_, static_cast<long long>(r.host_blocks));
+    out_ << R"(,"nvme_blocks":)";
+    put(out_, static_cast<long long>(r.nvme_blocks));
+    out_ << R"(,"bytes":)";
+    put(out_, r.bytes);
+    out_ << R"(,"load_ms":)";
+    put(out_, r.time.si() * 1e3);
+    out_ << "}}";
+    span("e", "kv_load", r.request, r.start + r.time);
+}
+
+void ChromeTraceWriter::kv_tier_step(const sim::KvTierStepRecord& r) {
+    if (!admit(tier_steps_written_)) {
+        return;
+    }
+    const auto share = [&](std::int64_t tokens) {
+        return r.looked_up_tokens > 0
+                   ? static_cast<double>(tokens) / static_cast<double>(r.looked_up_tokens)
+                   : 0.0;
+    };
+    counter("kv tiers replica", r.replica, r.time);
+    out_ << R"("gpu_hit_share":)";
+    put(out_, share(r.gpu_hit_tokens));
+    out_ << R"(,"host_hit_share":)";
+    put(out_, share(r.host_hit_tokens));
+    out_ << R"(,"nvme_hit_share":)";
+    put(out_, share(r.nvme_hit_tokens));
+    out_ << R"(,"loaded_blocks":)";
+    put(out_, static_cast<long long>(r.host_blocks + r.nvme_blocks));
+    out_ << R"(,"load_ms":)";
+    put(out_, r.load.si() * 1e3);
+    out_ << "}}";
+}
+
+void ChromeTraceWriter::lora_load(const sim::LoraLoadRecord& r) {
+    if (!admit(lora_loads_written_)) {
+        return;
+    }
+    // An async span on the replica (its own track in Perfetto): the step waits for it.
+    const std::uint64_t id = lora_loads_written_;
+    separator();
+    out_ << R"({"name":"lora_load","cat":"lora","ph":"b","id":)" << id << R"(,"pid":0,"tid":)";
+    put(out_, static_cast<long long>(r.replica));
+    out_ << R"(,"ts":)";
+    put(out_, r.start.si() * 1e6);
+    out_ << R"(,"args":{"adapter":)";
+    put(out_, static_cast<long long>(r.adapter));
+    out_ << R"(,"from":")" << (r.from_disk ? "disk" : "host") << R"(","load_ms":)";
+    put(out_, r.time.si() * 1e3);
+    out_ << "}}";
+    separator();
+    out_ << R"({"name":"lora_load","cat":"lora","ph":"e","id":)" << id << R"(,"pid":0,"tid":)";
+    put(out_, static_cast<long long>(r.replica));
+    out_ << R"(,"ts":)";
+    put(out_, (r.start + r.time).si() * 1e6);
+    out_ << '}';
+}
+
+void ChromeTraceWriter::lora_step(const sim::LoraStepRecord& r) {
+    if (!admit(lora_steps_written_)) {
+        return;
+    }
+    counter("lora replica", r.replica, r.time);
+    out_ << R"("resident":)";
+    put(out_, static_cast<long long>(r.resident));
+    out_ << R"(,"loads":)";
+    put(out_, static_cast<long long>(r.loads));
+    out_ << R"(,"disk_loads":)";
+    put(out_, static_cast<long long>(r.disk_loads));
+    out_ << R"(,"load_ms":)";
+    put(out_, r.load_time.si() * 1e3);
+    out_ << "}}";
+}
+
 sim::FeatureHooks ChromeTraceWriter::hooks() {
     sim::FeatureHooks h;
     h.speculative = [this](const sim::SpeculativeStepRecord& r) { speculative(r); };
     h.kv_transfer = [this](const sim::KvTransferRecord& r) { kv_transfer(r); };
     h.prefix = [this](const sim::PrefixHitRecord& r) { prefix(r); };
+    h.kv_tier_load = [this](const sim::KvTierLoadRecord& r) { kv_tier_load(r); };
+    h.kv_tier_step = [this](const sim::KvTierStepRecord& r) { kv_tier_step(r); };
+    h.lora_load = [this](const sim::LoraLoadRecord& r) { lora_load(r); };
+    h.lora_step = [this](const sim::LoraStepRecord& r) { lora_step(r); };
     return h;
 }
 

@@ -9,8 +9,11 @@
 /// The serving features add their figures (sim/feature_trace.hpp): a "speculative replica N"
 /// counter per step (accepted drafts, tokens per verified sequence), a "kv_transfer" span inside
 /// each request's span and a "link replica N" counter (busy 0/1, utilisation so far) per
-/// prefill replica, and a "prefix cache replica N" counter (hit rate so far); at most `limit`
-/// of each.
+/// prefill replica, a "prefix cache replica N" counter (hit rate so far), a "kv_load" span inside
+/// a request's span per load from the KV offload tiers and a "kv tiers replica N" counter (hit
+/// shares per tier so far, the step's loads), and a "lora_load" span per adapter load on its
+/// replica and a "lora replica N" counter (adapters resident, loads so far); at most `limit` of
+/// each.
 
 #include "sim/feature_trace.hpp"
 #include "sim/result.hpp"
@@ -36,7 +39,15 @@ class ChromeTraceWriter {
     void kv_transfer(const sim::KvTransferRecord& r);
     /// Prefix cache: a replica's hit rate so far.
     void prefix(const sim::PrefixHitRecord& r);
-    /// The hooks that feed the three above into this writer.
+    /// KV offload tiers: one admission's tier load (its span inside the request's).
+    void kv_tier_load(const sim::KvTierLoadRecord& r);
+    /// KV offload tiers: a replica's hit shares so far and its step's loads.
+    void kv_tier_step(const sim::KvTierStepRecord& r);
+    /// Multi-LoRA: one adapter load (its span on the replica).
+    void lora_load(const sim::LoraLoadRecord& r);
+    /// Multi-LoRA: a replica's resident adapters and loads so far.
+    void lora_step(const sim::LoraStepRecord& r);
+    /// The hooks that feed the features above into this writer.
     [[nodiscard]] sim::FeatureHooks hooks();
     /// Writes the end of the file; call once, then check the stream.
     void finish();
@@ -68,6 +79,10 @@ class ChromeTraceWriter {
     std::uint64_t speculative_written_ = 0;
     std::uint64_t transfers_written_ = 0;
     std::uint64_t prefix_written_ = 0;
+    std::uint64_t tier_loads_written_ = 0;
+    std::uint64_t tier_steps_written_ = 0;
+    std::uint64_t lora_loads_written_ = 0; ///< also the lora_load spans' ids
+    std::uint64_t lora_steps_written_ = 0;
     std::vector<double> link_busy_s_; ///< per prefill replica: Σ transfer time so far
 };
 

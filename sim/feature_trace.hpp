@@ -1,8 +1,9 @@
 #pragma once
 /// The serving features' events as the simulation runs, for a trace written while it goes
 /// (`gpuplan simulate --out`'s Chrome trace; docs/simulator.md, "Chrome trace"): what each
-/// speculative step accepted, each prompt's KV transfer between the disaggregated pools, and
-/// each replica's prefix-cache hit rate. The hooks are null unless a front end sets them; with
+/// speculative step accepted, each prompt's KV transfer between the disaggregated pools, each
+/// replica's prefix-cache hit rate, its KV offload tiers' hits and loads, and its LoRA
+/// adapters' loads. The hooks are null unless a front end sets them; with
 /// them null nothing is built and the run is unchanged. Each hook must not throw unless the run
 /// is to end with that exception. Times are simulated seconds from the run's start.
 
@@ -49,11 +50,67 @@ struct PrefixHitRecord {
     std::int64_t queried_tokens = 0;
 };
 
+/// KV offload tiers (engine.kv_offload): one admission's load of prompt blocks from the host
+/// and NVMe tiers into the GPU (resumed requests included), taking `time` = Σ block bytes ÷ its
+/// tier's bandwidth from `start` (the step's earlier tier loads before it: a step's loads run
+/// one after another and its compute waits for them).
+struct KvTierLoadRecord {
+    std::uint64_t request = 0; ///< the request's id (RequestRecord::id)
+    int replica = 0;
+    Seconds start;
+    std::int64_t host_blocks = 0;
+    std::int64_t nvme_blocks = 0;
+    double bytes = 0; ///< per GPU
+    Seconds time;
+};
+
+/// KV offload tiers: a replica's step that looked prompts up for their first admission or
+/// loaded blocks from the tiers, at its start: the replica's first admissions' prompt tokens
+/// looked up and served by each tier so far (SimResult::kv_offload's counts, for this replica),
+/// and the blocks the step loaded and their load time.
+struct KvTierStepRecord {
+    int replica = 0;
+    Seconds time;
+    std::int64_t looked_up_tokens = 0;
+    std::int64_t gpu_hit_tokens = 0;
+    std::int64_t host_hit_tokens = 0;
+    std::int64_t nvme_hit_tokens = 0;
+    std::int64_t host_blocks = 0; ///< loaded in this step
+    std::int64_t nvme_blocks = 0;
+    Seconds load; ///< this step's tier load time
+};
+
+/// Multi-LoRA (engine.lora): one adapter copied into a GPU slot of `replica` before a step's
+/// compute, from host memory or read from disk first, over [start, start + time] (a step's
+/// loads run one after another from its start).
+struct LoraLoadRecord {
+    int replica = 0;
+    int adapter = 0;
+    bool from_disk = false;
+    Seconds start;
+    Seconds time;
+};
+
+/// Multi-LoRA: a replica's adapter slots after a step that loaded adapters: the adapters
+/// resident in GPU slots now and the loads (and disk reads) and load time so far.
+struct LoraStepRecord {
+    int replica = 0;
+    Seconds time;
+    int resident = 0;
+    std::int64_t loads = 0;
+    std::int64_t disk_loads = 0;
+    Seconds load_time;
+};
+
 /// SimOptions::features: one hook per feature (null: not observed).
 struct FeatureHooks {
     std::function<void(const SpeculativeStepRecord&)> speculative;
     std::function<void(const KvTransferRecord&)> kv_transfer;
     std::function<void(const PrefixHitRecord&)> prefix;
+    std::function<void(const KvTierLoadRecord&)> kv_tier_load;
+    std::function<void(const KvTierStepRecord&)> kv_tier_step;
+    std::function<void(const LoraLoadRecord&)> lora_load;
+    std::function<void(const LoraStepRecord&)> lora_step;
 };
 
 } // namespace gpuplan::sim

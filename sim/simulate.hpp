@@ -39,7 +39,8 @@ struct SimOptions {
     /// for per-request output written while the run goes instead of kept (keep_requests).
     std::function<void(const RequestRecord&)> on_request;
     /// Called with the serving features' events (speculative steps, KV transfers, prefix hit
-    /// rates) as they happen, for a trace (sim/feature_trace.hpp); null hooks: none.
+    /// rates, KV offload tier loads, LoRA adapter loads) as they happen, for a trace
+    /// (sim/feature_trace.hpp); null hooks: none.
     FeatureHooks features;
     /// Pipeline-parallel replicas run up to pp micro-batches at once (docs/simulator.md); false:
     /// one batch at a time through all stages (same latency, up to pp× less throughput), for

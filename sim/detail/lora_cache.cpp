@@ -57,6 +57,7 @@ double LoraCache::step(const std::vector<std::uint32_t>& batch,
                        const std::vector<std::uint32_t>& running, const RequestPool& pool, Tick now,
                        int& distinct) {
     distinct_.clear();
+    loaded_.clear();
     double wait = 0;
     const auto in_use = [&](int a) {
         return std::any_of(running.begin(), running.end(),
@@ -88,18 +89,37 @@ double LoraCache::step(const std::vector<std::uint32_t>& batch,
         // max_cpu_loras adapters, max_loras of them activated in GPU slots).
         ++counts_.loads;
         double t = setup_.gpu_load_s;
-        if (!touch(cpu_, setup_.max_cpu_loras, r.adapter, clock_,
-                   [&](int a) { return resident(a); })) {
+        const bool disk = !touch(cpu_, setup_.max_cpu_loras, r.adapter, clock_,
+                                 [&](int a) { return resident(a); });
+        if (disk) {
             ++counts_.disk_loads;
             t += setup_.disk_load_s;
         }
         wait += t;
+        loaded_.push_back(Load{r.adapter, disk, t});
     }
     distinct = static_cast<int>(distinct_.size());
     counts_.load_s += wait;
     counts_.adapters_per_step += distinct;
     ++counts_.steps;
     return wait;
+}
+
+void LoraCache::report(int replica, Tick now, const FeatureHooks& hooks) const {
+    if (loaded_.empty()) {
+        return;
+    }
+    if (hooks.lora_load) {
+        Seconds start = to_seconds(now);
+        for (const Load& l : loaded_) {
+            hooks.lora_load(LoraLoadRecord{replica, l.adapter, l.disk, start, Seconds(l.s)});
+            start += Seconds(l.s);
+        }
+    }
+    if (hooks.lora_step) {
+        hooks.lora_step(LoraStepRecord{replica, to_seconds(now), static_cast<int>(gpu_.size()),
+                                       counts_.loads, counts_.disk_loads, Seconds(counts_.load_s)});
+    }
 }
 
 bool lora_blocked(const SchedulerState& s, const Request& r) {

@@ -7,6 +7,7 @@
 
 #include "model/lora_config.hpp"
 #include "sim/detail/request.hpp"
+#include "sim/feature_trace.hpp"
 #include "sim/rng.hpp"
 #include "sim/tick.hpp"
 
@@ -59,6 +60,10 @@ class LoraCache {
 
     [[nodiscard]] const LoraCounts& counts() const noexcept { return counts_; }
 
+    /// After a step(), if it loaded adapters, at the step's start `now`: each load and the
+    /// replica's slots to the features' hooks (FeatureHooks::lora_load, lora_step; null: none).
+    void report(int replica, Tick now, const FeatureHooks& hooks) const;
+
   private:
     struct Slot {
         int adapter = -1;
@@ -74,6 +79,12 @@ class LoraCache {
     std::vector<Slot> gpu_, cpu_;
     std::uint64_t clock_ = 0;
     std::vector<int> distinct_; // this step's distinct adapters
+    struct Load {
+        int adapter = 0;
+        bool disk = false;
+        double s = 0;
+    };
+    std::vector<Load> loaded_; // this step's loads, in order (for report())
     LoraCounts counts_;
 };
 

@@ -108,6 +108,9 @@ class Metrics {
     void on_request(std::function<void(const RequestRecord&)> f) { on_request_ = std::move(f); }
     /// Calls the features' hooks as their events happen (null hooks: none).
     void on_features(FeatureHooks f) { features_ = std::move(f); }
+    /// The features' hooks, for the components that report to them directly (KV offload
+    /// tiers, LoRA adapters; each null unless a trace is written).
+    [[nodiscard]] const FeatureHooks& features() const noexcept { return features_; }
 
     /// The most time-series bins kept: past it the bin width doubles (the span at 1-second
     /// resolution is 2^16 s, about 18 hours).

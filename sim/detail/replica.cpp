@@ -121,6 +121,7 @@ void Replica::start_step() {
         timer_pending_ = true;
         sim_.schedule_at(*wake, *this, kStaticTimer);
     }
+    state_.report_tiers(); // KV offload: the step's tier figures, for a trace
     const double swap_time = state_.swap_time();
     const std::int64_t members = state_.cohort_scheduled(); // decodes not listed in the batch
     if (state_.unscheduled() > 0) {
@@ -170,6 +171,7 @@ void Replica::start_step() {
         int adapters = 0;
         lora_load = lora_->step(batch, state_.running(), pool_, sim_.now(), adapters);
         stats.lora_adapters = adapters;
+        lora_->report(cfg_.id, sim_.now(), metrics_.features()); // its loads, for a trace
     }
     double t = lora_load;
     if (!batch.empty() || members > 0) {

@@ -239,15 +239,45 @@ int SchedulerState::lookup_lower(const Request& r, int b, int max_blocks, std::u
 void SchedulerState::load_lower(const Request& r, int blocks) {
     assert(static_cast<int>(lower_hits_.size()) == blocks);
     KvOffloadResult& st = metrics_.kv_offload();
+    TierTally& tally = tier_tally_;
+    const double before = tally.step_load;
+    std::int64_t host = 0;
     for (const std::uint64_t h : lower_hits_) {
         const KvTierCache::Where w = tiers_->find(h);
-        swap_time_ += tiers_->load(h);
+        const double t = tiers_->load(h);
+        swap_time_ += t;
+        tally.step_load += t;
+        host += w == KvTierCache::Where::Host ? 1 : 0;
         if (!r.started) {
             (w == KvTierCache::Where::Host ? st.host_hit_tokens : st.nvme_hit_tokens) +=
                 cfg_.block_size;
+            (w == KvTierCache::Where::Host ? tally.host_hit : tally.nvme_hit) += cfg_.block_size;
         }
     }
     ++st.loading_requests;
+    const std::int64_t nvme = static_cast<std::int64_t>(lower_hits_.size()) - host;
+    tally.step_host += host;
+    tally.step_nvme += nvme;
+    tally.changed = true;
+    if (const auto& hook = metrics_.features().kv_tier_load) {
+        const Seconds start = to_seconds(now_) + Seconds(before);
+        hook(KvTierLoadRecord{r.id, cfg_.id, start, host, nvme,
+                              static_cast<double>(host + nvme) * cfg_.block_bytes,
+                              Seconds(tally.step_load - before)});
+    }
+}
+
+void SchedulerState::report_tiers_now() {
+    TierTally& t = tier_tally_;
+    if (t.changed) {
+        if (const auto& hook = metrics_.features().kv_tier_step) {
+            hook(KvTierStepRecord{cfg_.id, to_seconds(now_), t.looked_up, t.gpu_hit, t.host_hit,
+                                  t.nvme_hit, t.step_host, t.step_nvme, Seconds(t.step_load)});
+        }
+    }
+    t.step_host = t.step_nvme = 0;
+    t.step_load = 0;
+    t.changed = false;
 }
 
 PrefixHit SchedulerState::lookup_prefix(const Request& r) {
@@ -439,6 +469,9 @@ void SchedulerState::admit(std::uint32_t slot, const PrefixHit& hit, int tokens,
                 KvOffloadResult& st = metrics_.kv_offload();
                 st.looked_up_tokens += r.num_tokens();
                 st.gpu_hit_tokens += static_cast<std::int64_t>(hit.blocks) * cfg_.block_size;
+                tier_tally_.looked_up += r.num_tokens();
+                tier_tally_.gpu_hit += static_cast<std::int64_t>(hit.blocks) * cfg_.block_size;
+                tier_tally_.changed = true;
             }
         }
     }

@@ -248,6 +248,13 @@ class SchedulerState {
     [[nodiscard]] std::optional<Tick> wake() const noexcept { return wake_; }
     /// Frees the blocks of a finished sequence.
     void release(Request& r) { free_blocks(r); }
+    /// Once a step is formed: with KV offload tiers and a trace, the step's tier figures go to
+    /// the features' hook (FeatureHooks::kv_tier_step) if it looked up or loaded any.
+    void report_tiers() {
+        if (tiers_ != nullptr) {
+            report_tiers_now();
+        }
+    }
     /// Drops finished (Done) sequences from the running set.
     void drop_done();
     /// The same when `done` lists every one of them (compares slots; reads no request).
@@ -420,6 +427,16 @@ class SchedulerState {
     int lookup_lower(const Request& r, int b, int max_blocks, std::uint64_t parent);
     /// Loads the last lookup's tier blocks for `r`'s admission (their time joins the step's).
     void load_lower(const Request& r, int blocks);
+    // This replica's tier figures for a trace (FeatureHooks::kv_tier_*): its first admissions'
+    // lookups so far, and the current step's loads.
+    struct TierTally {
+        std::int64_t looked_up = 0, gpu_hit = 0, host_hit = 0, nvme_hit = 0;
+        std::int64_t step_host = 0, step_nvme = 0;
+        double step_load = 0;
+        bool changed = false;
+    };
+    TierTally tier_tally_;
+    void report_tiers_now();
     int budget_ = 0;
     bool preempted_ = false;
     int preempted_count_ = 0;
