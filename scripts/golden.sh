@@ -24,8 +24,7 @@ commands_for() {
     case $1 in
     train-* | failures-training-*) echo "train" ;;
     simulate-* | prefix-routing-* | heterogeneous-* | autoscaling-* | failures-serving-sim-* | \
-        disaggregated-* | kv-offload-*)
-        disaggregated-* | lora-*)
+        disaggregated-* | kv-offload-* | lora-*)
         echo "simulate estimate"
         ;;
     plan-search) echo "plan estimate fit cost" ;;
