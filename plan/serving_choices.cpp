@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace gpuplan::plan {
 namespace {
@@ -140,7 +141,7 @@ ServingChoice compare_kv_offload(const model::Scenario& configured, const sim::S
     add("off", 0, true);
     bool scenario_listed = !given;
     for (const int ratio : std::array<int, 3>{1, 2, 4}) {
-        const double host = ratio * pool;
+        const double host = std::round(ratio * pool); // whole bytes
         scenario_listed = scenario_listed || host == scenario_host;
         add("host " + std::to_string(ratio) + "x", host, false);
     }
