@@ -410,6 +410,8 @@ nlohmann::json serving_choice_json(const plan::ServingChoice& c) {
             j["gpu_hit_rate"] = o.gpu_hit_rate;
             j["host_hit_rate"] = o.host_hit_rate;
             j["nvme_hit_rate"] = o.nvme_hit_rate;
+        } else if (c.dimension == "num_speculative_tokens") {
+            j["num_speculative_tokens"] = o.value;
         } else {
             j["max_loras"] = o.value;
             j["lora_hit_rate"] = o.lora_hit_rate;
@@ -424,17 +426,23 @@ nlohmann::json serving_choice_json(const plan::ServingChoice& c) {
 
 void print_serving_choice(std::ostream& out, const plan::ServingChoice& c, double percentile) {
     const bool offload = c.dimension == "kv_offload";
-    const std::string label = offload ? "KV offload   " : "LoRA slots   ";
+    const bool spec = c.dimension == "num_speculative_tokens";
+    const std::string label =
+        offload ? "KV offload   " : (spec ? "speculative  " : "LoRA slots   ");
     if (!c.choice) {
         out << label << c.verdict << '\n';
         return;
     }
     const std::string p = "p" + fixed(percentile, 0);
     out << '\n'
-        << (offload ? "KV offload tiers" : "LoRA slots (engine.lora.max_loras)")
+        << (offload ? "KV offload tiers"
+                    : (spec ? "speculative decoding's k (engine.speculative.num_speculative_tokens)"
+                            : "LoRA slots (engine.lora.max_loras)"))
         << " on the answer (simulated, best first, * the scenario's; docs/plan.md):\n";
-    std::vector<std::string> head{offload ? "tiers" : "max_loras"};
-    if (offload) {
+    std::vector<std::string> head{offload ? "tiers" : (spec ? "k" : "max_loras")};
+    if (spec) {
+        head.emplace_back("KV tokens");
+    } else if (offload) {
         head.insert(head.end(), {"host GiB", "hit rate", "GPU", "host", "NVMe"});
     } else {
         head.insert(head.end(), {"adapter hits", "loads", "KV tokens"});
@@ -444,7 +452,9 @@ void print_serving_choice(std::ostream& out, const plan::ServingChoice& c, doubl
     Table t(head);
     for (const auto& o : c.options) {
         std::vector<std::string> row{o.name + (o.scenario ? " *" : "")};
-        if (offload) {
+        if (spec) {
+            row.push_back(std::to_string(o.kv_tokens));
+        } else if (offload) {
             row.insert(row.end(), {fixed(o.value / (1024.0 * 1024 * 1024), 1),
                                    fixed(100 * o.prefix_hit_rate, 1) + " %",
                                    fixed(100 * o.gpu_hit_rate, 1) + " %",
@@ -461,7 +471,8 @@ void print_serving_choice(std::ostream& out, const plan::ServingChoice& c, doubl
         t.add_row(row);
     }
     t.print(out);
-    out << (offload ? "offload answer " : "slots answer ") << c.verdict << '\n';
+    out << (offload ? "offload answer " : (spec ? "k answer " : "slots answer ")) << c.verdict
+        << '\n';
 }
 
 } // namespace
@@ -642,6 +653,21 @@ int run_plan(CliContext& ctx) {
             throw_if_interrupted();
         }
     }
+    // Speculative decoding's k on an answer that speculates.
+    std::optional<plan::ServingChoice> spec_choice;
+    if (r.found && !r.ranked.empty() && r.ranked.front().config.speculative) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::PlanConfig pc = plan::effective_plan(colocated, node);
+        const model::Scenario chosen =
+            plan::configured_scenario(colocated, pc.candidates.at(k.candidate), k);
+        sim::SimOptions o;
+        o.profile = choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu);
+        o.requests =
+            s.workload.requests ? std::min(*s.workload.requests, pc.requests) : pc.requests;
+        spec_choice =
+            plan::compare_speculative_tokens(chosen, o, f.threads.value_or(0), interrupt_token());
+        throw_if_interrupted();
+    }
 
     // Speculative decoding on the answer: what estimate computes for its configuration.
     std::optional<model::SpeculativeFigures> answer_spec;
@@ -744,6 +770,9 @@ int run_plan(CliContext& ctx) {
         }
         if (lora_choice) {
             j["max_loras_choice"] = serving_choice_json(*lora_choice);
+        }
+        if (spec_choice) {
+            j["num_speculative_tokens_choice"] = serving_choice_json(*spec_choice);
         }
         if (answer_spec) {
             j["answer_speculative"] = {{"method", model::to_string(answer_spec->method)},
@@ -849,6 +878,9 @@ int run_plan(CliContext& ctx) {
     }
     if (lora_choice) {
         print_serving_choice(out, *lora_choice, s.slo.percentile);
+    }
+    if (spec_choice) {
+        print_serving_choice(out, *spec_choice, s.slo.percentile);
     }
     if (s.availability && r.found && !r.ranked.empty()) {
         const auto& par = r.ranked.front().config.par;

@@ -3,6 +3,7 @@
 #include "model/kv_offload.hpp"
 #include "model/lora.hpp"
 #include "model/memory.hpp"
+#include "model/speculative_config.hpp"
 #include "model/unit_parser.hpp"
 #include "plan/choice_run.hpp"
 #include "plan/thread_pool.hpp"
@@ -14,16 +15,16 @@
 namespace gpuplan::plan {
 namespace {
 
-/// The ranking: meets the SLO, then the higher SLO attainment, then the lower TTFT at the
-/// percentile; ties keep the list order (fewer resources first).
-bool better(const ServingOption& a, const ServingOption& b) {
+/// The ranking: meets the SLO, then the higher SLO attainment, then the lower TTFT (or, for
+/// speculation, TPOT) at the percentile; ties keep the list order (fewer resources first).
+bool better(const ServingOption& a, const ServingOption& b, bool by_tpot) {
     if (a.meets_slo != b.meets_slo) {
         return a.meets_slo;
     }
     if (a.slo_attainment != b.slo_attainment) {
         return a.slo_attainment > b.slo_attainment;
     }
-    return a.ttft_at_p_s < b.ttft_at_p_s;
+    return by_tpot ? a.tpot_at_p_s < b.tpot_at_p_s : a.ttft_at_p_s < b.ttft_at_p_s;
 }
 
 void take_run(ServingOption& o, const ChoiceRun& r) {
@@ -53,14 +54,17 @@ void take_run(ServingOption& o, const ChoiceRun& r) {
 std::string rank(ServingChoice& out, std::vector<ServingOption> opts,
                  const std::vector<model::Scenario>& scenarios, const sim::SimOptions& options,
                  int threads, const std::stop_token& stop, const std::string& reference,
-                 double percentile, const ServingOption** win, const ServingOption** other) {
+                 double percentile, const ServingOption** win, const ServingOption** other,
+                 bool by_tpot = false) {
     std::vector<ChoiceRun> runs(scenarios.size());
     parallel_for(scenarios.size(), threads,
                  [&](std::size_t i) { runs[i] = simulate_choice(scenarios[i], options, stop); });
     for (std::size_t i = 0; i < opts.size(); ++i) {
         take_run(opts[i], runs[i]);
     }
-    std::stable_sort(opts.begin(), opts.end(), better);
+    std::stable_sort(opts.begin(), opts.end(), [&](const ServingOption& a, const ServingOption& b) {
+        return better(a, b, by_tpot);
+    });
     out.options = std::move(opts);
     const ServingOption& w = out.options.front();
     out.chosen = w.name;
@@ -78,7 +82,11 @@ std::string rank(ServingChoice& out, std::vector<ServingOption> opts,
         return "higher SLO attainment (" + choice_pct(w.slo_attainment) + " against " +
                choice_pct(o.slo_attainment) + ")";
     }
-    if (w.ttft_at_p_s != o.ttft_at_p_s) {
+    if (by_tpot && w.tpot_at_p_s != o.tpot_at_p_s) {
+        return "lower p" + model::format_fixed(percentile, 0) + " TPOT (" +
+               choice_ms(w.tpot_at_p_s) + " against " + choice_ms(o.tpot_at_p_s) + ")";
+    }
+    if (!by_tpot && w.ttft_at_p_s != o.ttft_at_p_s) {
         return "lower p" + model::format_fixed(percentile, 0) + " TTFT (" +
                choice_ms(w.ttft_at_p_s) + " against " + choice_ms(o.ttft_at_p_s) + ")";
     }
@@ -92,8 +100,10 @@ std::string tiers_of(const ServingOption& o) {
 
 } // namespace
 
+// NOLINTBEGIN(performance-unnecessary-value-param): stop_token by value, as compare_routers
 ServingChoice compare_kv_offload(const model::Scenario& configured, const sim::SimOptions& options,
                                  int threads, std::stop_token stop) {
+    // NOLINTEND(performance-unnecessary-value-param)
     ServingChoice out;
     out.dimension = "kv_offload";
     const model::Scenario& t = configured;
@@ -196,8 +206,10 @@ ServingChoice compare_kv_offload(const model::Scenario& configured, const sim::S
     return out;
 }
 
+// NOLINTBEGIN(performance-unnecessary-value-param): stop_token by value, as compare_routers
 ServingChoice compare_max_loras(const model::Scenario& configured, const sim::SimOptions& options,
                                 int threads, std::stop_token stop) {
+    // NOLINTEND(performance-unnecessary-value-param)
     ServingChoice out;
     out.dimension = "max_loras";
     const model::Scenario& t = configured;
@@ -261,6 +273,75 @@ ServingChoice compare_max_loras(const model::Scenario& configured, const sim::Si
     }
     if (!win->scenario) {
         out.verdict += "; set engine.lora.max_loras: " + model::format_fixed(win->value, 0);
+    }
+    return out;
+}
+
+// NOLINTBEGIN(performance-unnecessary-value-param): stop_token by value, as compare_routers
+ServingChoice compare_speculative_tokens(const model::Scenario& configured,
+                                         const sim::SimOptions& options, int threads,
+                                         std::stop_token stop) {
+    // NOLINTEND(performance-unnecessary-value-param)
+    ServingChoice out;
+    out.dimension = "num_speculative_tokens";
+    const model::Scenario& t = configured;
+    const auto& given = t.deployment.engine.speculative;
+    if (!given) {
+        out.verdict = "no engine.speculative: nothing drafts";
+        return out;
+    }
+    const int k = given->num_speculative_tokens.value_or(
+        model::default_num_speculative_tokens(given->method));
+    out.chosen = "k " + std::to_string(k);
+    // Per-position acceptance is measured for its k positions: fewer drafts only.
+    const int most = given->acceptance.empty() ? 2 * k : k;
+    std::vector<int> ks;
+    for (const int v : std::array<int, 3>{std::max(1, k / 2), k, most}) {
+        if (ks.empty() || ks.back() != v) {
+            ks.push_back(v);
+        }
+    }
+    if (ks.size() < 2) {
+        out.verdict = out.chosen + ": one draft token measured, nothing to compare";
+        return out;
+    }
+    out.choice = true;
+    std::vector<ServingOption> opts;
+    std::vector<model::Scenario> scenarios;
+    for (const int v : ks) {
+        model::Scenario sv = t;
+        model::SpeculativeConfig& c = *sv.deployment.engine.speculative;
+        c.num_speculative_tokens = v;
+        if (!c.acceptance.empty()) {
+            c.acceptance.resize(static_cast<std::size_t>(v));
+        }
+        ServingOption o;
+        o.name = "k " + std::to_string(v);
+        o.value = v;
+        o.scenario = v == k;
+        o.kv_tokens = model::estimate_memory(sv.deployment).kv_tokens;
+        opts.push_back(std::move(o));
+        scenarios.push_back(std::move(sv));
+    }
+    const ServingOption* win = nullptr;
+    const ServingOption* other = nullptr;
+    const std::string p = "p" + model::format_fixed(t.slo.percentile, 0);
+    const std::string scenario_name = out.chosen; // rank() sets out.chosen to the winner
+    const std::string why = rank(out, std::move(opts), scenarios, options, threads, stop,
+                                 scenario_name, t.slo.percentile, &win, &other, true);
+    const auto figures = [&](const ServingOption& o) {
+        return p + " TPOT " + choice_ms(o.tpot_at_p_s) + ", " + p + " TTFT " +
+               choice_ms(o.ttft_at_p_s) + ", SLO attainment " + choice_pct(o.slo_attainment);
+    };
+    out.verdict = win->name + (why.empty() ? ": no difference from " : " wins over ") +
+                  other->name + (why.empty() ? "" : ": " + why) + "; " + figures(*win) +
+                  " against " + figures(*other) + " (acceptance kept: the scenario's " +
+                  (given->acceptance.empty() ? "mean rate at every position"
+                                             : "per-position rates, truncated") +
+                  ")";
+    if (!win->scenario) {
+        out.verdict += "; set engine.speculative.num_speculative_tokens: " +
+                       model::format_fixed(win->value, 0);
     }
     return out;
 }

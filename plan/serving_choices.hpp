@@ -9,6 +9,7 @@
 ///   pool (the scenario's NVMe tier kept), beside the scenario's own tiers when they differ. A
 ///   choice with engine.kv_offload, or with prefix caching on and shared prefixes (where the
 ///   tiers could hold what the GPU evicts).
+/// - Speculative decoding's k (engine.speculative.num_speculative_tokens), ranked on TPOT.
 /// - LoRA slots (engine.lora.max_loras): the scenario's, ×2 and ×4, at most the adapters; each
 ///   slot's memory (model::lora_reserved_bytes) comes out of the KV pool.
 
@@ -47,7 +48,7 @@ struct ServingOption {
 };
 
 struct ServingChoice {
-    std::string dimension;              ///< "kv_offload" or "max_loras"
+    std::string dimension;              ///< "kv_offload", "max_loras" or "num_speculative_tokens"
     bool choice = false;                ///< false: nothing to compare (verdict says why)
     std::string chosen;                 ///< the winner's name
     std::string verdict;                ///< which wins and why, with the figures
@@ -67,5 +68,12 @@ struct ServingChoice {
 [[nodiscard]] ServingChoice compare_max_loras(const model::Scenario& configured,
                                               const sim::SimOptions& options, int threads = 0,
                                               std::stop_token stop = {});
+
+/// engine.speculative's num_speculative_tokens k: half the scenario's (at least 1), its own and
+/// twice it (per-position acceptance is measured for its k positions: only fewer, truncated),
+/// ranked on TPOT at the percentile instead of TTFT. Not a choice without engine.speculative.
+[[nodiscard]] ServingChoice compare_speculative_tokens(const model::Scenario& configured,
+                                                       const sim::SimOptions& options,
+                                                       int threads = 0, std::stop_token stop = {});
 
 } // namespace gpuplan::plan

@@ -138,5 +138,41 @@ TEST(CompareMaxLoras, NoChoiceWithoutLoraOrWhenTheSlotsHoldEveryAdapter) {
     EXPECT_NE(c.verdict.find("hold all 8 adapters"), std::string::npos) << c.verdict;
 }
 
+// Speculative decoding's k: half, the scenario's and twice it with one mean acceptance rate;
+// with per-position rates (measured for k positions) only fewer, the rates truncated.
+TEST(CompareSpeculativeTokens, HalfOwnAndTwiceKRankedOnTpot) {
+    model::Scenario s = sim::test::llama8b_scenario(512, 128, 4.0, 200);
+    model::SpeculativeConfig c;
+    c.method = model::SpeculativeMethod::Ngram;
+    c.num_speculative_tokens = 4;
+    c.acceptance_rate = 0.4;
+    s.deployment.engine.speculative = c;
+    const ServingChoice r = compare_speculative_tokens(s, sim::SimOptions{}, 2);
+    ASSERT_TRUE(r.choice) << r.verdict;
+    ASSERT_EQ(r.options.size(), 3u);
+    EXPECT_TRUE(named(r, "k 4").scenario);
+    EXPECT_TRUE(named(r, "k 2").simulated);
+    EXPECT_TRUE(named(r, "k 8").simulated);
+    EXPECT_EQ(r.options.front().name, r.chosen);
+    // Best first: no option below the winner on TPOT among those with its SLO attainment.
+    for (const auto& o : r.options) {
+        if (o.meets_slo == r.options.front().meets_slo &&
+            o.slo_attainment == r.options.front().slo_attainment) {
+            EXPECT_GE(o.tpot_at_p_s, r.options.front().tpot_at_p_s) << o.name;
+        }
+    }
+    EXPECT_NE(r.verdict.find("TPOT"), std::string::npos) << r.verdict;
+    model::Scenario measured = s;
+    measured.deployment.engine.speculative->acceptance_rate.reset();
+    measured.deployment.engine.speculative->num_speculative_tokens = 3;
+    measured.deployment.engine.speculative->acceptance = {0.6, 0.5, 0.4};
+    const ServingChoice m = compare_speculative_tokens(measured, sim::SimOptions{}, 2);
+    ASSERT_EQ(m.options.size(), 2u) << m.verdict;
+    named(m, "k 1");
+    named(m, "k 3");
+    EXPECT_FALSE(
+        compare_speculative_tokens(sim::test::llama8b_scenario(), sim::SimOptions{}, 2).choice);
+}
+
 } // namespace
 } // namespace gpuplan::plan
