@@ -16,9 +16,11 @@
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
 #include "hwdb/scenario_loader.hpp"
+#include "model/kv_offload.hpp"
 #include "model/serving.hpp"
 #include "plan/disaggregation.hpp"
 #include "plan/routing.hpp"
+#include "plan/serving_choices.hpp"
 #include "plan/sizing_search.hpp"
 
 #include <nlohmann/json.hpp>
@@ -389,6 +391,90 @@ void print_routers(std::ostream& out, const plan::RouterComparison& c, double pe
     out << "router answer " << c.verdict << '\n';
 }
 
+/// A serving feature compared on the answer (plan/serving_choices.hpp).
+nlohmann::json serving_choice_json(const plan::ServingChoice& c) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const auto& o : c.options) {
+        nlohmann::json j = {{"name", o.name},
+                            {"scenario", o.scenario},
+                            {"simulated", o.simulated},
+                            {"meets_slo", o.meets_slo},
+                            {"slo_attainment", o.slo_attainment},
+                            {"ttft_mean_s", o.ttft_mean_s},
+                            {"ttft_at_percentile_s", o.ttft_at_p_s},
+                            {"tpot_at_percentile_s", o.tpot_at_p_s},
+                            {"kv_tokens", o.kv_tokens}};
+        if (c.dimension == "kv_offload") {
+            j["host_bytes"] = o.value;
+            j["prefix_hit_rate"] = o.prefix_hit_rate;
+            j["gpu_hit_rate"] = o.gpu_hit_rate;
+            j["host_hit_rate"] = o.host_hit_rate;
+            j["nvme_hit_rate"] = o.nvme_hit_rate;
+        } else if (c.dimension == "num_speculative_tokens") {
+            j["num_speculative_tokens"] = o.value;
+        } else {
+            j["max_loras"] = o.value;
+            j["lora_hit_rate"] = o.lora_hit_rate;
+            j["lora_loads"] = o.lora_loads;
+            j["kv_tokens_lost"] = o.kv_tokens_lost;
+        }
+        options.push_back(std::move(j));
+    }
+    return {
+        {"choice", c.choice}, {"chosen", c.chosen}, {"verdict", c.verdict}, {"options", options}};
+}
+
+void print_serving_choice(std::ostream& out, const plan::ServingChoice& c, double percentile) {
+    const bool offload = c.dimension == "kv_offload";
+    const bool spec = c.dimension == "num_speculative_tokens";
+    const std::string label =
+        offload ? "KV offload   " : (spec ? "speculative  " : "LoRA slots   ");
+    if (!c.choice) {
+        out << label << c.verdict << '\n';
+        return;
+    }
+    const std::string p = "p" + fixed(percentile, 0);
+    out << '\n'
+        << (offload ? "KV offload tiers"
+                    : (spec ? "speculative decoding's k (engine.speculative.num_speculative_tokens)"
+                            : "LoRA slots (engine.lora.max_loras)"))
+        << " on the answer (simulated, best first, * the scenario's; docs/plan.md):\n";
+    std::vector<std::string> head{offload ? "tiers" : (spec ? "k" : "max_loras")};
+    if (spec) {
+        head.emplace_back("KV tokens");
+    } else if (offload) {
+        head.insert(head.end(), {"host GiB", "hit rate", "GPU", "host", "NVMe"});
+    } else {
+        head.insert(head.end(), {"adapter hits", "loads", "KV tokens"});
+    }
+    head.insert(head.end(),
+                {"TTFT mean ms", "TTFT " + p + " ms", "TPOT " + p + " ms", "attain", "SLO"});
+    Table t(head);
+    for (const auto& o : c.options) {
+        std::vector<std::string> row{o.name + (o.scenario ? " *" : "")};
+        if (spec) {
+            row.push_back(std::to_string(o.kv_tokens));
+        } else if (offload) {
+            row.insert(row.end(), {fixed(o.value / (1024.0 * 1024 * 1024), 1),
+                                   fixed(100 * o.prefix_hit_rate, 1) + " %",
+                                   fixed(100 * o.gpu_hit_rate, 1) + " %",
+                                   fixed(100 * o.host_hit_rate, 1) + " %",
+                                   fixed(100 * o.nvme_hit_rate, 1) + " %"});
+        } else {
+            row.insert(row.end(), {fixed(100 * o.lora_hit_rate, 1) + " %",
+                                   std::to_string(o.lora_loads), std::to_string(o.kv_tokens)});
+        }
+        row.insert(row.end(),
+                   {fixed(o.ttft_mean_s * 1e3, 1), fixed(o.ttft_at_p_s * 1e3, 1),
+                    fixed(o.tpot_at_p_s * 1e3, 1), fixed(100 * o.slo_attainment, 1) + " %",
+                    !o.simulated ? "-" : (o.meets_slo ? "met" : "missed")});
+        t.add_row(row);
+    }
+    t.print(out);
+    out << (offload ? "offload answer " : (spec ? "k answer " : "slots answer ")) << c.verdict
+        << '\n';
+}
+
 } // namespace
 
 nlohmann::json plan_report(CliContext& ctx, const model::Scenario& s, int threads, bool progress,
@@ -540,6 +626,48 @@ int run_plan(CliContext& ctx) {
         routers = plan::compare_routers(chosen, o, f.threads.value_or(0), interrupt_token());
         throw_if_interrupted();
     }
+    // KV offload tiers and LoRA slots on the answer, where they are a choice
+    // (plan/serving_choices.hpp; docs/plan.md, "KV offload and LoRA slots").
+    std::optional<plan::ServingChoice> offload_choice;
+    std::optional<plan::ServingChoice> lora_choice;
+    if (r.found && !r.ranked.empty() &&
+        (colocated.deployment.engine.kv_offload || colocated.deployment.engine.lora ||
+         model::kv_working_set_tokens(colocated.workload) > 0)) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::PlanConfig pc = plan::effective_plan(colocated, node);
+        const model::Scenario chosen =
+            plan::configured_scenario(colocated, pc.candidates.at(k.candidate), k);
+        sim::SimOptions o;
+        o.profile = choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu);
+        o.requests =
+            s.workload.requests ? std::min(*s.workload.requests, pc.requests) : pc.requests;
+        const plan::ServingChoice off =
+            plan::compare_kv_offload(chosen, o, f.threads.value_or(0), interrupt_token());
+        throw_if_interrupted();
+        if (off.choice || chosen.deployment.engine.kv_offload) {
+            offload_choice = off;
+        }
+        if (chosen.deployment.engine.lora) {
+            lora_choice =
+                plan::compare_max_loras(chosen, o, f.threads.value_or(0), interrupt_token());
+            throw_if_interrupted();
+        }
+    }
+    // Speculative decoding's k on an answer that speculates.
+    std::optional<plan::ServingChoice> spec_choice;
+    if (r.found && !r.ranked.empty() && r.ranked.front().config.speculative) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::PlanConfig pc = plan::effective_plan(colocated, node);
+        const model::Scenario chosen =
+            plan::configured_scenario(colocated, pc.candidates.at(k.candidate), k);
+        sim::SimOptions o;
+        o.profile = choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu);
+        o.requests =
+            s.workload.requests ? std::min(*s.workload.requests, pc.requests) : pc.requests;
+        spec_choice =
+            plan::compare_speculative_tokens(chosen, o, f.threads.value_or(0), interrupt_token());
+        throw_if_interrupted();
+    }
 
     // Speculative decoding on the answer: what estimate computes for its configuration.
     std::optional<model::SpeculativeFigures> answer_spec;
@@ -636,6 +764,15 @@ int run_plan(CliContext& ctx) {
         }
         if (routers) {
             j["router"] = router_json(*routers);
+        }
+        if (offload_choice) {
+            j["kv_offload_choice"] = serving_choice_json(*offload_choice);
+        }
+        if (lora_choice) {
+            j["max_loras_choice"] = serving_choice_json(*lora_choice);
+        }
+        if (spec_choice) {
+            j["num_speculative_tokens_choice"] = serving_choice_json(*spec_choice);
         }
         if (answer_spec) {
             j["answer_speculative"] = {{"method", model::to_string(answer_spec->method)},
@@ -735,6 +872,15 @@ int run_plan(CliContext& ctx) {
     }
     if (routers) {
         print_routers(out, *routers, s.slo.percentile);
+    }
+    if (offload_choice) {
+        print_serving_choice(out, *offload_choice, s.slo.percentile);
+    }
+    if (lora_choice) {
+        print_serving_choice(out, *lora_choice, s.slo.percentile);
+    }
+    if (spec_choice) {
+        print_serving_choice(out, *spec_choice, s.slo.percentile);
     }
     if (s.availability && r.found && !r.ranked.empty()) {
         const auto& par = r.ranked.front().config.par;

@@ -4,6 +4,7 @@
 #include "model/memory.hpp"
 #include "model/prefix_routing.hpp"
 #include "model/unit_parser.hpp"
+#include "plan/choice_run.hpp"
 #include "plan/thread_pool.hpp"
 
 #include <algorithm>
@@ -13,50 +14,14 @@
 namespace gpuplan::plan {
 namespace {
 
+using Run = ChoiceRun;
+
 std::string pct(double v) {
-    return model::format_fixed(100 * v, 1) + " %";
+    return choice_pct(v);
 }
 
 std::string ms(double s) {
-    return model::format_fixed(s * 1e3, s < 0.1 ? 1 : 0) + " ms";
-}
-
-/// What one simulation of a router says.
-struct Run {
-    bool ok = false;
-    bool meets = false;
-    double attainment = 0, hit = 0, ttft_mean = 0, ttft_p = 0, tpot_p = 0, imbalance = 0;
-};
-
-// The search's verdict on a simulated configuration (plan/sizing_search.cpp, simulate_row):
-// every class with an SLO meets it at its percentile and no request is rejected or times out.
-Run simulate_router(const model::Scenario& t, const sim::SimOptions& o,
-                    const std::stop_token& stop) {
-    Run run;
-    sim::SimResult r;
-    try {
-        r = sim::simulate(t, o, stop);
-    } catch (const InputError&) {
-        return run;
-    }
-    if (!r.ok || r.stopped) {
-        return run;
-    }
-    run.ok = true;
-    bool meets = r.overall.completed > 0;
-    for (const auto& c : r.classes) {
-        if ((c.ttft_slo || c.tpot_slo || c.e2e_slo) && c.summary.arrived > 0) {
-            meets = meets && c.slo_met;
-        }
-    }
-    run.meets = meets && r.overall.rejected + r.overall.timed_out == 0;
-    run.attainment = r.overall.slo_attainment;
-    run.hit = r.prefix_hit_rate;
-    run.ttft_mean = r.overall.ttft.mean.si();
-    run.ttft_p = sim::at_percentile(r.overall.ttft, t.slo.percentile).si();
-    run.tpot_p = sim::at_percentile(r.overall.tpot, t.slo.percentile).si();
-    run.imbalance = r.request_imbalance;
-    return run;
+    return choice_ms(s);
 }
 
 /// The ranking: meets the SLO with fewer replicas, then meets it at the configuration's, then
@@ -139,7 +104,7 @@ RouterComparison compare_routers(const model::Scenario& configured, const sim::S
     }
     std::vector<Run> runs(routers.size());
     parallel_for(routers.size(), threads,
-                 [&](std::size_t i) { runs[i] = simulate_router(scenarios[i], options, stop); });
+                 [&](std::size_t i) { runs[i] = simulate_choice(scenarios[i], options, stop); });
     // Those meeting the SLO try one replica fewer: the router's effect on the sizing.
     std::vector<std::size_t> fewer;
     for (std::size_t i = 0; i < routers.size(); ++i) {
@@ -162,7 +127,7 @@ RouterComparison compare_routers(const model::Scenario& configured, const sim::S
     parallel_for(fewer.size(), threads, [&](std::size_t j) {
         model::Scenario v = scenarios[fewer[j]];
         v.cluster.replicas = out.replicas - 1;
-        less[j] = simulate_router(v, options, stop);
+        less[j] = simulate_choice(v, options, stop);
     });
     for (std::size_t j = 0; j < fewer.size(); ++j) {
         if (less[j].meets) {

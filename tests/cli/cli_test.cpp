@@ -1429,6 +1429,39 @@ TEST(Cli, KvOffloadExampleRaisesTheHitRateAndReportsTheTiers) {
     EXPECT_GT(number_after(est.out, "hit_rate"), number_after(est.out, "hit_rate_without"));
 }
 
+// plan compares KV offload on the answer (docs/plan.md, "KV offload and LoRA slots"): on the
+// example 144,000 prefix tokens overflow a 49,152-token pool, so a host tier wins over off with
+// host hits; on plan-search's 6,400 prefix tokens the GPU holds them all and off is the answer.
+TEST(Cli, PlanComparesKvOffloadOnTheAnswer) {
+    const auto r = run("plan " + src("examples/kv-offload-rag-llama8b.yaml") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& c = j.at("kv_offload_choice");
+    EXPECT_TRUE(c.at("choice").get<bool>());
+    const std::string chosen = c.at("chosen").get<std::string>();
+    EXPECT_NE(chosen, "off");
+    EXPECT_NE(c.at("verdict").get<std::string>().find(chosen + " wins over off"),
+              std::string::npos);
+    ASSERT_FALSE(c.at("options").empty());
+    for (const char* key :
+         {"name", "scenario", "simulated", "meets_slo", "slo_attainment", "ttft_mean_s",
+          "ttft_at_percentile_s", "tpot_at_percentile_s", "kv_tokens", "host_bytes",
+          "prefix_hit_rate", "gpu_hit_rate", "host_hit_rate", "nvme_hit_rate"}) {
+        EXPECT_TRUE(c.at("options").front().contains(key)) << key;
+    }
+    EXPECT_GT(c.at("options").front().at("host_hit_rate").get<double>(), 0.0);
+    const auto text = run("plan " + src("examples/kv-offload-rag-llama8b.yaml"));
+    EXPECT_NE(text.out.find("offload answer " + chosen + " wins over off"), std::string::npos)
+        << text.out;
+    const auto fit = run("plan " + src("examples/plan-search.yaml") + " --json");
+    ASSERT_EQ(fit.exit_code, 0) << fit.out;
+    const auto f = nlohmann::json::parse(fit.out).at("kv_offload_choice");
+    EXPECT_EQ(f.at("chosen").get<std::string>(), "off");
+    for (const auto& o : f.at("options")) {
+        EXPECT_EQ(o.at("host_hit_rate").get<double>(), 0.0);
+    }
+}
+
 TEST(Cli, KvOffloadBadInputExitsTwoNamingTheKey) {
     const std::string f = src("examples/kv-offload-rag-llama8b.yaml");
     const auto neg = run("simulate " + f + " --set 'engine.kv_offload.nvme=-1 TB'");

@@ -56,3 +56,32 @@ TEST(LoraCli, BadKeysExitTwoNamingTheKey) {
               std::string::npos)
         << router.out;
 }
+
+// plan compares max_loras 16, 32 and 64 on the answer (docs/plan.md, "KV offload and LoRA
+// slots"): more slots win on the example's Zipf tail, and 16 more slots take 16 × 27,262,976
+// bytes = 3,328 tokens of 128 KiB from each replica's KV pool (to a block of 16).
+TEST(LoraCli, PlanPrefersMoreSlotsOnTheExample) {
+    const auto r = gpuplan::test::run_cli("plan " + example() + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& c = j.at("max_loras_choice");
+    EXPECT_TRUE(c.at("choice").get<bool>());
+    EXPECT_NE(c.at("chosen").get<std::string>(), "max_loras 16");
+    EXPECT_NE(c.at("verdict").get<std::string>().find("wins over max_loras 16"), std::string::npos);
+    ASSERT_EQ(c.at("options").size(), 3u);
+    double base_hits = -1, best_hits = c.at("options").front().at("lora_hit_rate").get<double>();
+    for (const auto& o : c.at("options")) {
+        for (const char* key : {"max_loras", "lora_hit_rate", "lora_loads", "kv_tokens",
+                                "kv_tokens_lost", "ttft_at_percentile_s", "meets_slo"}) {
+            EXPECT_TRUE(o.contains(key)) << key;
+        }
+        if (o.at("max_loras").get<double>() == 16) {
+            base_hits = o.at("lora_hit_rate").get<double>();
+            EXPECT_EQ(o.at("kv_tokens_lost").get<int>(), 0);
+        }
+        if (o.at("max_loras").get<double>() == 32) {
+            EXPECT_NEAR(o.at("kv_tokens_lost").get<double>(), 3328.0, 16.0);
+        }
+    }
+    EXPECT_GT(best_hits, base_hits);
+}
