@@ -5,6 +5,16 @@
 
 namespace gpuplan::plan {
 
+bool meets_every_slo(const sim::SimResult& r) {
+    bool meets = r.overall.completed > 0 && !r.stopped;
+    for (const auto& c : r.classes) {
+        if ((c.ttft_slo || c.tpot_slo || c.e2e_slo) && c.summary.arrived > 0) {
+            meets = meets && c.slo_met;
+        }
+    }
+    return meets && r.overall.rejected + r.overall.timed_out == 0;
+}
+
 ChoiceRun simulate_choice(const model::Scenario& t, const sim::SimOptions& o,
                           const std::stop_token& stop) {
     ChoiceRun run;
@@ -18,13 +28,7 @@ ChoiceRun simulate_choice(const model::Scenario& t, const sim::SimOptions& o,
         return run;
     }
     run.ok = true;
-    bool meets = r.overall.completed > 0;
-    for (const auto& c : r.classes) {
-        if ((c.ttft_slo || c.tpot_slo || c.e2e_slo) && c.summary.arrived > 0) {
-            meets = meets && c.slo_met;
-        }
-    }
-    run.meets = meets && r.overall.rejected + r.overall.timed_out == 0;
+    run.meets = meets_every_slo(r);
     run.attainment = r.overall.slo_attainment;
     run.hit = r.prefix_hit_rate;
     run.ttft_mean = r.overall.ttft.mean.si();

@@ -23,6 +23,11 @@ struct ChoiceRun {
     std::optional<sim::LoraResult> lora;            ///< with engine.lora
 };
 
+/// The search's verdict on a simulated run, one rule for every plan comparison: something
+/// completed, every class with an SLO and arrivals meets it at its percentile, no request was
+/// rejected or timed out, and the run was not stopped.
+[[nodiscard]] bool meets_every_slo(const sim::SimResult& r);
+
 /// Simulates `t` with `o`; a deployment that does not fit, an input error or a stop: not ok.
 [[nodiscard]] ChoiceRun simulate_choice(const model::Scenario& t, const sim::SimOptions& o,
                                         const std::stop_token& stop);

@@ -7,6 +7,7 @@
 #include "model/price_list.hpp"
 #include "model/serving.hpp"
 #include "model/workload_mix.hpp"
+#include "plan/choice_run.hpp"
 #include "plan/thread_pool.hpp"
 #include "sim/simulate.hpp"
 
@@ -217,11 +218,7 @@ DisaggComparison compare_disaggregation(
             return;
         }
         l.simulated = true;
-        bool met = !r.classes.empty();
-        for (const auto& c : r.classes) {
-            met = met && c.slo_met;
-        }
-        l.meets_slo = met && r.overall.rejected + r.overall.timed_out == 0;
+        l.meets_slo = meets_every_slo(r);
         l.slo_attainment = r.overall.slo_attainment;
         l.ttft_p99_s = r.overall.ttft.p99.si();
         l.tpot_p99_s = r.overall.tpot.p99.si();

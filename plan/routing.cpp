@@ -8,7 +8,6 @@
 #include "plan/thread_pool.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 namespace gpuplan::plan {
@@ -61,6 +60,15 @@ RouterComparison compare_routers(const model::Scenario& configured, const sim::S
         out.verdict = "one replica: there is nothing to route";
         return out;
     }
+    const bool adapters = t.deployment.engine.lora.has_value() &&
+                          t.cluster.router == model::RouterPolicy::AdapterAffinity;
+    if ((!caching || !est.shares_prefixes) && adapters) {
+        out.chosen = model::to_string(t.cluster.router);
+        out.verdict = out.chosen + ": no prompt prefix to route by, and with engine.lora this "
+                                   "router keeps each adapter's requests on the replicas whose "
+                                   "GPU holds it (fewer adapter loads than the least loaded)";
+        return out;
+    }
     if (!caching || !est.shares_prefixes) {
         out.chosen = least;
         RouterOption o;
@@ -82,9 +90,14 @@ RouterComparison compare_routers(const model::Scenario& configured, const sim::S
         return out;
     }
     out.choice = true;
-    const std::array<model::RouterPolicy, 3> routers{model::RouterPolicy::LeastOutstanding,
-                                                     model::RouterPolicy::LongestPrefix,
-                                                     model::RouterPolicy::Weighted};
+    // The three prefix-aware choices, and the scenario's own router when it is another one
+    // (adapter affinity with engine.lora, round robin, ...), so the answer never drops it unseen.
+    std::vector<model::RouterPolicy> routers{model::RouterPolicy::LeastOutstanding,
+                                             model::RouterPolicy::LongestPrefix,
+                                             model::RouterPolicy::Weighted};
+    if (std::find(routers.begin(), routers.end(), t.cluster.router) == routers.end()) {
+        routers.push_back(t.cluster.router);
+    }
     std::vector<RouterOption> opts(routers.size());
     std::vector<model::Scenario> scenarios;
     for (std::size_t i = 0; i < routers.size(); ++i) {

@@ -14,6 +14,7 @@
 #include "model/step_cost.hpp"
 #include "model/unit_parser.hpp"
 #include "model/workload_mix.hpp"
+#include "plan/choice_run.hpp"
 #include "plan/row_outcome.hpp"
 #include "plan/thread_pool.hpp"
 
@@ -633,7 +634,6 @@ void Search::simulate_row(SizingRow& row) const {
     }
     const double p = s_.slo.percentile;
     row.margins.clear();
-    bool meets = r.overall.completed > 0;
     for (const auto& c : r.classes) {
         const auto add = [&](const std::optional<Seconds>& target, const sim::LatencyStats& st,
                              const char* metric) {
@@ -645,12 +645,9 @@ void Search::simulate_row(SizingRow& row) const {
         add(c.ttft_slo, c.summary.ttft, "ttft");
         add(c.tpot_slo, c.summary.tpot, "tpot");
         add(c.e2e_slo, c.summary.e2e, "e2e");
-        if ((c.ttft_slo || c.tpot_slo || c.e2e_slo) && c.summary.arrived > 0) {
-            meets = meets && c.slo_met;
-        }
     }
     row.failed = r.overall.rejected + r.overall.timed_out;
-    meets = meets && row.failed == 0 && !r.stopped;
+    const bool meets = meets_every_slo(r);
     row.meets_slo = meets;
     double worst = 0;
     const SloMargin* tight = nullptr;

@@ -82,5 +82,24 @@ TEST(CompareRouters, LeastOutstandingWithoutSharedPrefixesAndNothingToChooseWith
     EXPECT_TRUE(o.options.empty());
 }
 
+// The scenario's own router is never dropped unseen: adapter affinity with engine.lora stays the
+// answer when there is no prefix to route by (it keeps adapters where they are resident), and a
+// router outside the three prefix-aware choices is simulated beside them.
+TEST(CompareRouters, TheScenariosOwnRouterIsKeptOrCompared) {
+    model::Scenario lora = rag(false);
+    lora.deployment.engine.lora = model::LoraServingConfig{};
+    lora.cluster.router = model::RouterPolicy::AdapterAffinity;
+    const RouterComparison a = compare_routers(lora, sim::SimOptions{}, 2);
+    EXPECT_FALSE(a.choice);
+    EXPECT_EQ(a.chosen, "adapter_affinity") << a.verdict;
+    EXPECT_EQ(a.verdict.find("set cluster.router"), std::string::npos) << a.verdict;
+    model::Scenario rr = rag(true);
+    rr.cluster.router = model::RouterPolicy::RoundRobin;
+    const RouterComparison b = compare_routers(rr, sim::SimOptions{}, 2);
+    ASSERT_EQ(b.options.size(), 4u);
+    EXPECT_TRUE(std::any_of(b.options.begin(), b.options.end(),
+                            [](const RouterOption& o) { return o.router == "round_robin"; }));
+}
+
 } // namespace
 } // namespace gpuplan::plan
