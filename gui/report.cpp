@@ -7,6 +7,7 @@
 #include "gui/ui_util.hpp"
 #include "hwdb/scenario_writer.hpp"
 #include "model/error.hpp"
+#include "model/error_bands.hpp"
 #include "model/precision.hpp"
 
 #include <QBuffer>
@@ -258,13 +259,26 @@ QString html_report(const ReportInputs& in) {
     est.add(QObject::tr("Weights per GPU"), formatGiB(e.memory.weights));
     est.add(QObject::tr("KV cache pool per GPU"), formatGiB(e.memory.kv_budget));
     est.add(QObject::tr("Max concurrency (sequences)"), formatNumber(e.memory.max_concurrency, 0));
-    est.add(QObject::tr("TTFT, lone request"), formatTime(e.ttft));
-    est.add(QObject::tr("TTFT at the load"), formatTime(e.ttft_loaded));
-    est.add(QObject::tr("TPOT at the load"), formatTime(e.tpot));
-    est.add(QObject::tr("Throughput (output tokens/s)"), formatNumber(e.throughput, 0));
-    est.add(QObject::tr("Peak throughput (output tokens/s)"), formatNumber(e.peak_throughput, 0));
+    // Each figure with its measured error band under it, as `estimate` and the estimate view
+    // print it (one table, model::kEstimateFigureBands; one text, model::band_text).
+    const auto figure = [&](const QString& name, const QString& value, std::string_view key) {
+        est.add(name, value);
+        for (const auto& [k, b] : a.bands) {
+            if (k == key) {
+                est.add(name + QObject::tr(": error band"), qs(model::band_text(b)));
+            }
+        }
+    };
+    figure(QObject::tr("TTFT, lone request"), formatTime(e.ttft), "ttft");
+    figure(QObject::tr("TTFT at the load"), formatTime(e.ttft_loaded), "ttft_loaded");
+    figure(QObject::tr("TPOT at the load"), formatTime(e.tpot), "tpot");
+    figure(QObject::tr("Throughput (output tokens/s)"), formatNumber(e.throughput, 0),
+           "throughput");
+    figure(QObject::tr("Peak throughput (output tokens/s)"), formatNumber(e.peak_throughput, 0),
+           "peak_throughput");
     est.add(QObject::tr("Sequences running per replica"), QString::number(e.running));
-    est.add(QObject::tr("Uncertainty (profile P90)"), formatPercent(e.error_band.p90));
+    // The profile's per-kernel error: one kernel's, not a figure's (the bands above are).
+    est.add(QObject::tr("Per-kernel error (profile P90)"), formatPercent(e.error_band.p90));
     body += section(QObject::tr("Estimate (analytic)"), est.table());
 
     // Binding resources.

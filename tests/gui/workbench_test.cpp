@@ -11,6 +11,7 @@
 #include "gui/ui_util.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "hwdb/scenario_writer.hpp"
+#include "model/error_bands.hpp"
 #include "tests/gui/gui_test_env.hpp"
 
 #include <QElapsedTimer>
@@ -260,6 +261,16 @@ TEST_F(WorkbenchTest, TheReportHoldsTheFiguresTheCliPrintsAndNoExternalReference
     has(gui::formatTime(Seconds(est[QStringLiteral("tpot_s")].toDouble())));
     has(gui::formatNumber(est[QStringLiteral("throughput_tok_s")].toDouble(), 0));
     has(gui::formatNumber(est[QStringLiteral("peak_throughput_tok_s")].toDouble(), 0));
+    // Each figure's measured band, the text `estimate` prints for it (not the profile's).
+    const QJsonObject bands = est[QStringLiteral("bands")].toObject();
+    ASSERT_EQ(bands.size(), 5);
+    for (const auto& key : bands.keys()) {
+        const QJsonObject b = bands[key].toObject();
+        has(QString::fromStdString(model::band_text(model::FigureBand{
+            b[QStringLiteral("p90")].toDouble(), b[QStringLiteral("mean_signed")].toDouble(),
+            b[QStringLiteral("points")].toInt(), b[QStringLiteral("validated")].toBool(),
+            b[QStringLiteral("source")].toString().toStdString()})));
+    }
     const QJsonObject bottleneck = est[QStringLiteral("bottleneck")].toObject();
     has(bottleneck[QStringLiteral("prefill")].toString());
     has(bottleneck[QStringLiteral("decode")].toString());
