@@ -48,22 +48,6 @@ constexpr std::array<Vm, 5> kVms{{
     {"ND_GB300_v6", "gb300", 4, "nvswitch-nvl72"},
 }};
 
-std::vector<std::string> cells_of(const std::string& line) {
-    std::vector<std::string> out;
-    std::string cell;
-    for (std::size_t i = 1; i < line.size(); ++i) {
-        if (line[i] == '|') {
-            const auto b = cell.find_first_not_of(" \t");
-            const auto e = cell.find_last_not_of(" \t");
-            out.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
-            cell.clear();
-        } else {
-            cell += line[i];
-        }
-    }
-    return out;
-}
-
 bool number_of(const std::string& s, double& v) {
     if (s.empty()) {
         return false;
@@ -159,7 +143,7 @@ std::vector<Measurement> import_azure_results(const std::filesystem::path& path,
         if (section == Section::None || line.rfind("|", 0) != 0) {
             continue;
         }
-        const auto c = cells_of(line);
+        const auto c = markdown_cells(line);
         if (section == Section::Gemm) {
             double m = 0, n = 0, k = 0, tflops = 0;
             if (c.size() < 4 || !number_of(c[0], m) || !number_of(c[1], n) || !number_of(c[2], k)) {

@@ -25,6 +25,10 @@ namespace gpuplan::calib::detail {
 [[nodiscard]] Measurement stream_point(Measurement m, std::string op, double bytes,
                                        std::string dtype);
 
+/// The trimmed cells of a Markdown table row "| a | b |" (text before the first '|' and after
+/// the last is dropped) (calib/importers_kernel_sets.cpp).
+[[nodiscard]] std::vector<std::string> markdown_cells(const std::string& line);
+
 /// `options.gpu` when given, else `inferred`; throws InputError naming `file` when both are empty.
 [[nodiscard]] std::string gpu_or(const ImportOptions& options, const std::string& inferred,
                                  const std::filesystem::path& file);

@@ -146,4 +146,20 @@ std::string citation_from_source_md(std::string_view source_md, const std::strin
     return repo + "@" + commit + ":" + rel;
 }
 
+std::vector<std::string> markdown_cells(const std::string& line) {
+    std::vector<std::string> out;
+    std::string cell;
+    for (std::size_t i = 1; i < line.size(); ++i) {
+        if (line[i] == '|') {
+            const auto b = cell.find_first_not_of(" \t");
+            const auto e = cell.find_last_not_of(" \t");
+            out.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+            cell.clear();
+        } else {
+            cell += line[i];
+        }
+    }
+    return out;
+}
+
 } // namespace gpuplan::calib::detail

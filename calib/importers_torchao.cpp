@@ -23,22 +23,6 @@
 namespace gpuplan::calib::detail {
 namespace {
 
-std::vector<std::string> md_cells(const std::string& line) {
-    std::vector<std::string> out;
-    std::string cell;
-    for (std::size_t i = 1; i < line.size(); ++i) {
-        if (line[i] == '|') {
-            const auto b = cell.find_first_not_of(" \t");
-            const auto e = cell.find_last_not_of(" \t");
-            out.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
-            cell.clear();
-        } else {
-            cell += line[i];
-        }
-    }
-    return out;
-}
-
 // The numbers of "(131072, 7168) @ (8, 7168, 2048)" in order.
 std::vector<double> numbers_in(const std::string& s) {
     std::vector<double> out;
@@ -69,7 +53,7 @@ std::vector<Measurement> import_torchao_moe(const std::filesystem::path& path,
         if (line.rfind('|', 0) != 0 || line.find("_scaled_grouped_mm") == std::string::npos) {
             continue;
         }
-        const std::vector<std::string> c = md_cells(line);
+        const std::vector<std::string> c = markdown_cells(line);
         // | Pass | Kernel | Purpose | Input Shape | Time (µs) | Efficiency |
         if (c.size() < 5 || c[2].find("2D-3D") == std::string::npos) {
             continue;
