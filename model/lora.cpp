@@ -10,10 +10,6 @@
 namespace gpuplan::model {
 namespace {
 
-bool is_mlp(LoraModule m) {
-    return m == LoraModule::GateProj || m == LoraModule::UpProj || m == LoraModule::DownProj;
-}
-
 // One module's A and B widths on one tensor-parallel rank: vLLM's column-parallel LoRA layers
 // (q/k/v/gate/up) keep A whole and shard B's output rows; the row-parallel ones (o/down) shard
 // A's input columns and keep B whole (vllm/lora/layers/column_parallel_linear.py,
@@ -97,13 +93,18 @@ void check_lora_model(const ModelSpec& m, const LoraServingConfig& c) {
                               "target modules modelled here; remove engine.lora");
     }
     for (const LoraModule t : c.target_modules) {
-        if (is_mlp(t) && lora_module_layers(m, t) == 0) {
+        if (lora_module_is_mlp(t) && lora_module_layers(m, t) == 0) {
             throw InvalidArgument(std::string("engine.lora.target_modules: '") + to_string(t) +
                                   "' is in no layer of model '" + m.name +
                                   "' (no dense MLP, or no gate in a plain MLP; MoE experts "
                                   "are not adapted); target the attention modules");
         }
     }
+}
+
+bool lora_module_is_mlp(LoraModule module) {
+    return module == LoraModule::GateProj || module == LoraModule::UpProj ||
+           module == LoraModule::DownProj;
 }
 
 LoraModuleDims lora_module_dims(const ModelSpec& m, LoraModule module) {
@@ -123,7 +124,7 @@ LoraModuleDims lora_module_dims(const ModelSpec& m, LoraModule module) {
 }
 
 int lora_module_layers(const ModelSpec& m, LoraModule module) {
-    if (!is_mlp(module)) {
+    if (!lora_module_is_mlp(module)) {
         return m.layers;
     }
     if (module == LoraModule::GateProj && m.mlp == MlpKind::Plain) {
@@ -155,7 +156,7 @@ Bytes lora_gpu_bytes(const Deployment& d, int rank) {
     double mlp = 0;
     for (const LoraModule t : c.target_modules) {
         const LoraModuleDims w = lora_rank_dims(d, t);
-        (is_mlp(t) ? mlp : attn) += w.in + w.out;
+        (lora_module_is_mlp(t) ? mlp : attn) += w.in + w.out;
     }
     double worst = 0;
     for (int i = 0; i < std::max(1, d.par.pp); ++i) {

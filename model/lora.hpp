@@ -25,6 +25,9 @@ struct LoraModuleDims {
     double out = 0;
 };
 
+/// True for the MLP's gate_proj, up_proj and down_proj; false for the attention projections.
+[[nodiscard]] bool lora_module_is_mlp(LoraModule module);
+
 /// The whole module's widths: q_proj h → heads × head_dim, k_proj and v_proj h → kv_heads ×
 /// head_dim, o_proj heads × head_dim → h, gate_proj and up_proj h → ffn, down_proj ffn → h.
 [[nodiscard]] LoraModuleDims lora_module_dims(const ModelSpec& m, LoraModule module);

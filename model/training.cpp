@@ -9,6 +9,7 @@
 #include "model/detail/training_parts.hpp"
 #include "model/error.hpp"
 #include "model/kernel_time.hpp"
+#include "model/lora.hpp"
 #include "model/model_spec.hpp"
 #include "model/moe.hpp"
 #include "model/power.hpp"
@@ -33,13 +34,6 @@ constexpr double kRuntimeBase = 0.9 * kGiB;
 constexpr double kRuntimeNccl = 1.8 * kGiB;
 
 // One LoRA-adapted linear: input and output widths of the whole (unsharded) layer.
-struct Module {
-    const char* name;
-    double in;
-    double out;
-    bool mlp;
-};
-
 // Throws InvalidArgument naming the job when `ok` is false.
 void require(bool ok, const Deployment& hw, const std::string& what) {
     if (!ok) {
@@ -258,38 +252,28 @@ void TrainingModel::set_lora(const TrainingConfig& cfg) {
         trainable_ = params_;
         return;
     }
-    const double h = d(model_.hidden_size);
-    const double q = d(model_.heads * model_.head_dim);
-    const double kvw = d(model_.kv_heads * model_.head_dim);
-    const double f = d(model_.ffn_size);
-    const Module modules[] = {{"q_proj", h, q, false},   {"k_proj", h, kvw, false},
-                              {"v_proj", h, kvw, false}, {"o_proj", q, h, false},
-                              {"gate_proj", h, f, true}, {"up_proj", h, f, true},
-                              {"down_proj", f, h, true}};
     const double r = d(cfg.lora.rank);
     // MoE layers adapt every expert's MLP (PEFT all-linear on Mixtral adapts w1, w2, w3).
     const double mlp_copies =
         model_.moe ? d(model_.moe->experts + model_.moe->shared_experts) : 1.0;
     for (const std::string& name : cfg.lora.target_modules) {
-        bool known = name == "all-linear";
-        for (const Module& mod : modules) {
-            if (name != "all-linear" && name != mod.name) {
-                continue;
+        const std::optional<LoraModule> one = value_of<LoraModule>(name);
+        require(one || name == "all-linear", hw_,
+                "unknown lora target module '" + name + "'; use " + names_list<LoraModule>(" ") +
+                    " or all-linear");
+        for (const EnumName<LoraModule>& entry : enum_names(LoraModule{})) {
+            if ((one && entry.value != *one) ||
+                (entry.value == LoraModule::GateProj && model_.mlp == MlpKind::Plain)) {
+                continue; // not this module, or a plain MLP, which has no gate
             }
-            known = true;
-            if (model_.mlp == MlpKind::Plain && std::string_view(mod.name) == "gate_proj") {
-                continue; // a plain MLP has no gate
-            }
+            const LoraModuleDims dims = lora_module_dims(model_, entry.value);
+            const bool mlp = lora_module_is_mlp(entry.value);
+            const double copies = mlp ? mlp_copies : 1.0;
             lora_modules_ += 1.0;
-            const double copies = mod.mlp ? mlp_copies : 1.0;
-            (mod.mlp ? lora_mlp_in_ : lora_attn_in_) += copies * (mod.in + 2.0 * r);
-            (mod.mlp ? lora_mlp_out_ : lora_attn_out_) += copies * mod.out;
-            lora_layer_ += copies * r * (mod.in + mod.out);
+            (mlp ? lora_mlp_in_ : lora_attn_in_) += copies * (dims.in + 2.0 * r);
+            (mlp ? lora_mlp_out_ : lora_attn_out_) += copies * dims.out;
+            lora_layer_ += copies * r * (dims.in + dims.out);
         }
-        require(known, hw_,
-                "unknown lora target module '" + name +
-                    "'; use q_proj k_proj v_proj o_proj gate_proj up_proj down_proj "
-                    "or all-linear");
     }
     require(lora_layer_ > 0, hw_, "lora target_modules is empty; name at least one module");
     trainable_ = lora_layer_ * d(model_.layers);

@@ -275,8 +275,20 @@ TEST(TrainingLora, AdaptersCountRankTimesInPlusOut) {
     c.method = FinetuneMethod::Qlora;
     const LayoutResult q = TrainingModel(d, c, default_profile()).evaluate(c.layout);
     EXPECT_LT(q.memory.weights.si(), 0.4 * r.memory.weights.si());
+    // q_proj and v_proj alone: 16 × ((4096 + 4096) + (4096 + 1024)) × 32 layers = 6,815,744,
+    // the widths serving's adapters use (model::lora_module_dims).
+    c.lora.target_modules = {"q_proj", "v_proj"};
+    EXPECT_DOUBLE_EQ(TrainingModel(d, c, default_profile()).trainable_params(), 6815744.0);
     c.lora.target_modules = {"qkv"};
-    EXPECT_THROW(TrainingModel(d, c, default_profile()), InvalidArgument);
+    try {
+        (void)TrainingModel(d, c, default_profile());
+        ADD_FAILURE() << "an unknown target module was accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("'qkv'; use q_proj k_proj v_proj o_proj gate_proj "
+                                             "up_proj down_proj or all-linear"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 // ---- Invariants ----
