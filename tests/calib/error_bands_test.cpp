@@ -444,3 +444,36 @@ TEST(ErrorBands, ShippedBandsFallBackToTheFamilyInEveryCommand) {
     const auto train_text = test::run_cli(h800);
     EXPECT_NE(train_text.out.find(step.source), std::string::npos) << train_text.out;
 }
+
+// A plan row takes the band of its own GPU's family, not the scenario GPU's: plan-search (an
+// H100 scenario) with L40S as its only candidate prints the ada serving band (the RTX 4090 vLLM
+// run) beside the row's tightest SLO latency.
+TEST(ErrorBands, PlanRowsTakeTheirOwnGpusFamily) {
+    const fs::path root(GPUPLAN_SOURCE_DIR);
+    std::string yaml = hwdb::read_text_file(root / "examples/plan-search.yaml", "scenario");
+    const auto replace = [&](const std::string& from, const std::string& to) {
+        const auto at = yaml.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        yaml.replace(at, from.size(), to);
+    };
+    replace("    - accelerator: h100-sxm\n    - accelerator: h200-sxm\n"
+            "    - accelerator: a100-sxm-80gb\n",
+            "");
+    replace("weights: [bf16, fp8]", "weights: [bf16]");
+    replace("kv_cache: [bf16, fp8]", "kv_cache: [bf16]");
+    const fs::path dir = temp_dir("plan");
+    hwdb::write_text_file(dir / "plan.yaml", yaml);
+    const auto r = test::run_cli("plan " + (dir / "plan.yaml").string());
+    const model::ErrorBands shipped = hwdb::read_error_bands_file(root / "hwdb/error_bands.yaml");
+    const model::FigureBand ada =
+        model::band_for(shipped, model::BandFigure::Ttft, model::BandRegime::Serving,
+                        {"l40s", "vllm", false, "16-bit", "ada"});
+    ASSERT_TRUE(ada.validated);
+    EXPECT_NE(ada.source.find("measured on rtx-4090, same family (ada), engine vllm"),
+              std::string::npos)
+        << ada.source;
+    EXPECT_NE(r.out.find("l40s tp"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ttft"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(ada.source), std::string::npos) << r.out;
+    fs::remove_all(dir);
+}
