@@ -25,7 +25,9 @@ struct BandSample {
 
 /// The bands of `samples`: one per (figure, class, set, level, fitted_on), in the order the
 /// groups first appear; points = the group's size, mean_signed = its mean error, p90 =
-/// nearest_rank(|error|, 0.9).
+/// nearest_rank(|error|, 0.9). Then the family aggregates, in the same order: one per
+/// (figure, class without its GPU, set, level, fitted_on) over the samples with a family, all
+/// points of the family's GPUs pooled (cls.gpu empty, measured_on the GPUs, sorted).
 [[nodiscard]] std::vector<model::MeasuredBand>
 measure_bands(const std::vector<BandSample>& samples);
 

@@ -111,7 +111,7 @@ TrainingComparison replay_training_run(
         break;
     }
     const model::BandQuery q = model::training_band_query(d, cfg.compute);
-    c.cls = {q.gpu, q.engine, q.moe, q.precision, model::BandRegime::Training};
+    c.cls = {q.gpu, q.engine, q.moe, q.precision, model::BandRegime::Training, q.family};
     return c;
 }
 

@@ -21,8 +21,9 @@ void BandNotes::print(std::ostream& out) const {
     if (notes_.empty()) {
         return;
     }
-    out << "band: P90 of |predicted - measured| / measured for this GPU, engine, dense/MoE, "
-           "weight width and regime (hwdb/error_bands.yaml, docs/validation.md)\n";
+    out << "band: P90 of |predicted - measured| / measured in the nearest measured class (this "
+           "GPU, else its family; same dense/MoE, weight width and regime; "
+           "hwdb/error_bands.yaml, docs/validation.md)\n";
     for (std::size_t i = 0; i < notes_.size(); ++i) {
         out << "  [" << i + 1 << "] " << notes_[i] << '\n';
     }

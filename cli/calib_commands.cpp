@@ -1054,12 +1054,21 @@ void validate_training_runs(CliContext& ctx, const std::vector<fs::path>& files,
 
 /// One row per measured band: its class, n, mean signed and P90 absolute error, set.
 void print_band_table(std::ostream& out, const model::ErrorBands& bands, bool markdown) {
-    const std::vector<std::string> header = {"figure",    "GPU",    "engine",      "model",
-                                             "precision", "regime", "n",           "mean signed",
-                                             "P90 abs",   "set",    "fitted on it"};
+    const std::vector<std::string> header = {"figure",      "GPU",       "family", "engine",
+                                             "model",       "precision", "regime", "n",
+                                             "mean signed", "P90 abs",   "set",    "fitted on it"};
     std::vector<std::vector<std::string>> rows;
     for (const model::MeasuredBand& b : bands.bands) {
-        rows.push_back({model::name_of(b.figure), b.cls.gpu, b.cls.engine,
+        // A family aggregate names the GPUs it pools.
+        std::string gpu = b.cls.gpu;
+        if (gpu.empty()) {
+            gpu = "family:";
+            for (std::size_t i = 0; i < b.measured_on.size(); ++i) {
+                gpu += (i ? ", " : " ") + b.measured_on[i];
+            }
+        }
+        rows.push_back({model::name_of(b.figure), gpu,
+                        b.cls.family.empty() ? std::string("-") : b.cls.family, b.cls.engine,
                         b.cls.moe ? "MoE" : "dense", b.cls.precision, model::name_of(b.cls.regime),
                         std::to_string(b.points),
                         (b.mean_signed >= 0 ? "+" : "") + fixed(b.mean_signed * 100, 1) + "%",
@@ -1113,6 +1122,8 @@ void report_bands(CliContext& ctx, const ValidateRequest& req, nlohmann::json& j
         for (const auto& b : bands.bands) {
             rows.push_back({{"figure", model::name_of(b.figure)},
                             {"gpu", b.cls.gpu},
+                            {"family", b.cls.family},
+                            {"measured_on", b.measured_on},
                             {"engine", b.cls.engine},
                             {"moe", b.cls.moe},
                             {"precision", b.cls.precision},
@@ -1136,7 +1147,8 @@ void report_bands(CliContext& ctx, const ValidateRequest& req, nlohmann::json& j
     }
     *ctx.out << "error bands per figure and class: (predicted - measured) / measured of whole "
                 "steps and serving runs; mean signed (+: the model is slow) and nearest-rank P90 "
-                "of the absolute error\n";
+                "of the absolute error; per GPU, then per family (hwdb architecture) with every "
+                "measured GPU of the family pooled\n";
     print_band_table(*ctx.out, bands, false);
     *ctx.out << '\n';
 }

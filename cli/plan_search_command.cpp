@@ -15,6 +15,7 @@
 #include "cli/power_report.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
+#include "hwdb/database.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/kv_offload.hpp"
 #include "model/serving.hpp"
@@ -236,13 +237,19 @@ std::string slo_margin(const plan::SizingRow& r) {
 
 /// The measured band of the tightest SLO figure of `r` (a simulated serving latency), for the
 /// row's GPU, weights and the scenario's engine and model.
-std::string tightest_band(BandNotes& notes, const model::Scenario& s, const plan::SizingRow& r) {
+std::string tightest_band(BandNotes& notes, const model::Scenario& s, const plan::SizingRow& r,
+                          const hwdb::Database& db) {
     const plan::SloMargin* t = tightest_margin(r);
     const auto figure = t ? model::value_of<model::BandFigure>(t->metric) : std::nullopt;
     if (!figure) {
         return "-";
     }
     model::BandQuery q = model::band_query(s.deployment);
+    if (r.config.gpu != q.gpu) {
+        // The row's own GPU and family, so that no row borrows the scenario GPU's family.
+        const model::AcceleratorSpec* a = db.find_accelerator(r.config.gpu);
+        q.family = a ? a->architecture : std::string();
+    }
     q.gpu = r.config.gpu;
     q.precision = model::precision_class(r.config.weights.bits_per_element);
     notes.set_query(std::move(q));
@@ -251,7 +258,7 @@ std::string tightest_band(BandNotes& notes, const model::Scenario& s, const plan
 
 void print_rows(std::ostream& out, const std::vector<plan::SizingRow>& rows,
                 const std::string& currency, double percentile, const model::Scenario& s,
-                const model::ErrorBands& bands) {
+                const model::ErrorBands& bands, const hwdb::Database& db) {
     Table t({"#", "configuration", "GPUs", "precision", "seqs", currency + "/month",
              currency + "/Mtok", "avg kW", "peak kW", "racks",
              "tightest SLO (p" + fixed(percentile, 0) + ")", "band", "margin", "binding"});
@@ -264,8 +271,8 @@ void print_rows(std::ostream& out, const std::vector<plan::SizingRow>& rows,
                    r.monthly ? fixed(*r.monthly, 0) : "-",
                    r.per_million_tokens ? fixed(*r.per_million_tokens, 3) : "-",
                    fixed(r.avg_power_w / 1e3, 2), fixed(r.peak_power_w / 1e3, 2),
-                   std::to_string(r.racks), tightest(r), tightest_band(notes, s, r), slo_margin(r),
-                   r.binding_resource.empty() ? "-" : r.binding_resource});
+                   std::to_string(r.racks), tightest(r), tightest_band(notes, s, r, db),
+                   slo_margin(r), r.binding_resource.empty() ? "-" : r.binding_resource});
     }
     t.print(out);
     notes.print(out);
@@ -805,11 +812,12 @@ int run_plan(CliContext& ctx) {
     }
     out << " (docs/plan.md)\n\n";
     if (r.found) {
-        print_rows(out, r.ranked, r.currency, s.slo.percentile, s, ctx.error_bands());
+        print_rows(out, r.ranked, r.currency, s.slo.percentile, s, ctx.error_bands(), ctx.db());
         out << '\n';
     } else if (r.closest_miss && r.closest_miss->monthly) {
         out << "closest miss:\n";
-        print_rows(out, {*r.closest_miss}, r.currency, s.slo.percentile, s, ctx.error_bands());
+        print_rows(out, {*r.closest_miss}, r.currency, s.slo.percentile, s, ctx.error_bands(),
+                   ctx.db());
         out << '\n';
     }
     out << (r.found ? "answer       " : "NO ANSWER    ") << r.verdict << '\n';

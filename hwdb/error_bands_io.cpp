@@ -19,6 +19,7 @@ std::string error_bands_yaml(const model::ErrorBands& bands) {
     for (const model::MeasuredBand& b : bands.bands) {
         o << "    - figure: " << model::name_of(b.figure)
           << "\n      gpu: " << yaml_quoted(b.cls.gpu)
+          << "\n      family: " << yaml_quoted(b.cls.family)
           << "\n      engine: " << yaml_quoted(b.cls.engine)
           << "\n      moe: " << (b.cls.moe ? "true" : "false")
           << "\n      precision: " << yaml_quoted(b.cls.precision)
@@ -26,7 +27,11 @@ std::string error_bands_yaml(const model::ErrorBands& bands) {
           << "\n      mean_signed: " << yaml_number(b.mean_signed)
           << "\n      p90: " << yaml_number(b.p90) << "\n      level: " << yaml_quoted(b.level)
           << "\n      set: " << yaml_quoted(b.set)
-          << "\n      fitted_on: " << (b.fitted_on ? "true" : "false") << '\n';
+          << "\n      fitted_on: " << (b.fitted_on ? "true" : "false") << "\n      measured_on: [";
+        for (std::size_t i = 0; i < b.measured_on.size(); ++i) {
+            o << (i ? ", " : "") << yaml_quoted(b.measured_on[i]);
+        }
+        o << "]\n";
     }
     return o.str();
 }
@@ -75,7 +80,13 @@ model::ErrorBands read_error_bands(MapReader m) {
     for (MapReader& b : m.map_list("bands")) {
         model::MeasuredBand band;
         band.figure = required_enum<model::BandFigure>(b, "figure");
-        band.cls.gpu = b.string("gpu");
+        // A family aggregate has an empty gpu and names the GPUs it pools in measured_on.
+        band.cls.gpu = b.string_or("gpu", "");
+        band.cls.family = b.string_or("family", "");
+        if (band.cls.gpu.empty() && band.cls.family.empty()) {
+            b.fail_at("gpu", "empty, and no family either; give the accelerator the band was "
+                             "measured on, or the family of an aggregate");
+        }
         band.cls.engine = b.string("engine");
         band.cls.moe = b.boolean_or("moe", false);
         band.cls.precision = b.string("precision");
@@ -91,6 +102,10 @@ model::ErrorBands read_error_bands(MapReader m) {
         band.level = b.string("level");
         band.set = b.string("set");
         band.fitted_on = b.boolean_or("fitted_on", false);
+        band.measured_on = b.string_list("measured_on");
+        if (band.measured_on.empty() && !band.cls.gpu.empty()) {
+            band.measured_on = {band.cls.gpu};
+        }
         b.finish();
         out.bands.push_back(std::move(band));
     }

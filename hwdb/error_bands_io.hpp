@@ -7,9 +7,13 @@
 ///   error_bands:
 ///     command: "gpuplan calib validate ... --write-bands hwdb/error_bands.yaml"
 ///     bands:
-///       - {figure: tpot, gpu: h100-sxm, engine: unstated, moe: false, precision: 16-bit,
-///          regime: decode, points: 315, mean_signed: -0.12, p90: 0.31, level: whole-step,
-///          set: "...", fitted_on: false}
+///       - {figure: tpot, gpu: h100-sxm, family: hopper, engine: unstated, moe: false,
+///          precision: 16-bit, regime: decode, points: 315, mean_signed: -0.12, p90: 0.31,
+///          level: whole-step, set: "...", fitted_on: false, measured_on: [h100-sxm]}
+///       - {figure: tpot, gpu: "", family: hopper, ..., measured_on: [h100-sxm, h800]}
+///
+/// A row with an empty gpu is a family aggregate (every measured GPU of the family pooled);
+/// measured_on defaults to [gpu] for a per-GPU row.
 
 #include "hwdb/detail/yaml_reader.hpp"
 #include "model/error_bands.hpp"

@@ -39,11 +39,14 @@ enum class BandRegime { Prefill, Decode, Serving, Training };
 
 /// The class a band holds for.
 struct ValidationClass {
-    std::string gpu;       ///< hwdb accelerator name (the finest GPU family)
+    std::string gpu;       ///< hwdb accelerator name; empty for a family aggregate
     std::string engine;    ///< serving engine measured ("vllm"), "unstated" when the set omits it
     bool moe = false;      ///< mixture-of-experts model
     std::string precision; ///< weight width class: "16-bit", "8-bit", "4-bit" (precision_class)
     BandRegime regime = BandRegime::Decode;
+    /// The GPU family: the accelerator's hwdb `architecture` ("ampere", "hopper", "ada",
+    /// "blackwell", "cdna3", ...); empty when unknown.
+    std::string family;
     friend bool operator==(const ValidationClass&, const ValidationClass&) = default;
 };
 
@@ -57,6 +60,9 @@ struct MeasuredBand {
     std::string set;          ///< the validation set, with its public source
     std::string level;        ///< "whole-step" or "serving-run"
     bool fitted_on = false;   ///< the model was fitted on this set (then it is no validation)
+    /// The accelerators whose points it holds: the one GPU of a per-GPU band, every measured
+    /// member of the family (sorted) for a family aggregate (cls.gpu empty).
+    std::vector<std::string> measured_on;
     friend bool operator==(const MeasuredBand&, const MeasuredBand&) = default;
 };
 
@@ -78,6 +84,7 @@ struct BandQuery {
     std::string engine;
     bool moe = false;
     std::string precision; ///< precision_class of the weights
+    std::string family;    ///< the GPU's architecture; empty: no family fallback
 };
 
 /// The band of one printed figure.
@@ -93,16 +100,26 @@ struct FigureBand {
 /// (>= 6), "4-bit" (below), so fp16 and bf16 share a class.
 [[nodiscard]] std::string precision_class(double bits_per_element);
 
-/// The class of a deployment: its accelerator, engine, MoE or dense, weight width class.
+/// The class of a deployment: its accelerator, engine, MoE or dense, weight width class and the
+/// accelerator's family (its architecture).
 [[nodiscard]] BandQuery band_query(const Deployment& d);
 
 /// The class of a training run of `d` computing in `compute`: engine "training".
 [[nodiscard]] BandQuery training_band_query(const Deployment& d, ComputeType compute);
 
-/// The band of `figure` in `regime` for `q`: the measured band of the same GPU, regime, MoE and
-/// precision class with the most points, the same engine first (another engine's band says so
-/// in its source: "engine: unstated, not vllm"); sets the model was fitted on never count. None:
-/// kUnvalidatedBand, not validated.
+/// The band of `figure` in `regime` for `q`, the most specific measured class first
+/// (docs/validation.md, "Which class a figure borrows"):
+///   1. the same GPU and engine;
+///   2. the same GPU, another engine: whole-step regimes only (prefill, decode), where a step's
+///      time is its kernels' and the engine is a property of the set;
+///   3. the family aggregate (every measured GPU of q.family pooled), same engine;
+///   4. the family aggregate, another engine: whole-step regimes only;
+/// each with the same figure, regime, dense/MoE and weight width class, the most points first.
+/// A serving run's error is its scheduler's, so serving bands are never borrowed across engines;
+/// nothing is borrowed across families, dense/MoE or weight width (other kernels), and nothing is
+/// widened. Sets the model was fitted on never count. None: kUnvalidatedBand, not validated. The
+/// source says what the band was measured on: "P90 of 315 whole-step validation points measured
+/// on h100-sxm, same family (hopper), engine unstated (not vllm), dense 16-bit; SET".
 [[nodiscard]] FigureBand band_for(const ErrorBands& bands, BandFigure figure, BandRegime regime,
                                   const BandQuery& q);
 

@@ -23,8 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const model::ValidationClass kH100Decode{"h100-sxm", "vllm", false, "16-bit",
-                                         model::BandRegime::Decode};
+// No family: the hand-made sets below are per GPU unless a test gives one.
+const model::ValidationClass kH100Decode{
+    "h100-sxm", "vllm", false, "16-bit", model::BandRegime::Decode, ""};
 
 calib::BandSample sample(double error, model::ValidationClass cls = kH100Decode) {
     return {model::BandFigure::Tpot, std::move(cls), error, "hand-made set", "whole-step"};
@@ -80,9 +81,10 @@ TEST(ErrorBands, DecodeThroughputErrorIsTheInverseOfTheTokenTimeError) {
 TEST(ErrorBands, ClassWithoutValidationFallsBackToTheLabelledWiderDefault) {
     model::ErrorBands bands;
     bands.bands = calib::measure_bands({sample(0.1), sample(-0.3)});
-    const model::BandQuery h100{"h100-sxm", "vllm", false, "16-bit"};
+    const model::BandQuery h100{"h100-sxm", "vllm", false, "16-bit", "hopper"};
     // Nothing for another GPU, another regime or a fitted-on set.
-    for (const model::BandQuery& q : {model::BandQuery{"b200", "vllm", false, "16-bit"}, h100}) {
+    for (const model::BandQuery& q :
+         {model::BandQuery{"b200", "vllm", false, "16-bit", "blackwell"}, h100}) {
         const model::FigureBand b =
             model::band_for(bands, model::BandFigure::Tpot, model::BandRegime::Prefill, q);
         EXPECT_FALSE(b.validated);
@@ -97,12 +99,13 @@ TEST(ErrorBands, ClassWithoutValidationFallsBackToTheLabelledWiderDefault) {
     const model::FigureBand b =
         model::band_for(bands, model::BandFigure::Tpot, model::BandRegime::Decode, h100);
     EXPECT_TRUE(b.validated);
-    EXPECT_EQ(model::band_text(b), "±30 % (P90 of 2 whole-step validation points, hand-made set)");
-    // Another engine's band is used and says so.
+    EXPECT_EQ(model::band_text(b), "±30 % (P90 of 2 whole-step validation points measured on "
+                                   "h100-sxm, engine vllm, dense 16-bit; hand-made set)");
+    // Another engine's whole-step band is used and says so.
     const model::FigureBand other =
         model::band_for(bands, model::BandFigure::Tpot, model::BandRegime::Decode,
-                        {"h100-sxm", "sglang", false, "16-bit"});
-    EXPECT_NE(model::band_text(other).find("engine: vllm, not sglang"), std::string::npos);
+                        {"h100-sxm", "sglang", false, "16-bit", "hopper"});
+    EXPECT_NE(model::band_text(other).find("engine vllm (not sglang)"), std::string::npos);
     EXPECT_EQ(model::precision_class(16), "16-bit");
     EXPECT_EQ(model::precision_class(8), "8-bit");
     EXPECT_EQ(model::precision_class(4.25), "4-bit");
@@ -145,8 +148,19 @@ TEST(ErrorBands, CalibValidateWritesTheBandsItPrints) {
         }
     }
     // Three H100 rows and one A100 row, every prompt time above the datasheet-peak floor: TTFT
-    // (prefill), TPOT and throughput (decode) for each GPU, 6 bands.
-    ASSERT_EQ(file.bands.size(), 6u);
+    // (prefill), TPOT and throughput (decode) for each GPU, 6 bands, then the same 6 for the
+    // families (hopper, ampere), each pooling its one measured GPU.
+    ASSERT_EQ(file.bands.size(), 12u);
+    for (std::size_t i = 0; i < 6; ++i) {
+        const model::MeasuredBand& g = file.bands[i];
+        const model::MeasuredBand& f = file.bands[i + 6];
+        EXPECT_FALSE(g.cls.gpu.empty());
+        EXPECT_TRUE(f.cls.gpu.empty());
+        EXPECT_EQ(f.cls.family, g.cls.family);
+        EXPECT_EQ(f.measured_on, std::vector<std::string>{g.cls.gpu});
+        EXPECT_EQ(f.points, g.points);
+        EXPECT_DOUBLE_EQ(f.p90, g.p90);
+    }
     ASSERT_EQ(rows.size(), file.bands.size());
     ASSERT_FALSE(file.bands.empty());
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -192,6 +206,7 @@ TEST(ErrorBands, ShippedBandsAreTheMeasurementOfTheValidationSets) {
         EXPECT_EQ(fresh.bands[i].points, shipped.bands[i].points) << i;
         EXPECT_NEAR(fresh.bands[i].p90, shipped.bands[i].p90, 1e-9) << i;
         EXPECT_NEAR(fresh.bands[i].mean_signed, shipped.bands[i].mean_signed, 1e-9) << i;
+        EXPECT_EQ(fresh.bands[i].measured_on, shipped.bands[i].measured_on) << i;
     }
     fs::remove_all(dir);
 }
@@ -207,7 +222,7 @@ TEST(ErrorBands, EstimateAndTrainPrintTheShippedBandOfTheirClassOrTheDefault) {
     // quickstart: Llama-3.1-8B, bf16 weights, vLLM on one H100-SXM.
     const nlohmann::json h100 =
         json_of("estimate " + (root / "examples/quickstart.yaml").string() + " --json");
-    const model::BandQuery q{"h100-sxm", "vllm", false, "16-bit"};
+    const model::BandQuery q{"h100-sxm", "vllm", false, "16-bit", "hopper"};
     const model::FigureBand tpot =
         model::band_for(shipped, model::BandFigure::Tpot, model::BandRegime::Decode, q);
     ASSERT_TRUE(tpot.validated);
@@ -230,14 +245,14 @@ TEST(ErrorBands, EstimateAndTrainPrintTheShippedBandOfTheirClassOrTheDefault) {
                 " --json");
     const model::FigureBand step =
         model::band_for(shipped, model::BandFigure::TrainingStep, model::BandRegime::Training,
-                        {"h100-sxm", "training", false, "16-bit"});
+                        {"h100-sxm", "training", false, "16-bit", "hopper"});
     ASSERT_TRUE(step.validated);
     EXPECT_TRUE(train["step_time_band"]["validated"].get<bool>());
     EXPECT_DOUBLE_EQ(train["step_time_band"]["p90"].get<double>(), step.p90);
     // A training class without a published run (MoE on H100): the labelled default.
     const model::FigureBand moe =
         model::band_for(shipped, model::BandFigure::TrainingStep, model::BandRegime::Training,
-                        {"h100-sxm", "training", true, "16-bit"});
+                        {"h100-sxm", "training", true, "16-bit", "hopper"});
     EXPECT_FALSE(moe.validated);
     EXPECT_DOUBLE_EQ(moe.p90, model::kUnvalidatedBand);
 }
@@ -251,5 +266,214 @@ TEST(ErrorBands, BadBandsFileInAnHwdbFolderExitsTwoNamingTheLine) {
     EXPECT_EQ(r.exit_code, 2) << r.out;
     EXPECT_NE(r.out.find("error_bands.yaml:4"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("unknown value 'latency'"), std::string::npos) << r.out;
+    fs::remove_all(dir);
+}
+
+namespace {
+
+model::ValidationClass hopper_decode(const std::string& gpu) {
+    model::ValidationClass c = kH100Decode;
+    c.gpu = gpu;
+    c.family = "hopper";
+    return c;
+}
+
+/// Hand-made bands: H100 {.10, -.20, .30, .15, -.05, .45} and H800 {.05, -.35, .25, 0}, both
+/// hopper, vLLM, dense, 16-bit, decode TPOT.
+model::ErrorBands hopper_bands(model::BandRegime regime = model::BandRegime::Decode) {
+    std::vector<calib::BandSample> s;
+    for (const double e : {0.10, -0.20, 0.30, 0.15, -0.05, 0.45}) {
+        s.push_back(sample(e, hopper_decode("h100-sxm")));
+    }
+    for (const double e : {0.05, -0.35, 0.25, 0.0}) {
+        s.push_back(sample(e, hopper_decode("h800")));
+    }
+    for (auto& x : s) {
+        x.cls.regime = regime;
+    }
+    model::ErrorBands bands;
+    bands.bands = calib::measure_bands(s);
+    return bands;
+}
+
+} // namespace
+
+TEST(ErrorBands, FamilyBandPoolsEveryMeasuredGpuOfTheFamily) {
+    const model::ErrorBands bands = hopper_bands();
+    // Per GPU, then the family aggregate (gpu empty).
+    ASSERT_EQ(bands.bands.size(), 3u);
+    // H100: |e| sorted .05 .10 .15 .20 .30 .45, nearest rank ceil(0.9 x 6) = 6th: .45; mean
+    // (.10 - .20 + .30 + .15 - .05 + .45) / 6 = .75 / 6 = .125.
+    EXPECT_EQ(bands.bands[0].cls.gpu, "h100-sxm");
+    EXPECT_EQ(bands.bands[0].points, 6);
+    EXPECT_DOUBLE_EQ(bands.bands[0].p90, 0.45);
+    EXPECT_NEAR(bands.bands[0].mean_signed, 0.125, 1e-15);
+    EXPECT_EQ(bands.bands[0].measured_on, std::vector<std::string>{"h100-sxm"});
+    // H800: |e| 0 .05 .25 .35, ceil(3.6) = 4th: .35; mean -.05 / 4.
+    EXPECT_DOUBLE_EQ(bands.bands[1].p90, 0.35);
+    EXPECT_NEAR(bands.bands[1].mean_signed, -0.0125, 1e-15);
+    // Hopper: the 10 points pooled, |e| 0 .05 .05 .10 .15 .20 .25 .30 .35 .45, ceil(9) = 9th:
+    // .35 (narrower than H100's own .45); mean (.75 - .05) / 10 = .07.
+    const model::MeasuredBand& f = bands.bands[2];
+    EXPECT_TRUE(f.cls.gpu.empty());
+    EXPECT_EQ(f.cls.family, "hopper");
+    EXPECT_EQ(f.points, 10);
+    EXPECT_DOUBLE_EQ(f.p90, 0.35);
+    EXPECT_NEAR(f.mean_signed, 0.07, 1e-15);
+    EXPECT_EQ(f.measured_on, (std::vector<std::string>{"h100-sxm", "h800"}));
+    // The YAML keeps the family row and its GPUs.
+    const fs::path dir = temp_dir("family");
+    hwdb::write_text_file(dir / "error_bands.yaml", hwdb::error_bands_yaml(bands));
+    EXPECT_EQ(hwdb::read_error_bands_file(dir / "error_bands.yaml"), bands);
+    fs::remove_all(dir);
+}
+
+TEST(ErrorBands, LookupTakesTheSameGpuThenItsFamilyAndSaysWhich) {
+    const model::ErrorBands bands = hopper_bands();
+    const auto tpot = [&](const model::BandQuery& q) {
+        return model::band_for(bands, model::BandFigure::Tpot, model::BandRegime::Decode, q);
+    };
+    // The same GPU: its own band.
+    const model::FigureBand h100 = tpot({"h100-sxm", "vllm", false, "16-bit", "hopper"});
+    EXPECT_DOUBLE_EQ(h100.p90, 0.45);
+    EXPECT_EQ(h100.source, "P90 of 6 whole-step validation points measured on h100-sxm, engine "
+                           "vllm, dense 16-bit; hand-made set");
+    // An H200 (no band of its own): the hopper aggregate, not widened, named as such.
+    const model::FigureBand h200 = tpot({"h200-sxm", "vllm", false, "16-bit", "hopper"});
+    EXPECT_TRUE(h200.validated);
+    EXPECT_DOUBLE_EQ(h200.p90, 0.35);
+    EXPECT_EQ(h200.points, 10);
+    EXPECT_EQ(model::band_text(h200),
+              "±35 % (P90 of 10 whole-step validation points measured on h100-sxm, h800, same "
+              "family (hopper), engine vllm, dense 16-bit; hand-made set)");
+    // Another engine on a whole step: borrowed, and the text says with which engine.
+    const model::FigureBand sglang = tpot({"h200-sxm", "sglang", false, "16-bit", "hopper"});
+    EXPECT_DOUBLE_EQ(sglang.p90, 0.35);
+    EXPECT_NE(sglang.source.find("engine vllm (not sglang)"), std::string::npos);
+    // Another family, dense/MoE or weight width: the labelled default.
+    for (const model::BandQuery& q :
+         {model::BandQuery{"b200", "vllm", false, "16-bit", "blackwell"},
+          model::BandQuery{"h200-sxm", "vllm", true, "16-bit", "hopper"},
+          model::BandQuery{"h200-sxm", "vllm", false, "4-bit", "hopper"},
+          model::BandQuery{"h200-sxm", "vllm", false, "16-bit", ""}}) {
+        const model::FigureBand b = tpot(q);
+        EXPECT_FALSE(b.validated) << q.gpu;
+        EXPECT_DOUBLE_EQ(b.p90, model::kUnvalidatedBand);
+        EXPECT_EQ(b.source, "default: no validation for this class");
+    }
+    // A GPU's band measured with another engine comes before its family's with this engine.
+    model::ErrorBands more = bands;
+    model::MeasuredBand own = bands.bands[0];
+    own.cls.gpu = "h200-sxm";
+    own.cls.engine = "unstated";
+    own.measured_on = {"h200-sxm"};
+    own.p90 = 0.2;
+    more.bands.push_back(own);
+    const model::FigureBand mine =
+        model::band_for(more, model::BandFigure::Tpot, model::BandRegime::Decode,
+                        {"h200-sxm", "vllm", false, "16-bit", "hopper"});
+    EXPECT_DOUBLE_EQ(mine.p90, 0.2);
+    EXPECT_NE(mine.source.find("measured on h200-sxm, engine unstated (not vllm)"),
+              std::string::npos)
+        << mine.source;
+}
+
+TEST(ErrorBands, ServingBandsAreNotBorrowedAcrossEngines) {
+    const model::ErrorBands bands = hopper_bands(model::BandRegime::Serving);
+    const auto tpot = [&](const model::BandQuery& q) {
+        return model::band_for(bands, model::BandFigure::Tpot, model::BandRegime::Serving, q);
+    };
+    EXPECT_DOUBLE_EQ(tpot({"h200-sxm", "vllm", false, "16-bit", "hopper"}).p90, 0.35);
+    const model::FigureBand trt = tpot({"h200-sxm", "tensorrt-llm", false, "16-bit", "hopper"});
+    EXPECT_FALSE(trt.validated);
+    EXPECT_DOUBLE_EQ(trt.p90, model::kUnvalidatedBand);
+    EXPECT_EQ(trt.source, "default: no validation for this class (serving runs were measured with "
+                          "vllm, not tensorrt-llm; a scheduler's error is not borrowed)");
+}
+
+// The shipped bands: an H200 scenario carries the hopper family's band (measured on H100-SXM)
+// in estimate's --json and text, a B200 the default, an H800 dense training run the hopper
+// training band; each --json band equals model::band_for's.
+TEST(ErrorBands, ShippedBandsFallBackToTheFamilyInEveryCommand) {
+    const fs::path root(GPUPLAN_SOURCE_DIR);
+    const model::ErrorBands shipped = hwdb::read_error_bands_file(root / "hwdb/error_bands.yaml");
+    const std::string quickstart = (root / "examples/quickstart.yaml").string();
+    const auto run_json = [](const std::string& args) {
+        const auto r = test::run_cli(args);
+        EXPECT_EQ(r.exit_code, 0) << r.out;
+        return nlohmann::json::parse(r.out);
+    };
+    const model::BandQuery h200{"h200-sxm", "vllm", false, "16-bit", "hopper"};
+    const nlohmann::json est = run_json("estimate " + quickstart + " --gpu h200-sxm --json");
+    for (const model::EstimateFigureBand& eb : model::kEstimateFigureBands) {
+        const model::FigureBand b = model::band_for(shipped, eb.figure, eb.regime, h200);
+        const nlohmann::json& j = est["bands"][eb.key];
+        EXPECT_EQ(j["validated"].get<bool>(), b.validated) << eb.key;
+        EXPECT_DOUBLE_EQ(j["p90"].get<double>(), b.p90) << eb.key;
+        EXPECT_EQ(j["points"].get<int>(), b.points) << eb.key;
+        EXPECT_EQ(j["source"], b.source) << eb.key;
+    }
+    // TPOT is a whole decode step: SplitwiseSim's H100 steps, through the hopper family.
+    const std::string tpot = est["bands"]["tpot"]["source"];
+    EXPECT_TRUE(est["bands"]["tpot"]["validated"].get<bool>());
+    EXPECT_NE(tpot.find("measured on h100-sxm, same family (hopper), engine unstated (not vllm)"),
+              std::string::npos)
+        << tpot;
+    const auto text = test::run_cli("estimate " + quickstart + " --gpu h200-sxm");
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_NE(text.out.find(tpot), std::string::npos) << text.out;
+    // B200: no Blackwell GPU has a whole-step or serving set.
+    const nlohmann::json b200 = run_json("estimate " + quickstart + " --gpu b200 --json");
+    for (const auto& [key, band] : b200["bands"].items()) {
+        EXPECT_FALSE(band["validated"].get<bool>()) << key;
+        EXPECT_EQ(band["source"], "default: no validation for this class") << key;
+    }
+    // Training on H800, dense 16-bit: the hopper band measured on the H100 Llama 3 runs.
+    const std::string h800 = "train --model llama-3.1-8b --gpu h800 --gpus 8 --tokens 1e9 "
+                             "--global-batch 512 --seq-len 4096";
+    const nlohmann::json train = run_json(h800 + " --json");
+    const model::FigureBand step =
+        model::band_for(shipped, model::BandFigure::TrainingStep, model::BandRegime::Training,
+                        {"h800", "training", false, "16-bit", "hopper"});
+    ASSERT_TRUE(step.validated);
+    EXPECT_NE(step.source.find("measured on h100-sxm, same family (hopper), dense 16-bit"),
+              std::string::npos)
+        << step.source;
+    EXPECT_DOUBLE_EQ(train["step_time_band"]["p90"].get<double>(), step.p90);
+    EXPECT_EQ(train["step_time_band"]["source"], step.source);
+    const auto train_text = test::run_cli(h800);
+    EXPECT_NE(train_text.out.find(step.source), std::string::npos) << train_text.out;
+}
+
+// A plan row takes the band of its own GPU's family, not the scenario GPU's: plan-search (an
+// H100 scenario) with L40S as its only candidate prints the ada serving band (the RTX 4090 vLLM
+// run) beside the row's tightest SLO latency.
+TEST(ErrorBands, PlanRowsTakeTheirOwnGpusFamily) {
+    const fs::path root(GPUPLAN_SOURCE_DIR);
+    std::string yaml = hwdb::read_text_file(root / "examples/plan-search.yaml", "scenario");
+    const auto replace = [&](const std::string& from, const std::string& to) {
+        const auto at = yaml.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        yaml.replace(at, from.size(), to);
+    };
+    replace("    - accelerator: h100-sxm\n    - accelerator: h200-sxm\n"
+            "    - accelerator: a100-sxm-80gb\n",
+            "");
+    replace("weights: [bf16, fp8]", "weights: [bf16]");
+    replace("kv_cache: [bf16, fp8]", "kv_cache: [bf16]");
+    const fs::path dir = temp_dir("plan");
+    hwdb::write_text_file(dir / "plan.yaml", yaml);
+    const auto r = test::run_cli("plan " + (dir / "plan.yaml").string());
+    const model::ErrorBands shipped = hwdb::read_error_bands_file(root / "hwdb/error_bands.yaml");
+    const model::FigureBand ada =
+        model::band_for(shipped, model::BandFigure::Ttft, model::BandRegime::Serving,
+                        {"l40s", "vllm", false, "16-bit", "ada"});
+    ASSERT_TRUE(ada.validated);
+    EXPECT_NE(ada.source.find("measured on rtx-4090, same family (ada), engine vllm"),
+              std::string::npos)
+        << ada.source;
+    EXPECT_NE(r.out.find("l40s tp"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ttft"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(ada.source), std::string::npos) << r.out;
     fs::remove_all(dir);
 }

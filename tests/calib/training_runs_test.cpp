@@ -116,7 +116,7 @@ TEST(TrainingRuns, StepErrorOfEachFigureIsTheStepTimeError) {
     const auto h = replay(hwdb::PublishedFigure::GpuHours, e.result.gpu_hours / 1.1);
     EXPECT_NEAR(h.step_error, 0.1, 1e-12);
     EXPECT_EQ(t.cls, (model::ValidationClass{"a100-sxm-80gb", "training", false, "16-bit",
-                                             model::BandRegime::Training}));
+                                             model::BandRegime::Training, "ampere"}));
     EXPECT_EQ(t.gpus, 1024);
     EXPECT_FALSE(t.searched);
     const auto samples = calib::training_band_samples({t, f}, "set");
@@ -165,7 +165,7 @@ TEST(TrainingRuns, ShippedTrainingBandsAreTheMeasurementOfThePublishedRuns) {
     // train on an A100 GPT-3 layout: the measured A100 training band, with its source.
     const model::FigureBand a100 =
         model::band_for(shipped, model::BandFigure::TrainingStep, model::BandRegime::Training,
-                        {"a100-sxm-80gb", "training", false, "16-bit"});
+                        {"a100-sxm-80gb", "training", false, "16-bit", "ampere"});
     ASSERT_TRUE(a100.validated);
     const auto j = test::run_cli(
         "train " + (kRoot / "examples/train-gpt3-1024xa100.yaml").string() + " --json");
@@ -174,7 +174,8 @@ TEST(TrainingRuns, ShippedTrainingBandsAreTheMeasurementOfThePublishedRuns) {
     EXPECT_TRUE(band["validated"].get<bool>());
     EXPECT_DOUBLE_EQ(band["p90"].get<double>(), a100.p90);
     EXPECT_EQ(band["source"], a100.source);
-    EXPECT_NE(a100.source.find("training-run validation points, published training runs"),
+    EXPECT_NE(a100.source.find("training-run validation points measured on a100-sxm-80gb, dense "
+                               "16-bit; published training runs"),
               std::string::npos)
         << a100.source;
     const auto text =
