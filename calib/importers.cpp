@@ -656,6 +656,7 @@ const char* to_string(Format f) {
     case Format::AiterGemm: return "aiter-gemm";
     case Format::AiterMoe: return "aiter-moe";
     case Format::TorchaoMoe: return "torchao-moe";
+    case Format::FusedMoe: return "fused-moe";
     }
     return "auto";
 }
@@ -664,7 +665,7 @@ std::optional<Format> find_format(std::string_view name) {
     for (auto f : {Format::Auto, Format::VidurMlp, Format::VidurNetwork, Format::BlisGemm,
                    Format::BlisMha, Format::LlmCompass, Format::LlmServingSim, Format::Torch,
                    Format::TritonCublas, Format::CudnnSdpa, Format::CudnnNorms, Format::AzureBench,
-                   Format::AiterGemm, Format::AiterMoe, Format::TorchaoMoe}) {
+                   Format::AiterGemm, Format::AiterMoe, Format::TorchaoMoe, Format::FusedMoe}) {
         if (name == to_string(f)) {
             return f;
         }
@@ -698,6 +699,9 @@ std::optional<Format> detect_format(const fs::path& path, std::string_view first
     if (line.rfind("op,m,n,k,dtype,batch,seq,time_us", 0) == 0) {
         return Format::Torch;
     }
+    if (line.rfind("op,tokens,hidden,ffn,experts,top_k,matrices,dtype,time_us", 0) == 0) {
+        return Format::FusedMoe;
+    }
     if (line.find("time_stats.attn_prefill") != std::string::npos ||
         line.rfind("layer_name,input,kv_cache,tp_size", 0) == 0) {
         return Format::LlmServingSim;
@@ -727,7 +731,7 @@ std::vector<Measurement> import_file(const fs::path& path, Format format,
                              "header; pass --format (vidur-mlp, vidur-network, "
                              "blis-gemm, blis-mha, llmcompass, llmservingsim, torch, "
                              "triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench, aiter-gemm, "
-                             "aiter-moe, torchao-moe)");
+                             "aiter-moe, torchao-moe, fused-moe)");
         }
         format = *f;
     }
@@ -761,6 +765,7 @@ std::vector<Measurement> import_file(const fs::path& path, Format format,
     case Format::CudnnNorms: return detail::import_cudnn_norms(t, path, options);
     case Format::AiterGemm: return detail::import_aiter_gemm(t, path, options);
     case Format::AiterMoe: return detail::import_aiter_moe(t, path, options);
+    case Format::FusedMoe: return detail::import_fused_moe(t, path, options);
     case Format::AzureBench:
     case Format::TorchaoMoe:
     case Format::Auto: break;

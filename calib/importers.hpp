@@ -36,11 +36,12 @@ enum class Format {
     AiterGemm,     ///< ROCm/aiter aiter/configs/**/*tuned_gemm*.csv
     AiterMoe,      ///< ROCm/aiter aiter/configs/**/*tuned_fmoe*.csv (grouped MoE GEMMs)
     TorchaoMoe,    ///< pytorch/ao torchao/prototype/moe_training/README.md (Markdown)
+    FusedMoe,      ///< fused-MoE kernel times transcribed from benchmark posts (validation/kernels)
 };
 
 /// "auto", "vidur-mlp", "vidur-network", "blis-gemm", "blis-mha", "llmcompass",
 /// "llmservingsim", "torch", "triton-cublas", "cudnn-sdpa", "cudnn-norms", "azure-bench",
-/// "aiter-gemm", "aiter-moe", "torchao-moe".
+/// "aiter-gemm", "aiter-moe", "torchao-moe", "fused-moe".
 [[nodiscard]] const char* to_string(Format f);
 
 /// The format named by to_string; nullopt when unknown.

@@ -64,6 +64,9 @@ import_aiter_gemm(const CsvTable& t, const std::filesystem::path& path, const Im
 // ROCm/aiter tuned fused-MoE tables (calib/importers_aiter.cpp).
 [[nodiscard]] std::vector<Measurement>
 import_aiter_moe(const CsvTable& t, const std::filesystem::path& path, const ImportOptions& o);
+// Fused-MoE kernel times transcribed from benchmark posts (calib/importers_fused_moe.cpp).
+[[nodiscard]] std::vector<Measurement>
+import_fused_moe(const CsvTable& t, const std::filesystem::path& path, const ImportOptions& o);
 // pytorch/ao MoE-training kernel table, Markdown (calib/importers_torchao.cpp).
 [[nodiscard]] std::vector<Measurement> import_torchao_moe(const std::filesystem::path& path,
                                                           const ImportOptions& o);

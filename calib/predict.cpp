@@ -11,6 +11,17 @@
 
 namespace gpuplan::calib {
 
+namespace {
+
+// The fused-MoE benchmarks' block (vLLM benchmark_moe.py: fused_topk + fused_experts): topk
+// softmax, then the step cost's kExpertKernels (alignment, two grouped GEMMs, activation,
+// combine; step_cost.cpp), six kernels; topk softmax reads fp32 router logits, 4 bytes each
+// (step_cost.cpp kLogitBytes).
+constexpr double kFusedMoeKernels = 6.0;
+constexpr double kLogitBytes = 4.0;
+
+} // namespace
+
 const model::InterconnectSpec* Hardware::find_link(std::string_view name) const {
     const std::string key = hwdb::normalize_name(name);
     for (const auto& l : links) {
@@ -107,6 +118,12 @@ std::optional<PreparedPoint> prepare(const Measurement& m, const Hardware& hw, s
         p.n = m.n;
         p.groups = model::expected_experts_touched(m.experts, m.top_k, m.m);
         p.mats = m.matrices;
+        p.triton_moe =
+            p.path == model::GemmPath::Grouped &&
+            (m.op.rfind("vllm_fused_moe", 0) == 0 || m.op.rfind("sglang_fused_moe", 0) == 0);
+        p.tokens = m.m;
+        p.experts = m.experts;
+        p.top_k = m.top_k;
         return p;
     }
     case OpClass::MemoryBound:
@@ -182,11 +199,30 @@ double predict_kernel(const PreparedPoint& p, const model::EfficiencyProfile& pr
         return model::gemm_kernel_time(p.m, p.k, p.n, p.weight_bytes, p.act_bytes, p.type,
                                        FlopsPerSecond(p.peak), bw, prof, p.path)
             .time.si();
-    case OpClass::GroupedGemm:
-        return model::routed_experts_kernel_time(p.m, p.groups, p.k, p.n, p.mats, p.weight_bytes,
-                                                 p.act_bytes, p.type, p.path,
-                                                 FlopsPerSecond(p.peak), bw, prof)
-            .time.si();
+    case OpClass::GroupedGemm: {
+        if (!p.triton_moe) {
+            return model::routed_experts_kernel_time(p.m, p.groups, p.k, p.n, p.mats,
+                                                     p.weight_bytes, p.act_bytes, p.type, p.path,
+                                                     FlopsPerSecond(p.peak), bw, prof)
+                .time.si();
+        }
+        // The Triton fused_moe block as the step cost prices it (step_cost.cpp moe()): the
+        // grouped GEMMs over rows padded to BLOCK_SIZE_M, the alignment and combine kernels,
+        // the router's topk softmax over fp32 logits, and the graph-replayed launches of
+        // kFusedMoeKernels kernels (the benchmarks replay CUDA graphs).
+        const double block = model::fused_moe_block_m(p.m / p.groups);
+        const double padded = model::moe_padded_rows(p.m, p.groups, block);
+        const double gemms = model::routed_experts_kernel_time(
+                                 p.m, p.groups, p.k, p.n, p.mats, p.weight_bytes, p.act_bytes,
+                                 p.type, p.path, FlopsPerSecond(p.peak), bw, prof, block)
+                                 .time.si();
+        const double aux = model::fused_moe_aux_kernel_time(p.m, p.top_k, padded, block, p.k,
+                                                            p.act_bytes, bw, prof)
+                               .time.si();
+        const double topk =
+            model::stream_kernel_time(p.tokens * p.experts * kLogitBytes, bw, prof).time.si();
+        return gemms + aux + topk + kFusedMoeKernels * prof.graph_launch_overhead.si();
+    }
     case OpClass::MemoryBound: return model::stream_kernel_time(p.bytes, bw, prof).time.si();
     case OpClass::AttentionPrefill:
         return model::attention_prefill_kernel_time(p.flops, p.bytes, p.x, FlopsPerSecond(p.peak),

@@ -39,6 +39,10 @@ struct PreparedPoint {
     /// Grouped GEMM: m routed rows (tokens × top_k), k hidden, n ffn, over `groups` touched
     /// experts of `mats` matrices each (model::routed_experts_kernel_time).
     double groups = 0, mats = 3;
+    /// Grouped GEMM timed as the Triton fused_moe block (ops vllm_fused_moe, sglang_fused_moe):
+    /// `tokens` entering, `experts` on the GPU, `top_k`; see predict_kernel.
+    bool triton_moe = false;
+    double tokens = 0, experts = 0, top_k = 0;
     /// GEMM: a weight-only (mixed-input) kernel, timed on the gemm_weight_only row curve;
     /// grouped GEMM: Grouped (or WeightOnly for quantized integer weights).
     model::GemmPath path = model::GemmPath::Dense;

@@ -69,7 +69,7 @@ calib::Format format_of(const std::string& name) {
     throw UsageError("unknown --format '" + name +
                      "'; use auto, vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, "
                      "llmservingsim, torch, triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench, "
-                     "aiter-gemm, aiter-moe or torchao-moe");
+                     "aiter-gemm, aiter-moe, torchao-moe or fused-moe");
 }
 
 // Rewrites each point's GPU to its hwdb canonical name where the hwdb knows it (the torch script
@@ -162,8 +162,9 @@ int run_calib_import(CliContext& ctx) {
         "format", po::value(&format_name),
         "auto (default), vidur-mlp, vidur-network, blis-gemm, blis-mha, llmcompass, llmservingsim, "
         "torch, triton-cublas, cudnn-sdpa, cudnn-norms, azure-bench, aiter-gemm, aiter-moe, "
-        "torchao-moe")("gpu", po::value(&gpu),
-                       "the GPU the data was measured on (hwdb name), when the path does not say")(
+        "torchao-moe, fused-moe")(
+        "gpu", po::value(&gpu),
+        "the GPU the data was measured on (hwdb name), when the path does not say")(
         "output,o", po::value(&output),
         "write the points as YAML to this file ('-': standard output)");
     po::positional_options_description pos;

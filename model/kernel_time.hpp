@@ -8,6 +8,7 @@
 
 #include "model/efficiency.hpp"
 #include "model/hardware_spec.hpp"
+#include "model/moe.hpp"
 #include "model/units.hpp"
 
 #include <algorithm>
@@ -124,21 +125,47 @@ matmul_kernel_time(double flops, double weight_elements, double weight_bytes,
 /// read). `mats` = 1 is one grouped GEMM [rows, hidden] x [hidden, ffn] per group, activations
 /// rows × (hidden + ffn). m = rows / groups, nk = hidden × ffn; see matmul_kernel_time (path:
 /// Grouped, or WeightOnly for Marlin-style MoE kernels over quantized weights).
+/// `block_m` > 0: each group's rows are padded to a multiple of that M tile before the GEMMs
+/// (the Triton fused_moe's moe_align_block_size; moe_padded_rows), so the compute term runs
+/// over the padded rows and the row curve is read at the padded rows per group; the weight and
+/// activation traffic stay those of the real rows. 0: no padding.
 [[nodiscard]] inline KernelTime
 routed_experts_kernel_time(double rows, double groups, double hidden, double ffn, double mats,
                            double weight_bytes, double act_bytes, ComputeType type, GemmPath path,
                            FlopsPerSecond peak, BytesPerSecond bandwidth,
-                           const EfficiencyProfile& p) {
+                           const EfficiencyProfile& p, double block_m = 0) {
     if (rows <= 0 || groups <= 0 || hidden <= 0 || ffn <= 0 || mats <= 0) {
         return {};
     }
     const double per_expert = mats * hidden * ffn;
     const double act =
         mats == 1.0 ? rows * (hidden + ffn) : rows * (2.0 * hidden + 2.0 * mats * ffn);
-    return matmul_kernel_time(2.0 * rows * per_expert, groups * per_expert, weight_bytes,
-                              act * act_bytes, rows / groups, hidden * ffn, type, path, peak,
+    const double computed = block_m > 0 ? moe_padded_rows(rows, groups, block_m) : rows;
+    return matmul_kernel_time(2.0 * computed * per_expert, groups * per_expert, weight_bytes,
+                              act * act_bytes, computed / groups, hidden * ffn, type, path, peak,
                               bandwidth, p);
 }
+
+/// Bytes per index of the Triton fused_moe's routing tensors (int32 topk_ids, sorted_token_ids,
+/// expert_ids).
+inline constexpr double kMoeIndexBytes = 4.0;
+
+/// The Triton fused_moe's streaming kernels around its grouped GEMMs (vLLM
+/// vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts; SGLang's copy): the
+/// alignment (moe_align_block_size) reads the `rows` int32 expert ids (tokens × top_k) and
+/// writes one int32 sorted index per padded row and one expert id per M tile, padded_rows ×
+/// (1 + 1 / block_m) indices; the combine (moe_sum) reads the `rows` weighted expert outputs
+/// and writes one row per token (rows / top_k), hidden elements of `act_bytes` each. Two
+/// stream_kernel_time kernels, their times added (`time` is the sum). The activation's traffic
+/// is in routed_experts_kernel_time; topk softmax is the router's (step_cost.cpp). Launches are
+/// the caller's.
+[[nodiscard]] inline KernelTime fused_moe_aux_kernel_time(double rows, double top_k,
+                                                          double padded_rows, double block_m,
+                                                          double hidden, double act_bytes,
+                                                          BytesPerSecond bandwidth,
+                                                          const EfficiencyProfile& p);
+
+/// A streaming kernel moving `bytes` (read + written) at bandwidth × memory.at(bytes).
 
 /// A streaming kernel moving `bytes` (read + written) at bandwidth × memory.at(bytes).
 [[nodiscard]] inline KernelTime stream_kernel_time(double bytes, BytesPerSecond bandwidth,
@@ -148,6 +175,20 @@ routed_experts_kernel_time(double rows, double groups, double hidden, double ffn
     }
     const Seconds mt = Bytes(bytes) / (bandwidth * p.memory.at(bytes));
     return {Seconds(0), mt, mt};
+}
+
+inline KernelTime fused_moe_aux_kernel_time(double rows, double top_k, double padded_rows,
+                                            double block_m, double hidden, double act_bytes,
+                                            BytesPerSecond bandwidth, const EfficiencyProfile& p) {
+    if (rows <= 0 || top_k <= 0 || hidden <= 0) {
+        return {};
+    }
+    const double tiles = block_m > 0 ? padded_rows / block_m : 0.0;
+    const KernelTime align =
+        stream_kernel_time((rows + padded_rows + tiles) * kMoeIndexBytes, bandwidth, p);
+    const KernelTime sum =
+        stream_kernel_time((rows + rows / top_k) * hidden * act_bytes, bandwidth, p);
+    return {Seconds(0), align.memory + sum.memory, align.time + sum.time};
 }
 
 /// Causal query-key pairs of a chunk of n new tokens after c cached ones, each query seeing

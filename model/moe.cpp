@@ -50,4 +50,31 @@ double moe_rank_imbalance(double tokens, double experts, double top_k, int ep, d
     return std::clamp(ratio, 1.0, std::max(1.0, cap));
 }
 
+double fused_moe_block_m(double rows_per_expert) {
+    if (rows_per_expert <= 8.0) {
+        return 16.0;
+    }
+    if (rows_per_expert <= 24.0) {
+        return 32.0;
+    }
+    return rows_per_expert <= 128.0 ? 64.0 : 128.0;
+}
+
+double moe_tiles_per_expert(double rows_per_expert, double block_m) {
+    if (rows_per_expert <= 0) {
+        return 0.0;
+    }
+    if (block_m <= 0) {
+        return rows_per_expert;
+    }
+    return std::max(1.0, rows_per_expert / block_m + (block_m - 1.0) / (2.0 * block_m));
+}
+
+double moe_padded_rows(double rows, double groups, double block_m) {
+    if (block_m <= 0 || rows <= 0 || groups <= 0) {
+        return rows;
+    }
+    return groups * block_m * moe_tiles_per_expert(rows / groups, block_m);
+}
+
 } // namespace gpuplan::model

@@ -39,4 +39,26 @@ inline constexpr int kQuadratureMaxN = 4096;
 [[nodiscard]] double moe_rank_imbalance(double tokens, double experts, double top_k, int ep,
                                         double z);
 
+/// BLOCK_SIZE_M of the Triton fused_moe kernel (vLLM and SGLang,
+/// vllm/model_executor/layers/fused_moe/fused_moe.py) for `rows_per_expert` mean routed rows per
+/// expert: the M tile each expert's rows are padded to by moe_align_block_size. The rule is read
+/// off vLLM's tuned table for Mixtral-8x7B at tp 2 on H100
+/// (vllm-project/vllm@02ba322d6c22e21885041c524f4a095e25e9bf71:
+/// vllm/model_executor/layers/fused_moe/configs/E=8,N=7168,device_name=NVIDIA_H100_80GB_HBM3.json:
+/// 16 up to 32 tokens, 32 at 48-96, 64 at 128-512, 128 from 1024; with top-2 of 8 experts a
+/// token count M is M / 4 rows per expert), restated in rows per expert so that it carries to
+/// other expert counts: 16 up to 8 rows, 32 up to 24, 64 up to 128, 128 above.
+[[nodiscard]] double fused_moe_block_m(double rows_per_expert);
+
+/// Expected M tiles per expert with a token, when an expert's rows (mean `rows_per_expert`,
+/// at least 1) are padded up to a multiple of `block_m`: ceil(X / B) with the remainder of X
+/// taken as uniform over the B residues, E[ceil(X / B)] ≈ m / B + (B − 1) / (2B), and never
+/// below one tile. block_m <= 0 (no padding) gives m / 1 tiles of one row: rows_per_expert.
+[[nodiscard]] double moe_tiles_per_expert(double rows_per_expert, double block_m);
+
+/// Rows a grouped MoE kernel computes when each of `groups` experts with a token holds
+/// rows / groups routed rows on average and pads them to `block_m`:
+/// groups × block_m × moe_tiles_per_expert(rows / groups, block_m). `rows` when block_m <= 0.
+[[nodiscard]] double moe_padded_rows(double rows, double groups, double block_m);
+
 } // namespace gpuplan::model

@@ -535,10 +535,25 @@ void StepCostModel::moe(StepCost& r, double t, Work& acc) const noexcept {
     // quantized weight-only experts run Marlin-style MoE kernels on the weight-only curve.
     const GemmPath path =
         gemm_path_ == GemmPath::WeightOnly ? GemmPath::WeightOnly : GemmPath::Grouped;
+    // vLLM and SGLang run 16-bit and FP8 experts through the Triton fused_moe: each expert's
+    // rows padded to its BLOCK_SIZE_M, and the alignment and combine kernels around the GEMMs
+    // (kernel_time.hpp fused_moe_aux_kernel_time; their launches are in kExpertKernels).
+    const double groups = touched > 0 ? touched : 1.0;
+    const bool triton_moe = path == GemmPath::Grouped && (engine_.kind == EngineKind::Vllm ||
+                                                          engine_.kind == EngineKind::Sglang);
+    const double block_m = triton_moe ? fused_moe_block_m(expert_rows / groups) : 0.0;
     const KernelTime kt =
-        routed_experts_kernel_time(expert_rows, touched > 0 ? touched : 1.0, h_, expert_ffn_rank_,
-                                   mats, wb_, ab_, gemm_type_, path, peak_gemm_, bandwidth_, prof_);
+        routed_experts_kernel_time(expert_rows, groups, h_, expert_ffn_rank_, mats, wb_, ab_,
+                                   gemm_type_, path, peak_gemm_, bandwidth_, prof_, block_m);
     add_kernel(o, kt, flops, bytes, moe_layers_, acc);
+    if (triton_moe && expert_rows > 0) {
+        const double padded = moe_padded_rows(expert_rows, groups, block_m);
+        const double aux_bytes = (expert_rows + padded + padded / block_m) * kMoeIndexBytes +
+                                 (expert_rows + expert_rows / top_k_) * h_ * ab_;
+        const KernelTime aux = fused_moe_aux_kernel_time(expert_rows, top_k_, padded, block_m, h_,
+                                                         ab_, bandwidth_, prof_);
+        add_kernel(o, aux, 0.0, aux_bytes, moe_layers_, acc);
+    }
     o.kernels = static_cast<int>(kExpertKernels * moe_layers_);
     acc.weights += wbytes * moe_layers_;
 

@@ -365,3 +365,40 @@ TEST(CalibCli, FitStepOverheadFromBenchmarksWritesAProfileThatLowersTheError) {
     EXPECT_TRUE(has(one.out, "two loads or more")) << one.out;
     fs::remove_all(dir);
 }
+
+// H100's shipped gemm_grouped is what `calib fit` gives on the shipped vLLM fused_moe set
+// (validation/kernels) from the profile without that curve, as its YAML comment says; and
+// `calib validate` predicts every one of the set's 15 points.
+TEST(CalibCli, H100GroupedCurveIsTheFitOfTheFusedMoeSet) {
+    const fs::path root(GPUPLAN_SOURCE_DIR);
+    const fs::path dir =
+        fs::temp_directory_path() / ("gpuplan_grouped_fit_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    {
+        std::ifstream in(root / "hwdb/profiles/h100-sxm.yaml");
+        std::ofstream out(dir / "base.yaml");
+        std::string line;
+        while (std::getline(in, line)) {
+            if (line.find("gemm_grouped:") == std::string::npos) {
+                out << line << '\n';
+            }
+        }
+    }
+    const std::string set = (root / "validation/kernels/vllm-fused-moe-mixtral-h100.csv").string();
+    const auto r = run("calib fit " + set + " --gpu h100-sxm --base " +
+                       (dir / "base.yaml").string() + " -o " + (dir / "fit.yaml").string());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const model::EfficiencyProfile fitted = hwdb::load_profile(dir / "fit.yaml");
+    const model::EfficiencyProfile shipped =
+        hwdb::load_profile(root / "hwdb/profiles/h100-sxm.yaml");
+    EXPECT_NEAR(fitted.gemm_grouped.max, shipped.gemm_grouped.max, 1e-5);
+    EXPECT_NEAR(fitted.gemm_grouped.half, shipped.gemm_grouped.half, 1e-3);
+    EXPECT_NE(shipped.gemm_grouped, model::default_profile().gemm_grouped);
+    const auto v = run("calib validate " + set + " --all --json");
+    ASSERT_EQ(v.exit_code, 0) << v.out;
+    const auto j = nlohmann::json::parse(v.out);
+    ASSERT_FALSE(j.empty()); // the per-GPU rows, then the error-band table
+    EXPECT_EQ(j[0]["gpu"], "h100-sxm");
+    EXPECT_EQ(j[0]["points"], 15);
+    fs::remove_all(dir);
+}

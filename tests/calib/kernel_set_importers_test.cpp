@@ -336,3 +336,46 @@ TEST(Importers, SourceCitationForms) {
               (root / "two/other/x.csv").generic_string());
     fs::remove_all(root);
 }
+
+// fused-moe: tokens, hidden, ffn, experts, top_k and matrices as written; µs to seconds; the GPU
+// from the '# gpu:' comment; top_k above the expert count is refused at its row.
+TEST(KernelSetImporters, FusedMoeRowsAreGroupedGemms) {
+    EXPECT_EQ(calib::detect_format("x/v.csv",
+                                   "op,tokens,hidden,ffn,experts,top_k,matrices,dtype,time_us"),
+              Format::FusedMoe);
+    EXPECT_STREQ(calib::to_string(Format::FusedMoe), "fused-moe");
+    EXPECT_EQ(calib::find_format("fused-moe"), Format::FusedMoe);
+    const auto v = calib::import_file(fx("fused_moe/small.csv"), Format::Auto);
+    ASSERT_EQ(v.size(), 2U);
+    const Measurement& a = at_row(v, 4);
+    EXPECT_EQ(a.op_class, OpClass::GroupedGemm);
+    EXPECT_EQ(a.op, "vllm_fused_moe");
+    EXPECT_EQ(a.gpu, "h100-sxm");
+    EXPECT_EQ(a.dtype, "bf16");
+    EXPECT_EQ(a.m, 5.0);
+    EXPECT_EQ(a.k, 4096.0);
+    EXPECT_EQ(a.n, 7168.0);
+    EXPECT_EQ(a.experts, 8);
+    EXPECT_EQ(a.top_k, 2);
+    EXPECT_EQ(a.matrices, 3);
+    expect_time(a, 250.5e-6);
+    const Measurement& b = at_row(v, 5);
+    EXPECT_EQ(b.matrices, 2);
+    EXPECT_EQ(b.experts, 128);
+    expect_time(b, 80e-6);
+    const std::filesystem::path bad = std::filesystem::temp_directory_path() /
+                                      ("gpuplan_bad_topk_" + std::to_string(::getpid()) + ".csv");
+    {
+        std::ofstream out(bad);
+        out << "# gpu: h100-sxm\nop,tokens,hidden,ffn,experts,top_k,matrices,dtype,time_us\n"
+               "vllm_fused_moe,5,4096,7168,2,4,3,bf16,250.5\n";
+    }
+    try {
+        (void)calib::import_file(bad, Format::Auto);
+        ADD_FAILURE() << "top_k above experts was accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(".csv:3"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("top_k (at most experts)"), std::string::npos);
+    }
+    std::filesystem::remove(bad);
+}

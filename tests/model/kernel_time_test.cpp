@@ -182,4 +182,32 @@ TEST(KernelTime, RoutedExpertsKernelIsOneGroupedRoofline) {
               Seconds(0));
 }
 
+TEST(KernelTime, PaddedRoutedExpertsComputeTheirTiles) {
+    // 10 rows over 6.1015625 experts (5 tokens, top-2 of 8) padded to 16-row tiles: 97.625 rows
+    // computed, the row curve read at 16 rows per expert (0.7 × 16 / 116); weights and
+    // activations those of the 10 real rows. 1024 x 2048 experts of 3 matrices, bf16, on 100
+    // TFLOPS and 1 TB/s with a flat 0.8 memory curve.
+    EfficiencyProfile p = default_profile();
+    p.memory = {0.8, 0.0};
+    const double rows = 10, groups = 6.1015625, h = 1024, f = 2048;
+    const KernelTime kt = routed_experts_kernel_time(
+        rows, groups, h, f, 3, 2.0, 2.0, ComputeType::Bf16, GemmPath::Grouped,
+        FlopsPerSecond(100e12), BytesPerSecond(1e12), p, 16.0);
+    const double padded_flops = 2.0 * 97.625 * 3 * h * f;
+    const double bytes = groups * 3 * h * f * 2.0 + rows * (2 * h + 6 * f) * 2.0;
+    EXPECT_NEAR(kt.compute.si(), padded_flops / (100e12 * 0.7 * 16.0 / 116.0), 1e-15);
+    EXPECT_NEAR(kt.memory.si(), bytes / (1e12 * 0.8), 1e-15);
+    // The alignment reads 10 int32 expert ids and writes 97.625 sorted indices and 6.1015625
+    // tile ids; the combine reads 10 rows and writes 5 of 1024 bf16 elements. Two streams at
+    // 0.8 TB/s, added.
+    const KernelTime aux =
+        fused_moe_aux_kernel_time(rows, 2.0, 97.625, 16.0, h, 2.0, BytesPerSecond(1e12), p);
+    const double align = (10.0 + 97.625 + 6.1015625) * 4.0 / 0.8e12;
+    const double sum = (10.0 + 5.0) * 1024.0 * 2.0 / 0.8e12;
+    EXPECT_NEAR(aux.time.si(), align + sum, 1e-18);
+    EXPECT_EQ(aux.compute, Seconds(0));
+    EXPECT_EQ(fused_moe_aux_kernel_time(0, 2.0, 0, 16.0, h, 2.0, BytesPerSecond(1e12), p).time,
+              Seconds(0));
+}
+
 } // namespace grouped

@@ -132,5 +132,54 @@ TEST(MoeStepCost, OverlapHidesTheAllToAllBehindCompute) {
     }
 }
 
+TEST(FusedMoePadding, TheTileFollowsVllmsTunedMixtralTable) {
+    // Rows per expert at top-2 of 8 are tokens / 4: 32 tokens -> 8 rows (16), 48 -> 12 (32),
+    // 96 -> 24 (32), 128 -> 32 (64), 512 -> 128 (64), 1024 -> 256 (128).
+    EXPECT_EQ(fused_moe_block_m(1.0), 16.0);
+    EXPECT_EQ(fused_moe_block_m(8.0), 16.0);
+    EXPECT_EQ(fused_moe_block_m(12.0), 32.0);
+    EXPECT_EQ(fused_moe_block_m(24.0), 32.0);
+    EXPECT_EQ(fused_moe_block_m(32.0), 64.0);
+    EXPECT_EQ(fused_moe_block_m(128.0), 64.0);
+    EXPECT_EQ(fused_moe_block_m(256.0), 128.0);
+}
+
+TEST(FusedMoePadding, FiveTokensOverEightExpertsByHand) {
+    // 5 tokens, top-2 of 8 experts: 10 routed rows; an expert sees none of them with probability
+    // (6/8)^5 = 243/1024, so 8 × 781/1024 = 6.1015625 experts hold them, 10 / 6.1015625 =
+    // 1.639 rows each. The tile is 16 rows; 1.639 / 16 + 15 / 32 = 0.571 < 1, so one tile per
+    // expert: 6.1015625 × 16 = 97.625 rows computed for 10 useful (9.8x).
+    const double touched = expected_experts_touched(8, 2, 5);
+    EXPECT_DOUBLE_EQ(touched, 6.1015625);
+    const double m = 10.0 / touched;
+    EXPECT_EQ(fused_moe_block_m(m), 16.0);
+    EXPECT_DOUBLE_EQ(moe_tiles_per_expert(m, 16.0), 1.0);
+    EXPECT_DOUBLE_EQ(moe_padded_rows(10.0, touched, 16.0), 97.625);
+    // 40 rows per expert on 64-row tiles: 40/64 + 63/128 = 1.1171875 tiles, 71.5 rows each.
+    EXPECT_DOUBLE_EQ(moe_tiles_per_expert(40.0, 64.0), 1.1171875);
+    EXPECT_DOUBLE_EQ(moe_padded_rows(320.0, 8.0, 64.0), 8.0 * 71.5);
+    // No tile: the rows themselves.
+    EXPECT_DOUBLE_EQ(moe_padded_rows(10.0, touched, 0.0), 10.0);
+    EXPECT_DOUBLE_EQ(moe_tiles_per_expert(0.0, 16.0), 0.0);
+}
+
+TEST(FusedMoePadding, ADenseModelHasNoExpertKernels) {
+    // A dense model runs no router, experts or their alignment and combine kernels, whatever
+    // the grouped curve says.
+    EfficiencyProfile other = default_profile();
+    other.gemm_grouped = {0.3, 500.0};
+    const Deployment d = deploy(llama3_8b(), h100());
+    const StepCostModel a(d, default_profile());
+    const StepCostModel b(d, other);
+    BatchStats s;
+    a.add_decodes(s, 64, 1000);
+    const StepCost ca = a.cost(s);
+    const StepCost cb = b.cost(s);
+    EXPECT_EQ(ca.op(Op::MoeExperts).time.si(), 0.0);
+    EXPECT_EQ(ca.op(Op::MoeExperts).kernels, 0);
+    EXPECT_EQ(ca.op(Op::MoeRouter).time.si(), 0.0);
+    EXPECT_EQ(ca.time, cb.time);
+}
+
 } // namespace
 } // namespace gpuplan::model

@@ -240,8 +240,11 @@ TEST(StepCost, MoeDecodeReadsOnlyTouchedExperts) {
     const double expert = 3.0 * 4096 * 14336 / 2 * 2; // one expert's bytes per rank at TP 2
     const StepCost one = decode_step(m, 1, 1000);
     EXPECT_DOUBLE_EQ(one.experts_touched, 2.0);
+    // Plus vLLM's alignment (2 ids read, 2 experts × one 16-row tile of sorted indices and one
+    // tile id each, int32) and combine (2 rows read, 1 written, 4096 bf16 each).
+    const double aux = (2.0 + 32.0 + 2.0) * 4.0 + (2.0 + 1.0) * 4096 * 2.0;
     EXPECT_NEAR(one.op(Op::MoeExperts).bytes.si(),
-                32 * (2 * expert + 2 * (2.0 * 4096 + 2 * 3 * 14336 / 2.0) * 2), 1.0);
+                32 * (2 * expert + 2 * (2.0 * 4096 + 2 * 3 * 14336 / 2.0) * 2 + aux), 1.0);
     const StepCost many = decode_step(m, 64, 1000);
     EXPECT_NEAR(many.experts_touched, 8.0, 1e-6);
     EXPECT_GT(many.weight_bytes.si() - one.weight_bytes.si(), 32 * 5.9 * expert);
@@ -367,7 +370,9 @@ TEST(StepCost, RoutedExpertsRunOnTheGroupedCurve) {
     // 64 prompt tokens: 128 routed rows over 4 × (1 − 0.5^64) touched experts, i.e. 32 rows per
     // expert (to 1e-17). Grouped efficiency 0.7 × 32 / (32 + 100); the dense curve would give
     // 0.7 × 32 / (32 + 16) and a memory-bound kernel.
-    const Deployment d = tiny_moe();
+    // TensorRT-LLM's CUTLASS MoE: no Triton padding or alignment kernels (see below for vLLM).
+    Deployment d = tiny_moe();
+    d.engine.kind = EngineKind::TensorRtLlm;
     const EfficiencyProfile p = flat_profile();
     const StepCostModel model(d, p);
     BatchStats s;
@@ -396,6 +401,28 @@ TEST(StepCost, RoutedExpertsRunOnTheGroupedCurve) {
     const double dense_experts = std::max(flops / (100e12 * 0.7 * 32.0 / 48.0), memory);
     EXPECT_NEAR(dense_step.op(Op::MoeExperts).time.si(), dense_experts + 5 * 2e-6, 1e-12);
     EXPECT_NEAR(step.time.si() - dense_step.time.si(), compute - dense_experts, 1e-12);
+}
+
+TEST(StepCost, VllmPadsEachExpertToItsTileAndRunsTheAlignmentAndCombine) {
+    // 5 prompt tokens on the tiny MoE (top-2 of 4): 10 rows over 4 × (1 − 0.5^5) = 3.875
+    // touched experts, 2.58 rows each, padded to one 16-row tile: 62 rows computed at the
+    // grouped efficiency of 16 rows (0.7 × 16 / 116). Then the alignment ((10 + 62 + 3.875)
+    // int32) and the combine ((10 + 5) × 1024 bf16) streams at 0.8 TB/s, and five launches.
+    const Deployment d = tiny_moe();
+    const EfficiencyProfile p = flat_profile();
+    BatchStats s;
+    const StepCostModel vllm(d, p);
+    vllm.add(s, PrefillChunk{5, 0});
+    const StepCost step = vllm.cost(s);
+    const OpCost& e = step.op(Op::MoeExperts);
+    const double h = 1024, f = 2048, touched = 3.875;
+    const double compute = 2.0 * 62.0 * 3.0 * h * f / (100e12 * 0.7 * 16.0 / 116.0);
+    const double weights = touched * 3.0 * h * f * 2.0 + 10.0 * (2.0 * h + 6.0 * f) * 2.0;
+    const double aux = ((10.0 + 62.0 + 3.875) * 4.0 + 15.0 * h * 2.0) / 0.8e12;
+    EXPECT_NEAR(e.compute_time.si(), compute, 1e-12 * compute);
+    EXPECT_NEAR(e.memory_time.si(), weights / 0.8e12 + aux, 1e-18 + 1e-12 * weights / 0.8e12);
+    EXPECT_NEAR(e.time.si(), std::max(compute, weights / 0.8e12) + aux + 5 * 2e-6, 1e-15);
+    EXPECT_NEAR(e.flops.si(), 2.0 * 10.0 * 3.0 * h * f, 1.0); // useful FLOPs, not padded ones
 }
 
 } // namespace grouped_moe
