@@ -178,6 +178,11 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
     peak_attn_ = peak_for(dep.gpu, p.activations.compute);
     attn_type_ = p.activations.compute;
     bandwidth_ = dep.gpu.memory_bandwidth;
+    // The Triton fused_moe's padding and alignment kernels are not priced on AMD GPUs: there the
+    // grouped curve is fitted on aiter's whole fused-MoE kernel times, its own sorting and padding
+    // included (docs/engines.md §8), so adding them again would count them twice.
+    triton_fused_moe_ = (engine_.kind == EngineKind::Vllm || engine_.kind == EngineKind::Sglang) &&
+                        dep.gpu.vendor != "amd";
     nominal_peak_ = peak_gemm_;
     nominal_attn_ = peak_attn_;
     nominal_bandwidth_ = bandwidth_;
@@ -539,8 +544,7 @@ void StepCostModel::moe(StepCost& r, double t, Work& acc) const noexcept {
     // rows padded to its BLOCK_SIZE_M, and the alignment and combine kernels around the GEMMs
     // (kernel_time.hpp fused_moe_aux_kernel_time; their launches are in kExpertKernels).
     const double groups = touched > 0 ? touched : 1.0;
-    const bool triton_moe = path == GemmPath::Grouped && (engine_.kind == EngineKind::Vllm ||
-                                                          engine_.kind == EngineKind::Sglang);
+    const bool triton_moe = path == GemmPath::Grouped && triton_fused_moe_;
     const double block_m = triton_moe ? fused_moe_block_m(expert_rows / groups) : 0.0;
     const KernelTime kt =
         routed_experts_kernel_time(expert_rows, groups, h_, expert_ffn_rank_, mats, wb_, ab_,

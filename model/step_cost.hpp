@@ -238,6 +238,7 @@ class StepCostModel {
     ComputeType gemm_type_ = ComputeType::Bf16;
     ComputeType attn_type_ = ComputeType::Bf16;
     GemmPath gemm_path_ = GemmPath::Dense; ///< the linear layers' kernel (not router, LM head)
+    bool triton_fused_moe_ = false; ///< experts padded to fused_moe's M tile (vLLM/SGLang, not AMD)
     FlopsPerSecond peak_gemm_, peak_attn_; ///< derated by clocks_.compute
     BytesPerSecond bandwidth_;             ///< derated by clocks_.memory
     FlopsPerSecond nominal_peak_;          ///< datasheet GEMM peak

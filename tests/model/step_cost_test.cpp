@@ -425,4 +425,22 @@ TEST(StepCost, VllmPadsEachExpertToItsTileAndRunsTheAlignmentAndCombine) {
     EXPECT_NEAR(e.flops.si(), 2.0 * 10.0 * 3.0 * h * f, 1.0); // useful FLOPs, not padded ones
 }
 
+TEST(StepCost, VllmOnAnAmdGpuKeepsTheGroupedCurvesOwnPadding) {
+    // AMD grouped curves are fitted on aiter's whole fused-MoE kernels (their sorting and
+    // padding included): vLLM's experts there cost what TensorRT-LLM's unpadded ones do.
+    Deployment d = tiny_moe();
+    d.gpu.vendor = "amd";
+    BatchStats s;
+    const StepCostModel vllm(d, flat_profile());
+    vllm.add(s, PrefillChunk{5, 0});
+    d.engine.kind = EngineKind::TensorRtLlm;
+    const StepCostModel trt(d, flat_profile());
+    const StepCost vllm_step = vllm.cost(s);
+    const StepCost trt_step = trt.cost(s);
+    const OpCost& v = vllm_step.op(Op::MoeExperts);
+    const OpCost& t = trt_step.op(Op::MoeExperts);
+    EXPECT_EQ(v.time.si(), t.time.si());
+    EXPECT_EQ(v.memory_time.si(), t.memory_time.si());
+}
+
 } // namespace grouped_moe
