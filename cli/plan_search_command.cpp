@@ -520,10 +520,11 @@ nlohmann::json plan_json(const model::Scenario& s, const plan::SizingResult& r) 
     return j;
 }
 
-int run_plan(CliContext& ctx) {
-    po::options_description desc("options");
-    std::string file, emit;
-    PlanFlags f;
+namespace {
+
+// The options of `gpuplan plan`, bound to `file`, `emit` and `f`.
+void add_plan_options(po::options_description& desc, std::string& file, std::string& emit,
+                      PlanFlags& f) {
     // clang-format off
     desc.add_options()
         ("file", po::value(&file), "scenario YAML with a workload, SLOs and optionally a plan: block (or --model and --gpu)")
@@ -556,6 +557,405 @@ int run_plan(CliContext& ctx) {
         ("fleet", "the owned-against-rented plan over the scenario's fleet: horizon (docs/fleet.md) instead of the sizing search")
         ("mpi", "spread the confirming simulations over the ranks of an MPI job (mpirun -np N gpuplan plan ... --mpi); rank 0 prints");
     // clang-format on
+}
+
+// The scenario the command plans: the FILE with the flags as overrides, or without a file the
+// scenario the flags make (the same keys a file would hold).
+model::Scenario plan_scenario(CliContext& ctx, const std::string& file, const PlanFlags& f,
+                              const PowerFlags& power_flags) {
+    if (file.empty() && (f.model.empty() || f.gpu.empty())) {
+        throw UsageError("give a scenario FILE, or at least --model and --gpu (e.g. plan --model "
+                         "llama-3.1-8b --gpu h100-sxm --rate 4 --set slo.tpot='50 ms')");
+    }
+    // Without a file the flags make the scenario (the same keys a file would hold).
+    model::Scenario s =
+        file.empty() ? hwdb::parse_scenario("schema: 1\n", "(flags)", ctx.db(), overrides_of(f))
+                     : hwdb::load_scenario(file, ctx.db(), overrides_of(f));
+    apply_power_flags(s, power_flags);
+    return s;
+}
+
+/// The search's answer (its first ranked configuration) and what the comparisons on it need.
+struct PlanAnswer {
+    CliContext& ctx;
+    const model::Scenario& s;         ///< the scenario as given
+    const model::Scenario& colocated; ///< without cluster.disaggregation: what was searched
+    const std::optional<model::ServerSpec>& node;
+    const plan::SizingResult& r;
+    int threads; ///< worker threads (0: all cores)
+};
+
+/// What the report adds beside the ranking, each only where it applies.
+struct AnswerExtras {
+    std::optional<plan::DisaggComparison> pd;
+    std::optional<plan::RouterComparison> routers;
+    std::optional<plan::ServingChoice> offload_choice;
+    std::optional<plan::ServingChoice> lora_choice;
+    std::optional<plan::ServingChoice> spec_choice;
+    std::optional<model::SpeculativeFigures> answer_spec;
+    std::optional<LaunchCommands> launch;
+    std::string launch_config;
+    std::optional<model::KvOffloadFigures> tiers;
+};
+
+// The simulations of a comparison on the answer `chosen`: its GPU's profile, and the plan's
+// request count, at most the workload's.
+sim::SimOptions answer_sim_options(const PlanAnswer& a, const model::PlanConfig& pc,
+                                   const model::Scenario& chosen) {
+    sim::SimOptions o;
+    o.profile = choose_profile(a.ctx, ScenarioFlags{}, chosen.deployment.gpu);
+    o.requests =
+        a.s.workload.requests ? std::min(*a.s.workload.requests, pc.requests) : pc.requests;
+    return o;
+}
+
+// Prefill/decode layouts of the pools' GPUs against co-location (cluster.disaggregation).
+void compare_answer_disaggregation(const PlanAnswer& a, AnswerExtras& x) {
+    if (a.s.cluster.disaggregation) {
+        x.pd = plan::compare_disaggregation(
+            a.s,
+            [&](const model::AcceleratorSpec& gpu) {
+                return choose_profile(a.ctx, ScenarioFlags{}, gpu);
+            },
+            a.threads, 8, interrupt_token());
+        throw_if_interrupted();
+    }
+}
+
+// The router of the answer's replicas: a choice with several replicas and shared prefixes
+// (plan/routing.hpp; docs/plan.md, "The router").
+void compare_answer_routers(const PlanAnswer& a, AnswerExtras& x) {
+    const plan::SizingResult& r = a.r;
+    if (r.found && !r.ranked.empty() && r.ranked.front().config.par.dp > 1) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::PlanConfig pc = plan::effective_plan(a.colocated, a.node);
+        const model::Scenario chosen =
+            plan::configured_scenario(a.colocated, pc.candidates.at(k.candidate), k);
+        const sim::SimOptions o = answer_sim_options(a, pc, chosen);
+        x.routers = plan::compare_routers(chosen, o, a.threads, interrupt_token());
+        throw_if_interrupted();
+    }
+}
+
+// KV offload tiers and LoRA slots on the answer, where they are a choice
+// (plan/serving_choices.hpp; docs/plan.md, "KV offload and LoRA slots").
+void compare_answer_offload_and_lora(const PlanAnswer& a, AnswerExtras& x) {
+    const plan::SizingResult& r = a.r;
+    const model::Scenario& colocated = a.colocated;
+    if (r.found && !r.ranked.empty() &&
+        (colocated.deployment.engine.kv_offload || colocated.deployment.engine.lora ||
+         model::kv_working_set_tokens(colocated.workload) > 0)) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::PlanConfig pc = plan::effective_plan(colocated, a.node);
+        const model::Scenario chosen =
+            plan::configured_scenario(colocated, pc.candidates.at(k.candidate), k);
+        const sim::SimOptions o = answer_sim_options(a, pc, chosen);
+        const plan::ServingChoice off =
+            plan::compare_kv_offload(chosen, o, a.threads, interrupt_token());
+        throw_if_interrupted();
+        if (off.choice || chosen.deployment.engine.kv_offload) {
+            x.offload_choice = off;
+        }
+        if (chosen.deployment.engine.lora) {
+            x.lora_choice = plan::compare_max_loras(chosen, o, a.threads, interrupt_token());
+            throw_if_interrupted();
+        }
+    }
+}
+
+// Speculative decoding on an answer that speculates: the best k (simulated), then what
+// estimate computes for its configuration.
+void compare_answer_speculation(const PlanAnswer& a, AnswerExtras& x) {
+    const plan::SizingResult& r = a.r;
+    if (r.found && !r.ranked.empty() && r.ranked.front().config.speculative) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::PlanConfig pc = plan::effective_plan(a.colocated, a.node);
+        const model::Scenario chosen =
+            plan::configured_scenario(a.colocated, pc.candidates.at(k.candidate), k);
+        x.spec_choice = plan::compare_speculative_tokens(chosen, answer_sim_options(a, pc, chosen),
+                                                         a.threads, interrupt_token());
+        throw_if_interrupted();
+        x.answer_spec =
+            model::estimate_serving(chosen.deployment, chosen.workload,
+                                    choose_profile(a.ctx, ScenarioFlags{}, chosen.deployment.gpu))
+                .speculative;
+    }
+}
+
+// The chosen configuration (the first ranked) as the engine would be launched.
+void launch_answer(const PlanAnswer& a, const std::optional<EmitEngine>& engine, AnswerExtras& x) {
+    const plan::SizingResult& r = a.r;
+    if (engine && r.found && !r.ranked.empty()) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::PlanConfig pc = plan::effective_plan(a.s, a.node);
+        const model::Scenario chosen =
+            plan::configured_scenario(a.s, pc.candidates.at(k.candidate), k);
+        const model::ServingEstimate e =
+            model::estimate_serving(chosen.deployment, chosen.workload,
+                                    choose_profile(a.ctx, ScenarioFlags{}, chosen.deployment.gpu));
+        x.launch =
+            launch_commands(*engine, chosen.deployment,
+                            bench_load(chosen.workload, e.operating_point), chosen.scheduler);
+        x.launch_config = layout(k);
+    }
+}
+
+// KV offload tiers (engine.kv_offload): the first configuration's tier figures, analytic
+// (its simulations ran with the tiers).
+void answer_tiers(const PlanAnswer& a, AnswerExtras& x) {
+    const plan::SizingResult& r = a.r;
+    if (a.s.deployment.engine.kv_offload && r.found && !r.ranked.empty()) {
+        const plan::SizingConfig& k = r.ranked.front().config;
+        const model::Scenario chosen = plan::configured_scenario(
+            a.s, plan::effective_plan(a.s, a.node).candidates.at(k.candidate), k);
+        x.tiers =
+            model::estimate_serving(chosen.deployment, chosen.workload,
+                                    choose_profile(a.ctx, ScenarioFlags{}, chosen.deployment.gpu))
+                .kv_offload;
+    }
+}
+
+// Everything the report adds beside the ranking, in the order the comparisons run.
+AnswerExtras answer_extras(const PlanAnswer& a, const std::optional<EmitEngine>& engine) {
+    AnswerExtras x;
+    compare_answer_disaggregation(a, x);
+    compare_answer_routers(a, x);
+    compare_answer_offload_and_lora(a, x);
+    compare_answer_speculation(a, x);
+    launch_answer(a, engine, x);
+    answer_tiers(a, x);
+    return x;
+}
+
+nlohmann::json disaggregation_json(const plan::DisaggComparison& pd) {
+    nlohmann::json layouts = nlohmann::json::array();
+    const auto add = [&](const plan::DisaggLayout& l) {
+        layouts.push_back({{"name", l.name},
+                           {"disaggregated", l.disaggregated},
+                           {"gpus", l.gpus},
+                           {"prefill_replicas", l.prefill_replicas},
+                           {"prefill_tp", l.prefill_tp},
+                           {"decode_replicas", l.decode_replicas},
+                           {"decode_tp", l.decode_tp},
+                           {"replicas", l.replicas},
+                           {"tp", l.tp},
+                           {"capacity_rps", l.capacity_rps},
+                           {"bottleneck", l.bottleneck},
+                           {"simulated", l.simulated},
+                           {"meets_slo", l.meets_slo},
+                           {"slo_attainment", l.slo_attainment},
+                           {"ttft_p99_s", l.ttft_p99_s},
+                           {"tpot_p99_s", l.tpot_p99_s},
+                           {"e2e_p99_s", l.e2e_p99_s},
+                           {"output_tok_s", l.output_tok_s},
+                           {"link_utilisation", l.link_utilisation},
+                           {"transfer_mean_s", l.transfer_mean_s},
+                           {"rent_per_hour", l.rent_per_hour ? nlohmann::json(*l.rent_per_hour)
+                                                             : nlohmann::json()}});
+    };
+    for (const auto& l : pd.ranked) {
+        add(l);
+    }
+    for (const auto& l : pd.not_simulated) {
+        add(l);
+    }
+    nlohmann::json j = {{"gpus", pd.gpus}, {"verdict", pd.verdict}, {"layouts", layouts}};
+    return j;
+}
+
+// The --json report: plan_json and the extras.
+nlohmann::json plan_answer_json(const model::Scenario& s, const plan::SizingResult& r,
+                                const AnswerExtras& x, const std::optional<EmitEngine>& engine) {
+    const auto& [pd, routers, offload_choice, lora_choice, spec_choice, answer_spec, launch,
+                 launch_config, tiers] = x;
+    nlohmann::json j = plan_json(s, r);
+    if (tiers) {
+        j["kv_offload"] = {{"hit_rate", tiers->hit_rate},
+                           {"hit_rate_without", tiers->hit_rate_without},
+                           {"split",
+                            {{"gpu", tiers->split.gpu},
+                             {"host", tiers->split.host},
+                             {"nvme", tiers->split.nvme},
+                             {"miss", tiers->split.miss}}},
+                           {"load_time_s", tiers->load_time.si()},
+                           {"ttft_without_s", tiers->ttft_without.si()}};
+    }
+    if (engine) {
+        j["emit"] = launch ? launch_json(*launch) : nlohmann::json(nullptr);
+    }
+    if (pd) {
+        j["disaggregation"] = disaggregation_json(*pd);
+    }
+    if (routers) {
+        j["router"] = router_json(*routers);
+    }
+    if (offload_choice) {
+        j["kv_offload_choice"] = serving_choice_json(*offload_choice);
+    }
+    if (lora_choice) {
+        j["max_loras_choice"] = serving_choice_json(*lora_choice);
+    }
+    if (spec_choice) {
+        j["num_speculative_tokens_choice"] = serving_choice_json(*spec_choice);
+    }
+    if (answer_spec) {
+        j["answer_speculative"] = {{"method", model::to_string(answer_spec->method)},
+                                   {"num_speculative_tokens", answer_spec->k},
+                                   {"tokens_per_step", answer_spec->tokens_per_step},
+                                   {"tpot_without_s", answer_spec->tpot_off.si()},
+                                   {"speedup", answer_spec->speedup}};
+    }
+    return j;
+}
+
+// The report's head: the scenario, its SLOs and how far the search went.
+void print_plan_head(std::ostream& out, const model::Scenario& s, const plan::SizingResult& r) {
+    const auto& d = s.deployment;
+    out << "plan " << s.name << ": " << d.model.name << ", SLO p" << fixed(s.slo.percentile, 0);
+    if (s.slo.ttft)
+        out << " TTFT " << fixed(s.slo.ttft->si() * 1e3, 0) << " ms";
+    if (s.slo.tpot)
+        out << " TPOT " << fixed(s.slo.tpot->si() * 1e3, 0) << " ms";
+    if (s.slo.e2e)
+        out << " E2E " << fixed(s.slo.e2e->si(), 1) << " s";
+    out << " (per-class SLOs where given), ranked by " << model::to_string(r.pricing) << " cost\n"
+        << "searched     " << r.shapes << " replica shapes, " << r.configurations
+        << " configurations with "
+        << "replica counts; " << r.simulated << " simulated\n"
+        << "stopped at   ";
+    std::string sep;
+    for (const auto& [stage, n] : r.stages) {
+        out << sep << stage << ' ' << n;
+        sep = ", ";
+    }
+    out << " (docs/plan.md)\n\n";
+}
+
+// The ranked configurations (or the closest miss), the verdict and the answer's capacity at
+// the SLO.
+void print_ranking(std::ostream& out, CliContext& ctx, const model::Scenario& s,
+                   const plan::SizingResult& r) {
+    if (r.found) {
+        print_rows(out, r.ranked, r.currency, s.slo.percentile, s, ctx.error_bands(), ctx.db());
+        out << '\n';
+    } else if (r.closest_miss && r.closest_miss->monthly) {
+        out << "closest miss:\n";
+        print_rows(out, {*r.closest_miss}, r.currency, s.slo.percentile, s, ctx.error_bands(),
+                   ctx.db());
+        out << '\n';
+    }
+    out << (r.found ? "answer       " : "NO ANSWER    ") << r.verdict << '\n';
+    if (r.found && !r.ranked.empty() && r.ranked.front().slo_capacity_ratio > 0) {
+        // model::slo_capacity of the first configuration, beside its throughput capacity.
+        const plan::SizingRow& first = r.ranked.front();
+        out << "capacity     at the SLO (p" << fixed(s.slo.percentile, 0) << ", analytic) "
+            << fixed(first.slo_capacity_rps, 2)
+            << " req/s = " << fixed(first.slo_capacity_ratio * 100, 0)
+            << " % of the throughput capacity "
+            << fixed(first.slo_capacity_rps / first.slo_capacity_ratio, 2)
+            << " req/s (bound: " << first.slo_capacity_bound << ")";
+        if (first.offered_rps > 0) {
+            out << "; offered " << fixed(first.offered_rps, 2) << " req/s";
+        }
+        out << '\n';
+    }
+}
+
+void print_tiers(std::ostream& out, const std::optional<model::KvOffloadFigures>& tiers) {
+    if (tiers) {
+        out << "KV offload   first configuration (analytic): prefix hit rate "
+            << fixed(100 * tiers->hit_rate, 1) << " %"
+            << " (GPU alone " << fixed(100 * tiers->hit_rate_without, 1) << " %"
+            << "), shared prefix on host " << fixed(100 * tiers->split.host, 1) << " %"
+            << ", NVMe " << fixed(100 * tiers->split.nvme, 1) << " %"
+            << ", load " << fixed(tiers->load_time.si() * 1e3, 1) << " ms per request\n";
+    }
+}
+
+void print_disaggregation(std::ostream& out, const std::optional<plan::DisaggComparison>& pd) {
+    if (pd) {
+        out << "\nprefill/decode disaggregation against co-location at " << pd->gpus
+            << " GPUs (simulated, best first; docs/simulator.md):\n";
+        Table t({"layout", "capacity req/s", "bound", "SLO", "attain", "TTFT p99 ms", "TPOT p99 ms",
+                 "out tok/s", "link busy"});
+        for (const auto& l : pd->ranked) {
+            t.add_row({l.name, fixed(l.capacity_rps, 2), l.bottleneck,
+                       l.meets_slo ? "met" : "missed", fixed(100 * l.slo_attainment, 1) + " %",
+                       fixed(l.ttft_p99_s * 1e3, 0), fixed(l.tpot_p99_s * 1e3, 1),
+                       fixed(l.output_tok_s, 0),
+                       l.disaggregated ? fixed(100 * l.link_utilisation, 1) + " %" : "-"});
+        }
+        t.print(out);
+        if (!pd->not_simulated.empty()) {
+            out << "not simulated (less capacity): ";
+            std::string comma;
+            for (const auto& l : pd->not_simulated) {
+                out << comma << l.name << " (" << fixed(l.capacity_rps, 2) << " req/s)";
+                comma = ", ";
+            }
+            out << '\n';
+        }
+        out << "P:D answer   " << pd->verdict << '\n';
+    }
+}
+
+void print_answer_spec(std::ostream& out,
+                       const std::optional<model::SpeculativeFigures>& answer_spec) {
+    if (answer_spec) {
+        out << "speculative  the answer drafts " << answer_spec->k << " tokens per step ("
+            << model::to_string(answer_spec->method)
+            << "): " << fixed(answer_spec->tokens_per_step, 2)
+            << " tokens per step expected; TPOT speed-up at the operating point "
+            << fixed(answer_spec->speedup, 2) << " x (TPOT "
+            << fixed(answer_spec->tpot_off.si() * 1e3, 1) << " ms without)\n";
+    }
+}
+
+// The text report.
+void print_plan(std::ostream& out, CliContext& ctx, const model::Scenario& s,
+                const plan::SizingResult& r, const AnswerExtras& x,
+                const std::optional<EmitEngine>& engine) {
+    const auto& [pd, routers, offload_choice, lora_choice, spec_choice, answer_spec, launch,
+                 launch_config, tiers] = x;
+    print_plan_head(out, s, r);
+    print_ranking(out, ctx, s, r);
+    print_tiers(out, tiers);
+    for (const auto& n : r.notes) {
+        out << "note         " << n << '\n';
+    }
+    print_disaggregation(out, pd);
+    print_answer_spec(out, answer_spec);
+    if (routers) {
+        print_routers(out, *routers, s.slo.percentile);
+    }
+    if (offload_choice) {
+        print_serving_choice(out, *offload_choice, s.slo.percentile);
+    }
+    if (lora_choice) {
+        print_serving_choice(out, *lora_choice, s.slo.percentile);
+    }
+    if (spec_choice) {
+        print_serving_choice(out, *spec_choice, s.slo.percentile);
+    }
+    if (s.availability && r.found && !r.ranked.empty()) {
+        const auto& par = r.ranked.front().config.par;
+        print_availability(out, *scenario_availability(s, par.dp, par.tp * par.pp));
+    }
+    if (launch) {
+        out << "\nthe first configuration (" << launch_config << "):\n";
+        print_launch(out, *launch);
+    } else if (engine) {
+        out << "\nno configuration meets the SLOs: nothing to launch\n";
+    }
+}
+
+} // namespace
+
+int run_plan(CliContext& ctx) {
+    po::options_description desc("options");
+    std::string file, emit;
+    PlanFlags f;
+    add_plan_options(desc, file, emit, f);
     PowerFlags power_flags;
     add_power_options(desc, power_flags);
     po::positional_options_description pos;
@@ -571,15 +971,7 @@ int run_plan(CliContext& ctx) {
     if (f.threads && *f.threads < 1) {
         throw UsageError("--threads must be at least 1");
     }
-    if (file.empty() && (f.model.empty() || f.gpu.empty())) {
-        throw UsageError("give a scenario FILE, or at least --model and --gpu (e.g. plan --model "
-                         "llama-3.1-8b --gpu h100-sxm --rate 4 --set slo.tpot='50 ms')");
-    }
-    // Without a file the flags make the scenario (the same keys a file would hold).
-    model::Scenario s =
-        file.empty() ? hwdb::parse_scenario("schema: 1\n", "(flags)", ctx.db(), overrides_of(f))
-                     : hwdb::load_scenario(file, ctx.db(), overrides_of(f));
-    apply_power_flags(s, power_flags);
+    model::Scenario s = plan_scenario(ctx, file, f, power_flags);
     if (vm.count("fleet")) {
         if (engine || vm.count("mpi")) {
             throw UsageError("--fleet plans the scenario's own replicas over its horizon; it "
@@ -608,298 +1000,13 @@ int run_plan(CliContext& ctx) {
     if (!lead) {
         return 0;
     }
-    std::optional<plan::DisaggComparison> pd;
-    if (s.cluster.disaggregation) {
-        pd = plan::compare_disaggregation(
-            s,
-            [&](const model::AcceleratorSpec& gpu) {
-                return choose_profile(ctx, ScenarioFlags{}, gpu);
-            },
-            f.threads.value_or(0), 8, interrupt_token());
-        throw_if_interrupted();
-    }
-    // The router of the answer's replicas: a choice with several replicas and shared prefixes
-    // (plan/routing.hpp; docs/plan.md, "The router").
-    std::optional<plan::RouterComparison> routers;
-    if (r.found && !r.ranked.empty() && r.ranked.front().config.par.dp > 1) {
-        const plan::SizingConfig& k = r.ranked.front().config;
-        const model::PlanConfig pc = plan::effective_plan(colocated, node);
-        const model::Scenario chosen =
-            plan::configured_scenario(colocated, pc.candidates.at(k.candidate), k);
-        sim::SimOptions o;
-        o.profile = choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu);
-        o.requests =
-            s.workload.requests ? std::min(*s.workload.requests, pc.requests) : pc.requests;
-        routers = plan::compare_routers(chosen, o, f.threads.value_or(0), interrupt_token());
-        throw_if_interrupted();
-    }
-    // KV offload tiers and LoRA slots on the answer, where they are a choice
-    // (plan/serving_choices.hpp; docs/plan.md, "KV offload and LoRA slots").
-    std::optional<plan::ServingChoice> offload_choice;
-    std::optional<plan::ServingChoice> lora_choice;
-    if (r.found && !r.ranked.empty() &&
-        (colocated.deployment.engine.kv_offload || colocated.deployment.engine.lora ||
-         model::kv_working_set_tokens(colocated.workload) > 0)) {
-        const plan::SizingConfig& k = r.ranked.front().config;
-        const model::PlanConfig pc = plan::effective_plan(colocated, node);
-        const model::Scenario chosen =
-            plan::configured_scenario(colocated, pc.candidates.at(k.candidate), k);
-        sim::SimOptions o;
-        o.profile = choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu);
-        o.requests =
-            s.workload.requests ? std::min(*s.workload.requests, pc.requests) : pc.requests;
-        const plan::ServingChoice off =
-            plan::compare_kv_offload(chosen, o, f.threads.value_or(0), interrupt_token());
-        throw_if_interrupted();
-        if (off.choice || chosen.deployment.engine.kv_offload) {
-            offload_choice = off;
-        }
-        if (chosen.deployment.engine.lora) {
-            lora_choice =
-                plan::compare_max_loras(chosen, o, f.threads.value_or(0), interrupt_token());
-            throw_if_interrupted();
-        }
-    }
-    // Speculative decoding's k on an answer that speculates.
-    std::optional<plan::ServingChoice> spec_choice;
-    if (r.found && !r.ranked.empty() && r.ranked.front().config.speculative) {
-        const plan::SizingConfig& k = r.ranked.front().config;
-        const model::PlanConfig pc = plan::effective_plan(colocated, node);
-        const model::Scenario chosen =
-            plan::configured_scenario(colocated, pc.candidates.at(k.candidate), k);
-        sim::SimOptions o;
-        o.profile = choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu);
-        o.requests =
-            s.workload.requests ? std::min(*s.workload.requests, pc.requests) : pc.requests;
-        spec_choice =
-            plan::compare_speculative_tokens(chosen, o, f.threads.value_or(0), interrupt_token());
-        throw_if_interrupted();
-    }
-
-    // Speculative decoding on the answer: what estimate computes for its configuration.
-    std::optional<model::SpeculativeFigures> answer_spec;
-    if (r.found && !r.ranked.empty() && r.ranked.front().config.speculative) {
-        const plan::SizingConfig& k = r.ranked.front().config;
-        const model::PlanConfig pc = plan::effective_plan(colocated, node);
-        const model::Scenario chosen =
-            plan::configured_scenario(colocated, pc.candidates.at(k.candidate), k);
-        answer_spec =
-            model::estimate_serving(chosen.deployment, chosen.workload,
-                                    choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu))
-                .speculative;
-    }
-
-    // The chosen configuration (the first ranked) as the engine would be launched.
-    std::optional<LaunchCommands> launch;
-    std::string launch_config;
-    if (engine && r.found && !r.ranked.empty()) {
-        const plan::SizingConfig& k = r.ranked.front().config;
-        const model::PlanConfig pc = plan::effective_plan(s, node);
-        const model::Scenario chosen =
-            plan::configured_scenario(s, pc.candidates.at(k.candidate), k);
-        const model::ServingEstimate e =
-            model::estimate_serving(chosen.deployment, chosen.workload,
-                                    choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu));
-        launch = launch_commands(*engine, chosen.deployment,
-                                 bench_load(chosen.workload, e.operating_point), chosen.scheduler);
-        launch_config = layout(k);
-    }
-
-    // KV offload tiers (engine.kv_offload): the first configuration's tier figures, analytic
-    // (its simulations ran with the tiers).
-    std::optional<model::KvOffloadFigures> tiers;
-    if (s.deployment.engine.kv_offload && r.found && !r.ranked.empty()) {
-        const plan::SizingConfig& k = r.ranked.front().config;
-        const model::Scenario chosen = plan::configured_scenario(
-            s, plan::effective_plan(s, node).candidates.at(k.candidate), k);
-        tiers = model::estimate_serving(chosen.deployment, chosen.workload,
-                                        choose_profile(ctx, ScenarioFlags{}, chosen.deployment.gpu))
-                    .kv_offload;
-    }
-
+    const PlanAnswer answer{ctx, s, colocated, node, r, f.threads.value_or(0)};
+    const AnswerExtras extras = answer_extras(answer, engine);
     if (vm.count("json")) {
-        nlohmann::json j = plan_json(s, r);
-        if (tiers) {
-            j["kv_offload"] = {{"hit_rate", tiers->hit_rate},
-                               {"hit_rate_without", tiers->hit_rate_without},
-                               {"split",
-                                {{"gpu", tiers->split.gpu},
-                                 {"host", tiers->split.host},
-                                 {"nvme", tiers->split.nvme},
-                                 {"miss", tiers->split.miss}}},
-                               {"load_time_s", tiers->load_time.si()},
-                               {"ttft_without_s", tiers->ttft_without.si()}};
-        }
-        if (engine) {
-            j["emit"] = launch ? launch_json(*launch) : nlohmann::json(nullptr);
-        }
-        if (pd) {
-            nlohmann::json layouts = nlohmann::json::array();
-            const auto add = [&](const plan::DisaggLayout& l) {
-                layouts.push_back(
-                    {{"name", l.name},
-                     {"disaggregated", l.disaggregated},
-                     {"gpus", l.gpus},
-                     {"prefill_replicas", l.prefill_replicas},
-                     {"prefill_tp", l.prefill_tp},
-                     {"decode_replicas", l.decode_replicas},
-                     {"decode_tp", l.decode_tp},
-                     {"replicas", l.replicas},
-                     {"tp", l.tp},
-                     {"capacity_rps", l.capacity_rps},
-                     {"bottleneck", l.bottleneck},
-                     {"simulated", l.simulated},
-                     {"meets_slo", l.meets_slo},
-                     {"slo_attainment", l.slo_attainment},
-                     {"ttft_p99_s", l.ttft_p99_s},
-                     {"tpot_p99_s", l.tpot_p99_s},
-                     {"e2e_p99_s", l.e2e_p99_s},
-                     {"output_tok_s", l.output_tok_s},
-                     {"link_utilisation", l.link_utilisation},
-                     {"transfer_mean_s", l.transfer_mean_s},
-                     {"rent_per_hour",
-                      l.rent_per_hour ? nlohmann::json(*l.rent_per_hour) : nlohmann::json()}});
-            };
-            for (const auto& l : pd->ranked) {
-                add(l);
-            }
-            for (const auto& l : pd->not_simulated) {
-                add(l);
-            }
-            j["disaggregation"] = {
-                {"gpus", pd->gpus}, {"verdict", pd->verdict}, {"layouts", layouts}};
-        }
-        if (routers) {
-            j["router"] = router_json(*routers);
-        }
-        if (offload_choice) {
-            j["kv_offload_choice"] = serving_choice_json(*offload_choice);
-        }
-        if (lora_choice) {
-            j["max_loras_choice"] = serving_choice_json(*lora_choice);
-        }
-        if (spec_choice) {
-            j["num_speculative_tokens_choice"] = serving_choice_json(*spec_choice);
-        }
-        if (answer_spec) {
-            j["answer_speculative"] = {{"method", model::to_string(answer_spec->method)},
-                                       {"num_speculative_tokens", answer_spec->k},
-                                       {"tokens_per_step", answer_spec->tokens_per_step},
-                                       {"tpot_without_s", answer_spec->tpot_off.si()},
-                                       {"speedup", answer_spec->speedup}};
-        }
-        *ctx.out << json_text(j) << '\n';
+        *ctx.out << json_text(plan_answer_json(s, r, extras, engine)) << '\n';
         return 0;
     }
-    auto& out = *ctx.out;
-    const auto& d = s.deployment;
-    out << "plan " << s.name << ": " << d.model.name << ", SLO p" << fixed(s.slo.percentile, 0);
-    if (s.slo.ttft)
-        out << " TTFT " << fixed(s.slo.ttft->si() * 1e3, 0) << " ms";
-    if (s.slo.tpot)
-        out << " TPOT " << fixed(s.slo.tpot->si() * 1e3, 0) << " ms";
-    if (s.slo.e2e)
-        out << " E2E " << fixed(s.slo.e2e->si(), 1) << " s";
-    out << " (per-class SLOs where given), ranked by " << model::to_string(r.pricing) << " cost\n"
-        << "searched     " << r.shapes << " replica shapes, " << r.configurations
-        << " configurations with "
-        << "replica counts; " << r.simulated << " simulated\n"
-        << "stopped at   ";
-    std::string sep;
-    for (const auto& [stage, n] : r.stages) {
-        out << sep << stage << ' ' << n;
-        sep = ", ";
-    }
-    out << " (docs/plan.md)\n\n";
-    if (r.found) {
-        print_rows(out, r.ranked, r.currency, s.slo.percentile, s, ctx.error_bands(), ctx.db());
-        out << '\n';
-    } else if (r.closest_miss && r.closest_miss->monthly) {
-        out << "closest miss:\n";
-        print_rows(out, {*r.closest_miss}, r.currency, s.slo.percentile, s, ctx.error_bands(),
-                   ctx.db());
-        out << '\n';
-    }
-    out << (r.found ? "answer       " : "NO ANSWER    ") << r.verdict << '\n';
-    if (r.found && !r.ranked.empty() && r.ranked.front().slo_capacity_ratio > 0) {
-        // model::slo_capacity of the first configuration, beside its throughput capacity.
-        const plan::SizingRow& first = r.ranked.front();
-        out << "capacity     at the SLO (p" << fixed(s.slo.percentile, 0) << ", analytic) "
-            << fixed(first.slo_capacity_rps, 2)
-            << " req/s = " << fixed(first.slo_capacity_ratio * 100, 0)
-            << " % of the throughput capacity "
-            << fixed(first.slo_capacity_rps / first.slo_capacity_ratio, 2)
-            << " req/s (bound: " << first.slo_capacity_bound << ")";
-        if (first.offered_rps > 0) {
-            out << "; offered " << fixed(first.offered_rps, 2) << " req/s";
-        }
-        out << '\n';
-    }
-    if (tiers) {
-        out << "KV offload   first configuration (analytic): prefix hit rate "
-            << fixed(100 * tiers->hit_rate, 1) << " %"
-            << " (GPU alone " << fixed(100 * tiers->hit_rate_without, 1) << " %"
-            << "), shared prefix on host " << fixed(100 * tiers->split.host, 1) << " %"
-            << ", NVMe " << fixed(100 * tiers->split.nvme, 1) << " %"
-            << ", load " << fixed(tiers->load_time.si() * 1e3, 1) << " ms per request\n";
-    }
-    for (const auto& n : r.notes) {
-        out << "note         " << n << '\n';
-    }
-    if (pd) {
-        out << "\nprefill/decode disaggregation against co-location at " << pd->gpus
-            << " GPUs (simulated, best first; docs/simulator.md):\n";
-        Table t({"layout", "capacity req/s", "bound", "SLO", "attain", "TTFT p99 ms", "TPOT p99 ms",
-                 "out tok/s", "link busy"});
-        for (const auto& l : pd->ranked) {
-            t.add_row({l.name, fixed(l.capacity_rps, 2), l.bottleneck,
-                       l.meets_slo ? "met" : "missed", fixed(100 * l.slo_attainment, 1) + " %",
-                       fixed(l.ttft_p99_s * 1e3, 0), fixed(l.tpot_p99_s * 1e3, 1),
-                       fixed(l.output_tok_s, 0),
-                       l.disaggregated ? fixed(100 * l.link_utilisation, 1) + " %" : "-"});
-        }
-        t.print(out);
-        if (!pd->not_simulated.empty()) {
-            out << "not simulated (less capacity): ";
-            std::string comma;
-            for (const auto& l : pd->not_simulated) {
-                out << comma << l.name << " (" << fixed(l.capacity_rps, 2) << " req/s)";
-                comma = ", ";
-            }
-            out << '\n';
-        }
-        out << "P:D answer   " << pd->verdict << '\n';
-    }
-    if (answer_spec) {
-        out << "speculative  the answer drafts " << answer_spec->k << " tokens per step ("
-            << model::to_string(answer_spec->method)
-            << "): " << fixed(answer_spec->tokens_per_step, 2)
-            << " tokens per step expected; TPOT speed-up at the operating point "
-            << fixed(answer_spec->speedup, 2) << " x (TPOT "
-            << fixed(answer_spec->tpot_off.si() * 1e3, 1) << " ms without)\n";
-    }
-    if (routers) {
-        print_routers(out, *routers, s.slo.percentile);
-    }
-    if (offload_choice) {
-        print_serving_choice(out, *offload_choice, s.slo.percentile);
-    }
-    if (lora_choice) {
-        print_serving_choice(out, *lora_choice, s.slo.percentile);
-    }
-    if (spec_choice) {
-        print_serving_choice(out, *spec_choice, s.slo.percentile);
-    }
-    if (s.availability && r.found && !r.ranked.empty()) {
-        const auto& par = r.ranked.front().config.par;
-        print_availability(out, *scenario_availability(s, par.dp, par.tp * par.pp));
-    }
-    if (launch) {
-        out << "\nthe first configuration (" << launch_config << "):\n";
-        print_launch(out, *launch);
-    } else if (engine) {
-        out << "\nno configuration meets the SLOs: nothing to launch\n";
-    }
+    print_plan(*ctx.out, ctx, s, r, extras, engine);
     return 0;
 }
 

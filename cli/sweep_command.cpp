@@ -391,10 +391,11 @@ std::size_t run_points_mpi(MpiJob& job, const std::vector<std::size_t>& todo,
 
 } // namespace
 
-int run_sweep(CliContext& ctx) {
-    po::options_description desc("options");
-    std::string file, output, shard_flag;
-    std::optional<long long> shards;
+namespace {
+
+// The options of `gpuplan sweep`, bound to the variables they fill.
+void add_sweep_options(po::options_description& desc, std::string& file, std::string& output,
+                       std::string& shard_flag, std::optional<long long>& shards) {
     // clang-format off
     desc.add_options()
         ("file", po::value(&file)->required(), "sweep spec YAML (docs/sweep.md)")
@@ -406,107 +407,135 @@ int run_sweep(CliContext& ctx) {
         ("shards", po::value<long long>()->notifier([&](long long v) { shards = v; }),
                    "shard count with JOB_COMPLETION_INDEX (Kubernetes Indexed Job completions)");
     // clang-format on
-    po::positional_options_description pos;
-    pos.add("file", 1);
-    po::variables_map vm;
-    if (!parse_options("sweep", ctx.args, desc, pos, vm, *ctx.out,
-                       "SPEC.yaml -o FILE.csv [--resume] [--shard K/N | --shards N] [--mpi]")) {
-        return 0;
-    }
-    const hwdb::SweepSpec spec = hwdb::load_sweep_spec(file);
-    const Shard shard = choose_shard(shard_flag, shards);
-    const std::size_t total = spec.points.size();
-    const auto& figures = figure_columns(spec.command);
+}
 
-    Table table;
-    table.header = "index,sweep_id,seed";
+// The table's header: the point's index, id and seed, the axes, the error, the command's figures
+// and the command line that reproduces the point.
+std::string table_header(const hwdb::SweepSpec& spec, const std::vector<std::string>& figures) {
+    std::string header = "index,sweep_id,seed";
     for (const auto& k : spec.keys) {
-        table.header += ',' + csv_field(k);
+        header += ',' + csv_field(k);
     }
-    table.header += ",error";
+    header += ",error";
     for (const auto& f : figures) {
-        table.header += ',' + f;
+        header += ',' + f;
     }
-    table.header += ",cli";
+    header += ",cli";
+    return header;
+}
 
-    // The command line that reproduces a point.
+// The start of the command line that reproduces a point: "gpuplan [--hwdb DIR]...".
+std::string reproduce_prefix(const CliContext& ctx) {
     std::string prefix = "gpuplan";
     for (const auto& h : ctx.extra_hwdb) {
         prefix += " --hwdb " + shell_word(h.string());
     }
-    const auto overrides_of = [&](std::size_t i) {
-        std::vector<hwdb::ScenarioOverride> o;
-        for (const auto* list : {&spec.sets, &spec.points[i]}) {
-            for (const auto& s : *list) {
-                o.emplace_back(s.key, s.value, s.origin);
-            }
-        }
-        return o;
-    };
-    const auto load = [&](std::size_t i) {
-        const auto o = overrides_of(i);
-        return spec.base_text.empty()
-                   ? hwdb::load_scenario(spec.base_file, ctx.db(), o)
-                   : hwdb::parse_scenario(spec.base_text, spec.file, ctx.db(), o);
-    };
-    const auto cli_of = [&](std::size_t i, std::uint64_t seed) {
-        if (!spec.base_text.empty()) {
-            return prefix + " sweep " + shell_word(spec.file) + " --shard " + std::to_string(i) +
-                   "/" + std::to_string(total) + " -o point.csv";
-        }
-        std::string c = prefix + " " + spec.command + " " + shell_word(spec.base_file.string());
-        for (const auto* list : {&spec.sets, &spec.points[i]}) {
-            for (const auto& s : *list) {
-                c += " --set " + shell_word(s.key + "=" + s.value);
-            }
-        }
-        if (spec.command == "simulate") {
-            c += " --seed " + std::to_string(seed);
-        } else if (spec.command == "plan") {
-            c += " --set seed=" + std::to_string(seed);
-        }
-        return c;
-    };
-    const auto values_of = [&](std::size_t i) {
-        nlohmann::json v = nlohmann::json::object();
-        for (const auto& s : spec.points[i]) {
-            v[s.key] = s.value;
-        }
-        return v;
-    };
+    return prefix;
+}
 
+/// One sweep as run_sweep runs it: the spec, and what its points share.
+struct Sweep {
+    CliContext& ctx;
+    const hwdb::SweepSpec& spec;
+    std::size_t total = 0;                           ///< points in the spec
+    const std::vector<std::string>& figures;         ///< the command's figure columns
+    std::string prefix;                              ///< reproduce_prefix
+    std::map<std::size_t, std::string> refused = {}; ///< points refused, with the error
+    std::map<std::string, model::EfficiencyProfile> profiles = {}; ///< by accelerator
+    std::size_t failed = 0;                                        ///< points answered by an error
+};
+
+std::vector<hwdb::ScenarioOverride> point_overrides(const hwdb::SweepSpec& spec, std::size_t i) {
+    std::vector<hwdb::ScenarioOverride> o;
+    for (const auto* list : {&spec.sets, &spec.points[i]}) {
+        for (const auto& s : *list) {
+            o.emplace_back(s.key, s.value, s.origin);
+        }
+    }
+    return o;
+}
+
+model::Scenario load_point(const Sweep& w, std::size_t i) {
+    const auto o = point_overrides(w.spec, i);
+    return w.spec.base_text.empty()
+               ? hwdb::load_scenario(w.spec.base_file, w.ctx.db(), o)
+               : hwdb::parse_scenario(w.spec.base_text, w.spec.file, w.ctx.db(), o);
+}
+
+// The command line that reproduces point i at `seed`.
+std::string point_cli(const Sweep& w, std::size_t i, std::uint64_t seed) {
+    if (!w.spec.base_text.empty()) {
+        return w.prefix + " sweep " + shell_word(w.spec.file) + " --shard " + std::to_string(i) +
+               "/" + std::to_string(w.total) + " -o point.csv";
+    }
+    std::string c = w.prefix + " " + w.spec.command + " " + shell_word(w.spec.base_file.string());
+    for (const auto* list : {&w.spec.sets, &w.spec.points[i]}) {
+        for (const auto& s : *list) {
+            c += " --set " + shell_word(s.key + "=" + s.value);
+        }
+    }
+    if (w.spec.command == "simulate") {
+        c += " --seed " + std::to_string(seed);
+    } else if (w.spec.command == "plan") {
+        c += " --set seed=" + std::to_string(seed);
+    }
+    return c;
+}
+
+// Point i's values by axis key.
+nlohmann::json point_values(const hwdb::SweepSpec& spec, std::size_t i) {
+    nlohmann::json v = nlohmann::json::object();
+    for (const auto& s : spec.points[i]) {
+        v[s.key] = s.value;
+    }
+    return v;
+}
+
+// The points of `shard`: every n-th from k.
+std::vector<std::size_t> shard_points(const Shard& shard, std::size_t total) {
     std::vector<std::size_t> selected;
     for (std::size_t i = shard.k; i < total; i += shard.n) {
         selected.push_back(i);
     }
-    // --resume: rows of this sweep's points (same index, values, id and command) are kept.
+    return selected;
+}
+
+/// The rows --resume kept, and the rows of the old output that are not this sweep's.
+struct Resumed {
     std::size_t skipped = 0;
-    std::size_t dropped = 0; // rows of the old output that are not this sweep's
-    const bool resume = vm.count("resume") > 0;
-    if (resume && std::filesystem::exists(output)) {
-        std::string header;
-        const auto rows = read_part(output, header);
-        if (header != table.header) {
-            throw InputError(output +
-                             " holds another sweep's table (other columns); give another -o or "
-                             "leave out --resume to replace it");
-        }
-        for (const auto& r : rows) {
-            const auto& m = r.meta;
-            if (r.index < total && (r.index % shard.n) == shard.k &&
-                m.value("sweep_id", "") == spec.id && m.value("command", "") == spec.command &&
-                m.value("points", std::size_t{0}) == total && m["values"] == values_of(r.index)) {
-                table.rows[r.index] = r.row;
-            }
-        }
-        skipped = table.rows.size();
-        dropped = rows.size() - skipped;
+    std::size_t dropped = 0;
+};
+
+// --resume: rows of this sweep's points (same index, values, id and command) are kept.
+Resumed keep_resumed_rows(const Sweep& w, const Shard& shard, const std::string& output,
+                          Table& table) {
+    Resumed kept;
+    std::string header;
+    const auto rows = read_part(output, header);
+    if (header != table.header) {
+        throw InputError(output +
+                         " holds another sweep's table (other columns); give another -o or "
+                         "leave out --resume to replace it");
     }
-    // Every point's scenario is read before any runs, so a bad axis or set value (an error at a
-    // value the spec wrote) stops the sweep at once. A point the scenario's own checks refuse (tp 3
-    // for 64 attention heads) is that point's answer: a row with the error. When every point is
-    // refused the base itself is wrong, and the first error stops the sweep.
-    std::map<std::size_t, std::string> refused;
+    for (const auto& r : rows) {
+        const auto& m = r.meta;
+        if (r.index < w.total && (r.index % shard.n) == shard.k &&
+            m.value("sweep_id", "") == w.spec.id && m.value("command", "") == w.spec.command &&
+            m.value("points", std::size_t{0}) == w.total &&
+            m["values"] == point_values(w.spec, r.index)) {
+            table.rows[r.index] = r.row;
+        }
+    }
+    kept.skipped = table.rows.size();
+    kept.dropped = rows.size() - kept.skipped;
+    return kept;
+}
+
+// Every point's scenario is read before any runs, so a bad axis or set value (an error at a
+// value the spec wrote) stops the sweep at once. A point the scenario's own checks refuse (tp 3
+// for 64 attention heads) is that point's answer: a row with the error, kept in w.refused. When
+// every point is refused the base itself is wrong, and the first error stops the sweep.
+void load_points(Sweep& w, const std::vector<std::size_t>& selected, const Table& table) {
     std::optional<std::string> first_refusal;
     std::size_t loaded = 0;
     for (const std::size_t i : selected) {
@@ -514,178 +543,208 @@ int run_sweep(CliContext& ctx) {
             continue;
         }
         try {
-            (void)load(i);
+            (void)load_point(w, i);
             ++loaded;
         } catch (const ConfigError& e) {
-            if (e.line() == 0 && e.file().starts_with(spec.file + ":")) {
+            if (e.line() == 0 && e.file().starts_with(w.spec.file + ":")) {
                 throw; // located at an axis or set value of the spec
             }
-            refused[i] = e.what();
+            w.refused[i] = e.what();
         } catch (const InputError& e) {
-            refused[i] = e.what();
+            w.refused[i] = e.what();
         }
-        if (!refused.empty() && !first_refusal) {
-            first_refusal = refused.begin()->second;
+        if (!w.refused.empty() && !first_refusal) {
+            first_refusal = w.refused.begin()->second;
         }
     }
     if (loaded == 0 && first_refusal) {
         throw InputError(*first_refusal);
     }
+}
 
-    std::map<std::string, model::EfficiencyProfile> profiles; // by accelerator
-    const auto profile_for = [&](const model::Scenario& s) -> const model::EfficiencyProfile& {
-        auto it = profiles.find(s.deployment.gpu.name);
-        if (it == profiles.end()) {
-            it = profiles
-                     .emplace(s.deployment.gpu.name,
-                              choose_profile(ctx, ScenarioFlags{}, s.deployment.gpu))
-                     .first;
-        }
-        return it->second;
-    };
+const model::EfficiencyProfile& profile_for(Sweep& w, const model::Scenario& s) {
+    auto it = w.profiles.find(s.deployment.gpu.name);
+    if (it == w.profiles.end()) {
+        it = w.profiles
+                 .emplace(s.deployment.gpu.name,
+                          choose_profile(w.ctx, ScenarioFlags{}, s.deployment.gpu))
+                 .first;
+    }
+    return it->second;
+}
 
-    // One point's row (nullopt: interrupted in the middle of it, so no row). `failed` counts the
-    // points whose answer is an error.
-    std::size_t failed = 0;
-    bool stopped = false;
-    const auto compute_row = [&](std::size_t i) -> std::optional<Row> {
-        nlohmann::json result;
-        std::string error;
-        std::uint64_t seed = i + 1; // the loader's default seed (1) when the scenario is refused
-        const auto refusal = refused.find(i);
-        if (refusal != refused.end()) {
-            error = refusal->second;
+/// A point's answer: the command's JSON report, or the error that is its answer.
+struct PointAnswer {
+    nlohmann::json result;
+    std::string error;
+    std::uint64_t seed = 0; ///< the point's seed
+};
+
+// Runs the spec's command on the point's scenario `s` into `a`; false when a signal stopped the
+// simulation in the middle of it.
+bool run_command(Sweep& w, model::Scenario& s, PointAnswer& a) {
+    const auto& profile = profile_for(w, s);
+    if (w.spec.command == "estimate") {
+        a.result = estimate_report(w.ctx, s, profile);
+    } else if (w.spec.command == "cost") {
+        a.result = cost_report(w.ctx, s, profile);
+    } else if (w.spec.command == "train") {
+        a.result = train_report(w.ctx, s, profile);
+    } else if (w.spec.command == "plan") {
+        // One worker per point: points are the parallelism (shards, MPI ranks). The
+        // point's seed drives the search's confirming simulations.
+        s.seed = a.seed;
+        a.result = plan_report(w.ctx, s, 1, false);
+    } else {
+        sim::SimOptions opts;
+        opts.seed = a.seed;
+        opts.profile = profile;
+        opts.node = scenario_node(w.ctx, s);
+        const sim::SimResult r = sim::simulate(s, opts, interrupt_token());
+        if (interrupt_signal() != 0) {
+            return false; // the point is incomplete: no row
         }
-        try {
-            if (refusal != refused.end()) {
-                throw InputError(error);
+        if (!r.ok) {
+            for (const auto& reason : r.reasons) {
+                a.error += (a.error.empty() ? "" : "; ") + reason;
             }
-            model::Scenario s = load(i);
-            seed = s.seed + i;
-            const auto& profile = profile_for(s);
-            if (spec.command == "estimate") {
-                result = estimate_report(ctx, s, profile);
-            } else if (spec.command == "cost") {
-                result = cost_report(ctx, s, profile);
-            } else if (spec.command == "train") {
-                result = train_report(ctx, s, profile);
-            } else if (spec.command == "plan") {
-                // One worker per point: points are the parallelism (shards, MPI ranks). The
-                // point's seed drives the search's confirming simulations.
-                s.seed = seed;
-                result = plan_report(ctx, s, 1, false);
-            } else {
-                sim::SimOptions opts;
-                opts.seed = seed;
-                opts.profile = profile;
-                opts.node = scenario_node(ctx, s);
-                const sim::SimResult r = sim::simulate(s, opts, interrupt_token());
-                if (interrupt_signal() != 0) {
-                    return std::nullopt; // the point is incomplete: no row
-                }
-                if (!r.ok) {
-                    for (const auto& reason : r.reasons) {
-                        error += (error.empty() ? "" : "; ") + reason;
-                    }
-                    error = "the deployment does not fit, nothing was simulated: " + error;
-                } else {
-                    result = simulate_json(s, r);
-                }
-            }
-        } catch (const InputError& e) {
-            error = e.what(); // this point's answer is an error; the sweep goes on
-        } catch (const Interrupted&) {
-            return std::nullopt; // a search stopped part-way: no row
+            a.error = "the deployment does not fit, nothing was simulated: " + a.error;
+        } else {
+            a.result = simulate_json(s, r);
         }
-        failed += error.empty() ? 0 : 1;
-        nlohmann::json meta = {
-            {"index", i},
-            {"points", total},
-            {"sweep_id", spec.id},
-            {"command", spec.command},
-            {"seed", seed},
-            {"values", values_of(i)},
-            {"cli", cli_of(i, seed)},
-            {"error", error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error)},
-            {"result", result}};
-        std::string csv = std::to_string(i) + ',' + csv_field(spec.id) + ',' + std::to_string(seed);
-        for (const auto& p : spec.points[i]) {
-            csv += ',' + csv_field(p.value);
-        }
-        csv += ',' + csv_field(error);
-        for (const auto& f : figures) {
-            csv += ',' + figure_text(result, f);
-        }
-        csv += ',' + csv_field(cli_of(i, seed));
-        return Row{csv, json_line(meta)};
-    };
+    }
+    return true;
+}
 
+// Point i's answer; nullopt when a signal stopped it part-way.
+std::optional<PointAnswer> answer_point(Sweep& w, std::size_t i) {
+    PointAnswer a;
+    a.seed = i + 1; // the loader's default seed (1) when the scenario is refused
+    const auto refusal = w.refused.find(i);
+    if (refusal != w.refused.end()) {
+        a.error = refusal->second;
+    }
+    try {
+        if (refusal != w.refused.end()) {
+            throw InputError(a.error);
+        }
+        model::Scenario s = load_point(w, i);
+        a.seed = s.seed + i;
+        if (!run_command(w, s, a)) {
+            return std::nullopt; // the point is incomplete: no row
+        }
+    } catch (const InputError& e) {
+        a.error = e.what(); // this point's answer is an error; the sweep goes on
+    } catch (const Interrupted&) {
+        return std::nullopt; // a search stopped part-way: no row
+    }
+    return a;
+}
+
+// One point's row (nullopt: interrupted in the middle of it, so no row). w.failed counts the
+// points whose answer is an error.
+std::optional<Row> compute_row(Sweep& w, std::size_t i) {
+    const std::optional<PointAnswer> answer = answer_point(w, i);
+    if (!answer) {
+        return std::nullopt;
+    }
+    const auto& [result, error, seed] = *answer;
+    w.failed += error.empty() ? 0 : 1;
+    nlohmann::json meta = {
+        {"index", i},
+        {"points", w.total},
+        {"sweep_id", w.spec.id},
+        {"command", w.spec.command},
+        {"seed", seed},
+        {"values", point_values(w.spec, i)},
+        {"cli", point_cli(w, i, seed)},
+        {"error", error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error)},
+        {"result", result}};
+    std::string csv = std::to_string(i) + ',' + csv_field(w.spec.id) + ',' + std::to_string(seed);
+    for (const auto& p : w.spec.points[i]) {
+        csv += ',' + csv_field(p.value);
+    }
+    csv += ',' + csv_field(error);
+    for (const auto& f : w.figures) {
+        csv += ',' + figure_text(result, f);
+    }
+    csv += ',' + csv_field(point_cli(w, i, seed));
+    return Row{csv, json_line(meta)};
+}
+
+// The points of `selected` that the table has no row for.
+std::vector<std::size_t> points_to_run(const std::vector<std::size_t>& selected,
+                                       const Table& table) {
     std::vector<std::size_t> todo;
     for (const std::size_t i : selected) {
         if (!table.rows.contains(i)) {
             todo.push_back(i);
         }
     }
-    ProgressBar bar("sweep", true);
-    const auto started = std::chrono::steady_clock::now();
+    return todo;
+}
+
+// Runs `todo`'s points here, one after another; returns the points computed. Sets `stopped`
+// when a signal stops it.
+std::size_t run_points_here(Sweep& w, const std::vector<std::size_t>& todo, ProgressBar& bar,
+                            std::chrono::steady_clock::time_point started,
+                            const std::string& output, Table& table, bool& stopped) {
     std::size_t computed = 0;
-    std::optional<MpiJob> job;
-    std::vector<std::size_t> per_rank; // points each MPI rank computed
-    if (vm.count("mpi")) {
-        job.emplace();
-        computed = run_points_mpi(*job, todo, compute_row, table, failed, stopped, per_rank);
-        if (job->rank() != 0) {
-            return 0; // rank 0 writes the table and reports
+    auto last_write = started;
+    for (const std::size_t i : todo) {
+        if (interrupt_signal() != 0) {
+            stopped = true;
+            break;
         }
-    } else {
-        auto last_write = started;
-        for (const std::size_t i : todo) {
-            if (interrupt_signal() != 0) {
-                stopped = true;
-                break;
-            }
-            bar(static_cast<double>(computed) /
-                    static_cast<double>(std::max<std::size_t>(todo.size(), 1)),
-                std::to_string(computed) + "/" + std::to_string(todo.size()) + " points");
-            auto row = compute_row(i);
-            if (!row) {
-                stopped = true;
-                break;
-            }
-            table.rows[i] = std::move(*row);
-            ++computed;
-            // The files hold complete rows at all times: rewritten (atomically) every few
-            // seconds.
-            const auto now = std::chrono::steady_clock::now();
-            if (now - last_write > std::chrono::seconds(5)) {
-                write_table(output, table, interrupt_signal() != 0);
-                last_write = now;
-            }
+        bar(static_cast<double>(computed) /
+                static_cast<double>(std::max<std::size_t>(todo.size(), 1)),
+            std::to_string(computed) + "/" + std::to_string(todo.size()) + " points");
+        auto row = compute_row(w, i);
+        if (!row) {
+            stopped = true;
+            break;
+        }
+        table.rows[i] = std::move(*row);
+        ++computed;
+        // The files hold complete rows at all times: rewritten (atomically) every few
+        // seconds.
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_write > std::chrono::seconds(5)) {
+            write_table(output, table, interrupt_signal() != 0);
+            last_write = now;
         }
     }
-    bar.clear();
-    if (!(resume && computed == 0 && dropped == 0 &&
-          skipped > 0)) { // else the files are already this table
-        write_table(output, table, stopped || interrupt_signal() != 0);
-    }
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    auto& out = stopped ? *ctx.err : *ctx.out;
-    out << "sweep " << spec.id << ": " << total << " points";
+    return computed;
+}
+
+/// What the summary reports of a run.
+struct SweepSummary {
+    std::size_t selected = 0; ///< points of this shard
+    std::size_t computed = 0; ///< points computed by this run
+    std::size_t skipped = 0;  ///< rows kept from the output (--resume)
+    std::size_t rows = 0;     ///< rows in the table
+    double secs = 0;          ///< wall time of the computation
+    bool stopped = false;     ///< a signal stopped the run
+};
+
+void print_summary(std::ostream& out, const Sweep& w, const Shard& shard, const std::string& output,
+                   const SweepSummary& t, const std::optional<MpiJob>& job,
+                   const std::vector<std::size_t>& per_rank) {
+    out << "sweep " << w.spec.id << ": " << w.total << " points";
     if (!shard.from.empty()) {
-        out << ", " << selected.size() << " in shard " << shard.k << "/" << shard.n << " (from "
+        out << ", " << t.selected << " in shard " << shard.k << "/" << shard.n << " (from "
             << shard.from << ")";
     }
-    out << "; " << computed << " computed";
-    if (computed > 0) {
+    out << "; " << t.computed << " computed";
+    if (t.computed > 0) {
         char buf[64];
-        std::snprintf(buf, sizeof buf, " in %.2f s (%.3g points/s)", secs,
-                      static_cast<double>(computed) / secs);
+        std::snprintf(buf, sizeof buf, " in %.2f s (%.3g points/s)", t.secs,
+                      static_cast<double>(t.computed) / t.secs);
         out << buf;
     }
-    out << ", " << skipped << " skipped (already in the output)";
-    if (failed > 0) {
-        out << ", " << failed << " with an error (its 'error' column)";
+    out << ", " << t.skipped << " skipped (already in the output)";
+    if (w.failed > 0) {
+        out << ", " << w.failed << " with an error (its 'error' column)";
     }
     out << "; wrote " << output << " and " << jsonl_beside(output).string() << '\n';
     if (job) {
@@ -695,10 +754,70 @@ int run_sweep(CliContext& ctx) {
         }
         out << '\n';
     }
-    if (stopped) {
-        out << "stopped before " << selected.size() - table.rows.size()
+    if (t.stopped) {
+        out << "stopped before " << t.selected - t.rows
             << " points; the rows written are complete; run again with --resume to finish\n";
     }
+}
+
+} // namespace
+
+int run_sweep(CliContext& ctx) {
+    po::options_description desc("options");
+    std::string file, output, shard_flag;
+    std::optional<long long> shards;
+    add_sweep_options(desc, file, output, shard_flag, shards);
+    po::positional_options_description pos;
+    pos.add("file", 1);
+    po::variables_map vm;
+    if (!parse_options("sweep", ctx.args, desc, pos, vm, *ctx.out,
+                       "SPEC.yaml -o FILE.csv [--resume] [--shard K/N | --shards N] [--mpi]")) {
+        return 0;
+    }
+    const hwdb::SweepSpec spec = hwdb::load_sweep_spec(file);
+    const Shard shard = choose_shard(shard_flag, shards);
+    Sweep w{.ctx = ctx,
+            .spec = spec,
+            .total = spec.points.size(),
+            .figures = figure_columns(spec.command),
+            .prefix = reproduce_prefix(ctx)};
+    Table table;
+    table.header = table_header(spec, w.figures);
+    const std::vector<std::size_t> selected = shard_points(shard, w.total);
+    const bool resume = vm.count("resume") > 0;
+    Resumed kept;
+    if (resume && std::filesystem::exists(output)) {
+        kept = keep_resumed_rows(w, shard, output, table);
+    }
+    load_points(w, selected, table);
+    const std::vector<std::size_t> todo = points_to_run(selected, table);
+    ProgressBar bar("sweep", true);
+    const auto started = std::chrono::steady_clock::now();
+    std::size_t computed = 0;
+    bool stopped = false;
+    std::optional<MpiJob> job;
+    std::vector<std::size_t> per_rank; // points each MPI rank computed
+    if (vm.count("mpi")) {
+        job.emplace();
+        computed = run_points_mpi(
+            *job, todo, [&](std::size_t i) { return compute_row(w, i); }, table, w.failed, stopped,
+            per_rank);
+        if (job->rank() != 0) {
+            return 0; // rank 0 writes the table and reports
+        }
+    } else {
+        computed = run_points_here(w, todo, bar, started, output, table, stopped);
+    }
+    bar.clear();
+    if (!(resume && computed == 0 && kept.dropped == 0 &&
+          kept.skipped > 0)) { // else the files are already this table
+        write_table(output, table, stopped || interrupt_signal() != 0);
+    }
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    print_summary(stopped ? *ctx.err : *ctx.out, w, shard, output,
+                  {selected.size(), computed, kept.skipped, table.rows.size(), secs, stopped}, job,
+                  per_rank);
     return 0;
 }
 
