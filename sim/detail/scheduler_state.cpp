@@ -367,9 +367,7 @@ void SchedulerState::free_blocks(Request& r) {
         const std::size_t own =
             std::min(static_cast<std::size_t>(r.hashed_blocks), r.blocks.size());
         blocks_.release_unshared(r.blocks.data() + own, r.blocks.data() + r.blocks.size());
-        for (std::size_t i = own; i-- > 0;) {
-            blocks_.release(r.blocks[i]);
-        }
+        blocks_.release_run(r.blocks.data(), r.blocks.data() + own);
         r.blocks.clear();
     } else {
         blocks_.release_count(r.blocks_held);
@@ -488,14 +486,33 @@ void SchedulerState::drop_done() {
     std::erase_if(running_, [&](std::uint32_t s) { return pool_[s].state == ReqState::Done; });
 }
 
-void SchedulerState::drop_done(const std::vector<std::uint32_t>& done) {
-    // Compares slot numbers only: the running requests themselves are not read again.
+namespace {
+
+// Removes the slots of `done` (distinct) from `slots`, keeping the order. Compares slot numbers
+// only (the requests are not read again); the slots before the first one found are not moved,
+// and once every one of `done` is found the rest moves as one block without comparisons.
+void erase_slots(std::vector<std::uint32_t>& slots, const std::vector<std::uint32_t>& done) {
     const auto is_done = [&](std::uint32_t s) {
         return std::find(done.begin(), done.end(), s) != done.end();
     };
-    std::erase_if(running_, is_done);
+    auto out = std::find_if(slots.begin(), slots.end(), is_done);
+    auto in = out;
+    for (std::size_t left = done.size(); in != slots.end() && left > 0; ++in) {
+        if (is_done(*in)) {
+            --left;
+        } else {
+            *out++ = *in;
+        }
+    }
+    slots.erase(std::move(in, slots.end(), out), slots.end());
+}
+
+} // namespace
+
+void SchedulerState::drop_done(const std::vector<std::uint32_t>& done) {
+    erase_slots(running_, done);
     if (formed_) {
-        std::erase_if(outside_, is_done);
+        erase_slots(outside_, done);
     }
 }
 
