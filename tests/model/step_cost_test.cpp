@@ -437,7 +437,9 @@ TEST(StepShape, AnotherBatchOfTheSameShapeGivesTheSameBits) {
             StepCost r;
             m.complete(shape, late, r);
             EXPECT_EQ(r, m.cost(late)) << d.model.name << ' ' << decodes << ' ' << prefills;
-            EXPECT_GT(r.time.si(), m.cost(early).time.si()) << d.model.name;
+            if (decodes > 0) { // longer decode contexts read more KV
+                EXPECT_GT(r.time.si(), m.cost(early).time.si()) << d.model.name;
+            }
         }
     }
 }
