@@ -8,6 +8,7 @@
 #include "model/moe.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <string>
 
@@ -315,7 +316,7 @@ void StepCostModel::gemm(OpCost& op, double m, double k, double n, double weight
     op.time += kt.time * layers;
     op.kernels += static_cast<int>(layers);
     acc.weights += wbytes * layers;
-    acc.matmul += flops * layers;
+    acc.add_matmul(flops * layers);
     if (replicated) {
         acc.replicated += flops * layers;
     }
@@ -332,46 +333,103 @@ void StepCostModel::stream(OpCost& op, double bytes, double flops, double layers
     op.time += kt.time * layers;
 }
 
-// One call of cost() runs the operators in this order; `acc` and `r.kv_bytes` are summed in
-// it, so the order is part of the result.
-StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
-    StepCost r;
-    const double tp = s.prefill_tokens;
-    const double nd = s.decodes;
-    const double t = tp + nd;                                 // tokens in the step
-    const double rows = s.prefills + nd + s.extra_logit_rows; // positions producing logits
-    r.tokens = static_cast<int>(t);
-    r.prefill_tokens = static_cast<int>(tp);
-    r.sequences = static_cast<int>(s.prefills + nd);
-    if (t <= 0) {
-        return r;
+void StepCostModel::Work::add_matmul(double flops) noexcept {
+    if (after == nullptr) {
+        matmul += flops;
+        return;
     }
-    r.cuda_graph = engine_.cuda_graphs && t <= engine_.cuda_graph_max_tokens;
-    const Seconds launch = r.cuda_graph ? prof_.graph_launch_overhead : prof_.launch_overhead;
+    assert(after->matmul_after_count < StepShape::kMaxMatmulTerms);
+    after->matmul_after[static_cast<std::size_t>(after->matmul_after_count++)] = flops;
+}
+
+StepCost StepCostModel::cost(const BatchStats& s) const noexcept {
+    StepShape sh;
+    shape(s, sh);
+    StepCost r;
+    complete(sh, s, r);
+    return r;
+}
+
+ShapeKey StepCostModel::shape_key(const BatchStats& s) const noexcept {
+    ShapeKey k;
+    k.tokens = s.prefill_tokens + s.decodes;
+    k.rows = s.prefills + s.decodes + s.extra_logit_rows;
+    if (mla_) {
+        k.decodes = s.decodes;
+        k.prefill_kv_read = s.prefill_kv_read;
+    }
+    if (lora_elems_ > 0) {
+        k.sequences = s.prefills + s.decodes;
+        k.lora_adapters = s.lora_adapters;
+    }
+    return k;
+}
+
+// cost() runs the operators in this order (attention's place between the QKV projection and
+// the output projection); `acc` and `r.kv_bytes` are summed in it, so the order is part of the
+// result: the matrix FLOPs after attention's place are recorded for complete() to add in order.
+void StepCostModel::shape(const BatchStats& s, StepShape& out) const noexcept {
+    out.key = shape_key(s);
+    out.matmul_after_count = 0;
+    out.launch = Seconds(0);
+    StepCost& r = out.partial;
+    r = StepCost{};
+    const double nd = s.decodes;
+    const double t = out.key.tokens;
+    const double rows = out.key.rows;
     Work acc;
-    embedding_and_norms(r, t);
-    qkv_projection(r, s, t, acc);
-    if (tp > 0) {
+    if (t > 0) {
+        r.cuda_graph = engine_.cuda_graphs && t <= engine_.cuda_graph_max_tokens;
+        out.launch = r.cuda_graph ? prof_.graph_launch_overhead : prof_.launch_overhead;
+        embedding_and_norms(r, t);
+        qkv_projection(r, s, t, acc);
+        acc.after = &out; // attention's place: acc.matmul stays the sum before it
+        out_projection_and_mlp(r, t, nd, acc);
+        if (lora_elems_ > 0) {
+            lora(r, s, t, acc);
+        }
+        if (moe_layers_ > 0) {
+            moe(r, t, acc);
+        }
+        // LM head over the rows that need logits, then sampling on the gathered fp32 logits.
+        gemm(op_of(r, Op::LmHead), rows, h_, vocab_rank_, eb_, 1.0, acc, false, eb_ != wb_);
+        stream(op_of(r, Op::Sampling), rows * vocab_ * kLogitBytes * kSamplerPasses,
+               kSamplerFlops * rows * vocab_, 1.0);
+        op_of(r, Op::Sampling).kernels = kSamplerKernels;
+        communication(r, t, rows);
+        finish_ops(r, out.launch, false);
+    }
+    out.weights = acc.weights;
+    out.replicated = acc.replicated;
+    out.matmul_before = acc.matmul;
+}
+
+void StepCostModel::complete(const StepShape& shape, const BatchStats& s,
+                             StepCost& r) const noexcept {
+    assert(shape.key == shape_key(s));
+    r = shape.partial;
+    const double t = s.prefill_tokens + s.decodes;
+    r.tokens = static_cast<int>(t);
+    r.prefill_tokens = static_cast<int>(s.prefill_tokens);
+    r.sequences = static_cast<int>(s.prefills + s.decodes);
+    if (t <= 0) {
+        return;
+    }
+    Work acc;
+    acc.weights = shape.weights;
+    acc.replicated = shape.replicated;
+    acc.matmul = shape.matmul_before;
+    if (s.prefill_tokens > 0) {
         attention_prefill(r, s, acc);
     }
-    if (nd > 0) {
+    if (s.decodes > 0) {
         attention_decode(r, s, acc);
     }
-    out_projection_and_mlp(r, t, nd, acc);
-    if (lora_elems_ > 0) {
-        lora(r, s, t, acc);
+    for (int i = 0; i < shape.matmul_after_count; ++i) {
+        acc.matmul += shape.matmul_after[static_cast<std::size_t>(i)];
     }
-    if (moe_layers_ > 0) {
-        moe(r, t, acc);
-    }
-    // LM head over the rows that need logits, then sampling on the gathered fp32 logits.
-    gemm(op_of(r, Op::LmHead), rows, h_, vocab_rank_, eb_, 1.0, acc, false, eb_ != wb_);
-    stream(op_of(r, Op::Sampling), rows * vocab_ * kLogitBytes * kSamplerPasses,
-           kSamplerFlops * rows * vocab_, 1.0);
-    op_of(r, Op::Sampling).kernels = kSamplerKernels;
-    communication(r, t, rows);
-    totals(r, launch, acc);
-    return r;
+    finish_ops(r, shape.launch, true);
+    totals(r, acc);
 }
 
 void StepCostModel::embedding_and_norms(StepCost& r, double t) const noexcept {
@@ -428,7 +486,7 @@ void StepCostModel::add_kernel(OpCost& o, const KernelTime& kt, double flops, do
     o.compute_time += kt.compute * layers;
     o.memory_time += kt.memory * layers;
     o.time += kt.time * layers;
-    acc.matmul += flops * layers;
+    acc.add_matmul(flops * layers);
 }
 
 // Attention FLOPs: 2 × heads × (d_qk + d_v) per query-key pair (QK^T and PV; docs/domain.md
@@ -628,17 +686,37 @@ void StepCostModel::communication(StepCost& r, double t, double rows) const noex
     }
 }
 
-void StepCostModel::totals(StepCost& r, Seconds launch, const Work& acc) const noexcept {
+namespace {
+bool is_attention(Op op) {
+    return op == Op::AttentionPrefill || op == Op::AttentionDecode;
+}
+bool is_communication(Op op) {
+    return op == Op::TpAllReduce || op == Op::PpSend || op == Op::EpAllToAll;
+}
+} // namespace
+
+// Each operator's overhead and bound depend on itself alone, so the attention operators can be
+// finished after the others.
+void StepCostModel::finish_ops(StepCost& r, Seconds launch, bool attention) const noexcept {
     for (std::size_t i = 0; i < kOpCount; ++i) {
         const Op which = static_cast<Op>(i);
-        const bool comm =
-            which == Op::TpAllReduce || which == Op::PpSend || which == Op::EpAllToAll;
+        if (is_attention(which) != attention) {
+            continue;
+        }
         OpCost& o = r.ops[i];
-        if (!comm) {
+        if (!is_communication(which)) {
             finish(o, launch, false);
-            r.bytes += o.bytes;
         } else if (o.time.si() > 0) {
             o.bound = Bound::Communication;
+        }
+    }
+}
+
+void StepCostModel::totals(StepCost& r, const Work& acc) const noexcept {
+    for (std::size_t i = 0; i < kOpCount; ++i) {
+        const OpCost& o = r.ops[i];
+        if (!is_communication(static_cast<Op>(i))) {
+            r.bytes += o.bytes;
         }
         r.flops += o.flops;
         r.time += o.time;

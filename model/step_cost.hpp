@@ -133,6 +133,35 @@ struct BatchStats {
     friend bool operator==(const BatchStats&, const BatchStats&) = default;
 };
 
+/// What the operators other than attention read of a batch (StepCostModel::shape_key).
+struct ShapeKey {
+    double tokens = 0;          ///< prefill and decode tokens of the step
+    double rows = 0;            ///< positions producing logits
+    double decodes = 0;         ///< MLA only (its decode absorbs W_UK, W_UV), else 0
+    double prefill_kv_read = 0; ///< MLA only (prefill up-projects the context), else 0
+    double sequences = 0;       ///< engine.lora only, else 0
+    double lora_adapters = 0;   ///< engine.lora only, else 0
+    friend bool operator==(const ShapeKey&, const ShapeKey&) = default;
+};
+
+/// The part of a step's cost that depends only on the batch's shape (`key`: tokens, logit
+/// rows), not on its attention contexts: every operator but the two attention ones, finished,
+/// and the matrix FLOPs summed before attention plus those added after it, in order, so that
+/// StepCostModel::complete() adds the attention terms in cost()'s order and gets the same
+/// bits. Steps of one shape recur (a steady decode batch, chunks filling the token budget), so
+/// a simulator may keep the shapes of recent steps (sim/detail/step_cost_memo.hpp).
+struct StepShape {
+    static constexpr int kMaxMatmulTerms = 16;
+    ShapeKey key;             ///< StepCostModel::shape_key of the batch
+    StepCost partial;         ///< every operator but attention; the counts and totals zero
+    Seconds launch;           ///< launch overhead per kernel (graph replay or eager)
+    double weights = 0;       ///< weight bytes read (attention reads none)
+    double replicated = 0;    ///< replicated FLOPs (attention has none)
+    double matmul_before = 0; ///< matrix FLOPs summed before the attention operators
+    std::array<double, kMaxMatmulTerms> matmul_after{}; ///< those after it, in order
+    int matmul_after_count = 0;
+};
+
 /// A deployment's step-cost function with everything batch-independent precomputed.
 class StepCostModel {
   public:
@@ -160,6 +189,12 @@ class StepCostModel {
 
     /// The cost of a step with these sums. O(1); allocation-free.
     [[nodiscard]] StepCost cost(const BatchStats& s) const noexcept;
+    /// cost(s) in two halves: shape() costs what depends on shape_key(s) alone, complete()
+    /// adds the attention operators and the totals. complete(shape of s, s) == cost(s) to the
+    /// bit, and complete(shape of s', s) == cost(s) whenever shape_key(s') == shape_key(s).
+    [[nodiscard]] ShapeKey shape_key(const BatchStats& s) const noexcept;
+    void shape(const BatchStats& s, StepShape& out) const noexcept;
+    void complete(const StepShape& shape, const BatchStats& s, StepCost& r) const noexcept;
     /// The cost of a step. O(batch); allocation-free.
     [[nodiscard]] StepCost cost(std::span<const PrefillChunk> prefills,
                                 std::span<const DecodeSeq> decodes) const noexcept;
@@ -197,7 +232,12 @@ class StepCostModel {
         double weights = 0;    ///< weight bytes read
         double matmul = 0;     ///< GEMM and attention FLOPs on this rank
         double replicated = 0; ///< of which every TP rank repeats the same
+        /// shape(): after the attention operators' place, matrix FLOPs are recorded in order
+        /// (into `after`) instead of summed, for complete() to add after attention's.
+        StepShape* after = nullptr;
+        void add_matmul(double flops) noexcept;
     };
+    void finish_ops(StepCost& r, Seconds launch, bool attention) const noexcept;
     void gemm(OpCost& op, double m, double k, double n, double weight_bytes, double layers,
               Work& acc, bool replicated, bool sixteen_bit = false) const noexcept;
     void stream(OpCost& op, double bytes, double flops, double layers) const noexcept;
@@ -217,7 +257,7 @@ class StepCostModel {
     void moe(StepCost& r, double t, Work& acc) const noexcept;
     void communication(StepCost& r, double t, double rows) const noexcept;
     void lora(StepCost& r, const BatchStats& s, double t, Work& acc) const noexcept;
-    void totals(StepCost& r, Seconds launch, const Work& acc) const noexcept;
+    void totals(StepCost& r, const Work& acc) const noexcept;
 
     EfficiencyProfile prof_;
     EngineSettings engine_;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 #include <string>
 
 namespace gpuplan::sim {
@@ -180,14 +181,21 @@ void BlockManager::release(std::int32_t block) {
     }
 }
 
+void BlockManager::release_run(const std::int32_t* first, const std::int32_t* last) {
+    for (const std::int32_t* it = last; it != first;) {
+        release(*--it);
+    }
+}
+
 void BlockManager::release_unshared(const std::int32_t* first, const std::int32_t* last) {
     assert(caching_);
-    for (const std::int32_t* it = last; it != first;) {
-        --it;
+    for (const std::int32_t* it = first; it != last; ++it) {
         assert(ref_[static_cast<std::size_t>(*it)] == 2); // one reference, no hash
         ref_[static_cast<std::size_t>(*it)] = 0;
-        unhashed_.push_back(*it);
     }
+    // Onto the stack last first, in one insertion (unhashed_ has room for every block).
+    unhashed_.insert(unhashed_.end(), std::make_reverse_iterator(last),
+                     std::make_reverse_iterator(first));
     free_ += last - first;
     tail_gap_ += last - first;
 }

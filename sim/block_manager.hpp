@@ -44,6 +44,9 @@ class BlockManager {
     void touch(std::int32_t block);
     /// Drops a reference; at zero the block goes to the tail of the free queue, keeping its hash.
     void release(std::int32_t block);
+    /// release() on each of blocks [first, last), last first (a sequence's hashed blocks, most
+    /// of them a shared prefix still held by other sequences).
+    void release_run(const std::int32_t* first, const std::int32_t* last);
     /// Releases blocks [first, last), each held by exactly one reference and without a hash,
     /// last first: what release() on each in that order does, without its branches.
     void release_unshared(const std::int32_t* first, const std::int32_t* last);

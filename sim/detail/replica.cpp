@@ -20,7 +20,7 @@ Replica::Replica(Simulation& sim, const model::StepCostModel& cost, RequestPool&
     : sim_(sim), cost_(cost), pool_(pool), metrics_(metrics), host_(host), cfg_(config),
       policy_(make_scheduler_policy(config)),
       state_(pool, metrics, with_window(config, cost), policy_->uses_prefix_cache()),
-      same_gap_(static_cast<std::size_t>(std::max(1, config.classes)), 0),
+      same_gap_(static_cast<std::size_t>(std::max(1, config.classes)), 0), cost_memo_(cost),
       spec_rng_(sim.rng().fork(0x5bec0000ULL + static_cast<std::uint64_t>(config.id))) {
     stages_ = std::max(1, cost_.pp());
     // A policy that runs its batch to completion before forming the next has one in flight.
@@ -181,8 +181,11 @@ void Replica::start_step() {
                 (link_capped_ != nullptr ? link_capped_ : cfg_.capped)->cost(stats);
             step_cost_ = st.cost;
             sample.clock = st.clock;
+        } else if (link_cost_ != nullptr) {
+            step_cost_ = link_cost_->cost(stats);
+            sample.clock = cost_.clocks().compute;
         } else {
-            step_cost_ = (link_cost_ != nullptr ? *link_cost_ : cost_).cost(stats);
+            cost_memo_.cost(stats, step_cost_);
             sample.clock = cost_.clocks().compute;
         }
         t += step_cost_.time.si();

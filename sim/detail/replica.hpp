@@ -21,6 +21,7 @@
 #include "sim/detail/request.hpp"
 #include "sim/detail/scheduler_policy.hpp"
 #include "sim/detail/scheduler_state.hpp"
+#include "sim/detail/step_cost_memo.hpp"
 #include "sim/rng.hpp"
 #include "sim/simulation.hpp"
 
@@ -137,6 +138,7 @@ class Replica final : public EventHandler {
     bool kick_pending_ = false;
     bool timer_pending_ = false;
     model::StepCost step_cost_;       // the last started step's cost (the power observer reads it)
+    StepCostMemo cost_memo_;          // shapes of recent steps of cost_
     Rng spec_rng_;                    // speculative acceptance draws (a sub-stream of the seed)
     std::unique_ptr<LoraCache> lora_; // engine.lora: adapter residency (null when off)
 

@@ -26,13 +26,27 @@ enum class ReqState : std::uint8_t {
 
 inline constexpr std::uint64_t kNoSession = ~std::uint64_t{0};
 
-struct Request {
+struct alignas(64) Request {
+    // The fields a cohort step reads of a member whose block is due or whose last token came
+    // (SchedulerState::schedule_cohort, end_cohort_step) lead, in one cache line: such a
+    // member costs one cache miss, not three.
+    std::vector<std::int32_t> blocks; ///< KV block table (prefix caching; else only the count)
+    /// The running-decode cohort (SchedulerState): while `in_cohort`, `computed`, `generated`
+    /// and `last_token` are as they were before cohort step `cohort_step`; each cohort step
+    /// since added one token to each. `run_seq` orders the running set (admission order).
+    std::int64_t cohort_step = 0;
+    std::uint64_t run_seq = 0;
+    int computed = 0; ///< tokens whose KV is computed
+    int blocks_held = 0;
+    int cls = 0;
+    int replica = -1;
+    bool in_cohort = false;
+
     std::uint64_t id = 0; ///< arrival order
     std::uint64_t session = kNoSession;
     std::uint64_t shared_id = 0; ///< content id of the shared prefix (0: none)
     std::uint64_t stream_id = 0; ///< content id of the rest (per request, or per agent session)
     std::uint32_t generation = 0;
-    int cls = 0;
     int step = 0;  ///< agent step
     int user = -1; ///< closed-loop client that sent it (-1: open loop)
     int priority = 0;
@@ -40,12 +54,10 @@ struct Request {
     int prompt = 0;     ///< prompt tokens
     int output = 0;     ///< tokens to generate
     int generated = 0;
-    int computed = 0;      ///< tokens whose KV is computed
     int sched = 0;         ///< tokens scheduled in the current step
     int cached_tokens = 0; ///< prefix-cache hit at first scheduling
     int preemptions = 0;
     int retries = 0;
-    int replica = -1;
     int adapter = -1; ///< engine.lora: the LoRA adapter it names (-1: the base model)
     ReqState state = ReqState::Free;
     bool started = false;   ///< scheduled in an engine step at least once
@@ -61,21 +73,13 @@ struct Request {
     Tick last_token = -1;
     Tick prefill_end = -1;  ///< disaggregation: its prompt's last prefill step ended
     Tick transfer_end = -1; ///< disaggregation: its KV reached the decode pool
-    // KV: block table (prefix caching) or just the count.
-    std::vector<std::int32_t> blocks;
-    int blocks_held = 0;
+    // KV (the block table and count are above).
     int hashed_blocks = 0;       ///< leading blocks whose hash is known
     std::uint64_t last_hash = 0; ///< hash of block hashed_blocks − 1 (root when none)
     int swapped_blocks = 0;      ///< blocks parked in host memory (swap preemption)
     /// Blocks past its shared prefix were ever hashed (preemption): until then no lookup can
     /// find them, since their hashes hold its own stream id (SchedulerState::lookup_limit).
     bool own_hashed = false;
-    /// The running-decode cohort (SchedulerState): while `in_cohort`, `computed`, `generated`
-    /// and `last_token` are as they were before cohort step `cohort_step`; each cohort step
-    /// since added one token to each. `run_seq` orders the running set (admission order).
-    std::uint64_t run_seq = 0;
-    std::int64_t cohort_step = 0;
-    bool in_cohort = false;
 
     /// Prompt plus generated tokens: what must be computed before the next token.
     [[nodiscard]] int num_tokens() const noexcept { return prompt + generated; }

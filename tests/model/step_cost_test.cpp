@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <new>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -444,3 +445,66 @@ TEST(StepCost, VllmOnAnAmdGpuKeepsTheGroupedCurvesOwnPadding) {
 }
 
 } // namespace grouped_moe
+
+namespace step_shape {
+
+using namespace gpuplan::model;
+
+// A batch of `decodes` decode sequences of mean context `context`, plus `prefills` chunks of
+// `chunk` tokens after `cached` cached ones.
+BatchStats batch(const StepCostModel& m, int decodes, int context, int prefills, int chunk,
+                 int cached) {
+    BatchStats s;
+    for (int i = 0; i < decodes; ++i) {
+        m.add(s, DecodeSeq{context + 37 * i});
+    }
+    for (int i = 0; i < prefills; ++i) {
+        m.add(s, PrefillChunk{chunk, cached + i});
+    }
+    return s;
+}
+
+// complete() over the shape of another batch of the same shape key gives the step's own cost to
+// the bit: the memo of recent shapes in the simulator relies on it.
+TEST(StepShape, AnotherBatchOfTheSameShapeGivesTheSameBits) {
+    const std::vector<Deployment> deployments = {
+        deploy(llama3_8b(), h100()), deploy(mixtral_8x7b(), h100(), 2),
+        deploy(deepseek_v3(), h200(), 8), deploy(windowed_model(), h100(), 2, 2)};
+    for (const Deployment& d : deployments) {
+        const StepCostModel m(d, default_profile());
+        for (const auto& [decodes, prefills] :
+             {std::pair{0, 1}, std::pair{1, 0}, std::pair{48, 0}, std::pair{31, 2}}) {
+            const BatchStats early = batch(m, decodes, 100, prefills, 512, 0);
+            const BatchStats late = batch(m, decodes, 3000, prefills, 512, 0);
+            ASSERT_EQ(m.shape_key(early), m.shape_key(late)) << d.model.name;
+            StepShape shape;
+            m.shape(early, shape);
+            StepCost r;
+            m.complete(shape, late, r);
+            EXPECT_EQ(r, m.cost(late)) << d.model.name << ' ' << decodes << ' ' << prefills;
+            if (decodes > 0) { // longer decode contexts read more KV
+                EXPECT_GT(r.time.si(), m.cost(early).time.si()) << d.model.name;
+            }
+        }
+    }
+}
+
+// The shape key holds what the operators other than attention read: the step's tokens and
+// logit rows, not the contexts nor how the tokens split into prefill and decode.
+TEST(StepShape, KeyHoldsTokensNotContexts) {
+    const StepCostModel m(deploy(llama3_8b(), h100()), default_profile());
+    EXPECT_EQ(m.shape_key(batch(m, 8, 100, 1, 256, 0)), m.shape_key(batch(m, 8, 900, 1, 256, 64)));
+    const BatchStats split = batch(m, 9, 100, 1, 255, 0); // 264 tokens, 10 rows: as 8 + 2 × 128
+    EXPECT_EQ(m.shape_key(batch(m, 8, 100, 2, 128, 0)), m.shape_key(split));
+    StepShape other;
+    m.shape(batch(m, 8, 100, 2, 128, 0), other);
+    StepCost r;
+    m.complete(other, split, r);
+    EXPECT_EQ(r, m.cost(split));
+    EXPECT_EQ(r.prefill_tokens, 255);
+    EXPECT_EQ(r.sequences, 10);
+    EXPECT_NE(m.shape_key(batch(m, 8, 100, 1, 256, 0)), m.shape_key(batch(m, 9, 100, 1, 256, 0)));
+    EXPECT_NE(m.shape_key(batch(m, 8, 100, 1, 256, 0)), m.shape_key(batch(m, 8, 100, 1, 128, 0)));
+}
+
+} // namespace step_shape
