@@ -182,6 +182,8 @@ class StepCostModel {
     /// The kernel the linear layers run on: weight-only for GPTQ/AWQ/GGUF weights and for narrow
     /// formats the GPU has no tensor-core path for (FP8 on Ampere).
     [[nodiscard]] GemmPath gemm_path() const { return gemm_path_; }
+    /// The kernel class of the linear layers (model/gemm_class.hpp): its efficiency scale.
+    [[nodiscard]] GemmClass gemm_class() const { return gemm_class_; }
     /// Tensor-parallel size.
     [[nodiscard]] int tp() const { return tp_; }
     /// Pipeline stages.
@@ -236,6 +238,7 @@ class StepCostModel {
     // Bytes per element.
     double wb_ = 2, ab_ = 2, sb_ = 2, eb_ = 2, kvb_ = 2;
     ComputeType gemm_type_ = ComputeType::Bf16;
+    GemmClass gemm_class_ = GemmClass::Bf16; ///< the linear layers' kernel class
     ComputeType attn_type_ = ComputeType::Bf16;
     GemmPath gemm_path_ = GemmPath::Dense; ///< the linear layers' kernel (not router, LM head)
     FlopsPerSecond peak_gemm_, peak_attn_; ///< derated by clocks_.compute
