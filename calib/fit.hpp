@@ -105,6 +105,9 @@ struct PointError {
 /// Errors of one operator class.
 struct ClassReport {
     OpClass op_class = OpClass::Gemm;
+    /// Set on the per-kernel-class reports (FitReport::kernel_classes): the GEMM kernel class
+    /// (model/gemm_class.hpp) the errors are of.
+    std::optional<model::GemmClass> kernel_class;
     bool fitted = false;           ///< its curve was fitted (enough training points)
     ErrorStats train;              ///< fitted profile, training points
     ErrorStats held_out;           ///< fitted profile, held-out points
@@ -117,8 +120,12 @@ struct ClassReport {
 struct FitReport {
     model::EfficiencyProfile profile; ///< the fitted coefficients
     std::vector<ClassReport> classes; ///< classes with points, in OpClass order
-    ErrorStats held_out;              ///< all held-out points, fitted profile
-    ErrorStats default_held_out;      ///< the same with the base profile
+    /// Per GEMM kernel class (fitted: its scale was fitted on its own points), for the GEMM and
+    /// grouped-GEMM classes whose points span two or more kernel classes; in OpClass, then
+    /// GemmClass order.
+    std::vector<ClassReport> kernel_classes;
+    ErrorStats held_out;         ///< all held-out points, fitted profile
+    ErrorStats default_held_out; ///< the same with the base profile
     /// All held-out points weighted by their measured time: the error of a sum of kernels such
     /// as a step, where the long kernels dominate. The profile's error band.
     ErrorStats held_out_time_weighted;

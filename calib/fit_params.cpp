@@ -10,8 +10,8 @@ std::vector<double> params_of(const model::EfficiencyProfile& p, std::size_t off
     v[kGemmEmax] = p.gemm.e_max;
     v[kGemmMHalf] = p.gemm.m_half;
     v[kGemmNkHalf] = p.gemm.nk_half;
-    for (std::size_t i = 0; i < model::kComputeTypeCount; ++i) {
-        v[kScale0 + i] = p.gemm.dtype_scale[i];
+    for (std::size_t i = 0; i < model::kGemmClassCount; ++i) {
+        v[kScale0 + i] = p.gemm.scale(static_cast<model::GemmClass>(i));
     }
     v[kWoMax] = p.gemm_weight_only.max;
     v[kWoHalf] = p.gemm_weight_only.half;
@@ -35,6 +35,11 @@ void set_params(const std::vector<double>& v, model::EfficiencyProfile& p) {
     p.gemm.nk_half = v[kGemmNkHalf];
     for (std::size_t i = 0; i < model::kComputeTypeCount; ++i) {
         p.gemm.dtype_scale[i] = v[kScale0 + i];
+    }
+    for (std::size_t j = 0; j < model::kBlockScaledClassCount; ++j) {
+        if (p.gemm.class_scale[j]) {
+            p.gemm.class_scale[j] = v[kScale0 + model::kComputeTypeCount + j];
+        }
     }
     p.gemm_weight_only = {v[kWoMax], v[kWoHalf]};
     p.gemm_grouped = {v[kGrMax], v[kGrHalf]};

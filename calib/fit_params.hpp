@@ -27,8 +27,8 @@ enum Param : int {
     kGemmEmax,
     kGemmMHalf,
     kGemmNkHalf,
-    kScale0, // + ComputeType index
-    kWoMax = kScale0 + static_cast<int>(model::kComputeTypeCount),
+    kScale0, // + GemmClass index: the compute paths' dtype_scale, then the block-scaled classes
+    kWoMax = kScale0 + static_cast<int>(model::kGemmClassCount),
     kWoHalf,
     kGrMax,
     kGrHalf,
@@ -46,7 +46,9 @@ enum Param : int {
 
 /// The profile's coefficients as a parameter vector, with `offsets` host-timed offsets (0).
 [[nodiscard]] std::vector<double> params_of(const model::EfficiencyProfile& p, std::size_t offsets);
-/// Writes a parameter vector's coefficients into `p` (its other fields are kept).
+/// Writes a parameter vector's coefficients into `p` (its other fields are kept). A
+/// block-scaled class's scale is written only where `p` has one of its own (class_scale): the
+/// others keep following their compute path's.
 void set_params(const std::vector<double>& v, model::EfficiencyProfile& p);
 
 /// Which operator classes a parameter's value reaches, as a bit mask (for skipping work in the

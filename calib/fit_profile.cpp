@@ -100,8 +100,8 @@ struct TrainingCounts {
     std::array<int, kClasses> per_class{};
     std::set<double> nk_values;
     std::set<double> m_values; // dense GEMM row counts: m_half needs a sweep over M
-    std::array<int, model::kComputeTypeCount> per_dtype{}; // dense GEMM points per type
-    int weight_only = 0;                                   // weight-only GEMM points
+    std::array<int, model::kGemmClassCount> per_dtype{}; // dense GEMM points per kernel class
+    int weight_only = 0;                                 // weight-only GEMM points
     std::set<double> grouped_m; // grouped GEMM rows per expert: half needs a sweep
     std::vector<int> per_source;
 
@@ -124,7 +124,7 @@ TrainingCounts count_training(const Samples& s) {
         } else if (x.cls == cls_index(OpClass::Gemm)) {
             n.nk_values.insert(x.p.k * x.p.n);
             n.m_values.insert(x.p.m);
-            ++n.per_dtype[static_cast<std::size_t>(x.p.type)];
+            ++n.per_dtype[static_cast<std::size_t>(x.p.cls)];
         }
         if (x.cls == cls_index(OpClass::GroupedGemm)) {
             n.grouped_m.insert(x.p.m / std::max(1.0, x.p.groups));
@@ -167,8 +167,8 @@ FitPlan plan_fit(const TrainingCounts& n, const FitOptions& opt) {
     plan.prefill = n.of(OpClass::AttentionPrefill) >= min_points;
     plan.decode = n.of(OpClass::AttentionDecode) >= min_points;
     plan.gemm = n.of(OpClass::Gemm) >= min_points;
-    plan.has16 = n.per_dtype[static_cast<std::size_t>(model::ComputeType::Bf16)] +
-                     n.per_dtype[static_cast<std::size_t>(model::ComputeType::Fp16)] >=
+    plan.has16 = n.per_dtype[static_cast<std::size_t>(model::GemmClass::Bf16)] +
+                     n.per_dtype[static_cast<std::size_t>(model::GemmClass::Fp16)] >=
                  min_points;
     plan.nk = plan.gemm && n.nk_values.size() >= 3 && !kept(opt, "gemm.nk_half");
     // A set at one M (e.g. only 8192 x 8192 x K GEMMs) says nothing about m_half: keep the base's.
@@ -177,6 +177,35 @@ FitPlan plan_fit(const TrainingCounts& n, const FitOptions& opt) {
     plan.grouped = n.of(OpClass::GroupedGemm) >= min_points && n.grouped_m.size() >= 3;
     plan.comm = n.comm() >= min_points;
     return plan;
+}
+
+// Training points a kernel class's scale needs: a scale is one number on the shared GEMM curve
+// (whose shape the other classes' points set), so two points determine it, where a curve needs
+// min_points. Its held-out points then say how well it does.
+constexpr int kMinScalePoints = 2;
+
+// Whether the fit sets a kernel class's scale: the 16-bit classes are the reference (scale 1)
+// when there are enough of them; every other class with dense GEMM points of its own gets its
+// scale fitted on them (model/gemm_class.hpp: NVFP4, MXFP4 and MXFP8 apart from the FP4 and FP8
+// paths they run on).
+bool scale_fitted(const FitPlan& plan, const TrainingCounts& n, model::GemmClass c) {
+    const bool sixteen = c == model::GemmClass::Bf16 || c == model::GemmClass::Fp16;
+    return plan.gemm && plan.has16 && !sixteen &&
+           n.per_dtype[static_cast<std::size_t>(c)] >= std::min(plan.min_points, kMinScalePoints);
+}
+
+// The profile the fit starts from: `base`, with a scale of its own (its compute path's to start
+// with) for each block-scaled class whose scale is fitted.
+model::EfficiencyProfile fit_start(const model::EfficiencyProfile& base, const FitPlan& plan,
+                                   const TrainingCounts& n) {
+    model::EfficiencyProfile p = base;
+    for (std::size_t j = 0; j < model::kBlockScaledClassCount; ++j) {
+        const auto c = static_cast<model::GemmClass>(model::kComputeTypeCount + j);
+        if (scale_fitted(plan, n, c) && !p.gemm.class_scale[j]) {
+            p.gemm.class_scale[j] = p.gemm.scale(c);
+        }
+    }
+    return p;
 }
 
 std::vector<const Sample*> train_of(const std::vector<Sample>& samples, OpClass c) {
@@ -288,7 +317,7 @@ void start_gemm(const std::vector<Sample>& samples, const FitPlan& plan,
         const Eigen::VectorXd sol = least_squares(a, b);
         if (sol(0) > 0 && std::isfinite(sol(0))) {
             const double scale16 =
-                plan.has16 ? 1.0 : v[kScale0 + static_cast<std::size_t>(rows[0]->p.type)];
+                plan.has16 ? 1.0 : v[kScale0 + static_cast<std::size_t>(rows[0]->p.cls)];
             v[kGemmEmax] = 1.0 / sol(0) / scale16;
             if (plan.m) {
                 v[kGemmMHalf] = std::max(0.0, sol(c_m) / sol(0));
@@ -373,11 +402,9 @@ std::vector<int> free_params(const FitPlan& plan, const TrainingCounts& n, std::
     add_free(kGemmEmax, plan.gemm);
     add_free(kGemmMHalf, plan.m);
     add_free(kGemmNkHalf, plan.nk);
-    for (std::size_t t = 0; t < model::kComputeTypeCount; ++t) {
-        const auto type = static_cast<model::ComputeType>(t);
-        const bool sixteen = type == model::ComputeType::Bf16 || type == model::ComputeType::Fp16;
+    for (std::size_t t = 0; t < model::kGemmClassCount; ++t) {
         add_free(kScale0 + static_cast<int>(t),
-                 plan.gemm && plan.has16 && !sixteen && n.per_dtype[t] >= plan.min_points);
+                 scale_fitted(plan, n, static_cast<model::GemmClass>(t)));
     }
     // The weight-only row curve has no linear start: it is refined from the base values.
     add_free(kWoMax, plan.weight_only);
@@ -461,6 +488,48 @@ void note_kept_gemm_halves(const FitPlan& plan, const FitOptions& opt, FitReport
     note(plan.nk, "gemm.nk_half", "fewer than 3 weight sizes N x K in the training points");
 }
 
+// Which GEMM kernel classes' scales were not fitted though they have points, and which compute
+// path scales stayed at the base's while the block-scaled classes on them have their own.
+void note_kernel_class_scales(const FitPlan& plan, const TrainingCounts& n, FitReport& rep) {
+    if (!plan.gemm) {
+        return;
+    }
+    for (std::size_t t = 0; t < model::kGemmClassCount; ++t) {
+        const auto c = static_cast<model::GemmClass>(t);
+        const int points = n.per_dtype[t];
+        const bool sixteen = c == model::GemmClass::Bf16 || c == model::GemmClass::Fp16;
+        if (points > 0 && !sixteen && !scale_fitted(plan, n, c)) {
+            rep.notes.push_back(
+                "gemm: the " + std::string(model::to_string(c)) + " scale has " +
+                std::to_string(points) + " training points (" +
+                (plan.has16
+                     ? "fewer than " + std::to_string(std::min(plan.min_points, kMinScalePoints))
+                     : std::string("no 16-bit reference")) +
+                "); " +
+                (model::is_block_scaled(c) && !rep.profile.gemm.has_own_scale(c)
+                     ? "it runs on the " + std::string(model::to_string(model::compute_path(c))) +
+                           " scale"
+                     : std::string("the base profile's is kept")));
+        }
+        if (!model::is_block_scaled(c) && points == 0) {
+            std::string own;
+            for (std::size_t j = model::kComputeTypeCount; j < model::kGemmClassCount; ++j) {
+                const auto b = static_cast<model::GemmClass>(j);
+                if (model::compute_path(b) == model::compute_path(c) && scale_fitted(plan, n, b)) {
+                    own += (own.empty() ? "" : ", ") + std::string(model::to_string(b));
+                }
+            }
+            if (!own.empty()) {
+                rep.notes.push_back("gemm: no " + std::string(model::to_string(c)) +
+                                    " points of its own; its scale (the fallback of block-scaled "
+                                    "classes without one) is kept at the base profile's value "
+                                    "(scales of their own: " +
+                                    own + ")");
+            }
+        }
+    }
+}
+
 // The weight-only curve's and the host-timed sets' notes, and the fitted offsets.
 void note_curves_and_offsets(const Samples& s, const TrainingCounts& n, const FitPlan& plan,
                              const std::vector<double>& v, FitReport& rep) {
@@ -499,11 +568,12 @@ std::optional<ClassReport> class_report(const std::vector<Sample>& samples, int 
                                         const model::EfficiencyProfile& fitted,
                                         const std::vector<double>& v_fit,
                                         const model::EfficiencyProfile& base,
-                                        const std::vector<double>& v_base, HeldOutLists& all) {
+                                        const std::vector<double>& v_base, HeldOutLists* all,
+                                        std::optional<model::GemmClass> kernel = std::nullopt) {
     std::vector<double> tr, ho, dtr, dho, ho_signed;
     std::vector<const Sample*> ho_samples;
     for (const auto& s : samples) {
-        if (s.cls != c) {
+        if (s.cls != c || (kernel && s.p.cls != *kernel)) {
             continue;
         }
         const double ef = rel_error(s, fitted, v_fit);
@@ -513,9 +583,11 @@ std::optional<ClassReport> class_report(const std::vector<Sample>& samples, int 
             dho.push_back(std::abs(eb));
             ho_signed.push_back(ef);
             ho_samples.push_back(&s);
-            all.fit.push_back(std::abs(ef));
-            all.base.push_back(std::abs(eb));
-            all.time.push_back(s.p.time_s);
+            if (all) {
+                all->fit.push_back(std::abs(ef));
+                all->base.push_back(std::abs(eb));
+                all->time.push_back(s.p.time_s);
+            }
         } else {
             tr.push_back(std::abs(ef));
             dtr.push_back(std::abs(eb));
@@ -526,6 +598,7 @@ std::optional<ClassReport> class_report(const std::vector<Sample>& samples, int 
     }
     ClassReport cr;
     cr.op_class = static_cast<OpClass>(c);
+    cr.kernel_class = kernel;
     cr.train = error_stats(tr);
     cr.held_out = error_stats(ho);
     cr.default_train = error_stats(dtr);
@@ -552,7 +625,7 @@ void report_errors(const Samples& s, const TrainingCounts& n, const FitPlan& pla
     }
     HeldOutLists all;
     for (int c = 0; c < kClasses; ++c) {
-        auto cr = class_report(s.samples, c, rep.profile, v_fit, base, v_base, all);
+        auto cr = class_report(s.samples, c, rep.profile, v_fit, base, v_base, &all);
         if (!cr) {
             continue;
         }
@@ -564,6 +637,29 @@ void report_errors(const Samples& s, const TrainingCounts& n, const FitPlan& pla
                                 "); the base profile's curve is kept");
         }
         rep.classes.push_back(std::move(*cr));
+    }
+    // Per kernel class within the GEMM classes that have points of two or more: each class's
+    // scale is fitted on its own points, so each has its own error.
+    for (const OpClass oc : {OpClass::Gemm, OpClass::GroupedGemm}) {
+        const int c = cls_index(oc);
+        std::set<model::GemmClass> kernels;
+        for (const auto& x : s.samples) {
+            if (x.cls == c) {
+                kernels.insert(x.p.cls);
+            }
+        }
+        if (kernels.size() < 2) {
+            continue;
+        }
+        for (const model::GemmClass k : kernels) {
+            if (auto cr =
+                    class_report(s.samples, c, rep.profile, v_fit, base, v_base, nullptr, k)) {
+                cr->fitted =
+                    plan.fitted(c) && (oc == OpClass::GroupedGemm || k == model::GemmClass::Bf16 ||
+                                       k == model::GemmClass::Fp16 || scale_fitted(plan, n, k));
+                rep.kernel_classes.push_back(std::move(*cr));
+            }
+        }
     }
     rep.held_out = error_stats(all.fit);
     rep.default_held_out = error_stats(all.base);
@@ -618,21 +714,23 @@ FitReport fit_profile(const std::vector<Measurement>& points, const Hardware& hw
     const Samples s = prepare_samples(points, hw, opt, rep);
     const TrainingCounts n = count_training(s);
     const FitPlan plan = plan_fit(n, opt);
-    std::vector<double> v = linear_starts(s, plan, base, hw.gpu.memory_bandwidth.si());
+    const model::EfficiencyProfile start = fit_start(base, plan, n);
+    std::vector<double> v = linear_starts(s, plan, start, hw.gpu.memory_bandwidth.si());
     const std::vector<int> free = free_params(plan, n, v);
     const Rows rows = refinement_rows(s.samples, n, false);
-    rep.iterations = refine(rows.rows, rows.weights, free, base, opt, v);
+    rep.iterations = refine(rows.rows, rows.weights, free, start, opt, v);
     // The grouped row curve second, on the grouped points alone with every other curve as just
     // fitted: it starts from the base profile's (the documented default), and grouped data
     // leave the dense, memory and other curves exactly where their own points put them.
     if (plan.grouped) {
         const Rows grouped = refinement_rows(s.samples, n, true);
-        rep.iterations += refine(grouped.rows, grouped.weights, {kGrMax, kGrHalf}, base, opt, v);
+        rep.iterations += refine(grouped.rows, grouped.weights, {kGrMax, kGrHalf}, start, opt, v);
     }
     zero_collapsed_halves(v);
-    rep.profile = base;
+    rep.profile = start;
     set_params(v, rep.profile);
     note_kept_gemm_halves(plan, opt, rep);
+    note_kernel_class_scales(plan, n, rep);
     note_curves_and_offsets(s, n, plan, v, rep);
     report_errors(s, n, plan, base, v, rep);
     rep.holdout_every = opt.holdout_every;

@@ -5,10 +5,10 @@
 // input shape "(M, K) @ (G, K, N)", M token rows split over G groups (experts), each [M/G, K] x
 // [K, N]: a grouped-GEMM point with M tokens, top_k 1, G experts and one matrix
 // (model::routed_experts_kernel_time with mats = 1). MXFP8 is FP8 E4M3 with an e8m0 scale per
-// 32 elements, costed on the FP8 path as the triton-cublas importer does. Not imported: the
-// "2D-2D" weight-gradient grouped GEMM (grouped along K, not along the rows), the quantization
-// and scale-layout kernels (not GEMMs), and the "Autograd function" tables (forward plus
-// backward, quantization included: not one kernel).
+// 32 elements: the mxfp8 kernel class on the FP8 path, as the triton-cublas importer has it. Not
+// imported: the "2D-2D" weight-gradient grouped GEMM (grouped along K, not along the rows), the
+// quantization and scale-layout kernels (not GEMMs), and the "Autograd function" tables (forward
+// plus backward, quantization included: not one kernel).
 #include "calib/importers_detail.hpp"
 
 #include "hwdb/file_io.hpp"
@@ -70,7 +70,7 @@ std::vector<Measurement> import_torchao_moe(const std::filesystem::path& path,
         Measurement m;
         m.op_class = OpClass::GroupedGemm;
         m.op = "torchao_mxfp8_grouped_mm";
-        m.dtype = "fp8";
+        m.dtype = "mxfp8";
         m.gpu = gpu;
         m.m = shape[0];
         m.k = shape[1];

@@ -42,7 +42,7 @@ std::optional<DtypeInfo> dtype_info(std::string_view name) {
     if (!p) {
         return std::nullopt;
     }
-    return DtypeInfo{p->bytes_per_element(), p->compute, p->weight_only};
+    return DtypeInfo{p->bytes_per_element(), p->compute, p->weight_only, model::gemm_class_of(*p)};
 }
 
 std::optional<PreparedPoint> prepare(const Measurement& m, const Hardware& hw, std::string* why) {
@@ -62,6 +62,7 @@ std::optional<PreparedPoint> prepare(const Measurement& m, const Hardware& hw, s
         return fail("unknown data type '" + m.dtype + "'");
     }
     p.type = dt->type;
+    p.cls = dt->cls;
     // Activations are at least 16 bit (step_cost.cpp: ab = max(2, activation bytes)); KV cache
     // and attention run in the measured type.
     p.act_bytes = std::max(2.0, dt->bytes);
@@ -81,6 +82,7 @@ std::optional<PreparedPoint> prepare(const Measurement& m, const Hardware& hw, s
         if (dt->weight_only || (dt->bytes < 2.0 && !(native && native->si() > 0))) {
             p.path = model::GemmPath::WeightOnly;
             p.type = dt->weight_only ? dt->type : model::ComputeType::Bf16;
+            p.cls = model::gemm_class(p.type);
             p.act_bytes = 2.0;
         }
         const auto peak = model::kernel_peak(hw.gpu, p.type);
@@ -106,6 +108,7 @@ std::optional<PreparedPoint> prepare(const Measurement& m, const Hardware& hw, s
         if (dt->weight_only || (dt->bytes < 2.0 && !(native && native->si() > 0))) {
             p.path = model::GemmPath::WeightOnly;
             p.type = dt->weight_only ? dt->type : model::ComputeType::Bf16;
+            p.cls = model::gemm_class(p.type);
             p.act_bytes = 2.0;
         }
         const auto peak = model::kernel_peak(hw.gpu, p.type);
@@ -196,13 +199,13 @@ double predict_kernel(const PreparedPoint& p, const model::EfficiencyProfile& pr
     const BytesPerSecond bw(p.bandwidth);
     switch (p.op_class) {
     case OpClass::Gemm:
-        return model::gemm_kernel_time(p.m, p.k, p.n, p.weight_bytes, p.act_bytes, p.type,
+        return model::gemm_kernel_time(p.m, p.k, p.n, p.weight_bytes, p.act_bytes, p.cls,
                                        FlopsPerSecond(p.peak), bw, prof, p.path)
             .time.si();
     case OpClass::GroupedGemm: {
         if (!p.triton_moe) {
             return model::routed_experts_kernel_time(p.m, p.groups, p.k, p.n, p.mats,
-                                                     p.weight_bytes, p.act_bytes, p.type, p.path,
+                                                     p.weight_bytes, p.act_bytes, p.cls, p.path,
                                                      FlopsPerSecond(p.peak), bw, prof)
                 .time.si();
         }
@@ -214,7 +217,7 @@ double predict_kernel(const PreparedPoint& p, const model::EfficiencyProfile& pr
         const double padded = model::moe_padded_rows(p.m, p.groups, block);
         const double gemms = model::routed_experts_kernel_time(
                                  p.m, p.groups, p.k, p.n, p.mats, p.weight_bytes, p.act_bytes,
-                                 p.type, p.path, FlopsPerSecond(p.peak), bw, prof, block)
+                                 p.cls, p.path, FlopsPerSecond(p.peak), bw, prof, block)
                                  .time.si();
         const double aux = model::fused_moe_aux_kernel_time(p.m, p.top_k, padded, block, p.k,
                                                             p.act_bytes, bw, prof)

@@ -33,6 +33,9 @@ struct Hardware {
 struct PreparedPoint {
     OpClass op_class = OpClass::Gemm;
     model::ComputeType type = model::ComputeType::Bf16;
+    /// GEMMs: the kernel class whose scale applies (the format's own class on a native kernel,
+    /// the compute path's on a weight-only one); the peak is `type`'s.
+    model::GemmClass cls = model::GemmClass::Bf16;
     double peak = 0;                                             ///< FLOP/s of the compute path
     double bandwidth = 0;                                        ///< device memory B/s
     double m = 0, k = 0, n = 0, weight_bytes = 2, act_bytes = 2; ///< GEMM
@@ -85,6 +88,8 @@ struct DtypeInfo {
     double bytes = 2;
     model::ComputeType type = model::ComputeType::Bf16;
     bool weight_only = false; ///< an integer weight-only format (GPTQ, AWQ, GGUF)
+    /// The kernel class of a native GEMM in this format (model/gemm_class.hpp).
+    model::GemmClass cls = model::GemmClass::Bf16;
 };
 [[nodiscard]] std::optional<DtypeInfo> dtype_info(std::string_view name);
 

@@ -125,6 +125,12 @@ hwdb::ProfileFile make_profile_file(const FitReport& fit, const model::Accelerat
     }
     all_train.mape = train > 0 ? sum / train : 0.0;
     f.residuals.push_back(summary("all", true, all_train, fit.held_out, fit.default_held_out, {}));
+    for (const auto& c : fit.kernel_classes) {
+        auto r = summary(model::to_string(c.op_class), c.fitted, c.train, c.held_out,
+                         c.default_held_out, c.worst);
+        r.kernel_class = c.kernel_class ? std::string(model::to_string(*c.kernel_class)) : "";
+        f.residuals.push_back(std::move(r));
+    }
     // The band describes the error of a sum of kernels (a step), so the held-out errors are
     // weighted by measured time; the per-kernel figures are in the residuals.
     f.profile.error_band.mape = fit.held_out_time_weighted.mape;
@@ -177,6 +183,15 @@ std::string profile_to_yaml(const hwdb::ProfileFile& f) {
         o << (i ? ", " : "") << model::to_string(static_cast<model::ComputeType>(i)) << ": "
           << num(p.gemm.dtype_scale[i]);
     }
+    // The block-scaled classes' own scales (model/gemm_class.hpp), only where fitted: a class
+    // without one runs on its compute path's.
+    for (std::size_t j = 0; j < model::kBlockScaledClassCount; ++j) {
+        if (const auto& own = p.gemm.class_scale[j]) {
+            o << ", "
+              << model::to_string(static_cast<model::GemmClass>(model::kComputeTypeCount + j))
+              << ": " << num(*own);
+        }
+    }
     o << "}\n";
     // Written only when fitted (it differs from the built-in default), so that a profile fitted
     // without weight-only measurements keeps following the default in code.
@@ -204,7 +219,9 @@ std::string profile_to_yaml(const hwdb::ProfileFile& f) {
     if (!f.residuals.empty()) {
         o << "  residuals:   # |relative error| of time; held out unless prefixed train_\n";
         for (const auto& r : f.residuals) {
-            o << "    - {op_class: " << r.op_class << ", fitted: " << (r.fitted ? "true" : "false")
+            o << "    - {op_class: " << r.op_class
+              << (r.kernel_class.empty() ? "" : ", kernel_class: " + r.kernel_class)
+              << ", fitted: " << (r.fitted ? "true" : "false")
               << ", train_points: " << r.train_points << ", held_out_points: " << r.held_out_points
               << ", train_mape: " << num(r.train_mape, 4) << ", mape: " << num(r.mape, 4)
               << ", median: " << num(r.median, 4) << ", p90: " << num(r.p90, 4)

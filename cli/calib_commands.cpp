@@ -134,6 +134,13 @@ void print_coefficients(std::ostream& out, const model::EfficiencyProfile& p) {
                 << fixed(p.gemm.dtype_scale[i], 3);
         }
     }
+    for (std::size_t j = 0; j < model::kBlockScaledClassCount; ++j) {
+        if (const auto& own = p.gemm.class_scale[j]) {
+            out << " "
+                << model::to_string(static_cast<model::GemmClass>(model::kComputeTypeCount + j))
+                << " " << fixed(*own, 3);
+        }
+    }
     out << "\n  gemm_weight_only   max " << fixed(p.gemm_weight_only.max, 3)
         << " (of the gemm plateau), half " << fixed(p.gemm_weight_only.half, 1) << " tokens"
         << "\n  gemm_grouped       max " << fixed(p.gemm_grouped.max, 3)

@@ -71,6 +71,13 @@ model::GemmEfficiency read_gemm(MapReader m) {
                 g.dtype_scale[i] = *v;
             }
         }
+        // The block-scaled kernel classes (model/gemm_class.hpp): absent, the class runs on its
+        // compute path's scale.
+        for (std::size_t j = 0; j < model::kBlockScaledClassCount; ++j) {
+            const auto c = static_cast<model::GemmClass>(model::kComputeTypeCount + j);
+            g.class_scale[j] =
+                s->opt_number(std::string(model::to_string(c)), 1e-6, kMaxEfficiency);
+        }
         s->finish();
     }
     m.finish();
@@ -94,6 +101,11 @@ ResidualSummary read_residual(MapReader& m) {
         m.fail_at("op_class", "unknown operator class '" + r.op_class +
                                   "'; use gemm, attention_prefill, attention_decode, memory_bound, "
                                   "all_reduce, send_recv or all");
+    }
+    r.kernel_class = m.string_or("kernel_class", "");
+    if (!r.kernel_class.empty() && !model::find_gemm_class(r.kernel_class)) {
+        m.fail_at("kernel_class", "unknown GEMM kernel class '" + r.kernel_class + "'; use " +
+                                      model::names_list<model::GemmClass>());
     }
     r.fitted = m.boolean_or("fitted", true);
     r.train_points = m.opt_integer("train_points", 0, 1'000'000'000).value_or(0);

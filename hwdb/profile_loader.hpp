@@ -31,6 +31,9 @@ struct ResidualSummary {
     std::string worst_point; ///< where the worst held-out point comes from (file:row, shape)
     double default_mape = 0; ///< held-out MAPE of the uncalibrated default_profile()
     double default_p90 = 0;
+    /// A GEMM kernel class (model/gemm_class.hpp, "nvfp4", ...) when the row is the errors of
+    /// that class's points within op_class; "" for the whole class.
+    std::string kernel_class;
     friend bool operator==(const ResidualSummary&, const ResidualSummary&) = default;
 };
 

@@ -95,10 +95,33 @@ constexpr double kGuessP90 = 0.50;
 
 } // namespace
 
-double GemmEfficiency::at(double m, double nk, ComputeType type) const {
-    const auto i = static_cast<std::size_t>(type);
-    const double scale = i < dtype_scale.size() ? dtype_scale[i] : 1.0;
-    double eff = e_max * scale;
+double GemmEfficiency::scale(GemmClass c) const {
+    if (is_block_scaled(c)) {
+        if (const auto& own = class_scale[static_cast<std::size_t>(c) - kComputeTypeCount]) {
+            return *own;
+        }
+    }
+    const auto i = static_cast<std::size_t>(compute_path(c));
+    return i < dtype_scale.size() ? dtype_scale[i] : 1.0;
+}
+
+bool GemmEfficiency::has_own_scale(GemmClass c) const {
+    return !is_block_scaled(c) ||
+           class_scale[static_cast<std::size_t>(c) - kComputeTypeCount].has_value();
+}
+
+std::optional<std::string> gemm_scale_fallback_note(const GemmEfficiency& g, GemmClass c) {
+    if (g.has_own_scale(c)) {
+        return std::nullopt;
+    }
+    const std::string cls(to_string(c));
+    const std::string path(to_string(compute_path(c)));
+    return cls + " GEMMs take the " + path + " scale (the profile has no " + cls +
+           " scale of its own)";
+}
+
+double GemmEfficiency::at(double m, double nk, GemmClass c) const {
+    double eff = e_max * scale(c);
     if (m_half > 0.0) {
         eff *= m > 0.0 ? m / (m + m_half) : 0.0;
     }
@@ -109,17 +132,15 @@ double GemmEfficiency::at(double m, double nk, ComputeType type) const {
 }
 
 double grouped_gemm_efficiency(const GemmEfficiency& g, const SaturatingCurve& rows, double m,
-                               double nk, ComputeType type) {
+                               double nk, GemmClass type) {
     // The same form as the weight-only curve: the dense plateau, data-type scale and matrix-size
     // term, with the row factor replaced.
     return weight_only_gemm_efficiency(g, rows, m, nk, type);
 }
 
 double weight_only_gemm_efficiency(const GemmEfficiency& g, const SaturatingCurve& rows, double m,
-                                   double nk, ComputeType type) {
-    const auto i = static_cast<std::size_t>(type);
-    const double scale = i < g.dtype_scale.size() ? g.dtype_scale[i] : 1.0;
-    double eff = g.e_max * scale * (m > 0.0 ? rows.at(m) : 0.0);
+                                   double nk, GemmClass type) {
+    double eff = g.e_max * g.scale(type) * (m > 0.0 ? rows.at(m) : 0.0);
     if (g.nk_half > 0.0) {
         eff *= nk > 0.0 ? nk / (nk + g.nk_half) : 0.0;
     }

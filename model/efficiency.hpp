@@ -3,11 +3,13 @@
 /// as saturating functions of the work size. The roofline model divides by `peak × efficiency`.
 /// Every curve parameter is a plain field so a fitter (calib/) can set it from measurements.
 
+#include "model/gemm_class.hpp"
 #include "model/precision.hpp"
 #include "model/units.hpp"
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 
 namespace gpuplan::model {
@@ -32,8 +34,11 @@ struct SaturatingCurve {
 inline constexpr std::size_t kComputeTypeCount = 7;
 
 /// Dense GEMM (cuBLAS / CUTLASS / DeepGEMM) compute efficiency:
-/// eff = e_max × dtype_scale[type] × M / (M + m_half) × NK / (NK + nk_half),
-/// with M the token rows of the product and NK = N × K the weight matrix elements.
+/// eff = e_max × scale(class) × M / (M + m_half) × NK / (NK + nk_half),
+/// with M the token rows of the product and NK = N × K the weight matrix elements, and
+/// scale(class) the kernel class's own scale (model/gemm_class.hpp): dtype_scale of a compute
+/// path, or class_scale of a block-scaled format (MXFP8, NVFP4, MXFP4) when the profile has one,
+/// else the scale of the path it runs on.
 struct GemmEfficiency {
     double e_max = 0.7;
     double m_half = 16.0; ///< tokens
@@ -41,9 +46,21 @@ struct GemmEfficiency {
     /// Multiplier on e_max per ComputeType (indexed by its enum value): lower-precision kernels
     /// usually reach a smaller fraction of their (higher) peak.
     std::array<double, kComputeTypeCount> dtype_scale{1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
-    /// The efficiency of an M × K × N product of the given type, in (0, 1] (capped at 1 when
-    /// e_max × dtype_scale exceeds it).
-    [[nodiscard]] double at(double m, double nk, ComputeType type) const;
+    /// Own scales of the block-scaled classes (index: GemmClass − Mxfp8: mxfp8, nvfp4, mxfp4);
+    /// nullopt: the class runs on its compute path's dtype_scale (fp8, fp4).
+    std::array<std::optional<double>, kBlockScaledClassCount> class_scale{};
+    /// The multiplier on e_max of a kernel class: its own scale, else its compute path's.
+    [[nodiscard]] double scale(GemmClass c) const;
+    /// Whether `c` takes a scale of its own (a compute path always does; a block-scaled class
+    /// when class_scale has it) rather than falling back to its compute path's.
+    [[nodiscard]] bool has_own_scale(GemmClass c) const;
+    /// The efficiency of an M × K × N product of the given class, in (0, 1] (capped at 1 when
+    /// e_max × scale exceeds it).
+    [[nodiscard]] double at(double m, double nk, GemmClass c) const;
+    /// The same for a compute path (its own class).
+    [[nodiscard]] double at(double m, double nk, ComputeType type) const {
+        return at(m, nk, gemm_class(type));
+    }
     friend bool operator==(const GemmEfficiency&, const GemmEfficiency&) = default;
 };
 
@@ -54,7 +71,12 @@ struct GemmEfficiency {
 /// a kernel that keeps skinny products memory-bound. In (0, 1] for M > 0.
 [[nodiscard]] double weight_only_gemm_efficiency(const GemmEfficiency& g,
                                                  const SaturatingCurve& rows, double m, double nk,
-                                                 ComputeType type);
+                                                 GemmClass type);
+[[nodiscard]] inline double weight_only_gemm_efficiency(const GemmEfficiency& g,
+                                                        const SaturatingCurve& rows, double m,
+                                                        double nk, ComputeType type) {
+    return weight_only_gemm_efficiency(g, rows, m, nk, gemm_class(type));
+}
 
 /// Compute efficiency of a grouped MoE GEMM (CUTLASS grouped GEMM, Triton fused_moe, DeepGEMM's
 /// grouped kernels, aiter's fused MoE): one launch over the routed experts, each group a product
@@ -64,7 +86,18 @@ struct GemmEfficiency {
 /// groups are padded to its M tile and scheduled group by group, which runs far below a dense
 /// GEMM of the same M at few tokens per expert. In (0, 1] for M > 0.
 [[nodiscard]] double grouped_gemm_efficiency(const GemmEfficiency& g, const SaturatingCurve& rows,
-                                             double m, double nk, ComputeType type);
+                                             double m, double nk, GemmClass type);
+[[nodiscard]] inline double grouped_gemm_efficiency(const GemmEfficiency& g,
+                                                    const SaturatingCurve& rows, double m,
+                                                    double nk, ComputeType type) {
+    return grouped_gemm_efficiency(g, rows, m, nk, gemm_class(type));
+}
+
+/// When a GEMM of class `c` runs on its compute path's scale because the profile has none of
+/// its own: "nvfp4 GEMMs take the fp4 scale (the profile has no nvfp4 scale of its own)";
+/// nullopt when the class has its own scale.
+[[nodiscard]] std::optional<std::string> gemm_scale_fallback_note(const GemmEfficiency& g,
+                                                                  GemmClass c);
 
 /// Collective communication (NCCL, custom all-reduce): achieved link bandwidth fraction as a
 /// function of the message size in bytes, plus a fixed software cost per collective.

@@ -37,6 +37,12 @@ struct KernelTime {
     return std::nullopt;
 }
 
+/// The peak of a kernel class: its compute path's (model/gemm_class.hpp).
+[[nodiscard]] inline std::optional<FlopsPerSecond> kernel_peak(const AcceleratorSpec& gpu,
+                                                               GemmClass c) {
+    return kernel_peak(gpu, compute_path(c));
+}
+
 /// Which kernel runs a matrix product: a dense tensor-core GEMM whose operands share one type
 /// (cuBLAS, CUTLASS, DeepGEMM), a weight-only mixed-input kernel that dequantizes narrow
 /// weights to 16 bit in registers (Marlin, Machete, AWQ/GPTQ, GGUF; FP8 weights without FP8
@@ -47,7 +53,7 @@ enum class GemmPath { Dense, WeightOnly, Grouped };
 /// The compute efficiency of a product with `m` token rows (per group, for a grouped GEMM)
 /// against an `nk`-element weight matrix: gemm.at for dense kernels,
 /// weight_only_gemm_efficiency with gemm_weight_only for weight-only ones.
-[[nodiscard]] inline double gemm_efficiency(double m, double nk, ComputeType type, GemmPath path,
+[[nodiscard]] inline double gemm_efficiency(double m, double nk, GemmClass type, GemmPath path,
                                             const EfficiencyProfile& p) {
     switch (path) {
     case GemmPath::WeightOnly:
@@ -56,6 +62,12 @@ enum class GemmPath { Dense, WeightOnly, Grouped };
     case GemmPath::Dense: break;
     }
     return p.gemm.at(m, nk, type);
+}
+
+/// The same for a compute path's own class.
+[[nodiscard]] inline double gemm_efficiency(double m, double nk, ComputeType type, GemmPath path,
+                                            const EfficiencyProfile& p) {
+    return gemm_efficiency(m, nk, gemm_class(type), path, p);
 }
 
 /// Bytes per element of the 16-bit weights a dequantize-then-GEMM path writes and reads.
@@ -75,7 +87,7 @@ inline constexpr double kDequantizedWeightBytes = 2.0;
 ///   `time` is then compute + dequantization rather than a max.
 [[nodiscard]] inline KernelTime
 matmul_kernel_time(double flops, double weight_elements, double weight_bytes,
-                   double activation_bytes, double m, double nk, ComputeType type, GemmPath path,
+                   double activation_bytes, double m, double nk, GemmClass type, GemmPath path,
                    FlopsPerSecond peak, BytesPerSecond bandwidth, const EfficiencyProfile& p) {
     if (flops <= 0) {
         return {};
@@ -101,11 +113,20 @@ matmul_kernel_time(double flops, double weight_elements, double weight_bytes,
     return {dense.compute, dense.memory + dequant, dense.time + dequant};
 }
 
+/// The same for a compute path's own class.
+[[nodiscard]] inline KernelTime
+matmul_kernel_time(double flops, double weight_elements, double weight_bytes,
+                   double activation_bytes, double m, double nk, ComputeType type, GemmPath path,
+                   FlopsPerSecond peak, BytesPerSecond bandwidth, const EfficiencyProfile& p) {
+    return matmul_kernel_time(flops, weight_elements, weight_bytes, activation_bytes, m, nk,
+                              gemm_class(type), path, peak, bandwidth, p);
+}
+
 /// One GEMM [m,k] x [k,n]: 2mkn FLOPs over k·n weights of `weight_bytes` each (the stored
 /// bytes: 4.156 bits for AWQ g128) and (mk + mn) × act_bytes of activations; see
 /// matmul_kernel_time.
 [[nodiscard]] inline KernelTime gemm_kernel_time(double m, double k, double n, double weight_bytes,
-                                                 double act_bytes, ComputeType type,
+                                                 double act_bytes, GemmClass type,
                                                  FlopsPerSecond peak, BytesPerSecond bandwidth,
                                                  const EfficiencyProfile& p,
                                                  GemmPath path = GemmPath::Dense) {
@@ -114,6 +135,16 @@ matmul_kernel_time(double flops, double weight_elements, double weight_bytes,
     }
     return matmul_kernel_time(2.0 * m * k * n, k * n, weight_bytes, (m * k + m * n) * act_bytes, m,
                               k * n, type, path, peak, bandwidth, p);
+}
+
+/// The same for a compute path's own class.
+[[nodiscard]] inline KernelTime gemm_kernel_time(double m, double k, double n, double weight_bytes,
+                                                 double act_bytes, ComputeType type,
+                                                 FlopsPerSecond peak, BytesPerSecond bandwidth,
+                                                 const EfficiencyProfile& p,
+                                                 GemmPath path = GemmPath::Dense) {
+    return gemm_kernel_time(m, k, n, weight_bytes, act_bytes, gemm_class(type), peak, bandwidth, p,
+                            path);
 }
 
 /// The routed experts of one MoE layer as one grouped kernel: `rows` routed token copies
@@ -131,7 +162,7 @@ matmul_kernel_time(double flops, double weight_elements, double weight_bytes,
 /// activation traffic stay those of the real rows. 0: no padding.
 [[nodiscard]] inline KernelTime
 routed_experts_kernel_time(double rows, double groups, double hidden, double ffn, double mats,
-                           double weight_bytes, double act_bytes, ComputeType type, GemmPath path,
+                           double weight_bytes, double act_bytes, GemmClass type, GemmPath path,
                            FlopsPerSecond peak, BytesPerSecond bandwidth,
                            const EfficiencyProfile& p, double block_m = 0) {
     if (rows <= 0 || groups <= 0 || hidden <= 0 || ffn <= 0 || mats <= 0) {
@@ -144,6 +175,16 @@ routed_experts_kernel_time(double rows, double groups, double hidden, double ffn
     return matmul_kernel_time(2.0 * computed * per_expert, groups * per_expert, weight_bytes,
                               act * act_bytes, computed / groups, hidden * ffn, type, path, peak,
                               bandwidth, p);
+}
+
+/// The same for a compute path's own class.
+[[nodiscard]] inline KernelTime
+routed_experts_kernel_time(double rows, double groups, double hidden, double ffn, double mats,
+                           double weight_bytes, double act_bytes, ComputeType type, GemmPath path,
+                           FlopsPerSecond peak, BytesPerSecond bandwidth,
+                           const EfficiencyProfile& p, double block_m = 0) {
+    return routed_experts_kernel_time(rows, groups, hidden, ffn, mats, weight_bytes, act_bytes,
+                                      gemm_class(type), path, peak, bandwidth, p, block_m);
 }
 
 /// Bytes per index of the Triton fused_moe's routing tensors (int32 topk_ids, sorted_token_ids,
@@ -164,8 +205,6 @@ inline constexpr double kMoeIndexBytes = 4.0;
                                                           double hidden, double act_bytes,
                                                           BytesPerSecond bandwidth,
                                                           const EfficiencyProfile& p);
-
-/// A streaming kernel moving `bytes` (read + written) at bandwidth × memory.at(bytes).
 
 /// A streaming kernel moving `bytes` (read + written) at bandwidth × memory.at(bytes).
 [[nodiscard]] inline KernelTime stream_kernel_time(double bytes, BytesPerSecond bandwidth,

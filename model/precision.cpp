@@ -31,6 +31,8 @@ struct Entry {
 // (ggml-org/llama.cpp, tools/quantize/README.md table "bits per weight"): Q8_0 8.50,
 // Q6_K 6.56, Q5_K_M 5.69, Q4_K_M 4.89, Q4_0 4.50 (32-weight blocks with one fp16 scale).
 // MXFP4: 32 4-bit elements share one 8-bit scale -> 4.25 bits (OCP MX spec v1.0).
+// MXFP8: 32 FP8 (E4M3) elements share one E8M0 scale -> 8 + 8/32 = 8.25 bits (OCP Microscaling
+// Formats (MX) Specification v1.0, 2023, §5).
 // NVFP4: 16 4-bit elements share one fp8 scale -> 4.5 bits (NVIDIA Blackwell docs).
 constexpr Entry kEntries[] = {
     {"fp32", "float32 float", 32, ComputeType::Fp32, false, false, "IEEE binary32"},
@@ -59,6 +61,8 @@ constexpr Entry kEntries[] = {
     {"nvfp4", "fp4 nv-fp4", 4.5, ComputeType::Fp4, false, false,
      "NVFP4: fp8 scale per 16 elements"},
     {"mxfp4", "mx-fp4", 4.25, ComputeType::Fp4, false, false, "MXFP4: e8m0 scale per 32"},
+    {"mxfp8", "mx-fp8 mxfp8-e4m3", 8.25, ComputeType::Fp8, false, false,
+     "MXFP8: e4m3 elements, e8m0 scale per 32"},
 };
 
 // GPTQ/AWQ keep one fp16 scale per group and a zero point packed at the weight width

@@ -474,6 +474,9 @@ ServingEstimate serving_at(const Deployment& d, const Workload& given,
         given.classes.empty() && given.trace.empty() ? given : analytic_request(given);
     check_workload(w, m.engine(), cached_prefix);
     r.provenance = profile.provenance;
+    if (const auto note = gemm_scale_fallback_note(profile.gemm, m.gemm_class())) {
+        r.provenance.description += "; " + *note;
+    }
     r.error_band = profile.error_band;
 
     const int dp = d.par.dp;

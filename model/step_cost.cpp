@@ -175,6 +175,10 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
                          ? p.activations.compute
                          : ComputeType::Bf16;
     }
+    // The kernel class sets the efficiency scale (model/gemm_class.hpp): a block-scaled format
+    // (MXFP8, NVFP4, MXFP4) run natively is a class of its own; the peak stays its path's.
+    gemm_class_ = gemm_path_ == GemmPath::WeightOnly ? model::gemm_class(gemm_type_)
+                                                     : gemm_class_of(p.weights);
     peak_gemm_ = peak_for(dep.gpu, gemm_type_);
     peak_attn_ = peak_for(dep.gpu, p.activations.compute);
     attn_type_ = p.activations.compute;
@@ -302,7 +306,7 @@ void StepCostModel::gemm(OpCost& op, double m, double k, double n, double weight
     }
     // The router and the LM head stay at 16 bit and run on the activation path.
     const FlopsPerSecond peak = sixteen_bit ? peak_attn_ : peak_gemm_;
-    const ComputeType type = sixteen_bit ? attn_type_ : gemm_type_;
+    const GemmClass type = sixteen_bit ? model::gemm_class(attn_type_) : gemm_class_;
     const GemmPath path = sixteen_bit ? GemmPath::Dense : gemm_path_;
     const KernelTime kt =
         gemm_kernel_time(m, k, n, weight_bytes, ab_, type, peak, bandwidth_, prof_, path);
@@ -606,7 +610,7 @@ void StepCostModel::moe(StepCost& r, double t, Work& acc) const noexcept {
     const double block_m = triton_moe ? fused_moe_block_m(expert_rows / groups) : 0.0;
     const KernelTime kt =
         routed_experts_kernel_time(expert_rows, groups, h_, expert_ffn_rank_, mats, wb_, ab_,
-                                   gemm_type_, path, peak_gemm_, bandwidth_, prof_, block_m);
+                                   gemm_class_, path, peak_gemm_, bandwidth_, prof_, block_m);
     add_kernel(o, kt, flops, bytes, moe_layers_, acc);
     if (triton_moe && expert_rows > 0) {
         const double padded = moe_padded_rows(expert_rows, groups, block_m);

@@ -217,6 +217,8 @@ class StepCostModel {
     /// The kernel the linear layers run on: weight-only for GPTQ/AWQ/GGUF weights and for narrow
     /// formats the GPU has no tensor-core path for (FP8 on Ampere).
     [[nodiscard]] GemmPath gemm_path() const { return gemm_path_; }
+    /// The kernel class of the linear layers (model/gemm_class.hpp): its efficiency scale.
+    [[nodiscard]] GemmClass gemm_class() const { return gemm_class_; }
     /// Tensor-parallel size.
     [[nodiscard]] int tp() const { return tp_; }
     /// Pipeline stages.
@@ -276,6 +278,7 @@ class StepCostModel {
     // Bytes per element.
     double wb_ = 2, ab_ = 2, sb_ = 2, eb_ = 2, kvb_ = 2;
     ComputeType gemm_type_ = ComputeType::Bf16;
+    GemmClass gemm_class_ = GemmClass::Bf16; ///< the linear layers' kernel class
     ComputeType attn_type_ = ComputeType::Bf16;
     GemmPath gemm_path_ = GemmPath::Dense; ///< the linear layers' kernel (not router, LM head)
     bool triton_fused_moe_ = false; ///< experts padded to fused_moe's M tile (vLLM/SGLang, not AMD)

@@ -463,3 +463,82 @@ TEST(FitProfile, FitsAllReducesOverInfinityFabric) {
     EXPECT_TRUE(rep.classes[0].fitted);
     EXPECT_LT(rep.held_out.mape, 0.01);
 }
+
+// Block-scaled kernel classes (model/gemm_class.hpp): synthetic GEMMs of bf16, fp8 and each of
+// mxfp8, nvfp4 and mxfp4, timed with a scale per class; the fit recovers every class's scale
+// from its own points, and a class without points keeps following its compute path.
+TEST(FitProfile, RecoversEachKernelClassScaleFromItsOwnPoints) {
+    calib::Hardware hw = test_hw();
+    hw.gpu.dense.fp4 = FlopsPerSecond(3958e12);
+    model::EfficiencyProfile t = model::default_profile();
+    t.gemm.e_max = 0.8;
+    t.gemm.m_half = 64;
+    t.gemm.nk_half = 2e6;
+    t.gemm.dtype_scale[static_cast<std::size_t>(model::ComputeType::Fp8)] = 0.85;
+    t.gemm.class_scale = {0.7, 0.45, 0.55}; // mxfp8, nvfp4, mxfp4
+    std::vector<Measurement> pts;
+    for (const char* dtype : {"bf16", "fp8", "mxfp8", "nvfp4", "mxfp4"}) {
+        for (double m : {16.0, 128.0, 512.0, 2048.0, 8192.0}) {
+            for (auto [k, n] : {std::pair{1024.0, 2048.0},
+                                {4096.0, 4096.0},
+                                {4096.0, 14336.0},
+                                {8192.0, 28672.0}}) {
+                Measurement g;
+                g.op_class = OpClass::Gemm;
+                g.op = std::string("gemm_") + dtype;
+                g.m = m;
+                g.k = k;
+                g.n = n;
+                g.dtype = dtype;
+                g.gpu = "test-gpu";
+                g.source = "synthetic";
+                g.time_s = 1.0;
+                const auto p = calib::prepare(g, hw);
+                ASSERT_TRUE(p.has_value()) << dtype;
+                g.time_s = calib::predict(*p, t, 0.0);
+                pts.push_back(g);
+            }
+        }
+    }
+    calib::FitOptions opt;
+    opt.prior_weight = 0.0;
+    opt.max_iterations = 500;
+    const calib::FitReport rep = calib::fit_profile(pts, hw, model::default_profile(), opt);
+    const auto& g = rep.profile.gemm;
+    const double tol = 1e-4;
+    expect_rel(g.e_max, 0.8, tol, "gemm.e_max");
+    expect_rel(g.scale(model::GemmClass::Fp8), 0.85, tol, "fp8 scale");
+    ASSERT_TRUE(g.has_own_scale(model::GemmClass::Mxfp8));
+    ASSERT_TRUE(g.has_own_scale(model::GemmClass::Nvfp4));
+    ASSERT_TRUE(g.has_own_scale(model::GemmClass::Mxfp4));
+    expect_rel(g.scale(model::GemmClass::Mxfp8), 0.7, tol, "mxfp8 scale");
+    expect_rel(g.scale(model::GemmClass::Nvfp4), 0.45, tol, "nvfp4 scale");
+    expect_rel(g.scale(model::GemmClass::Mxfp4), 0.55, tol, "mxfp4 scale");
+    // The FP4 path has no points of its own: its scale stays the base's, and the fit says so.
+    EXPECT_DOUBLE_EQ(g.dtype_scale[static_cast<std::size_t>(model::ComputeType::Fp4)],
+                     model::default_profile().gemm.dtype_scale[6]);
+    bool noted = false;
+    for (const auto& n : rep.notes) {
+        noted = noted || n.find("no fp4 points of its own") != std::string::npos;
+    }
+    EXPECT_TRUE(noted);
+    // One error row per kernel class, each fitted on its own points.
+    ASSERT_EQ(rep.kernel_classes.size(), 5u);
+    for (const auto& c : rep.kernel_classes) {
+        ASSERT_TRUE(c.kernel_class.has_value());
+        EXPECT_TRUE(c.fitted) << model::to_string(*c.kernel_class);
+        EXPECT_LT(c.held_out.mape + c.train.mape, 1e-4) << model::to_string(*c.kernel_class);
+        EXPECT_EQ(c.train.n + c.held_out.n, 20);
+    }
+
+    // Without nvfp4 points the class keeps no scale of its own: it runs on the fp4 path's.
+    std::vector<Measurement> no_nvfp4;
+    for (const auto& m : pts) {
+        if (m.dtype != "nvfp4") {
+            no_nvfp4.push_back(m);
+        }
+    }
+    const auto rep2 = calib::fit_profile(no_nvfp4, hw, model::default_profile(), opt);
+    EXPECT_FALSE(rep2.profile.gemm.has_own_scale(model::GemmClass::Nvfp4));
+    expect_rel(rep2.profile.gemm.scale(model::GemmClass::Mxfp4), 0.55, tol, "mxfp4 scale");
+}

@@ -264,7 +264,7 @@ TEST(KernelSetImporters, TorchaoGroupedGemmRows) {
     ASSERT_EQ(v.size(), 2u);
     EXPECT_EQ(v[0].op_class, OpClass::GroupedGemm);
     EXPECT_EQ(v[0].gpu, "b200");
-    EXPECT_EQ(v[0].dtype, "fp8"); // MXFP8 elements are FP8 E4M3
+    EXPECT_EQ(v[0].dtype, "mxfp8"); // the MXFP8 kernel class, on the FP8 path
     EXPECT_EQ(v[0].m, 1024);
     EXPECT_EQ(v[0].k, 512);
     EXPECT_EQ(v[0].n, 256);

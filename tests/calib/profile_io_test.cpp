@@ -37,7 +37,7 @@ hwdb::ProfileFile sample_file() {
     f.date = "2026-11-30";
     f.sources = {"owner/repo@abc:path/file.csv"};
     f.residuals.push_back(
-        {"gemm", true, 100, 25, 0.1, 0.12, 0.09, 0.3, 0.6, "f.csv:3 q", 0.2, 0.4});
+        {"gemm", true, 100, 25, 0.1, 0.12, 0.09, 0.3, 0.6, "f.csv:3 q", 0.2, 0.4, ""});
     f.comm_links.push_back(
         {"all_reduce", "nvswitch-nvlink4", 8, 1, Seconds(25e-6), BytesPerSecond(180e9), 994, 0.1});
     f.timing_offsets.push_back({"blis-mha", Seconds(17.6e-6), 635});
@@ -187,6 +187,52 @@ TEST(ProfileYaml, WeightOnlyCurveIsWrittenOnlyWhenFitted) {
     std::string bad = kMinimal;
     bad += "  gemm_weight_only: {max: 0.9, half: 8, tile: 16}\n";
     EXPECT_NE(message_of(bad).find("tile"), std::string::npos) << message_of(bad);
+}
+
+// Block-scaled kernel classes (model/gemm_class.hpp): own scales and per-class residual rows
+// are written and read back; a class without a scale is not written, so it keeps falling back.
+TEST(ProfileYaml, KernelClassScalesAndResidualsReadBack) {
+    hwdb::ProfileFile f = sample_file();
+    f.profile.gemm.class_scale = {std::nullopt, 0.415, 0.52}; // mxfp8 absent; nvfp4, mxfp4
+    hwdb::ResidualSummary r{"gemm", true, 10, 3,   0.05, 0.06,   0.05,
+                            0.1,    0.12, "", 0.2, 0.3,  "nvfp4"};
+    f.residuals.push_back(r);
+    const std::string yaml = calib::profile_to_yaml(f);
+    EXPECT_NE(yaml.find("fp4: 0.9, nvfp4: 0.415, mxfp4: 0.52}"), std::string::npos) << yaml;
+    EXPECT_EQ(yaml.find("mxfp8"), std::string::npos) << yaml;
+    EXPECT_NE(yaml.find("- {op_class: gemm, kernel_class: nvfp4, fitted: true"), std::string::npos)
+        << yaml;
+    const hwdb::ProfileFile back = hwdb::parse_profile_file(yaml, "round.yaml");
+    EXPECT_FALSE(back.profile.gemm.class_scale[0].has_value());
+    ASSERT_TRUE(back.profile.gemm.class_scale[1].has_value());
+    expect_close(*back.profile.gemm.class_scale[1], 0.415);
+    expect_close(*back.profile.gemm.class_scale[2], 0.52);
+    expect_close(back.profile.gemm.scale(model::GemmClass::Mxfp8), 0.83); // fp8's
+    ASSERT_EQ(back.residuals.size(), 2u);
+    EXPECT_EQ(back.residuals[0].kernel_class, "");
+    EXPECT_EQ(back.residuals[1].kernel_class, "nvfp4");
+}
+
+TEST(ProfileYaml, UnknownKernelClassKeysAreRefusedWithTheirPlace) {
+    std::string bad = kMinimal;
+    bad.replace(bad.find("gemm: {e_max: 0.7}"), 18,
+                "gemm: {e_max: 0.7, dtype_scale: {fp8: 0.8, mxfp6: 0.5}}");
+    EXPECT_EQ(message_of(bad).rfind("p.yaml:7:", 0), 0u) << message_of(bad);
+    EXPECT_NE(message_of(bad).find("profile.gemm.dtype_scale.mxfp6: unknown key"),
+              std::string::npos)
+        << message_of(bad);
+    std::string good = kMinimal;
+    good.replace(good.find("gemm: {e_max: 0.7}"), 18,
+                 "gemm: {e_max: 0.7, dtype_scale: {fp4: 0.5, mxfp4: 0.6}}");
+    const auto p = hwdb::parse_profile(good, "p.yaml");
+    EXPECT_DOUBLE_EQ(p.gemm.scale(model::GemmClass::Mxfp4), 0.6);
+    EXPECT_DOUBLE_EQ(p.gemm.scale(model::GemmClass::Nvfp4), 0.5);
+    std::string residual = kMinimal;
+    residual += "  residuals:\n    - {op_class: gemm, kernel_class: fp6}\n";
+    // Line 16 of the file (the residual row), the key's value at column 38.
+    EXPECT_EQ(message_of(residual),
+              "p.yaml:16:38: profile.residuals[0].kernel_class: unknown GEMM kernel class 'fp6'; "
+              "use fp32, tf32, bf16, fp16, fp8, int8, fp4, mxfp8, nvfp4, mxfp4");
 }
 
 TEST(ProfileYaml, ErrorsAreLocatedAndSayHowToFix) {

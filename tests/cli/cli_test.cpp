@@ -1479,3 +1479,37 @@ TEST(Cli, KvOffloadBadInputExitsTwoNamingTheKey) {
               std::string::npos)
         << nocache.out;
 }
+
+// A profile naming a GEMM kernel class gpuplan does not have (model/gemm_class.hpp) is refused
+// with its file, line and key, exit 2; the block-scaled classes it has are accepted.
+TEST(CliInput, ProfileWithAnUnknownKernelClassIsRefusedWithItsPlace) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("gpuplan-cli-kernel-class-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto write = [&](const std::string& name, const std::string& scales) {
+        const auto path = dir / name;
+        std::ofstream(path) << "schema: 1\nprofile:\n  name: x\n  gpu: h100-sxm\n"
+                               "  provenance: {kind: spec-sheet, description: d}\n"
+                               "  gemm: {e_max: 0.7, dtype_scale: {"
+                            << scales
+                            << "}}\n"
+                               "  memory: {max: 0.8, half: 2 MiB}\n"
+                               "  attention_prefill: {max: 0.7, half: 1024}\n"
+                               "  attention_decode: {max: 0.9, half: 4 MiB}\n"
+                               "  comm: {bandwidth: {max: 0.8}, collective_overhead: 10 us}\n"
+                               "  launch_overhead: 4 us\n  step_overhead: 0.5 ms\n"
+                               "  error_band: {mape: 0.3, p90: 0.5, points: 0}\n";
+        return path.string();
+    };
+    const std::string scenario = src("examples/quickstart.yaml");
+    const auto bad =
+        run("estimate " + scenario + " --profile " + write("bad.yaml", "fp4: 0.5, mxfp6: 0.4"));
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("bad.yaml:6:"), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find("profile.gemm.dtype_scale.mxfp6: unknown key"), std::string::npos)
+        << bad.out;
+    const auto good = run("estimate " + scenario + " --profile " +
+                          write("good.yaml", "nvfp4: 0.4, mxfp4: 0.5, mxfp8: 0.6"));
+    EXPECT_EQ(good.exit_code, 0) << good.out;
+    std::filesystem::remove_all(dir);
+}
