@@ -54,6 +54,7 @@ std::string part_after(const fs::path& p, std::string_view anchor) {
 }
 
 using detail::base;
+using detail::comment_gpu;
 using detail::gemm_point;
 using detail::gpu_or;
 using detail::stream_point;
@@ -565,16 +566,7 @@ std::vector<Measurement> import_llmservingsim(const CsvTable& t, const fs::path&
 // back-to-back calls.
 std::vector<Measurement> import_torch(const CsvTable& t, const fs::path& path,
                                       const ImportOptions& o) {
-    std::string inferred;
-    for (const auto& c : t.comments) {
-        if (c.rfind("gpu:", 0) == 0) {
-            inferred = c.substr(4);
-            while (!inferred.empty() && inferred.front() == ' ') {
-                inferred.erase(0, 1);
-            }
-        }
-    }
-    const std::string gpu = gpu_or(o, inferred, path);
+    const std::string gpu = gpu_or(o, comment_gpu(t), path);
     const int c_op = t.column("op");
     const int cm = t.column("m");
     const int cn = t.column("n");
@@ -834,6 +826,19 @@ std::string source_citation(const fs::path& path) {
 }
 
 namespace detail {
+
+std::string comment_gpu(const CsvTable& t) {
+    std::string named;
+    for (const auto& c : t.comments) {
+        if (c.rfind("gpu:", 0) == 0) {
+            named = c.substr(4);
+            while (!named.empty() && named.front() == ' ') {
+                named.erase(0, 1);
+            }
+        }
+    }
+    return named;
+}
 
 std::string gpu_or(const ImportOptions& o, const std::string& inferred, const fs::path& file) {
     if (!o.gpu.empty()) {

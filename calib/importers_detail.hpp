@@ -29,6 +29,9 @@ namespace gpuplan::calib::detail {
 /// the last is dropped) (calib/importers_kernel_sets.cpp).
 [[nodiscard]] std::vector<std::string> markdown_cells(const std::string& line);
 
+/// The GPU a CSV names in a "# gpu: NAME" comment (the last one), or "" when it names none.
+[[nodiscard]] std::string comment_gpu(const CsvTable& t);
+
 /// `options.gpu` when given, else `inferred`; throws InputError naming `file` when both are empty.
 [[nodiscard]] std::string gpu_or(const ImportOptions& options, const std::string& inferred,
                                  const std::filesystem::path& file);

@@ -23,16 +23,7 @@ namespace gpuplan::calib::detail {
 
 std::vector<Measurement> import_fused_moe(const CsvTable& t, const std::filesystem::path& path,
                                           const ImportOptions& o) {
-    std::string inferred;
-    for (const auto& c : t.comments) {
-        if (c.rfind("gpu:", 0) == 0) {
-            inferred = c.substr(4);
-            while (!inferred.empty() && inferred.front() == ' ') {
-                inferred.erase(0, 1);
-            }
-        }
-    }
-    const std::string gpu = gpu_or(o, inferred, path);
+    const std::string gpu = gpu_or(o, comment_gpu(t), path);
     const int c_op = t.column("op");
     const int c_tok = t.column("tokens");
     const int c_h = t.column("hidden");

@@ -57,22 +57,24 @@ DiagnosisFix reestimate(FixLayer layer, std::string change, Deployment dd, Workl
     return f;
 }
 
-Deployment with_tp_x2(const Deployment& d) {
-    Deployment x = d;
-    x.par.tp = d.par.tp * 2;
+// Expert parallelism, when on, spans every tp × dp rank; it follows a change of either.
+Deployment with_ep_spanning(Deployment x) {
     if (x.par.ep > 1) {
         x.par.ep = x.par.tp * x.par.dp;
     }
     return x;
 }
 
+Deployment with_tp_x2(const Deployment& d) {
+    Deployment x = d;
+    x.par.tp = d.par.tp * 2;
+    return with_ep_spanning(x);
+}
+
 Deployment with_replicas_x2(const Deployment& d) {
     Deployment x = d;
     x.par.dp = d.par.dp * 2;
-    if (x.par.ep > 1) {
-        x.par.ep = x.par.tp * x.par.dp;
-    }
-    return x;
+    return with_ep_spanning(x);
 }
 
 // The deployment with twice the engine's max_num_seqs (`eng`: the resolved engine), its token
