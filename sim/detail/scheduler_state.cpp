@@ -588,13 +588,7 @@ bool SchedulerState::build_cohort() {
         }
     }
     formed_ = true;
-    members_ = 0;
-    member_ctx_ = 0;
-    std::fill(member_cls_.begin(), member_cls_.end(), 0);
-    clear_phases();
-    done_events_.clear();
-    outside_.clear();
-    redo_ = false;
+    clear_cohort();
     cohort_end_ = now_;
     for (const std::uint32_t slot : running_) {
         Request& r = pool_[slot];
@@ -710,6 +704,10 @@ void SchedulerState::dissolve_cohort() {
         }
     }
     formed_ = false;
+    clear_cohort();
+}
+
+void SchedulerState::clear_cohort() {
     members_ = 0;
     member_ctx_ = 0;
     std::fill(member_cls_.begin(), member_cls_.end(), 0);

@@ -351,6 +351,8 @@ class SchedulerState {
     void add_member(std::uint32_t slot, Request& r);
     /// Takes finished member `slot` out of its phase lists.
     void remove_phases(std::uint32_t slot, const Request& r);
+    /// Empties the cohort's members, sums, phases, completions and outsiders (formed_ aside).
+    void clear_cohort();
     void clear_phases();
     /// A decode of member `r` allocates a block at the cohort steps of this phase: the walk's
     /// grow() allocates when computed + 1 exceeds the blocks held, once every block size
