@@ -95,11 +95,13 @@ TEST(AppConsistency, TheAppShowsEstimatesSpeculativeAndDisaggregatedFigures) {
 
 // The estimate view shows each figure's measured band with its source, the band `estimate`
 // prints for the same file (model::band_for on the hwdb's error_bands.yaml), not the profile's
-// per-kernel band: a validated class (quickstart, H100) and the labelled default (RTX 4090 with
-// GPTQ weights: no 4-bit validation).
+// per-kernel band: a validated class (quickstart, H100), a band borrowed from the GPU's family
+// (H200: the hopper band measured on the H100) and the labelled default (RTX 4090 with GPTQ
+// weights: no 4-bit validation).
 TEST(AppConsistency, TheEstimateViewShowsEachFiguresBandAsTheCliPrintsIt) {
     const gui::Core core(db(), {std::string(GPUPLAN_SOURCE_DIR) + "/hwdb"});
-    for (const char* name : {"quickstart.yaml", "qwen7b-gptq-rtx4090.yaml"}) {
+    for (const char* name :
+         {"quickstart.yaml", "llama70b-2xh200.yaml", "qwen7b-gptq-rtx4090.yaml"}) {
         SCOPED_TRACE(name);
         const std::string file = std::string(GPUPLAN_SOURCE_DIR) + "/examples/" + name;
         const gui::Analysis a = gui::analyze(hwdb::load_scenario(file, db()), core);
