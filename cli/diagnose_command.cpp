@@ -52,7 +52,8 @@ nlohmann::json comparisons_json(const model::Diagnosis& g) {
                        {"unit", c.unit},
                        {"observed", c.observed},
                        {"predicted", c.predicted},
-                       {"source", c.source}});
+                       {"source", c.source},
+                       {"basis", c.basis}});
     }
     return out;
 }
@@ -124,14 +125,15 @@ void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::D
             << " at once (error band ±" << fixed(e.error_band.p90 * 100, 0) << " % P90)\n\n";
     }
     if (!g.comparisons.empty()) {
-        Table t({"figure", "observed", "predicted", "observed/predicted", "source"});
+        Table t({"figure", "observed", "predicted", "observed/predicted", "source", "basis"});
         for (const auto& c : g.comparisons) {
             const int dec = c.unit == "ms" || c.unit == "%" || c.unit == "TFLOP/s" ? 1
                             : c.unit == "x"                                        ? 2
                                                                                    : 0;
             t.add_row({c.figure, fixed(c.observed, dec) + " " + c.unit,
                        fixed(c.predicted, dec) + " " + c.unit,
-                       c.predicted > 0 ? fixed(c.observed / c.predicted, 2) : "-", c.source});
+                       c.predicted > 0 ? fixed(c.observed / c.predicted, 2) : "-", c.source,
+                       c.basis});
         }
         t.print(out);
         out << '\n';

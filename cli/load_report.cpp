@@ -9,6 +9,10 @@ std::string load_line(const model::OperatingPoint& op) {
         return fmt::format("open loop at {:g} requests/s ({})", op.requests_per_s.value_or(0.0),
                            op.why);
     }
+    if (op.kind == model::LoadKind::OfflineBatch) {
+        return fmt::format("offline batch of {} requests ({})", op.batch_requests.value_or(0),
+                           op.why);
+    }
     return fmt::format("closed loop at {} sequences in flight ({})", op.concurrency, op.why);
 }
 
@@ -19,6 +23,8 @@ nlohmann::json operating_point_json(const model::OperatingPoint& op) {
     return {{"kind", model::to_string(op.kind)},
             {"concurrency", op.concurrency},
             {"requests_per_s", or_null(op.requests_per_s)},
+            {"batch_requests",
+             op.batch_requests ? nlohmann::json(*op.batch_requests) : nlohmann::json(nullptr)},
             {"utilisation", or_null(op.utilisation)},
             {"defaulted", op.defaulted},
             {"why", op.why}};

@@ -29,6 +29,7 @@ void add_scenario_options(po::options_description& desc, ScenarioFlags& f) {
         ("concurrency", po::value<int>()->notifier([&f](int v) { f.concurrency = v; }), "sequences in flight: a closed loop (default: the most the engine runs at once)")
         ("rate", po::value<double>()->notifier([&f](double v) { f.rate = v; }), "offered requests/s: an open loop (instead of --concurrency)")
         ("batch", po::value<int>()->notifier([&f](int v) { f.batch = v; }), "same as --concurrency")
+        ("batch-requests", po::value<int>()->notifier([&f](int v) { f.batch_requests = v; }), "an offline batch: N requests all arriving at t = 0 (vllm bench throughput, trtllm-bench, MLPerf Offline)")
         ("input-len", po::value<int>()->notifier([&f](int v) { f.input_len = v; }), "prompt tokens per request")
         ("output-len", po::value<int>()->notifier([&f](int v) { f.output_len = v; }), "output tokens per request")
         ("engine", po::value(&f.engine), "vllm, tensorrt-llm, sglang or llama.cpp")
@@ -91,6 +92,7 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
           {f.max_model_len, "max-model-len", kTokens},
           {f.concurrency, "concurrency", 1LL << 24},
           {f.batch, "batch", 1LL << 24},
+          {f.batch_requests, "batch-requests", 1LL << 30},
           {f.input_len, "input-len", kTokens},
           {f.output_len, "output-len", kTokens},
           {f.max_num_seqs, "max-num-seqs", 1LL << 24},
@@ -188,8 +190,17 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
         e.cuda_graphs = false;
     if (f.allow_long_context)
         e.allow_long_context = true;
-    if (f.concurrency && f.rate) {
-        throw UsageError("--concurrency and --rate both give the load; keep one");
+    if (static_cast<int>(f.concurrency.has_value()) + static_cast<int>(f.rate.has_value()) +
+            static_cast<int>(f.batch_requests.has_value()) >
+        1) {
+        throw UsageError("--concurrency, --rate and --batch-requests each give the load; keep one");
+    }
+    if (f.batch_requests) {
+        try {
+            model::set_offline_batch(s.workload, *f.batch_requests);
+        } catch (const InvalidArgument& err) {
+            throw UsageError(std::string("--batch-requests: ") + err.what());
+        }
     }
     if (f.concurrency)
         model::set_closed_loop(s.workload, *f.concurrency);

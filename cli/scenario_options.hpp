@@ -21,7 +21,8 @@ namespace gpuplan::cli {
 struct ScenarioFlags {
     std::string file;
     std::string model, gpu, node, weights, kv, activations, engine, profile;
-    std::optional<int> gpus, tp, pp, ep, max_model_len, concurrency, input_len, output_len, batch;
+    std::optional<int> gpus, tp, pp, ep, max_model_len, concurrency, input_len, output_len, batch,
+        batch_requests;
     std::optional<int> max_num_seqs, max_num_batched_tokens, block_size;
     std::optional<double> gpu_memory_utilization, rate;
     std::optional<std::string> prefix_caching, chunked_prefill;

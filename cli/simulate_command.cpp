@@ -44,11 +44,20 @@ nlohmann::json opt_json(const std::optional<Seconds>& v) {
     return v ? nlohmann::json(v->si()) : nlohmann::json();
 }
 
+nlohmann::json rejections_json(const sim::RejectCounts& c) {
+    return {{"too_long", c.too_long},
+            {"queue_full", c.queue_full},
+            {"cloud_rate_limited", c.cloud_rate_limited},
+            {"no_cloud_endpoint", c.no_cloud_endpoint},
+            {"replica_failed", c.replica_failed}};
+}
+
 nlohmann::json summary_json(const sim::RequestSummary& s) {
     return {{"arrived", s.arrived},
             {"completed", s.completed},
             {"cloud", s.cloud},
             {"rejected", s.rejected},
+            {"rejected_by_reason", rejections_json(s.rejected_by_reason)},
             {"timed_out", s.timed_out},
             {"cancelled", s.cancelled},
             {"failed", s.rejected + s.timed_out},
@@ -156,6 +165,13 @@ nlohmann::json simulate_json(const model::Scenario& s, const sim::SimResult& r) 
     j["requests_completed"] = o.completed;
     j["failed"] = o.rejected + o.timed_out;
     j["rejected"] = o.rejected;
+    j["rejected_by_reason"] = rejections_json(o.rejected_by_reason);
+    j["notes"] = r.notes;
+    j["arrival_window_s"] = r.arrival_window.si();
+    j["drain_share"] = r.drain_share;
+    j["served_rps"] = r.served_rps;
+    j["served_goodput_rps"] = r.served_goodput_rps;
+    j["served_tok_s"] = r.served_output_tok_s;
     j["timed_out"] = o.timed_out;
     j["cancelled"] = o.cancelled;
     j["throughput_rps"] = o.throughput_rps;
@@ -413,6 +429,64 @@ void latency_row(Table& t, const char* name, const sim::LatencyStats& s, bool in
     t.add_row({name, f(s.mean), f(s.p50), f(s.p90), f(s.p95), f(s.p99), f(s.max)});
 }
 
+// " (3 longer than max_model_len or the KV pool, ...)": each reason with a count, in words.
+std::string rejection_reasons(const sim::RejectCounts& c) {
+    std::string why;
+    const auto add = [&](std::int64_t n, const char* what) {
+        if (n > 0) {
+            why += (why.empty() ? " (" : ", ") + std::to_string(n) + " " + what;
+        }
+    };
+    add(c.too_long, "longer than max_model_len or the KV pool");
+    add(c.queue_full, "gateway queue full");
+    add(c.cloud_rate_limited, "over the cloud's rate limit");
+    add(c.no_cloud_endpoint, "routed to a cloud endpoint the scenario does not have");
+    add(c.replica_failed, "lost with a failed replica");
+    return why.empty() ? why : why + ")";
+}
+
+// What the served rate is measured over.
+std::string served_basis(const sim::SimResult& r) {
+    if (r.operating_point.kind == model::LoadKind::OfflineBatch || r.arrival_window.si() <= 0) {
+        return "over the whole run: the time to serve the batch";
+    }
+    std::string basis = "over the " + fixed(r.arrival_window.si(), 1) + " s arrival window";
+    if (r.drain_share > 0.10) {
+        basis += "; the drain after the last arrival is " + pct(r.drain_share) + " of the run";
+    }
+    return basis;
+}
+
+// The share of arrived requests a run must complete before it is reported as mostly failed.
+constexpr double kCompletedShareWarning = 0.95;
+
+// A run that completed under kCompletedShareWarning of what arrived is said on `err` (with
+// the reasons), and under --strict exits 1; else 0.
+int completion_verdict(const sim::SimResult& r, const std::string& which, bool strict,
+                       std::ostream& err) {
+    const auto& o = r.overall;
+    if (!r.ok || o.arrived == 0 ||
+        static_cast<double>(o.completed) >=
+            kCompletedShareWarning * static_cast<double>(o.arrived)) {
+        return 0;
+    }
+    err << "warning: " << which << "only " << o.completed << " of " << o.arrived
+        << " arrived requests completed (" << o.rejected << " rejected"
+        << rejection_reasons(o.rejected_by_reason) << ", " << o.timed_out << " timed out, "
+        << o.cancelled << " cancelled)" << (strict ? "; failing (--strict)" : "") << '\n';
+    return strict ? 1 : 0;
+}
+
+int sweep_verdict(const std::vector<sim::SimResult>& results, const std::string& key,
+                  const std::vector<std::string>& values, bool strict, std::ostream& err) {
+    int rc = 0;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        rc =
+            std::max(rc, completion_verdict(results[i], key + "=" + values[i] + ": ", strict, err));
+    }
+    return rc;
+}
+
 void print_result(std::ostream& out, const model::Scenario& s, const sim::SimResult& r) {
     const auto& d = s.deployment;
     out << "simulate " << s.name << ": " << d.model.name << " on " << r.replicas.size()
@@ -430,16 +504,23 @@ void print_result(std::ostream& out, const model::Scenario& s, const sim::SimRes
     if (o.cloud > 0) {
         out << " (" << o.cloud << " in the cloud)";
     }
-    out << ", " << o.rejected << " rejected, " << o.timed_out << " timed out";
+    out << ", " << o.rejected << " rejected" << rejection_reasons(o.rejected_by_reason) << ", "
+        << o.timed_out << " timed out";
     if (o.cancelled > 0) {
         out << ", " << o.cancelled << " cancelled";
     }
-    out << " in " << fixed(r.duration.si(), 1) << " s\n"
+    out << " in " << fixed(r.duration.si(), 1) << " s\n";
+    for (const auto& n : r.notes) {
+        out << "note         " << n << '\n';
+    }
+    out << "served       " << fixed(r.served_rps, 2) << " req/s, "
+        << fixed(r.served_output_tok_s, 0) << " output tok/s (" << served_basis(r) << ")\n"
         << "throughput   " << fixed(o.throughput_rps, 2) << " req/s, " << fixed(r.total_tok_s, 0)
         << " tok/s (input " << fixed(r.input_tok_s, 0) << ", output " << fixed(r.output_tok_s, 0)
-        << ")\n"
-        << "goodput      " << fixed(o.goodput_rps, 2) << " req/s meeting every SLO ("
-        << pct(o.slo_attainment) << " of requests)\n\n";
+        << ") over the whole run, drain included (vllm bench serve's definition)\n"
+        << "goodput      " << fixed(r.served_goodput_rps, 2) << " req/s meeting every SLO, served ("
+        << fixed(o.goodput_rps, 2) << " over the whole run; " << pct(o.slo_attainment)
+        << " of requests)\n\n";
     Table t({"latency", "mean", "p50", "p90", "p95", "p99", "max"});
     latency_row(t, "TTFT ms", o.ttft, true);
     latency_row(t, "TPOT ms", o.tpot, true);
@@ -751,7 +832,8 @@ int run_simulate(CliContext& ctx) {
         ("out", po::value(&out_dir), "write requests.csv, timeseries.csv, trace.json and summary.json here")
         ("trace-limit", po::value(&trace_limit), "engine steps, and requests, written to --out's trace.json (default 1000000 each; 0: all)")
         ("plot", po::value(&plot_dir), "also draw the desktop app's charts (latency CDFs, throughput, queue, KV, power) as PNG files into DIR (needs gpuplan-plot)")
-        ("json", "machine-readable output");
+        ("json", "machine-readable output")
+        ("strict", "exit 1 when fewer than 95 % of the arrived requests completed (a warning otherwise)");
     // clang-format on
     add_scenario_options(desc, flags);
     PowerFlags power_flags;
@@ -834,6 +916,7 @@ int run_simulate(CliContext& ctx) {
     opts.requests = requests;
     opts.profile = choose_profile(ctx, flags, scenarios.front().deployment.gpu);
     const bool json = vm.count("json") > 0;
+    const bool strict = vm.count("strict") > 0;
     // The node of each run (host power, GPUs per node); a sweep may change hardware.node.
     std::vector<sim::SimOptions> run_opts(runs, opts);
     for (std::size_t i = 0; i < runs; ++i) {
@@ -940,7 +1023,7 @@ int run_simulate(CliContext& ctx) {
             ctx.out->flush();
             write_plots(shown, plot_dir, true, requests, *ctx.err);
         }
-        return 0;
+        return completion_verdict(r, "", strict, *ctx.err);
     }
     // A sweep: the runs are independent values, so they go to the thread pool side by side.
     std::vector<sim::SimResult> results(runs);
@@ -962,7 +1045,7 @@ int run_simulate(CliContext& ctx) {
             arr.push_back(j);
         }
         *ctx.out << json_text(arr) << '\n';
-        return 0;
+        return sweep_verdict(results, sweep_key, sweep_values, strict, *ctx.err);
     }
     Table t({sweep_key, "done", "failed", "req/s", "tok/s", "goodput", "TTFT p50 ms", "TTFT p99 ms",
              "TPOT p50 ms", "TPOT p99 ms", "E2E p99 s", "preempt", "avg W", "J/tok"});
@@ -982,7 +1065,7 @@ int run_simulate(CliContext& ctx) {
                    r.power.modelled ? fixed(r.power.energy_per_token.si(), 3) : "-"});
     }
     t.print(*ctx.out);
-    return 0;
+    return sweep_verdict(results, sweep_key, sweep_values, strict, *ctx.err);
 }
 
 } // namespace gpuplan::cli

@@ -109,9 +109,9 @@ DiagnoseView::DiagnoseView(ScenarioDocument& doc, const Core& core, QWidget* par
     summary_->setWordWrap(true);
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    comparisons_ = new QStandardItemModel(0, 5, this);
-    comparisons_->setHorizontalHeaderLabels(
-        {tr("figure"), tr("observed"), tr("predicted"), tr("observed/predicted"), tr("source")});
+    comparisons_ = new QStandardItemModel(0, 6, this);
+    comparisons_->setHorizontalHeaderLabels({tr("figure"), tr("observed"), tr("predicted"),
+                                             tr("observed/predicted"), tr("source"), tr("basis")});
     rows_ = new QStandardItemModel(0, 7, this);
     rows_->setHorizontalHeaderLabels({tr("row"), tr("applies"), tr("symptom"), tr("cause"),
                                       tr("evidence"), tr("check"), tr("first fix")});
@@ -269,7 +269,7 @@ void DiagnoseView::showDiagnosis() {
             {item(qs(c.figure)), item(fixed(c.observed, dec) + u' ' + qs(c.unit)),
              item(fixed(c.predicted, dec) + u' ' + qs(c.unit)),
              item(c.predicted > 0 ? fixed(c.observed / c.predicted, 2) : QStringLiteral("-")),
-             item(qs(c.source))});
+             item(qs(c.source)), item(qs(c.basis))});
     }
     // The rows that apply first, ranked, highlighted (the verdict, the most severe, in bold);
     // then the rest of the troubleshooting table, greyed, with the condition that would fire it.

@@ -158,6 +158,10 @@ FiguresModel::Rows servingRows(const Analysis& a) {
                                  ? QObject::tr("open loop at %1 req/s, %2 in flight")
                                        .arg(op.requests_per_s.value_or(0.0))
                                        .arg(op.concurrency)
+                             : op.kind == model::LoadKind::OfflineBatch
+                                 ? QObject::tr("offline batch of %1 requests, %2 at once")
+                                       .arg(op.batch_requests.value_or(0))
+                                       .arg(op.concurrency)
                                  : QObject::tr("closed loop at %1 sequences%2")
                                        .arg(op.concurrency)
                                        .arg(op.defaulted ? QObject::tr(" (default)") : QString()));

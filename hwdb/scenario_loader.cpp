@@ -341,6 +341,9 @@ void read_workload(std::optional<MapReader> m, model::Workload& w,
         w.concurrency = static_cast<int>(*c);
     }
     w.requests_per_s = m->opt_number("requests_per_s", 1e-9, 1e9);
+    if (const auto n = m->opt_integer("batch_requests", 1, 1 << 30)) {
+        w.batch_requests = static_cast<int>(*n);
+    }
     detail::read_sim_workload(*m, w, base); // the simulator's keys
     m->finish();
 }

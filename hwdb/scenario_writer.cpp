@@ -433,6 +433,9 @@ void write_workload(Out& o, const model::Scenario& s, const ScenarioYamlOptions&
     if (w.requests) {
         o.line(2, "requests", std::to_string(*w.requests));
     }
+    if (w.batch_requests) {
+        o.line(2, "batch_requests", std::to_string(*w.batch_requests));
+    }
     if (w.duration) {
         o.line(2, "duration", seconds(*w.duration));
     }

@@ -253,28 +253,33 @@ void predict_at_observed_load(const Deployment& d, const EfficiencyProfile& prof
 // Observed beside predicted.
 void add_observed_comparisons(const Observations& obs, const Figures& f, const ServingEstimate& e,
                               Diagnosis& out) {
+    const std::string steady = fmt::format("analytic: the steady state at {} running", out.running);
+    const std::string prefill =
+        fmt::format("analytic: one prefill beside {} running, without queueing", out.running);
     if (f.tpot_s)
         out.comparisons.push_back(
-            {"TPOT", "ms", *f.tpot_s * 1e3, e.tpot.si() * 1e3, f.tpot_source});
+            {"TPOT", "ms", *f.tpot_s * 1e3, e.tpot.si() * 1e3, f.tpot_source, steady});
     if (f.ttft_s)
         out.comparisons.push_back(
-            {"TTFT", "ms", *f.ttft_s * 1e3, e.ttft_loaded.si() * 1e3, f.ttft_source});
+            {"TTFT", "ms", *f.ttft_s * 1e3, e.ttft_loaded.si() * 1e3, f.ttft_source, prefill});
     if (f.throughput)
-        out.comparisons.push_back(
-            {"output throughput", "tok/s", *f.throughput, e.throughput, f.throughput_source});
+        out.comparisons.push_back({"output throughput", "tok/s", *f.throughput, e.throughput,
+                                   f.throughput_source, steady});
     // Percentiles from the histograms: the analytic model has one value per figure (the steady
     // state of equal requests), so each is set beside it; the spread is what the model leaves out.
     if (const auto& m = obs.metrics) {
-        const auto add = [&](const char* figure, const std::optional<double>& v, double pred) {
+        const auto add = [&](const char* figure, const std::optional<double>& v, double pred,
+                             const std::string& basis) {
             if (v)
-                out.comparisons.push_back({figure, "ms", *v * 1e3, pred * 1e3, "metrics buckets"});
+                out.comparisons.push_back(
+                    {figure, "ms", *v * 1e3, pred * 1e3, "metrics buckets", basis});
         };
-        add("TTFT P50", m->ttft_p50_s, e.ttft_loaded.si());
-        add("TTFT P90", m->ttft_p90_s, e.ttft_loaded.si());
-        add("TTFT P99", m->ttft_p99_s, e.ttft_loaded.si());
-        add("ITL P50", m->itl_p50_s, e.tpot.si());
-        add("ITL P90", m->itl_p90_s, e.tpot.si());
-        add("ITL P99", m->itl_p99_s, e.tpot.si());
+        add("TTFT P50", m->ttft_p50_s, e.ttft_loaded.si(), prefill);
+        add("TTFT P90", m->ttft_p90_s, e.ttft_loaded.si(), prefill);
+        add("TTFT P99", m->ttft_p99_s, e.ttft_loaded.si(), prefill);
+        add("ITL P50", m->itl_p50_s, e.tpot.si(), steady);
+        add("ITL P90", m->itl_p90_s, e.tpot.si(), steady);
+        add("ITL P99", m->itl_p99_s, e.tpot.si(), steady);
     }
 }
 
@@ -372,6 +377,13 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
     out.capacity = deployment_capacity(e.memory, wp, d.par.dp);
     add_observed_comparisons(obs, f, e, out);
     const std::optional<double> observed_kv_tokens = add_startup_comparisons(obs, eng, e, out);
+    for (Comparison& c : out.comparisons) {
+        if (c.basis.empty()) {
+            c.basis = c.source == "start-up log"
+                          ? "analytic: the engine's start-up memory arithmetic"
+                          : fmt::format("analytic: the steady state at {} running", out.running);
+        }
+    }
     const std::optional<double> clock_ratio = observed_clock_ratio(obs);
     const detail::ServingFacts facts{
         .d = d,

@@ -198,6 +198,9 @@ struct Comparison {
     std::string unit;   ///< "ms", "tok/s", "sequences"
     double observed = 0, predicted = 0;
     std::string source; ///< "metrics", "bench"
+    /// What the prediction assumes, in words: "analytic: ... without queueing", "simulated:
+    /// a closed loop of N", "start-up memory" (so two predictions of one figure are told apart).
+    std::string basis;
     friend bool operator==(const Comparison&, const Comparison&) = default;
 };
 

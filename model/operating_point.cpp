@@ -15,16 +15,32 @@ const char* to_string(LoadKind k) {
     switch (k) {
     case LoadKind::ClosedLoop: return "closed_loop";
     case LoadKind::OfferedRate: return "offered_rate";
+    case LoadKind::OfflineBatch: return "offline_batch";
     }
     return "?";
 }
 
 int deployment_capacity(const MemoryEstimate& mem, const Workload& w, int dp) {
-    const Workload request = w.classes.empty() ? Workload{} : analytic_request(w);
-    const Workload& lengths = w.classes.empty() ? w : request;
+    // The mean request of the classes or the replayed trace (their lengths, not the defaults).
     const long long total =
-        static_cast<long long>(replica_capacity(mem, lengths)) * std::max(1, dp);
+        static_cast<long long>(replica_capacity(mem, analytic_request(w))) * std::max(1, dp);
     return static_cast<int>(std::min<long long>(total, 1 << 30));
+}
+
+std::optional<int> offline_batch_size(const Workload& w) {
+    if (w.batch_requests) {
+        return w.batch_requests;
+    }
+    if (w.arrival.kind != ArrivalKind::Trace || w.trace.empty()) {
+        return std::nullopt;
+    }
+    const auto [first, last] = std::minmax_element(
+        w.trace.begin(), w.trace.end(),
+        [](const TraceRecord& a, const TraceRecord& b) { return a.arrival < b.arrival; });
+    if (last->arrival != first->arrival) {
+        return std::nullopt;
+    }
+    return static_cast<int>(std::min<std::size_t>(w.trace.size(), 1U << 30));
 }
 
 std::optional<double> offered_rate(const Workload& w) {
@@ -78,12 +94,48 @@ std::string default_reason(const MemoryEstimate& mem, const Workload& w, int dp,
                        by_seqs ? "max_num_seqs" : "the kv-cache");
 }
 
+// The offline batch's load: all `n` requests queued at once, as many running as fit.
+OperatingPoint offline_batch(const Workload& w, int n, int capacity) {
+    const bool from_trace = !w.batch_requests;
+    if (w.concurrency || w.requests_per_s || w.arrival.requests_per_s) {
+        throw InvalidArgument(fmt::format(
+            "workload: an offline batch of {} requests ({}) and {} are both given; keep one load",
+            n, from_trace ? "a trace whose arrivals are all at one instant" : "batch_requests",
+            w.concurrency ? "concurrency" : "requests_per_s"));
+    }
+    if (!from_trace &&
+        (w.arrival.kind == ArrivalKind::ClosedLoop || w.arrival.kind == ArrivalKind::Trace)) {
+        throw InvalidArgument(fmt::format(
+            "workload: batch_requests {} and an arrival process '{}' are both given; keep one "
+            "load",
+            n, name_of(w.arrival.kind)));
+    }
+    if (w.requests && *w.requests != n) {
+        throw InvalidArgument(fmt::format(
+            "workload: requests {} and an offline batch of {} requests are both given; the batch "
+            "sends exactly its requests, so drop requests",
+            *w.requests, n));
+    }
+    OperatingPoint op;
+    op.kind = LoadKind::OfflineBatch;
+    op.batch_requests = n;
+    op.concurrency = std::clamp(capacity, 1, n);
+    op.why =
+        fmt::format("all arriving at t = 0, {}; {} run at once{}",
+                    from_trace ? "the trace's rows" : "workload.batch_requests", op.concurrency,
+                    op.concurrency < n ? ", the most the deployment holds" : ": all of them");
+    return op;
+}
+
 } // namespace
 
 OperatingPoint resolve_operating_point(const MemoryEstimate& mem, const Workload& w, int dp) {
     OperatingPoint op;
     const int capacity = deployment_capacity(mem, w, dp);
     const bool closed_arrival = w.arrival.kind == ArrivalKind::ClosedLoop;
+    if (const auto n = offline_batch_size(w)) {
+        return offline_batch(w, *n, capacity);
+    }
     if (const auto rate = offered_rate(w)) {
         if (w.concurrency) {
             throw InvalidArgument(fmt::format(
@@ -117,6 +169,7 @@ OperatingPoint resolve_operating_point(const MemoryEstimate& mem, const Workload
 }
 
 void set_closed_loop(Workload& w, int concurrency) {
+    w.batch_requests.reset();
     w.concurrency = concurrency;
     w.requests_per_s.reset();
     w.arrival.requests_per_s.reset();
@@ -129,12 +182,29 @@ void set_closed_loop(Workload& w, int concurrency) {
 }
 
 void set_offered_rate(Workload& w, double rate) {
+    w.batch_requests.reset();
     w.concurrency.reset();
     w.requests_per_s = rate;
     w.arrival.requests_per_s = rate;
     if (w.arrival.kind == ArrivalKind::ClosedLoop) {
         w.arrival.kind = ArrivalKind::Poisson;
     }
+}
+
+void set_offline_batch(Workload& w, int requests) {
+    if (w.arrival.kind == ArrivalKind::Trace) {
+        throw InvalidArgument(
+            "workload: the scenario replays a trace, whose rows are the requests; an offline "
+            "batch of them is a trace with every arrival at 0, or drop the trace");
+    }
+    w.concurrency.reset();
+    w.requests_per_s.reset();
+    w.arrival.requests_per_s.reset();
+    w.requests.reset();
+    if (w.arrival.kind == ArrivalKind::ClosedLoop) {
+        w.arrival.kind = ArrivalKind::Poisson;
+    }
+    w.batch_requests = requests;
 }
 
 } // namespace gpuplan::model

@@ -36,7 +36,11 @@ struct Workload {
     std::vector<RequestClass> classes;    ///< simulator: the request mix (empty: one class)
     std::vector<TraceRecord> trace;       ///< simulator: replayed when arrival is Trace
     std::optional<int> requests;          ///< simulator: requests (or sessions) to send
-    std::optional<Seconds> duration;      ///< simulator: stop sending after this time
+    /// An offline batch: this many requests all arrive at time 0 and are served with their own
+    /// lengths (what `trtllm-bench`, `vllm bench throughput` and MLPerf Offline run). A trace
+    /// whose arrivals share one instant is a batch of its rows (model::offline_batch_size).
+    std::optional<int> batch_requests;
+    std::optional<Seconds> duration; ///< simulator: stop sending after this time
     friend bool operator==(const Workload&, const Workload&) = default;
 };
 

@@ -1,5 +1,6 @@
 #include "model/workload_mix.hpp"
 
+#include "model/operating_point.hpp"
 #include "model/scenario.hpp"
 
 #include <algorithm>
@@ -29,7 +30,40 @@ double mean_length(const LengthDistribution& d) {
     return std::clamp(v, static_cast<double>(d.min), static_cast<double>(d.max));
 }
 
+namespace {
+
+// A replayed trace's mean request: its rows' own lengths (the trace gives the whole prompt, the
+// classes' shared prefix being its first tokens), one request per arrival.
+MeanRequest trace_mean(const Workload& w) {
+    double in = 0, out = 0;
+    for (const TraceRecord& r : w.trace) {
+        in += std::max(1, r.input_tokens);
+        out += std::max(1, r.output_tokens);
+    }
+    const double n = static_cast<double>(w.trace.size());
+    MeanRequest m;
+    m.input_tokens = std::max(1, static_cast<int>(std::lround(in / n)));
+    m.output_tokens = std::max(1, static_cast<int>(std::lround(out / n)));
+    double share = 0, prefix = 0;
+    for (const RequestClass& c : w.classes) {
+        if (c.share > 0) {
+            share += c.share;
+            prefix += c.share * c.shared_prefix;
+        }
+    }
+    if (share > 0) {
+        m.cached_prefix =
+            std::clamp(static_cast<int>(std::lround(prefix / share)), 0, m.input_tokens - 1);
+    }
+    return m;
+}
+
+} // namespace
+
 std::optional<MeanRequest> mean_request(const Workload& w) {
+    if (w.arrival.kind == ArrivalKind::Trace && !w.trace.empty()) {
+        return trace_mean(w);
+    }
     if (w.classes.empty()) {
         return std::nullopt;
     }
@@ -69,6 +103,30 @@ std::optional<MeanRequest> mean_request(const Workload& w) {
     return m;
 }
 
+Workload without_trace(const Workload& w) {
+    if (w.arrival.kind != ArrivalKind::Trace || w.trace.empty()) {
+        Workload r = w;
+        r.trace.clear();
+        return r;
+    }
+    const MeanRequest mean = trace_mean(w);
+    Workload r = w;
+    r.batch_requests = offline_batch_size(w);
+    const std::optional<double> rate = arrival_rate(w);
+    r.trace.clear();
+    r.arrival.kind = ArrivalKind::Poisson;
+    r.arrival.requests_per_s = rate;
+    r.input_tokens = mean.input_tokens;
+    r.output_tokens = mean.output_tokens;
+    for (RequestClass& c : r.classes) {
+        const int shared = std::clamp(c.shared_prefix, 0, mean.input_tokens - 1);
+        c.input = LengthDistribution::fixed(mean.input_tokens - shared);
+        c.output = LengthDistribution::fixed(mean.output_tokens);
+        c.agent.reset();
+    }
+    return r;
+}
+
 Workload analytic_request(const Workload& w) {
     Workload r;
     r.input_tokens = w.input_tokens;
@@ -81,6 +139,13 @@ Workload analytic_request(const Workload& w) {
     r.requests_per_s = w.requests_per_s;
     r.arrival = w.arrival;
     r.requests = w.requests;
+    r.batch_requests = w.batch_requests;
+    if (w.arrival.kind == ArrivalKind::Trace && !w.trace.empty()) {
+        // The trace itself stays behind: its load as a batch or a mean rate.
+        r.batch_requests = offline_batch_size(w);
+        r.arrival.kind = ArrivalKind::Poisson;
+        r.arrival.requests_per_s = arrival_rate(w);
+    }
     r.duration = w.duration;
     return r;
 }

@@ -25,15 +25,21 @@ struct MeanRequest {
     double requests_per_arrival = 1.0; ///< agent sessions send their steps; plain classes 1
 };
 
-/// The mean request of the workload's classes served locally (share > 0, not routed to the
+/// The mean request of a replayed trace (its rows' lengths; the classes' shared prefix as the
+/// cached part), else of the workload's classes served locally (share > 0, not routed to the
 /// cloud): an agent session of n steps counts n requests whose prompt re-sends, on average,
-/// half of the growing context. nullopt when the workload has no classes (its input_tokens
-/// and output_tokens are then the request).
+/// half of the growing context. nullopt when the workload has neither (its input_tokens and
+/// output_tokens are then the request).
 [[nodiscard]] std::optional<MeanRequest> mean_request(const Workload& w);
 
 /// The request the analytic model serves: the workload's lengths (the mix's means when it has
-/// classes), its load keys and arrival process, without the classes and the trace (so copying
-/// it is cheap).
+/// classes or a trace), its load keys and arrival process, without the classes and the trace
+/// (so copying it is cheap); a replayed trace's load becomes its offline batch or its mean rate.
 [[nodiscard]] Workload analytic_request(const Workload& w);
+
+/// `w` without its trace rows, as the analytic model reads it: a replayed trace becomes its
+/// offline batch or its mean rate, its mean lengths the classes' (their shared prefixes kept).
+/// For searches that copy the workload per candidate (a trace can be large).
+[[nodiscard]] Workload without_trace(const Workload& w);
 
 } // namespace gpuplan::model

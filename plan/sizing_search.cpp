@@ -493,7 +493,8 @@ ShapeOutcome Search::analyse(const Shape& sh) const {
         return stop_at(std::move(*stop));
     }
     model::Scenario t = configured_scenario(s_, cand, base.config);
-    t.workload.trace.clear(); // the analytic model never reads it; a replayed trace can be large
+    // The analytic model reads a trace's load and mean lengths only; a replayed trace can be large.
+    t.workload = model::without_trace(t.workload);
     model::MemoryEstimate mem;
     model::PowerEstimate replica;
     // An impossible layout (heads not divisible by tp, a precision the GPU has no path for, a

@@ -33,6 +33,28 @@ enum class Outcome : std::uint8_t {
 /// "completed", "cloud", "rejected", "timed_out", "cancelled".
 [[nodiscard]] const char* to_string(Outcome o);
 
+/// Why a request was rejected (Outcome::Rejected).
+enum class RejectReason : std::uint8_t {
+    None,
+    TooLong,          ///< prompt + output beyond max_model_len, or more than the KV pool holds
+    QueueFull,        ///< the gateway's queue (cluster.admission.max_queue) was full
+    CloudRateLimited, ///< the cloud endpoint's rate limit (HTTP 429)
+    NoCloudEndpoint,  ///< routed to the cloud (route: cloud, or a fallback) with no cloud block
+    ReplicaFailed,    ///< lost with the replica that failed under it (failures.in_flight: lose)
+};
+
+/// Rejections by reason; they sum to RequestSummary::rejected.
+struct RejectCounts {
+    std::int64_t too_long = 0;
+    std::int64_t queue_full = 0;
+    std::int64_t cloud_rate_limited = 0;
+    std::int64_t no_cloud_endpoint = 0;
+    std::int64_t replica_failed = 0;
+    void add(RejectReason why) noexcept;
+    RejectCounts& operator+=(const RejectCounts& o) noexcept;
+    friend bool operator==(const RejectCounts&, const RejectCounts&) = default;
+};
+
 /// One request as it went through the system. Latencies are nullopt when they did not happen.
 struct RequestRecord {
     std::uint64_t id = 0;                ///< arrival order, from 0
@@ -68,6 +90,7 @@ struct RequestSummary {
     std::int64_t completed = 0; ///< local + cloud
     std::int64_t cloud = 0;     ///< served by the cloud endpoint
     std::int64_t rejected = 0;
+    RejectCounts rejected_by_reason; ///< `rejected`, split by why
     std::int64_t timed_out = 0;
     std::int64_t cancelled = 0;
     std::int64_t slo_met = 0;       ///< requests meeting every SLO of their class
@@ -306,10 +329,23 @@ struct SimResult {
     /// False when the deployment does not fit (then `reasons` says why and nothing ran).
     bool ok = true;
     std::vector<std::string> reasons;
+    /// What the run changed, capped or dropped of its input, in words (nothing is silent).
+    std::vector<std::string> notes;
     bool stopped = false; ///< the stop token ended the run early
     std::uint64_t seed = 0;
     model::OperatingPoint operating_point; ///< the load the run was driven at
     Seconds duration;                      ///< first arrival → last request finished
+    Seconds arrival_window;                ///< first arrival → last arrival
+    /// The rate the deployment sustained while load was offered: requests completed between
+    /// the first and the last arrival over that window, or the run-long rate where that is
+    /// higher (an offline batch, whose window is an instant). The run-long figures
+    /// (RequestSummary::throughput_rps, output_tok_s) divide by the whole run, drain included,
+    /// as `vllm bench serve` does.
+    double served_rps = 0;
+    double served_goodput_rps = 0;  ///< the same for requests meeting every SLO of their class
+    double served_output_tok_s = 0; ///< output tokens of those requests per second, the same way
+    /// Share of the run after the last arrival (the drain): (duration − window) ÷ duration.
+    double drain_share = 0;
     RequestSummary overall;
     std::vector<ClassResult> classes;
     std::vector<ReplicaResult> replicas;

@@ -42,6 +42,26 @@ const char* to_string(Outcome o) {
     return "?";
 }
 
+void RejectCounts::add(RejectReason why) noexcept {
+    switch (why) {
+    case RejectReason::TooLong: ++too_long; break;
+    case RejectReason::QueueFull: ++queue_full; break;
+    case RejectReason::CloudRateLimited: ++cloud_rate_limited; break;
+    case RejectReason::NoCloudEndpoint: ++no_cloud_endpoint; break;
+    case RejectReason::ReplicaFailed: ++replica_failed; break;
+    case RejectReason::None: break;
+    }
+}
+
+RejectCounts& RejectCounts::operator+=(const RejectCounts& o) noexcept {
+    too_long += o.too_long;
+    queue_full += o.queue_full;
+    cloud_rate_limited += o.cloud_rate_limited;
+    no_cloud_endpoint += o.no_cloud_endpoint;
+    replica_failed += o.replica_failed;
+    return *this;
+}
+
 Seconds at_percentile(const LatencyStats& s, double p) {
     // The reported percentiles; in between, the nearest reported one at or above p.
     if (p <= 50)
@@ -374,7 +394,15 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
     if (duration) {
         limits.end = to_tick(*duration, "workload.duration");
     }
-    if (requests) {
+    if (const auto& batch = result.operating_point.batch_requests) {
+        // An offline batch sends exactly its requests; a smaller --requests runs its first ones.
+        limits.max_arrivals = options.requests ? std::min(*options.requests, *batch) : *batch;
+        if (limits.max_arrivals < *batch) {
+            result.notes.push_back("the offline batch of " + std::to_string(*batch) +
+                                   " requests is cut to its first " +
+                                   std::to_string(limits.max_arrivals) + " by --requests");
+        }
+    } else if (requests) {
         limits.max_arrivals = *requests;
     } else if (w.arrival.kind == model::ArrivalKind::Trace) {
         limits.max_arrivals = static_cast<std::int64_t>(w.trace.size());

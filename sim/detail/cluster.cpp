@@ -446,7 +446,7 @@ void Cluster::fail_replica(std::size_t i) {
         metrics_.outstanding(static_cast<int>(i), sim_.now(), -1);
         if (lose) {
             ++failed_.requests_lost;
-            retire(slot, Outcome::Rejected);
+            retire(slot, Outcome::Rejected, RejectReason::ReplicaFailed);
             continue;
         }
         // The client sends it again: everything computed is gone.
@@ -571,7 +571,7 @@ void Cluster::submit(std::uint32_t slot) {
         if (cloud_eligible(r)) {
             to_cloud(slot);
         } else {
-            retire(slot, Outcome::Rejected);
+            retire(slot, Outcome::Rejected, RejectReason::TooLong);
         }
         return;
     }
@@ -613,7 +613,7 @@ void Cluster::reject(std::uint32_t slot) {
         to_cloud(slot);
         return;
     }
-    retire(slot, Outcome::Rejected);
+    retire(slot, Outcome::Rejected, RejectReason::QueueFull);
 }
 
 void Cluster::restrict_to_pools(const Request& r) {
@@ -835,7 +835,7 @@ void Cluster::to_cloud(std::uint32_t slot) {
     Request& r = pool_[slot];
     const auto& cloud = setup_.config.cloud;
     if (!cloud) {
-        retire(slot, Outcome::Rejected);
+        retire(slot, Outcome::Rejected, RejectReason::NoCloudEndpoint);
         return;
     }
     if (cloud->rate_limit_rps) {
@@ -844,7 +844,7 @@ void Cluster::to_cloud(std::uint32_t slot) {
         bucket_ = std::min(rate, bucket_ + rate * tick_s(sim_.now() - bucket_time_));
         bucket_time_ = sim_.now();
         if (bucket_ < 1.0) {
-            retire(slot, Outcome::Rejected); // HTTP 429
+            retire(slot, Outcome::Rejected, RejectReason::CloudRateLimited); // HTTP 429
             return;
         }
         bucket_ -= 1.0;
@@ -870,9 +870,10 @@ void Cluster::to_cloud(std::uint32_t slot) {
         *this, kCloudDone, pool_.handle(slot));
 }
 
-void Cluster::retire(std::uint32_t slot, Outcome outcome) {
+void Cluster::retire(std::uint32_t slot, Outcome outcome, RejectReason why) {
     Request& r = pool_[slot];
     r.state = ReqState::Done;
+    r.rejected_because = why;
     metrics_.finished(sim_.now(), r, outcome);
     metrics_.in_system(sim_.now(), -1);
     if (listener_ != nullptr) {

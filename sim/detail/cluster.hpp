@@ -193,7 +193,7 @@ class Cluster final : public EventHandler, public ReplicaHost {
     void dispatch(std::uint32_t slot);
     void drain();
     void to_cloud(std::uint32_t slot);
-    void retire(std::uint32_t slot, Outcome outcome);
+    void retire(std::uint32_t slot, Outcome outcome, RejectReason why = RejectReason::None);
     [[nodiscard]] bool can_dispatch() const;
     [[nodiscard]] bool cloud_eligible(const Request& r) const;
     [[nodiscard]] int queued() const;

@@ -100,9 +100,15 @@ void Metrics::queued(Tick now, int delta) {
 }
 
 void Metrics::arrival(Tick now) {
+    in_system(now, 0); // the integral up to now
+    const AtArrival here{in_system_.level, in_system_.integral};
     if (first_arrival_ < 0) {
         first_arrival_ = now;
+        at_first_arrival_ = here;
     }
+    last_arrival_ = now;
+    at_last_arrival_ = here;
+    ++arrivals_;
     bin_count(now, kArrivals, 1);
 }
 
@@ -152,6 +158,7 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
         }
         s.input_tokens += r.prompt;
         s.output_tokens += r.generated;
+
         s.cached_tokens += r.cached_tokens;
         const Tick ttft = r.first_token - r.arrival;
         const Tick e2e = now - r.arrival;
@@ -172,13 +179,17 @@ void Metrics::finished(Tick now, const Request& r, Outcome outcome) {
         }
         rec.slo_met = met;
         s.slo_met += met ? 1 : 0;
+
         bin_count(now, kCompletions, 1);
         if (met) {
             bin_count(now, kSloMet, 1);
         }
         break;
     }
-    case Outcome::Rejected: ++s.rejected; break;
+    case Outcome::Rejected:
+        ++s.rejected;
+        s.rejected_by_reason.add(r.rejected_because);
+        break;
     case Outcome::TimedOut: ++s.timed_out; break;
     case Outcome::Cancelled: ++s.cancelled; break;
     }
@@ -326,6 +337,36 @@ void Metrics::available(Tick from, Tick to) {
     add_span(from, to, 1.0, kAvailable);
 }
 
+void Metrics::served_rates(const RequestSummary& all, SimResult& out) const {
+    const Tick start = std::max<Tick>(first_arrival_, 0);
+    const double window = first_arrival_ < 0 ? 0.0 : tick_s(last_arrival_ - start);
+    out.arrival_window = Seconds(window);
+    const double run = out.duration.si();
+    out.drain_share = run > 0 ? std::clamp((run - window) / run, 0.0, 1.0) : 0.0;
+    out.served_rps = all.throughput_rps;
+    out.served_goodput_rps = all.goodput_rps;
+    out.served_output_tok_s = out.output_tok_s;
+    // A window no longer than a request's latency (an offline batch) has no steady state: the
+    // run-long figures stand.
+    if (!(window > all.e2e.mean.si()) || all.completed == 0) {
+        return;
+    }
+    // Over the window, served = arrivals − growth of the requests in the system. The growth is
+    // read from the count's rise above its mean over the window: twice it for a count growing
+    // linearly (an overloaded run: the served rate is then the capacity), about nothing for a
+    // stable one (served = offered), where the count at the last arrival merely fluctuates
+    // around its mean. The window's start counts the one request in the system then.
+    const double offered = static_cast<double>(arrivals_ - 1) / window;
+    const double mean_in_system = (at_last_arrival_.integral - at_first_arrival_.integral) / window;
+    const double rise = std::max(0.0, at_last_arrival_.in_system - mean_in_system);
+    const double run_long = all.throughput_rps;
+    out.served_rps =
+        std::clamp(offered - 2.0 * rise / window, std::min(run_long, offered), offered);
+    const double completed = static_cast<double>(all.completed);
+    out.served_goodput_rps = out.served_rps * static_cast<double>(all.slo_met) / completed;
+    out.served_output_tok_s = out.served_rps * static_cast<double>(all.output_tokens) / completed;
+}
+
 void Metrics::finish(Tick end, SimResult& out) {
     in_system(end, 0);
     queued(end, 0);
@@ -368,6 +409,7 @@ void Metrics::finish(Tick end, SimResult& out) {
         a.completed += s.completed;
         a.cloud += s.cloud;
         a.rejected += s.rejected;
+        a.rejected_by_reason += s.rejected_by_reason;
         a.timed_out += s.timed_out;
         a.cancelled += s.cancelled;
         a.slo_met += s.slo_met;
@@ -493,6 +535,7 @@ void Metrics::finish(Tick end, SimResult& out) {
             }
         }
     }
+    served_rates(all.s, out);
     if (power_) {
         power_->finish(end, all.s.output_tokens, all.s.completed, out);
     }

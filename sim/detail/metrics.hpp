@@ -118,6 +118,8 @@ class Metrics {
 
     /// Builds the result (summaries, series); `end` is the time of the last event.
     void finish(Tick end, SimResult& out);
+    /// SimResult's served rates and drain share, from `all` (the overall summary).
+    void served_rates(const RequestSummary& all, SimResult& out) const;
 
   private:
     struct Level {
@@ -175,7 +177,15 @@ class Metrics {
     FeatureHooks features_;
     KvOffloadResult kv_offload_;
     Tick first_arrival_ = -1;
+    Tick last_arrival_ = 0;
     Tick last_finish_ = 0;
+    /// At the first and the last arrival (before it entered): requests in the system and the
+    /// integral of that count, for the served rate over the arrival window (served_rates).
+    struct AtArrival {
+        double in_system = 0, integral = 0;
+    };
+    AtArrival at_first_arrival_, at_last_arrival_;
+    std::int64_t arrivals_ = 0;
     double cloud_spend_ = 0;
     std::string cloud_currency_ = "USD";
     std::optional<PowerObserver> power_;

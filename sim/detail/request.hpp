@@ -3,6 +3,7 @@
 /// refer to them by slot index, and events carry (generation << 32 | slot) so an event for a
 /// recycled slot is recognised as stale.
 
+#include "sim/result.hpp"
 #include "sim/tick.hpp"
 
 #include <cstdint>
@@ -66,6 +67,7 @@ struct alignas(64) Request {
     /// Disaggregation: prefilled on the prefill pool and sent to a decode replica, which
     /// delivers its first token when it admits it (SchedulerState::admit).
     bool transferred = false;
+    RejectReason rejected_because = RejectReason::None; ///< set when it is rejected
     Tick arrival = 0;
     Tick enqueued = 0; ///< when it entered its replica's waiting queue
     Tick first_scheduled = -1;

@@ -66,6 +66,11 @@ std::uint64_t WorkloadSource::shared_id(int cls) {
 }
 
 void WorkloadSource::start() {
+    if (w_.batch_requests) {
+        // An offline batch: every request arrives at time 0, one event after another.
+        sim_.schedule_at(0, *this, kBatchArrival);
+        return;
+    }
     switch (w_.arrival.kind) {
     case model::ArrivalKind::ClosedLoop: {
         const int users = std::max(1, w_.arrival.users);
@@ -227,6 +232,16 @@ void WorkloadSource::on_event(std::uint32_t kind, std::uint64_t data) {
         break;
     }
     case kAgentStep: send_agent_step(data); break;
+    case kBatchArrival:
+        if (!may_arrive()) {
+            break;
+        }
+        // The next one first, at the same tick, so the whole batch is queued before a step.
+        if (arrivals_ + 1 < limits_.max_arrivals) {
+            sim_.schedule_at(sim_.now(), *this, kBatchArrival);
+        }
+        top_level(pick_class(), -1);
+        break;
     default: break;
     }
 }

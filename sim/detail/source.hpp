@@ -40,7 +40,7 @@ class WorkloadSource final : public EventHandler, public RequestListener {
     void on_event(std::uint32_t kind, std::uint64_t data) override;
 
   private:
-    enum Kind : std::uint32_t { kOpenArrival, kUserSend, kTraceArrival, kAgentStep };
+    enum Kind : std::uint32_t { kOpenArrival, kUserSend, kTraceArrival, kAgentStep, kBatchArrival };
 
     struct Session {
         int cls = 0;

@@ -225,3 +225,90 @@ TEST(WorkloadMix, MeansAreClampedLikeEveryDraw) {
 }
 
 } // namespace
+
+namespace gpuplan::model {
+namespace {
+
+using namespace gpuplan::model::test;
+
+Workload trace_of(std::vector<double> at, int in, int out) {
+    Workload w;
+    w.arrival.kind = ArrivalKind::Trace;
+    for (const double t : at) {
+        w.trace.push_back({Seconds(t), in, out});
+    }
+    return w;
+}
+
+Deployment one_h100() {
+    Deployment d = deploy(llama3_8b(), h100());
+    d.engine.max_model_len = 8192;
+    d.engine.max_num_seqs = 256;
+    return d;
+}
+
+TEST(OfflineBatch, ATraceWhoseRowsShareOneInstantIsABatchOfItsRowsWithTheirLengths) {
+    const Workload w = trace_of({0, 0, 0, 0}, 128, 128);
+    ASSERT_EQ(offline_batch_size(w), 4);
+    const MemoryEstimate mem = estimate_memory(one_h100());
+    const OperatingPoint op = resolve_operating_point(mem, w, 1);
+    EXPECT_EQ(op.kind, LoadKind::OfflineBatch);
+    EXPECT_EQ(op.batch_requests, 4);
+    EXPECT_EQ(op.concurrency, 4); // all four fit at once
+    EXPECT_FALSE(op.defaulted);
+    // The analytic request is the trace's, not the default 1024 + 256.
+    const Workload r = analytic_request(w);
+    EXPECT_EQ(r.input_tokens, 128);
+    EXPECT_EQ(r.output_tokens, 128);
+    EXPECT_EQ(r.batch_requests, 4);
+}
+
+TEST(OfflineBatch, ASpreadTraceIsAnOpenLoopAtItsRateWithItsMeanLengths) {
+    Workload w = trace_of({0, 1, 2, 3}, 100, 50);
+    w.trace[1].input_tokens = 300; // mean input (100 + 300 + 100 + 100) / 4 = 150
+    EXPECT_FALSE(offline_batch_size(w));
+    EXPECT_DOUBLE_EQ(*arrival_rate(w), 1.0); // 3 gaps over 3 s
+    const auto m = mean_request(w);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->input_tokens, 150);
+    EXPECT_EQ(m->output_tokens, 50);
+    const Workload stand_in = without_trace(w);
+    EXPECT_TRUE(stand_in.trace.empty());
+    EXPECT_DOUBLE_EQ(*arrival_rate(stand_in), 1.0);
+    EXPECT_EQ(analytic_request(stand_in).input_tokens, 150);
+}
+
+TEST(OfflineBatch, BatchRequestsQueuesAllAndRunsWhatTheEngineHolds) {
+    Deployment d = one_h100();
+    d.engine.max_num_seqs = 64;
+    Workload w;
+    w.input_tokens = 512;
+    w.output_tokens = 128;
+    set_offline_batch(w, 1000);
+    const OperatingPoint op = resolve_operating_point(estimate_memory(d), w, 1);
+    EXPECT_EQ(op.kind, LoadKind::OfflineBatch);
+    EXPECT_EQ(op.batch_requests, 1000);
+    EXPECT_EQ(op.concurrency, 64); // max_num_seqs binds (the KV cache holds far more)
+    EXPECT_NE(op.why.find("the most the deployment holds"), std::string::npos) << op.why;
+    // The other loads clear it.
+    set_closed_loop(w, 8);
+    EXPECT_FALSE(w.batch_requests);
+}
+
+TEST(OfflineBatch, TwoLoadsAreAnErrorNamingBoth) {
+    const MemoryEstimate mem = estimate_memory(one_h100());
+    Workload w;
+    w.batch_requests = 10;
+    w.concurrency = 4;
+    EXPECT_THROW((void)resolve_operating_point(mem, w, 1), InvalidArgument);
+    w.concurrency.reset();
+    w.requests = 20;
+    EXPECT_THROW((void)resolve_operating_point(mem, w, 1), InvalidArgument);
+    Workload t = trace_of({0, 0}, 10, 10);
+    t.requests_per_s = 3;
+    EXPECT_THROW((void)resolve_operating_point(mem, t, 1), InvalidArgument);
+    EXPECT_THROW(set_offline_batch(t, 5), InvalidArgument); // a trace's rows are the requests
+}
+
+} // namespace
+} // namespace gpuplan::model
