@@ -202,7 +202,11 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
     // The request the figures are for: the class mix's mean request when the scenario has classes.
     const model::Workload w = model::analytic_request(s.workload);
     out << "\nspeed for " << w.input_tokens << " input + " << w.output_tokens << " output tokens"
-        << (s.workload.classes.empty() ? "" : " (the mean request of the class mix)") << '\n'
+        << (s.workload.arrival.kind == model::ArrivalKind::Trace && !s.workload.trace.empty()
+                ? " (the mean request of the trace)"
+            : s.workload.classes.empty() ? ""
+                                         : " (the mean request of the class mix)")
+        << '\n'
         << "load: " << load_line(e.operating_point) << '\n';
     // Each figure's band: its measured error on whole steps or serving runs (docs/validation.md).
     BandNotes notes(bands, model::band_query(s.deployment));

@@ -117,6 +117,24 @@ void validate_workload(const model::Workload& w, const std::vector<model::Reques
     }
 }
 
+// A closed loop of several clients without think time whose requests all have one fixed length:
+// the clients stay in step round after round.
+bool synchronized_closed_loop(const model::Workload& w,
+                              const std::vector<model::RequestClass>& classes) {
+    if (w.arrival.kind != model::ArrivalKind::ClosedLoop || w.arrival.users < 2 ||
+        w.arrival.think_time.si() > 0) {
+        return false;
+    }
+    const auto fixed = [](const model::LengthDistribution& d) {
+        return d.kind == model::LengthKind::Fixed ||
+               (d.kind == model::LengthKind::Uniform && d.min == d.max);
+    };
+    const auto in_step = [&](const model::RequestClass& c) {
+        return fixed(c.input) && fixed(c.output) && !c.agent;
+    };
+    return classes.size() == 1 && in_step(classes.front());
+}
+
 // The power observer's setup: the GPU's levels, the node, the per-GPU limit the scenario's
 // budget implies and how nodes group into racks. nullopt when the accelerator has no board
 // power and nothing limits it (power is then not modelled); with a limit, power_levels throws
@@ -275,6 +293,13 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
         run_w.arrival.kind = model::ArrivalKind::ClosedLoop;
         run_w.arrival.users = result.operating_point.concurrency;
         run_w.arrival.think_time = Seconds(0);
+    }
+    if (synchronized_closed_loop(run_w, classes)) {
+        result.notes.emplace_back(
+            "a closed loop of identical requests stays in step: they finish together and their "
+            "prompts queue behind one another each round, so TTFT is several prefills; lengths "
+            "varying by ±10 % spread them (the analytic TTFT under load assumes spread arrivals; "
+            "docs/operating-point.md)");
     }
     const model::EfficiencyProfile profile = options.profile.value_or(model::default_profile());
     const model::StepCostModel cost(d, profile);

@@ -359,10 +359,13 @@ void Metrics::served_rates(const RequestSummary& all, SimResult& out) const {
     const double offered = static_cast<double>(arrivals_ - 1) / window;
     const double mean_in_system = (at_last_arrival_.integral - at_first_arrival_.integral) / window;
     const double rise = std::max(0.0, at_last_arrival_.in_system - mean_in_system);
+    // Of the requests leaving, only the completed ones were served (rejected and timed-out
+    // ones leave too).
+    const double completed = static_cast<double>(all.completed);
+    const double share = completed / static_cast<double>(std::max<std::int64_t>(1, all.arrived));
     const double run_long = all.throughput_rps;
     out.served_rps =
-        std::clamp(offered - 2.0 * rise / window, std::min(run_long, offered), offered);
-    const double completed = static_cast<double>(all.completed);
+        std::clamp((offered - 2.0 * rise / window) * share, std::min(run_long, offered), offered);
     out.served_goodput_rps = out.served_rps * static_cast<double>(all.slo_met) / completed;
     out.served_output_tok_s = out.served_rps * static_cast<double>(all.output_tokens) / completed;
 }

@@ -152,6 +152,7 @@ TEST(Differential, ARequestAloneTakesTheAnalyticStepTimes) {
             << x.c->label;
         ++checked;
     }
+    std::printf("checked %d cases\n", checked);
     EXPECT_GE(checked, 100);
 }
 
@@ -207,6 +208,7 @@ TEST(Differential, ClosedLoopThroughputAndTpotAgreeWithinTheirTolerance) {
     for (const auto& [f, w] : worst) {
         std::printf("closed loop, %s: worst difference %.1f %%\n", f.c_str(), w * 100);
     }
+    std::printf("checked %d cases\n", checked);
     EXPECT_GE(checked, 50);
 }
 
@@ -259,6 +261,7 @@ TEST(Differential, CapacityAtTheSloIsMetAt90PercentAndMissedAt120) {
         }
         ++checked;
     }
+    std::printf("checked %d cases\n", checked);
     EXPECT_GE(checked, 8);
 }
 
@@ -279,6 +282,7 @@ TEST(Differential, AnOfflineBatchCompletesEveryRequestThatFits) {
         EXPECT_EQ(r.overall.rejected, 0) << x.c->label;
         ++checked;
     }
+    std::printf("checked %d cases\n", checked);
     EXPECT_GE(checked, 100);
 }
 
@@ -307,6 +311,7 @@ TEST(Differential, ADisaggregatedRequestAloneTakesThePoolsAnalyticTtft) {
             << x.c->label;
         ++checked;
     }
+    std::printf("checked %d cases\n", checked);
     EXPECT_GE(checked, 25);
 }
 
