@@ -2,6 +2,7 @@
 
 #include "model/detail/shapes.hpp"
 #include "model/error.hpp"
+#include "model/slo_capacity.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -256,6 +257,47 @@ LoraFigures lora_figures(const Deployment& d, double requests_per_s) {
     f.disk_loads_per_s = rate * (1.0 - f.cpu_hit_rate);
     f.mean_load_delay = f.load_time * (1.0 - f.gpu_hit_rate) + f.disk_time * (1.0 - f.cpu_hit_rate);
     return f;
+}
+
+int lora_running_limit(const LoraServingConfig& c, double percentile, int cap) {
+    if (c.max_loras >= c.adapters) {
+        return cap; // every adapter has a slot: nothing waits for one
+    }
+    const std::vector<double> p = lora_popularity(c);
+    const double z = normal_quantile(std::clamp(percentile / 100.0, 0.5, 0.9999));
+    const auto within = [&](int r) {
+        double mean = 0, var = 0;
+        for (const double pi : p) {
+            const double q = -std::expm1(r * std::log1p(-std::min(pi, 1.0 - 1e-15)));
+            mean += q;
+            var += q * (1.0 - q);
+        }
+        return mean + z * std::sqrt(var) <= c.max_loras;
+    };
+    int lo = std::min(std::max(1, c.max_loras), cap);
+    if (lo >= cap || !within(lo + 1)) {
+        return lo;
+    }
+    int hi = cap; // the largest r within, by bisection over [lo, cap]
+    if (within(hi)) {
+        return hi;
+    }
+    while (hi - lo > 1) {
+        const int mid = lo + (hi - lo) / 2;
+        (within(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+Seconds lora_load_delay_at(const LoraFigures& f, double percentile) {
+    const double tail = 1.0 - percentile / 100.0;
+    if (1.0 - f.cpu_hit_rate > tail) {
+        return f.load_time + f.disk_time;
+    }
+    if (1.0 - f.gpu_hit_rate > tail) {
+        return f.load_time;
+    }
+    return Seconds(0);
 }
 
 } // namespace gpuplan::model

@@ -90,6 +90,19 @@ struct LoraFigures {
 /// when the deployment has no engine.lora.
 [[nodiscard]] LoraFigures lora_figures(const Deployment& d, double requests_per_s);
 
+/// The most sequences one replica runs while their distinct adapters stay within max_loras at
+/// `percentile` (vLLM schedules no request whose adapter would make max_loras + 1 distinct
+/// adapters in a batch, so the rest wait for a slot). The adapters of R requests drawn by
+/// popularity: adapter i is among them with probability q_i = 1 − (1 − p_i)^R; their count has
+/// mean Σ q_i and variance Σ q_i (1 − q_i), read as normal. At least max_loras (that many
+/// requests never name more adapters), at most `cap`.
+[[nodiscard]] int lora_running_limit(const LoraServingConfig& c, double percentile, int cap);
+
+/// The adapter load a request waits for at `percentile`: the disk read and the host → GPU copy
+/// when more requests than 1 − percentile miss the host cache, the copy alone when more miss
+/// the GPU slots, else nothing.
+[[nodiscard]] Seconds lora_load_delay_at(const LoraFigures& f, double percentile);
+
 /// The load bandwidth resolved (the block's, else kDefaultLoraLoadBandwidth).
 [[nodiscard]] BytesPerSecond lora_load_bandwidth(const LoraServingConfig& c);
 /// The disk bandwidth resolved (the block's, else kDefaultLoraDiskBandwidth).

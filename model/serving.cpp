@@ -549,6 +549,9 @@ ServingEstimate serving_at(const Deployment& d, const Workload& given,
         // include the batched LoRA kernels).
         const double rate = w.output_tokens > 0 ? r.throughput / w.output_tokens / dp : 0.0;
         r.lora = lora_figures(d, rate);
+        // A request whose adapter is in no GPU slot waits for its load before its prefill (the
+        // simulator's LoRA cache): on average mean_load_delay.
+        r.ttft_loaded = r.ttft_loaded + r.lora->mean_load_delay;
     }
     return r;
 }

@@ -1,5 +1,6 @@
 #include "model/slo_capacity.hpp"
 
+#include "model/lora.hpp"
 #include "model/operating_point.hpp"
 #include "model/speculative.hpp"
 #include "model/step_cost.hpp"
@@ -170,21 +171,35 @@ SloFigures slo_figures_at(const Deployment& d, const Workload& w, const Slo& slo
     f.chunks = chunk_interference(m, a, std::max(1, e.running), cached, spec ? &*spec : nullptr);
     f.tpot = tpot_percentile(f.chunks, out, slo.percentile,
                              spec ? Seconds(0) : step_growth_per_sequence(m, a, e.running));
-    const double capacity_rate = e.peak_throughput / dp / out;
+    double capacity_rate = e.peak_throughput / dp / out;
+    int slots = e.peak_concurrency / dp;
+    if (d.engine.lora && e.lora) {
+        // Multi-LoRA: the batch holds at most max_loras distinct adapters, so fewer sequences
+        // run than the KV cache holds (lora_running_limit), each a lifetime of TTFT and decode
+        // steps at that batch; and a request waits for its adapter's load at the percentile.
+        const int limit = lora_running_limit(*d.engine.lora, slo.percentile, std::max(1, slots));
+        const Seconds life =
+            e.ttft_loaded + tpot(m, limit, a.input_tokens + out / 2) * std::max(0, out - 1);
+        if (limit < slots && life.si() > 0) {
+            capacity_rate = std::min(capacity_rate, limit / life.si());
+            slots = limit;
+        }
+        f.prefill =
+            f.prefill - e.lora->mean_load_delay + lora_load_delay_at(*e.lora, slo.percentile);
+    }
     // Two queues in turn: a slot in the running batch (c sequences), then the prompt's turn for
     // the chunk steps (one prompt at a time, each for its prefill under load: M/D/1). The
     // percentiles are added, an upper bound on the percentile of the sum.
     const double k = variability(a.arrival);
-    f.queue_wait =
-        queue_wait_percentile(rate / dp, capacity_rate, e.peak_concurrency / dp, slo.percentile, k);
+    f.queue_wait = queue_wait_percentile(rate / dp, capacity_rate, slots, slo.percentile, k);
     if (e.ttft_loaded.si() > 0) {
         f.queue_wait +=
             queue_wait_percentile(rate / dp, 1.0 / e.ttft_loaded.si(), 1, slo.percentile, k);
     }
     f.ttft = f.prefill + f.queue_wait;
     f.e2e = f.ttft + f.tpot * std::max(0, out - 1);
-    const bool fits =
-        e.memory.fits && e.peak_throughput > 0 && f.utilisation && *f.utilisation < 1.0;
+    const bool fits = e.memory.fits && e.peak_throughput > 0 && f.utilisation &&
+                      *f.utilisation < 1.0 && rate / dp < capacity_rate;
     if (over(slo.ttft, f.ttft)) {
         f.missed = over(slo.ttft, f.prefill) ? SloBound::TtftPrefill : SloBound::TtftQueueing;
     } else if (over(slo.tpot, f.tpot)) {

@@ -200,5 +200,37 @@ TEST(Lora, ValidationNamesTheKeyAndTheFix) {
     EXPECT_THROW(check_lora_model(mla.model, *mla.engine.lora), InvalidArgument);
 }
 
+// vLLM runs no batch naming more than max_loras adapters. With 8 equally popular adapters and 4
+// slots, at the median (z = 0) R requests name 8 (1 − (7/8)^R) adapters on average: 4 or fewer
+// up to R = ln 0.5 / ln(7/8) = 5.19, so 5 run. At P99 fewer do; with as many slots as adapters
+// the KV cache's cap stands.
+TEST(Lora, RunningLimitKeepsTheBatchsAdaptersWithinTheSlots) {
+    LoraServingConfig c;
+    c.adapters = 8;
+    c.max_loras = 4;
+    c.popularity = LoraPopularity::Uniform;
+    EXPECT_EQ(lora_running_limit(c, 50.0, 256), 5);
+    const int p99 = lora_running_limit(c, 99.0, 256);
+    EXPECT_GE(p99, 4); // 4 requests never name more than 4 adapters
+    EXPECT_LT(p99, 5);
+    c.max_loras = 8;
+    EXPECT_EQ(lora_running_limit(c, 99.0, 256), 256);
+    EXPECT_EQ(lora_running_limit(c, 99.0, 3), 3); // never above the cap
+}
+
+// The load a request waits for at a percentile: all of the disk read and the copy when more
+// than 1 % miss the host cache at P99.
+TEST(Lora, LoadDelayAtAPercentileIsTheTierMissedOftenEnough) {
+    LoraFigures f;
+    f.load_time = Seconds(0.004);
+    f.disk_time = Seconds(0.010);
+    f.gpu_hit_rate = 0.9;
+    f.cpu_hit_rate = 0.995;
+    EXPECT_DOUBLE_EQ(lora_load_delay_at(f, 99.0).si(), 0.004); // 10 % miss the slots
+    EXPECT_DOUBLE_EQ(lora_load_delay_at(f, 99.9).si(), 0.014); // 0.5 % miss the host too
+    f.gpu_hit_rate = 0.999;
+    EXPECT_DOUBLE_EQ(lora_load_delay_at(f, 99.0).si(), 0.0);
+}
+
 } // namespace
 } // namespace gpuplan::model
