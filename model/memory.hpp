@@ -39,6 +39,8 @@ struct MemoryEstimate {
     Bytes draft_kv_per_token; ///< the proposer's KV bytes per token on this GPU (0 when off)
     Bytes lora_slots;         ///< engine.lora: max_loras adapter slots on this GPU (0 when off)
     Bytes kv_per_sequence;    ///< this GPU's KV for one sequence at max_model_len (windows capped)
+                              ///< plus its recurrent state
+    Bytes state_per_sequence; ///< recurrent layers' state for one sequence on this GPU (0: none)
     Bytes kv_budget;          ///< KV pool; negative when the rest does not fit
     std::int64_t kv_blocks = 0; ///< blocks of block_size tokens (vLLM's num_gpu_blocks)
     std::int64_t kv_tokens = 0; ///< "GPU KV cache size: X tokens"
