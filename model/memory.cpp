@@ -200,6 +200,9 @@ void vllm_state_blocks(MemoryEstimate& r, const Shapes& s, const Stage& st, cons
     const double blocks = std::floor(pages / group);
     const double per_request = attn_groups * cdiv(e.max_model_len, bs) + state_groups;
     r.kv_blocks = count_of(blocks, "blocks");
+    r.engine.block_size = static_cast<int>(bs); // the block vLLM runs with, as it logs
+    r.attention_groups = attn_groups;
+    r.state_groups = state_groups;
     // The log line's tokens: the pool's blocks shared by every group, times the block size.
     r.kv_tokens = count_of(std::floor(blocks / (attn_groups + state_groups)) * bs, "tokens");
     r.max_concurrency = per_request > 0 ? blocks / per_request : 0.0;

@@ -8,6 +8,7 @@
 #include "model/error.hpp"
 #include "model/kv_cache.hpp"
 #include "model/model_spec.hpp"
+#include "model/serving.hpp"
 
 #include <gtest/gtest.h>
 
@@ -279,6 +280,16 @@ TEST(MemoryModel, RecurrentLayersTakeOneStatePagePerRequestInVllm) {
     EXPECT_EQ(e.kv_blocks, static_cast<std::int64_t>(blocks));
     EXPECT_EQ(e.kv_tokens, static_cast<std::int64_t>(std::floor(blocks / 4) * 1056));
     EXPECT_NEAR(e.max_concurrency, blocks / (8 + 3), 1e-9);
+    EXPECT_EQ(e.engine.block_size, 1056); // the block vLLM runs with and logs
+    // 4096 + 1024 tokens (average context 4608): 5 attention blocks and 3 state blocks a
+    // request, the null block left out.
+    Workload w;
+    w.input_tokens = 4096;
+    w.output_tokens = 1024;
+    const double by_pages = std::floor((blocks - 1) / (5 + 3));
+    MemoryEstimate started = e; // bf16 weights and a forced 20 GiB pool overfill an H100
+    started.fits = true;
+    EXPECT_EQ(replica_capacity(started, w), static_cast<int>(by_pages));
 }
 
 TEST(MemoryModel, RecurrentLayersMatchAPublishedVllmStartUp) {
