@@ -37,7 +37,7 @@ struct Family {
     const char* family;
 };
 
-constexpr std::array<Family, 22> families{{
+constexpr std::array<Family, 23> families{{
     {"LlamaForCausalLM", "llama", "llama"},
     {"Qwen2ForCausalLM", "qwen2", "qwen2"},
     {"Qwen3ForCausalLM", "qwen3", "qwen3"},
@@ -60,6 +60,7 @@ constexpr std::array<Family, 22> families{{
     {"Qwen3_5ForConditionalGeneration", "qwen3_5", "qwen3-next"},
     {"Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe", "qwen3-next"},
     {"Qwen3_5MoeForCausalLM", "qwen3_5_moe_text", "qwen3-next"},
+    {"NemotronHForCausalLM", "nemotron_h", "nemotron-h"},
 }};
 
 /// Architectures gpuplan recognises but cannot plan yet, with the field whose layout the model
@@ -70,10 +71,7 @@ struct Refused {
     const char* reason;
 };
 
-constexpr std::array<Refused, 8> refused{{
-    {"NemotronHForCausalLM", "hybrid_override_pattern",
-     "Nemotron-H blocks hold a Mamba-2 mixer, an attention mixer, an MLP or an MoE alone "
-     "('M', '*', '-', 'E'), not one attention and one MLP per layer"},
+constexpr std::array<Refused, 7> refused{{
     {"Gemma4ForConditionalGeneration", "global_head_dim",
      "Gemma 4's global layers have their own head size and KV heads "
      "(global_head_dim, num_global_key_value_heads, attention_k_eq_v) beside the sliding ones"},
@@ -1149,12 +1147,92 @@ void check_loads(const model::ModelSpec& m, const std::string& file) {
     }
 }
 
+/// Nemotron-H (transformers NemotronHForCausalLM): `hybrid_override_pattern` gives each block
+/// one part, a Mamba-2 mixer 'M', an attention mixer '*', an MoE 'E' or an MLP '-', each behind
+/// one norm. gpuplan's layer is a mixer and an MLP, so a Nemotron-H model is planned as one
+/// layer per mixer: the M layers recurrent (StateSpec), the MoE blocks on as many layers and
+/// the remaining layers with an empty dense MLP (ffn_size 0). Counts, weights, KV, state and
+/// costs are exact; the order of the blocks is not kept (it only moves pipeline-stage
+/// boundaries), and the norms are counted two per mixer layer (52 blocks of Nemotron-3 Nano
+/// have 52 norms, gpuplan 58: 16,128 parameters).
+void read_nemotron_h(model::ModelSpec& m, const Reader& r) {
+    const json* pattern = r.find("hybrid_override_pattern");
+    if (pattern == nullptr || !pattern->is_string()) {
+        r.fail("hybrid_override_pattern",
+               "is missing; a Nemotron-H config.json gives its blocks as a string of 'M', '*', "
+               "'E' and '-' (a config that spells them another way is not supported yet)");
+    }
+    const std::string p = pattern->get<std::string>();
+    const auto count = [&p](char c) { return static_cast<int>(std::count(p.begin(), p.end(), c)); };
+    const int mamba = count('M');
+    const int attention = count('*');
+    const int moe = count('E');
+    const int mlp = count('-');
+    if (static_cast<int>(p.size()) != mamba + attention + moe + mlp ||
+        static_cast<int>(p.size()) != m.layers) {
+        r.fail("hybrid_override_pattern",
+               "'" + p + "' is not one of 'M', '*', 'E', '-' per layer (num_hidden_layers " +
+                   std::to_string(m.layers) + ")");
+    }
+    if (mlp > 0 || moe == 0 || moe > mamba + attention) {
+        r.fail("hybrid_override_pattern",
+               "has dense MLP blocks ('-'), no MoE block or more MoE blocks than mixers: not "
+               "supported yet; Mamba-2, attention and MoE blocks ('M', '*', 'E', as in "
+               "Nemotron-3 Nano) are");
+    }
+    if (r.find("moe_latent_size") != nullptr) {
+        r.fail("moe_latent_size", "is set: latent MoE (experts in a smaller latent width, "
+                                  "Nemotron-3 Super) is not supported yet");
+    }
+    m.layers = mamba + attention;
+    m.ffn_size = 0; // mixer layers without an MoE block have no MLP
+    m.mlp = r.find("mlp_hidden_act") != nullptr && r.find("mlp_hidden_act")->is_string() &&
+                    r.find("mlp_hidden_act")->get<std::string>() == "relu2"
+                ? model::MlpKind::Plain // squared ReLU: up and down projections only
+                : model::MlpKind::Gated;
+    model::MoeSpec e;
+    e.experts = r.req_int("n_routed_experts");
+    e.active_experts = r.req_int("num_experts_per_tok");
+    e.expert_ffn_size = r.req_int("moe_intermediate_size");
+    e.first_dense_layers = m.layers - moe;
+    // One shared expert of moe_shared_expert_intermediate_size: as wide as a whole number of
+    // routed experts (3712 = 2 x 1856 in Nemotron-3 Nano), counted as that many.
+    const int shared = r.opt_int("moe_shared_expert_intermediate_size").value_or(0) *
+                       r.opt_int("n_shared_experts").value_or(1);
+    if (shared % e.expert_ffn_size != 0) {
+        r.fail("moe_shared_expert_intermediate_size",
+               "is not a multiple of moe_intermediate_size; a shared expert of its own width is "
+               "not supported yet");
+    }
+    e.shared_experts = shared / e.expert_ffn_size;
+    m.moe = e;
+    model::StateSpec st;
+    st.kind = model::StateKind::Mamba2;
+    st.state_layers = mamba;
+    st.heads = r.req_int("mamba_num_heads");
+    st.groups = r.req_int("n_groups");
+    st.key_dim = r.req_int("ssm_state_size");
+    st.value_dim = r.req_int("mamba_head_dim");
+    st.conv_kernel = r.opt_int("conv_kernel").value_or(4);
+    if (const json* dtype = r.find("mamba_ssm_cache_dtype");
+        dtype != nullptr && dtype->is_string()) {
+        st.fp32_state = dtype->get<std::string>() == "float32";
+    }
+    m.state = st;
+}
+
 /// The architecture of the language model in `j`, named `name`.
 model::ModelSpec read_architecture(const json& j, const std::string& file,
                                    const std::string& family, const std::string& name) {
     const json* text = text_config(j);
     const Reader r(text != nullptr ? *text : j, j, file,
                    first_architecture(j).empty() ? family : first_architecture(j));
+    if (family == "nemotron-h" && r.find("hybrid_override_pattern") == nullptr) {
+        r.fail("hybrid_override_pattern",
+               "is missing; gpuplan reads a Nemotron-H model's blocks from this string of 'M', "
+               "'*', 'E' and '-' (layers_block_type, Nemotron-3 Ultra's spelling, is not "
+               "supported yet)");
+    }
     model::ModelSpec m;
     m.name = name;
     m.family = family;
@@ -1165,6 +1243,9 @@ model::ModelSpec read_architecture(const json& j, const std::string& file,
         family == "llama4" ? read_chunks(r, m.layers) : read_window(r, family, m.layers);
     m.state = read_state(r, family, m.layers);
     m.indexer = read_indexer(r, family);
+    if (family == "nemotron-h") {
+        read_nemotron_h(m, r);
+    }
     try {
         model::validate(m, "imported model '" + name + "'");
     } catch (const InvalidArgument& e) {

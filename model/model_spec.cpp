@@ -228,7 +228,10 @@ void validate(const ModelSpec& m, const std::string& where) {
                                                 "pre-MLP) or 4 (Gemma-2)");
 
     const bool any_dense = !m.moe || moe_layer_count(m) < m.layers;
-    if (any_dense) {
+    // Nemotron-H's mixer layers without an MoE block have no MLP at all: dense layers of
+    // ffn_size 0 beside Mamba-2 layers (hwdb/hf_import.cpp, read_nemotron_h).
+    const bool mlp_free_layers = m.state && m.state->kind == StateKind::Mamba2 && m.moe;
+    if (any_dense && !mlp_free_layers) {
         positive(m.ffn_size, "ffn_size", "set the dense MLP intermediate size");
     } else {
         require(m.ffn_size >= 0, where, "ffn_size",

@@ -125,11 +125,11 @@ TEST(Cli, ModelImportKeepsTheHubIdAndRefusesAnInvalidOne) {
                            "'--' and '..' are not allowed"),
               std::string::npos)
         << bad.out;
-    // Nemotron-H's Infinity parses; the model is refused for its block pattern, exit 2.
+    // Nemotron-H-56B's Infinity parses; the model is refused for its dense MLP blocks, exit 2.
     const auto nemo = run("model import " +
                           src("tests/fixtures/hf/aic/nvidia--Nemotron-H-56B-Base-8K_config.json"));
     EXPECT_EQ(nemo.exit_code, 2);
-    EXPECT_NE(nemo.out.find("hybrid_override_pattern: is not understood"), std::string::npos)
+    EXPECT_NE(nemo.out.find("hybrid_override_pattern: has dense MLP blocks"), std::string::npos)
         << nemo.out;
 }
 

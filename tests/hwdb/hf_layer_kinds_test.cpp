@@ -278,18 +278,42 @@ TEST(HfLayerKinds, Qwen3VlWrappersPlanTheirLanguageModel) {
 
 // ---- Refused layouts: recognised, named, never half-imported ----------------------------------
 
-TEST(HfLayerKinds, NemotronHParsesInfinityAndIsRefusedForItsBlockPattern) {
-    // These files hold time_step_limit [0.0, Infinity]; the refusal is about the layout, not the
-    // JSON.
-    for (const char* repo :
-         {"nvidia--Nemotron-H-56B-Base-8K", "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
-          "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
-          "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16"}) {
+TEST(HfLayerKinds, Nemotron3NanoIsPlannedAsMixerLayersWithMamba2State) {
+    const ModelSpec m = import_aic("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+    EXPECT_EQ(m.family, "nemotron-h");
+    // hybrid_override_pattern: 23 'M', 6 '*', 23 'E' blocks -> 29 mixer layers, 23 with MoE.
+    EXPECT_EQ(m.layers, 29);
+    ASSERT_TRUE(m.state.has_value());
+    EXPECT_EQ(m.state->kind, StateKind::Mamba2);
+    EXPECT_EQ(m.state->state_layers, 23);
+    EXPECT_EQ(gpuplan::model::moe_layer_count(m), 23);
+    EXPECT_EQ(m.mlp, gpuplan::model::MlpKind::Plain); // relu2
+    ASSERT_TRUE(m.moe.has_value());
+    EXPECT_EQ(m.moe->shared_experts, 2); // one shared expert of 3712 = 2 x 1856
+    // NVIDIA's card (NVIDIA-Nemotron-3-Nano-30B-A3B): 31.6B total, 3.6B active with embeddings.
+    const auto p = count_params(m);
+    EXPECT_TRUE(within(p.total, 31.6e9, 0.02));
+    EXPECT_TRUE(within(p.active, 3.6e9, 0.02));
+    // By hand: 6 attention layers x 2 KV heads x 128 x 2 x 2 B = 6144 B per token; a Mamba-2
+    // layer holds conv 3 x (64 x 64 + 2 x 8 x 128) x 2 B = 36864 B and an fp32 state of
+    // 64 x 64 x 128 x 4 B = 2,097,152 B, 23 layers.
+    const auto bf16 = parse_precision("bf16");
+    EXPECT_DOUBLE_EQ(gpuplan::model::kv_bytes_per_token(m, bf16).si(), 6144.0);
+    EXPECT_DOUBLE_EQ(gpuplan::model::state_bytes_per_sequence(m).si(), 23.0 * (36864 + 2097152));
+}
+
+TEST(HfLayerKinds, OtherNemotronHLayoutsParseInfinityAndAreRefusedWithTheirReason) {
+    // Super and the 56B hold time_step_limit [0.0, Infinity]; the refusals are about layouts.
+    const std::pair<const char*, const char*> cases[] = {
+        {"nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8", "moe_latent_size"},
+        {"nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", "hybrid_override_pattern"},
+        {"nvidia--Nemotron-H-56B-Base-8K", "hybrid_override_pattern"},
+    };
+    for (const auto& [repo, field] : cases) {
         const ConfigError e = refusal(repo);
-        EXPECT_EQ(e.key_path(), "hybrid_override_pattern") << repo;
+        EXPECT_EQ(e.key_path(), field) << repo;
         EXPECT_FALSE(contains(e.what(), "malformed JSON")) << e.what();
-        EXPECT_TRUE(contains(e.what(), "NemotronHForCausalLM is recognised but not supported"))
-            << e.what();
+        EXPECT_TRUE(contains(e.what(), "not supported yet")) << e.what();
     }
 }
 
