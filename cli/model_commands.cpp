@@ -64,6 +64,19 @@ nlohmann::json model_json(const model::ModelSpec& m) {
     if (m.sliding_window) {
         j["sliding_window"] = {{"window", m.sliding_window->window},
                                {"windowed_layers", m.sliding_window->windowed_layers}};
+        if (m.sliding_window->chunked) {
+            j["sliding_window"]["chunked"] = true;
+        }
+    }
+    if (m.state) {
+        j["state"] = {{"kind", model::name_of(m.state->kind)},
+                      {"state_layers", m.state->state_layers},
+                      {"state_bytes_per_sequence", model::state_bytes_per_sequence(m).si()}};
+    }
+    if (m.indexer) {
+        j["indexer"] = {{"heads", m.indexer->heads},
+                        {"head_dim", m.indexer->head_dim},
+                        {"top_k", m.indexer->top_k}};
     }
     return j;
 }
@@ -149,8 +162,23 @@ int run_model_show(CliContext& ctx) {
         << "  KV cache / token  " << fixed(model::kv_bytes_per_token(m, bf16).si(), 0)
         << " B at bf16 (" << model::format_gib(model::kv_bytes_per_token(m, bf16)) << ")\n";
     if (m.sliding_window) {
-        out << "  sliding window    " << m.sliding_window->window << " tokens on "
-            << m.sliding_window->windowed_layers << " layers\n";
+        out << (m.sliding_window->chunked ? "  chunked attention " : "  sliding window    ")
+            << m.sliding_window->window << " tokens on " << m.sliding_window->windowed_layers
+            << " layers\n";
+    }
+    if (m.state) {
+        out << "  recurrent layers  " << m.state->state_layers << " "
+            << model::name_of(m.state->kind) << " layers, "
+            << model::format_gib(model::state_bytes_per_sequence(m))
+            << " of state per sequence whatever its length\n";
+    }
+    if (m.indexer) {
+        out << "  sparse attention  indexer of " << m.indexer->heads << " x " << m.indexer->head_dim
+            << " picks the top " << m.indexer->top_k << " tokens; its keys are in the KV figure\n";
+    }
+    if (m.kv_cache) {
+        out << "  checkpoint KV     " << m.kv_cache->name
+            << " (the default of precision.kv_cache)\n";
     }
     if (m.weights) {
         out << "  checkpoint        " << m.weights->name << " weights ("
@@ -166,24 +194,29 @@ int run_model_import(CliContext& ctx) {
     std::string file;
     std::string name;
     std::string output;
+    std::string hub_id;
     desc.add_options()("file", po::value(&file)->required(),
                        "Hugging Face config.json, its folder, or a repository id (ORG/NAME) "
                        "whose config.json is in the local Hugging Face cache")(
         "name", po::value(&name),
         "canonical name for the catalog (default: from the config's _name_or_path, or the "
-        "repository id)")("output,o", po::value(&output),
-                          "write the YAML here instead of standard output");
+        "repository id); an ORG/NAME is taken as the Hub id and named after it")(
+        "hub-id", po::value(&hub_id),
+        "Hugging Face repository id (ORG/NAME) of the checkpoint, kept as hf_id for --emit "
+        "(default: --name when it is one, the config's _name_or_path, or the file's location: "
+        "models--ORG--NAME, ORG--NAME/config.json, ORG--NAME_config.json)")(
+        "output,o", po::value(&output), "write the YAML here instead of standard output");
     po::positional_options_description pos;
     pos.add("file", 1);
     po::variables_map vm;
     if (!parse_options("model import", ctx.args, desc, pos, vm, *ctx.out,
-                       "config.json|FOLDER|ORG/NAME [--name NAME] [-o FILE]")) {
+                       "config.json|FOLDER|ORG/NAME [--name NAME] [--hub-id ORG/NAME] [-o FILE]")) {
         return 0;
     }
     // A path first; then, for an ORG/NAME that is no path, the Hugging Face cache (offline).
     std::filesystem::path config = file;
     std::error_code ec;
-    std::string hf_id;
+    std::string cached_id;
     if (std::filesystem::is_directory(config, ec)) {
         config /= "config.json";
     } else if (!std::filesystem::exists(config, ec) && !file.ends_with(".json") &&
@@ -198,16 +231,13 @@ int run_model_import(CliContext& ctx) {
                              file + " config.json')");
         }
         config = *cached;
-        hf_id = file;
+        cached_id = file;
     }
-    if (name.empty() && !hf_id.empty()) {
-        name = hwdb::hf_canonical_name(hf_id); // the id names it, not the snapshot's folder
+    if (name.empty() && !cached_id.empty()) {
+        name = hwdb::hf_canonical_name(cached_id); // the id names it, not the snapshot's folder
     }
-    model::ModelSpec spec = hwdb::import_hf_checkpoint(config, name);
-    if (!hf_id.empty() && spec.hf_id.empty()) {
-        spec.hf_id = hf_id;
-        spec.aliases.push_back(hf_id);
-    }
+    model::ModelSpec spec =
+        hwdb::import_hf_checkpoint(config, name, hub_id.empty() ? cached_id : hub_id);
     *ctx.err << "imported " << spec.name << ": " << billions(model::count_params(spec).total)
              << " parameters, "
              << (spec.weights

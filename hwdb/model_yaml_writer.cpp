@@ -92,11 +92,42 @@ std::string model_to_yaml(const model::ModelSpec& m) {
         sub("shared_experts", m.moe->shared_experts);
         sub("expert_ffn_size", m.moe->expert_ffn_size);
         sub("first_dense_layers", m.moe->first_dense_layers);
+        if (m.moe->layer_interval != 1) {
+            sub("layer_interval", m.moe->layer_interval);
+        }
     }
     if (m.sliding_window) {
         y += "    sliding_window:\n";
         sub("window", m.sliding_window->window);
         sub("windowed_layers", m.sliding_window->windowed_layers);
+        if (m.sliding_window->chunked) {
+            y += "      chunked: true\n";
+        }
+    }
+    if (m.state) {
+        y += "    state:\n";
+        y += std::string("      kind: ") + model::name_of(m.state->kind) + "\n";
+        sub("state_layers", m.state->state_layers);
+        sub("heads", m.state->heads);
+        sub("groups", m.state->groups);
+        sub("key_dim", m.state->key_dim);
+        sub("value_dim", m.state->value_dim);
+        sub("conv_kernel", m.state->conv_kernel);
+        if (m.state->fp32_state) {
+            y += "      fp32_state: true\n";
+        }
+    }
+    if (m.indexer) {
+        y += "    indexer:\n";
+        sub("heads", m.indexer->heads);
+        sub("head_dim", m.indexer->head_dim);
+        sub("top_k", m.indexer->top_k);
+    }
+    if (m.attention_sinks) {
+        line("attention_sinks", "true");
+    }
+    if (m.output_gate) {
+        line("output_gate", "true");
     }
     line("published_params", number(m.published_params));
     if (m.published_active_params != 0) {
@@ -104,6 +135,9 @@ std::string model_to_yaml(const model::ModelSpec& m) {
     }
     if (m.weights) {
         line("weights", quoted(m.weights->name));
+    }
+    if (m.kv_cache) {
+        line("kv_cache", quoted(m.kv_cache->name));
     }
     line("source", quoted(m.source));
     return y;

@@ -71,6 +71,7 @@ model::Precisions read_precisions(std::optional<MapReader> m, const model::Model
     model::Precisions p;
     // Without precision.weights the scenario runs the checkpoint as published (models.weights).
     p.weights = model::checkpoint_weights(model);
+    p.kv_cache = model::checkpoint_kv_cache(model, p.kv_cache);
     if (!m) {
         return p;
     }

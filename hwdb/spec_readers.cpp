@@ -169,7 +169,7 @@ model::ModelSpec read_model(MapReader& m) {
     s.heads = m.integer("heads", 1, 100'000);
     s.kv_heads = m.integer("kv_heads", 1, 100'000);
     s.head_dim = m.integer("head_dim", 1, 100'000);
-    s.ffn_size = m.integer("ffn_size", 1, kMaxDim);
+    s.ffn_size = m.integer("ffn_size", 0, kMaxDim); // 0: no dense layer (model::validate)
     s.mlp = read_enum(m, "mlp", MlpKind::Gated);
     s.vocab_size = m.integer("vocab_size", 1, kMaxDim);
     s.tied_embeddings = m.boolean_or("tied_embeddings", false);
@@ -201,6 +201,7 @@ model::ModelSpec read_model(MapReader& m) {
         x.shared_experts = moe->opt_integer("shared_experts", 0, 1000).value_or(0);
         x.expert_ffn_size = moe->integer("expert_ffn_size", 1, kMaxDim);
         x.first_dense_layers = moe->opt_integer("first_dense_layers", 0, 10'000).value_or(0);
+        x.layer_interval = moe->opt_integer("layer_interval", 1, 10'000).value_or(1);
         moe->finish();
         s.moe = x;
     }
@@ -208,9 +209,36 @@ model::ModelSpec read_model(MapReader& m) {
         SlidingWindowSpec x;
         x.window = sw->integer("window", 1, 1 << 28);
         x.windowed_layers = sw->integer("windowed_layers", 0, 10'000);
+        x.chunked = sw->boolean_or("chunked", false);
         sw->finish();
         s.sliding_window = x;
     }
+    if (auto st = m.opt_map("state")) {
+        StateSpec x;
+        x.kind = read_enum(*st, "kind", StateKind::GatedDeltaNet);
+        if (!st->has("kind")) {
+            st->fail_here("missing required key 'kind' (gated_delta_net or mamba2)");
+        }
+        x.state_layers = st->integer("state_layers", 1, 10'000);
+        x.heads = st->integer("heads", 1, 100'000);
+        x.groups = st->integer("groups", 1, 100'000);
+        x.key_dim = st->integer("key_dim", 1, kMaxDim);
+        x.value_dim = st->integer("value_dim", 1, kMaxDim);
+        x.conv_kernel = st->opt_integer("conv_kernel", 1, 64).value_or(4);
+        x.fp32_state = st->boolean_or("fp32_state", false);
+        st->finish();
+        s.state = x;
+    }
+    if (auto ix = m.opt_map("indexer")) {
+        IndexerSpec x;
+        x.heads = ix->integer("heads", 1, 100'000);
+        x.head_dim = ix->integer("head_dim", 1, kMaxDim);
+        x.top_k = ix->integer("top_k", 1, 1 << 28);
+        ix->finish();
+        s.indexer = x;
+    }
+    s.attention_sinks = m.boolean_or("attention_sinks", false);
+    s.output_gate = m.boolean_or("output_gate", false);
     s.published_params = m.number("published_params", 1e3, 1e15);
     s.published_active_params = m.opt_number("published_active_params", 0, 1e15).value_or(0);
     s.source = m.string("source");
@@ -220,6 +248,14 @@ model::ModelSpec read_model(MapReader& m) {
             s.weights = parse_precision(*weights);
         } catch (const InputError& e) {
             m.fail_at("weights", e.what());
+        }
+    }
+    if (const auto kv = m.opt_string("kv_cache")) {
+        // The KV-cache format the checkpoint was calibrated for (docs/hwdb-schema.md).
+        try {
+            s.kv_cache = parse_precision(*kv);
+        } catch (const InputError& e) {
+            m.fail_at("kv_cache", e.what());
         }
     }
     try {

@@ -80,7 +80,13 @@ Bytes stage_weights(const Shapes& s, const Stage& st, const Precisions& p) {
     const double sb = small_bytes(p);
     const double eb = embedding_precision(p).bytes_per_element();
     const double dense_layers = st.layers - st.moe_layers;
-    double bytes = st.layers * (s.attn_linear * wb + (s.attn_small + s.norms) * sb);
+    // Recurrent layers (st.state_layers) have their own mixer instead of attention.
+    const double attention_layers = st.layers - st.state_layers;
+    double bytes = attention_layers * ((s.attn_linear + s.indexer_linear) * wb +
+                                       (s.attn_small + s.indexer_small + s.sinks + s.norms) * sb);
+    if (st.state_layers > 0) {
+        bytes += st.state_layers * (s.state_linear * wb + (s.state_small + s.norms) * sb);
+    }
     bytes += dense_layers * (s.dense_linear * wb + s.dense_small * sb);
     if (st.moe_layers > 0) {
         const double experts = s.experts_rank * s.expert_shard;
@@ -164,6 +170,44 @@ Bytes activations_for(const Deployment& d, const Shapes& s, const EngineSettings
     return activation_peak(s, d.prec, tokens, requests) * d.engine.activation_workspace_factor;
 }
 
+/// vLLM's hybrid allocator for attention plus recurrent (Mamba-2, Gated DeltaNet) layers on
+/// one stage (docs/engines.md, "Recurrent layers"). HybridAttentionMambaModelConfig
+/// (vllm/model_executor/models/config.py) raises the attention block size to the smallest
+/// multiple of 16 tokens whose page (one layer) holds one layer's recurrent state, and pads the
+/// state page to it; then layers are grouped as for sliding windows and every recurrent group
+/// takes one block per request (no prefix caching of states), every attention group
+/// cdiv(max_model_len, block size) blocks.
+void vllm_state_blocks(MemoryEstimate& r, const Shapes& s, const Stage& st, const EngineSettings& e,
+                       double kv_layer_bytes) {
+    const double align = 16.0;
+    const double state_page = s.state_bytes;
+    double bs = e.block_size;
+    if (kv_layer_bytes > 0) {
+        bs = std::max(bs, align * cdiv(state_page, align * kv_layer_bytes));
+    }
+    const double page = std::max(bs * kv_layer_bytes, state_page);
+    const double pages =
+        r.kv_budget.si() > 0 && page > 0 ? std::floor(r.kv_budget.si() / page) : 0.0;
+    const double n_attn = st.layers - st.state_layers;
+    const double n_state = st.state_layers;
+    // Group size as for sliding windows: the smaller layer count, or the larger when it is
+    // under 1.5 times the smaller (kv_cache_utils.py, docs/engines.md §1.3).
+    const double mn = n_attn > 0 ? std::min(n_attn, n_state) : n_state;
+    const double mx = std::max(n_attn, n_state);
+    const double group = mx < 1.5 * mn ? mx : mn;
+    const double attn_groups = n_attn > 0 ? cdiv(n_attn, group) : 0.0;
+    const double state_groups = cdiv(n_state, group);
+    const double blocks = std::floor(pages / group);
+    const double per_request = attn_groups * cdiv(e.max_model_len, bs) + state_groups;
+    r.kv_blocks = count_of(blocks, "blocks");
+    r.engine.block_size = static_cast<int>(bs); // the block vLLM runs with, as it logs
+    r.attention_groups = attn_groups;
+    r.state_groups = state_groups;
+    // The log line's tokens: the pool's blocks shared by every group, times the block size.
+    r.kv_tokens = count_of(std::floor(blocks / (attn_groups + state_groups)) * bs, "tokens");
+    r.max_concurrency = per_request > 0 ? blocks / per_request : 0.0;
+}
+
 /// vLLM's block arithmetic on one stage (vllm/v1/kv_cache_interface.py and
 /// vllm/v1/core/kv_cache_utils.py; docs/engines.md §1.2-1.4), filling kv_blocks,
 /// kv_tokens and max_concurrency from the budget.
@@ -184,6 +228,10 @@ void vllm_blocks(MemoryEstimate& r, const Shapes& s, const Stage& st, const Engi
     double blocks = 0;
     double tokens = 0;
     double per_request = 0;
+    if (st.state_layers > 0) {
+        vllm_state_blocks(r, s, st, e, kv_layer_bytes);
+        return;
+    }
     if (n_win == 0 || n_full == 0) {
         blocks = std::floor(pages / st.layers);
         tokens = blocks * bs;
@@ -219,13 +267,20 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
     r.overhead = r.non_torch + r.cuda_graphs + r.cuda_context;
 
     const double kvb = d.prec.kv_cache.bytes_per_element();
-    const double kv_layer = s.kv_elems_rank * kvb; // one token, one layer, this rank
-    r.kv_per_token = Bytes(st.layers * kv_layer);
-    r.kv_per_token_model = Bytes(s.layers * s.kv_elems_model * kvb);
+    // One token, one attention layer, this rank; the DSA indexer's keys are in the same pages
+    // (vLLM allocates them as a KV-cache spec of the layer).
+    const double kv_layer = s.kv_elems_rank * kvb + s.indexer_bytes;
+    const int attention_layers = st.layers - st.state_layers;
+    r.kv_per_token = Bytes(attention_layers * kv_layer);
+    r.kv_per_token_model =
+        Bytes((s.layers - s.state_layers) * (s.kv_elems_model * kvb + s.indexer_bytes));
     const double len = e.max_model_len;
     const double windowed_len = s.window > 0 ? std::min<double>(len, s.window) : len;
-    r.kv_per_sequence = Bytes(
-        ((st.layers - st.windowed_layers) * len + st.windowed_layers * windowed_len) * kv_layer);
+    r.kv_per_sequence =
+        Bytes(((attention_layers - st.windowed_layers) * len + st.windowed_layers * windowed_len) *
+              kv_layer);
+    r.state_per_sequence = Bytes(st.state_layers * s.state_bytes);
+    r.kv_per_sequence += r.state_per_sequence;
 
     // A speculative proposer's weights sit next to the target's, and every token's KV page also
     // holds the draft's KV (vLLM allocates the draft's layers from the same block pool); every
@@ -289,6 +344,15 @@ MemoryEstimate stage_estimate(const Deployment& d, const Shapes& s, const Stage&
         r.max_concurrency = r.total_used <= r.capacity ? e.max_num_seqs : 0.0;
         break;
     }
+    }
+    if (st.state_layers > 0 &&
+        (e.kind == EngineKind::Sglang || e.kind == EngineKind::TensorRtLlm)) {
+        // SGLang's mamba pool (HybridReqToTokenPool) and TensorRT-LLM's MambaHybridCacheManager
+        // hold one recurrent state per running request next to the attention KV: a sequence
+        // costs its full-length KV and its state (docs/engines.md, "Recurrent layers").
+        const double per_sequence = len * kv_token_all + r.state_per_sequence.si();
+        r.max_concurrency = r.kv_budget.si() > 0 ? r.kv_budget.si() / per_sequence : 0.0;
+        r.kv_tokens = count_of(std::floor(r.max_concurrency) * len, "tokens");
     }
     r.free = r.capacity - r.total_used;
     r.effective_concurrency = std::min<double>(e.max_num_seqs, std::floor(r.max_concurrency));
@@ -409,6 +473,7 @@ Bytes model_weight_bytes(const ModelSpec& m, const Precisions& p) {
     all.layers = m.layers;
     all.moe_layers = s.moe_layers;
     all.windowed_layers = s.windowed_layers;
+    all.state_layers = s.state_layers;
     return stage_weights(s, all, p);
 }
 

@@ -39,7 +39,14 @@ struct MemoryEstimate {
     Bytes draft_kv_per_token; ///< the proposer's KV bytes per token on this GPU (0 when off)
     Bytes lora_slots;         ///< engine.lora: max_loras adapter slots on this GPU (0 when off)
     Bytes kv_per_sequence;    ///< this GPU's KV for one sequence at max_model_len (windows capped)
-    Bytes kv_budget;          ///< KV pool; negative when the rest does not fit
+                              ///< plus its recurrent state
+    Bytes state_per_sequence; ///< recurrent layers' state for one sequence on this GPU (0: none)
+    /// vLLM with recurrent layers: the KV-cache groups of attention layers and of recurrent
+    /// layers sharing the block pool (a request holds cdiv(context, block_size) blocks per
+    /// attention group and one per state group; docs/engines.md §9.1); 0 otherwise.
+    double attention_groups = 0;
+    double state_groups = 0;
+    Bytes kv_budget;            ///< KV pool; negative when the rest does not fit
     std::int64_t kv_blocks = 0; ///< blocks of block_size tokens (vLLM's num_gpu_blocks)
     std::int64_t kv_tokens = 0; ///< "GPU KV cache size: X tokens"
     /// "Maximum concurrency for max_model_len tokens per request: X x".

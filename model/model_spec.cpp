@@ -56,6 +56,9 @@ double attention_params(const ModelSpec& m) {
     const double q = a * d(m.head_dim);              // query width
     const double kv = d(m.kv_heads) * d(m.head_dim); // key (and value) width
     double n = h * q + 2.0 * h * kv + q * h;         // Q, K, V, O projections
+    if (m.output_gate) {
+        n += h * q; // the gate half of q_proj
+    }
     if (m.qkv_bias || m.linear_bias) {
         n += q + 2.0 * kv;
     }
@@ -85,12 +88,52 @@ void require(bool ok, const std::string& where, const char* field, const std::st
 
 } // namespace
 
+LayerParams state_layer_params(const ModelSpec& m) {
+    if (!m.state) {
+        return {};
+    }
+    const StateSpec& st = *m.state;
+    const double h = d(m.hidden_size);
+    const double heads = d(st.heads);
+    const double kernel = d(st.conv_kernel);
+    if (st.kind == StateKind::GatedDeltaNet) {
+        // transformers Qwen3NextGatedDeltaNet (Qwen3.5 splits the same projections): in_proj_qkvz
+        // (q, k of key_dim per key head; v, z of value_dim per value head), in_proj_ba (beta and
+        // alpha per value head) and out_proj; a bias-free depthwise conv1d over q, k, v, dt_bias
+        // and A_log per value head, and a gated RMSNorm of value_dim.
+        const double qk = 2.0 * d(st.groups) * d(st.key_dim);
+        const double v = heads * d(st.value_dim);
+        return {h * (qk + 2.0 * v) + h * 2.0 * heads + v * h,
+                (qk + v) * kernel + 2.0 * heads + d(st.value_dim)};
+    }
+    // Mamba-2 (Dao & Gu 2024, arXiv 2405.21060; transformers NemotronHMamba2Mixer): in_proj to
+    // z, x, B, C and dt, and out_proj; a depthwise conv1d with bias over x, B, C; dt_bias, A_log
+    // and D per head; a gated RMSNorm over the inner width.
+    const double inner = heads * d(st.value_dim);
+    const double conv = inner + 2.0 * d(st.groups) * d(st.key_dim);
+    return {h * (inner + conv + heads) + inner * h, conv * (kernel + 1.0) + 3.0 * heads + inner};
+}
+
+LayerParams indexer_layer_params(const ModelSpec& m) {
+    if (!m.indexer) {
+        return {};
+    }
+    // deepseek-ai/DeepSeek-V3.2-Exp, inference/model.py, class Indexer: wq_b from the query
+    // latent, wk, the per-head weights_proj, and k_norm (a LayerNorm: weight and bias).
+    const IndexerSpec& x = *m.indexer;
+    const double h = d(m.hidden_size);
+    const double q_in = m.mla && m.mla->q_lora_rank > 0 ? d(m.mla->q_lora_rank) : h;
+    const double dim = d(x.head_dim);
+    return {q_in * d(x.heads) * dim + h * dim + h * d(x.heads), 2.0 * dim};
+}
+
 bool is_moe_layer(const ModelSpec& m, int i) {
     if (i < 0 || i >= m.layers) {
         throw InvalidArgument("is_moe_layer: layer " + std::to_string(i) + " is outside 0.." +
                               std::to_string(m.layers - 1) + " of model '" + m.name + "'");
     }
-    return m.moe.has_value() && i >= m.moe->first_dense_layers;
+    const int interval = m.moe ? std::max(m.moe->layer_interval, 1) : 1;
+    return m.moe.has_value() && i >= m.moe->first_dense_layers && (i + 1) % interval == 0;
 }
 
 int moe_layer_count(const ModelSpec& m) {
@@ -98,7 +141,18 @@ int moe_layer_count(const ModelSpec& m) {
         return 0;
     }
     const int dense = std::min(std::max(m.moe->first_dense_layers, 0), m.layers);
-    return m.layers - dense;
+    if (m.moe->layer_interval <= 1) {
+        return m.layers - dense;
+    }
+    int n = 0;
+    for (int i = dense; i < m.layers; ++i) {
+        n += (i + 1) % m.moe->layer_interval == 0 ? 1 : 0;
+    }
+    return n;
+}
+
+int attention_layer_count(const ModelSpec& m) {
+    return m.layers - (m.state ? std::clamp(m.state->state_layers, 0, m.layers) : 0);
 }
 
 ParamCount count_params(const ModelSpec& m) {
@@ -115,7 +169,21 @@ ParamCount count_params(const ModelSpec& m) {
     const int moe_layers = moe_layer_count(m);
     const int dense_layers = m.layers - moe_layers;
 
-    double layers_total = d(m.layers) * (c.per_layer_attention + norms);
+    // Recurrent layers replace attention; the indexer and the sinks sit on attention layers.
+    double mixer = c.per_layer_attention;
+    if (m.indexer) {
+        const LayerParams x = indexer_layer_params(m);
+        mixer += x.linear + x.small;
+    }
+    if (m.attention_sinks) {
+        mixer += d(m.heads); // gpt-oss: one learned sink logit per query head
+    }
+    const int attention_layers = attention_layer_count(m);
+    double layers_total = d(attention_layers) * mixer + d(m.layers) * norms;
+    if (m.state) {
+        const LayerParams st = state_layer_params(m);
+        layers_total += d(m.layers - attention_layers) * (st.linear + st.small);
+    }
     double layers_active = layers_total;
     layers_total += d(dense_layers) * mlp_params(m, m.ffn_size);
     layers_active += d(dense_layers) * mlp_params(m, m.ffn_size);
@@ -159,8 +227,11 @@ void validate(const ModelSpec& m, const std::string& where) {
             std::to_string(m.norms_per_layer) + " is negative; use 2 (pre-attention and "
                                                 "pre-MLP) or 4 (Gemma-2)");
 
-    const bool any_dense = !m.moe || m.moe->first_dense_layers > 0;
-    if (any_dense) {
+    const bool any_dense = !m.moe || moe_layer_count(m) < m.layers;
+    // Nemotron-H's mixer layers without an MoE block have no MLP at all: dense layers of
+    // ffn_size 0 beside Mamba-2 layers (hwdb/hf_import.cpp, read_nemotron_h).
+    const bool mlp_free_layers = m.state && m.state->kind == StateKind::Mamba2 && m.moe;
+    if (any_dense && !mlp_free_layers) {
         positive(m.ffn_size, "ffn_size", "set the dense MLP intermediate size");
     } else {
         require(m.ffn_size >= 0, where, "ffn_size",
@@ -235,6 +306,33 @@ void validate(const ModelSpec& m, const std::string& where) {
                     "remove the moe map");
     }
 
+    if (m.moe) {
+        require(m.moe->layer_interval >= 1 && m.moe->layer_interval <= m.layers, where,
+                "moe.layer_interval",
+                std::to_string(m.moe->layer_interval) + " is outside 1.." +
+                    std::to_string(m.layers) +
+                    "; use 1 when every layer after the dense ones "
+                    "is MoE, 2 for every other layer");
+        require(moe_layer_count(m) > 0, where, "moe.layer_interval",
+                "leaves no MoE layer; lower it or remove the moe map");
+    }
+    if (m.state) {
+        const StateSpec& st = *m.state;
+        require(st.state_layers > 0 && st.state_layers < m.layers, where, "state.state_layers",
+                std::to_string(st.state_layers) + " is outside 1.." + std::to_string(m.layers - 1) +
+                    "; count the recurrent layers (at least one layer must attend)");
+        positive(st.heads, "state.heads", "set the value (GDN) or SSM (Mamba-2) heads");
+        positive(st.groups, "state.groups", "set the key heads (GDN) or groups (Mamba-2)");
+        positive(st.key_dim, "state.key_dim", "set the key head size or d_state");
+        positive(st.value_dim, "state.value_dim", "set the value head size or SSM head size");
+        positive(st.conv_kernel, "state.conv_kernel", "set the conv1d width (4)");
+    }
+    if (m.indexer) {
+        positive(m.indexer->heads, "indexer.heads", "set the indexer heads (index_n_heads)");
+        positive(m.indexer->head_dim, "indexer.head_dim",
+                 "set the indexer head size (index_head_dim)");
+        positive(m.indexer->top_k, "indexer.top_k", "set the tokens attended (index_topk)");
+    }
     if (m.sliding_window) {
         const SlidingWindowSpec& s = *m.sliding_window;
         positive(s.window, "sliding_window.window", "set the window in tokens");
@@ -243,6 +341,11 @@ void validate(const ModelSpec& m, const std::string& where) {
                 std::to_string(s.windowed_layers) + " is outside 1.." + std::to_string(m.layers) +
                     "; count the layers that use the window, or "
                     "remove sliding_window");
+    }
+    if (m.sliding_window && m.state) {
+        require(false, where, "sliding_window",
+                "is given with state: windowed and recurrent layers in one model are not "
+                "supported yet; keep the one that holds the most memory");
     }
 
     require(std::isfinite(m.published_params) && m.published_params >= 0, where, "published_params",
@@ -262,6 +365,10 @@ Precision checkpoint_weights(const ModelSpec& m) {
         return *m.weights;
     }
     return parse_precision("bf16");
+}
+
+Precision checkpoint_kv_cache(const ModelSpec& m, const Precision& fallback) {
+    return m.kv_cache ? *m.kv_cache : fallback;
 }
 
 } // namespace gpuplan::model

@@ -359,6 +359,21 @@ int replica_capacity(const MemoryEstimate& mem, const Workload& w) {
                    : 0;
     }
     const double bs = e.block_size;
+    if (mem.state_groups > 0) {
+        // vLLM with recurrent layers: blocks per request, the null block left out (§9.1).
+        const double blocks =
+            mem.attention_groups * std::ceil(average_context(w) / bs) + mem.state_groups;
+        const double by_pages =
+            std::floor(std::max(0.0, static_cast<double>(mem.kv_blocks) - 1.0) / blocks);
+        return static_cast<int>(std::min<double>(e.max_num_seqs, by_pages));
+    }
+    if (mem.state_per_sequence.si() > 0) {
+        // SGLang and TensorRT-LLM: each running sequence holds its KV and its state (§9.2-9.3).
+        const double per_sequence =
+            average_context(w) * mem.kv_per_token.si() + mem.state_per_sequence.si();
+        const double by_bytes = std::floor(std::max(0.0, mem.kv_budget.si()) / per_sequence);
+        return static_cast<int>(std::min<double>(e.max_num_seqs, by_bytes));
+    }
     const double per_request = std::ceil(average_context(w) / bs) * bs;
     // vLLM reserves block 0 as the null block (vllm/v1/core/block_pool.py; docs/engines.md §1.3).
     const double usable =

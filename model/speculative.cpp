@@ -145,7 +145,9 @@ ModelSpec head_model(const ModelSpec& target, int layers) {
     m.layers = layers;
     if (m.moe) {
         m.moe->first_dense_layers = 0;
+        m.moe->layer_interval = 1;
     }
+    m.state.reset(); // an MTP or EAGLE layer attends (Qwen3.5's MTP layer is full attention)
     if (m.sliding_window) {
         m.sliding_window->windowed_layers = 0;
     }

@@ -125,7 +125,25 @@ StepCostModel::StepCostModel(const Deployment& dep, const EfficiencyProfile& pro
     moe_layers_ = s.moe_layers;
     dense_layers_ = s.dense_layers;
     win_layers_ = s.windowed_layers;
-    full_layers_ = s.layers - s.windowed_layers;
+    // Recurrent layers have no attention core over the context (their projections are still
+    // priced as attention's: docs/model.md, "Layer kinds").
+    full_layers_ = s.layers - s.windowed_layers - s.state_layers;
+    state_layers_ = s.state_layers;
+    state_bytes_ = s.state_bytes;
+    if (dep.model.state) {
+        // Per head: a decode step updates and reads the key_dim x value_dim state (gated delta
+        // rule: decay, rank-1 update and readout, about 6 flops per element; Mamba-2's
+        // exp(dt A) h + dt B x and C h likewise); a prefill token also attends within its
+        // chunk of 64 tokens (the chunked form of Yang et al. 2024, arXiv 2412.06464, §3, and
+        // of Mamba-2's SSD, arXiv 2405.21060, §6).
+        const StateSpec& st = *dep.model.state;
+        const double heads_rank = static_cast<double>(st.heads) / s.tp;
+        const double dk = st.key_dim;
+        const double dv = st.value_dim;
+        const double chunk = 64.0;
+        state_decode_flops_ = 6.0 * heads_rank * dk * dv;
+        state_prefill_flops_ = state_decode_flops_ + 2.0 * chunk * heads_rank * (dk + dv);
+    }
     window_ = s.window;
     h_ = s.h;
     vocab_ = s.vocab;
@@ -520,7 +538,35 @@ void StepCostModel::attention_prefill(StepCost& r, const BatchStats& s, Work& ac
     };
     part(s.prefill_pairs, s.prefill_kv_read, full_layers_);
     part(s.prefill_pairs_windowed, s.prefill_kv_read_windowed, win_layers_);
+    recurrent_prefill(r, s, acc);
     o.kernels = static_cast<int>(kAttentionKernels * layers_);
+}
+
+// Recurrent layers' prefill (chunked scan) and decode (state update), priced in the attention
+// operators with the attention kernels' efficiency curves (no published GDN or Mamba-2 kernel
+// curve is in the profiles yet): each sequence's state is read and written once per step.
+void StepCostModel::recurrent_prefill(StepCost& r, const BatchStats& s, Work& acc) const noexcept {
+    if (state_layers_ <= 0 || s.prefill_tokens <= 0) {
+        return;
+    }
+    OpCost& o = op_of(r, Op::AttentionPrefill);
+    const double flops = state_prefill_flops_ * s.prefill_tokens;
+    const double bytes =
+        s.prefill_tokens * (q_width_ + o_in_) * ab_ + 2.0 * s.prefills * state_bytes_;
+    const KernelTime kt =
+        attention_prefill_kernel_time(flops, bytes, 64.0, peak_attn_, bandwidth_, prof_);
+    add_kernel(o, kt, flops, bytes, state_layers_, acc);
+}
+
+void StepCostModel::recurrent_decode(StepCost& r, const BatchStats& s, Work& acc) const noexcept {
+    if (state_layers_ <= 0 || s.decodes <= 0) {
+        return;
+    }
+    OpCost& o = op_of(r, Op::AttentionDecode);
+    const double flops = state_decode_flops_ * s.decodes;
+    const double bytes = 2.0 * s.decodes * state_bytes_ + s.decodes * (q_width_ + o_in_) * ab_;
+    const KernelTime kt = attention_decode_kernel_time(flops, bytes, peak_attn_, bandwidth_, prof_);
+    add_kernel(o, kt, flops, bytes, state_layers_, acc);
 }
 
 void StepCostModel::attention_decode(StepCost& r, const BatchStats& s, Work& acc) const noexcept {
@@ -543,6 +589,7 @@ void StepCostModel::attention_decode(StepCost& r, const BatchStats& s, Work& acc
     };
     part(s.decode_context, full_layers_);
     part(s.decode_context_windowed, win_layers_);
+    recurrent_decode(r, s, acc);
     // Mixed batches run one varlen attention kernel (vLLM V1): no extra launches.
     o.kernels = s.prefill_tokens > 0 ? 0 : static_cast<int>(kAttentionKernels * layers_);
 }

@@ -267,6 +267,11 @@ class StepCostModel {
     int tp_ = 1, pp_ = 1, ep_ = 1;
     double layers_ = 0, dense_layers_ = 0, moe_layers_ = 0, full_layers_ = 0, win_layers_ = 0;
     int window_ = 0;
+    // Recurrent layers (ModelSpec::state), per rank: their state per sequence in bytes and the
+    // FLOPs of a decode step's state update and of a prefill token's chunked scan.
+    double state_layers_ = 0, state_bytes_ = 0, state_decode_flops_ = 0, state_prefill_flops_ = 0;
+    void recurrent_prefill(StepCost& r, const BatchStats& s, Work& acc) const noexcept;
+    void recurrent_decode(StepCost& r, const BatchStats& s, Work& acc) const noexcept;
     double h_ = 0, vocab_rank_ = 0, vocab_ = 0;
     bool mla_ = false, gated_ = true;
     double heads_rank_ = 0, qk_dim_ = 0, v_dim_ = 0, q_width_ = 0, kv_width_ = 0, o_in_ = 0;

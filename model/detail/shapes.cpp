@@ -1,5 +1,7 @@
 #include "model/detail/shapes.hpp"
 
+#include "model/kv_cache.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -78,6 +80,9 @@ Shapes make_shapes(const ModelSpec& m, const Parallelism& p) {
         s.kv_width_rank = 2.0 * s.kv_heads_rank * dh;
         s.o_in_rank = s.q_width_rank;
         s.attn_linear = h * (s.q_width_rank + s.kv_width_rank) + s.o_in_rank * h;
+        if (m.output_gate) {
+            s.attn_linear += h * s.q_width_rank; // Qwen3-Next's gate half of q_proj
+        }
         if (m.qkv_bias || m.linear_bias) {
             s.attn_small += s.q_width_rank + s.kv_width_rank;
         }
@@ -123,12 +128,41 @@ Shapes make_shapes(const ModelSpec& m, const Parallelism& p) {
         s.shared_small_rank = d(e.shared_experts) * s.expert_small / tp;
     }
 
+    if (m.state) {
+        const LayerParams sp = state_layer_params(m);
+        s.state_layers = std::clamp(m.state->state_layers, 0, m.layers);
+        s.state_linear = sp.linear / tp;
+        s.state_small = sp.small / tp;
+        s.state_bytes = m.layers > 0 && s.state_layers > 0
+                            ? state_bytes_per_sequence(m).si() / d(s.state_layers) / tp
+                            : 0.0;
+    }
+    if (m.indexer) {
+        const LayerParams ip = indexer_layer_params(m);
+        s.indexer_linear = ip.linear;
+        s.indexer_small = ip.small;
+        const int attention = attention_layer_count(m);
+        s.indexer_bytes = attention > 0 ? indexer_bytes_per_token(m).si() / d(attention) : 0.0;
+    }
+    if (m.attention_sinks) {
+        s.sinks = s.heads_rank;
+    }
+
     s.embedding = s.vocab * h;
     if (m.position == PositionKind::Learned) {
         s.embedding += d(m.max_context) * h;
     }
     s.lm_head = m.tied_embeddings ? 0.0 : s.vocab * h;
     return s;
+}
+
+bool is_state_layer(const ModelSpec& m, int i) {
+    if (!m.state || m.layers <= 0) {
+        return false;
+    }
+    const long long w = m.state->state_layers;
+    const long long l = m.layers;
+    return (static_cast<long long>(i) + 1) * w / l > static_cast<long long>(i) * w / l;
 }
 
 bool is_windowed_layer(const ModelSpec& m, int i) {
@@ -157,8 +191,9 @@ Stage pipeline_stage(const ModelSpec& m, int pp, int s) {
     st.first = s == 0;
     st.last = s == pp - 1;
     for (int i = st.first_layer; i < st.first_layer + st.layers; ++i) {
-        st.moe_layers += (m.moe && i >= m.moe->first_dense_layers) ? 1 : 0;
+        st.moe_layers += is_moe_layer(m, i) ? 1 : 0;
         st.windowed_layers += is_windowed_layer(m, i) ? 1 : 0;
+        st.state_layers += is_state_layer(m, i) ? 1 : 0;
     }
     return st;
 }

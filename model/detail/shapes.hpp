@@ -13,7 +13,8 @@ namespace gpuplan::model::detail {
 struct Shapes {
     int tp = 1, pp = 1, ep = 1;
     int layers = 0, moe_layers = 0, dense_layers = 0, windowed_layers = 0;
-    int window = 0; ///< sliding window in tokens (0: none)
+    int state_layers = 0; ///< recurrent layers (no KV; a constant state per sequence)
+    int window = 0;       ///< sliding window in tokens (0: none)
     double h = 0, vocab = 0;
     bool mla = false;
     bool gated = true;
@@ -53,6 +54,16 @@ struct Shapes {
     double lm_head = 0;   ///< vocab × h; 0 when tied (see lm_head_stored)
     double final_norm = 0;
 
+    // Recurrent layers and the DSA indexer, per rank: heads split over TP ranks as vLLM's
+    // GDN and Mamba-2 layers and the replicated indexer (one head of keys).
+    double state_linear = 0;   ///< one recurrent layer's projections on this rank
+    double state_small = 0;    ///< its conv, gates and norm on this rank
+    double state_bytes = 0;    ///< one recurrent layer's state per sequence on this rank
+    double indexer_linear = 0; ///< one attention layer's indexer projections (replicated)
+    double indexer_small = 0;  ///< its key norm
+    double indexer_bytes = 0;  ///< indexer key cache per token and attention layer
+    double sinks = 0;          ///< attention sink logits per layer on this rank
+
     // KV cache elements per token and layer.
     double kv_elems_rank = 0;  ///< on one rank (MLA: the latent, not sharded)
     double kv_elems_model = 0; ///< the whole layer's, before sharding
@@ -68,12 +79,17 @@ struct Stage {
     int layers = 0;
     int moe_layers = 0;
     int windowed_layers = 0;
+    int state_layers = 0;
     bool first = true; ///< holds the input embedding
     bool last = true;  ///< holds the final norm and the LM head
 };
 
 /// Stage `s` (0-based) of `pp`.
 [[nodiscard]] Stage pipeline_stage(const ModelSpec& m, int pp, int s);
+
+/// Whether layer i is recurrent (ModelSpec::state): spread evenly over the depth, as Qwen3.5's
+/// every fourth attention layer (which exact layers does not change any total).
+[[nodiscard]] bool is_state_layer(const ModelSpec& m, int i);
 
 /// Whether layer i uses the sliding window: windowed layers are spread evenly over the depth
 /// (Gemma-2 alternates; which exact layers does not change any total).

@@ -111,6 +111,28 @@ TEST(Cli, ModelImportWritesLoadableYaml) {
     EXPECT_EQ(run("model import /no/such/config.json").exit_code, 2);
 }
 
+TEST(Cli, ModelImportKeepsTheHubIdAndRefusesAnInvalidOne) {
+    // A Hub config without _name_or_path: the id comes from --hub-id and is written as hf_id,
+    // which `plan --emit` serves.
+    const std::string cfg = src("tests/fixtures/hf/aic/openai--gpt-oss-20b_config.json");
+    const auto r = run("model import " + cfg + " --name oss --hub-id my-org/gpt-oss-20b-ft");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("hf_id: \"my-org/gpt-oss-20b-ft\""), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("attention_sinks: true"), std::string::npos) << r.out;
+    const auto bad = run("model import " + cfg + " --hub-id my-org/gpt--oss");
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.out.find("--hub-id 'my-org/gpt--oss' is not a Hugging Face repository id: "
+                           "'--' and '..' are not allowed"),
+              std::string::npos)
+        << bad.out;
+    // Nemotron-H-56B's Infinity parses; the model is refused for its dense MLP blocks, exit 2.
+    const auto nemo = run("model import " +
+                          src("tests/fixtures/hf/aic/nvidia--Nemotron-H-56B-Base-8K_config.json"));
+    EXPECT_EQ(nemo.exit_code, 2);
+    EXPECT_NE(nemo.out.find("hybrid_override_pattern: has dense MLP blocks"), std::string::npos)
+        << nemo.out;
+}
+
 namespace {
 
 // Extracts a number following "\"key\": " in JSON text (first occurrence after `from`).

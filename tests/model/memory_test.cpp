@@ -8,6 +8,7 @@
 #include "model/error.hpp"
 #include "model/kv_cache.hpp"
 #include "model/model_spec.hpp"
+#include "model/serving.hpp"
 
 #include <gtest/gtest.h>
 
@@ -252,6 +253,66 @@ TEST(MemoryModel, SlidingWindowLayersUseVllmsHybridGroups) {
     // Per sequence: windowed layers stop at 4096 tokens.
     const double per_layer_token = 2.0 * 8 * 256 * 2;
     EXPECT_DOUBLE_EQ(e.kv_per_sequence.si(), per_layer_token * (21 * 8192.0 + 21 * 4096.0));
+}
+
+TEST(MemoryModel, RecurrentLayersTakeOneStatePagePerRequestInVllm) {
+    // A Qwen3.5-35B-A3B-like hybrid: 10 attention layers (2 KV heads of 256) and 30 Gated
+    // DeltaNet layers (16 key heads, 32 value heads, 128 x 128, fp32 state, conv width 4).
+    ModelSpec m = llama_like("gdn-hybrid", 40, 2048, 16, 2, 0, 248320, 262144);
+    m.head_dim = 256;
+    m.moe = MoeSpec{256, 8, 1, 512, 0};
+    m.state = StateSpec{StateKind::GatedDeltaNet, 30, 32, 16, 128, 128, 4, true};
+    Deployment d = deploy(m, h100());
+    d.engine.max_model_len = 8192;
+    d.engine.kv_cache_memory = Bytes(20.0 * kGiB);
+    const MemoryEstimate e = estimate_memory(d);
+    // By hand: attention 2 x 2 x 256 x 2 B = 2048 B per token and layer; a GDN layer's state is
+    // 3 x (2 x 16 x 128 + 32 x 128) x 2 B + 32 x 128 x 128 x 4 B = 2,146,304 B. vLLM raises the
+    // block to 16 x ceil(2,146,304 / (16 x 2048)) = 16 x 66 = 1056 tokens, a 2,162,688-B page.
+    const double state = 3.0 * (2 * 16 * 128 + 32 * 128) * 2 + 32.0 * 128 * 128 * 4;
+    EXPECT_DOUBLE_EQ(e.kv_per_token.si(), 10 * 2048.0);
+    EXPECT_DOUBLE_EQ(e.state_per_sequence.si(), 30 * state);
+    EXPECT_DOUBLE_EQ(e.kv_per_sequence.si(), 10 * 8192 * 2048.0 + 30 * state);
+    const double page = 1056.0 * 2048;
+    // Groups of 10 layers (30 >= 1.5 x 10): one attention group, three state groups; a request
+    // takes ceil(8192 / 1056) = 8 attention pages and one page per state group.
+    const double blocks = std::floor(std::floor(20.0 * kGiB / page) / 10);
+    EXPECT_EQ(e.kv_blocks, static_cast<std::int64_t>(blocks));
+    EXPECT_EQ(e.kv_tokens, static_cast<std::int64_t>(std::floor(blocks / 4) * 1056));
+    EXPECT_NEAR(e.max_concurrency, blocks / (8 + 3), 1e-9);
+    EXPECT_EQ(e.engine.block_size, 1056); // the block vLLM runs with and logs
+    // 4096 + 1024 tokens (average context 4608): 5 attention blocks and 3 state blocks a
+    // request, the null block left out.
+    Workload w;
+    w.input_tokens = 4096;
+    w.output_tokens = 1024;
+    const double by_pages = std::floor((blocks - 1) / (5 + 3));
+    MemoryEstimate started = e; // bf16 weights and a forced 20 GiB pool overfill an H100
+    started.fits = true;
+    EXPECT_EQ(replica_capacity(started, w), static_cast<int>(by_pages));
+}
+
+TEST(MemoryModel, RecurrentLayersMatchAPublishedVllmStartUp) {
+    // vLLM v0.24.0 with Qwen3.6-35B-A3B (NVFP4, FP8 KV cache) on an RTX 5090 logs "Available KV
+    // cache memory: 5.98 GiB" and "Maximum concurrency for 131,072 tokens per request: 4.33x"
+    // (tests/fixtures/engine-logs/, SOURCE there). By hand: FP8 attention pages of
+    // 2 x 2 x 256 x 1 B = 1024 B per token; a GDN state of 3 x 8192 x 2 B + 32 x 128 x 128 x 4 B
+    // = 2,146,304 B, so 16 x ceil(2,146,304 / 16,384) = 2096-token blocks; 2991 pages of
+    // 2,146,304 B in 5.98 GiB, 299 blocks of 10 layers; a request takes ceil(131072 / 2096) = 63
+    // attention blocks and 3 state blocks: 299 / 66 = 4.53, 4.5 % above the log (whose
+    // 567,978 tokens are 4.333 x 131072: vLLM 0.24 counts 286 blocks of the same 66 a request).
+    ModelSpec m = llama_like("qwen3.6-35b-a3b", 40, 2048, 16, 2, 0, 248320, 262144);
+    m.head_dim = 256;
+    m.moe = MoeSpec{256, 8, 1, 512, 0};
+    m.state = StateSpec{StateKind::GatedDeltaNet, 30, 32, 16, 128, 128, 4, true};
+    Deployment d = deploy(m, h100());
+    d.prec.kv_cache = parse_precision("fp8");
+    d.engine.max_model_len = 131072;
+    d.engine.max_num_batched_tokens = 8192;
+    d.engine.kv_cache_memory = Bytes(5.98 * kGiB);
+    const MemoryEstimate e = estimate_memory(d);
+    EXPECT_NEAR(e.max_concurrency, 299.0 / 66.0, 1e-9);
+    EXPECT_NEAR(e.max_concurrency, 4.33, 0.05 * 4.33);
 }
 
 TEST(MemoryModel, SeventyBDoesNotFitOneH100AndSaysWhy) {
