@@ -96,6 +96,17 @@ sim::SimResult run(const model::Scenario& s, int requests) {
     return sim::simulate(s, o);
 }
 
+/// The case's scenario with one request of its own lengths, alone.
+model::Scenario alone(const Runnable& x) {
+    model::Scenario s = x.s;
+    s.workload = model::Workload{};
+    s.workload.input_tokens = x.c->input;
+    s.workload.output_tokens = x.c->output;
+    model::set_closed_loop(s.workload, 1);
+    s.workload.requests = 1;
+    return s;
+}
+
 /// |a / b − 1|.
 double rel(double a, double b) {
     return b > 0 ? std::abs(a / b - 1.0) : (a == 0 ? 0.0 : 1.0);
@@ -130,12 +141,7 @@ TEST(Differential, ARequestAloneTakesTheAnalyticStepTimes) {
         if (f == Feature::Lora || f == Feature::Speculative || f == Feature::Disaggregation) {
             continue;
         }
-        model::Scenario s = x.s;
-        s.workload = model::Workload{};
-        s.workload.input_tokens = x.c->input;
-        s.workload.output_tokens = x.c->output;
-        model::set_closed_loop(s.workload, 1);
-        s.workload.requests = 1;
+        const model::Scenario s = alone(x);
         const sim::SimResult r = run(s, 1);
         ASSERT_TRUE(r.ok) << x.c->label;
         ASSERT_EQ(r.overall.completed, 1) << x.c->label;
@@ -296,12 +302,7 @@ TEST(Differential, ADisaggregatedRequestAloneTakesThePoolsAnalyticTtft) {
         if (x.c->feature != Feature::Disaggregation) {
             continue;
         }
-        model::Scenario s = x.s;
-        s.workload = model::Workload{};
-        s.workload.input_tokens = x.c->input;
-        s.workload.output_tokens = x.c->output;
-        model::set_closed_loop(s.workload, 1);
-        s.workload.requests = 1;
+        const model::Scenario s = alone(x);
         const auto pools = plan::scenario_disaggregation(
             s, [](const model::AcceleratorSpec&) { return model::default_profile(); });
         ASSERT_TRUE(pools.has_value()) << x.c->label;
