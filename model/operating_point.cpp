@@ -1,4 +1,5 @@
 #include "model/operating_point.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 #include "model/scenario.hpp"
@@ -71,11 +72,11 @@ std::string default_reason(const MemoryEstimate& mem, const Workload& w, int dp,
     const int per_replica = capacity / std::max(1, dp);
     const bool by_seqs = per_replica >= mem.engine.max_num_seqs;
     const Workload r = analytic_request(w);
-    return fmt::format("default: the most sequences the engine runs at once at {} + {} tokens "
-                       "({} per replica, bound by {}); set workload.concurrency or "
-                       "requests_per_s for another load",
-                       r.input_tokens, r.output_tokens, per_replica,
-                       by_seqs ? "max_num_seqs" : "the kv-cache");
+    return gpuplan::checked_format(
+        "default: the most sequences the engine runs at once at {} + {} tokens "
+        "({} per replica, bound by {}); set workload.concurrency or "
+        "requests_per_s for another load",
+        r.input_tokens, r.output_tokens, per_replica, by_seqs ? "max_num_seqs" : "the kv-cache");
 }
 
 } // namespace
@@ -86,7 +87,7 @@ OperatingPoint resolve_operating_point(const MemoryEstimate& mem, const Workload
     const bool closed_arrival = w.arrival.kind == ArrivalKind::ClosedLoop;
     if (const auto rate = offered_rate(w)) {
         if (w.concurrency) {
-            throw InvalidArgument(fmt::format(
+            throw InvalidArgument(gpuplan::checked_format(
                 "workload: concurrency {} and an offered rate of {} requests/s are both given; "
                 "keep concurrency for a closed loop or requests_per_s for an open one",
                 *w.concurrency, *rate));
@@ -94,11 +95,11 @@ OperatingPoint resolve_operating_point(const MemoryEstimate& mem, const Workload
         op.kind = LoadKind::OfferedRate;
         op.requests_per_s = rate;
         op.concurrency = std::max(1, capacity);
-        op.why = fmt::format("offered: {:g} requests/s", *rate);
+        op.why = gpuplan::checked_format("offered: {:g} requests/s", *rate);
         return op;
     }
     if (closed_arrival && w.concurrency && *w.concurrency != w.arrival.users) {
-        throw InvalidArgument(fmt::format(
+        throw InvalidArgument(gpuplan::checked_format(
             "workload: concurrency {} and a closed loop of {} users are both given; keep one",
             *w.concurrency, w.arrival.users));
     }
