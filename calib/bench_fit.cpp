@@ -1,4 +1,5 @@
 #include "calib/bench_fit.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/diagnose.hpp"
 #include "model/error.hpp"
@@ -58,7 +59,7 @@ StepOverheadFit fit_step_overhead(const model::Scenario& s, const model::Efficie
         }
     }
     if (used.size() < 2) {
-        throw InvalidArgument(fmt::format(
+        throw InvalidArgument(gpuplan::checked_format(
             "{} benchmark result{} with a mean TPOT; fitting the per-step overhead needs runs at "
             "two loads or more (vllm bench serve --max-concurrency 1, 8, 32, ...)",
             used.size(), used.size() == 1 ? "" : "s"));
@@ -66,7 +67,7 @@ StepOverheadFit fit_step_overhead(const model::Scenario& s, const model::Efficie
     std::vector<int> running;
     const std::vector<double> before = predict(s, base, used, &running);
     if (std::set<int>(running.begin(), running.end()).size() < 2) {
-        throw InvalidArgument(fmt::format(
+        throw InvalidArgument(gpuplan::checked_format(
             "every benchmark result ran at {} concurrent requests; one load cannot tell the "
             "per-step overhead from the kernels: give runs at two loads or more",
             running.front()));
@@ -109,13 +110,13 @@ StepOverheadFit fit_step_overhead(const model::Scenario& s, const model::Efficie
         out.benches.push_back({used[i].label, running[i], meas[i], before[i], after[i]});
     }
     out.profile.provenance.kind = model::ProvenanceKind::EngineProfile;
-    out.profile.provenance.description =
-        fmt::format("{}; step_overhead fitted to {} benchmark results of {} (mean TPOT at "
-                    "concurrency {}..{}): {:.3g} ms → {:.3g} ms, TPOT error {:.1f} % → {:.1f} %",
-                    base.provenance.description.empty() ? base.name : base.provenance.description,
-                    used.size(), s.name, *std::min_element(running.begin(), running.end()),
-                    *std::max_element(running.begin(), running.end()), out.base.si() * 1e3,
-                    out.fitted.si() * 1e3, out.mape_before * 100, out.mape_after * 100);
+    out.profile.provenance.description = gpuplan::checked_format(
+        "{}; step_overhead fitted to {} benchmark results of {} (mean TPOT at "
+        "concurrency {}..{}): {:.3g} ms → {:.3g} ms, TPOT error {:.1f} % → {:.1f} %",
+        base.provenance.description.empty() ? base.name : base.provenance.description, used.size(),
+        s.name, *std::min_element(running.begin(), running.end()),
+        *std::max_element(running.begin(), running.end()), out.base.si() * 1e3,
+        out.fitted.si() * 1e3, out.mape_before * 100, out.mape_after * 100);
     return out;
 }
 

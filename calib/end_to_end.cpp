@@ -1,4 +1,5 @@
 #include "calib/end_to_end.hpp"
+#include "model/checked_format.hpp"
 
 #include "calib/csv.hpp"
 #include "calib/stats.hpp"
@@ -133,11 +134,13 @@ EndToEndReport validate_step_runs(
                                  std::to_string(r.prompt) + " batch " + std::to_string(r.batch) +
                                  " (" + r.source + ")";
         const Sample sp{predicted_prompt / r.prompt_time_s - 1,
-                        what + fmt::format(": prompt predicted {:f} ms, measured {:f} ms",
-                                           predicted_prompt * 1e3, r.prompt_time_s * 1e3)};
+                        what +
+                            gpuplan::checked_format(": prompt predicted {:f} ms, measured {:f} ms",
+                                                    predicted_prompt * 1e3, r.prompt_time_s * 1e3)};
         const Sample st{predicted_token / r.token_time_s - 1,
-                        what + fmt::format(": token predicted {:f} ms, measured {:f} ms",
-                                           predicted_token * 1e3, r.token_time_s * 1e3)};
+                        what +
+                            gpuplan::checked_format(": token predicted {:f} ms, measured {:f} ms",
+                                                    predicted_token * 1e3, r.token_time_s * 1e3)};
         if (r.prompt_time_s >= floor_s) {
             prompt.push_back(sp);
             prompt_gpu[r.gpu].push_back(sp);

@@ -1,6 +1,7 @@
 #include "calib/fit.hpp"
 #include "calib/fit_params.hpp"
 #include "calib/stats.hpp"
+#include "model/checked_format.hpp"
 
 #include "hwdb/database.hpp"
 #include "model/error.hpp"
@@ -20,20 +21,25 @@ using namespace detail;
 std::string describe(const Measurement& m) {
     std::string shape;
     switch (m.op_class) {
-    case OpClass::Gemm: shape = fmt::format("m={:g} k={:g} n={:g}", m.m, m.k, m.n); break;
+    case OpClass::Gemm:
+        shape = gpuplan::checked_format("m={:g} k={:g} n={:g}", m.m, m.k, m.n);
+        break;
     case OpClass::AttentionPrefill:
     case OpClass::AttentionDecode:
-        shape = fmt::format("batch={} tokens={:g} context={:g} heads={}/{} d={}", m.batch, m.tokens,
-                            m.context, m.heads, m.kv_heads, m.head_dim);
+        shape =
+            gpuplan::checked_format("batch={} tokens={:g} context={:g} heads={}/{} d={}", m.batch,
+                                    m.tokens, m.context, m.heads, m.kv_heads, m.head_dim);
         break;
-    case OpClass::MemoryBound: shape = fmt::format("bytes={:g}", m.bytes); break;
+    case OpClass::MemoryBound: shape = gpuplan::checked_format("bytes={:g}", m.bytes); break;
     case OpClass::AllReduce:
     case OpClass::SendRecv:
-        shape = fmt::format("bytes={:g} gpus={} link={}", m.bytes, m.tp, m.link.c_str());
+        shape =
+            gpuplan::checked_format("bytes={:g} gpus={} link={}", m.bytes, m.tp, m.link.c_str());
         break;
     case OpClass::GroupedGemm:
-        shape = fmt::format("tokens={:g} hidden={:g} ffn={:g} experts={} top_k={} mats={}", m.m,
-                            m.k, m.n, m.experts, m.top_k, m.matrices);
+        shape =
+            gpuplan::checked_format("tokens={:g} hidden={:g} ffn={:g} experts={} top_k={} mats={}",
+                                    m.m, m.k, m.n, m.experts, m.top_k, m.matrices);
         break;
     }
     return m.source_file + ":" + std::to_string(m.row) + " " + m.op + " " + shape + " " + m.dtype;
@@ -44,15 +50,15 @@ std::string describe(const Measurement& m) {
 unsigned long long shape_hash(const Measurement& m) {
     // FNV-1a (64 bit) over a canonical text of the shape: stable across runs, platforms and
     // compilers, unlike std::hash.
-    std::string text =
-        fmt::format("{}|{}|{}|{:.9g}|{:.9g}|{:.9g}|{}|{:.9g}|{:.9g}|{}|{}|{}|{:.9g}|{}|{}|{}|{}",
-                    hwdb::normalize_name(m.gpu).c_str(), model::to_string(m.op_class), m.op.c_str(),
-                    m.m, m.n, m.k, m.batch, m.tokens, m.context, m.heads, m.kv_heads, m.head_dim,
-                    m.bytes, m.dtype.c_str(), m.tp, m.nodes, m.link.c_str());
+    std::string text = gpuplan::checked_format(
+        "{}|{}|{}|{:.9g}|{:.9g}|{:.9g}|{}|{:.9g}|{:.9g}|{}|{}|{}|{:.9g}|{}|{}|{}|{}",
+        hwdb::normalize_name(m.gpu).c_str(), model::to_string(m.op_class), m.op.c_str(), m.m, m.n,
+        m.k, m.batch, m.tokens, m.context, m.heads, m.kv_heads, m.head_dim, m.bytes,
+        m.dtype.c_str(), m.tp, m.nodes, m.link.c_str());
     if (m.op_class == OpClass::GroupedGemm) {
         // Only grouped points carry these; the other classes' texts (and their split) are as
         // they were.
-        text += fmt::format("|{}|{}|{}", m.experts, m.top_k, m.matrices);
+        text += gpuplan::checked_format("|{}|{}|{}", m.experts, m.top_k, m.matrices);
     }
     // The hash covers at most the first 511 characters, as it always has (the text was written
     // into a 512-byte buffer), so that the held-out shapes stay the same ones.

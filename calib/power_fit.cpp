@@ -1,4 +1,5 @@
 #include "calib/power_fit.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 #include "model/precision.hpp"
@@ -22,7 +23,7 @@ std::string where(const CsvTable& t, const CsvRow& r) {
 double bounded(const CsvTable& t, const CsvRow& r, int col, double lo, double hi) {
     const double v = t.number(r, col);
     if (v < lo || v > hi) {
-        t.fail(r, col, fmt::format("value {:g} is outside [{:g}, {:g}]", v, lo, hi));
+        t.fail(r, col, gpuplan::checked_format("value {:g} is outside [{:g}, {:g}]", v, lo, hi));
     }
     return v;
 }
@@ -214,11 +215,11 @@ PowerFitResult fit_power(const std::vector<PowerSample>& samples, const PowerFit
     if (!fit_c) {
         r.notes.push_back(
             "no sample below the limit has compute activity: compute_weight held at " +
-            fmt::format("{:.6g}", defaults.compute_weight));
+            gpuplan::checked_format("{:.6g}", defaults.compute_weight));
     }
     if (!fit_m) {
         r.notes.push_back("no sample below the limit has memory activity: memory_weight held at " +
-                          fmt::format("{:.6g}", defaults.memory_weight));
+                          gpuplan::checked_format("{:.6g}", defaults.memory_weight));
     }
 
     // Solves with the active columns; a negative weight drops its column (held at the default)
@@ -276,9 +277,10 @@ PowerFitResult fit_power(const std::vector<PowerSample>& samples, const PowerFit
         r.resident_w = fit_res ? x(c++) : res_fixed;
         const double span = o.board_power_w - r.resident_w;
         if (!(r.resident_w >= 0) || !(span > 0)) {
-            throw InputError("the fitted resident power " + fmt::format("{:.6g}", r.resident_w) +
-                             " W is outside [0, board " + fmt::format("{:.6g}", o.board_power_w) +
-                             " W); fix it with --resident-power or add low-utilization samples");
+            throw InputError(
+                "the fitted resident power " + gpuplan::checked_format("{:.6g}", r.resident_w) +
+                " W is outside [0, board " + gpuplan::checked_format("{:.6g}", o.board_power_w) +
+                " W); fix it with --resident-power or add low-utilization samples");
         }
         r.compute_weight = fit_c ? x(c++) / span : a_c_fixed;
         r.memory_weight = fit_m ? x(c++) / span : a_m_fixed;
@@ -287,13 +289,13 @@ PowerFitResult fit_power(const std::vector<PowerSample>& samples, const PowerFit
             fit_c = false;
             again = true;
             r.notes.push_back("fitted compute_weight was negative: held at " +
-                              fmt::format("{:.6g}", a_c_fixed));
+                              gpuplan::checked_format("{:.6g}", a_c_fixed));
         }
         if (fit_m && r.memory_weight < 0) {
             fit_m = false;
             again = true;
             r.notes.push_back("fitted memory_weight was negative: held at " +
-                              fmt::format("{:.6g}", a_m_fixed));
+                              gpuplan::checked_format("{:.6g}", a_m_fixed));
         }
         if (!again) {
             break;
@@ -326,17 +328,18 @@ std::string power_fit_yaml(const PowerFitResult& r, const std::string& gpu,
       << "# \"Calibrating from measurements\"). Keys of a scenario's `power:` block: paste them\n"
       << "# under `power:` indented by two spaces.\n"
       << "# command: " << command << "\n"
-      << "# board power " << fmt::format("{:.6g}", r.board_w) << " W; " << r.samples << " samples, "
-      << r.fitted << " fitted, " << r.saturated << " at the board limit; residual RMS "
-      << fmt::format("{:.4g}", r.rms_w) << " W (fitted " << fmt::format("{:.4g}", r.fit_rms_w)
-      << " W), max " << fmt::format("{:.4g}", r.max_abs_w) << " W\n";
+      << "# board power " << gpuplan::checked_format("{:.6g}", r.board_w) << " W; " << r.samples
+      << " samples, " << r.fitted << " fitted, " << r.saturated
+      << " at the board limit; residual RMS " << gpuplan::checked_format("{:.4g}", r.rms_w)
+      << " W (fitted " << gpuplan::checked_format("{:.4g}", r.fit_rms_w) << " W), max "
+      << gpuplan::checked_format("{:.4g}", r.max_abs_w) << " W\n";
     for (const auto& n : r.notes) {
         o << "# note: " << n << "\n";
     }
-    o << "resident_power: " << fmt::format("{:.6g}", r.resident_w) << " W"
+    o << "resident_power: " << gpuplan::checked_format("{:.6g}", r.resident_w) << " W"
       << (r.resident_fitted ? "" : "  # fixed, not fitted") << "\n"
-      << "compute_weight: " << fmt::format("{:.6g}", r.compute_weight) << "\n"
-      << "memory_weight: " << fmt::format("{:.6g}", r.memory_weight) << "\n";
+      << "compute_weight: " << gpuplan::checked_format("{:.6g}", r.compute_weight) << "\n"
+      << "memory_weight: " << gpuplan::checked_format("{:.6g}", r.memory_weight) << "\n";
     return o.str();
 }
 

@@ -1,4 +1,5 @@
 #include "calib/serving_runs.hpp"
+#include "model/checked_format.hpp"
 
 #include "hwdb/file_io.hpp"
 #include "hwdb/scenario_loader.hpp"
@@ -77,7 +78,7 @@ LatencySummary from_sim(const sim::LatencyStats& s) {
 
 // The arrival as the script writes it to its trace CSV ("%.6f") and the trace loader reads back.
 double microsecond_text(double s) {
-    return std::strtod(fmt::format("{:.6f}", s).c_str(), nullptr);
+    return std::strtod(gpuplan::checked_format("{:.6f}", s).c_str(), nullptr);
 }
 
 } // namespace

@@ -1,4 +1,5 @@
 #include "calib/training_runs.hpp"
+#include "model/checked_format.hpp"
 
 #include "hwdb/scenario_loader.hpp"
 #include "model/error.hpp"
@@ -52,9 +53,9 @@ model::SearchOptions pinned(const hwdb::PublishedTrainingRun& run, const model::
 }
 
 std::string layout_text(const model::TrainingLayout& l) {
-    return fmt::format("tp {} pp {} dp {} cp {} ep {} zero {} mb {} vs {} {}", l.tp, l.pp, l.dp,
-                       l.cp, l.ep, l.zero, l.micro_batch, l.virtual_stages,
-                       model::to_string(l.recompute));
+    return gpuplan::checked_format("tp {} pp {} dp {} cp {} ep {} zero {} mb {} vs {} {}", l.tp,
+                                   l.pp, l.dp, l.cp, l.ep, l.zero, l.micro_batch, l.virtual_stages,
+                                   model::to_string(l.recompute));
 }
 
 } // namespace

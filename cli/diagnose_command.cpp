@@ -105,6 +105,39 @@ nlohmann::json diagnosis_json(const model::Scenario& s, const model::Diagnosis& 
     return j;
 }
 
+// The figures whose observed/predicted ratio lies outside the model's P90 error band (±band),
+// joined for a sentence; empty when all lie within it.
+std::string figures_outside(const model::Diagnosis& g, double band) {
+    std::string out;
+    for (const auto& c : g.comparisons) {
+        const double ratio = c.predicted > 0 ? c.observed / c.predicted : 0;
+        if (!(ratio >= 1 / (1 + band) && ratio <= 1 + band)) {
+            out += (out.empty() ? "" : ", ") + c.figure;
+        }
+    }
+    return out;
+}
+
+// With no row: the observations agree with the model only when every compared figure lies
+// within its error band; else no row covers what differs, and the report says so (issue 33: an
+// MFU of 1e302 % was said to agree with the model).
+void print_no_row(std::ostream& out, const model::Diagnosis& g, double band) {
+    if (!(band > 0)) {
+        out << "no row of the troubleshooting table applies (docs/diagnose.md)\n";
+        return;
+    }
+    const std::string outside = figures_outside(g, band);
+    if (outside.empty()) {
+        out << "no row of the troubleshooting table applies: the observations agree with the model "
+               "within its thresholds (docs/diagnose.md)\n";
+        return;
+    }
+    out << "no row of the troubleshooting table applies, but " << outside
+        << " lie outside the model's error band (±" << fixed(band * 100, 0)
+        << " % P90): no row explains the difference; check the observation files and the "
+           "scenario (docs/diagnose.md)\n";
+}
+
 void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::Diagnosis& g) {
     const auto& d = s.deployment;
     const auto& e = g.predicted.estimate;
@@ -139,8 +172,7 @@ void print_diagnosis(std::ostream& out, const model::Scenario& s, const model::D
         out << '\n';
     }
     if (g.rows.empty()) {
-        out << "no row of the troubleshooting table applies: the observations agree with the model "
-               "within its thresholds (docs/diagnose.md)\n";
+        print_no_row(out, g, e.error_band.p90);
     }
     int n = 0;
     for (const auto& r : g.rows) {

@@ -1,10 +1,18 @@
 #pragma once
 /// The last line of defence against non-finite results in text reports (issue 12): a stream
-/// buffer that forwards whole lines and withholds the first line with a "nan" or "inf" word, and
-/// everything after it, so the front end can report an internal error instead of a NaN.
-/// Header-only so the CLI tests can check it without the binary.
+/// buffer that forwards whole lines and withholds the first line that holds a non-finite number,
+/// and everything after it, so the front end can report an internal error instead of a NaN.
+/// Numbers are recognised by value, not by text (issue 33): every formatter of a number marks a
+/// NaN or an infinity with gpuplan::kNonFiniteMark (model/checked_format.hpp; iostreams through
+/// NonFiniteMarkingNumPut below), and the filter looks for that mark, so a name such as
+/// "inf-test", "NaN budget" or a file nan.yaml passes. Header-only so the CLI tests can check it
+/// without the binary.
 
-#include <cctype>
+#include "model/checked_format.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <locale>
 #include <streambuf>
 #include <string>
 #include <string_view>
@@ -23,22 +31,20 @@ class FiniteLineFilter : public std::streambuf {
         forward_line();
         return bad_line_;
     }
-    /// True when `line` has "nan" or "inf" (any case) as a whole word, as streams and printf
-    /// print non-finite doubles ("infinity-fabric" and "info" are words of their own).
+    /// True when `line` holds a number a formatter marked as non-finite (kNonFiniteMark, or
+    /// its JSON-escaped form inside a JSON string).
     static bool has_non_finite(std::string_view line) {
-        for (const std::string_view w : {"nan", "inf"}) {
-            for (std::size_t i = 0; i + w.size() <= line.size(); ++i) {
-                bool match = true;
-                for (std::size_t k = 0; k < w.size() && match; ++k) {
-                    match = std::tolower(static_cast<unsigned char>(line[i + k])) == w[k];
-                }
-                if (match && (i == 0 || !word_char(line[i - 1])) &&
-                    (i + w.size() == line.size() || !word_char(line[i + w.size()]))) {
-                    return true;
-                }
+        return line.find(kNonFiniteMark) != std::string_view::npos ||
+               line.find(kNonFiniteMarkJson) != std::string_view::npos;
+    }
+    /// `line` without the marks, for the error message.
+    static std::string without_marks(std::string line) {
+        for (const std::string_view m : {kNonFiniteMark, kNonFiniteMarkJson}) {
+            for (auto at = line.find(m); at != std::string::npos; at = line.find(m, at)) {
+                line.erase(at, m.size());
             }
         }
-        return false;
+        return line;
     }
 
   protected:
@@ -60,9 +66,6 @@ class FiniteLineFilter : public std::streambuf {
     int sync() override { return dest_->pubsync(); }
 
   private:
-    static bool word_char(char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-    }
     void forward_line() {
         if (line_.empty() || !bad_line_.empty()) {
             line_.clear();
@@ -79,5 +82,35 @@ class FiniteLineFilter : public std::streambuf {
     std::string line_;
     std::string bad_line_;
 };
+
+/// The iostreams' number formatter with kNonFiniteMark in front of a NaN or an infinity, so
+/// numbers a report writes with `<<` are checked by value like those of checked_format.
+class NonFiniteMarkingNumPut : public std::num_put<char> {
+  protected:
+    iter_type do_put(iter_type out, std::ios_base& str, char fill, double v) const override {
+        return std::num_put<char>::do_put(mark(out, std::isfinite(v)), str, fill, v);
+    }
+    iter_type do_put(iter_type out, std::ios_base& str, char fill, long double v) const override {
+        return std::num_put<char>::do_put(mark(out, std::isfinite(v)), str, fill, v);
+    }
+
+  private:
+    static iter_type mark(iter_type out, bool finite) {
+        if (!finite) {
+            for (const char c : kNonFiniteMark) {
+                *out++ = c;
+            }
+        }
+        return out;
+    }
+};
+
+/// Makes every stream the process creates from now on, and std::cout, mark non-finite numbers.
+/// The locale is the classic one plus the facet, so nothing else about the output changes.
+inline void mark_non_finite_numbers() {
+    const std::locale marking(std::locale::classic(), new NonFiniteMarkingNumPut);
+    std::locale::global(marking);
+    std::cout.imbue(marking);
+}
 
 } // namespace gpuplan::cli

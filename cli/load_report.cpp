@@ -1,4 +1,5 @@
 #include "cli/load_report.hpp"
+#include "model/checked_format.hpp"
 
 #include <fmt/format.h>
 
@@ -6,14 +7,15 @@ namespace gpuplan::cli {
 
 std::string load_line(const model::OperatingPoint& op) {
     if (op.kind == model::LoadKind::OfferedRate) {
-        return fmt::format("open loop at {:g} requests/s ({})", op.requests_per_s.value_or(0.0),
-                           op.why);
+        return gpuplan::checked_format("open loop at {:g} requests/s ({})",
+                                       op.requests_per_s.value_or(0.0), op.why);
     }
     if (op.kind == model::LoadKind::OfflineBatch) {
-        return fmt::format("offline batch of {} requests ({})", op.batch_requests.value_or(0),
-                           op.why);
+        return gpuplan::checked_format("offline batch of {} requests ({})",
+                                       op.batch_requests.value_or(0), op.why);
     }
-    return fmt::format("closed loop at {} sequences in flight ({})", op.concurrency, op.why);
+    return gpuplan::checked_format("closed loop at {} sequences in flight ({})", op.concurrency,
+                                   op.why);
 }
 
 nlohmann::json operating_point_json(const model::OperatingPoint& op) {

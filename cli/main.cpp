@@ -173,11 +173,12 @@ bool standard_output_ok() {
 
 int main(int argc, char** argv) {
     gpuplan::cli::install_interrupt_handlers();
+    gpuplan::cli::mark_non_finite_numbers();
     gpuplan::cli::FiniteLineFilter filter(std::cout.rdbuf());
     std::streambuf* const original = std::cout.rdbuf(&filter);
     // Restores std::cout (also when an exception leaves dispatch) and reports a withheld line.
     const auto finish = [&]() -> std::string {
-        std::string bad = filter.finish();
+        std::string bad = gpuplan::cli::FiniteLineFilter::without_marks(filter.finish());
         std::cout.rdbuf(original);
         while (!bad.empty() && (bad.back() == '\n' || bad.back() == '\r')) {
             bad.pop_back();
@@ -199,11 +200,14 @@ int main(int argc, char** argv) {
         return interrupted(e.signal(), "; no output was written");
     } catch (const gpuplan::InputError& e) {
         (void)finish();
-        std::cerr << "error: " << e.what() << '\n';
+        // A message may quote a non-finite value the user gave ('nan' is not a token count):
+        // the formatters' marks are for standard output's check, not for the reader.
+        std::cerr << "error: " << gpuplan::cli::FiniteLineFilter::without_marks(e.what()) << '\n';
         return 2;
     } catch (const std::exception& e) {
         (void)finish();
-        std::cerr << "internal error: " << e.what() << '\n';
+        std::cerr << "internal error: " << gpuplan::cli::FiniteLineFilter::without_marks(e.what())
+                  << '\n';
         return 1;
     }
     if (const std::string bad = finish(); !bad.empty()) {

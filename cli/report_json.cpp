@@ -1,4 +1,5 @@
 #include "cli/report_json.hpp"
+#include "model/checked_format.hpp"
 
 #include "cli/load_report.hpp"
 
@@ -225,16 +226,19 @@ std::string slo_capacity_text(const model::SloCapacity& c) {
         return "none: the deployment does not fit";
     }
     if (!c.has_targets) {
-        return fmt::format("{:.2f} req/s: no slo targets, the throughput capacity", c.rate);
+        return gpuplan::checked_format("{:.2f} req/s: no slo targets, the throughput capacity",
+                                       c.rate);
     }
     if (!(c.rate > 0)) {
-        return fmt::format("none: a lone request misses the slo (bound: {}); throughput "
-                           "capacity {:.2f} req/s",
-                           model::to_string(c.bound), c.throughput_rate);
+        return gpuplan::checked_format(
+            "none: a lone request misses the slo (bound: {}); throughput "
+            "capacity {:.2f} req/s",
+            model::to_string(c.bound), c.throughput_rate);
     }
-    return fmt::format("{:.2f} req/s = {:.0f} % of the throughput capacity {:.2f} req/s "
-                       "(bound: {})",
-                       c.rate, c.ratio * 100, c.throughput_rate, model::to_string(c.bound));
+    return gpuplan::checked_format(
+        "{:.2f} req/s = {:.0f} % of the throughput capacity {:.2f} req/s "
+        "(bound: {})",
+        c.rate, c.ratio * 100, c.throughput_rate, model::to_string(c.bound));
 }
 
 } // namespace gpuplan::cli

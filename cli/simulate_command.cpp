@@ -4,6 +4,7 @@
 #include "cli/chrome_trace.hpp"
 #include "cli/cli_context.hpp"
 #include "cli/command_reports.hpp"
+#include "cli/csv_field.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/json_out.hpp"
 #include "cli/load_report.hpp"
@@ -751,8 +752,9 @@ const char* const kRequestsHeader =
 // One row of requests.csv (written while the simulation runs, as requests finish).
 void write_request_row(std::ostream& out, const std::vector<std::string>& class_names,
                        const sim::RequestRecord& q) {
-    // No session or replica is written -1, as the file always has.
-    out << q.id << ',' << class_names[static_cast<std::size_t>(q.request_class)] << ','
+    // No session or replica is written -1, as the file always has; a class name is any text, so
+    // it is CSV-quoted (issue 33).
+    out << q.id << ',' << csv_field(class_names[static_cast<std::size_t>(q.request_class)]) << ','
         << q.session.value_or(-1) << ',' << q.step << ',' << q.replica.value_or(-1) << ','
         << sim::to_string(q.outcome) << ',' << num(q.arrival) << ',' << num(q.queue) << ','
         << num(q.ttft) << ',' << num(q.tpot) << ',' << num(q.e2e) << ',' << q.input_tokens << ','

@@ -5,6 +5,8 @@
 // Points run one after the other in this process (docs/sweep.md).
 #include "cli/cli_context.hpp"
 #include "cli/command_reports.hpp"
+#include "cli/csv_field.hpp"
+#include "cli/finite_output.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/json_out.hpp"
 #include "cli/mpi_job.hpp"
@@ -19,11 +21,13 @@
 #include "model/error.hpp"
 #include "sim/simulate.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -75,18 +79,6 @@ const std::vector<std::string>& figure_columns(const std::string& command) {
            : command == "train"    ? train
            : command == "plan"     ? plan
                                    : cost;
-}
-
-// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) {
-        return s;
-    }
-    std::string out = "\"";
-    for (const char c : s) {
-        out += c == '"' ? "\"\"" : std::string(1, c);
-    }
-    return out + "\"";
 }
 
 // One word for a POSIX shell.
@@ -246,6 +238,72 @@ std::vector<std::string> lines_of(const std::string& text) {
     return out;
 }
 
+// The records of a CSV text: split at line breaks outside quotes, so a quoted value with a
+// line break (a set: value, a sweep id) stays in its record (issue 33). `complete` is false when
+// the text does not end with a line break outside quotes: its last record was cut off.
+std::vector<std::string> csv_records(const std::string& text, bool& complete) {
+    std::vector<std::string> out;
+    std::string record;
+    bool quoted = false;
+    for (const char c : text) {
+        if (c == '"') {
+            quoted = !quoted;
+        }
+        if (c == '\n' && !quoted) {
+            out.push_back(std::move(record));
+            record.clear();
+        } else {
+            record += c;
+        }
+    }
+    complete = record.empty() && !quoted;
+    if (!complete) {
+        out.push_back(std::move(record));
+    }
+    return out;
+}
+
+// The fields of one CSV record (RFC 4180 quoting); a quote left open counts as one more field
+// that csv_records reports as cut.
+std::size_t csv_field_count(const std::string& record) {
+    std::size_t n = 1;
+    bool quoted = false;
+    for (const char c : record) {
+        if (c == '"') {
+            quoted = !quoted;
+        } else if (c == ',' && !quoted) {
+            ++n;
+        }
+    }
+    return n;
+}
+
+// The identity of a sweep spec: what decides its points and their rows (id, command, base, set:
+// values, axis keys and point count), as 16 hex digits of FNV-1a (64 bit). Each JSON line
+// carries it, so --resume and merge refuse a table of another spec that has the same columns.
+std::string spec_hash(const hwdb::SweepSpec& spec, std::size_t total) {
+    std::uint64_t h = 14695981039346656037ULL;
+    const auto add = [&h](const std::string& text) {
+        for (const char c : text) {
+            h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+        }
+        h = (h ^ 0x1fU) * 1099511628211ULL; // a separator, so "ab","c" differs from "a","bc"
+    };
+    add(spec.id);
+    add(spec.command);
+    add(spec.base_file.string());
+    add(spec.base_text);
+    for (const auto& set : spec.sets) {
+        add(set.key);
+        add(set.value);
+    }
+    for (const auto& k : spec.keys) {
+        add(k);
+    }
+    add(std::to_string(total));
+    return fmt::format("{:016x}", h);
+}
+
 // One output's rows with their JSON objects, checked line against line.
 struct PartRow {
     std::size_t index;
@@ -255,14 +313,40 @@ struct PartRow {
 
 std::vector<PartRow> read_part(const std::filesystem::path& csv_path, std::string& header) {
     const auto jsonl_path = jsonl_beside(csv_path);
-    const auto csv = lines_of(hwdb::read_text_file(csv_path, "sweep table", hwdb::kMaxTableBytes));
-    const auto jsonl =
-        lines_of(hwdb::read_text_file(jsonl_path, "sweep table", hwdb::kMaxTableBytes));
+    const std::string csv_text =
+        hwdb::read_text_file(csv_path, "sweep table", hwdb::kMaxTableBytes);
+    const std::string jsonl_text =
+        hwdb::read_text_file(jsonl_path, "sweep table", hwdb::kMaxTableBytes);
+    bool csv_complete = true;
+    const auto csv = csv_records(csv_text, csv_complete);
+    const auto jsonl = lines_of(jsonl_text);
     if (csv.empty()) {
         throw InputError(csv_path.string() +
                          ": empty, not a sweep table; give a file 'gpuplan sweep -o' wrote");
     }
     header = csv.front();
+    if (!header.starts_with("index,sweep_id,seed,")) {
+        throw InputError(csv_path.string() +
+                         ":1: no sweep table header (index,sweep_id,seed,...); give a file "
+                         "'gpuplan sweep -o' wrote");
+    }
+    // A row cut off (a full disk, a copy stopped part-way) is refused, not kept as a row.
+    if (!csv_complete || (!jsonl_text.empty() && jsonl_text.back() != '\n')) {
+        const bool in_csv = !csv_complete;
+        throw InputError((in_csv ? csv_path : jsonl_path).string() + ":" +
+                         std::to_string(in_csv ? csv.size() : jsonl.size()) +
+                         ": the last row is cut off (no line break at its end); run the shard "
+                         "again, or remove the row and use --resume");
+    }
+    const std::size_t columns = csv_field_count(header);
+    for (std::size_t i = 1; i < csv.size(); ++i) {
+        if (csv_field_count(csv[i]) != columns) {
+            throw InputError(csv_path.string() + ": row " + std::to_string(i) + " has " +
+                             std::to_string(csv_field_count(csv[i])) + " fields and the header " +
+                             std::to_string(columns) +
+                             "; the row was cut or edited, run the shard again");
+        }
+    }
     if (csv.size() != jsonl.size() + 1) {
         throw InputError(csv_path.string() + " has " + std::to_string(csv.size() - 1) +
                          " rows but " + jsonl_path.string() + " has " +
@@ -440,6 +524,7 @@ struct Sweep {
     std::size_t total = 0;                           ///< points in the spec
     const std::vector<std::string>& figures;         ///< the command's figure columns
     std::string prefix;                              ///< reproduce_prefix
+    std::string hash = {};                           ///< spec_hash, in every JSON line
     std::map<std::size_t, std::string> refused = {}; ///< points refused, with the error
     std::map<std::string, model::EfficiencyProfile> profiles = {}; ///< by accelerator
     std::size_t failed = 0;                                        ///< points answered by an error
@@ -447,7 +532,8 @@ struct Sweep {
 
 std::vector<hwdb::ScenarioOverride> point_overrides(const hwdb::SweepSpec& spec, std::size_t i) {
     std::vector<hwdb::ScenarioOverride> o;
-    for (const auto* list : {&spec.sets, &spec.points[i]}) {
+    const std::vector<hwdb::SweepSetting> point = spec.point(i);
+    for (const auto* list : {&spec.sets, &point}) {
         for (const auto& s : *list) {
             o.emplace_back(s.key, s.value, s.origin);
         }
@@ -469,7 +555,8 @@ std::string point_cli(const Sweep& w, std::size_t i, std::uint64_t seed) {
                "/" + std::to_string(w.total) + " -o point.csv";
     }
     std::string c = w.prefix + " " + w.spec.command + " " + shell_word(w.spec.base_file.string());
-    for (const auto* list : {&w.spec.sets, &w.spec.points[i]}) {
+    const std::vector<hwdb::SweepSetting> point = w.spec.point(i);
+    for (const auto* list : {&w.spec.sets, &point}) {
         for (const auto& s : *list) {
             c += " --set " + shell_word(s.key + "=" + s.value);
         }
@@ -485,7 +572,7 @@ std::string point_cli(const Sweep& w, std::size_t i, std::uint64_t seed) {
 // Point i's values by axis key.
 nlohmann::json point_values(const hwdb::SweepSpec& spec, std::size_t i) {
     nlohmann::json v = nlohmann::json::object();
-    for (const auto& s : spec.points[i]) {
+    for (const auto& s : spec.point(i)) {
         v[s.key] = s.value;
     }
     return v;
@@ -517,14 +604,28 @@ Resumed keep_resumed_rows(const Sweep& w, const Shard& shard, const std::string&
                          " holds another sweep's table (other columns); give another -o or "
                          "leave out --resume to replace it");
     }
+    // A row that is not this sweep's is refused with the reason, not dropped (issue 33): the
+    // output holds another spec's or another shard's rows, and replacing them loses work.
     for (const auto& r : rows) {
         const auto& m = r.meta;
-        if (r.index < w.total && (r.index % shard.n) == shard.k &&
-            m.value("sweep_id", "") == w.spec.id && m.value("command", "") == w.spec.command &&
-            m.value("points", std::size_t{0}) == w.total &&
-            m["values"] == point_values(w.spec, r.index)) {
-            table.rows[r.index] = r.row;
+        const auto refuse = [&](const std::string& why) {
+            throw InputError(output + ": the row of point " + std::to_string(r.index) + " " + why +
+                             "; give another -o, or leave out --resume to replace the table");
+        };
+        if (m.value("spec_hash", "") != w.hash || m.value("sweep_id", "") != w.spec.id ||
+            m.value("command", "") != w.spec.command ||
+            m.value("points", std::size_t{0}) != w.total) {
+            refuse("is from another sweep spec (spec_hash " + m.value("spec_hash", "none") +
+                   ", this spec's " + w.hash + ")");
         }
+        if (r.index >= w.total || (r.index % shard.n) != shard.k) {
+            refuse("is not in shard " + std::to_string(shard.k) + "/" + std::to_string(shard.n) +
+                   ": the table is another shard's");
+        }
+        if (m["values"] != point_values(w.spec, r.index)) {
+            refuse("has other axis values than the spec gives that point");
+        }
+        table.rows[r.index] = r.row;
     }
     kept.skipped = table.rows.size();
     kept.dropped = rows.size() - kept.skipped;
@@ -549,9 +650,9 @@ void load_points(Sweep& w, const std::vector<std::size_t>& selected, const Table
             if (e.line() == 0 && e.file().starts_with(w.spec.file + ":")) {
                 throw; // located at an axis or set value of the spec
             }
-            w.refused[i] = e.what();
+            w.refused[i] = FiniteLineFilter::without_marks(e.what());
         } catch (const InputError& e) {
-            w.refused[i] = e.what();
+            w.refused[i] = FiniteLineFilter::without_marks(e.what());
         }
         if (!w.refused.empty() && !first_refusal) {
             first_refusal = w.refused.begin()->second;
@@ -634,7 +735,9 @@ std::optional<PointAnswer> answer_point(Sweep& w, std::size_t i) {
             return std::nullopt; // the point is incomplete: no row
         }
     } catch (const InputError& e) {
-        a.error = e.what(); // this point's answer is an error; the sweep goes on
+        // This point's answer is an error; the sweep goes on. A quoted non-finite input keeps
+        // its text, not the formatters' mark (cli/finite_output.hpp).
+        a.error = FiniteLineFilter::without_marks(e.what());
     } catch (const Interrupted&) {
         return std::nullopt; // a search stopped part-way: no row
     }
@@ -653,6 +756,7 @@ std::optional<Row> compute_row(Sweep& w, std::size_t i) {
     nlohmann::json meta = {
         {"index", i},
         {"points", w.total},
+        {"spec_hash", w.hash},
         {"sweep_id", w.spec.id},
         {"command", w.spec.command},
         {"seed", seed},
@@ -661,7 +765,7 @@ std::optional<Row> compute_row(Sweep& w, std::size_t i) {
         {"error", error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error)},
         {"result", result}};
     std::string csv = std::to_string(i) + ',' + csv_field(w.spec.id) + ',' + std::to_string(seed);
-    for (const auto& p : w.spec.points[i]) {
+    for (const auto& p : w.spec.point(i)) {
         csv += ',' + csv_field(p.value);
     }
     csv += ',' + csv_field(error);
@@ -778,9 +882,10 @@ int run_sweep(CliContext& ctx) {
     const Shard shard = choose_shard(shard_flag, shards);
     Sweep w{.ctx = ctx,
             .spec = spec,
-            .total = spec.points.size(),
+            .total = spec.point_count(),
             .figures = figure_columns(spec.command),
-            .prefix = reproduce_prefix(ctx)};
+            .prefix = reproduce_prefix(ctx),
+            .hash = spec_hash(spec, spec.point_count())};
     Table table;
     table.header = table_header(spec, w.figures);
     const std::vector<std::size_t> selected = shard_points(shard, w.total);
@@ -844,14 +949,26 @@ int run_merge(CliContext& ctx) {
     std::string total_from;
     std::vector<std::size_t> duplicated;
     std::map<std::size_t, std::string> source;
+    std::string hash, hash_from;
     for (const auto& p : parts) {
         std::string header;
-        for (auto& r : read_part(p, header)) {
-            if (table.header.empty()) {
-                table.header = header;
-            } else if (header != table.header) {
-                throw InputError(p + " has other columns than " + parts.front() +
-                                 "; merge only shards of one sweep spec");
+        auto rows = read_part(p, header);
+        // The header of every part, rows or none: a shard with no points is a header alone.
+        if (table.header.empty()) {
+            table.header = header;
+        } else if (header != table.header) {
+            throw InputError(p + " has other columns than " + parts.front() +
+                             "; merge only shards of one sweep spec");
+        }
+        for (auto& r : rows) {
+            const std::string h = r.meta.value("spec_hash", "");
+            if (hash_from.empty()) {
+                hash = h;
+                hash_from = p;
+            } else if (h != hash) {
+                throw InputError(p + " is from another sweep spec than " + hash_from +
+                                 " (spec_hash " + (h.empty() ? "none" : h) + " and " + hash +
+                                 "); merge only shards of one sweep spec");
             }
             const std::size_t n = r.meta.value("points", std::size_t{0});
             if (total && n != *total) {
@@ -874,6 +991,11 @@ int run_merge(CliContext& ctx) {
         throw InputError("point" + std::string(duplicated.size() == 1 ? " " : "s ") +
                          list_indices(duplicated) +
                          " appear more than once in the parts; merge each shard's table once");
+    }
+    if (!total) {
+        throw InputError("the parts hold no rows (" + std::to_string(parts.size()) +
+                         " headers alone), so the sweep's size is unknown; merge the shards "
+                         "that ran its points");
     }
     std::vector<std::size_t> missing;
     for (std::size_t i = 0; i < total.value_or(0); ++i) {

@@ -12,6 +12,7 @@
 #include "cli/table.hpp"
 #include "hwdb/model_resolver.hpp"
 #include "hwdb/scenario_loader.hpp"
+#include "model/checked_format.hpp"
 #include "model/power.hpp"
 #include "model/price_list.hpp"
 #include "model/training.hpp"
@@ -76,7 +77,7 @@ std::string secs(Seconds s) {
 std::string sci(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3g", v);
-    return buf;
+    return mark_non_finite(v, buf);
 }
 
 std::string layout_text(const model::TrainingLayout& l) {

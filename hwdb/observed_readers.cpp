@@ -10,6 +10,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <unordered_map>
 #include <vector>
 
 namespace gpuplan::hwdb {
@@ -76,10 +77,96 @@ template <class F> void for_each_line(std::string_view text, F&& f) {
     }
 }
 
+/// One label of a sample: its name and its value, unescaped (\\, \" and \n).
+struct Label {
+    std::string_view name;
+    std::string value;
+};
+
+/// The labels of `block` ("{a=\"1\",b=\"2\"}", braces included), matched by exact name later:
+/// a label named role or draft_position is not le or position (issue 33). Throws at the column
+/// of a label that is not name="value".
+std::vector<Label> parse_labels(std::string_view block, std::size_t block_column,
+                                const std::string& file, int line_no, const std::string& metric) {
+    std::vector<Label> out;
+    std::size_t i = 1; // after '{'
+    const auto bad = [&](std::size_t at) {
+        fail(file, line_no, static_cast<int>(block_column + at), metric,
+             "a label is not written name=\"value\"; labels read {engine=\"0\",le=\"0.5\"}");
+    };
+    while (i < block.size()) {
+        while (i < block.size() && (block[i] == ' ' || block[i] == ','))
+            ++i;
+        if (i >= block.size() || block[i] == '}')
+            break;
+        const std::size_t name_begin = i;
+        while (i < block.size() && name_char(block[i]))
+            ++i;
+        if (i == name_begin || i + 1 >= block.size() || block[i] != '=' || block[i + 1] != '"')
+            bad(name_begin);
+        Label l{block.substr(name_begin, i - name_begin), {}};
+        for (i += 2; i < block.size() && block[i] != '"'; ++i) {
+            if (block[i] == '\\' && i + 1 < block.size()) {
+                ++i;
+                l.value.push_back(block[i] == 'n' ? '\n' : block[i]);
+            } else {
+                l.value.push_back(block[i]);
+            }
+        }
+        if (i >= block.size())
+            bad(name_begin);
+        ++i; // the closing quote
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+/// The value of the label named exactly `name`; nullptr when the sample has none.
+const std::string* label(const std::vector<Label>& labels, std::string_view name) {
+    for (const auto& l : labels) {
+        if (l.name == name)
+            return &l.value;
+    }
+    return nullptr;
+}
+
+/// The series' identity: its name and its labels in name order. Two samples of one series in
+/// one scrape would be counted twice, so the second is refused.
+std::string series_key(const std::string& name, std::vector<Label> labels) {
+    std::sort(labels.begin(), labels.end(),
+              [](const Label& a, const Label& b) { return a.name < b.name; });
+    std::string key = name;
+    for (const auto& l : labels) {
+        key.append(1, '\x1f').append(l.name).append(1, '=').append(l.value);
+    }
+    return key;
+}
+
+/// A timestamp of the exposition format is milliseconds since the epoch. One from 1e9 to 1e11
+/// would be a day in 1970-1973 in milliseconds but is a date from 2001 on in seconds: a file
+/// written in seconds, whose window would read 1000 times too short (issue 33).
+constexpr double kLeastMsTimestamp = 1e11;
+constexpr double kLeastSecondsTimestamp = 1e9;
+
+/// The longest latency an observation may hold: a day. A request that took longer is no serving
+/// measurement, and a 300-digit TPOT would reach the diagnosis as a number (issue 33).
+constexpr double kMaxLatencyS = 86400;
+constexpr double kMaxLatencyMs = kMaxLatencyS * 1e3;
+
+/// Ten billion tokens of KV cache: at the smallest KV per token of any catalog model (a few KiB)
+/// that is tens of TB, more than the memory of any server; a larger count is no log line.
+constexpr std::int64_t kMaxKvTokens = 10'000'000'000;
+/// 1e5 TFLOP/s per GPU: over ten times the densest 4-bit peak of any GPU (B200's ~9 PFLOPS).
+constexpr double kMaxTflopsPerGpu = 1e5;
+
+/// vLLM writes its KV cache usage as a fraction (1 = 100 %), named _perc all the same.
+constexpr double kMaxFraction = 1.0;
+
 } // namespace
 
 MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& file) {
     MetricsScrape out;
+    std::unordered_map<std::string, int> seen; // series key -> line
     for_each_line(text, [&](int line_no, std::string_view line) {
         const std::string_view t = trim(line);
         if (t.empty() || t.front() == '#')
@@ -116,6 +203,16 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
             }
             ++i;
         }
+        const std::vector<Label> labels =
+            i > labels_begin ? parse_labels(line.substr(labels_begin, i - labels_begin),
+                                            labels_begin + 1, file, line_no, name)
+                             : std::vector<Label>{};
+        if (const auto [at, fresh] = seen.emplace(series_key(name, labels), line_no); !fresh) {
+            fail(file, line_no, static_cast<int>(name_begin + 1), name,
+                 fmt::format("the same series (name and labels) as line {}; a scrape has each "
+                             "series once, so the file joins two scrapes: give them as two files",
+                             at->second));
+        }
         std::string_view rest = trim(line.substr(std::min(i, line.size())));
         const std::size_t sp = rest.find_first_of(" \t");
         const std::string_view value_text = rest.substr(0, sp);
@@ -133,25 +230,27 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
                      fmt::format("the timestamp '{}' is not a number of milliseconds",
                                  trim(rest.substr(sp))));
             }
+            if (*ts >= kLeastSecondsTimestamp && *ts < kLeastMsTimestamp) {
+                fail(file, line_no,
+                     static_cast<int>(trim(rest.substr(sp)).data() - line.data() + 1), name,
+                     fmt::format("the timestamp {:g} reads as seconds since 1970; the exposition "
+                                 "format writes milliseconds ({:g}), so the window would be 1000 "
+                                 "times too short: write milliseconds or give --window",
+                                 *ts, *ts * 1e3));
+            }
             out.timestamp_ms = std::max(out.timestamp_ms.value_or(*ts), *ts);
         }
         if (name.ends_with("_bucket")) {
             // Buckets are summed over the other labels, bucket by bucket (le).
-            const std::string_view labels = line.substr(labels_begin, i - labels_begin);
-            const std::size_t le_at = labels.find("le=\"");
-            if (le_at == std::string_view::npos ||
-                (le_at > 0 && labels[le_at - 1] != '{' && labels[le_at - 1] != ',' &&
-                 labels[le_at - 1] != ' ')) {
+            const std::string* le_text = label(labels, "le");
+            if (le_text == nullptr) {
                 fail(file, line_no, static_cast<int>(labels_begin + 1), name,
                      "a _bucket sample without an le label; a histogram bucket names its upper "
                      "bound as le=\"0.5\"");
             }
-            const std::size_t le_end = labels.find('"', le_at + 4);
-            const auto le = to_number(labels.substr(le_at + 4, le_end == std::string_view::npos
-                                                                   ? std::string_view::npos
-                                                                   : le_end - le_at - 4));
+            const auto le = to_number(*le_text);
             if (!le || std::isnan(*le) || !std::isfinite(*value) || *value < 0) {
-                fail(file, line_no, static_cast<int>(labels_begin + le_at + 1), name,
+                fail(file, line_no, static_cast<int>(labels_begin + 1), name,
                      "the bucket's le bound or count is not a number; write le=\"0.5\" or "
                      "le=\"+Inf\" and a count >= 0");
             }
@@ -162,17 +261,27 @@ MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& fil
         if (!std::isfinite(*value)) {
             return; // NaN gauges carry nothing
         }
+        // Every vLLM metric counts or times something: none is negative, and its fractions are
+        // at most 1 (issue 33: a negative TTFT sum or a 99 "perc" was diagnosed).
+        if (name.starts_with("vllm:") && *value < 0) {
+            fail(file, line_no, static_cast<int>(value_text.data() - line.data() + 1), name,
+                 fmt::format("is {:g}; vLLM's counters, sums and gauges are never negative",
+                             *value));
+        }
+        if (is_fraction(name) && *value > kMaxFraction) {
+            fail(file, line_no, static_cast<int>(value_text.data() - line.data() + 1), name,
+                 fmt::format("is {:g}; vLLM writes the KV cache usage as a fraction from 0 to 1 "
+                             "(1 = 100 %)",
+                             *value));
+        }
         out.sums[name] += *value;
+        out.lines.emplace(name, line_no);
         ++out.series[name];
         // Counters by draft position (vllm:spec_decode_num_accepted_tokens_per_pos{position="i"})
         // are kept apart too, as NAME|position=i.
         if (name.starts_with("vllm:spec_decode_num_accepted_tokens_per_pos")) {
-            const std::string_view labels = line.substr(labels_begin, i - labels_begin);
-            const std::size_t at = labels.find("position=\"");
-            const std::size_t end = at == std::string_view::npos ? at : labels.find('"', at + 10);
-            const auto pos = at == std::string_view::npos || end == std::string_view::npos
-                                 ? std::nullopt
-                                 : to_number(labels.substr(at + 10, end - at - 10));
+            const std::string* at = label(labels, "position");
+            const auto pos = at == nullptr ? std::nullopt : to_number(*at);
             if (!pos || *pos < 0 || *pos > 64 || *pos != std::floor(*pos)) {
                 fail(file, line_no, static_cast<int>(labels_begin + 1), name,
                      "a per-position counter without a position label from 0 to 64; vLLM writes "
@@ -221,6 +330,38 @@ std::optional<double> diff(const std::optional<double>& a, const std::optional<d
     return *b - *a;
 }
 
+/// The line of the first sample named `name` or `name`_total; 0 when none.
+int line_of(const MetricsScrape& s, const std::string& name) {
+    for (const std::string& n : {name + "_total", name}) {
+        if (const auto it = s.lines.find(n); it != s.lines.end())
+            return it->second;
+    }
+    return 0;
+}
+
+/// Counters that count parts of another: an accepted draft token was drafted, a prefix-cache
+/// hit was a query. More parts than wholes is a file from two servers or an edited one, never
+/// a measurement (issue 33: 1,125 % acceptance was diagnosed).
+void check_counts_agree(const model::EngineMetrics& m, const MetricsScrape& s,
+                        const std::string& file) {
+    const auto check = [&](const std::optional<double>& part, const char* part_name,
+                           const std::optional<double>& whole, const char* whole_name) {
+        if (part && whole && *part > *whole) {
+            fail(file, line_of(s, part_name), 1, part_name,
+                 fmt::format("counts {:g}, more than the {:g} of {}: each is a part of those, so "
+                             "the scrape joins two servers or was edited",
+                             *part, *whole, whole_name));
+        }
+    };
+    check(m.spec_accepted_tokens, "vllm:spec_decode_num_accepted_tokens", m.spec_draft_tokens,
+          "vllm:spec_decode_num_draft_tokens");
+    check(m.prefix_hits, "vllm:prefix_cache_hits", m.prefix_queries, "vllm:prefix_cache_queries");
+    for (const double at_pos : m.spec_accepted_per_pos) {
+        check(at_pos, "vllm:spec_decode_num_accepted_tokens_per_pos", m.spec_drafts,
+              "vllm:spec_decode_num_drafts");
+    }
+}
+
 model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& later,
                            const std::string& file) {
     bool any = false;
@@ -247,7 +388,14 @@ model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& la
         const auto count = counter(name + "_count");
         if (!sum || !count || *count <= 0)
             return std::nullopt;
-        return *sum / *count;
+        const double v = *sum / *count;
+        if (name.ends_with("_seconds") && v > kMaxLatencyS) {
+            fail(file, line_of(later, name + "_sum"), 1, name + "_sum",
+                 fmt::format("gives a mean of {:g} s per request, more than a day; check the "
+                             "scrape",
+                             v));
+        }
+        return v;
     };
     model::EngineMetrics m;
     m.delta = earlier != nullptr;
@@ -290,6 +438,7 @@ model::EngineMetrics build(const MetricsScrape* earlier, const MetricsScrape& la
         const auto v = counter(base + (total ? "_total" : "") + suffix);
         m.spec_accepted_per_pos.push_back(v.value_or(0));
     }
+    check_counts_agree(m, later, file);
     m.iteration_tokens_mean = mean("vllm:iteration_tokens_total");
     m.iteration_steps = counter("vllm:iteration_tokens_total_count");
     // Percentiles from the buckets (differences of the two scrapes' buckets for a window).
@@ -411,6 +560,11 @@ model::BenchSummary parse_vllm_bench(std::string_view text, const std::string& f
         if (!std::isfinite(v) || v < 0) {
             const auto [line, column] = key_position(text, key);
             fail(file, line, column, key, fmt::format("is {}, expected a number >= 0", it->dump()));
+        }
+        if (std::string_view(key).ends_with("_ms") && v > kMaxLatencyMs) {
+            const auto [line, column] = key_position(text, key);
+            fail(file, line, column, key,
+                 fmt::format("is {:g} ms, more than a day; expected a request's latency", v));
         }
         return v;
     };
@@ -758,9 +912,16 @@ struct JsonWalker {
 
 } // namespace
 
-model::BenchSummary parse_guidellm(std::string_view text, const std::string& file,
+namespace {
+
+/// Most benchmarks one GuideLLM file may hold: a sweep has tens; each is read once.
+constexpr int kMaxBenchmarks = 100'000;
+
+/// Benchmark `index` of the parsed GuideLLM document `j` (the text is for positions in
+/// messages). Taking the parsed document lets a file of n benchmarks be read in O(n), not
+/// parsed again per benchmark (issue 33: 2,000 benchmarks took 58 s).
+model::BenchSummary guidellm_bench(const json& j, std::string_view text, const std::string& file,
                                    std::optional<int> index) {
-    const json j = parse_json(text, file, "benchmarks.json GuideLLM writes (--output-path)");
     const JsonWalker w{text, file};
     const std::string hint = "is this the benchmarks.json `guidellm benchmark --output-path` "
                              "writes? (benchmarks[].metrics with time_to_first_token_ms, "
@@ -817,7 +978,11 @@ model::BenchSummary parse_guidellm(std::string_view text, const std::string& fil
     const auto stat = [&](const char* metric, std::initializer_list<std::string> field) {
         std::vector<std::string> v = p({"metrics", metric, "successful"});
         v.insert(v.end(), field);
-        return w.number(j, v);
+        const auto x = w.number(j, v);
+        if (x && std::string_view(metric).ends_with("_ms") && *x > kMaxLatencyMs)
+            w.error(v,
+                    fmt::format("is {:g} ms, more than a day; expected a request's latency", *x));
+        return x;
     };
     b.mean_ttft_ms = stat("time_to_first_token_ms", {"mean"});
     b.median_ttft_ms = stat("time_to_first_token_ms", {"median"});
@@ -841,6 +1006,14 @@ model::BenchSummary parse_guidellm(std::string_view text, const std::string& fil
     return b;
 }
 
+} // namespace
+
+model::BenchSummary parse_guidellm(std::string_view text, const std::string& file,
+                                   std::optional<int> index) {
+    const json j = parse_json(text, file, "benchmarks.json GuideLLM writes (--output-path)");
+    return guidellm_bench(j, text, file, index);
+}
+
 model::BenchSummary parse_aiperf(std::string_view text, const std::string& file) {
     const json doc = parse_json(text, file, "profile_export_aiperf.json AIPerf writes");
     const JsonWalker w{text, file};
@@ -856,6 +1029,48 @@ model::BenchSummary parse_aiperf(std::string_view text, const std::string& file)
         return nested ? std::vector<std::string>{"records", metric, field}
                       : std::vector<std::string>{metric, field};
     };
+    const auto in_ms = [&](const std::string& metric, const std::string& field,
+                           double v) -> double {
+        const json* unit = w.find(doc, path(metric, "unit"));
+        if (!unit)
+            return v; // AIPerf writes times in ms
+        if (!unit->is_string())
+            w.error(path(metric, "unit"), "is not a string such as \"ms\"");
+        const std::string u = unit->get<std::string>();
+        const double ms = u == "ms"                ? v
+                          : u == "s" || u == "sec" ? v * 1e3
+                          : u == "ns"              ? v / 1e6
+                          : u == "us"              ? v / 1e3
+                                                   : -1;
+        if (ms < 0) {
+            w.error(path(metric, "unit"),
+                    fmt::format("is \"{}\"; expected a time unit: ms, s, sec, us or ns", u));
+        }
+        if (ms > kMaxLatencyMs) {
+            w.error(path(metric, field),
+                    fmt::format("is {:g} ms, more than a day; expected a request's latency", ms));
+        }
+        return ms;
+    };
+    // A rate's unit, where the file gives one (issue 33: "tokens/ms" was read as per second).
+    const auto per_s = [&](const std::string& metric, double v) -> double {
+        const json* unit = w.find(doc, path(metric, "unit"));
+        if (!unit)
+            return v; // AIPerf writes rates per second
+        const std::string u = unit->is_string() ? unit->get<std::string>() : "";
+        const auto slash = u.rfind('/');
+        const std::string per = slash == std::string::npos ? "" : u.substr(slash + 1);
+        if (per == "sec" || per == "s")
+            return v;
+        if (per == "ms")
+            return v * 1e3;
+        if (per == "min")
+            return v / 60;
+        w.error(path(metric, "unit"),
+                fmt::format("is {}; expected a rate such as \"tokens/sec\" or "
+                            "\"requests/sec\" (per sec, s, ms or min)",
+                            unit->dump()));
+    };
     const auto value = [&](const std::string& metric, const std::string& field,
                            double ms_scale) -> std::optional<double> {
         const auto v = w.number(doc, path(metric, field));
@@ -863,22 +1078,11 @@ model::BenchSummary parse_aiperf(std::string_view text, const std::string& file)
             return v;
         if (ms_scale == 0)
             return v;
-        const json* unit = w.find(doc, path(metric, "unit"));
-        if (!unit)
-            return *v; // AIPerf writes times in ms
-        if (!unit->is_string())
-            w.error(path(metric, "unit"), "is not a string such as \"ms\"");
-        const std::string u = unit->get<std::string>();
-        if (u == "ms")
-            return *v;
-        if (u == "s" || u == "sec")
-            return *v * 1e3;
-        if (u == "ns")
-            return *v / 1e6;
-        if (u == "us")
-            return *v / 1e3;
-        w.error(path(metric, "unit"),
-                fmt::format("is \"{}\"; expected a time unit: ms, s, sec, us or ns", u));
+        return in_ms(metric, field, *v);
+    };
+    const auto rate = [&](const std::string& metric) -> std::optional<double> {
+        const auto v = w.number(doc, path(metric, "avg"));
+        return v ? std::optional<double>(per_s(metric, *v)) : std::nullopt;
     };
     model::BenchSummary b;
     b.tool = "aiperf";
@@ -908,8 +1112,8 @@ model::BenchSummary parse_aiperf(std::string_view text, const std::string& file)
     b.mean_tpot_ms = value("inter_token_latency", "avg", 1.0);
     b.p99_tpot_ms = value("inter_token_latency", "p99", 1.0);
     b.mean_itl_ms = b.mean_tpot_ms;
-    b.request_throughput = value("request_throughput", "avg", 0);
-    b.output_throughput = value("output_token_throughput", "avg", 0);
+    b.request_throughput = rate("request_throughput");
+    b.output_throughput = rate("output_token_throughput");
     b.total_input_tokens = value("total_isl", "avg", 0);
     b.total_output_tokens = value("total_osl", "avg", 0);
     if (!b.total_output_tokens) // some versions name it total_output_tokens
@@ -1149,6 +1353,12 @@ model::EngineStartup parse_startup_log(std::string_view text, const std::string&
     // Every worker logs its pool; the engine runs with the smallest (vLLM and SGLang take the
     // minimum over workers), so the smallest logged value is kept.
     const auto set_kv = [&](std::int64_t v, int line_no, const char* engine) {
+        if (v > kMaxKvTokens) {
+            fail(file, line_no, 1, "kv cache tokens",
+                 fmt::format("{} tokens is more than 1e10, more KV cache than the memory of any "
+                             "server holds; copy the line as the engine logs it",
+                             v));
+        }
         if (!st.kv_tokens || v < *st.kv_tokens) {
             st.kv_tokens = v;
             st.line = line_no;
@@ -1250,6 +1460,12 @@ model::EngineStartup parse_startup_log(std::string_view text, const std::string&
                          fmt::format("'{}' is not a block count; copy the line as vLLM logs it",
                                      rest));
                 }
+                if (*v > kMaxKvTokens) {
+                    fail(file, line_no, static_cast<int>(b + 1), std::string(key.substr(2)),
+                         fmt::format("{} blocks is more than 1e10, more KV cache than the memory "
+                                     "of any server holds",
+                                     *v));
+                }
                 st.gpu_blocks = *v;
                 st.engine = "vllm";
                 if (!st.kv_tokens)
@@ -1301,11 +1517,20 @@ std::vector<LabelledBench> parse_bench_results(std::string_view text, const std:
     std::vector<LabelledBench> out;
     if (j.is_object() && j.contains("benchmarks")) {
         const json& list = j["benchmarks"];
-        const int n = list.is_array() ? static_cast<int>(list.size()) : 0;
+        const int n = list.is_array()
+                          ? static_cast<int>(std::min<std::size_t>(list.size(), kMaxBenchmarks + 1))
+                          : 0;
+        if (n > kMaxBenchmarks) {
+            fail(file, 1, 1, "benchmarks",
+                 fmt::format("holds more than {} benchmarks; split the sweep into files",
+                             kMaxBenchmarks));
+        }
         if (n <= 1)
-            return {{file, parse_guidellm(text, file, std::nullopt)}};
-        for (int i = 0; i < n; ++i)
-            out.push_back({file + "#" + std::to_string(i), parse_guidellm(text, file, i)});
+            return {{file, guidellm_bench(j, text, file, std::nullopt)}};
+        out.reserve(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) {
+            out.push_back({file + "#" + std::to_string(i), guidellm_bench(j, text, file, i)});
+        }
         return out;
     }
     if (j.is_object() && (j.contains("request_count") || j.contains("benchmark_duration") ||
@@ -1460,8 +1685,15 @@ model::TrainingLog parse_training_log(std::string_view text, const std::string& 
         }
         steps.push_back({*ms / 1e3, line_no});
         if (const auto tf =
-                megatron_field(line, "throughput per GPU (TFLOP/s/GPU):", file, line_no))
+                megatron_field(line, "throughput per GPU (TFLOP/s/GPU):", file, line_no)) {
+            if (*tf > kMaxTflopsPerGpu) {
+                fail(file, line_no, 1, "throughput per GPU (TFLOP/s/GPU)",
+                     fmt::format("{:g} TFLOP/s is more than 1e5, over ten times the dense peak of "
+                                 "any GPU; copy the line as Megatron-LM logs it",
+                                 *tf));
+            }
             tflops.push_back(*tf);
+        }
     });
     if (steps.empty() && log.oom_line == 0) {
         fail(file, 1, 1, csv ? "seconds" : "elapsed time per iteration (ms)",

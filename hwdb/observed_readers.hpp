@@ -25,6 +25,7 @@ namespace gpuplan::hwdb {
 struct MetricsScrape {
     std::map<std::string, double> sums;
     std::map<std::string, int> series; ///< label sets per sample name
+    std::map<std::string, int> lines;  ///< the first line of each sample name, for messages
     std::optional<double> timestamp_ms;
     /// Histogram buckets by histogram name (without "_bucket"): le → cumulative count, summed
     /// over the other labels.

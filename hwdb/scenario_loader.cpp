@@ -467,10 +467,12 @@ void tag_command_line(YAML::Node n, const std::string& tag) {
     }
 }
 
+// The value goes through the scenario file's parser rules (issue 33): an anchor and its alias
+// ('&a [*a]') would make a node that contains itself, which tag_command_line cannot walk.
 YAML::Node load_value(const ScenarioOverride& o) {
-    YAML::Node v = YAML::Load(o.value);
-    tag_command_line(v, detail::kCommandLineTag +
-                            (o.origin.empty() ? "--set " + o.path + "=" + o.value : o.origin));
+    const std::string origin = o.origin.empty() ? "--set " + o.path + "=" + o.value : o.origin;
+    YAML::Node v = detail::parse_strict_value(o.value, origin);
+    tag_command_line(v, detail::kCommandLineTag + origin);
     return v;
 }
 
@@ -552,6 +554,27 @@ YAML::Node parse_with_overrides(std::string_view text, const std::string& file,
 
 } // namespace
 
+namespace {
+
+// A class routed to the cloud needs the cloud endpoint it goes to: without cluster.cloud the
+// simulator would reject every request of the class without a word (issue 33).
+void check_cloud_routes(const YAML::Node& root, const std::string& file, const model::Scenario& s) {
+    if (s.cluster.cloud) {
+        return;
+    }
+    for (std::size_t i = 0; i < s.workload.classes.size(); ++i) {
+        if (s.workload.classes[i].route == model::RouteTarget::Cloud) {
+            const std::string path = "workload.classes[" + std::to_string(i) + "].route";
+            detail::fail(root["workload"]["classes"][i]["route"], file, path,
+                         "'cloud' sends the class to the cloud endpoint and the scenario has no "
+                         "cluster.cloud block; add one (ttft_median, output_tokens_per_s) or "
+                         "route the class to 'any' or 'local'");
+        }
+    }
+}
+
+} // namespace
+
 model::Scenario parse_scenario(std::string_view text, const std::string& file, const Database& db) {
     return parse_scenario(text, file, db, {});
 }
@@ -599,6 +622,7 @@ model::Scenario parse_scenario(std::string_view text, const std::string& file, c
             class_names.emplace_back("default"); // sim::effective_classes' one class
         }
         s.cluster = detail::read_cluster(root.opt_map("cluster"), db, class_names, s.deployment);
+        check_cloud_routes(root.node(), file, s);
     }
     if (auto plan = root.opt_map("plan")) {
         s.plan = detail::read_plan(std::move(*plan), db);

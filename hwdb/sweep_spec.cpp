@@ -18,12 +18,6 @@ std::string where(const YAML::Node& n, const std::string& file) {
     return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
 
-// One axis: a key and its values, each with the place it was written.
-struct Axis {
-    std::string key;
-    std::vector<SweepSetting> values;
-};
-
 void check_key(MapReader& a, const std::string& key) {
     if (key.empty() || key.front() == '.' || key.back() == '.' ||
         key.find("..") != std::string::npos || key.find_first_of(" =,") != std::string::npos) {
@@ -43,8 +37,8 @@ std::string range_value(double v, bool whole) {
     return buf;
 }
 
-Axis read_axis(MapReader& a, const std::string& file) {
-    Axis axis;
+SweepAxis read_axis(MapReader& a, const std::string& file) {
+    SweepAxis axis;
     axis.key = a.string("key");
     check_key(a, axis.key);
     const std::string label =
@@ -88,12 +82,11 @@ Axis read_axis(MapReader& a, const std::string& file) {
                                   std::to_string(kMaxSweepPoints) + " values; use a larger step");
         }
         const auto whole = [](double v) { return std::nearbyint(v) == v; };
-        const bool ints = whole(start) && whole(step);
-        const std::string origin = where(a.node()["range"], file) + label;
-        for (long long i = 0; i < static_cast<long long>(n); ++i) {
-            axis.values.push_back(
-                {axis.key, range_value(start + static_cast<double>(i) * step, ints), origin});
-        }
+        axis.whole = whole(start) && whole(step);
+        axis.origin = where(a.node()["range"], file) + label;
+        axis.start = start;
+        axis.step = step;
+        axis.count = static_cast<std::size_t>(n);
     }
     a.finish();
     return axis;
@@ -166,14 +159,14 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
             spec.sets.push_back({key, value, where(it->first, file) + " (set " + key + ")"});
         }
     }
-    std::vector<std::vector<Axis>> groups; // each group: one axis, or zipped axes of equal length
+    auto& groups = spec.groups; // each group: one axis, or zipped axes of equal length
     auto axes = m.map_list("axes");
     if (axes.empty()) {
         m.fail_at("axes", "a sweep needs at least one axis ('axes: [{key: ..., values: [...]}]')");
     }
     std::set<std::string> seen;
     for (auto& a : axes) {
-        std::vector<Axis> group;
+        std::vector<SweepAxis> group;
         if (a.has("zip")) {
             auto zipped = a.map_list("zip");
             a.finish();
@@ -182,11 +175,11 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
             }
             for (auto& z : zipped) {
                 group.push_back(read_axis(z, file));
-                if (group.back().values.size() != group.front().values.size()) {
+                if (group.back().size() != group.front().size()) {
                     z.fail_at("key", "zipped axis '" + group.back().key + "' has " +
-                                         std::to_string(group.back().values.size()) +
-                                         " values but '" + group.front().key + "' has " +
-                                         std::to_string(group.front().values.size()) +
+                                         std::to_string(group.back().size()) + " values but '" +
+                                         group.front().key + "' has " +
+                                         std::to_string(group.front().size()) +
                                          "; zipped axes go in step, give them equal lengths");
                 }
             }
@@ -204,31 +197,45 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
     m.finish();
     std::size_t total = 1;
     for (std::size_t g = 0; g < groups.size(); ++g) {
-        total *= groups[g].front().values.size();
+        total *= groups[g].front().size();
         if (total > kMaxSweepPoints) {
             axes[g].fail_here("the axes give more than " + std::to_string(kMaxSweepPoints) +
                               " points; split the sweep or use fewer values");
         }
     }
-    spec.points.reserve(total);
-    // Row-major: the first axis outermost, the last one fastest.
-    for (std::size_t i = 0; i < total; ++i) {
-        std::vector<SweepSetting> p;
-        std::size_t rest = i;
-        std::vector<std::size_t> at(groups.size());
-        for (std::size_t g = groups.size(); g-- > 0;) {
-            const std::size_t n = groups[g].front().values.size();
-            at[g] = rest % n;
-            rest /= n;
-        }
-        for (std::size_t g = 0; g < groups.size(); ++g) {
-            for (const auto& ax : groups[g]) {
-                p.push_back(ax.values[at[g]]);
-            }
-        }
-        spec.points.push_back(std::move(p));
-    }
     return spec;
+}
+
+SweepSetting SweepAxis::value(std::size_t i) const {
+    if (!values.empty()) {
+        return values[i];
+    }
+    return {key, range_value(start + static_cast<double>(i) * step, whole), origin};
+}
+
+std::size_t SweepSpec::point_count() const {
+    std::size_t total = groups.empty() ? 0 : 1;
+    for (const auto& g : groups) {
+        total *= g.front().size();
+    }
+    return total;
+}
+
+std::vector<SweepSetting> SweepSpec::point(std::size_t i) const {
+    // Row-major: the first axis outermost, the last one fastest.
+    std::vector<std::size_t> at(groups.size());
+    for (std::size_t g = groups.size(); g-- > 0;) {
+        const std::size_t n = groups[g].front().size();
+        at[g] = i % n;
+        i /= n;
+    }
+    std::vector<SweepSetting> p;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        for (const auto& ax : groups[g]) {
+            p.push_back(ax.value(at[g]));
+        }
+    }
+    return p;
 }
 
 SweepSpec load_sweep_spec(const std::filesystem::path& path) {

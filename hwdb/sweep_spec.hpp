@@ -18,6 +18,21 @@ struct SweepSetting {
     std::string origin; ///< "spec.yaml:12:9 (axes[0] workload.requests_per_s)" for messages
 };
 
+/// One axis: a key and its values, a list as written or a range made on demand (a range of
+/// 10^7 values takes no memory per value).
+struct SweepAxis {
+    std::string key;
+    std::vector<SweepSetting> values; ///< a list's values; empty for a range
+    double start = 0, step = 0;       ///< a range: start + i × step for i < count
+    std::size_t count = 0;            ///< a range's number of values
+    bool whole = false;               ///< a range of whole numbers (written without a point)
+    std::string origin;               ///< where a range was written
+    /// Number of values.
+    [[nodiscard]] std::size_t size() const { return values.empty() ? count : values.size(); }
+    /// Value i (i < size()).
+    [[nodiscard]] SweepSetting value(std::size_t i) const;
+};
+
 struct SweepSpec {
     std::string file;    ///< the spec's path as given
     std::string id;      ///< `id:`, a name for the sweep (a column of the output)
@@ -29,8 +44,13 @@ struct SweepSpec {
     std::string base_text;
     std::vector<SweepSetting> sets; ///< `set:` overrides for every point, in file order
     std::vector<std::string> keys;  ///< axis keys, in column order
-    /// The points, in order (first axis outermost); each holds one setting per key.
-    std::vector<std::vector<SweepSetting>> points;
+    /// The axes, first outermost: each group is one axis, or zipped axes of equal size.
+    std::vector<std::vector<SweepAxis>> groups;
+    /// Number of points: the product of the groups' sizes (at most kMaxSweepPoints).
+    [[nodiscard]] std::size_t point_count() const;
+    /// Point i (i < point_count()), one setting per key in column order, made on demand so a
+    /// spec's memory does not grow with its grid (issue 33: 10^7 points took gigabytes).
+    [[nodiscard]] std::vector<SweepSetting> point(std::size_t i) const;
 };
 
 /// Most points one spec may give.

@@ -169,7 +169,13 @@ std::optional<std::string> closest(const std::string& word,
     return best;
 }
 
-YAML::Node parse_strict(std::string_view text, const std::string& file) {
+namespace {
+
+// The checks every YAML text goes through before yaml-cpp builds a tree from it: size, UTF-8,
+// tabs, one document, no anchors or aliases (an alias can make a tree that refers to itself),
+// bounded nesting; then the tree, with duplicate keys refused. Positions are reported in `file`;
+// a --set value is a one-line document named after its flag.
+YAML::Node parse_checked(std::string_view text, const std::string& file) {
     if (text.size() > kMaxFileBytes) {
         throw ConfigError(file, 0, 0, "", "file is larger than 16 MiB; this is not a gpuplan file");
     }
@@ -201,17 +207,41 @@ YAML::Node parse_strict(std::string_view text, const std::string& file) {
             }
         }
         YAML::Node root = YAML::Load(std::string(text));
-        if (!root.IsDefined() || root.IsNull()) {
-            throw ConfigError(file, 1, 1, "", "file is empty; it must start with 'schema: 1'");
+        if (root.IsDefined() && !root.IsNull()) {
+            reject_duplicate_keys(root, file, "", 0);
         }
-        if (!root.IsMap()) {
-            fail(root, file, "",
-                 "expected a mapping of keys at the top level, found " + kind_of(root));
-        }
-        reject_duplicate_keys(root, file, "", 0);
         return root;
     } catch (const YAML::Exception& e) {
         throw ConfigError(file, e.mark.line + 1, e.mark.column + 1, "", "invalid YAML: " + e.msg);
+    }
+}
+
+} // namespace
+
+YAML::Node parse_strict(std::string_view text, const std::string& file) {
+    YAML::Node root = parse_checked(text, file);
+    if (!root.IsDefined() || root.IsNull()) {
+        throw ConfigError(file, 1, 1, "", "file is empty; it must start with 'schema: 1'");
+    }
+    if (!root.IsMap()) {
+        fail(root, file, "", "expected a mapping of keys at the top level, found " + kind_of(root));
+    }
+    return root;
+}
+
+YAML::Node parse_strict_value(std::string_view text, const std::string& origin) {
+    try {
+        return parse_checked(text, origin);
+    } catch (const ConfigError& e) {
+        // One line on the command line: the flag names the place, a line number would not help.
+        std::string prefix = origin;
+        if (e.line() > 0) {
+            prefix += ":" + std::to_string(e.line()) + ":" + std::to_string(e.column());
+        }
+        prefix += ": " + (e.key_path().empty() ? std::string() : e.key_path() + ": ");
+        const std::string what = e.what();
+        throw ConfigError(origin, 0, 0, e.key_path(),
+                          what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what);
     }
 }
 

@@ -1,5 +1,6 @@
 // Fleet availability with hot spares: the binomial (k-out-of-n) closed form of availability.hpp.
 #include "model/availability.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 
@@ -17,7 +18,7 @@ namespace {
 
 // The shortest readable form of a figure in a message (printf's %.6g).
 std::string num(double v) {
-    return fmt::format("{:.6g}", v);
+    return gpuplan::checked_format("{:.6g}", v);
 }
 
 } // namespace

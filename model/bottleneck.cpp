@@ -1,4 +1,5 @@
 #include "model/bottleneck.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 #include "model/memory.hpp"
@@ -17,7 +18,7 @@ namespace {
 std::string fmt(const char* format, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, format, v);
-    return buf;
+    return mark_non_finite(v, buf);
 }
 
 std::string ms(Seconds t) {

@@ -1,4 +1,5 @@
 #include "model/cost.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 #include "model/power.hpp"
@@ -182,7 +183,7 @@ CostInputs cost_inputs(const Scenario& s, const ServerSpec* node, const PowerEst
     // GPUs serve something else (the same share as its host power, power.cpp).
     const double node_share = static_cast<double>(d.gpus()) / p.node.gpus;
     const std::string nodes_text =
-        fmt::format("{:g} node{}", node_share, node_share == 1.0 ? "" : "s");
+        gpuplan::checked_format("{:g} node{}", node_share, node_share == 1.0 ? "" : "s");
     if (std::abs(node_share - std::round(node_share)) > 1e-9) {
         in.notes.push_back("the deployment uses " + std::to_string(d.gpus()) + " of " +
                            std::to_string(p.node.gpus) +

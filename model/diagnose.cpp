@@ -1,4 +1,5 @@
 #include "model/diagnose.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/detail/diagnose_rules.hpp"
 
@@ -27,14 +28,15 @@ const char* to_string(FixLayer l) {
 
 std::optional<double> histogram_quantile(double q, std::vector<HistogramBucket> buckets) {
     if (!(q >= 0.0 && q <= 1.0)) {
-        throw InvalidArgument(
-            fmt::format("histogram_quantile: q is {:g}; give a quantile from 0 to 1", q));
+        throw InvalidArgument(gpuplan::checked_format(
+            "histogram_quantile: q is {:g}; give a quantile from 0 to 1", q));
     }
     for (const auto& b : buckets) {
         if (std::isnan(b.le) || !std::isfinite(b.count) || b.count < 0) {
-            throw InvalidArgument(fmt::format("histogram_quantile: bucket le={:g} count={:g}; "
-                                              "bounds must be numbers and counts finite and >= 0",
-                                              b.le, b.count));
+            throw InvalidArgument(
+                gpuplan::checked_format("histogram_quantile: bucket le={:g} count={:g}; "
+                                        "bounds must be numbers and counts finite and >= 0",
+                                        b.le, b.count));
         }
     }
     std::sort(buckets.begin(), buckets.end(),
@@ -45,7 +47,7 @@ std::optional<double> histogram_quantile(double q, std::vector<HistogramBucket> 
     }
     for (std::size_t i = 1; i < buckets.size(); ++i) {
         if (buckets[i].count < buckets[i - 1].count) {
-            throw InvalidArgument(fmt::format(
+            throw InvalidArgument(gpuplan::checked_format(
                 "histogram_quantile: the cumulative count falls from {:g} (le={:g}) to {:g} "
                 "(le={:g}); the buckets of one histogram must not decrease",
                 buckets[i - 1].count, buckets[i - 1].le, buckets[i].count, buckets[i].le));
@@ -183,9 +185,10 @@ constexpr double kMaxSequences = 1e7;
 
 void check_non_negative(const std::optional<double>& v, const char* what, double max = HUGE_VAL) {
     if (v && (!std::isfinite(*v) || *v < 0 || *v > max)) {
-        throw InvalidArgument(fmt::format("observed {} is {:g}; it must be a finite number from 0 "
-                                          "to {:g} (check the metrics or benchmark file)",
-                                          what, *v, max));
+        throw InvalidArgument(
+            gpuplan::checked_format("observed {} is {:g}; it must be a finite number from 0 "
+                                    "to {:g} (check the metrics or benchmark file)",
+                                    what, *v, max));
     }
 }
 
@@ -217,7 +220,7 @@ Workload observed_lengths(const Workload& w, const Figures& f, const EngineSetti
         wp.output_tokens = static_cast<int>(std::lround(*f.output_tokens));
     }
     if (wp.input_tokens + wp.output_tokens > eng.max_model_len) {
-        out.notes.push_back(fmt::format(
+        out.notes.push_back(gpuplan::checked_format(
             "observed requests average {} + {} tokens, more than max_model_len {}; the "
             "scenario's lengths {} + {} are used",
             wp.input_tokens, wp.output_tokens, eng.max_model_len, w.input_tokens, w.output_tokens));
@@ -240,10 +243,10 @@ void predict_at_observed_load(const Deployment& d, const EfficiencyProfile& prof
     out.predicted = find_bottleneck(d, wp, profile);
     const int running = std::max(1, out.predicted.estimate.operating_point.concurrency);
     if (!f.running) {
-        out.notes.push_back(
-            fmt::format("no observed running count (vllm:num_requests_running or the benchmark's "
-                        "max_concurrency); the scenario's load is used: {}",
-                        out.predicted.estimate.operating_point.why));
+        out.notes.push_back(gpuplan::checked_format(
+            "no observed running count (vllm:num_requests_running or the benchmark's "
+            "max_concurrency); the scenario's load is used: {}",
+            out.predicted.estimate.operating_point.why));
         set_closed_loop(wp, running);
     }
     out.running = running;
@@ -253,9 +256,10 @@ void predict_at_observed_load(const Deployment& d, const EfficiencyProfile& prof
 // Observed beside predicted.
 void add_observed_comparisons(const Observations& obs, const Figures& f, const ServingEstimate& e,
                               Diagnosis& out) {
-    const std::string steady = fmt::format("analytic: the steady state at {} running", out.running);
-    const std::string prefill =
-        fmt::format("analytic: one prefill beside {} running, without queueing", out.running);
+    const std::string steady =
+        gpuplan::checked_format("analytic: the steady state at {} running", out.running);
+    const std::string prefill = gpuplan::checked_format(
+        "analytic: one prefill beside {} running, without queueing", out.running);
     if (f.tpot_s)
         out.comparisons.push_back(
             {"TPOT", "ms", *f.tpot_s * 1e3, e.tpot.si() * 1e3, f.tpot_source, steady});
@@ -294,9 +298,10 @@ std::optional<double> add_startup_comparisons(const Observations& obs, const Eng
             observed_kv_tokens = static_cast<double>(*st->gpu_blocks) * eng.block_size;
         }
         if (!st->engine.empty() && st->engine != to_string(eng.kind)) {
-            out.notes.push_back(fmt::format("the start-up log is {}'s but the scenario models {}: "
-                                            "the KV cache is compared with {}'s arithmetic",
-                                            st->engine, to_string(eng.kind), to_string(eng.kind)));
+            out.notes.push_back(
+                gpuplan::checked_format("the start-up log is {}'s but the scenario models {}: "
+                                        "the KV cache is compared with {}'s arithmetic",
+                                        st->engine, to_string(eng.kind), to_string(eng.kind)));
         }
         if (observed_kv_tokens) {
             out.comparisons.push_back({"KV cache", "tokens", *observed_kv_tokens,
@@ -381,7 +386,8 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
         if (c.basis.empty()) {
             c.basis = c.source == "start-up log"
                           ? "analytic: the engine's start-up memory arithmetic"
-                          : fmt::format("analytic: the steady state at {} running", out.running);
+                          : gpuplan::checked_format("analytic: the steady state at {} running",
+                                                    out.running);
         }
     }
     const std::optional<double> clock_ratio = observed_clock_ratio(obs);
@@ -416,53 +422,65 @@ Diagnosis diagnose(const Deployment& d, const Workload& w, const EfficiencyProfi
 std::vector<TroubleshootingRow> troubleshooting_table(const DiagnosisThresholds& th) {
     return {
         {{"kv-cache-full"},
-         fmt::format("KV cache use at or above {} and requests waiting or preempted",
-                     format_percent(th.kv_full))},
+         gpuplan::checked_format("KV cache use at or above {} and requests waiting or preempted",
+                                 format_percent(th.kv_full))},
         {{"queueing"},
-         fmt::format("requests waiting, the KV cache not full, and queue time above {} of TTFT",
-                     format_percent(th.queue_share))},
+         gpuplan::checked_format(
+             "requests waiting, the KV cache not full, and queue time above {} of TTFT",
+             format_percent(th.queue_share))},
         {{"low-batch"},
-         fmt::format("nothing waiting and fewer running than {} of what the deployment runs at "
-                     "once",
-                     format_percent(th.low_batch_share))},
+         gpuplan::checked_format(
+             "nothing waiting and fewer running than {} of what the deployment runs at "
+             "once",
+             format_percent(th.low_batch_share))},
         {{"decode-slow"},
-         fmt::format("TPOT above {:g}× the prediction at the observed batch", th.slow_factor)},
+         gpuplan::checked_format("TPOT above {:g}× the prediction at the observed batch",
+                                 th.slow_factor)},
         {{"power-capped", "thermal-throttled", "clock-throttled"},
-         fmt::format("SM clock below {} of its maximum (the reason from the throttle reasons or "
-                     "the power draw)",
-                     format_percent(th.clock_ratio))},
+         gpuplan::checked_format(
+             "SM clock below {} of its maximum (the reason from the throttle reasons or "
+             "the power draw)",
+             format_percent(th.clock_ratio))},
         {{"kv-size-mismatch"},
-         fmt::format("the start-up log's KV cache size differs from the model's by more than the "
-                     "larger of {} and the profile's P90 error band",
-                     format_percent(th.kv_size_band))},
+         gpuplan::checked_format(
+             "the start-up log's KV cache size differs from the model's by more than the "
+             "larger of {} and the profile's P90 error band",
+             format_percent(th.kv_size_band))},
         {{"prefill-slow"},
-         fmt::format("TTFT above {:g}× the prediction and more than {:g} ms above it, nothing "
-                     "waiting, not explained by a slow decode",
-                     th.prefill_factor, th.prefill_min_gap_s * 1e3)},
+         gpuplan::checked_format(
+             "TTFT above {:g}× the prediction and more than {:g} ms above it, nothing "
+             "waiting, not explained by a slow decode",
+             th.prefill_factor, th.prefill_min_gap_s * 1e3)},
         {{"spec-low-acceptance"},
-         fmt::format("speculative decoding: draft acceptance below {} of the scenario's",
-                     format_percent(th.spec_acceptance_share))},
+         gpuplan::checked_format(
+             "speculative decoding: draft acceptance below {} of the scenario's",
+             format_percent(th.spec_acceptance_share))},
         {{"step-underfilled"},
-         fmt::format("mean tokens per engine step below {} of max_num_batched_tokens while "
-                     "requests wait and the KV cache is not full",
-                     format_percent(th.step_fill))},
+         gpuplan::checked_format(
+             "mean tokens per engine step below {} of max_num_batched_tokens while "
+             "requests wait and the KV cache is not full",
+             format_percent(th.step_fill))},
         {{"comm-bound"},
-         fmt::format("training: step time above {:g}× the compute floor, MFU below {}, and "
-                     "communication plus pipeline bubble at least {} of the predicted step",
-                     th.train_floor_factor, format_percent(th.train_low_mfu),
-                     format_percent(th.train_comm_share))},
+         gpuplan::checked_format(
+             "training: step time above {:g}× the compute floor, MFU below {}, and "
+             "communication plus pipeline bubble at least {} of the predicted step",
+             th.train_floor_factor, format_percent(th.train_low_mfu),
+             format_percent(th.train_comm_share))},
         {{"input-stall"},
-         fmt::format("training: step time more than {} above the GPUs' own prediction, with the "
-                     "GPUs idle or the data loader short",
-                     format_percent(th.train_input_gap))},
+         gpuplan::checked_format(
+             "training: step time more than {} above the GPUs' own prediction, with the "
+             "GPUs idle or the data loader short",
+             format_percent(th.train_input_gap))},
         {{"training-memory"},
-         fmt::format("training: an out-of-memory line, max reserved at or above {} of the GPU's "
-                     "memory, or a layout the model says does not fit",
-                     format_percent(th.train_memory_share))},
+         gpuplan::checked_format(
+             "training: an out-of-memory line, max reserved at or above {} of the GPU's "
+             "memory, or a layout the model says does not fit",
+             format_percent(th.train_memory_share))},
         {{"stragglers"},
-         fmt::format("training: step times vary by more than {} (coefficient of variation) or "
-                     "the slowest step is above {:g}× the mean",
-                     format_percent(th.train_step_cv), th.train_straggler_max)},
+         gpuplan::checked_format(
+             "training: step times vary by more than {} (coefficient of variation) or "
+             "the slowest step is above {:g}× the mean",
+             format_percent(th.train_step_cv), th.train_straggler_max)},
         {{"rack-budget-exceeded"},
          "observed GPU power of the nodes sharing a rack, at the wall, above the rack budget"},
     };

@@ -1,6 +1,7 @@
 // Diagnosis of a training job from its step-time log and GPU telemetry (docs/diagnose.md,
 // "Training rows"): the log beside model::estimate_training, the one training chain of
 // `gpuplan train`, and the rows the numbers support, each fix re-estimated through it.
+#include "model/checked_format.hpp"
 #include "model/diagnose.hpp"
 #include "model/error.hpp"
 #include "model/unit_parser.hpp"
@@ -14,19 +15,20 @@ namespace gpuplan::model {
 namespace {
 
 std::string secs(double s) {
-    return s >= 10 ? fmt::format("{:.1f} s", s) : fmt::format("{:.3g} s", s);
+    return s >= 10 ? gpuplan::checked_format("{:.1f} s", s)
+                   : gpuplan::checked_format("{:.3g} s", s);
 }
 
 std::string layout_text(const TrainingLayout& l) {
-    std::string t = fmt::format("tp {}, pp {}, dp {}", l.tp, l.pp, l.dp);
+    std::string t = gpuplan::checked_format("tp {}, pp {}, dp {}", l.tp, l.pp, l.dp);
     if (l.cp > 1)
-        t += fmt::format(", cp {}", l.cp);
+        t += gpuplan::checked_format(", cp {}", l.cp);
     if (l.ep > 1)
-        t += fmt::format(", ep {}", l.ep);
+        t += gpuplan::checked_format(", ep {}", l.ep);
     if (l.virtual_stages > 1)
-        t += fmt::format(", {} virtual stages", l.virtual_stages);
-    return t + fmt::format(", ZeRO {}, micro-batch {}, recompute {}", l.zero, l.micro_batch,
-                           to_string(l.recompute));
+        t += gpuplan::checked_format(", {} virtual stages", l.virtual_stages);
+    return t + gpuplan::checked_format(", ZeRO {}, micro-batch {}, recompute {}", l.zero,
+                                       l.micro_batch, to_string(l.recompute));
 }
 
 /// A fix re-estimated through estimate_training: its step time, tokens/s and memory verdict
@@ -47,9 +49,10 @@ DiagnosisFix reestimate(FixLayer layer, std::string change, const Deployment& hw
         f.throughput = r.tokens_per_s;
         const std::string seen =
             observed_step_s > 0 ? " (observed " + secs(observed_step_s) + ")" : std::string();
-        f.effect = fmt::format("predicted step {}{}: {:.0f} tokens/s, MFU {}, {:.1f} GiB per GPU{}",
-                               secs(r.step.total.si()), seen, r.tokens_per_s, format_percent(r.mfu),
-                               r.memory.total.si() / 1073741824.0, r.fits ? "" : " (does not fit)");
+        f.effect = gpuplan::checked_format(
+            "predicted step {}{}: {:.0f} tokens/s, MFU {}, {:.1f} GiB per GPU{}",
+            secs(r.step.total.si()), seen, r.tokens_per_s, format_percent(r.mfu),
+            r.memory.total.si() / 1073741824.0, r.fits ? "" : " (does not fit)");
     } catch (const InputError& err) {
         f.estimated = false;
         f.effect = std::string("not estimated: ") + err.what();
@@ -116,7 +119,7 @@ void add_training_comparisons(const TrainingFacts& s, Diagnosis& out) {
     }
     if (s.log.tokens_per_step &&
         std::abs(*s.log.tokens_per_step - s.tokens_per_step) > 0.01 * s.tokens_per_step) {
-        out.notes.push_back(fmt::format(
+        out.notes.push_back(gpuplan::checked_format(
             "the log's {:.0f} tokens per step differ from the scenario's {} × {} = {:.0f}; the "
             "scenario's batch is what the model predicts",
             *s.log.tokens_per_step, s.cfg.global_batch, s.cfg.seq_len, s.tokens_per_step));
@@ -127,14 +130,14 @@ void add_training_comparisons(const TrainingFacts& s, Diagnosis& out) {
 // large share of the step in communication and the pipeline bubble.
 void add_comm_bound_evidence(const TrainingFacts& s, double floor, double comm_share,
                              DiagnosisRow& r) {
-    r.evidence.push_back(fmt::format(
+    r.evidence.push_back(gpuplan::checked_format(
         "step {} observed vs a compute floor of {} (compute {} + optimizer {}): {:.1f}× "
         "(threshold {:g}×)",
         secs(s.observed), secs(floor), secs(s.b.compute.si()), secs(s.b.optimizer.si()),
         s.observed / floor, s.th.train_floor_factor));
-    r.evidence.push_back(fmt::format("MFU {} (threshold {})", format_percent(s.mfu),
-                                     format_percent(s.th.train_low_mfu)));
-    r.evidence.push_back(fmt::format(
+    r.evidence.push_back(gpuplan::checked_format("MFU {} (threshold {})", format_percent(s.mfu),
+                                                 format_percent(s.th.train_low_mfu)));
+    r.evidence.push_back(gpuplan::checked_format(
         "the model puts {} of the step in communication and bubble (threshold {}): exposed "
         "communication {} (tensor parallel {}, pipeline sends {}, data-parallel exposed {}), "
         "bubble {}",
@@ -142,15 +145,15 @@ void add_comm_bound_evidence(const TrainingFacts& s, double floor, double comm_s
         secs(s.b.exposed_comm.si()), secs(s.b.tp_comm.si()), secs(s.b.pp_comm.si()),
         secs(s.b.dp_exposed.si()), secs(s.b.bubble.si())));
     if (s.l.tp > s.hw.gpus_per_node) {
-        r.evidence.push_back(fmt::format(
+        r.evidence.push_back(gpuplan::checked_format(
             "tensor parallelism {} spans nodes of {} GPUs: its all-reduces cross the network",
             s.l.tp, s.hw.gpus_per_node));
     }
     if (s.l.pp > 1 && s.b.bubble.si() > 0) {
-        r.evidence.push_back(fmt::format("pipeline bubble {} of the step ({} stages, {} "
-                                         "micro-batches per step)",
-                                         format_percent(s.b.bubble.si() / s.predicted), s.l.pp,
-                                         s.pr.micro_batches));
+        r.evidence.push_back(gpuplan::checked_format(
+            "pipeline bubble {} of the step ({} stages, {} "
+            "micro-batches per step)",
+            format_percent(s.b.bubble.si() / s.predicted), s.l.pp, s.pr.micro_batches));
     }
 }
 
@@ -232,22 +235,22 @@ void add_input_stall(const TrainingFacts& s, Diagnosis& out) {
         r.id = "input-stall";
         r.symptom = "the GPUs wait between steps";
         r.cause = "the input pipeline (data loader) delivers fewer tokens than the GPUs consume";
-        r.evidence.push_back(fmt::format(
+        r.evidence.push_back(gpuplan::checked_format(
             "step {} observed vs {} the GPUs need on their own: {} longer (threshold {})",
             secs(s.observed), secs(own), format_percent(s.observed / own - 1),
             format_percent(s.th.train_input_gap)));
         if (s.est.loader_tokens_per_s > 0) {
-            r.evidence.push_back(fmt::format(
+            r.evidence.push_back(gpuplan::checked_format(
                 "the data loaders deliver {:.0f} tokens/s; the GPUs could consume {:.0f}: the "
                 "model predicts {} of each step waiting for input",
                 s.est.loader_tokens_per_s, s.est.consumed_tokens_per_s,
                 format_percent(stall_share)));
         }
         if (s.util) {
-            r.evidence.push_back(fmt::format("GPU utilization {} (below {}: idle between "
-                                             "kernels)",
-                                             format_percent(*s.util),
-                                             format_percent(s.th.busy_gpu)));
+            r.evidence.push_back(
+                gpuplan::checked_format("GPU utilization {} (below {}: idle between "
+                                        "kernels)",
+                                        format_percent(*s.util), format_percent(s.th.busy_gpu)));
         }
         r.check = "a profile of one step: the gap before the forward pass; the data loader's "
                   "time per batch (DataLoader num_workers, prefetch_factor, pin_memory); CPU "
@@ -267,25 +270,26 @@ void add_memory_fixes(const TrainingFacts& s, DiagnosisRow& r) {
     if (s.l.recompute != Recompute::Full) {
         TrainingConfig c = s.cfg;
         c.layout.recompute = Recompute::Full;
-        r.fixes.push_back(
-            reestimate(FixLayer::Framework,
-                       fmt::format("activation recompute {} → full", to_string(s.l.recompute)),
-                       s.hw, c, s.profile, s.prices, s.shown));
+        r.fixes.push_back(reestimate(
+            FixLayer::Framework,
+            gpuplan::checked_format("activation recompute {} → full", to_string(s.l.recompute)),
+            s.hw, c, s.profile, s.prices, s.shown));
     }
     if (s.l.micro_batch > 1) {
         TrainingConfig c = s.cfg;
         c.layout.micro_batch = s.l.micro_batch / 2;
-        r.fixes.push_back(
-            reestimate(FixLayer::Framework,
-                       fmt::format("micro-batch {} → {}", s.l.micro_batch, c.layout.micro_batch),
-                       s.hw, c, s.profile, s.prices, s.shown));
+        r.fixes.push_back(reestimate(
+            FixLayer::Framework,
+            gpuplan::checked_format("micro-batch {} → {}", s.l.micro_batch, c.layout.micro_batch),
+            s.hw, c, s.profile, s.prices, s.shown));
     }
     if (s.l.zero < 3 && s.l.pp == 1 && s.l.dp * s.l.cp > 1) {
         TrainingConfig c = s.cfg;
         c.layout.zero = s.l.zero + 1;
-        r.fixes.push_back(reestimate(FixLayer::Framework,
-                                     fmt::format("ZeRO stage {} → {}", s.l.zero, s.l.zero + 1),
-                                     s.hw, c, s.profile, s.prices, s.shown));
+        r.fixes.push_back(
+            reestimate(FixLayer::Framework,
+                       gpuplan::checked_format("ZeRO stage {} → {}", s.l.zero, s.l.zero + 1), s.hw,
+                       c, s.profile, s.prices, s.shown));
     }
 }
 
@@ -302,15 +306,16 @@ void add_training_memory(const TrainingFacts& s, Diagnosis& out) {
                                    : "the job is at the edge of the GPU's memory";
     r.cause = "activations and model states do not fit the GPU at this layout";
     if (s.log.oom_line > 0) {
-        r.evidence.push_back(fmt::format("training log line {}: out of memory", s.log.oom_line));
+        r.evidence.push_back(
+            gpuplan::checked_format("training log line {}: out of memory", s.log.oom_line));
     }
     if (s.log.max_reserved_mib) {
-        r.evidence.push_back(fmt::format("max reserved {:.1f} GiB of {:.1f} GiB ({}, threshold {})",
-                                         reserved / 1073741824.0, cap / 1073741824.0,
-                                         format_percent(reserved / cap),
-                                         format_percent(s.th.train_memory_share)));
+        r.evidence.push_back(gpuplan::checked_format(
+            "max reserved {:.1f} GiB of {:.1f} GiB ({}, threshold {})", reserved / 1073741824.0,
+            cap / 1073741824.0, format_percent(reserved / cap),
+            format_percent(s.th.train_memory_share)));
     }
-    r.evidence.push_back(fmt::format(
+    r.evidence.push_back(gpuplan::checked_format(
         "the model: {:.1f} GiB per GPU of {:.1f} GiB (activations {:.1f} GiB, model "
         "states {:.1f} GiB){}",
         s.pr.memory.total.si() / 1073741824.0, cap / 1073741824.0,
@@ -336,12 +341,12 @@ void add_stragglers(const TrainingFacts& s, Diagnosis& out) {
         r.symptom = "step times vary from step to step";
         r.cause = "a slow GPU, node or link holds every synchronous step back when it lags "
                   "(or periodic work: checkpoints, garbage collection, evaluation)";
-        r.evidence.push_back(
-            fmt::format("step times over {} steps: mean {}, standard deviation {} ({} of the mean, "
-                        "threshold {})",
-                        s.log.steps, secs(s.observed), secs(s.log.step_stddev_s),
-                        format_percent(cv), format_percent(s.th.train_step_cv)));
-        r.evidence.push_back(fmt::format(
+        r.evidence.push_back(gpuplan::checked_format(
+            "step times over {} steps: mean {}, standard deviation {} ({} of the mean, "
+            "threshold {})",
+            s.log.steps, secs(s.observed), secs(s.log.step_stddev_s), format_percent(cv),
+            format_percent(s.th.train_step_cv)));
+        r.evidence.push_back(gpuplan::checked_format(
             "slowest step {} at line {}: {:.2f}× the mean (threshold {:g}×)",
             secs(s.log.step_max_s), s.log.step_max_line, worst, s.th.train_straggler_max));
         r.check = "per-rank step times (Megatron --log-straggler, or NCCL_DEBUG=INFO and "
@@ -374,25 +379,25 @@ void add_training_throttled(const TrainingFacts& s, Diagnosis& out) {
                   : r.id == "power-capped" ? "the power limit holds the clock down"
                                            : "the clock is held down (no throttle reason "
                                              "reported)";
-        r.evidence.push_back(fmt::format("SM clock {:.0f} of {:.0f} MHz ({}, threshold {})",
-                                         *g.sm_clock_mhz, *g.max_sm_clock_mhz,
-                                         format_percent(ratio), format_percent(s.th.clock_ratio)));
+        r.evidence.push_back(gpuplan::checked_format(
+            "SM clock {:.0f} of {:.0f} MHz ({}, threshold {})", *g.sm_clock_mhz,
+            *g.max_sm_clock_mhz, format_percent(ratio), format_percent(s.th.clock_ratio)));
         if (g.has_throttle_reasons) {
-            r.evidence.push_back(fmt::format("power-cap throttling in {} of samples, thermal in {}",
-                                             format_percent(g.power_cap_share),
-                                             format_percent(g.thermal_share)));
+            r.evidence.push_back(gpuplan::checked_format(
+                "power-cap throttling in {} of samples, thermal in {}",
+                format_percent(g.power_cap_share), format_percent(g.thermal_share)));
         }
         if (g.power_draw_w && g.power_limit_w) {
-            r.evidence.push_back(fmt::format("power draw {:.0f} W of a {:.0f} W limit",
-                                             *g.power_draw_w, *g.power_limit_w));
+            r.evidence.push_back(gpuplan::checked_format("power draw {:.0f} W of a {:.0f} W limit",
+                                                         *g.power_draw_w, *g.power_limit_w));
         }
         Deployment slow = s.hw;
         slow.clocks.compute = ratio;
         try {
             const TrainingEstimate at = estimate_training(slow, s.cfg, s.profile, s.prices);
             r.evidence.push_back(
-                fmt::format("the model at this clock: step {} (vs {} at full clock)",
-                            secs(at.result.step.total.si()), secs(s.predicted)));
+                gpuplan::checked_format("the model at this clock: step {} (vs {} at full clock)",
+                                        secs(at.result.step.total.si()), secs(s.predicted)));
         } catch (const InputError&) {
         }
         r.check = "`nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE` on every node: clock "

@@ -1,4 +1,5 @@
 #include "model/error_bands.hpp"
+#include "model/checked_format.hpp"
 
 #include <fmt/format.h>
 
@@ -107,13 +108,14 @@ FigureBand band_for(const ErrorBands& bands, BandFigure figure, BandRegime regim
     out.mean_signed = best->mean_signed;
     out.points = best->points;
     out.validated = true;
-    out.source = fmt::format("P90 of {} {} validation point{} {}; {}", best->points, best->level,
-                             best->points == 1 ? "" : "s", measured_on_text(*best, q), best->set);
+    out.source = gpuplan::checked_format("P90 of {} {} validation point{} {}; {}", best->points,
+                                         best->level, best->points == 1 ? "" : "s",
+                                         measured_on_text(*best, q), best->set);
     return out;
 }
 
 std::string band_text(const FigureBand& b) {
-    return fmt::format("±{:.0f} % ({})", std::round(b.p90 * 100), b.source);
+    return gpuplan::checked_format("±{:.0f} % ({})", std::round(b.p90 * 100), b.source);
 }
 
 } // namespace gpuplan::model

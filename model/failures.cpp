@@ -1,5 +1,6 @@
 // Training with failures: Young/Daly checkpoint intervals, Daly's expected wall time, spares.
 #include "model/failures.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/availability.hpp"
 #include "model/error.hpp"
@@ -17,7 +18,7 @@ namespace {
 
 // The shortest readable form of a figure in a message (printf's %.6g).
 std::string num(double v) {
-    return fmt::format("{:.6g}", v);
+    return gpuplan::checked_format("{:.6g}", v);
 }
 
 void require(bool ok, const std::string& what, double value, const std::string& expected) {

@@ -252,6 +252,10 @@ FleetRun run_fleet(const FleetInputs& in, int owned, bool detail) {
     return run;
 }
 
+namespace {
+constexpr double kMaxFleetScanSteps = 1e8; // see plan_fleet in fleet.hpp
+} // namespace
+
 FleetPlan plan_fleet(const FleetInputs& in) {
     FleetPlan p;
     // B = 0 first: the peak need and the mean need do not depend on B.
@@ -260,9 +264,16 @@ FleetPlan plan_fleet(const FleetInputs& in) {
     p.mean_need = p.all_rented.total.hours > 0
                       ? p.all_rented.total.need_replica_hours / p.all_rented.total.hours
                       : 0.0;
+    // The scan is bounded before it starts, so no input runs for minutes (issue 33: 500,000
+    // requests/s needed 10^5 replicas × 8,760 steps and ran past 30 s): 10^8 steps take about
+    // a second.
     const double work = (static_cast<double>(p.peak_need) + 3.0) * p.all_rented.steps;
-    require(work <= 2e9, "the owned-against-rented scan would run " + num(work) +
-                             " steps; choose a coarser fleet.step");
+    require(work <= kMaxFleetScanSteps,
+            "the owned-against-rented scan would run " + num(work) + " steps (" +
+                std::to_string(p.peak_need) + " replicas at the peak × " +
+                std::to_string(p.all_rented.steps) +
+                " steps), above the limit of 1e8; choose a coarser fleet.step, a faster replica "
+                "or a lower workload.requests_per_s");
     for (int b = 0; b <= p.peak_need; ++b) {
         const FleetRun r = b == 0 ? p.all_rented : run_fleet(in, b);
         p.curve.push_back({b, r.spares, r.meets, r.total.total()});

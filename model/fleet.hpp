@@ -176,8 +176,8 @@ struct FleetPlan {
 
 /// Scans B from 0 to the peak need (the cost is piecewise linear in B between spare changes,
 /// so a scan finds the minimum), then runs the cheapest (or config.owned) in detail. Cost:
-/// (peak need + 3) runs of the horizon; throws InvalidArgument when that exceeds 2·10^9 steps
-/// (choose a coarser step).
+/// (peak need + 3) runs of the horizon; throws InvalidArgument when that exceeds 10^8 steps
+/// (about a second; choose a coarser step or a smaller fleet).
 [[nodiscard]] FleetPlan plan_fleet(const FleetInputs& in);
 
 } // namespace gpuplan::model

@@ -1,4 +1,5 @@
 #include "model/kv_offload.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 #include "model/scenario.hpp"
@@ -13,17 +14,19 @@ namespace gpuplan::model {
 void validate(const KvOffloadConfig& c) {
     const auto check_bytes = [](const std::optional<Bytes>& v, const char* key) {
         if (v && !(v->si() >= 0.0 && std::isfinite(v->si()))) {
-            throw InvalidArgument(fmt::format("engine.kv_offload.{}: {} bytes is negative or not "
-                                              "finite; give a size such as 256 GiB, or 0 for no "
-                                              "such tier",
-                                              key, v->si()));
+            throw InvalidArgument(
+                gpuplan::checked_format("engine.kv_offload.{}: {} bytes is negative or not "
+                                        "finite; give a size such as 256 GiB, or 0 for no "
+                                        "such tier",
+                                        key, v->si()));
         }
     };
     const auto check_rate = [](const std::optional<BytesPerSecond>& v, const char* key) {
         if (v && !(v->si() > 0.0 && std::isfinite(v->si()))) {
-            throw InvalidArgument(fmt::format("engine.kv_offload.{}: {} B/s is not a positive "
-                                              "bandwidth; give one such as 25 GB/s",
-                                              key, v->si()));
+            throw InvalidArgument(
+                gpuplan::checked_format("engine.kv_offload.{}: {} B/s is not a positive "
+                                        "bandwidth; give one such as 25 GB/s",
+                                        key, v->si()));
         }
     };
     check_bytes(c.host, "host");

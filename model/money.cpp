@@ -1,4 +1,5 @@
 #include "model/money.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 
@@ -33,7 +34,7 @@ std::string to_string(const Money& m) {
     } else {
         std::snprintf(buf, sizeof buf, "%.2f %s", m.amount, m.currency.c_str());
     }
-    return buf;
+    return mark_non_finite(m.amount, buf);
 }
 
 std::string to_string(const Price& p) {

@@ -1,4 +1,5 @@
 #include "model/operating_point.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 #include "model/scenario.hpp"
@@ -87,31 +88,31 @@ std::string default_reason(const MemoryEstimate& mem, const Workload& w, int dp,
     const int per_replica = capacity / std::max(1, dp);
     const bool by_seqs = per_replica >= mem.engine.max_num_seqs;
     const Workload r = analytic_request(w);
-    return fmt::format("default: the most sequences the engine runs at once at {} + {} tokens "
-                       "({} per replica, bound by {}); set workload.concurrency or "
-                       "requests_per_s for another load",
-                       r.input_tokens, r.output_tokens, per_replica,
-                       by_seqs ? "max_num_seqs" : "the kv-cache");
+    return gpuplan::checked_format(
+        "default: the most sequences the engine runs at once at {} + {} tokens "
+        "({} per replica, bound by {}); set workload.concurrency or "
+        "requests_per_s for another load",
+        r.input_tokens, r.output_tokens, per_replica, by_seqs ? "max_num_seqs" : "the kv-cache");
 }
 
 // The offline batch's load: all `n` requests queued at once, as many running as fit.
 OperatingPoint offline_batch(const Workload& w, int n, int capacity) {
     const bool from_trace = !w.batch_requests;
     if (w.concurrency || w.requests_per_s || w.arrival.requests_per_s) {
-        throw InvalidArgument(fmt::format(
+        throw InvalidArgument(gpuplan::checked_format(
             "workload: an offline batch of {} requests ({}) and {} are both given; keep one load",
             n, from_trace ? "a trace whose arrivals are all at one instant" : "batch_requests",
             w.concurrency ? "concurrency" : "requests_per_s"));
     }
     if (!from_trace &&
         (w.arrival.kind == ArrivalKind::ClosedLoop || w.arrival.kind == ArrivalKind::Trace)) {
-        throw InvalidArgument(fmt::format(
+        throw InvalidArgument(gpuplan::checked_format(
             "workload: batch_requests {} and an arrival process '{}' are both given; keep one "
             "load",
             n, name_of(w.arrival.kind)));
     }
     if (w.requests && *w.requests != n) {
-        throw InvalidArgument(fmt::format(
+        throw InvalidArgument(gpuplan::checked_format(
             "workload: requests {} and an offline batch of {} requests are both given; the batch "
             "sends exactly its requests, so drop requests",
             *w.requests, n));
@@ -120,10 +121,10 @@ OperatingPoint offline_batch(const Workload& w, int n, int capacity) {
     op.kind = LoadKind::OfflineBatch;
     op.batch_requests = n;
     op.concurrency = std::clamp(capacity, 1, n);
-    op.why =
-        fmt::format("all arriving at t = 0, {}; {} run at once{}",
-                    from_trace ? "the trace's rows" : "workload.batch_requests", op.concurrency,
-                    op.concurrency < n ? ", the most the deployment holds" : ": all of them");
+    op.why = gpuplan::checked_format(
+        "all arriving at t = 0, {}; {} run at once{}",
+        from_trace ? "the trace's rows" : "workload.batch_requests", op.concurrency,
+        op.concurrency < n ? ", the most the deployment holds" : ": all of them");
     return op;
 }
 
@@ -138,7 +139,7 @@ OperatingPoint resolve_operating_point(const MemoryEstimate& mem, const Workload
     }
     if (const auto rate = offered_rate(w)) {
         if (w.concurrency) {
-            throw InvalidArgument(fmt::format(
+            throw InvalidArgument(gpuplan::checked_format(
                 "workload: concurrency {} and an offered rate of {} requests/s are both given; "
                 "keep concurrency for a closed loop or requests_per_s for an open one",
                 *w.concurrency, *rate));
@@ -146,11 +147,11 @@ OperatingPoint resolve_operating_point(const MemoryEstimate& mem, const Workload
         op.kind = LoadKind::OfferedRate;
         op.requests_per_s = rate;
         op.concurrency = std::max(1, capacity);
-        op.why = fmt::format("offered: {:g} requests/s", *rate);
+        op.why = gpuplan::checked_format("offered: {:g} requests/s", *rate);
         return op;
     }
     if (closed_arrival && w.concurrency && *w.concurrency != w.arrival.users) {
-        throw InvalidArgument(fmt::format(
+        throw InvalidArgument(gpuplan::checked_format(
             "workload: concurrency {} and a closed loop of {} users are both given; keep one",
             *w.concurrency, w.arrival.users));
     }

@@ -1,4 +1,5 @@
 #include "model/power.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 
@@ -56,7 +57,7 @@ std::string watts_text(Watts w) {
     } else {
         std::snprintf(buf, sizeof buf, "%.0f W", v);
     }
-    return buf;
+    return mark_non_finite(v, buf);
 }
 
 } // namespace

@@ -1,4 +1,5 @@
 #include "model/rack.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 
@@ -19,7 +20,7 @@ constexpr double kLiquidLimitW = 130e3;
 std::string kw(double w) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f kW", w / 1e3);
-    return buf;
+    return mark_non_finite(w, buf);
 }
 
 int fit(double capacity, double each) {

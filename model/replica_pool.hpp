@@ -25,8 +25,8 @@ struct ReplicaPool {
     std::vector<std::string> classes;
     /// Longest prompt it takes, tokens; nullopt: any. Length buckets: a request goes to the
     /// pools serving its class whose max_prompt_tokens is the smallest at or above its prompt
-    /// (none counts as above every prompt); when no such pool takes its length, to every pool
-    /// serving its class.
+    /// (none counts as above every prompt); when no pool takes its length, it is rejected (or
+    /// goes to the cloud endpoint as fallback): no pool takes a prompt over its bound.
     std::optional<int> max_prompt_tokens;
     /// With cluster.autoscaler: the bounds of this pool's replica count (each pool is scaled on
     /// its own replicas' metric, as one Horizontal Pod Autoscaler per deployment); nullopt:

@@ -1,4 +1,5 @@
 #include "model/serving.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/lora.hpp"
 #include "model/validity.hpp"
@@ -462,10 +463,11 @@ void settle_offered_load(const StepCostModel& m, const Workload& w, int capacity
         n = next;
     }
     op.concurrency = std::max(1, n);
-    op.why += fmt::format(": {} in flight by Little's law, {:.0f} % of the most the deployment "
-                          "serves{}",
-                          op.concurrency, *op.utilisation * 100,
-                          *op.utilisation > 1 ? "; the queue grows without bound" : "");
+    op.why += gpuplan::checked_format(
+        ": {} in flight by Little's law, {:.0f} % of the most the deployment "
+        "serves{}",
+        op.concurrency, *op.utilisation * 100,
+        *op.utilisation > 1 ? "; the queue grows without bound" : "");
 }
 
 } // namespace

@@ -1,4 +1,5 @@
 #include "model/speculative.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 #include "model/memory.hpp"
@@ -93,32 +94,36 @@ void validate(const SpeculativeConfig& c) {
     const int k = speculative_tokens(c);
     constexpr int kMaxK = 64;
     if (k < 1 || k > kMaxK) {
-        throw InvalidArgument(fmt::format("{}.num_speculative_tokens: {} draft tokens per step; "
-                                          "give a whole number from 1 to {}",
-                                          where, k, kMaxK));
+        throw InvalidArgument(
+            gpuplan::checked_format("{}.num_speculative_tokens: {} draft tokens per step; "
+                                    "give a whole number from 1 to {}",
+                                    where, k, kMaxK));
     }
     if (c.acceptance_rate && !c.acceptance.empty()) {
         throw InvalidArgument(where + ": both acceptance_rate and acceptance are given; keep one "
                                       "(a mean rate, or a list per position)");
     }
     if (c.acceptance_rate && !(*c.acceptance_rate >= 0.0 && *c.acceptance_rate < 1.0)) {
-        throw InvalidArgument(fmt::format("{}.acceptance_rate: {} is outside [0, 1); give the "
-                                          "probability that a draft token is accepted, e.g. 0.7",
-                                          where, *c.acceptance_rate));
+        throw InvalidArgument(
+            gpuplan::checked_format("{}.acceptance_rate: {} is outside [0, 1); give the "
+                                    "probability that a draft token is accepted, e.g. 0.7",
+                                    where, *c.acceptance_rate));
     }
     if (!c.acceptance.empty()) {
         if (static_cast<int>(c.acceptance.size()) != k) {
-            throw InvalidArgument(fmt::format("{}.acceptance: {} positions for {} draft tokens; "
-                                              "give one probability per draft token",
-                                              where, c.acceptance.size(), k));
+            throw InvalidArgument(
+                gpuplan::checked_format("{}.acceptance: {} positions for {} draft tokens; "
+                                        "give one probability per draft token",
+                                        where, c.acceptance.size(), k));
         }
         for (std::size_t i = 0; i < c.acceptance.size(); ++i) {
             const double a = c.acceptance[i];
             if (!(a >= 0.0 && a <= 1.0)) {
-                throw InvalidArgument(fmt::format("{}.acceptance[{}]: {} is outside [0, 1]; give "
-                                                  "the probability that this position is "
-                                                  "accepted when the ones before it were",
-                                                  where, i, a));
+                throw InvalidArgument(
+                    gpuplan::checked_format("{}.acceptance[{}]: {} is outside [0, 1]; give "
+                                            "the probability that this position is "
+                                            "accepted when the ones before it were",
+                                            where, i, a));
             }
         }
     }
@@ -128,10 +133,11 @@ void validate(const SpeculativeConfig& c) {
                                           "name>, e.g. llama-3.1-8b");
         }
     } else if (!c.draft_model.empty()) {
-        throw InvalidArgument(fmt::format("{}.draft_model: '{}' is given for method {}, which "
-                                          "has no separate draft model; use method draft_model "
-                                          "or remove the key",
-                                          where, c.draft_model, to_string(c.method)));
+        throw InvalidArgument(
+            gpuplan::checked_format("{}.draft_model: '{}' is given for method {}, which "
+                                    "has no separate draft model; use method draft_model "
+                                    "or remove the key",
+                                    where, c.draft_model, to_string(c.method)));
     }
 }
 
@@ -187,13 +193,13 @@ std::optional<Deployment> draft_deployment(const Deployment& d) {
     try {
         validate(draft);
     } catch (const InvalidArgument& e) {
-        throw InvalidArgument(fmt::format("engine.speculative: the {} cannot be split like the "
-                                          "target (tp {}): {}; choose a draft whose heads divide "
-                                          "by tp",
-                                          c.method == SpeculativeMethod::DraftModel
-                                              ? "draft model '" + c.draft_model + "'"
-                                              : std::string("draft head"),
-                                          d.par.tp, e.what()));
+        throw InvalidArgument(gpuplan::checked_format(
+            "engine.speculative: the {} cannot be split like the "
+            "target (tp {}): {}; choose a draft whose heads divide "
+            "by tp",
+            c.method == SpeculativeMethod::DraftModel ? "draft model '" + c.draft_model + "'"
+                                                      : std::string("draft head"),
+            d.par.tp, e.what()));
     }
     return draft;
 }

@@ -1,4 +1,5 @@
 // estimate_training: the full report of one layout (per-stage memory, scaling, energy, cost).
+#include "model/checked_format.hpp"
 #include "model/error.hpp"
 #include "model/power.hpp"
 #include "model/training.hpp"
@@ -147,9 +148,10 @@ void add_notes(TrainingEstimate& e, const Deployment& hw, const TrainingConfig& 
                           "network");
     }
     if (e.clock < 1.0) {
-        e.notes.push_back(fmt::format("the {:.0f} W per-GPU power limit holds the core clock at "
-                                      "{:.0f} %: each step takes {:.2f}x as long",
-                                      e.power_limit->si(), e.clock * 100.0, e.power_slowdown));
+        e.notes.push_back(
+            gpuplan::checked_format("the {:.0f} W per-GPU power limit holds the core clock at "
+                                    "{:.0f} %: each step takes {:.2f}x as long",
+                                    e.power_limit->si(), e.clock * 100.0, e.power_slowdown));
     }
     if (e.power_basis == "unknown") {
         e.notes.push_back("no board power for this accelerator and no average_gpu_power given: "

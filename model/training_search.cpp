@@ -1,6 +1,7 @@
 // search_layouts: enumerate training layouts, keep the fitting ones, rank them, say why the best
 // wins. The loop body evaluates one layout with TrainingModel::evaluate (allocation-free) and
 // keeps the best N in a vector reserved up front.
+#include "model/checked_format.hpp"
 #include "model/error.hpp"
 #include "model/training.hpp"
 #include "model/unit_parser.hpp"
@@ -33,15 +34,15 @@ std::vector<int> divisors(int n) {
 std::string duration(Seconds s) {
     const double v = s.si();
     if (v >= 2 * 86400.0) {
-        return fmt::format("{:.1f} days", v / 86400.0);
+        return gpuplan::checked_format("{:.1f} days", v / 86400.0);
     }
     if (v >= 2 * 3600.0) {
-        return fmt::format("{:.1f} h", v / 3600.0);
+        return gpuplan::checked_format("{:.1f} h", v / 3600.0);
     }
     if (v >= 120.0) {
-        return fmt::format("{:.1f} min", v / 60.0);
+        return gpuplan::checked_format("{:.1f} min", v / 60.0);
     }
-    return fmt::format("{:.2f} s", v);
+    return gpuplan::checked_format("{:.2f} s", v);
 }
 
 std::string describe(const TrainingLayout& l) {
@@ -82,7 +83,7 @@ std::string main_difference(const LayoutResult& better, const LayoutResult& wors
     if (best->second <= 0) {
         return "the same step time";
     }
-    return fmt::format("{:.3g}", best->second) + " s more " + best->first + " per step";
+    return gpuplan::checked_format("{:.3g}", best->second) + " s more " + best->first + " per step";
 }
 
 // The layouts kept so far, best first (at most `keep`, within capacity reserved up front: no
@@ -264,7 +265,7 @@ void explain_best(SearchResult& out, const SearchOptions& options, const std::st
     out.why += other_text;
     // The step of the winner, where its time goes.
     const StepBreakdown& s = best.step;
-    out.why += " Its step (" + fmt::format("{:.3g}", s.total.si()) + " s) is " +
+    out.why += " Its step (" + gpuplan::checked_format("{:.3g}", s.total.si()) + " s) is " +
                format_fixed(s.compute / s.total * 100.0, 0) + " % compute, " +
                format_fixed(s.exposed_comm / s.total * 100.0, 0) + " % exposed communication, " +
                format_fixed(s.bubble / s.total * 100.0, 0) + " % bubble, " +

@@ -1,4 +1,5 @@
 #include "model/unit_parser.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 
@@ -320,20 +321,20 @@ namespace {
 std::string printf_string(const char* fmt, double v, const char* unit) {
     char buf[64];
     std::snprintf(buf, sizeof buf, fmt, v, unit);
-    return buf;
+    return mark_non_finite(v, buf);
 }
 } // namespace
 
 std::string format_in_gib(Bytes b) {
-    return fmt::format("{:.2f} GiB", b.si() / kGiB);
+    return gpuplan::checked_format("{:.2f} GiB", b.si() / kGiB);
 }
 
 std::string format_fixed(double v, int decimals) {
-    return fmt::format("{:.{}f}", v, decimals);
+    return gpuplan::checked_format("{:.{}f}", v, decimals);
 }
 
 std::string format_percent(double fraction) {
-    return fmt::format("{:.0f} %", fraction * 100.0);
+    return gpuplan::checked_format("{:.0f} %", fraction * 100.0);
 }
 
 std::string format_gib(Bytes b, int decimals) {

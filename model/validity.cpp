@@ -1,4 +1,5 @@
 #include "model/validity.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/autoscaler.hpp"
 #include "model/error.hpp"
@@ -14,7 +15,7 @@ namespace {
 std::string watts_text(Watts w) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.0f W", w.si());
-    return buf;
+    return mark_non_finite(w.si(), buf);
 }
 
 // The GPU's own peak for a path (PeakCompute::for_type lets bf16 and fp16 stand in for each

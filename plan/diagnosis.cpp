@@ -1,4 +1,5 @@
 #include "plan/diagnosis.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 #include "model/operating_point.hpp"
@@ -56,7 +57,7 @@ void simulate_percentiles(const model::Scenario& s, const model::EfficiencyProfi
     // Every latency is then predicted one way: under load, simulated (the analytic TTFT has no
     // queue, so beside a queueing deployment's it would read as a second, contradicting figure).
     const std::string basis =
-        fmt::format("simulated: a closed loop of {} (running + waiting)", clients);
+        gpuplan::checked_format("simulated: a closed loop of {} (running + waiting)", clients);
     for (auto& c : g.comparisons) {
         const auto it = sim_ms.find(c.figure);
         if (it == sim_ms.end()) {
@@ -68,7 +69,7 @@ void simulate_percentiles(const model::Scenario& s, const model::EfficiencyProfi
             c.source = "buckets vs simulator";
         }
     }
-    g.notes.push_back(fmt::format(
+    g.notes.push_back(gpuplan::checked_format(
         "percentiles: the simulator's over {} requests, a closed loop of {} (running + waiting) "
         "at {} + {} tokens, beside the histograms' (Prometheus histogram_quantile)",
         *o.requests, clients, g.input_tokens, g.output_tokens));
@@ -97,16 +98,16 @@ void rack_row(const model::Scenario& s, const model::EfficiencyProfile& profile,
     r.id = "rack-budget-exceeded";
     r.symptom = "the nodes of a rack draw more than its power budget";
     r.cause = "the GPUs draw more power than the rack was budgeted for";
-    r.evidence.push_back(fmt::format(
+    r.evidence.push_back(gpuplan::checked_format(
         "observed {:.0f} W per GPU × {} GPUs per node{}: {:.2f} kW per node at the wall", draw,
         per_node, node.known ? " + the host" : " (no host counted: no node given)",
         node_wall.si() / 1e3));
-    r.evidence.push_back(fmt::format("{} node{} sharing the rack draw {:.2f} kW against a budget "
-                                     "of {:.2f} kW ({:.0f} % of it); × PUE {:.2f}: {:.2f} kW at "
-                                     "the facility",
-                                     sharing, sharing == 1 ? "" : "s", rack.si() / 1e3,
-                                     budget.si() / 1e3, 100 * rack.si() / budget.si(), pue,
-                                     rack.si() * pue / 1e3));
+    r.evidence.push_back(gpuplan::checked_format(
+        "{} node{} sharing the rack draw {:.2f} kW against a budget "
+        "of {:.2f} kW ({:.0f} % of it); × PUE {:.2f}: {:.2f} kW at "
+        "the facility",
+        sharing, sharing == 1 ? "" : "s", rack.si() / 1e3, budget.si() / 1e3,
+        100 * rack.si() / budget.si(), pue, rack.si() * pue / 1e3));
     r.check = "the rack PDUs' measured load (or `nvidia-smi --query-gpu=power.draw` on every "
               "node summed with the hosts' IPMI power readings) against the budget";
     // Fix 1: cap each GPU so that the nodes fit the budget.
@@ -121,15 +122,16 @@ void rack_row(const model::Scenario& s, const model::EfficiencyProfile& profile,
             static_cast<double>(sharing);
         model::DiagnosisFix f;
         f.layer = model::FixLayer::Framework;
-        f.change = fmt::format("cap each GPU at {:.0f} W (nvidia-smi -pl {:.0f}; power.gpu_cap "
-                               "in the scenario)",
-                               std::floor(cap.per_gpu.si()), std::floor(cap.per_gpu.si()));
+        f.change = gpuplan::checked_format(
+            "cap each GPU at {:.0f} W (nvidia-smi -pl {:.0f}; power.gpu_cap "
+            "in the scenario)",
+            std::floor(cap.per_gpu.si()), std::floor(cap.per_gpu.si()));
         f.estimated = true;
         f.fits = !cap.below_resident;
         f.gpus = gpus;
-        f.effect = fmt::format("the rack's {} node{} draw {:.2f} kW → {:.2f} kW (budget {:.2f} kW)",
-                               sharing, sharing == 1 ? "" : "s", rack.si() / 1e3,
-                               capped_rack.si() / 1e3, budget.si() / 1e3);
+        f.effect = gpuplan::checked_format(
+            "the rack's {} node{} draw {:.2f} kW → {:.2f} kW (budget {:.2f} kW)", sharing,
+            sharing == 1 ? "" : "s", rack.si() / 1e3, capped_rack.si() / 1e3, budget.si() / 1e3);
         // What the cap costs, through the one chain of each job: the training step under the
         // per-GPU limit, or the serving estimate under the cap.
         if (g.training && s.training) {
@@ -143,9 +145,9 @@ void rack_row(const model::Scenario& s, const model::EfficiencyProfile& profile,
             f.step = capped.result.step.total;
             f.throughput = capped.result.tokens_per_s;
             f.fits = f.fits && capped.result.fits;
-            f.effect += fmt::format("; predicted step {:.1f} s → {:.1f} s (clock {:.0f} %)",
-                                    free.result.step.total.si(), capped.result.step.total.si(),
-                                    capped.clock * 100);
+            f.effect += gpuplan::checked_format(
+                "; predicted step {:.1f} s → {:.1f} s (clock {:.0f} %)",
+                free.result.step.total.si(), capped.result.step.total.si(), capped.clock * 100);
         } else if (!g.training) {
             model::PowerBudget pb = s.power;
             pb.gpu_cap = cap.per_gpu;
@@ -160,9 +162,10 @@ void rack_row(const model::Scenario& s, const model::EfficiencyProfile& profile,
             f.ttft = pe.capped.ttft_loaded;
             f.tpot = pe.capped.tpot;
             f.throughput = pe.capped.throughput;
-            f.effect += fmt::format("; predicted {:.0f} → {:.0f} tok/s, TPOT {:.1f} ms → {:.1f} ms",
-                                    pe.uncapped.throughput, pe.capped.throughput,
-                                    pe.uncapped.tpot.si() * 1e3, pe.capped.tpot.si() * 1e3);
+            f.effect += gpuplan::checked_format(
+                "; predicted {:.0f} → {:.0f} tok/s, TPOT {:.1f} ms → {:.1f} ms",
+                pe.uncapped.throughput, pe.capped.throughput, pe.uncapped.tpot.si() * 1e3,
+                pe.capped.tpot.si() * 1e3);
         }
         if (cap.below_resident) {
             f.effect += "; the cap is below the GPU's resident power: not a workable cap";
@@ -181,19 +184,19 @@ void rack_row(const model::Scenario& s, const model::EfficiencyProfile& profile,
             model::plan_racks(node_wall, node.rack_units, nodes, s.rack, budget);
         model::DiagnosisFix f;
         f.layer = model::FixLayer::Hardware;
-        f.change =
-            fmt::format("spread the nodes: {} per rack at the observed draw", plan.nodes_per_rack);
+        f.change = gpuplan::checked_format("spread the nodes: {} per rack at the observed draw",
+                                           plan.nodes_per_rack);
         f.estimated = plan.feasible;
         f.fits = plan.feasible;
         f.gpus = gpus;
-        f.effect =
-            plan.feasible
-                ? fmt::format("model::plan_racks at {:.2f} kW per node: {} node{} per "
-                              "rack ({} binds), {} rack{} for {} node{}",
-                              node_wall.si() / 1e3, plan.nodes_per_rack,
-                              plan.nodes_per_rack == 1 ? "" : "s", model::to_string(plan.binding),
-                              plan.racks, plan.racks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s")
-                : "not even one node fits the budget at this draw: cap the GPUs";
+        f.effect = plan.feasible
+                       ? gpuplan::checked_format(
+                             "model::plan_racks at {:.2f} kW per node: {} node{} per "
+                             "rack ({} binds), {} rack{} for {} node{}",
+                             node_wall.si() / 1e3, plan.nodes_per_rack,
+                             plan.nodes_per_rack == 1 ? "" : "s", model::to_string(plan.binding),
+                             plan.racks, plan.racks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s")
+                       : "not even one node fits the budget at this draw: cap the GPUs";
         r.fixes.push_back(std::move(f));
     } catch (const InputError& err) {
         model::DiagnosisFix f;

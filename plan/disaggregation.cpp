@@ -1,4 +1,5 @@
 #include "plan/disaggregation.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/disaggregation.hpp"
 #include "model/error.hpp"
@@ -21,7 +22,7 @@ namespace {
 std::string fixed(double v, int digits) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
+    return mark_non_finite(v, buf);
 }
 
 /// Whether `d` is a valid layout that holds its model with room for KV blocks.

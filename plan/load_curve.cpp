@@ -1,4 +1,5 @@
 #include "plan/load_curve.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 #include "model/operating_point.hpp"
@@ -28,16 +29,16 @@ LoadAxis default_axis(const model::Scenario& s) {
 
 model::Scenario at_load(const model::Scenario& s, LoadAxis axis, double load) {
     if (!(load > 0) || !std::isfinite(load)) {
-        throw InvalidArgument(fmt::format(
+        throw InvalidArgument(gpuplan::checked_format(
             "a load of {} {} is not above 0; give loads above 0, e.g. 1", load, to_string(axis)));
     }
     model::Scenario t = s;
     if (axis == LoadAxis::Concurrency) {
         if (load != std::floor(load) || load > 1 << 24) {
-            throw InvalidArgument(
-                fmt::format("a concurrency of {} is not a whole number of sequences up to 2^24; "
-                            "give whole numbers, e.g. 8",
-                            load));
+            throw InvalidArgument(gpuplan::checked_format(
+                "a concurrency of {} is not a whole number of sequences up to 2^24; "
+                "give whole numbers, e.g. 8",
+                load));
         }
         model::set_closed_loop(t.workload, static_cast<int>(load));
     } else {
@@ -56,7 +57,7 @@ model::Scenario at_load(const model::Scenario& s, LoadAxis axis, double load) {
 namespace {
 
 std::string ms(Seconds s) {
-    return fmt::format("{:.1f} ms", s.si() * 1e3);
+    return gpuplan::checked_format("{:.1f} ms", s.si() * 1e3);
 }
 
 } // namespace
@@ -85,11 +86,12 @@ CurvePoint curve_point(const model::Scenario& s, const model::EfficiencyProfile&
     } else {
         p.fits = e.memory.fits && e.peak_throughput > 0 && p.utilisation && *p.utilisation <= 1.0;
         if (!p.fits) {
-            p.miss = !e.memory.fits || !(e.peak_throughput > 0)
-                         ? "the engine does not start"
-                         : fmt::format("the offered load is {:.0f} % of what the deployment "
-                                       "serves: the queue grows without bound",
-                                       p.utilisation.value_or(0) * 100);
+            p.miss =
+                !e.memory.fits || !(e.peak_throughput > 0)
+                    ? "the engine does not start"
+                    : gpuplan::checked_format("the offered load is {:.0f} % of what the deployment "
+                                              "serves: the queue grows without bound",
+                                              p.utilisation.value_or(0) * 100);
         }
     }
     if (!p.fits) {
@@ -98,7 +100,7 @@ CurvePoint curve_point(const model::Scenario& s, const model::EfficiencyProfile&
     std::vector<std::string> missed;
     const auto check = [&](const std::optional<Seconds>& target, Seconds value, const char* what) {
         if (target && value > *target) {
-            missed.push_back(fmt::format("{} {} > {}", what, ms(value), ms(*target)));
+            missed.push_back(gpuplan::checked_format("{} {} > {}", what, ms(value), ms(*target)));
         }
     };
     if (axis == LoadAxis::RequestRate) {
@@ -106,7 +108,7 @@ CurvePoint curve_point(const model::Scenario& s, const model::EfficiencyProfile&
         // (model::slo_capacity's question), so the highest rate served is that capacity.
         const model::SloFigures f =
             model::slo_figures_at(s.deployment, s.workload, s.slo, profile, load);
-        const std::string at = fmt::format(" (p{:.0f})", s.slo.percentile);
+        const std::string at = gpuplan::checked_format(" (p{:.0f})", s.slo.percentile);
         check(s.slo.ttft, f.ttft, ("TTFT" + at).c_str());
         check(s.slo.tpot, f.tpot, ("TPOT" + at).c_str());
         check(s.slo.e2e, f.e2e, ("E2E" + at).c_str());
@@ -290,7 +292,8 @@ std::vector<SimulatedPoint> simulate_curve(const model::Scenario& s,
         t.workload.duration.reset();
         const sim::SimResult res = sim::simulate(t, o, stop);
         if (!res.ok || res.stopped) {
-            p.reason = res.stopped ? "stopped" : fmt::format("{}", fmt::join(res.reasons, "; "));
+            p.reason = res.stopped ? "stopped"
+                                   : gpuplan::checked_format("{}", fmt::join(res.reasons, "; "));
         } else {
             const sim::RequestSummary& o2 = res.overall;
             p.ok = true;

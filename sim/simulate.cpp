@@ -253,6 +253,43 @@ void check_run_size(const model::Workload& w, const std::optional<int>& requests
     }
 }
 
+// The simulated time the workload asks for when the inputs give it (a duration, a request count
+// at a rate, a trace); nullopt for a closed loop, whose time depends on the service.
+std::optional<double> expected_span_s(const model::Workload& w, const std::optional<int>& requests,
+                                      const std::optional<Seconds>& duration) {
+    if (duration) {
+        return duration->si();
+    }
+    if (w.arrival.kind == model::ArrivalKind::Trace) {
+        const double speed = w.arrival.trace_speedup > 0 ? w.arrival.trace_speedup : 1.0;
+        return w.trace.empty()
+                   ? 0.0
+                   : (w.trace.back().arrival.si() - w.trace.front().arrival.si()) / speed;
+    }
+    if (w.arrival.kind == model::ArrivalKind::ClosedLoop || !requests) {
+        return std::nullopt;
+    }
+    return *requests / w.arrival.requests_per_s.value_or(w.requests_per_s.value_or(1.0));
+}
+
+// Refuses up front a period that would pass detail::kMaxClusterEvents in the expected span
+// (`per_period` events each period); the cluster checks the count as it runs as well, for a
+// closed loop whose span is not known before.
+void check_event_count(const std::optional<double>& span_s, double period_s, double per_period,
+                       const std::string& what) {
+    if (!span_s || !(period_s > 0)) {
+        return;
+    }
+    const double events = *span_s / period_s * per_period;
+    if (events > static_cast<double>(detail::kMaxClusterEvents)) {
+        throw InvalidArgument(what + ": " + secs(period_s) + " over the " + secs(*span_s) +
+                              " the workload runs is about " + num(events) +
+                              " events, above the simulator's limit of " +
+                              std::to_string(detail::kMaxClusterEvents) +
+                              "; give a longer period or simulate a shorter window");
+    }
+}
+
 } // namespace
 
 SimResult simulate(const model::Scenario& scenario, const SimOptions& options, std::stop_token stop,
@@ -392,6 +429,8 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
             model::check_autoscaler(*a, setup.replicas);
         }
         check_span(a->interval.si(), "cluster.autoscaler.interval");
+        check_event_count(expected_span_s(w, requests, duration), a->interval.si(), 1.0,
+                          "cluster.autoscaler.interval");
         check_span(a->provisioning.si(), "cluster.autoscaler.provisioning");
         check_span(a->cooldown.si(), "cluster.autoscaler.cooldown");
     }
@@ -413,6 +452,14 @@ SimResult simulate(const model::Scenario& scenario, const SimOptions& options, s
             model::serving_availability(ac, setup.replicas, cost.replica_gpus());
         setup.fail_mtbf = sa.inputs.mtbf;
         setup.fail_mttr = sa.inputs.mttr;
+        // A failure and its repair per MTBF, for every replica and spare.
+        const double units = setup.replicas + f->spares;
+        check_event_count(expected_span_s(w, requests, duration), sa.inputs.mtbf.si(), 2.0 * units,
+                          "cluster.failures.mtbf");
+        if (f->degraded_link) {
+            check_event_count(expected_span_s(w, requests, duration), f->degraded_link->mtbf.si(),
+                              2.0 * units, "cluster.failures.degraded_link.mtbf");
+        }
     }
     check_span(scenario.scheduler.static_max_wait.si(), "engine.static_max_wait");
     check_span(w.arrival.think_time.si(), "workload.arrival.think_time");

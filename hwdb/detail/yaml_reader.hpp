@@ -29,6 +29,11 @@ inline constexpr int kMaxNesting = 64;
 /// anchors, aliases and duplicate keys. Throws ConfigError.
 [[nodiscard]] YAML::Node parse_strict(std::string_view text, const std::string& file);
 
+/// One value written on the command line (`--set key=VALUE`) under parse_strict's rules
+/// (anchors, aliases, duplicate keys, nesting and size refused), of any kind: a scalar, a list or
+/// a mapping; null when empty. Errors name `origin` (the flag) instead of a line and column.
+[[nodiscard]] YAML::Node parse_strict_value(std::string_view text, const std::string& origin);
+
 /// The tag prefix of nodes that came from the command line; the rest of the tag names the flag
 /// ("--tp 0,3"), which messages show in place of file:line:column.
 inline const std::string kCommandLineTag = "!gpuplan-command-line:";

@@ -1,6 +1,7 @@
 // The serving rows of model::diagnose, one function per row of the troubleshooting table
 // (docs/diagnose.md): each reads the shared ServingFacts and appends its row when it applies.
 #include "model/detail/diagnose_rules.hpp"
+#include "model/checked_format.hpp"
 
 #include "model/error.hpp"
 #include "model/operating_point.hpp"
@@ -19,7 +20,8 @@ namespace gpuplan::model::detail {
 namespace {
 
 std::string ms(double s) {
-    return s * 1e3 >= 100 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:.3g} ms", s * 1e3);
+    return s * 1e3 >= 100 ? gpuplan::checked_format("{:.0f} ms", s * 1e3)
+                          : gpuplan::checked_format("{:.3g} ms", s * 1e3);
 }
 // A PCIe 4.0 x16 link moves about 25 GB/s in practice (32 GB/s on paper, PCI-SIG), the rate
 // weights offloaded to host memory (vLLM --cpu-offload-gb) are streamed back at every step.
@@ -42,12 +44,12 @@ DiagnosisFix reestimate(FixLayer layer, std::string change, Deployment dd, Workl
         f.ttft = e.ttft_loaded;
         f.tpot = e.tpot;
         f.throughput = e.throughput;
-        f.effect = fmt::format("predicted at {} in flight: {:.0f} → {:.0f} tok/s, room for {} → {} "
-                               "sequences, TPOT {} → {}, TTFT {} → {}",
-                               ww.concurrency.value_or(0), before.throughput, e.throughput,
-                               deployment_capacity(before.memory, ww, before_dp), f.capacity,
-                               ms(before.tpot.si()), ms(e.tpot.si()), ms(before.ttft_loaded.si()),
-                               ms(e.ttft_loaded.si()));
+        f.effect = gpuplan::checked_format(
+            "predicted at {} in flight: {:.0f} → {:.0f} tok/s, room for {} → {} "
+            "sequences, TPOT {} → {}, TTFT {} → {}",
+            ww.concurrency.value_or(0), before.throughput, e.throughput,
+            deployment_capacity(before.memory, ww, before_dp), f.capacity, ms(before.tpot.si()),
+            ms(e.tpot.si()), ms(before.ttft_loaded.si()), ms(e.ttft_loaded.si()));
         f.deployment = std::move(dd);
         f.workload = std::move(ww);
     } catch (const InputError& err) {
@@ -91,30 +93,33 @@ Deployment with_double_max_num_seqs(const Deployment& d, const EngineSettings& e
 
 // 1. KV cache full: sequences wait for blocks or are preempted.
 void add_kv_full_evidence(const ServingFacts& s, DiagnosisRow& r) {
-    r.evidence.push_back(fmt::format("KV cache {} used (threshold {})",
-                                     format_percent(*s.f.kv_usage), format_percent(s.th.kv_full)));
+    r.evidence.push_back(gpuplan::checked_format("KV cache {} used (threshold {})",
+                                                 format_percent(*s.f.kv_usage),
+                                                 format_percent(s.th.kv_full)));
     if (s.f.waiting)
-        r.evidence.push_back(fmt::format("{} waiting beside {} running", s.waiting, s.running));
+        r.evidence.push_back(
+            gpuplan::checked_format("{} waiting beside {} running", s.waiting, s.running));
     if (s.f.preemptions && *s.f.preemptions > 0) {
-        r.evidence.push_back(s.f.preemptions_per_s
-                                 ? fmt::format("{:.0f} preemptions in the window ({:.2g}/s)",
-                                               *s.f.preemptions, *s.f.preemptions_per_s)
-                                 : fmt::format("{:.0f} preemptions {}", *s.f.preemptions,
-                                               s.obs.metrics && s.obs.metrics->delta
-                                                   ? "in the window"
-                                                   : "since the server started"));
+        r.evidence.push_back(
+            s.f.preemptions_per_s
+                ? gpuplan::checked_format("{:.0f} preemptions in the window ({:.2g}/s)",
+                                          *s.f.preemptions, *s.f.preemptions_per_s)
+                : gpuplan::checked_format("{:.0f} preemptions {}", *s.f.preemptions,
+                                          s.obs.metrics && s.obs.metrics->delta
+                                              ? "in the window"
+                                              : "since the server started"));
     }
     if (s.f.queue_s && s.f.ttft_s && *s.f.ttft_s > 0) {
-        r.evidence.push_back(fmt::format(
+        r.evidence.push_back(gpuplan::checked_format(
             "queue time {} is {} of TTFT {}: requests wait for KV blocks", ms(*s.f.queue_s),
             format_percent(*s.f.queue_s / *s.f.ttft_s), ms(*s.f.ttft_s)));
     }
-    r.evidence.push_back(fmt::format(
+    r.evidence.push_back(gpuplan::checked_format(
         "predicted KV pool {} tokens: {} sequences of {} + {} tokens at once (max_num_seqs {})",
         s.e.memory.kv_tokens, s.capacity, s.wp.input_tokens, s.wp.output_tokens,
         s.eng.max_num_seqs));
     if (s.capacity > s.running * 1.25) {
-        r.evidence.push_back(fmt::format(
+        r.evidence.push_back(gpuplan::checked_format(
             "the model expects room for {} sequences but the cache is full at {}: requests "
             "are probably longer than {} + {} tokens, or the engine reserved less memory",
             s.capacity, s.running, s.wp.input_tokens, s.wp.output_tokens));
@@ -135,10 +140,10 @@ void add_kv_cache_full(const ServingFacts& s, Diagnosis& out) {
     if (s.eng.memory_fraction < 0.95) {
         Deployment x = s.d;
         x.engine.gpu_memory_utilization = 0.95;
-        r.fixes.push_back(
-            reestimate(FixLayer::Framework,
-                       fmt::format("gpu_memory_utilization {:.2f} → 0.95", s.eng.memory_fraction),
-                       x, s.wdemand, s.profile, s.at_demand, s.d.par.dp));
+        r.fixes.push_back(reestimate(
+            FixLayer::Framework,
+            gpuplan::checked_format("gpu_memory_utilization {:.2f} → 0.95", s.eng.memory_fraction),
+            x, s.wdemand, s.profile, s.at_demand, s.d.par.dp));
     }
     if (s.d.prec.kv_cache.bits_per_element > 8.0) {
         if (const auto fp8 = find_precision("fp8")) {
@@ -151,8 +156,9 @@ void add_kv_cache_full(const ServingFacts& s, Diagnosis& out) {
     }
     r.fixes.push_back(
         reestimate(FixLayer::Hardware,
-                   fmt::format("tp {} → {} (twice the GPUs: the weights take half as much of each)",
-                               s.d.par.tp, s.d.par.tp * 2),
+                   gpuplan::checked_format(
+                       "tp {} → {} (twice the GPUs: the weights take half as much of each)",
+                       s.d.par.tp, s.d.par.tp * 2),
                    with_tp_x2(s.d), s.wdemand, s.profile, s.at_demand, s.d.par.dp));
     r.severity = 3.0 + (s.f.preemptions && *s.f.preemptions > 0 ? 1.0 : 0.0);
     out.rows.push_back(std::move(r));
@@ -168,30 +174,33 @@ void add_queueing(const ServingFacts& s, Diagnosis& out) {
     r.id = "queueing";
     r.symptom = "time to first token grows with load; requests wait";
     r.cause = "more requests arrive than the running batch takes";
-    r.evidence.push_back(fmt::format("{} waiting beside {} running", s.waiting, s.running));
+    r.evidence.push_back(
+        gpuplan::checked_format("{} waiting beside {} running", s.waiting, s.running));
     if (s.queue_dominates) {
-        r.evidence.push_back(fmt::format("queue time {} is {} of TTFT {} (threshold {})",
-                                         ms(*s.f.queue_s),
-                                         format_percent(*s.f.queue_s / *s.f.ttft_s),
-                                         ms(*s.f.ttft_s), format_percent(s.th.queue_share)));
+        r.evidence.push_back(
+            gpuplan::checked_format("queue time {} is {} of TTFT {} (threshold {})",
+                                    ms(*s.f.queue_s), format_percent(*s.f.queue_s / *s.f.ttft_s),
+                                    ms(*s.f.ttft_s), format_percent(s.th.queue_share)));
     }
     r.check = "vllm:request_queue_time_seconds against vllm:time_to_first_token_seconds; "
               "vllm:num_requests_waiting over time";
     const int seq_cap = s.eng.max_num_seqs * s.d.par.dp;
     if (s.running >= seq_cap) {
-        r.evidence.push_back(fmt::format("running {} equals max_num_seqs {} × {} replicas",
-                                         s.running, s.eng.max_num_seqs, s.d.par.dp));
+        r.evidence.push_back(
+            gpuplan::checked_format("running {} equals max_num_seqs {} × {} replicas", s.running,
+                                    s.eng.max_num_seqs, s.d.par.dp));
         r.fixes.push_back(reestimate(
             FixLayer::Framework,
-            fmt::format("max_num_seqs {} → {}", s.eng.max_num_seqs, s.eng.max_num_seqs * 2),
+            gpuplan::checked_format("max_num_seqs {} → {}", s.eng.max_num_seqs,
+                                    s.eng.max_num_seqs * 2),
             with_double_max_num_seqs(s.d, s.eng), s.wdemand, s.profile, s.at_demand, s.d.par.dp));
     } else {
         r.fixes.push_back(advice(FixLayer::Framework, "cap client concurrency and fail fast",
                                  "keeps latency bounded; does not add capacity"));
     }
-    r.fixes.push_back(
-        reestimate(FixLayer::Hardware, fmt::format("replicas {} → {}", s.d.par.dp, s.d.par.dp * 2),
-                   with_replicas_x2(s.d), s.wdemand, s.profile, s.at_demand, s.d.par.dp));
+    r.fixes.push_back(reestimate(
+        FixLayer::Hardware, gpuplan::checked_format("replicas {} → {}", s.d.par.dp, s.d.par.dp * 2),
+        with_replicas_x2(s.d), s.wdemand, s.profile, s.at_demand, s.d.par.dp));
     r.severity = 2.0 + (s.queue_dominates ? *s.f.queue_s / *s.f.ttft_s : 0.0);
     out.rows.push_back(std::move(r));
 }
@@ -207,26 +216,30 @@ void add_low_batch(const ServingFacts& s, Diagnosis& out) {
     r.id = "low-batch";
     r.symptom = "throughput far below what the GPUs serve, nothing waiting";
     r.cause = "the clients send too few requests at once: the batch is small";
-    r.evidence.push_back(fmt::format("{} running, 0 waiting; the deployment runs {} at once "
-                                     "(threshold {} of it)",
-                                     s.running, s.capacity, format_percent(s.th.low_batch_share)));
+    r.evidence.push_back(
+        gpuplan::checked_format("{} running, 0 waiting; the deployment runs {} at once "
+                                "(threshold {} of it)",
+                                s.running, s.capacity, format_percent(s.th.low_batch_share)));
     if (s.busy) {
-        r.evidence.push_back(fmt::format("GPU utilization {} counts time a kernel runs, not "
-                                         "work done: small batches keep it high",
-                                         format_percent(*s.obs.gpu->utilization_gpu)));
+        r.evidence.push_back(
+            gpuplan::checked_format("GPU utilization {} counts time a kernel runs, not "
+                                    "work done: small batches keep it high",
+                                    format_percent(*s.obs.gpu->utilization_gpu)));
     }
     if (s.obs.gpu && s.obs.gpu->tensor_active) {
-        r.evidence.push_back(fmt::format("DCGM tensor pipes active {}: the batch gives the "
-                                         "tensor cores little to do",
-                                         format_percent(*s.obs.gpu->tensor_active)));
+        r.evidence.push_back(
+            gpuplan::checked_format("DCGM tensor pipes active {}: the batch gives the "
+                                    "tensor cores little to do",
+                                    format_percent(*s.obs.gpu->tensor_active)));
     }
     r.check = "the benchmark's --max-concurrency or --request-rate; the client's connection pool";
     Workload more = s.wp;
     const int target = std::max(s.running + 1, s.capacity);
     set_closed_loop(more, target);
-    r.fixes.push_back(reestimate(FixLayer::Framework,
-                                 fmt::format("client concurrency {} → {}", s.running, target), s.d,
-                                 more, s.profile, s.e, s.d.par.dp));
+    r.fixes.push_back(
+        reestimate(FixLayer::Framework,
+                   gpuplan::checked_format("client concurrency {} → {}", s.running, target), s.d,
+                   more, s.profile, s.e, s.d.par.dp));
     r.severity = 1.0 + (1.0 - static_cast<double>(s.running) / s.capacity);
     out.rows.push_back(std::move(r));
 }
@@ -235,7 +248,7 @@ void add_low_batch(const ServingFacts& s, Diagnosis& out) {
 void add_decode_slow_evidence(const ServingFacts& s, const Diagnosis& out, DiagnosisRow& r) {
     const double pred_tpot = s.e.tpot.si();
     const double factor = *s.f.tpot_s / pred_tpot;
-    r.evidence.push_back(fmt::format(
+    r.evidence.push_back(gpuplan::checked_format(
         "TPOT {} observed vs {} predicted at {} running: {:.1f}× slower than the {} floor "
         "(threshold {:.0f}×, beyond the model's error band ±{:.0f} %)",
         ms(*s.f.tpot_s), ms(pred_tpot), s.running, factor,
@@ -244,30 +257,30 @@ void add_decode_slow_evidence(const ServingFacts& s, const Diagnosis& out, Diagn
             : to_string(out.predicted.decode.binding),
         s.th.slow_factor, s.e.error_band.p90 * 100));
     if (s.f.throughput) {
-        r.evidence.push_back(fmt::format("{:.3g} output tok/s observed vs {:.3g} predicted",
-                                         *s.f.throughput, s.e.throughput));
+        r.evidence.push_back(gpuplan::checked_format(
+            "{:.3g} output tok/s observed vs {:.3g} predicted", *s.f.throughput, s.e.throughput));
     }
     if (s.f.ttft_s && s.e.ttft_loaded.si() > 0 &&
         *s.f.ttft_s > s.th.slow_factor * s.e.ttft_loaded.si()) {
-        r.evidence.push_back(fmt::format(
+        r.evidence.push_back(gpuplan::checked_format(
             "TTFT is {:.1f}× the prediction too: prefill and decode are both slow, which "
             "points at the whole GPU path (offloaded weights, clocks, dtype) rather than "
             "decode-only costs such as eager mode",
             *s.f.ttft_s / s.e.ttft_loaded.si()));
     }
     if (s.busy) {
-        r.evidence.push_back(fmt::format("GPU utilization {} (≥ {}): the GPU is not starved, so "
-                                         "the client and scheduler are ruled out",
-                                         format_percent(*s.obs.gpu->utilization_gpu),
-                                         format_percent(s.th.busy_gpu)));
+        r.evidence.push_back(gpuplan::checked_format(
+            "GPU utilization {} (≥ {}): the GPU is not starved, so "
+            "the client and scheduler are ruled out",
+            format_percent(*s.obs.gpu->utilization_gpu), format_percent(s.th.busy_gpu)));
     }
     if (s.obs.gpu && s.obs.gpu->dram_active) {
-        r.evidence.push_back(fmt::format(
+        r.evidence.push_back(gpuplan::checked_format(
             "DCGM DRAM active {}{}: the memory interface idles {} of the time, so this TPOT "
             "is not the memory-bandwidth limit (which would keep it near 100 %)",
             format_percent(*s.obs.gpu->dram_active),
             s.obs.gpu->sm_active
-                ? fmt::format(", SM active {}", format_percent(*s.obs.gpu->sm_active))
+                ? gpuplan::checked_format(", SM active {}", format_percent(*s.obs.gpu->sm_active))
                 : std::string(),
             format_percent(1.0 - std::min(1.0, *s.obs.gpu->dram_active))));
     }
@@ -286,8 +299,9 @@ std::vector<Hypothesis> price_decode_hypotheses(const ServingFacts& s) {
         try {
             const ServingEstimate h = estimate_serving(x, s.wp, s.profile);
             if (!h.memory.fits) {
-                what += fmt::format(" (does not fit in {:.0f} GiB: it would need offload)",
-                                    s.d.gpu.memory.si() / 1073741824.0);
+                what +=
+                    gpuplan::checked_format(" (does not fit in {:.0f} GiB: it would need offload)",
+                                            s.d.gpu.memory.si() / 1073741824.0);
             }
             hyps.push_back({std::move(what), h.tpot.si()});
         } catch (const InputError&) {
@@ -307,7 +321,8 @@ std::vector<Hypothesis> price_decode_hypotheses(const ServingFacts& s) {
     if (s.clock_ratio) {
         Deployment x = s.d;
         x.clocks.compute = *s.clock_ratio;
-        price(fmt::format("the observed SM clock ({} of maximum)", format_percent(*s.clock_ratio)),
+        price(gpuplan::checked_format("the observed SM clock ({} of maximum)",
+                                      format_percent(*s.clock_ratio)),
               x);
     }
     return hyps;
@@ -316,8 +331,9 @@ std::vector<Hypothesis> price_decode_hypotheses(const ServingFacts& s) {
 void explain_decode_slow(const ServingFacts& s, DiagnosisRow& r) {
     const std::vector<Hypothesis> hyps = price_decode_hypotheses(s);
     for (const auto& h : hyps) {
-        r.evidence.push_back(fmt::format("{} alone would give TPOT {}: {} of the observed", h.what,
-                                         ms(h.tpot), format_percent(h.tpot / *s.f.tpot_s)));
+        r.evidence.push_back(
+            gpuplan::checked_format("{} alone would give TPOT {}: {} of the observed", h.what,
+                                    ms(h.tpot), format_percent(h.tpot / *s.f.tpot_s)));
     }
     const auto best =
         std::max_element(hyps.begin(), hyps.end(),
@@ -326,30 +342,32 @@ void explain_decode_slow(const ServingFacts& s, DiagnosisRow& r) {
     if (best != hyps.end() && best_share >= 0.7) {
         r.cause += "; most likely " + best->what;
     } else {
-        r.cause += fmt::format("; most likely weights read from host memory (CPU offload or "
-                               "swap): none of eager mode, fp32 weights or the clock explains "
-                               "more than {} of the observed TPOT",
-                               format_percent(best_share));
+        r.cause +=
+            gpuplan::checked_format("; most likely weights read from host memory (CPU offload or "
+                                    "swap): none of eager mode, fp32 weights or the clock explains "
+                                    "more than {} of the observed TPOT",
+                                    format_percent(best_share));
     }
 }
 
 void add_decode_gap_evidence(const ServingFacts& s, DiagnosisRow& r) {
     const double pred_tpot = s.e.tpot.si();
     const double gap = *s.f.tpot_s - pred_tpot;
-    r.evidence.push_back(fmt::format(
+    r.evidence.push_back(gpuplan::checked_format(
         "the gap of {} per step is what streaming {:.3g} GB over a {:.0f} GB/s PCIe link "
         "takes (CPU offload or swapped weights)",
         ms(gap), gap * kPcieBytesPerS / 1e9, kPcieBytesPerS / 1e9));
     if (s.d.par.tp > 1 && s.d.intra_node_link.name.rfind("pcie", 0) == 0) {
-        r.evidence.push_back(fmt::format("tensor parallel {} over {} (no NVLink): every layer's "
-                                         "all-reduce crosses PCIe",
-                                         s.d.par.tp, s.d.intra_node_link.name));
+        r.evidence.push_back(
+            gpuplan::checked_format("tensor parallel {} over {} (no NVLink): every layer's "
+                                    "all-reduce crosses PCIe",
+                                    s.d.par.tp, s.d.intra_node_link.name));
     }
     if (s.throttled) {
-        r.evidence.push_back(fmt::format("SM clock {:.0f} of {:.0f} MHz ({}, threshold {})",
-                                         *s.obs.gpu->sm_clock_mhz, *s.obs.gpu->max_sm_clock_mhz,
-                                         format_percent(*s.clock_ratio),
-                                         format_percent(s.th.clock_ratio)));
+        r.evidence.push_back(gpuplan::checked_format(
+            "SM clock {:.0f} of {:.0f} MHz ({}, threshold {})", *s.obs.gpu->sm_clock_mhz,
+            *s.obs.gpu->max_sm_clock_mhz, format_percent(*s.clock_ratio),
+            format_percent(s.th.clock_ratio)));
     }
 }
 
@@ -363,12 +381,12 @@ void add_decode_slow_fixes(const ServingFacts& s, DiagnosisRow& r) {
                                  "(bf16/fp16) and no --cpu-offload-gb",
                                  restored, s.wp, s.profile, s.e, s.d.par.dp));
     if (r.fixes.front().estimated)
-        r.fixes.front().effect =
-            fmt::format("predicted TPOT {} at {} running: {:.1f}× faster than observed; {:.3g} "
-                        "→ {:.3g} tok/s",
-                        ms(r.fixes.front().tpot.si()), s.running,
-                        *s.f.tpot_s / std::max(1e-12, r.fixes.front().tpot.si()),
-                        s.f.throughput.value_or(0.0), r.fixes.front().throughput);
+        r.fixes.front().effect = gpuplan::checked_format(
+            "predicted TPOT {} at {} running: {:.1f}× faster than observed; {:.3g} "
+            "→ {:.3g} tok/s",
+            ms(r.fixes.front().tpot.si()), s.running,
+            *s.f.tpot_s / std::max(1e-12, r.fixes.front().tpot.si()), s.f.throughput.value_or(0.0),
+            r.fixes.front().throughput);
     if (s.d.prec.weights.bits_per_element > 8.5) {
         if (const auto awq = find_precision("awq-int4")) {
             Deployment x = s.d;
@@ -438,17 +456,17 @@ void add_throttled(const ServingFacts& s, Diagnosis& out) {
     r.cause = thermal ? "thermal slowdown: the GPU is too hot"
               : power ? "the power limit holds the clock down"
                       : "the clock is held down (no throttle reason reported)";
-    r.evidence.push_back(fmt::format(
+    r.evidence.push_back(gpuplan::checked_format(
         "SM clock {:.0f} of {:.0f} MHz ({}, threshold {})", *g.sm_clock_mhz, *g.max_sm_clock_mhz,
         format_percent(*s.clock_ratio), format_percent(s.th.clock_ratio)));
     if (g.has_throttle_reasons) {
-        r.evidence.push_back(fmt::format("power-cap throttling in {} of samples, thermal in {}",
-                                         format_percent(g.power_cap_share),
-                                         format_percent(g.thermal_share)));
+        r.evidence.push_back(gpuplan::checked_format(
+            "power-cap throttling in {} of samples, thermal in {}",
+            format_percent(g.power_cap_share), format_percent(g.thermal_share)));
     }
     if (g.power_draw_w && g.power_limit_w) {
-        r.evidence.push_back(fmt::format("power draw {:.0f} W of a {:.0f} W limit", *g.power_draw_w,
-                                         *g.power_limit_w));
+        r.evidence.push_back(gpuplan::checked_format("power draw {:.0f} W of a {:.0f} W limit",
+                                                     *g.power_draw_w, *g.power_limit_w));
     }
     r.check = "`nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE`: clock event reasons, power "
               "limit, temperatures";
@@ -459,10 +477,10 @@ void add_throttled(const ServingFacts& s, Diagnosis& out) {
         at_clock = estimate_serving(slow, s.wp, s.profile);
     } catch (const InputError&) {
     }
-    r.evidence.push_back(
-        fmt::format("the model at this clock: TPOT {} (vs {} at full clock), TTFT {} (vs {})",
-                    ms(at_clock.tpot.si()), ms(pred_tpot), ms(at_clock.ttft_loaded.si()),
-                    ms(s.e.ttft_loaded.si())));
+    r.evidence.push_back(gpuplan::checked_format(
+        "the model at this clock: TPOT {} (vs {} at full clock), TTFT {} (vs {})",
+        ms(at_clock.tpot.si()), ms(pred_tpot), ms(at_clock.ttft_loaded.si()),
+        ms(s.e.ttft_loaded.si())));
     r.fixes.push_back(
         reestimate(FixLayer::Hardware,
                    thermal ? "improve cooling (airflow, inlet temperature)"
@@ -493,13 +511,14 @@ void add_prefill_slow(const ServingFacts& s, Diagnosis& out) {
     r.symptom = "first token slow although nothing waits";
     r.cause = "prefill takes longer than the model expects: long prompts, prefill stalled "
               "behind decodes, or no chunked prefill";
-    r.evidence.push_back(
-        fmt::format("TTFT {} observed vs {} predicted under load ({:.1f}×; thresholds {:.0f}× "
-                    "and {} more)",
-                    ms(*s.f.ttft_s), ms(pred_ttft), *s.f.ttft_s / pred_ttft, s.th.prefill_factor,
-                    ms(s.th.prefill_min_gap_s)));
+    r.evidence.push_back(gpuplan::checked_format(
+        "TTFT {} observed vs {} predicted under load ({:.1f}×; thresholds {:.0f}× "
+        "and {} more)",
+        ms(*s.f.ttft_s), ms(pred_ttft), *s.f.ttft_s / pred_ttft, s.th.prefill_factor,
+        ms(s.th.prefill_min_gap_s)));
     if (s.f.prefill_s)
-        r.evidence.push_back(fmt::format("prefill time {} per request", ms(*s.f.prefill_s)));
+        r.evidence.push_back(
+            gpuplan::checked_format("prefill time {} per request", ms(*s.f.prefill_s)));
     r.check = "vllm:request_prefill_time_seconds and the prompt length "
               "(vllm:prompt_tokens_total per request)";
     if (!s.eng.chunked_prefill) {
@@ -516,7 +535,7 @@ void add_prefill_slow(const ServingFacts& s, Diagnosis& out) {
                                      s.profile, s.e, s.d.par.dp));
     }
     r.fixes.push_back(reestimate(FixLayer::Hardware,
-                                 fmt::format("tp {} → {}", s.d.par.tp, s.d.par.tp * 2),
+                                 gpuplan::checked_format("tp {} → {}", s.d.par.tp, s.d.par.tp * 2),
                                  with_tp_x2(s.d), s.wp, s.profile, s.e, s.d.par.dp));
     r.severity = *s.f.ttft_s / pred_ttft / s.th.prefill_factor;
     out.rows.push_back(std::move(r));
@@ -527,23 +546,24 @@ void add_kv_size_evidence(const ServingFacts& s, double rel, double band, Diagno
     const auto& st = *s.obs.startup;
     const double predicted = static_cast<double>(s.e.memory.kv_tokens);
     const bool less = rel < 0;
-    r.evidence.push_back(fmt::format(
+    r.evidence.push_back(gpuplan::checked_format(
         "start-up log{}: {:.0f} KV tokens; the model predicts {} ({:+.0f} %, band ±{:.0f} "
         "%: the larger of {:.0f} % and the profile's P90 error)",
-        st.line > 0 ? fmt::format(" line {}", st.line) : std::string(), *s.observed_kv_tokens,
-        s.e.memory.kv_tokens, rel * 100, band * 100, s.th.kv_size_band * 100,
+        st.line > 0 ? gpuplan::checked_format(" line {}", st.line) : std::string(),
+        *s.observed_kv_tokens, s.e.memory.kv_tokens, rel * 100, band * 100, s.th.kv_size_band * 100,
         s.e.error_band.p90 * 100));
     if (st.gpu_blocks && !st.kv_tokens) {
-        r.evidence.push_back(
-            fmt::format("{} GPU blocks × block size {}", *st.gpu_blocks, s.eng.block_size));
+        r.evidence.push_back(gpuplan::checked_format("{} GPU blocks × block size {}",
+                                                     *st.gpu_blocks, s.eng.block_size));
     }
     const double gib =
         (*s.observed_kv_tokens - predicted) * s.e.memory.kv_per_token.si() / 1073741824.0;
-    r.evidence.push_back(fmt::format(
+    r.evidence.push_back(gpuplan::checked_format(
         "{:.2f} GiB {} KV memory per GPU than predicted ({} per token)", std::abs(gib),
-        less ? "less" : "more", fmt::format("{:.0f} KiB", s.e.memory.kv_per_token.si() / 1024.0)));
+        less ? "less" : "more",
+        gpuplan::checked_format("{:.0f} KiB", s.e.memory.kv_per_token.si() / 1024.0)));
     if (st.concurrency_len && *st.concurrency_len != s.eng.max_model_len) {
-        r.evidence.push_back(fmt::format(
+        r.evidence.push_back(gpuplan::checked_format(
             "the log's max_model_len {} is not the scenario's {}: the scenario does not "
             "describe the deployment as launched",
             *st.concurrency_len, s.eng.max_model_len));
@@ -554,12 +574,13 @@ void add_kv_size_fixes(const ServingFacts& s, bool less, DiagnosisRow& r) {
     if (less && s.eng.memory_fraction < 0.95) {
         Deployment x = s.d;
         x.engine.gpu_memory_utilization = 0.95;
-        r.fixes.push_back(reestimate(
-            FixLayer::Framework,
-            fmt::format("free the GPU of other processes and raise gpu_memory_utilization "
-                        "{:.2f} → 0.95",
-                        s.eng.memory_fraction),
-            x, s.wp, s.profile, s.e, s.d.par.dp));
+        r.fixes.push_back(
+            reestimate(FixLayer::Framework,
+                       gpuplan::checked_format(
+                           "free the GPU of other processes and raise gpu_memory_utilization "
+                           "{:.2f} → 0.95",
+                           s.eng.memory_fraction),
+                       x, s.wp, s.profile, s.e, s.d.par.dp));
     }
     r.fixes.push_back(
         advice(FixLayer::Framework,
@@ -633,13 +654,14 @@ std::vector<double> observed_acceptance(const EngineMetrics& m, const SpecRates&
         for (double c : m.spec_accepted_per_pos) {
             const double cond = prev > 0 ? std::clamp(c / prev, 0.0, 1.0) : 0.0;
             seen.push_back(cond);
-            by_pos += fmt::format("{}{}", by_pos.empty() ? "" : ", ", format_percent(cond));
+            by_pos +=
+                gpuplan::checked_format("{}{}", by_pos.empty() ? "" : ", ", format_percent(cond));
             prev = c;
         }
         r.evidence.push_back(
-            fmt::format("acceptance by position, given the previous ones accepted: "
-                        "{}",
-                        by_pos));
+            gpuplan::checked_format("acceptance by position, given the previous ones accepted: "
+                                    "{}",
+                                    by_pos));
     }
     if (static_cast<int>(seen.size()) != k) {
         // Without per-position counters: the observed rate at every position.
@@ -691,7 +713,8 @@ void add_spec_fixes(const ServingFacts& s, int k, const std::vector<double>& see
     if (best_k > 0) {
         r.fixes.push_back(reestimate(
             FixLayer::Framework,
-            fmt::format("num_speculative_tokens {} → {} (at the measured acceptance)", k, best_k),
+            gpuplan::checked_format("num_speculative_tokens {} → {} (at the measured acceptance)",
+                                    k, best_k),
             with_spec_tokens(s.d, best_k, seen), s.wdemand, s.profile, observed_spec, s.d.par.dp));
     }
     Deployment off = s.d;
@@ -703,13 +726,14 @@ void add_spec_fixes(const ServingFacts& s, int k, const std::vector<double>& see
         SpeculativeConfig e3;
         e3.method = SpeculativeMethod::Eagle;
         x.engine.speculative = e3;
-        r.fixes.push_back(reestimate(
-            FixLayer::Model,
-            fmt::format("an EAGLE head trained for the target instead of the {} "
-                        "(acceptance assumed {}, the default for EAGLE)",
-                        to_string(sc.method),
-                        format_percent(default_acceptance_rate(SpeculativeMethod::Eagle))),
-            x, s.wdemand, s.profile, observed_spec, s.d.par.dp));
+        r.fixes.push_back(
+            reestimate(FixLayer::Model,
+                       gpuplan::checked_format(
+                           "an EAGLE head trained for the target instead of the {} "
+                           "(acceptance assumed {}, the default for EAGLE)",
+                           to_string(sc.method),
+                           format_percent(default_acceptance_rate(SpeculativeMethod::Eagle))),
+                       x, s.wdemand, s.profile, observed_spec, s.d.par.dp));
     }
 }
 
@@ -725,14 +749,14 @@ DiagnosisRow spec_low_acceptance_row(const ServingFacts& s, const EngineMetrics&
     r.symptom = "speculative decoding gains less than expected";
     r.cause = "the draft's tokens are accepted less often than the scenario assumes: "
               "each verify pass pays for k draft tokens and keeps few";
-    r.evidence.push_back(
-        fmt::format("{} of draft tokens accepted ({:.0f} of {:.0f}) vs {} assumed (threshold {} "
-                    "of it)",
-                    format_percent(obs_rate), *m.spec_accepted_tokens, *m.spec_draft_tokens,
-                    format_percent(pred_rate), format_percent(s.th.spec_acceptance_share)));
+    r.evidence.push_back(gpuplan::checked_format(
+        "{} of draft tokens accepted ({:.0f} of {:.0f}) vs {} assumed (threshold {} "
+        "of it)",
+        format_percent(obs_rate), *m.spec_accepted_tokens, *m.spec_draft_tokens,
+        format_percent(pred_rate), format_percent(s.th.spec_acceptance_share)));
     if (obs_len) {
-        r.evidence.push_back(fmt::format("{:.2f} tokens per verify step vs {:.2f} assumed (k = {})",
-                                         *obs_len, pred_len, k));
+        r.evidence.push_back(gpuplan::checked_format(
+            "{:.2f} tokens per verify step vs {:.2f} assumed (k = {})", *obs_len, pred_len, k));
     }
     const std::vector<double> seen = observed_acceptance(m, sr, r);
     r.check = "vLLM's log line 'SpecDecoding metrics: Mean acceptance length ..., "
@@ -756,7 +780,7 @@ void add_speculative(const ServingFacts& s, Diagnosis& out) {
             ? std::optional<double>(1 + *m.spec_accepted_tokens / *m.spec_drafts)
             : std::nullopt;
     if (!s.d.engine.speculative) {
-        out.notes.push_back(fmt::format(
+        out.notes.push_back(gpuplan::checked_format(
             "the metrics show speculative decoding ({} of draft tokens accepted) but the "
             "scenario has no engine.speculative block: the prediction is without it",
             format_percent(obs_rate)));
@@ -784,12 +808,13 @@ void add_speculative(const ServingFacts& s, Diagnosis& out) {
 void add_step_fixes(const ServingFacts& s, DiagnosisRow& r) {
     const int seq_cap = s.eng.max_num_seqs * s.d.par.dp;
     if (s.running >= seq_cap) {
-        r.evidence.push_back(fmt::format("running {} equals max_num_seqs {} × {} "
-                                         "replicas: the batch is at its cap",
-                                         s.running, s.eng.max_num_seqs, s.d.par.dp));
+        r.evidence.push_back(gpuplan::checked_format("running {} equals max_num_seqs {} × {} "
+                                                     "replicas: the batch is at its cap",
+                                                     s.running, s.eng.max_num_seqs, s.d.par.dp));
         r.fixes.push_back(reestimate(
             FixLayer::Framework,
-            fmt::format("max_num_seqs {} → {}", s.eng.max_num_seqs, s.eng.max_num_seqs * 2),
+            gpuplan::checked_format("max_num_seqs {} → {}", s.eng.max_num_seqs,
+                                    s.eng.max_num_seqs * 2),
             with_double_max_num_seqs(s.d, s.eng), s.wdemand, s.profile, s.at_demand, s.d.par.dp));
     } else if (!s.eng.chunked_prefill) {
         Deployment x = s.d;
@@ -804,9 +829,9 @@ void add_step_fixes(const ServingFacts& s, DiagnosisRow& r) {
                                  "server processes, a faster tokenizer",
                                  "not estimated: the step model has no CPU cost"));
     }
-    r.fixes.push_back(
-        reestimate(FixLayer::Hardware, fmt::format("replicas {} → {}", s.d.par.dp, s.d.par.dp * 2),
-                   with_replicas_x2(s.d), s.wdemand, s.profile, s.at_demand, s.d.par.dp));
+    r.fixes.push_back(reestimate(
+        FixLayer::Hardware, gpuplan::checked_format("replicas {} → {}", s.d.par.dp, s.d.par.dp * 2),
+        with_replicas_x2(s.d), s.wdemand, s.profile, s.at_demand, s.d.par.dp));
 }
 
 void add_step_underfilled(const ServingFacts& s, Diagnosis& out) {
@@ -827,15 +852,16 @@ void add_step_underfilled(const ServingFacts& s, Diagnosis& out) {
     r.symptom = "requests wait while the engine's steps are far below their token budget";
     r.cause = "the scheduler admits fewer sequences than the token budget and the KV cache "
               "would take";
-    r.evidence.push_back(fmt::format(
+    r.evidence.push_back(gpuplan::checked_format(
         "{:.0f} tokens per engine step on average (vllm:iteration_tokens_total) of a "
         "budget of {:.0f} (max_num_batched_tokens): {} (threshold {})",
         *m->iteration_tokens_mean, budget, format_percent(*m->iteration_tokens_mean / budget),
         format_percent(s.th.step_fill)));
-    r.evidence.push_back(fmt::format("{} waiting beside {} running", s.waiting, s.running));
+    r.evidence.push_back(
+        gpuplan::checked_format("{} waiting beside {} running", s.waiting, s.running));
     if (s.f.kv_usage) {
-        r.evidence.push_back(fmt::format("KV cache {} used: not what holds them back",
-                                         format_percent(*s.f.kv_usage)));
+        r.evidence.push_back(gpuplan::checked_format("KV cache {} used: not what holds them back",
+                                                     format_percent(*s.f.kv_usage)));
     }
     r.check = "vllm:num_requests_running against --max-num-seqs; vLLM's scheduler log "
               "lines; the API server's CPU use";

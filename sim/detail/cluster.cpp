@@ -246,7 +246,7 @@ int prompt_cap(const PoolSetup& ps) {
 
 /// Length buckets: of the pools serving its class, those with the smallest max_prompt at or
 /// above its prompt (no limit: above every prompt); nullopt when none takes its length (then
-/// every pool serving its class).
+/// no pool takes it: see takes()).
 std::optional<int> bucket_of(const std::vector<PoolSetup>& pools, const Request& r) {
     std::optional<int> bucket;
     for (const PoolSetup& ps : pools) {
@@ -257,8 +257,11 @@ std::optional<int> bucket_of(const std::vector<PoolSetup>& pools, const Request&
     return bucket;
 }
 
+// A pool never takes a prompt longer than its max_prompt_tokens, also when no pool's bound is
+// that long (issue 33: such a request went to every pool); then no pool takes it and the
+// cluster rejects it (or sends it to the cloud endpoint as fallback).
 bool takes(const PoolSetup& ps, const Request& r, const std::optional<int>& bucket) {
-    return serves(ps, r) && (!bucket || prompt_cap(ps) == *bucket);
+    return serves(ps, r) && r.prompt <= prompt_cap(ps) && (!bucket || prompt_cap(ps) == *bucket);
 }
 
 } // namespace
@@ -969,6 +972,15 @@ std::optional<DisaggregationResult> Cluster::disaggregation(Tick end) {
     return d;
 }
 
+void Cluster::bound_events(std::int64_t& seen, const char* key, const char* what) {
+    if (++seen > kMaxClusterEvents) {
+        throw InvalidArgument(std::string(key) + ": the run reached " +
+                              std::to_string(kMaxClusterEvents) + " " + what +
+                              ", the simulator's limit; its period is too short for the "
+                              "simulated time (a scrape every 15 s, a failure every hours)");
+    }
+}
+
 void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
     switch (kind) {
     case kTransferDone: {
@@ -1000,15 +1012,21 @@ void Cluster::on_event(std::uint32_t kind, std::uint64_t data) {
         }
         break;
     }
-    case kScrape: scrape(); break;
+    case kScrape:
+        bound_events(scrapes_seen_, "cluster.autoscaler.interval", "scrapes");
+        scrape();
+        break;
     case kLinkDown:
     case kLinkRepaired:
+        bound_events(link_events_seen_, "cluster.failures.degraded_link.mtbf",
+                     "link failures and repairs");
         --unit_events_;
         link_event(static_cast<std::size_t>(data), kind == kLinkDown);
         maybe_end();
         break;
     case kUnitFail:
     case kUnitRepaired:
+        bound_events(failures_seen_, "cluster.failures.mtbf", "replica failures and repairs");
         --unit_events_;
         if (kind == kUnitFail) {
             unit_failed(static_cast<std::size_t>(data));

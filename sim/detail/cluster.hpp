@@ -21,6 +21,12 @@
 
 namespace gpuplan::sim::detail {
 
+/// Most autoscaler scrapes, replica failure events and link events (each) one run may have: a
+/// scrape every 15 s for four years. An interval or MTBF so short that it would pass this is
+/// refused (InvalidArgument naming the key), where it would otherwise run for hours or exhaust
+/// memory (issue 33: a 1 ns interval or MTBF).
+inline constexpr std::int64_t kMaxClusterEvents = 10'000'000;
+
 /// Told when a request leaves the system, before its slot is recycled (closed loop, agents).
 class RequestListener {
   public:
@@ -113,6 +119,8 @@ class Cluster final : public EventHandler, public ReplicaHost {
     void on_event(std::uint32_t kind, std::uint64_t data) override;
 
   private:
+    /// Counts one event in `seen`; throws InvalidArgument naming `key` past kMaxClusterEvents.
+    static void bound_events(std::int64_t& seen, const char* key, const char* what);
     enum Kind : std::uint32_t {
         kTimeout,
         kRetry,
@@ -236,6 +244,8 @@ class Cluster final : public EventHandler, public ReplicaHost {
     std::vector<Unit> units_;
     Rng fail_rng_;
     std::int64_t unit_events_ = 0; // failure and repair events pending
+    // Scrapes, failures and link events so far, each bounded by kMaxClusterEvents (issue 33).
+    std::int64_t scrapes_seen_ = 0, failures_seen_ = 0, link_events_seen_ = 0;
     FailureResult failed_;
     Tick acc_from_ = 0;
     double acc_ok_s_ = 0;              // time with at least the needed replicas up

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -614,6 +615,177 @@ vllm:iteration_tokens_total_sum{engine="0"} 1440
                       "vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\"} 3\n", "s");
               }).find("position label"),
               std::string::npos);
+}
+
+// Issue 33: an observation outside physics or its own consistency is refused with file:line
+// and the field, never diagnosed. Each case is a reproduction from the issue.
+TEST(ObservationBounds, MetricsOutsideTheirRangeAreRefusedWithLineAndName) {
+    // A negative sum of TTFTs (a mean of -1000 ms).
+    EXPECT_EQ(error_of([] {
+                  (void)parse_metrics_scrape("vllm:time_to_first_token_seconds_count 1\n"
+                                             "vllm:time_to_first_token_seconds_sum -1\n",
+                                             "s.prom");
+              }),
+              "s.prom:2:38: vllm:time_to_first_token_seconds_sum: is -1; vLLM's counters, sums "
+              "and gauges are never negative");
+    // KV cache usage 99 (9,900 %): vLLM writes a fraction.
+    EXPECT_NE(error_of([] {
+                  (void)parse_metrics_scrape("vllm:kv_cache_usage_perc{engine=\"0\"} 99\n", "s");
+              }).find("s:1:"),
+              std::string::npos);
+    // A mean over a day per request: a 300-digit TPOT.
+    EXPECT_NE(error_of([] {
+                  (void)engine_metrics(
+                      parse_metrics_scrape("vllm:inter_token_latency_seconds_count 2\n"
+                                           "vllm:inter_token_latency_seconds_sum 1e300\n",
+                                           "s"),
+                      "s");
+              }).find("s:2:1: vllm:inter_token_latency_seconds_sum: gives a mean of 5e+299 s"),
+              std::string::npos);
+}
+
+TEST(ObservationBounds, AcceptedDraftTokensCannotExceedTheDrafted) {
+    // 450 accepted of 40 drafted would be 1,125 % acceptance.
+    const std::string e = error_of([] {
+        (void)engine_metrics(
+            parse_metrics_scrape("vllm:spec_decode_num_drafts_total 20\n"
+                                 "vllm:spec_decode_num_draft_tokens_total 40\n"
+                                 "vllm:spec_decode_num_accepted_tokens_total 450\n",
+                                 "s"),
+            "s");
+    });
+    EXPECT_NE(e.find("s:3:1: vllm:spec_decode_num_accepted_tokens: counts 450, more than the 40"),
+              std::string::npos)
+        << e;
+    // A prefix-cache hit is a query too.
+    EXPECT_NE(error_of([] {
+                  (void)engine_metrics(parse_metrics_scrape("vllm:prefix_cache_queries_total 10\n"
+                                                            "vllm:prefix_cache_hits_total 11\n",
+                                                            "s"),
+                                       "s");
+              }).find("s:2:1: vllm:prefix_cache_hits:"),
+              std::string::npos);
+}
+
+TEST(ObservationBounds, TimestampsInSecondsAreRefusedNotReadAsMilliseconds) {
+    // 1,700,000,000 is a date in 2023 in seconds and 20 days after 1970 in milliseconds: a 60 s
+    // window would read as 60 ms and the throughput 1000 times too high.
+    const std::string e = error_of([] {
+        (void)parse_metrics_scrape("vllm:generation_tokens_total 100 1700000000\n", "s.prom");
+    });
+    EXPECT_NE(e.find("s.prom:1:34: vllm:generation_tokens_total: the timestamp 1.7e+09 reads as "
+                     "seconds"),
+              std::string::npos)
+        << e;
+    // Milliseconds since the epoch, and the small timestamps of a hand-written file, pass.
+    EXPECT_EQ(
+        *parse_metrics_scrape("vllm:generation_tokens_total 1 1700000000000\n", "s").timestamp_ms,
+        1.7e12);
+    EXPECT_EQ(*parse_metrics_scrape("vllm:generation_tokens_total 1 31000\n", "s").timestamp_ms,
+              31000.0);
+}
+
+TEST(ObservationBounds, ADuplicatedSeriesIsRefusedNotCountedTwice) {
+    EXPECT_EQ(error_of([] {
+                  (void)parse_metrics_scrape("vllm:num_requests_running{engine=\"0\"} 8\n"
+                                             "vllm:num_requests_running{engine=\"1\"} 8\n"
+                                             "vllm:num_requests_running{engine=\"0\"} 8\n",
+                                             "s.prom");
+              }),
+              "s.prom:3:1: vllm:num_requests_running: the same series (name and labels) as line "
+              "1; a scrape has each series once, so the file joins two scrapes: give them as two "
+              "files");
+    // Label order does not make another series.
+    EXPECT_NE(error_of([] {
+                  (void)parse_metrics_scrape(
+                      "vllm:x{a=\"1\",b=\"2\"} 1\nvllm:x{b=\"2\",a=\"1\"} 1\n", "s");
+              }).find("as line 1"),
+              std::string::npos);
+}
+
+TEST(ObservationBounds, LabelsAreMatchedByExactName) {
+    // role="..." holds le=" as text, draft_position holds position=": neither is the label.
+    const auto s = parse_metrics_scrape(
+        "vllm:time_to_first_token_seconds_bucket{role=\"decode\",le=\"0.5\"} 3\n"
+        "vllm:time_to_first_token_seconds_bucket{role=\"decode\",le=\"+Inf\"} 4\n"
+        "vllm:spec_decode_num_accepted_tokens_per_pos_total{draft_position=\"7\",position=\"1\"} "
+        "5\n",
+        "s");
+    ASSERT_EQ(s.buckets.at("vllm:time_to_first_token_seconds").size(), 2u);
+    EXPECT_EQ(s.buckets.at("vllm:time_to_first_token_seconds").at(0.5), 3.0);
+    EXPECT_EQ(s.sums.at("vllm:spec_decode_num_accepted_tokens_per_pos_total|position=1"), 5.0);
+    EXPECT_EQ(s.sums.count("vllm:spec_decode_num_accepted_tokens_per_pos_total|position=7"), 0u);
+    // A bucket whose only "le" is inside another label's name has no le label.
+    EXPECT_NE(error_of([] {
+                  (void)parse_metrics_scrape("vllm:x_bucket{role=\"0.5\"} 3\n", "s");
+              }).find("without an le label"),
+              std::string::npos);
+}
+
+TEST(ObservationBounds, BenchLatenciesOverADayAreRefused) {
+    const std::string e = error_of([] {
+        (void)parse_vllm_bench("{\"completed\": 3, \"duration\": 10,\n \"mean_tpot_ms\": 1e300}",
+                               "r.json");
+    });
+    EXPECT_NE(e.find("r.json:2:2: mean_tpot_ms: is 1e+300 ms, more than a day"), std::string::npos)
+        << e;
+}
+
+TEST(ObservationBounds, AiperfRatesAreReadInTheirUnit) {
+    // 5 tokens per millisecond are 5,000 per second.
+    const auto b = parse_aiperf(R"({"request_count": {"avg": 4}, "benchmark_duration": {"avg": 2},
+ "output_token_throughput": {"unit": "tokens/ms", "avg": 5},
+ "request_throughput": {"unit": "requests/sec", "avg": 2}})",
+                                "a.json");
+    EXPECT_DOUBLE_EQ(*b.output_throughput, 5000.0);
+    EXPECT_DOUBLE_EQ(*b.request_throughput, 2.0);
+    const std::string e = error_of([] {
+        (void)parse_aiperf(R"({"request_count": {"avg": 4}, "benchmark_duration": {"avg": 2},
+ "output_token_throughput": {"unit": "tokens/fortnight", "avg": 5}})",
+                           "a.json");
+    });
+    EXPECT_NE(e.find("a.json:2:"), std::string::npos) << e;
+    EXPECT_NE(e.find("output_token_throughput.unit"), std::string::npos) << e;
+}
+
+TEST(ObservationBounds, KvCacheAndTrainingThroughputBeyondAnyGpuAreRefused) {
+    // 10^14 tokens of KV cache, and 10^15 as blocks of 16 tokens.
+    EXPECT_NE(error_of([] {
+                  (void)parse_startup_log("INFO GPU KV cache size: 100,000,000,000,000 tokens\n",
+                                          "v.log");
+              }).find("v.log:1:1: kv cache tokens: 100000000000000 tokens is more than 1e10"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  (void)parse_startup_log(
+                      "INFO # GPU blocks: 62,500,000,000,000, # CPU blocks: 0\n", "v.log");
+              }).find("v.log:1:"),
+              std::string::npos);
+    // 10^302 TFLOP/s per GPU (an MFU of 10^302 %).
+    EXPECT_NE(error_of([] {
+                  (void)parse_training_log(" iteration 1/ 9 | elapsed time per iteration (ms): "
+                                           "1500.0 | throughput per GPU (TFLOP/s/GPU): 1e302 |\n",
+                                           "t.log");
+              }).find("t.log:1:1: throughput per GPU (TFLOP/s/GPU): 1e+302 TFLOP/s"),
+              std::string::npos);
+}
+
+TEST(ObservationBounds, AGuidellmSweepIsReadInLinearTime) {
+    // 2,000 benchmarks: each was parsed from the whole text again (58 s); now one parse.
+    std::string text = "{\"benchmarks\": [";
+    for (int i = 0; i < 2000; ++i) {
+        text += std::string(i ? "," : "") +
+                "{\"duration\": 10, \"metrics\": {\"request_totals\": {\"successful\": 5}, "
+                "\"inter_token_latency_ms\": {\"successful\": {\"mean\": 12.5}}}}";
+    }
+    text += "]}";
+    const auto started = std::chrono::steady_clock::now();
+    const auto all = parse_bench_results(text, "g.json");
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    ASSERT_EQ(all.size(), 2000u);
+    EXPECT_EQ(all[1999].label, "g.json#1999");
+    EXPECT_DOUBLE_EQ(*all[1999].bench.mean_tpot_ms, 12.5);
+    EXPECT_LT(secs, 5.0); // about 0.05 s; quadratic took about a minute
 }
 
 } // namespace

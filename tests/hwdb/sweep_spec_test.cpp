@@ -25,7 +25,7 @@ ConfigError spec_error(const std::string& text) {
 
 std::vector<std::string> values(const hwdb::SweepSpec& s, std::size_t point) {
     std::vector<std::string> out;
-    for (const auto& v : s.points.at(point)) {
+    for (const auto& v : s.point(point)) {
         out.push_back(v.value);
     }
     return out;
@@ -52,7 +52,7 @@ TEST(SweepSpec, AxesGiveTheCartesianProductInRowMajorOrder) {
     EXPECT_EQ(s.sets[0].value, "200");
     EXPECT_EQ(s.keys, (std::vector<std::string>{"hardware.tp", "hardware.accelerator",
                                                 "hardware.node", "workload.requests_per_s"}));
-    ASSERT_EQ(s.points.size(), 12u);
+    ASSERT_EQ(s.point_count(), 12u);
     EXPECT_EQ(values(s, 0), (std::vector<std::string>{"2", "h100-sxm", "dgx-h100", "0.5"}));
     EXPECT_EQ(values(s, 5),
               (std::vector<std::string>{"2", "h200-sxm", "dgx-h200", "1.5"})); // 5 = 0*6 + 1*3 + 2
@@ -60,15 +60,28 @@ TEST(SweepSpec, AxesGiveTheCartesianProductInRowMajorOrder) {
               (std::vector<std::string>{"4", "h100-sxm", "dgx-h100", "1"})); // 7 = 1*6 + 0*3 + 1
     // Each value names where it was written, for scenario errors about it: "4" is on line 8
     // ("    values: [2, 4]"), after 16 characters.
-    EXPECT_EQ(s.points[7][0].origin, "dir/spec.yaml:8:17 (axes[0] hardware.tp)");
+    EXPECT_EQ(s.point(7)[0].origin, "dir/spec.yaml:8:17 (axes[0] hardware.tp)");
 }
 
 TEST(SweepSpec, IntegerRangesAreWholeNumbers) {
     const auto s = hwdb::parse_sweep_spec(
         kHead + "axes:\n  - key: engine.max_num_seqs\n    range: {start: 16, stop: 64, step: 16}\n",
         "spec.yaml");
-    ASSERT_EQ(s.points.size(), 4u);
+    ASSERT_EQ(s.point_count(), 4u);
     EXPECT_EQ(values(s, 3), (std::vector<std::string>{"64"}));
+}
+
+// Issue 33: points are made on demand, so the documented maximum of 10^7 points costs no memory
+// per point; the last one is 1000 * 10000 - 1 in row-major order: (999, 9999).
+TEST(SweepSpec, TenMillionPointsAreMadeOnDemand) {
+    const auto s = hwdb::parse_sweep_spec(
+        kHead + "axes:\n  - key: workload.concurrency\n    range: {start: 1, stop: 1000, step: 1}\n"
+                "  - key: workload.input_tokens\n    range: {start: 1, stop: 10000, step: 1}\n",
+        "spec.yaml");
+    EXPECT_EQ(s.point_count(), 10'000'000u);
+    EXPECT_EQ(values(s, 9'999'999), (std::vector<std::string>{"1000", "10000"}));
+    EXPECT_EQ(values(s, 12'345), (std::vector<std::string>{"2", "2346"})); // 1 * 10000 + 2345
+    EXPECT_EQ(s.groups[1][0].values.size(), 0u); // a range holds no values
 }
 
 TEST(SweepSpec, BadAxesNameFileLineColumnAndKey) {

@@ -82,7 +82,10 @@ TEST(Pools, ClassesAndLengthBucketsPickThePool) {
     EXPECT_EQ(r.pools[1].accelerator, model::test::a100_80gb().name);
 }
 
-TEST(Pools, ALengthNoPoolTakesGoesToThePoolsOfItsClass) {
+// Issue 33: a pool never takes a prompt over its max_prompt_tokens. A chat prompt over 500
+// tokens has no pool of its class that takes it (the RAG pool serves RAG only), so it is
+// rejected; it went to the chat pool regardless of the bound.
+TEST(Pools, ALengthNoPoolTakesIsRejected) {
     model::Scenario s = two_classes();
     model::ReplicaPool chat = pool(s, "chat", model::test::h100(), 2);
     chat.classes = {"chat"};
@@ -91,9 +94,18 @@ TEST(Pools, ALengthNoPoolTakesGoesToThePoolsOfItsClass) {
     rag.classes = {"rag"};
     s.cluster.pools = {chat, rag};
     const SimResult r = run(s);
+    int rejected = 0;
     for (const auto& q : r.requests) {
-        EXPECT_EQ(pool_of(r, q), q.request_class) << "request " << q.id;
+        if (q.request_class == 0 && q.input_tokens > 500) {
+            EXPECT_EQ(q.outcome, Outcome::Rejected) << "request " << q.id;
+            EXPECT_FALSE(q.replica.has_value()) << "request " << q.id;
+            ++rejected;
+        } else {
+            EXPECT_EQ(pool_of(r, q), q.request_class) << "request " << q.id;
+        }
     }
+    // Chat prompts are uniform on 100..2000 tokens: about 79 % are over 500.
+    EXPECT_GT(rejected, 0);
 }
 
 TEST(Pools, CostIsGpuHoursTimesTheRent) {
