@@ -150,8 +150,7 @@ class Scenario:
         configurations ``with_=["h200-sxm:2", ...]`` (GPU[:COUNT[:TP]]) on its workload."""
         extra = [os.fspath(o.file if isinstance(o, Scenario) else o) for o in others]
         args = self.args(with_=with_, **options)
-        if self.file:
-            args = [self.file] + extra + args[1:]
+        args = [self.file] + extra + args[1:] if self.file else extra + args
         return _json_call(Result, "compare", args, self.hwdb)
 
     def curve(self, *, progress=None, **options):

@@ -86,6 +86,9 @@ def test_compare_curve_train_diagnose_are_the_clis():
     s = gpuplan.Scenario.load("examples/quickstart.yaml")
     assert s.compare(with_=["h200-sxm"]).to_dict() == cli_json(
         "compare", "examples/quickstart.yaml", "--with", "h200-sxm")
+    h100 = gpuplan.Scenario.load("examples/llama70b-4xh100.yaml")
+    assert h100.compare("examples/llama70b-2xh200.yaml").to_dict() == cli_json(
+        "compare", "examples/llama70b-4xh100.yaml", "examples/llama70b-2xh200.yaml")
     assert s.curve(loads="1,8,32").to_dict() == cli_json("curve", "examples/quickstart.yaml",
                                                           "--loads", "1,8,32")
     t = gpuplan.Scenario.load("examples/train-llama70b-2x8xh100.yaml")
