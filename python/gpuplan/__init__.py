@@ -153,10 +153,10 @@ class Scenario:
         args = [self.file] + extra + args[1:] if self.file else extra + args
         return _json_call(Result, "compare", args, self.hwdb)
 
-    def curve(self, *, progress=None, **options):
+    def curve(self, **options):
         """``gpuplan curve``: throughput, TTFT, TPOT against load (``axis``, ``loads``,
         ``candidate``, ``simulate``)."""
-        return self._call("curve", CurveResult, progress, **options)
+        return self._call("curve", CurveResult, **options)
 
     def rack(self, **options):
         """``gpuplan rack``: nodes per rack, racks, the binding limit."""
