@@ -139,6 +139,9 @@ class Scenario:
             result = self._call("simulate", SimulateResult, progress, seed=seed,
                                 requests=requests, out=out, trace_limit=1, **options)
             result._tables = SimulateResult.read_tables(out)
+        # The trace.json that --out also writes is not kept, so its --trace-limit note is noise.
+        result.notes = "".join(line for line in result.notes.splitlines(True)
+                               if "(--trace-limit)" not in line)
         return result
 
     def plan(self, *, progress=None, **options):
