@@ -10,7 +10,9 @@
 #include <iosfwd>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuplan::cli {
@@ -58,5 +60,19 @@ int run_simulate(CliContext& ctx);
 int run_plan(CliContext& ctx);
 int run_sweep(CliContext& ctx);
 int run_merge(CliContext& ctx);
+
+/// One subcommand of `gpuplan`: its words ("hw list"), what runs it and a one-line summary.
+struct Subcommand {
+    const char* words;
+    Command run;
+    const char* summary;
+};
+
+/// Every subcommand, in the order `gpuplan --help` lists them; the executable and the Python
+/// module dispatch through this one table.
+[[nodiscard]] std::span<const Subcommand> subcommands();
+
+/// The subcommand named `words` ("estimate", "hw list"), or nullptr.
+[[nodiscard]] const Subcommand* find_subcommand(std::string_view words);
 
 } // namespace gpuplan::cli

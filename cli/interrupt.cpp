@@ -62,6 +62,18 @@ void install_interrupt_handlers() {
     }
 }
 
+void request_interrupt(int sig) {
+    int expected = 0;
+    if (g_signal.compare_exchange_strong(expected, sig)) {
+        source().request_stop();
+    }
+}
+
+void reset_interrupt() {
+    g_signal.store(0);
+    source() = std::stop_source{};
+}
+
 std::stop_token interrupt_token() {
     return source().get_token();
 }

@@ -33,4 +33,12 @@ void install_interrupt_handlers();
 /// long step that takes no stop token.
 void throw_if_interrupted();
 
+/// Asks the running commands to stop at their next safe point, as signal `sig` would: what an
+/// in-process front end (the Python module) calls when its own SIGINT handler ran. Thread-safe.
+void request_interrupt(int sig);
+
+/// Forgets an interrupt, so that the next command runs to its end. Call only when no command
+/// is running (a command still holding the old token would keep seeing the stop).
+void reset_interrupt();
+
 } // namespace gpuplan::cli

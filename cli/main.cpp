@@ -15,60 +15,10 @@
 
 namespace {
 
-struct Subcommand {
-    const char* words; // "hw list"
-    gpuplan::cli::Command run;
-    const char* summary;
-};
-
-constexpr Subcommand kSubcommands[] = {
-    {"hw list", gpuplan::cli::run_hw_list, "list accelerators (or --links, --servers, --racks)"},
-    {"hw show", gpuplan::cli::run_hw_show,
-     "show one accelerator, server, rack or link with sources"},
-    {"model list", gpuplan::cli::run_model_list, "list the model catalog"},
-    {"model show", gpuplan::cli::run_model_show,
-     "show a model's architecture, parameters and KV cache"},
-    {"model import", gpuplan::cli::run_model_import,
-     "convert a Hugging Face config.json to catalog YAML"},
-    {"scenario check", gpuplan::cli::run_scenario_check, "validate a scenario file"},
-    {"fit", gpuplan::cli::run_fit,
-     "memory per GPU: does it fit, KV blocks, max concurrency, fewest GPUs"},
-    {"estimate", gpuplan::cli::run_estimate,
-     "speed: TTFT, TPOT, throughput, MFU/MBU, binding resource, what-ifs"},
-    {"diagnose", gpuplan::cli::run_diagnose,
-     "observed metrics vs the model: symptom, cause, check, re-estimated fixes"},
-    {"curve", gpuplan::cli::run_curve,
-     "sizing curves: throughput, TTFT, TPOT against load per GPU, highest load meeting the SLO"},
-    {"compare", gpuplan::cli::run_compare,
-     "several GPUs or configurations side by side for one workload"},
-    {"train", gpuplan::cli::run_train,
-     "training: memory per GPU, step time, MFU, time and cost, layout search"},
-    {"rack", gpuplan::cli::run_rack,
-     "nodes per rack, racks needed, binding limit (budget, PDU, cooling, U)"},
-    {"cost", gpuplan::cli::run_cost,
-     "monthly cost own vs rent, cost per million tokens, break-even month"},
-    {"calib import", gpuplan::cli::run_calib_import,
-     "read measured kernel times (Vidur, BLIS, LLMCompass, torch CSV)"},
-    {"calib fit", gpuplan::cli::run_calib_fit,
-     "fit an efficiency profile to measured points (or its step overhead to benchmarks)"},
-    {"calib validate", gpuplan::cli::run_calib_validate,
-     "model error vs measurements, fitted and default profile"},
-    {"calib fit-power", gpuplan::cli::run_calib_fit_power,
-     "fit the power model (resident power, activity weights) to measured power samples"},
-    {"simulate", gpuplan::cli::run_simulate,
-     "discrete-event serving simulation: latency tails, queues, goodput"},
-    {"plan", gpuplan::cli::run_plan,
-     "sizing search: cheapest GPUs, layout and precision that meet the SLOs"},
-    {"sweep", gpuplan::cli::run_sweep,
-     "run estimate, simulate, cost or train over a grid of scenario keys (CSV + JSON Lines)"},
-    {"merge", gpuplan::cli::run_merge,
-     "join a sweep's shard tables into the table one process writes"},
-};
-
 void print_usage(std::ostream& out) {
     out << "gpuplan " GPUPLAN_VERSION " - capacity planner for LLMs on GPUs\n\n"
            "usage: gpuplan [--hwdb DIR]... COMMAND [options]\n\ncommands:\n";
-    for (const auto& s : kSubcommands) {
+    for (const auto& s : gpuplan::cli::subcommands()) {
         out << "  " << s.words << std::string(18 - std::strlen(s.words), ' ') << s.summary << '\n';
     }
     out << "\nglobal options:\n"
@@ -117,11 +67,7 @@ int dispatch(int argc, char** argv) {
         words.emplace_back(a);
         // Stop after a complete subcommand so its positional arguments stay arguments.
         const std::string joined = words.size() == 2 ? words[0] + " " + words[1] : words[0];
-        bool complete = false;
-        for (const auto& s : kSubcommands) {
-            complete = complete || joined == s.words;
-        }
-        if (complete) {
+        if (gpuplan::cli::find_subcommand(joined) != nullptr) {
             ++i;
             break;
         }
@@ -131,11 +77,9 @@ int dispatch(int argc, char** argv) {
         return 2;
     }
     const std::string joined = words.size() == 2 ? words[0] + " " + words[1] : words[0];
-    for (const auto& s : kSubcommands) {
-        if (joined == s.words) {
-            ctx.args.assign(argv + i, argv + argc);
-            return s.run(ctx);
-        }
+    if (const auto* s = gpuplan::cli::find_subcommand(joined)) {
+        ctx.args.assign(argv + i, argv + argc);
+        return s->run(ctx);
     }
     throw gpuplan::UsageError("unknown command '" + joined +
                               "'; run 'gpuplan --help' for the list");

@@ -13,6 +13,7 @@
 #include "cli/mpi_job.hpp"
 #include "cli/options.hpp"
 #include "cli/power_report.hpp"
+#include "cli/progress_bar.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
 #include "hwdb/database.hpp"
@@ -332,10 +333,14 @@ plan::SizingResult search(CliContext& ctx, const model::Scenario& s, int threads
     if (job != nullptr) {
         o.run_batch = mpi_batch_runner(*job);
     }
-    const bool tty = progress && isatty(fileno(stderr)) != 0;
+    // An in-process caller's hook (the Python module) hears the progress even without a tty.
+    const ProgressHook hook = progress_hook();
+    const bool tty = progress && !hook && isatty(fileno(stderr)) != 0;
     const plan::SizingResult r =
         plan::size_deployment(s, node, o, interrupt_token(), [&](double p) {
-            if (tty) {
+            if (hook) {
+                hook("simulating", p, {});
+            } else if (tty) {
                 std::fprintf(stderr, "\rsimulating %3d %%", static_cast<int>(p * 100));
                 std::fflush(stderr);
             }

@@ -1,12 +1,15 @@
 #!/bin/sh
 # Installs the Debian 12 packages gpuplan builds with, skipping what is already installed.
-# Needs root (or sudo) only when something is missing.
+# Needs root (or sudo) only when something is missing. The Python packages are Debian's, for
+# /usr/bin/python3, the interpreter the Python module is built and tested for (docs/python.md).
 set -eu
 PACKAGES="cmake ninja-build g++ make pkg-config
 libyaml-cpp-dev libboost-program-options-dev libeigen3-dev libfmt-dev nlohmann-json3-dev
 libgtest-dev libgmock-dev libbenchmark-dev
 qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev
-libopenmpi-dev openmpi-bin"
+libopenmpi-dev openmpi-bin
+python3-dev pybind11-dev python3-pybind11 python3-pytest python3-pandas python3-matplotlib
+python3-nbclient python3-nbformat python3-ipykernel"
 
 missing=""
 for p in $PACKAGES; do
