@@ -48,4 +48,6 @@ setup(
     python_requires=">=3.9",
     extras_require={"frames": ["pandas"], "plots": ["matplotlib", "pandas"]},
     zip_safe=False,
+    # Not build/: that is the CMake build of `make run`.
+    options={"build": {"build_base": "build-python"}},
 )
