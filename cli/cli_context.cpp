@@ -1,10 +1,8 @@
 #include "cli/cli_context.hpp"
 
 #include "hwdb/error_bands_io.hpp"
-#include "hwdb/profile_loader.hpp"
 
 #include <ostream>
-#include <system_error>
 
 namespace gpuplan::cli {
 
@@ -26,32 +24,6 @@ const hwdb::Database& CliContext::db() {
         }
     }
     return *db_;
-}
-
-std::string shown_path(const std::string& file) {
-    namespace fs = std::filesystem;
-    const fs::path path(file);
-    if (file.empty() || !path.is_absolute()) {
-        return file;
-    }
-    const auto inside = [&](const fs::path& folder) -> std::optional<fs::path> {
-        const fs::path rel = path.lexically_normal().lexically_relative(folder.lexically_normal());
-        if (rel.empty() || *rel.begin() == "..") {
-            return std::nullopt;
-        }
-        return rel;
-    };
-    const fs::path builtin = hwdb::builtin_profile_folder().parent_path(); // .../hwdb
-    if (const auto rel = inside(builtin)) {
-        return (fs::path("hwdb") / *rel).generic_string();
-    }
-    std::error_code ec;
-    if (const fs::path cwd = fs::current_path(ec); !ec) {
-        if (const auto rel = inside(cwd)) {
-            return rel->generic_string();
-        }
-    }
-    return file;
 }
 
 } // namespace gpuplan::cli

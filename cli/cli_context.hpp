@@ -59,9 +59,4 @@ int run_plan(CliContext& ctx);
 int run_sweep(CliContext& ctx);
 int run_merge(CliContext& ctx);
 
-/// A file path as reports show it: a shipped hwdb file as "hwdb/profiles/NAME.yaml", a file under
-/// the working folder relative to it, anything else as given. Reports are shared, and an absolute
-/// path names a user's home and checkout rather than the file.
-[[nodiscard]] std::string shown_path(const std::string& file);
-
 } // namespace gpuplan::cli

@@ -17,6 +17,7 @@
 #include "model/error.hpp"
 #include "model/failures.hpp"
 #include "model/memory.hpp"
+#include "hwdb/profile_loader.hpp"
 #include "model/price_list.hpp"
 #include "model/serving.hpp"
 #include "model/unit_parser.hpp"
@@ -353,7 +354,7 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
     }
     print_whatifs(out, whatifs);
     out << "\nprovenance: " << model::to_string(e.provenance.kind)
-        << (e.provenance.file.empty() ? "" : " " + shown_path(e.provenance.file)) << " ("
+        << (e.provenance.file.empty() ? "" : " " + hwdb::shown_path(e.provenance.file)) << " ("
         << e.provenance.description << "); per-kernel error MAPE "
         << fixed(e.error_band.mape * 100, 0) << " %, P90 " << fixed(e.error_band.p90 * 100, 0)
         << " %"

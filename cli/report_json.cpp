@@ -1,7 +1,7 @@
 #include "cli/report_json.hpp"
 
-#include "cli/cli_context.hpp"
 #include "cli/load_report.hpp"
+#include "hwdb/profile_loader.hpp"
 
 #include "model/cost.hpp"
 
@@ -170,7 +170,7 @@ nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstim
     j["decode_step_ops"] = ops_json(e.decode_step);
     j["prefill_step_ops"] = ops_json(e.prefill_step);
     j["provenance"] = {{"kind", model::to_string(e.provenance.kind)},
-                       {"file", shown_path(e.provenance.file)},
+                       {"file", hwdb::shown_path(e.provenance.file)},
                        {"description", e.provenance.description}};
     j["error_band"] = {{"mape", e.error_band.mape},
                        {"p90", e.error_band.p90},
