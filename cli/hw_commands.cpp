@@ -33,7 +33,7 @@ void list_accelerators(CliContext& ctx, const std::string& vendor, bool json) {
     });
     if (!vendor.empty() && shown.empty()) {
         throw InputError("no accelerators from vendor '" + vendor +
-                         "'; try nvidia, amd, intel or google");
+                         "'; try nvidia, amd, intel, google or aws");
     }
     if (json) {
         nlohmann::json out = nlohmann::json::array();
@@ -45,8 +45,8 @@ void list_accelerators(CliContext& ctx, const std::string& vendor, bool json) {
     }
     Table t({"name", "vendor", "memory", "bandwidth", "bf16 dense", "fp8 dense", "power", "year"});
     for (const auto* a : shown) {
-        t.add_row({a->name, a->vendor, model::format_gib(a->memory, 0),
-                   model::format_rate(a->memory_bandwidth),
+        t.add_row({a->name + (hwdb::is_preliminary(*a) ? " (preliminary)" : ""), a->vendor,
+                   model::format_gib(a->memory, 0), model::format_rate(a->memory_bandwidth),
                    tflops(a->dense.bf16 ? a->dense.bf16 : a->dense.fp16) + " TFLOPS",
                    a->dense.fp8 ? tflops(a->dense.fp8) + " TFLOPS" : "-",
                    a->board_power ? fixed(a->board_power->si(), 0) + " W" : "n/p",
@@ -69,6 +69,10 @@ void print_accelerator(std::ostream& out, const model::AcceleratorSpec& a) {
     const auto& d = a.dense;
     out << a.name << " (" << a.vendor << " " << a.architecture << ", " << a.form_factor << ", "
         << a.launch_year << ")\n";
+    if (hwdb::is_preliminary(a)) {
+        out << "  PRELIMINARY       announced figures of a part not shipping when written; they "
+               "may change\n";
+    }
     if (!a.aliases.empty()) {
         std::string list;
         for (const auto& al : a.aliases)
@@ -100,6 +104,9 @@ void print_accelerator(std::ostream& out, const model::AcceleratorSpec& a) {
                           : std::string("not published"));
     if (a.idle_power)
         out << ", " << fixed(a.idle_power->si(), 1) << " W idle";
+    if (a.power_limit_min && a.power_limit_max)
+        out << ", settable " << fixed(a.power_limit_min->si(), 0) << "-"
+            << fixed(a.power_limit_max->si(), 0) << " W";
     out << '\n'
         << "  links             "
         << (a.scale_up_link.empty() ? std::string("no scale-up link") : a.scale_up_link);
@@ -118,7 +125,7 @@ int run_hw_list(CliContext& ctx) {
     po::options_description desc("options");
     std::string vendor;
     desc.add_options()("vendor", po::value(&vendor),
-                       "only this vendor (nvidia, amd, intel, google)")(
+                       "only this vendor (nvidia, amd, intel, google, aws)")(
         "links", "list interconnects instead")("servers", "list servers instead")(
         "racks", "list racks instead")("json", "machine-readable output");
     po::variables_map vm;

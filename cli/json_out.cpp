@@ -1,10 +1,16 @@
 #include "cli/json_out.hpp"
 
+#include "hwdb/database.hpp"
 #include "model/error.hpp"
 #include "model/money.hpp"
+#include "model/unit_parser.hpp"
 
 #include <cmath>
+#include <optional>
 #include <ostream>
+#include <sstream>
+#include <string_view>
+#include <utility>
 
 namespace gpuplan::cli {
 namespace {
@@ -47,6 +53,7 @@ nlohmann::json to_json(const model::AcceleratorSpec& a) {
             {"architecture", a.architecture},
             {"form_factor", a.form_factor},
             {"launch_year", a.launch_year},
+            {"preliminary", hwdb::is_preliminary(a)},
             {"memory_bytes", a.memory.si()},
             {"memory_type", a.memory_type},
             {"memory_bandwidth_bytes_per_s", a.memory_bandwidth.si()},
@@ -135,6 +142,35 @@ std::string json_line(const nlohmann::json& j) {
     return j.dump();
 }
 
+namespace {
+
+// A JSON number whose key ends in a unit suffix, in the unit a reader expects ("2 TiB" for
+// host_memory_bytes, "5.00 us" for latency_s, "10.2 kW" for max_power_w); nullopt for other keys.
+std::optional<std::pair<std::string, std::string>> with_unit(const std::string& key, double v) {
+    const auto strip = [&](std::string_view suffix) {
+        return key.substr(0, key.size() - suffix.size());
+    };
+    if (key.ends_with("_bytes_per_s")) {
+        return std::pair{strip("_bytes_per_s"), model::format_rate(BytesPerSecond(v))};
+    }
+    if (key.ends_with("_bytes")) {
+        const double tib = v / std::ldexp(1.0, 40);
+        const std::string text = tib >= 1.0 ? model::format_fixed(tib, tib < 10 ? 2 : 1) + " TiB"
+                                            : model::format_gib(Bytes(v), 1);
+        return std::pair{strip("_bytes"), text};
+    }
+    if (key.ends_with("_s")) {
+        return std::pair{strip("_s"), model::format_seconds(Seconds(v))};
+    }
+    if (key.ends_with("_w")) {
+        return std::pair{strip("_w"), v >= 1000 ? model::format_fixed(v / 1000, 1) + " kW"
+                                                : model::format_fixed(v, 0) + " W"};
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
 void print_key_values(std::ostream& out, const nlohmann::json& j, const std::string& indent) {
     for (auto it = j.begin(); it != j.end(); ++it) {
         const auto& v = it.value();
@@ -153,6 +189,14 @@ void print_key_values(std::ostream& out, const nlohmann::json& j, const std::str
             }
         } else if (v.is_string()) {
             out << indent << it.key() << ": " << v.get<std::string>() << '\n';
+        } else if (const auto shown =
+                       v.is_number() ? with_unit(it.key(), v.get<double>()) : std::nullopt) {
+            out << indent << shown->first << ": " << shown->second << '\n';
+        } else if (v.is_number_float()) {
+            std::ostringstream
+                six; // 6 significant digits, not 17 (0.1 is not 0.1000000000000000055)
+            six << v.get<double>();
+            out << indent << it.key() << ": " << six.str() << '\n';
         } else {
             out << indent << it.key() << ": " << v.dump() << '\n';
         }

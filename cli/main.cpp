@@ -6,12 +6,15 @@
 #include "cli/interrupt.hpp"
 #include "model/error.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace {
 
@@ -28,6 +31,66 @@ void print_usage(std::ostream& out) {
            "  --help            this help; 'gpuplan COMMAND --help' for a command's options\n\n"
            "exit codes: 0 success, 2 bad input (or an output that cannot be written), 1 internal\n"
            "error, 130 stopped by SIGINT (Ctrl-C), 143 stopped by SIGTERM\n";
+}
+
+// The subcommands of a group word ("hw" -> "hw list", "hw show"), one per line with its summary;
+// "" when `word` is not a group.
+std::string group_usage(const std::string& word) {
+    std::string out;
+    for (const auto& s : kSubcommands) {
+        const std::string_view w = s.words;
+        if (w.size() > word.size() && w.starts_with(word) && w[word.size()] == ' ') {
+            out +=
+                "  gpuplan " + std::string(w) + std::string(18 - w.size(), ' ') + s.summary + '\n';
+        }
+    }
+    return out;
+}
+
+std::string first_of_group(const std::string& word) {
+    for (const auto& s : kSubcommands) {
+        if (std::string_view(s.words).starts_with(word + " ")) {
+            return s.words;
+        }
+    }
+    return word;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        row[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// "; did you mean 'estimate'?" for a typo within a third of the word's letters (at least 2
+// edits), compared with whole commands and with their first words; "" when nothing is close.
+std::string did_you_mean(const std::string& typed) {
+    std::string best;
+    std::size_t best_distance = std::max<std::size_t>(2, typed.size() / 3) + 1;
+    const auto consider = [&](std::string_view candidate) {
+        const std::size_t d = edit_distance(typed, candidate);
+        if (d < best_distance) {
+            best_distance = d;
+            best = candidate;
+        }
+    };
+    for (const auto& s : kSubcommands) {
+        const std::string_view w = s.words;
+        consider(w);
+        consider(w.substr(0, w.find(' ')));
+    }
+    return best.empty() ? std::string() : "; did you mean '" + best + "'?";
 }
 
 int dispatch(int argc, char** argv) {
@@ -81,8 +144,23 @@ int dispatch(int argc, char** argv) {
         ctx.args.assign(argv + i, argv + argc);
         return s->run(ctx);
     }
-    throw gpuplan::UsageError("unknown command '" + joined +
-                              "'; run 'gpuplan --help' for the list");
+    // `gpuplan hw` alone (or `gpuplan hw --help`): the group's subcommands, not "unknown".
+    const bool wants_help =
+        i < argc && (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h");
+    if (const std::string group = group_usage(words[0]); !group.empty()) {
+        if (words.size() == 1 && wants_help) {
+            std::cout << group;
+            return 0;
+        }
+        if (words.size() == 1) {
+            throw gpuplan::UsageError("'gpuplan " + words[0] + "' needs a subcommand:\n" + group +
+                                      "e.g. 'gpuplan " + first_of_group(words[0]) + "'");
+        }
+    }
+    // A word that starts no command is the typo ("estimte"); what follows it is an argument.
+    const std::string unknown = group_usage(words[0]).empty() ? words[0] : joined;
+    throw gpuplan::UsageError("unknown command '" + unknown + "'" + did_you_mean(unknown) +
+                              "; run 'gpuplan --help' for the list");
 }
 
 // 128 + the signal number, the shell's code for a process a signal ended.

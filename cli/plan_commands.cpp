@@ -12,6 +12,7 @@
 #include "cli/report_json.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/table.hpp"
+#include "hwdb/profile_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/bottleneck.hpp"
 #include "model/error.hpp"
@@ -66,10 +67,20 @@ void print_memory(std::ostream& out, const model::Scenario& s, const model::Memo
     row("CUDA graphs", m.cuda_graphs);
     row("CUDA context", m.cuda_context);
     row("KV cache pool", Bytes(std::max(0.0, m.kv_budget.si())));
-    // With vLLM and SGLang this is what gpu_memory_utilization holds back: not room to use.
-    const bool held_back =
-        m.engine.kind == model::EngineKind::Vllm || m.engine.kind == model::EngineKind::Sglang;
-    row(held_back ? "held back (1 - gpu_memory_utilization)" : "free", m.free);
+    // With vLLM and SGLang this is what gpu_memory_utilization holds back: not room to use. A
+    // fixed kv_cache_memory pool replaces that arithmetic, and what it leaves is simply unused.
+    const bool kv_capped = d.engine.kv_cache_memory.has_value();
+    const bool held_back = !kv_capped && (m.engine.kind == model::EngineKind::Vllm ||
+                                          m.engine.kind == model::EngineKind::Sglang);
+    if (m.free.si() < 0) {
+        t.add_row({"over capacity (does not start)", format_gib(Bytes(-m.free.si())),
+                   pct(-m.free.si() / m.capacity.si())});
+    } else {
+        row(kv_capped   ? "unused (kv_cache_memory fixes the KV pool)"
+            : held_back ? "held back (1 - gpu_memory_utilization)"
+                        : "free",
+            m.free);
+    }
     t.add_row({"capacity (as CUDA reports)", format_gib(m.capacity), "100.0 %"});
     t.print(out);
     out << '\n'
@@ -91,13 +102,14 @@ void print_memory(std::ostream& out, const model::Scenario& s, const model::Memo
     out << "start-up verdict     " << (m.fits ? "starts" : "does NOT start") << ", "
         << format_gib(Bytes(std::abs(m.free.si())))
         << (m.free.si() < 0 ? " short"
+            : kv_capped     ? " unused"
             : held_back     ? " held back"
                             : " free")
         << '\n';
     const model::LoadFit load = model::load_fit(s.deployment, m, s.workload, concurrency);
     out << "verdict              " << (load.fits ? "fits" : "does NOT fit") << ": " << concurrency
-        << " sequences of " << s.workload.input_tokens << " + " << s.workload.output_tokens
-        << " tokens, " << load.holds << " run at once\n";
+        << (concurrency == 1 ? " sequence of " : " sequences of ") << s.workload.input_tokens
+        << " + " << s.workload.output_tokens << " tokens, " << load.holds << " run at once\n";
     if (!load.reason.empty() && m.fits) {
         out << "  - " << load.reason << '\n';
     }
@@ -125,6 +137,22 @@ nlohmann::json fit_json(const model::Scenario& s, const model::MemoryEstimate& m
     return j;
 }
 
+// `fit --max-model-len 32k` asks whether sequences of that length fit: without a request length
+// of its own (--input-len, --output-len or a scenario file) the verdict judges requests that fill
+// the typed context, not the default 1024 + 256 request.
+void judge_typed_context(CliContext& ctx, const ScenarioFlags& flags, model::Scenario& s) {
+    if (!flags.max_model_len || flags.input_len || !flags.file.empty()) {
+        return;
+    }
+    const int context = *flags.max_model_len;
+    const int output = std::min(s.workload.output_tokens, context / 2);
+    s.workload.output_tokens = std::max(1, output);
+    s.workload.input_tokens = std::max(1, context - s.workload.output_tokens);
+    *ctx.err << "note: the verdict judges requests of the typed --max-model-len " << context << " ("
+             << s.workload.input_tokens << " + " << s.workload.output_tokens
+             << " tokens); give --input-len and --output-len for another request\n";
+}
+
 } // namespace
 
 int run_fit(CliContext& ctx) {
@@ -145,6 +173,7 @@ int run_fit(CliContext& ctx) {
     }
     model::Scenario s = build_scenario(ctx, flags);
     apply_power_flags(s, pflags);
+    judge_typed_context(ctx, flags, s);
     const auto& d = s.deployment;
     const model::MemoryEstimate m = model::estimate_memory(d);
     const int concurrency = s.workload.concurrency.value_or(1);
@@ -167,9 +196,11 @@ int run_fit(CliContext& ctx) {
     print_memory(out, s, m, concurrency);
     out << "longest context      ";
     if (at_concurrency) {
-        out << *at_concurrency << " tokens with " << concurrency << " sequences at once\n";
+        out << *at_concurrency << " tokens with " << concurrency
+            << (concurrency == 1 ? " sequence" : " sequences") << " at once\n";
     } else {
-        out << "none: " << concurrency << " sequences do not fit at any length\n";
+        out << "none: " << concurrency << (concurrency == 1 ? " sequence does" : " sequences do")
+            << " not fit at any length\n";
     }
     out << "fewest GPUs          ";
     if (fewest) {
@@ -195,10 +226,36 @@ const model::EstimateFigureBand& estimate_band(std::string_view key) {
     throw InternalError("no error band is assigned to estimate figure '" + std::string(key) + "'");
 }
 
+void print_whatifs(std::ostream& out, const std::vector<model::WhatIf>& whatifs) {
+    out << "\nwhat-ifs (ranked by effect, each re-estimated)\n";
+    Table wt({"change", "fits", "GPUs", "TTFT", "TPOT", "tok/s", "x"});
+    int shown = 0;
+    for (const auto& x : whatifs) {
+        if (!x.applicable || shown++ >= 8) {
+            continue;
+        }
+        // A change that still does not start has no speeds to show.
+        if (!x.fits) {
+            wt.add_row({x.change, "no", std::to_string(x.gpus), "-", "-", "-", "-"});
+            continue;
+        }
+        wt.add_row({x.change, "yes", std::to_string(x.gpus), ms(x.ttft), ms(x.tpot),
+                    fixed(x.throughput, 0), fixed(x.throughput_gain, 2)});
+    }
+    wt.print(out);
+}
+
 void print_estimate(std::ostream& out, const model::Scenario& s, const model::ServingEstimate& e,
                     const model::BottleneckReport& b, const std::vector<model::WhatIf>& whatifs,
                     const model::ErrorBands& bands, const model::SloCapacity& slo) {
     print_memory(out, s, e.memory, e.operating_point.concurrency);
+    if (!e.memory.fits) {
+        // Times of a deployment that cannot load its weights would describe nothing that runs.
+        out << "\nspeed: none; the deployment does not start (memory above), so nothing runs to "
+               "be timed\n";
+        print_whatifs(out, whatifs);
+        return;
+    }
     // The request the figures are for: the class mix's mean request when the scenario has classes.
     const model::Workload w = model::analytic_request(s.workload);
     out << "\nspeed for " << w.input_tokens << " input + " << w.output_tokens << " output tokens"
@@ -299,19 +356,9 @@ void print_estimate(std::ostream& out, const model::Scenario& s, const model::Se
     if (b.capacity_binds) {
         out << "  capacity: " << b.capacity_detail << '\n';
     }
-    out << "\nwhat-ifs (ranked by effect, each re-estimated)\n";
-    Table wt({"change", "fits", "GPUs", "TTFT", "TPOT", "tok/s", "x"});
-    int shown = 0;
-    for (const auto& x : whatifs) {
-        if (!x.applicable || shown++ >= 8) {
-            continue;
-        }
-        wt.add_row({x.change, x.fits ? "yes" : "no", std::to_string(x.gpus), ms(x.ttft), ms(x.tpot),
-                    fixed(x.throughput, 0), fixed(x.throughput_gain, 2)});
-    }
-    wt.print(out);
+    print_whatifs(out, whatifs);
     out << "\nprovenance: " << model::to_string(e.provenance.kind)
-        << (e.provenance.file.empty() ? "" : " " + e.provenance.file) << " ("
+        << (e.provenance.file.empty() ? "" : " " + hwdb::shown_path(e.provenance.file)) << " ("
         << e.provenance.description << "); per-kernel error MAPE "
         << fixed(e.error_band.mape * 100, 0) << " %, P90 " << fixed(e.error_band.p90 * 100, 0)
         << " %"
@@ -494,16 +541,18 @@ int run_compare(CliContext& ctx) {
     std::string emit;
     desc.add_options()("files", po::value(&files)->multitoken(), "scenario files to compare")(
         "with", po::value(&with)->multitoken(),
-        "a configuration GPU[:COUNT[:TP]] on the first scenario's workload, e.g. h200-sxm:2 "
+        "a configuration GPU[@NODE][:COUNT[:TP]] on the first scenario's workload, e.g. h200-sxm:2 "
+        "or gb300@gb300-nvl72:72:8 "
         "(repeatable)")("emit", po::value(&emit),
                         "print each configuration's launch and benchmark commands: vllm, sglang, "
                         "tensorrt-llm or llama.cpp")("json", "machine-readable output");
     po::positional_options_description pos;
     pos.add("files", -1);
     po::variables_map vm;
-    if (!parse_options("compare", ctx.args, desc, pos, vm, *ctx.out,
-                       "FILE... | FILE --with GPU[:COUNT[:TP]]... | --model M --gpu G --with ... "
-                       "[--emit ENGINE]")) {
+    if (!parse_options(
+            "compare", ctx.args, desc, pos, vm, *ctx.out,
+            "FILE... | FILE --with GPU[@NODE][:COUNT[:TP]]... | --model M --gpu G --with ... "
+            "[--emit ENGINE]")) {
         return 0;
     }
     const std::optional<EmitEngine> engine = emit_option(emit);
@@ -523,7 +572,11 @@ int run_compare(CliContext& ctx) {
     for (const auto& spec : with) {
         model::Scenario s = base;
         const auto c1 = spec.find(':');
-        const std::string gpu = spec.substr(0, c1);
+        // GPU@NODE picks a server or rack-scale system (gb300-nvl72: one 72-GPU NVLink domain).
+        const std::string hardware = spec.substr(0, c1);
+        const auto at = hardware.find('@');
+        const std::string gpu = hardware.substr(0, at);
+        const std::string node = at == std::string::npos ? "" : hardware.substr(at + 1);
         int count = base.deployment.gpus();
         int tp = -1;
         try {
@@ -535,19 +588,23 @@ int run_compare(CliContext& ctx) {
             }
         } catch (const std::exception&) {
             throw UsageError("--with '" + spec +
-                             "': write GPU[:COUNT[:TP]], e.g. h200-sxm:2 or h100-sxm:8:4");
+                             "': write GPU[@NODE][:COUNT[:TP]], e.g. h200-sxm:2, h100-sxm:8:4 or "
+                             "gb300@gb300-nvl72:72:8");
         }
         if (count <= 0 || tp == 0 || tp < -1) {
             throw UsageError("--with '" + spec + "': COUNT and TP must be positive");
         }
-        hwdb::set_hardware(s, ctx.db(), gpu);
+        hwdb::set_hardware(s, ctx.db(), gpu, node);
         s.deployment.par.tp = tp > 0 ? tp : count; // default: one replica over all GPUs
         s.deployment.par.pp = 1;
         if (count % s.deployment.par.tp != 0) {
             throw UsageError("--with '" + spec + "': COUNT must be a multiple of TP");
         }
         s.deployment.par.dp = count / s.deployment.par.tp;
-        s.name = std::to_string(count) + "x-" + s.deployment.gpu.name;
+        // The layout is part of the name: 8 GPUs as one TP8 replica and as eight TP1 replicas are
+        // different configurations ("8x-rtx-4090-tp8" and "8x-rtx-4090-tp1").
+        s.name = std::to_string(count) + "x-" + s.deployment.gpu.name +
+                 (node.empty() ? "" : "@" + node) + "-tp" + std::to_string(s.deployment.par.tp);
         model::validate(s.deployment);
         configs.push_back(std::move(s));
     }
@@ -586,6 +643,13 @@ int run_compare(CliContext& ctx) {
             j["rent_source"] = nullptr;
             sources.push_back(s.name + ": no rent in the scenario or the hwdb");
         }
+        // A buyer compares purchase prices too (GB300 has a rack price per GPU, no rent yet).
+        if (const auto buy = model::gpu_purchase_price(s)) {
+            j["purchase_per_gpu"] = buy->price.money.amount;
+            j["purchase_source"] = buy->source;
+            sources.push_back(s.name + ": buys at " + model::to_string(buy->price) +
+                              " per GPU from " + buy->source);
+        }
         loads.push_back(s.name + ": " + load_line(e.operating_point));
         if (engine) {
             launches.push_back(launch_commands(
@@ -593,8 +657,8 @@ int run_compare(CliContext& ctx) {
             j["emit"] = launch_json(launches.back());
         }
         out.push_back(j);
-        t.add_row({s.name, e.memory.fits ? "yes" : "no",
-                   std::to_string(e.operating_point.concurrency),
+        t.add_row({s.name + (hwdb::is_preliminary(s.deployment.gpu) ? " (preliminary)" : ""),
+                   e.memory.fits ? "yes" : "no", std::to_string(e.operating_point.concurrency),
                    std::to_string(e.memory.kv_tokens), ms(e.ttft), ms(e.tpot),
                    fixed(e.throughput, 0), fixed(e.throughput / s.deployment.gpus(), 0),
                    model::to_string(b.decode.binding), per_hour, per_mtok});

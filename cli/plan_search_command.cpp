@@ -540,7 +540,7 @@ void add_plan_options(po::options_description& desc, std::string& file, std::str
         ("output-len", po::value<int>()->notifier([&](int v) { f.output_len = v; }), "output tokens per request")
         ("concurrency", po::value<int>()->notifier([&](int v) { f.concurrency = v; }), "sequences in flight (a closed loop)")
         ("rate", po::value<double>()->notifier([&](double v) { f.rate = v; }), "offered requests/s (an open loop)")
-        ("max-model-len", po::value<int>()->notifier([&](int v) { f.max_model_len = v; }), "longest sequence, tokens")
+        ("max-model-len", po::value<std::string>()->notifier([&](const std::string& v) { f.max_model_len = parse_token_count(v, "max-model-len"); }), "longest sequence, tokens: 8192, 8k or 8K")
         ("candidate", po::value(&f.candidates)->composing(), "hardware to try: GPU or GPU@NODE (repeatable; replaces plan.candidates)")
         ("max-gpus", po::value<int>()->notifier([&](int v) { f.max_gpus = v; }), "most GPUs in one configuration (default 64)")
         ("tp", po::value(&f.tp), "tensor-parallel sizes, e.g. 1,2,4 (default 1,2,4,8 within a node)")

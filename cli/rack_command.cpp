@@ -120,6 +120,68 @@ std::string used_text(const model::RackLimitFigure& l, double v) {
     return l.which == model::RackLimit::RackUnits ? fixed(v, 0) + " U" : watts(Watts(v));
 }
 
+// The hwdb rack that is exactly one `server` (a rack-scale system such as gb300-nvl72), or null.
+const model::RackSpec* rack_scale_system(const hwdb::Database& db,
+                                         const model::ServerSpec* server) {
+    if (server == nullptr) {
+        return nullptr;
+    }
+    for (const auto& r : db.racks()) {
+        if (r.servers == 1 &&
+            hwdb::normalize_name(r.server) == hwdb::normalize_name(server->name)) {
+            return &r;
+        }
+    }
+    return nullptr;
+}
+
+// A rack-scale system is not packed into racks: it is the rack, with the power and cooling its
+// vendor fixes (GB300 NVL72: ~135 kW, liquid only). One system per rack; a rack budget only says
+// whether the facility can feed it.
+void print_system_racks(CliContext& ctx, const model::RackSpec& rack,
+                        const model::ServerSpec& system, int systems, std::optional<Watts> budget,
+                        bool json) {
+    const bool feasible = !budget || *budget >= rack.power;
+    std::vector<std::string> notes{
+        system.name + " is a rack-scale system: one per rack, " + watts(rack.power) + " at load, " +
+        rack.cooling + " cooled, " + std::to_string(system.rack_units) + " U; its " +
+        std::to_string(system.accelerators) + " GPUs share one NVLink domain"};
+    if (!feasible) {
+        notes.push_back("the rack budget " + watts(*budget) + " is below the system's " +
+                        watts(rack.power) +
+                        ": it cannot be fed; raise the budget or choose "
+                        "8-GPU nodes");
+    }
+    if (json) {
+        nlohmann::json j;
+        j["node"] = system.name;
+        j["rack_scale_system"] = rack.name;
+        j["gpus_per_node"] = system.accelerators;
+        j["nodes"] = systems;
+        j["nodes_per_rack"] = 1;
+        j["racks"] = feasible ? systems : 0;
+        j["rack_power_w"] = rack.power.si();
+        j["cooling"] = {{"kind", rack.cooling}, {"limit_w", rack.power.si()}};
+        j["rack_units"] = system.rack_units;
+        j["rack_budget_w"] = budget ? nlohmann::json(budget->si()) : nlohmann::json(nullptr);
+        j["feasible"] = feasible;
+        j["notes"] = notes;
+        *ctx.out << json_text(j) << '\n';
+        return;
+    }
+    auto& out = *ctx.out;
+    out << "rack plan: " << systems << " x " << system.name << " (" << system.accelerators << " x "
+        << system.accelerator << ", one NVLink domain)\n"
+        << "rack:      fixed by the system (" << rack.name << "): 1 per rack, " << watts(rack.power)
+        << " at load, " << rack.cooling << " cooling, " << system.rack_units << " U\n"
+        << "racks:     " << (feasible ? std::to_string(systems) : std::string("none")) << '\n'
+        << "budget:    " << (budget ? watts(*budget) : std::string("none"))
+        << (feasible ? "" : " (does NOT feed one system)") << '\n';
+    for (const auto& n : notes) {
+        out << "  - " << n << '\n';
+    }
+}
+
 } // namespace
 
 int run_rack(CliContext& ctx) {
@@ -166,6 +228,13 @@ int run_rack(CliContext& ctx) {
         node = scenario_node(ctx, s, &server);
     } else {
         node = model::node_power_of(*server, s.power_model);
+    }
+    if (const model::RackSpec* system = rack_scale_system(ctx.db(), server)) {
+        const int systems =
+            s.rack.nodes ? *s.rack.nodes
+                         : (have_scenario ? (s.deployment.gpus() + node.gpus - 1) / node.gpus : 1);
+        print_system_racks(ctx, *system, *server, systems, s.power.rack_budget, vm.count("json"));
+        return 0;
     }
     const model::GpuPowerLevels levels = model::power_levels(gpu, s.power_model);
     const model::GpuPowerLimit limit =

@@ -2,6 +2,7 @@
 #include "model/checked_format.hpp"
 
 #include "cli/load_report.hpp"
+#include "hwdb/profile_loader.hpp"
 
 #include "model/cost.hpp"
 
@@ -170,7 +171,7 @@ nlohmann::json estimate_json(const model::Scenario& s, const model::ServingEstim
     j["decode_step_ops"] = ops_json(e.decode_step);
     j["prefill_step_ops"] = ops_json(e.prefill_step);
     j["provenance"] = {{"kind", model::to_string(e.provenance.kind)},
-                       {"file", e.provenance.file},
+                       {"file", hwdb::shown_path(e.provenance.file)},
                        {"description", e.provenance.description}};
     j["error_band"] = {{"mape", e.error_band.mape},
                        {"p90", e.error_band.p90},

@@ -7,9 +7,45 @@
 #include "model/error.hpp"
 #include "model/operating_point.hpp"
 
+#include <cmath>
+#include <exception>
+#include <string>
 #include <tuple>
 
 namespace gpuplan::cli {
+
+int parse_token_count(const std::string& text, const char* flag) {
+    // vLLM's human_readable_int (vllm/engine/arg_utils.py): a lowercase suffix is decimal
+    // ("8k" = 8000, "25.6k" = 25600), an uppercase one binary ("8K" = 8192, whole numbers only).
+    const std::string hint =
+        std::string("--") + flag +
+        " takes a whole number of tokens such as 8192, 8k (8000) or 8K (8192), got '" + text + "'";
+    std::size_t used = 0;
+    double number = 0;
+    try {
+        number = std::stod(text, &used);
+    } catch (const std::exception&) {
+        throw UsageError(hint);
+    }
+    const std::string suffix = text.substr(used);
+    double scale = 1;
+    if (suffix == "k" || suffix == "m") {
+        scale = suffix == "k" ? 1e3 : 1e6;
+    } else if (suffix == "K" || suffix == "M") {
+        if (number != std::floor(number)) {
+            throw UsageError(hint + "; a binary suffix (K, M) takes a whole number, as in vLLM");
+        }
+        scale = suffix == "K" ? 1024 : 1024 * 1024;
+    } else if (!suffix.empty() || number != std::floor(number)) {
+        throw UsageError(hint);
+    }
+    const double tokens = std::floor(number * scale);
+    if (!(tokens >= 1) || tokens > static_cast<double>(1 << 28)) {
+        throw UsageError(std::string("--") + flag + " must be from 1 to " +
+                         std::to_string(1 << 28) + " tokens, got '" + text + "'");
+    }
+    return static_cast<int>(tokens);
+}
 
 void add_scenario_options(po::options_description& desc, ScenarioFlags& f) {
     // clang-format off
@@ -25,7 +61,7 @@ void add_scenario_options(po::options_description& desc, ScenarioFlags& f) {
         ("weights", po::value(&f.weights), "weight precision: bf16, fp8, int8, awq-int4, gptq-int4, q4_k_m, ...")
         ("kv", po::value(&f.kv), "KV cache precision: bf16, fp8, ...")
         ("activations", po::value(&f.activations), "activation precision")
-        ("max-model-len", po::value<int>()->notifier([&f](int v) { f.max_model_len = v; }), "longest sequence, tokens")
+        ("max-model-len", po::value<std::string>()->notifier([&f](const std::string& v) { f.max_model_len = parse_token_count(v, "max-model-len"); }), "longest sequence, tokens: 8192, 8k (8000) or 8K (8192), as vLLM reads it")
         ("concurrency", po::value<int>()->notifier([&f](int v) { f.concurrency = v; }), "sequences in flight: a closed loop (default: the most the engine runs at once)")
         ("rate", po::value<double>()->notifier([&f](double v) { f.rate = v; }), "offered requests/s: an open loop (instead of --concurrency)")
         ("batch", po::value<int>()->notifier([&f](int v) { f.batch = v; }), "same as --concurrency")
@@ -80,6 +116,26 @@ bool on_off(const std::string& v, const char* flag) {
     throw UsageError(std::string("--") + flag + " takes 'on' or 'off', got '" + v + "'");
 }
 
+// `--gpu a100` is an alias of one part among several: say which one it picked and name the
+// others that share the typed name, so the choice is not silent.
+void note_alias_choice(CliContext& ctx, const std::string& typed, const std::string& chosen) {
+    const std::string key = hwdb::normalize_name(typed);
+    if (key == hwdb::normalize_name(chosen)) {
+        return;
+    }
+    std::string others;
+    for (const auto& a : ctx.db().accelerators()) {
+        if (a.name != chosen && hwdb::normalize_name(a.name).starts_with(key)) {
+            others += (others.empty() ? "" : ", ") + a.name;
+        }
+    }
+    *ctx.err << "note: --gpu '" << typed << "' is " << chosen;
+    if (!others.empty()) {
+        *ctx.err << "; also named so: " << others << " (give the full name to pick one)";
+    }
+    *ctx.err << '\n';
+}
+
 } // namespace
 
 model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
@@ -128,6 +184,9 @@ model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& f) {
     }
     if (!f.gpu.empty() || !f.node.empty()) {
         hwdb::set_hardware(s, db, f.gpu.empty() ? d.gpu.name : f.gpu, f.node);
+    }
+    if (!f.gpu.empty()) {
+        note_alias_choice(ctx, f.gpu, d.gpu.name);
     }
     if (f.tp)
         d.par.tp = *f.tp;

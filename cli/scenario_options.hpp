@@ -39,6 +39,10 @@ parse_set_flags(const std::vector<std::string>& sets);
 /// Adds the scenario flags to `desc`, bound to `flags`.
 void add_scenario_options(po::options_description& desc, ScenarioFlags& flags);
 
+/// A token count as vLLM's --max-model-len reads it: 8192, "8k" (8000), "8K" (8192), "25.6k".
+/// Throws UsageError naming `flag` and the accepted forms.
+[[nodiscard]] int parse_token_count(const std::string& text, const char* flag);
+
 /// The scenario: loaded from flags.file when given, then every given flag applied on top.
 /// Without a file, --model and --gpu are required. Throws InputError naming the flag.
 [[nodiscard]] model::Scenario build_scenario(CliContext& ctx, const ScenarioFlags& flags);

@@ -5,6 +5,7 @@
 #include "gui/headless_plot.hpp"
 #include "gui/rack_view.hpp"
 #include "gui/ui_util.hpp"
+#include "hwdb/profile_loader.hpp"
 #include "hwdb/scenario_writer.hpp"
 #include "model/error.hpp"
 #include "model/error_bands.hpp"
@@ -119,7 +120,8 @@ ReportInputs gather_report(const model::Scenario& s, const Core& core, bool char
          QStringLiteral("%1%2: %3")
              .arg(qs(model::to_string(prov.kind)),
                   prov.file.empty() ? QString()
-                                    : QStringLiteral(" (") + qs(prov.file) + QStringLiteral(")"),
+                                    : QStringLiteral(" (") + qs(hwdb::shown_path(prov.file)) +
+                                          QStringLiteral(")"),
                   qs(prov.description))});
     const model::ErrorBand& band = in.analysis.serving().error_band;
     if (band.points > 0) {

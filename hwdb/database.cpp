@@ -20,6 +20,29 @@
 namespace gpuplan::hwdb {
 namespace {
 
+// False for a file that holds none of the hwdb lists but keys of another gpuplan file (a scenario,
+// sweep, plan or profile): `--hwdb .` in a folder of scenarios. Anything else is read as hardware,
+// so a misspelt list name ("acelerators:") is still an unknown-key error.
+bool is_hardware_file(const std::string& text, const std::string& file) {
+    const YAML::Node root = detail::parse_strict(text, file);
+    if (!root.IsMap()) {
+        return true;
+    }
+    for (const char* key :
+         {"accelerators", "interconnects", "servers", "racks", "models", "sources"}) {
+        if (root[key]) {
+            return true;
+        }
+    }
+    for (const char* key : {"model", "hardware", "workload", "engine", "profile", "points", "plan",
+                            "training", "fleet", "cluster", "slo", "sweep", "base", "grid"}) {
+        if (root[key]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 template <class Spec> bool name_matches(const Spec& spec, const std::string& key) {
     if (normalize_name(spec.name) == key) {
         return true;
@@ -312,16 +335,23 @@ void Database::add_yaml_in_scope(std::string_view text, const std::string& file)
                                    "; this gpuplan reads schema 1");
     }
     for (auto& m : root.map_list("accelerators")) {
-        add_entry(accelerators_, detail::read_accelerator(m), "accelerator", file);
+        model::AcceleratorSpec a = detail::read_accelerator(m);
+        note_reference(m, "accelerator", a.name, {"scale_up_link", "host_link"});
+        add_entry(accelerators_, std::move(a), "accelerator", file);
     }
     for (auto& m : root.map_list("interconnects")) {
         add_entry(interconnects_, detail::read_interconnect(m), "interconnect", file);
     }
     for (auto& m : root.map_list("servers")) {
-        add_entry(servers_, detail::read_server(m), "server", file);
+        model::ServerSpec server = detail::read_server(m);
+        note_reference(m, "server", server.name,
+                       {"accelerator", "intra_node_link", "inter_node_link"});
+        add_entry(servers_, std::move(server), "server", file);
     }
     for (auto& m : root.map_list("racks")) {
-        add_entry(racks_, detail::read_rack(m), "rack", file);
+        model::RackSpec rack = detail::read_rack(m);
+        note_reference(m, "rack", rack.name, {"server"});
+        add_entry(racks_, std::move(rack), "rack", file);
     }
     for (auto& m : root.map_list("models")) {
         add_entry(models_, detail::read_model(m), "model", file);
@@ -356,20 +386,45 @@ Database Database::load(const std::vector<std::filesystem::path>& folders) {
         std::sort(files.begin(), files.end());
         db.scope_keys_.clear(); // one folder is one scope for the clash check
         for (const auto& f : files) {
-            db.add_yaml_in_scope(read_file(f), f.string());
+            const std::string text = read_file(f);
+            // `--hwdb .` in a folder that also holds scenarios or sweep specs: those are not
+            // hardware, so they are skipped with a note instead of failing on their keys.
+            if (!is_hardware_file(text, f.string())) {
+                db.notes_.push_back("hwdb: skipped " + f.string() +
+                                    ": not a hardware file (no accelerators, interconnects, "
+                                    "servers, racks, models or sources list)");
+                continue;
+            }
+            db.add_yaml_in_scope(text, f.string());
         }
     }
     db.check_references();
     return db;
 }
 
-void Database::check_references() const {
-    const auto require = [&](const std::string& ref, const char* what, const std::string& owner,
-                             bool exists) {
-        if (!ref.empty() && !exists) {
-            throw InputError("hwdb: " + owner + " refers to unknown " + what + " '" + ref +
-                             "'; add it to the hwdb or fix the name");
+void Database::note_reference(const detail::MapReader& m, const char* kind, const std::string& name,
+                              std::initializer_list<const char*> keys) {
+    const YAML::Node node = m.node();
+    for (const char* key : keys) {
+        if (const YAML::Node value = node[key]; value) {
+            const YAML::Mark mark = value.Mark();
+            reference_at_[std::string(kind) + ":" + name + ":" + key] =
+                m.file() + ":" + std::to_string(mark.line + 1) + ":" +
+                std::to_string(mark.column + 1) + ": " + m.path_of(key);
         }
+    }
+}
+
+void Database::check_references() const {
+    const auto require_at = [&](const std::string& ref, const char* what, const char* kind,
+                                const std::string& owner, const char* key, bool exists) {
+        if (ref.empty() || exists) {
+            return;
+        }
+        const auto at = reference_at_.find(std::string(kind) + ":" + owner + ":" + key);
+        const std::string where = at != reference_at_.end() ? at->second + ": " : "hwdb: ";
+        throw InputError(where + owner + " refers to unknown " + what + " '" + ref +
+                         "'; add it to the hwdb or fix the name");
     };
     // Name sets, so that n references cost O(n) rather than a scan of the list each.
     const auto links = names_of(interconnects_);
@@ -379,16 +434,21 @@ void Database::check_references() const {
         return names.count(normalize_name(ref)) > 0;
     };
     for (const auto& a : accelerators_) {
-        require(a.scale_up_link, "interconnect", a.name, has(links, a.scale_up_link));
-        require(a.host_link, "interconnect", a.name, has(links, a.host_link));
+        require_at(a.scale_up_link, "interconnect", "accelerator", a.name, "scale_up_link",
+                   has(links, a.scale_up_link));
+        require_at(a.host_link, "interconnect", "accelerator", a.name, "host_link",
+                   has(links, a.host_link));
     }
     for (const auto& s : servers_) {
-        require(s.accelerator, "accelerator", s.name, has(gpus, s.accelerator));
-        require(s.intra_node_link, "interconnect", s.name, has(links, s.intra_node_link));
-        require(s.inter_node_link, "interconnect", s.name, has(links, s.inter_node_link));
+        require_at(s.accelerator, "accelerator", "server", s.name, "accelerator",
+                   has(gpus, s.accelerator));
+        require_at(s.intra_node_link, "interconnect", "server", s.name, "intra_node_link",
+                   has(links, s.intra_node_link));
+        require_at(s.inter_node_link, "interconnect", "server", s.name, "inter_node_link",
+                   has(links, s.inter_node_link));
     }
     for (const auto& r : racks_) {
-        require(r.server, "server", r.name, has(servers, r.server));
+        require_at(r.server, "server", "rack", r.name, "server", has(servers, r.server));
     }
 }
 
@@ -426,6 +486,10 @@ std::vector<model::AcceleratorSpec> similar_accelerators(const Database& db,
                                                          const model::AcceleratorSpec& gpu) {
     std::vector<model::AcceleratorSpec> out;
     for (const auto& a : db.accelerators()) {
+        // An announced part is no purchase option yet: it is never a what-if of a shipping one.
+        if (is_preliminary(a) && !is_preliminary(gpu)) {
+            continue;
+        }
         if (a.vendor == gpu.vendor && a.launch_year >= gpu.launch_year &&
             a.form_factor == gpu.form_factor) {
             out.push_back(a);

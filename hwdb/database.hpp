@@ -6,6 +6,7 @@
 #include "model/model_spec.hpp"
 
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -14,6 +15,10 @@
 #include <vector>
 
 namespace gpuplan::hwdb {
+
+namespace detail {
+class MapReader;
+} // namespace detail
 
 /// Every entry loaded from one or more hwdb folders. Later folders override earlier ones by name.
 class Database {
@@ -72,6 +77,9 @@ class Database {
 
   private:
     void add_yaml_in_scope(std::string_view text, const std::string& file);
+    /// Remembers where `keys` of the entry `kind:name` are written, for check_references.
+    void note_reference(const detail::MapReader& m, const char* kind, const std::string& name,
+                        std::initializer_list<const char*> keys);
     template <class Spec>
     void add_entry(std::vector<Spec>& list, Spec spec, const char* kind, const std::string& file);
 
@@ -83,6 +91,8 @@ class Database {
     std::map<std::string, std::string> origin_;
     /// "kind:normalized name or alias" -> canonical name, over every folder loaded so far.
     std::unordered_map<std::string, std::string> all_keys_;
+    /// "kind:canonical name:key" -> "file:line:col: key path" of a reference to another entry.
+    std::map<std::string, std::string> reference_at_;
     std::vector<std::string> notes_;
     std::vector<model::AcceleratorSpec> accelerators_;
     std::vector<model::InterconnectSpec> interconnects_;
@@ -92,9 +102,19 @@ class Database {
 };
 
 /// Accelerators a buyer of `gpu` would weigh against it (the what-if candidates): the same
-/// vendor and form factor, launched the same year or later, `gpu` itself included.
+/// vendor and form factor, launched the same year or later, `gpu` itself included; preliminary
+/// (announced, unshipped) parts only when `gpu` is one.
 [[nodiscard]] std::vector<model::AcceleratorSpec>
 similar_accelerators(const Database& db, const model::AcceleratorSpec& gpu);
+
+/// How the notes of an accelerator written with `preliminary: true` begin.
+inline constexpr const char* kPreliminaryNote = "PRELIMINARY:";
+
+/// True for an accelerator written with `preliminary: true`: announced figures of a part that was
+/// not shipping when the entry was written (its notes begin with kPreliminaryNote).
+[[nodiscard]] inline bool is_preliminary(const model::AcceleratorSpec& a) {
+    return a.notes.starts_with(kPreliminaryNote);
+}
 
 /// The built-in hwdb folder plus `extra` folders and those in GPUPLAN_HWDB (colon-separated).
 [[nodiscard]] std::vector<std::filesystem::path>

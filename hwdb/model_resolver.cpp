@@ -1,5 +1,7 @@
 #include "hwdb/model_resolver.hpp"
 
+#include "hwdb/database.hpp"
+#include "hwdb/file_io.hpp"
 #include "hwdb/hf_import.hpp"
 #include "model/error.hpp"
 
@@ -14,6 +16,31 @@
 
 namespace gpuplan::hwdb {
 namespace {
+
+// A name ending in .yaml or .yml is a catalog file (what `gpuplan model import -o` writes), not a
+// Hugging Face repository: "./my.yaml" has a '/' but no repository is called that.
+bool is_model_file_name(std::string_view name) {
+    const auto ends = [&](std::string_view ext) {
+        return name.size() > ext.size() &&
+               std::equal(ext.rbegin(), ext.rend(), name.rbegin(), [](char a, char b) {
+                   return a == std::tolower(static_cast<unsigned char>(b));
+               });
+    };
+    return ends(".yaml") || ends(".yml");
+}
+
+// The one model of a catalog file, with a note naming the file.
+ResolvedModel read_model_file(const std::filesystem::path& path) {
+    Database file_db;
+    file_db.add_yaml(read_text_file(path, "model file"), path.string());
+    if (file_db.models().size() != 1) {
+        throw InputError(path.string() + ": holds " + std::to_string(file_db.models().size()) +
+                         " models under 'models:'; --model FILE takes a file with exactly one, "
+                         "as 'gpuplan model import -o FILE' writes");
+    }
+    const model::ModelSpec& m = file_db.models().front();
+    return {m, "model '" + m.name + "' read from " + path.string()};
+}
 
 namespace fs = std::filesystem;
 
@@ -180,6 +207,9 @@ std::optional<model::Precision> precision_in_name(std::string_view name) {
 ResolvedModel resolve_model(const Database& db, std::string_view name, const fs::path& hub) {
     if (const model::ModelSpec* m = db.find_model(name)) {
         return {*m, ""};
+    }
+    if (is_model_file_name(name)) {
+        return read_model_file(fs::path(name));
     }
     const bool is_repo_id = name.find('/') != std::string_view::npos;
     const std::optional<fs::path> cached =

@@ -165,6 +165,17 @@ constexpr double kMaxFraction = 1.0;
 } // namespace
 
 MetricsScrape parse_metrics_scrape(std::string_view text, const std::string& file) {
+    // A JSON object is not a scrape; `vllm bench serve --save-result` writes one, and users pass
+    // it here by mistake. Say which flag takes it instead of a Prometheus parse error.
+    if (const std::string_view t = trim(text); !t.empty() && t.front() == '{') {
+        const bool bench = t.find("\"request_throughput\"") != std::string_view::npos ||
+                           t.find("\"mean_ttft_ms\"") != std::string_view::npos;
+        fail(file, 1, 1, "",
+             bench ? "this is a `vllm bench serve` result (JSON), not a /metrics scrape; pass it "
+                     "with --bench"
+                   : "this is JSON, not the Prometheus text of a /metrics endpoint (curl "
+                     "http://HOST:8000/metrics > scrape.txt)");
+    }
     MetricsScrape out;
     std::unordered_map<std::string, int> seen; // series key -> line
     for_each_line(text, [&](int line_no, std::string_view line) {

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <system_error>
 
 namespace gpuplan::hwdb {
 namespace {
@@ -445,6 +447,32 @@ find_profile_for_gpu(const std::vector<std::filesystem::path>& folders,
         return f->profile;
     }
     return std::nullopt;
+}
+
+std::string shown_path(const std::string& file) {
+    namespace fs = std::filesystem;
+    const fs::path path(file);
+    if (file.empty() || !path.is_absolute()) {
+        return file;
+    }
+    const auto inside = [&](const fs::path& folder) -> std::optional<fs::path> {
+        const fs::path rel = path.lexically_normal().lexically_relative(folder.lexically_normal());
+        if (rel.empty() || *rel.begin() == "..") {
+            return std::nullopt;
+        }
+        return rel;
+    };
+    const fs::path builtin = builtin_profile_folder().parent_path(); // .../hwdb
+    if (const auto rel = inside(builtin)) {
+        return (fs::path("hwdb") / *rel).generic_string();
+    }
+    std::error_code ec;
+    if (const fs::path cwd = fs::current_path(ec); !ec) {
+        if (const auto rel = inside(cwd)) {
+            return rel->generic_string();
+        }
+    }
+    return file;
 }
 
 std::filesystem::path builtin_profile_folder() {

@@ -129,6 +129,11 @@ find_profile_for_gpu(const std::vector<std::filesystem::path>& folders,
 /// The built-in profile folder (hwdb/profiles of the source tree).
 [[nodiscard]] std::filesystem::path builtin_profile_folder();
 
+/// A file path as reports show it: a shipped hwdb file as "hwdb/profiles/NAME.yaml", a file under
+/// the working folder relative to it, anything else as given. Reports are shared, and an absolute
+/// path names a user's home and checkout rather than the file.
+[[nodiscard]] std::string shown_path(const std::string& file);
+
 /// The `profiles/` folder of each hwdb folder, in the same order: where the CLI and the GUI
 /// look for efficiency profiles (a later folder's profile for the same GPU wins).
 [[nodiscard]] std::vector<std::filesystem::path>

@@ -1,5 +1,7 @@
 #include "hwdb/detail/spec_readers.hpp"
 
+#include "hwdb/database.hpp"
+
 #include <limits>
 
 namespace gpuplan::hwdb::detail {
@@ -96,6 +98,17 @@ model::AcceleratorSpec read_accelerator(MapReader& m) {
     a.prices = read_prices(m);
     a.sources = m.string("sources");
     a.notes = m.string_or("notes", "");
+    // An announced, unshipped part: its notes carry the flag, so every front end that shows the
+    // entry (hw show, compare, plan) can say so without a new member in the core's value type.
+    const bool flagged = a.notes.starts_with(kPreliminaryNote);
+    if (m.boolean_or("preliminary", false)) {
+        if (!flagged) {
+            a.notes = std::string(kPreliminaryNote) + " " + a.notes;
+        }
+    } else if (flagged) {
+        m.fail_at("notes", "notes start with 'PRELIMINARY:' but the entry does not say "
+                           "'preliminary: true'; add it or reword the notes");
+    }
     m.finish();
     return a;
 }

@@ -303,6 +303,12 @@ void validate(const Deployment& d) {
     require(s.max_num_seqs >= 1 && s.max_num_batched_tokens >= 1 && s.block_size >= 1,
             where + "max_num_seqs, max_num_batched_tokens and block_size must be positive");
     if (s.kind == EngineKind::Vllm) {
+        // vLLM's --block-size takes powers of two (CacheConfig.block_size, vllm/config/cache.py:
+        // 1, 8, 16, 32, 64, 128 on CUDA); a block of 7 tokens is no engine's layout.
+        require((s.block_size & (s.block_size - 1)) == 0,
+                where + "block_size " + std::to_string(s.block_size) +
+                    " is not a power of two; vLLM's block sizes are 8, 16, 32, 64 or 128 "
+                    "(default 16)");
         // vLLM's SchedulerConfig refuses these (vllm/config/scheduler.py `_verify_args`).
         require(s.max_num_batched_tokens >= s.max_num_seqs,
                 where + "max_num_batched_tokens " + std::to_string(s.max_num_batched_tokens) +

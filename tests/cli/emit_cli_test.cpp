@@ -163,7 +163,8 @@ TEST(EmitCli, CompareGivesEachConfigurationItsCommands) {
     const auto t = run_cli("compare " + fx("emit/llama70b-4xh100-fp8.yaml") +
                            " --with h200-sxm:2 --emit sglang");
     ASSERT_EQ(t.exit_code, 0) << t.out;
-    EXPECT_NE(t.out.find("2x-h200-sxm:\n  launch (sglang):"), std::string::npos) << t.out;
+    // The label names the layout (issue 37): two GPUs as one TP2 replica.
+    EXPECT_NE(t.out.find("2x-h200-sxm-tp2:\n  launch (sglang):"), std::string::npos) << t.out;
 }
 
 TEST(EmitCli, PlanEmitsTheChosenConfiguration) {

@@ -52,7 +52,22 @@ TEST(Database, RequiredAcceleratorsArePresent) {
                              "gaudi2",
                              "gaudi3",
                              "tpu-v5e",
-                             "tpu-v5p"}) {
+                             "tpu-v5p",
+                             "b300",
+                             "gb300",
+                             "rtx-pro-6000-server",
+                             "l40",
+                             "a40",
+                             "rtx-a6000",
+                             "t4",
+                             "v100-sxm2-32gb",
+                             "rtx-4080",
+                             "tpu-v6e",
+                             "tpu-v7",
+                             "trainium2",
+                             "trainium3",
+                             "mi455x",
+                             "rubin"}) {
         EXPECT_NE(builtin().find_accelerator(name), nullptr) << name;
     }
 }
@@ -64,13 +79,16 @@ TEST(Database, EveryAcceleratorHasConsistentNumbers) {
         EXPECT_GT(a.memory_bandwidth.si(), 1e11);
         const auto bf16 = a.dense.bf16 ? a.dense.bf16 : a.dense.fp16;
         ASSERT_TRUE(bf16);
-        // Sanity of dense (not sparse) peaks: below 5 PFLOPS bf16 for any shipping part.
-        EXPECT_LT(bf16->si(), 5e15);
+        // Sanity of dense (not sparse) peaks: below 5 PFLOPS bf16 for any shipping part
+        // (announced parts such as MI455X and Rubin are flagged preliminary and exempt).
+        if (!hwdb::is_preliminary(a)) {
+            EXPECT_LT(bf16->si(), 5e15);
+        }
         if (a.dense.fp8 && a.vendor == "nvidia" && a.architecture == "hopper") {
             EXPECT_NEAR(a.dense.fp8->si() / bf16->si(), 2.0, 0.01);
         }
         EXPECT_FALSE(a.sources.empty());
-        if (a.vendor != "google") {
+        if (a.vendor != "google" && a.vendor != "aws") { // neither publishes chip power
             ASSERT_TRUE(a.board_power);
             EXPECT_GT(a.board_power->si(), 0);
         }
