@@ -37,7 +37,7 @@ void print_usage(std::ostream& out) {
 // "" when `word` is not a group.
 std::string group_usage(const std::string& word) {
     std::string out;
-    for (const auto& s : kSubcommands) {
+    for (const auto& s : gpuplan::cli::subcommands()) {
         const std::string_view w = s.words;
         if (w.size() > word.size() && w.starts_with(word) && w[word.size()] == ' ') {
             out +=
@@ -48,7 +48,7 @@ std::string group_usage(const std::string& word) {
 }
 
 std::string first_of_group(const std::string& word) {
-    for (const auto& s : kSubcommands) {
+    for (const auto& s : gpuplan::cli::subcommands()) {
         if (std::string_view(s.words).starts_with(word + " ")) {
             return s.words;
         }
@@ -85,7 +85,7 @@ std::string did_you_mean(const std::string& typed) {
             best = candidate;
         }
     };
-    for (const auto& s : kSubcommands) {
+    for (const auto& s : gpuplan::cli::subcommands()) {
         const std::string_view w = s.words;
         consider(w);
         consider(w.substr(0, w.find(' ')));
