@@ -178,16 +178,25 @@ std::optional<model::Precision> precision_in_name(std::string_view name) {
 }
 
 ResolvedModel resolve_model(const Database& db, std::string_view name, const fs::path& hub) {
-    if (const model::ModelSpec* m = db.find_model(name)) {
-        return {*m, ""};
-    }
     const bool is_repo_id = name.find('/') != std::string_view::npos;
+    if (const model::ModelSpec* m = db.find_model(name)) {
+        ResolvedModel r{*m, ""};
+        if (is_repo_id) {
+            // An alias such as Qwen/Qwen2.5-72B-Instruct: the checkpoint the user named is the
+            // one --emit launches, not the catalog's base repository.
+            r.spec.hf_id = std::string(name);
+        }
+        return r;
+    }
     const std::optional<fs::path> cached =
         is_repo_id ? find_cached_config(hub, name) : std::nullopt;
     const std::string quoted = "'" + std::string(name) + "'";
 
     if (const model::ModelSpec* base = find_base_model(db, name)) {
         ResolvedModel r{*base, ""};
+        if (is_repo_id) {
+            r.spec.hf_id = std::string(name); // the quantized checkpoint named, launched as is
+        }
         std::string from;
         if (cached) {
             try {
