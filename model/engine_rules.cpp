@@ -64,14 +64,15 @@ void vendor_rule(EngineKind e, const Deployment& d, std::vector<LaunchProblem>& 
 
 void format_rules(EngineKind e, const Deployment& d, std::vector<LaunchProblem>& out) {
     const std::string& arch = d.gpu.architecture;
+    const bool known = !arch.empty(); // an accelerator without a generation is not judged
     const Precision& w = d.prec.weights;
-    if (is_fp8(w) && !in(kFp8Architectures, arch)) {
+    if (known && is_fp8(w) && !in(kFp8Architectures, arch)) {
         out.push_back({"precision.weights", "fp8 weights need fp8 tensor cores (ada, hopper, "
                                             "blackwell, mi300 and later, gaudi); " +
                                                 d.gpu.name + " (" + arch +
                                                 ") has none: plan bf16 weights"});
     }
-    if (is_fp4_class(w) && !in(kFp4Architectures, arch)) {
+    if (known && is_fp4_class(w) && !in(kFp4Architectures, arch)) {
         out.push_back({"precision.weights", w.name +
                                                 " weights need fp4/mxfp8 tensor cores "
                                                 "(blackwell, mi350x/mi355x); " +
@@ -81,7 +82,7 @@ void format_rules(EngineKind e, const Deployment& d, std::vector<LaunchProblem>&
     // dequantize it on any NVIDIA GPU (--kv-cache-dtype: "CUDA 11.8+ supports fp8"); the other
     // engines and accelerators need fp8 hardware.
     const bool kv_anywhere = e == EngineKind::Vllm && d.gpu.vendor == "nvidia";
-    if (is_fp8(d.prec.kv_cache) && !kv_anywhere && !in(kFp8Architectures, arch)) {
+    if (known && is_fp8(d.prec.kv_cache) && !kv_anywhere && !in(kFp8Architectures, arch)) {
         out.push_back({"precision.kv_cache", std::string(to_string(e)) +
                                                  " has no fp8 kv cache on " + d.gpu.name + " (" +
                                                  arch + "): plan a 16-bit kv cache"});
