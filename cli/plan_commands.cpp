@@ -15,6 +15,7 @@
 #include "hwdb/profile_loader.hpp"
 #include "hwdb/scenario_loader.hpp"
 #include "model/bottleneck.hpp"
+#include "model/engine_rules.hpp"
 #include "model/error.hpp"
 #include "model/failures.hpp"
 #include "model/memory.hpp"
@@ -496,13 +497,25 @@ int run_estimate(CliContext& ctx) {
         return launch_commands(*engine, s.deployment, bench_load(s.workload, e.operating_point),
                                s.scheduler);
     };
+    // The rules of model/engine_rules.hpp for the scenario's own engine: --emit refuses on them.
+    const auto problems = model::launch_problems(s.deployment.engine.kind, s.deployment);
     if (vm.count("json")) {
         nlohmann::json j = estimate_report(ctx, s, profile, cached);
+        if (!problems.empty()) {
+            j["launch_problems"] = nlohmann::json::array();
+            for (const auto& p : problems) {
+                j["launch_problems"].push_back({{"key", p.key}, {"reason", p.reason}});
+            }
+        }
         if (engine) {
             j["emit"] = launch_json(launch());
         }
         *ctx.out << json_text(j) << '\n';
     } else {
+        for (const auto& p : problems) {
+            *ctx.err << "warning: " << model::to_string(s.deployment.engine.kind)
+                     << " cannot launch this as estimated: " << p.key << ": " << p.reason << '\n';
+        }
         // The bottleneck report carries the serving estimate it was drawn from: one estimate, and
         // the verdict and what-ifs see the same prefix-cache hits as the figures.
         const EstimateParts p = estimate_parts(ctx, s, profile, cached);

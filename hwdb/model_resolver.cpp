@@ -205,19 +205,28 @@ std::optional<model::Precision> precision_in_name(std::string_view name) {
 }
 
 ResolvedModel resolve_model(const Database& db, std::string_view name, const fs::path& hub) {
+    const bool is_repo_id = name.find('/') != std::string_view::npos;
     if (const model::ModelSpec* m = db.find_model(name)) {
-        return {*m, ""};
+        ResolvedModel r{*m, ""};
+        if (is_repo_id) {
+            // An alias such as Qwen/Qwen2.5-72B-Instruct: the checkpoint the user named is the
+            // one --emit launches, not the catalog's base repository.
+            r.spec.hf_id = std::string(name);
+        }
+        return r;
     }
     if (is_model_file_name(name)) {
         return read_model_file(fs::path(name));
     }
-    const bool is_repo_id = name.find('/') != std::string_view::npos;
     const std::optional<fs::path> cached =
         is_repo_id ? find_cached_config(hub, name) : std::nullopt;
     const std::string quoted = "'" + std::string(name) + "'";
 
     if (const model::ModelSpec* base = find_base_model(db, name)) {
         ResolvedModel r{*base, ""};
+        if (is_repo_id) {
+            r.spec.hf_id = std::string(name); // the quantized checkpoint named, launched as is
+        }
         std::string from;
         if (cached) {
             try {

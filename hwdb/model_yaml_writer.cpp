@@ -139,6 +139,12 @@ std::string model_to_yaml(const model::ModelSpec& m) {
     if (m.kv_cache) {
         line("kv_cache", quoted(m.kv_cache->name));
     }
+    if (!m.checkpoints.empty()) {
+        y += "    checkpoints:\n";
+        for (const auto& c : m.checkpoints) {
+            y += "      " + quoted(c.format) + ": " + quoted(c.hf_id) + "\n";
+        }
+    }
     line("source", quoted(m.source));
     return y;
 }

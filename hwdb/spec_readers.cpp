@@ -271,6 +271,17 @@ model::ModelSpec read_model(MapReader& m) {
             m.fail_at("kv_cache", e.what());
         }
     }
+    if (auto cps = m.opt_map("checkpoints")) {
+        // Published checkpoints by format (docs/hwdb-schema.md, models.checkpoints): the Hub ids
+        // --emit launches. The keys are model::checkpoint_format's names; others are errors.
+        for (const char* format : {"bf16", "fp8", "awq", "gptq-int4", "gptq-int8", "nvfp4", "mxfp4",
+                                   "int8", "int4", "gguf"}) {
+            if (auto id = cps->opt_string(format)) {
+                s.checkpoints.push_back({format, *id});
+            }
+        }
+        cps->finish();
+    }
     try {
         validate(s, "model '" + s.name + "'");
     } catch (const InvalidArgument& e) {

@@ -129,6 +129,13 @@ struct IndexerSpec {
     friend bool operator==(const IndexerSpec&, const IndexerSpec&) = default;
 };
 
+/// A published checkpoint of a catalog model: its Hugging Face id and weight format.
+struct Checkpoint {
+    std::string format; ///< model::checkpoint_format of its weights
+    std::string hf_id;  ///< the Hub repository, e.g. "Qwen/Qwen2.5-72B-Instruct-AWQ"
+    friend bool operator==(const Checkpoint&, const Checkpoint&) = default;
+};
+
 /// A model architecture. Sizes are element counts.
 struct ModelSpec {
     std::string name; ///< canonical lowercase name, e.g. "llama-3.1-70b"
@@ -172,6 +179,10 @@ struct ModelSpec {
     /// nullopt: the scenario's default. A scenario whose `precision.kv_cache` is unset plans
     /// with this (model::checkpoint_kv_cache).
     std::optional<Precision> kv_cache;
+    /// Published checkpoints of this architecture by format (model::checkpoint_format: "bf16",
+    /// "fp8", "awq", "gptq-int4", "nvfp4", "gguf", ...): the Hub id `--emit` launches for a
+    /// deployment of that weight format. Empty: only `hf_id`.
+    std::vector<Checkpoint> checkpoints;
     friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
 };
 

@@ -1,5 +1,7 @@
 #include "plan/sizing_search.hpp"
 
+#include "model/engine_rules.hpp"
+
 #include "model/bottleneck.hpp"
 #include "model/cost.hpp"
 #include "model/engine_defaults.hpp"
@@ -392,6 +394,11 @@ std::optional<Stop> Search::analytic_stop(model::Scenario& t, const model::PlanC
                                           model::PowerEstimate& replica) const {
     const model::EfficiencyProfile& prof = profile(cand.gpu.name);
     model::validate(t.deployment);
+    // Only configurations the engine can launch as estimated (model/engine_rules.hpp).
+    const auto problems = model::launch_problems(t.deployment.engine.kind, t.deployment);
+    if (!problems.empty()) {
+        return Stop{SizingStage::Invalid, problems.front().key + ": " + problems.front().reason};
+    }
     mem = model::estimate_memory(t.deployment);
     base.config.max_num_seqs = mem.engine.max_num_seqs;
     t.deployment.engine.max_num_seqs = mem.engine.max_num_seqs;

@@ -29,10 +29,12 @@ const std::set<std::string> kVllm{"--tensor-parallel-size",   "--pipeline-parall
                                   "--enable-prefix-caching",  "--no-enable-prefix-caching",
                                   "--quantization",           "--dtype",
                                   "--kv-cache-dtype",         "--enforce-eager"};
-const std::set<std::string> kBench{"--backend",         "--base-url",         "--model",
-                                   "--dataset-name",    "--random-input-len", "--random-output-len",
-                                   "--max-concurrency", "--request-rate",     "--num-prompts",
-                                   "--ignore-eos",      "--save-result"};
+const std::set<std::string> kBench{"--backend", "--base-url", "--model", "--dataset-name",
+                                   "--random-input-len", "--random-output-len", "--max-concurrency",
+                                   "--request-rate", "--num-prompts", "--ignore-eos",
+                                   "--save-result",
+                                   // the workload's shape (docs/emit.md "The benchmark")
+                                   "--random-prefix-len", "--random-range-ratio", "--burstiness"};
 // SGLang python/sglang/srt/server_args.py (sgl-project/sglang at 469c63e5).
 const std::set<std::string> kSglang{"--model-path", "--tp-size", "--pp-size", "--dp-size",
                                     "--ep-size", "--context-length", "--mem-fraction-static",
@@ -79,15 +81,19 @@ TEST(EmitCli, VllmFromEstimate) {
     const auto j = emit_of(k70b + " --emit vllm");
     const std::string c = j["command"];
     expect_documented(c, kVllm);
-    // The scenario: tp 2 over 4 GPUs (2 replicas), fp8 weights and KV, every setting given.
-    EXPECT_EQ(c, "vllm serve meta-llama/Llama-3.1-70B --tensor-parallel-size 2 "
+    // The scenario: tp 2 over 4 GPUs (2 replicas), fp8 weights and KV, every setting given. The
+    // fp8 weights are the catalog's FP8 checkpoint of Llama-3.1-70B
+    // (hwdb/models/llama-3.1-70b.yaml checkpoints.fp8), which names its quantization in its
+    // config.json: no --quantization, so vLLM picks the kernel itself.
+    EXPECT_EQ(c, "vllm serve nvidia/Llama-3.1-70B-Instruct-FP8 --tensor-parallel-size 2 "
                  "--data-parallel-size 2 --max-model-len 8192 --gpu-memory-utilization 0.92 "
                  "--max-num-seqs 128 --max-num-batched-tokens 4096 --enable-chunked-prefill "
-                 "--no-enable-prefix-caching --quantization fp8 --kv-cache-dtype fp8");
+                 "--no-enable-prefix-caching --kv-cache-dtype fp8");
     const std::string b = j["benchmark"];
     expect_documented(b, kBench);
     // 64 clients × 10 prompts, 2048 + 512 tokens.
-    EXPECT_EQ(b, "vllm bench serve --backend vllm --model meta-llama/Llama-3.1-70B --dataset-name "
+    EXPECT_EQ(b, "vllm bench serve --backend vllm --model nvidia/Llama-3.1-70B-Instruct-FP8 "
+                 "--dataset-name "
                  "random --random-input-len 2048 --random-output-len 512 --max-concurrency 64 "
                  "--num-prompts 640 --ignore-eos --save-result");
     EXPECT_TRUE(j["notes"].empty());
@@ -98,12 +104,13 @@ TEST(EmitCli, SglangFromEstimate) {
     const std::string c = j["command"];
     expect_documented(c.substr(c.find("sglang.launch_server")), kSglang); // after `python -m`
     for (const char* part :
-         {"python -m sglang.launch_server --model-path meta-llama/Llama-3.1-70B", "--tp-size 2",
-          "--dp-size 2", "--context-length 8192", "--max-running-requests 128",
-          "--chunked-prefill-size 4096", "--disable-radix-cache", "--quantization fp8",
-          "--kv-cache-dtype fp8_e4m3", "--mem-fraction-static 0."}) {
+         {"python -m sglang.launch_server --model-path nvidia/Llama-3.1-70B-Instruct-FP8",
+          "--tp-size 2", "--dp-size 2", "--context-length 8192", "--max-running-requests 128",
+          "--chunked-prefill-size 4096", "--disable-radix-cache", "--kv-cache-dtype fp8_e4m3",
+          "--mem-fraction-static 0."}) {
         EXPECT_NE(c.find(part), std::string::npos) << part << " in " << c;
     }
+    EXPECT_EQ(c.find("--quantization"), std::string::npos) << c;
     // SGLang serves on port 30000: the benchmark talks to it as an OpenAI server.
     EXPECT_NE(j["benchmark"].get<std::string>().find(
                   "--backend openai --base-url http://localhost:30000"),
@@ -117,14 +124,16 @@ TEST(EmitCli, TensorRtLlmFromEstimate) {
     const auto j = emit_of(k70b + " --emit tensorrt-llm");
     const std::string c = j["command"];
     expect_documented(c, kTrt);
-    // Chunked prefill is left at TensorRT-LLM's default (off: serve.py's
-    // --enable_chunked_prefill is a flag that defaults to False), as the scenario does not set it.
-    EXPECT_EQ(c, "trtllm-serve meta-llama/Llama-3.1-70B --backend pytorch --tp_size 2 --pp_size 1 "
-                 "--max_batch_size 128 --max_num_tokens 4096 --max_seq_len 8192 "
-                 "--kv_cache_free_gpu_memory_fraction 0.9");
+    // The limits are the estimate's (vLLM's chunked prefill on), and the fp8 KV cache and the
+    // prefix cache turned off, which trtllm-serve has no flags for, go in the LLM API options
+    // file (KvCacheConfig.dtype and enable_block_reuse).
+    EXPECT_EQ(c, "printf '%s\\n' kv_cache_config: '  dtype: fp8' '  enable_block_reuse: false' > "
+                 "trtllm-extra-options.yaml && trtllm-serve nvidia/Llama-3.1-70B-Instruct-FP8 "
+                 "--backend pytorch --tp_size 2 --pp_size 1 --max_batch_size 128 --max_num_tokens "
+                 "4096 --max_seq_len 8192 --kv_cache_free_gpu_memory_fraction 0.9 "
+                 "--enable_chunked_prefill --extra_llm_api_options trtllm-extra-options.yaml");
     const std::string notes = j["notes"].dump();
     EXPECT_NE(notes.find("start 2 of them"), std::string::npos) << notes; // dp 2
-    EXPECT_NE(notes.find("kv_cache_config"), std::string::npos) << notes; // fp8 KV, no reuse
 }
 
 TEST(EmitCli, LlamaCppFromEstimate) {
@@ -137,15 +146,15 @@ TEST(EmitCli, LlamaCppFromEstimate) {
                  "512 -ctk q8_0 -ctv q8_0");
     EXPECT_NE(j["benchmark"].get<std::string>().find("--base-url http://localhost:8080"),
               std::string::npos);
-    // From the vLLM scenario: tp 2 splits rows; fp8 weights have no GGUF type (q8_0 instead);
-    // 128 slots of 8192 tokens.
+    // From the vLLM scenario: GGUF has no fp8 weights, so llama.cpp would run another model
+    // than the one estimated: refused, naming the setting.
     const auto k = emit_of(k70b + " --emit llama.cpp");
-    const std::string c2 = k["command"];
-    expect_documented(c2, kLlama);
-    EXPECT_NE(c2.find("-m llama-3.1-70b-q8_0.gguf -c 1048576 -ngl 999 -np 128"), std::string::npos)
-        << c2;
-    EXPECT_NE(c2.find("-sm row"), std::string::npos) << c2;
-    EXPECT_NE(k["notes"].dump().find("GGUF has no fp8 weights"), std::string::npos);
+    EXPECT_TRUE(k["command"].is_null());
+    ASSERT_FALSE(k["refused"].empty());
+    EXPECT_EQ(k["refused"][0].get<std::string>().rfind(
+                  "precision.weights: llama.cpp loads GGUF files, which have no fp8 weights", 0),
+              0u)
+        << k["refused"].dump();
 }
 
 TEST(EmitCli, CompareGivesEachConfigurationItsCommands) {
@@ -241,11 +250,12 @@ TEST(EmitCli, TensorRtLlmCapacitySchedulerGoesInTheOptionsYaml) {
                            " --set engine.capacity_scheduler=max_utilization --emit tensorrt-llm");
     const std::string c = j["command"];
     expect_documented(c, kTrt);
-    EXPECT_EQ(c, "printf 'scheduler_config:\\n  capacity_scheduler_policy: MAX_UTILIZATION\\n' > "
-                 "trtllm-extra-options.yaml && trtllm-serve meta-llama/Llama-3.1-70B --backend "
-                 "pytorch --tp_size 4 --pp_size 1 --max_batch_size 128 --max_num_tokens 2048 "
-                 "--max_seq_len 8192 --kv_cache_free_gpu_memory_fraction 0.9 "
-                 "--enable_chunked_prefill --extra_llm_api_options trtllm-extra-options.yaml");
+    EXPECT_EQ(c,
+              "printf '%s\\n' scheduler_config: '  capacity_scheduler_policy: MAX_UTILIZATION' > "
+              "trtllm-extra-options.yaml && trtllm-serve meta-llama/Llama-3.1-70B --backend "
+              "pytorch --tp_size 4 --pp_size 1 --max_batch_size 128 --max_num_tokens 2048 "
+              "--max_seq_len 8192 --kv_cache_free_gpu_memory_fraction 0.9 "
+              "--enable_chunked_prefill --extra_llm_api_options trtllm-extra-options.yaml");
     // GUARANTEED_NO_EVICT is TensorRT-LLM's default: no options file.
     const auto d =
         emit_of("estimate " + kLongOutput +
@@ -278,3 +288,120 @@ TEST(EmitCli, EstimateShowsTheTrtllmBenchLimits) {
     EXPECT_EQ(v.exit_code, 0) << v.out;
     EXPECT_EQ(v.out.find("engine limits"), std::string::npos) << v.out;
 }
+
+// The reproductions of issue 31: the commands launch the checkpoint and layout estimated, or say
+// why they cannot.
+namespace {
+
+/// The emit object of a --json run whose resolver note (stderr) comes before the JSON.
+nlohmann::json emit_after_notes(const std::string& args) {
+    const auto r = run_cli(args + " --json");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return nlohmann::json::parse(r.out.substr(r.out.find('{')))["emit"];
+}
+
+std::string cmd_of(const std::string& args) {
+    const auto j = emit_after_notes(args);
+    EXPECT_TRUE(j["refused"].empty()) << j.dump();
+    return j["command"].is_null() ? std::string() : j["command"].get<std::string>();
+}
+
+TEST(EmitReproductions, TheHubIdTheUserGaveIsLaunchedWithoutForcingTheKernel) {
+    // The AWQ checkpoint, not the bf16 base; no --quantization awq (vLLM then picks
+    // awq_marlin itself).
+    const std::string awq =
+        cmd_of("estimate --model Qwen/Qwen2.5-72B-Instruct-AWQ --gpu h100-sxm --emit vllm");
+    EXPECT_EQ(awq.rfind("vllm serve Qwen/Qwen2.5-72B-Instruct-AWQ --tensor-parallel-size 1 ", 0),
+              0u)
+        << awq;
+    EXPECT_EQ(awq.find("--quantization"), std::string::npos) << awq;
+    // (131072 tokens of context do not fit under SGLang's own memory arithmetic: 8192 do.)
+    const std::string sg = cmd_of("estimate --model Qwen/Qwen2.5-72B-Instruct-AWQ --gpu h100-sxm "
+                                  "--max-model-len 8192 --emit sglang");
+    EXPECT_NE(sg.find("--model-path Qwen/Qwen2.5-72B-Instruct-AWQ "), std::string::npos) << sg;
+    EXPECT_EQ(sg.find("--quantization"), std::string::npos) << sg;
+    // NVIDIA's FP8 checkpoint, not online quantization of Meta's bf16 one.
+    const std::string fp8 = cmd_of(
+        "estimate --model nvidia/Llama-3.1-70B-Instruct-FP8 --gpu h100-sxm --tp 2 --emit vllm");
+    EXPECT_EQ(fp8.rfind("vllm serve nvidia/Llama-3.1-70B-Instruct-FP8 ", 0), 0u) << fp8;
+    EXPECT_EQ(fp8.find("--quantization"), std::string::npos) << fp8;
+}
+
+TEST(EmitReproductions, AttentionDataParallelWithExpertParallelismLaunches) {
+    const std::string ex =
+        "estimate " + std::string(GPUPLAN_SOURCE_DIR) + "/examples/moe-qwen3-235b-ep-h200.yaml";
+    // vLLM: dp 8 with expert parallel over all 8 ranks, dual-batch overlap as estimated.
+    const std::string v = cmd_of(ex + " --emit vllm");
+    for (const char* part : {"--tensor-parallel-size 1", "--data-parallel-size 8",
+                             "--enable-expert-parallel", "--enable-dbo"}) {
+        EXPECT_NE(v.find(part), std::string::npos) << part << " in " << v;
+    }
+    // SGLang counts the attention groups in its tp size (tp divisible by ep).
+    const std::string s = cmd_of(ex + " --emit sglang");
+    EXPECT_NE(s.find("--tp-size 8 --dp-size 8 --enable-dp-attention --ep-size 8"),
+              std::string::npos)
+        << s;
+    EXPECT_NE(s.find("--enable-two-batch-overlap"), std::string::npos) << s;
+    // TensorRT-LLM: tp 8 = moe_tp 1 x moe_ep 8 with attention dp; its overlap is not written.
+    const auto t = emit_of(ex + " --emit tensorrt-llm");
+    ASSERT_EQ(t["refused"].size(), 1u) << t.dump();
+    EXPECT_EQ(t["refused"][0].get<std::string>().rfind("engine.ep_overlap: ", 0), 0u);
+    const auto t0 = emit_of(ex + " --set engine.ep_overlap=0 --emit tensorrt-llm");
+    const std::string tc = t0["command"];
+    EXPECT_NE(tc.find("enable_attention_dp: true"), std::string::npos) << tc;
+    EXPECT_NE(tc.find("--tp_size 8 --pp_size 1 --ep_size 8"), std::string::npos) << tc;
+    // llama.cpp: no expert parallelism; each server would hold the whole 470 GB model.
+    const auto l = emit_of(ex + " --emit llama.cpp");
+    EXPECT_TRUE(l["command"].is_null());
+    EXPECT_NE(l["refused"].dump().find("hardware.ep: llama.cpp has no expert parallelism"),
+              std::string::npos)
+        << l.dump();
+}
+
+TEST(EmitReproductions, EngineAndHardwareRules) {
+    // TensorRT-LLM runs on NVIDIA GPUs only.
+    const auto amd = emit_of("estimate --model llama-3.1-8b --gpu mi300x --emit tensorrt-llm");
+    EXPECT_TRUE(amd["command"].is_null());
+    EXPECT_NE(
+        amd["refused"].dump().find("hardware.accelerator: tensorrt-llm does not run on mi300x"),
+        std::string::npos)
+        << amd.dump();
+    // A TPU v5e has no fp8 units.
+    const auto tpu =
+        emit_of("estimate --model llama-3.1-8b --gpu tpu-v5e --weights fp8 --emit vllm");
+    EXPECT_TRUE(tpu["command"].is_null());
+    EXPECT_NE(tpu["refused"].dump().find("precision.weights: fp8 weights need fp8 tensor cores"),
+              std::string::npos)
+        << tpu.dump();
+    // GGUF Q4_K_M weights are not launched as bf16 on vLLM.
+    const auto gguf =
+        emit_of("estimate " + fx("emit/llama8b-rtx4090-llamacpp.yaml") + " --emit vllm");
+    EXPECT_TRUE(gguf["command"].is_null());
+    EXPECT_NE(gguf["refused"].dump().find("q4_k_m is a llama.cpp (GGUF) type"), std::string::npos)
+        << gguf.dump();
+}
+
+TEST(EmitReproductions, AnotherEnginesCommandCarriesTheEstimatesLimits) {
+    // The estimate (vLLM on H100) ran 1024 sequences and 8192 tokens a step; SGLang's and
+    // trtllm-serve's own defaults would be 2048 and heuristics.
+    const std::string base = "estimate --model llama-3.1-8b --gpu h100-sxm";
+    const std::string s = cmd_of(base + " --emit sglang");
+    EXPECT_NE(s.find("--max-running-requests 1024"), std::string::npos) << s;
+    EXPECT_NE(s.find("--chunked-prefill-size 8192"), std::string::npos) << s;
+    const std::string t = cmd_of(base + " --emit tensorrt-llm");
+    EXPECT_NE(t.find("--max_batch_size 1024 --max_num_tokens 8192"), std::string::npos) << t;
+}
+
+TEST(EmitReproductions, DiagnoseCarriesTheFixedMemoryFractionToSglang) {
+    // The fix raises vLLM's gpu_memory_utilization to 0.95: SGLang gets the static fraction
+    // that holds the same weights and KV pool, not its default.
+    const std::string d = "diagnose " + fx("diagnose/kv-full-8b-h100.yaml") + " --metrics " +
+                          fx("diagnose/kv-full-scrape-1.prom") + " --metrics " +
+                          fx("diagnose/kv-full-scrape-2.prom") + " --interval 60";
+    const auto j = emit_of(d + " --emit sglang");
+    EXPECT_NE(j["notes"].dump().find("holds the weights and the kv pool the estimate sized"),
+              std::string::npos)
+        << j.dump();
+}
+
+} // namespace
