@@ -1,6 +1,6 @@
 # The two set-up commands of the README:
-#   make run   installs missing Debian packages, configures, builds (Release) and runs gpuplan
-#              on examples/quickstart.yaml
+#   make run   installs missing Debian packages, configures, builds (Release), registers the
+#              Python module with /usr/bin/python3 and runs gpuplan on examples/quickstart.yaml
 #   make test  the same set-up, then the whole test suite with ctest
 # Repeated runs skip what is already done (dpkg check, CMake cache, Ninja's dependency graph).
 BUILD   ?= build
@@ -26,6 +26,7 @@ configure: deps $(BUILD)/build.ninja
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
+	@scripts/python-path.sh $(BUILD)
 
 # Refreshes tests/golden/ after an intended, reviewed change of output (scripts/golden.sh).
 golden: build
