@@ -94,7 +94,7 @@ ServingRun read_serving_run(const fs::path& dir) {
     json meta;
     try {
         meta = json::parse(read_text(meta_path));
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
         throw InputError(where + ": not JSON: " + e.what());
     }
     run.model = get<std::string>(meta, "model", where);
@@ -135,7 +135,7 @@ ServingRun read_serving_run(const fs::path& dir) {
         json r;
         try {
             r = json::parse(line);
-        } catch (const json::parse_error& e) {
+        } catch (const json::exception& e) {
             throw InputError(at + ": not JSON: " + e.what());
         }
         ServingRequest q;

@@ -554,6 +554,9 @@ model::BenchSummary parse_vllm_bench(std::string_view text, const std::string& f
         }
         fail(file, line, column, "",
              "not valid JSON; give the file `vllm bench serve --save-result` wrote");
+    } catch (const json::out_of_range&) {
+        // Found by fuzzing: a number beyond a double (1e999) throws out_of_range.
+        fail(file, 1, 1, "", "a number is beyond the range of a double; give figures as written");
     }
     if (!j.is_object()) {
         fail(file, 1, 1, "",
@@ -860,6 +863,8 @@ json parse_json(std::string_view text, const std::string& file, const char* what
     } catch (const json::parse_error& e) {
         const auto [line, column] = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
         fail(file, line, column, "", fmt::format("not valid JSON; give the {}", what));
+    } catch (const json::out_of_range&) {
+        fail(file, 1, 1, "", "a number is beyond the range of a double; give figures as written");
     }
 }
 
@@ -1521,8 +1526,8 @@ std::vector<LabelledBench> parse_bench_results(std::string_view text, const std:
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error&) {
-        // The vLLM reader reports where the JSON breaks.
+    } catch (const json::exception&) {
+        // The vLLM reader reports where the JSON breaks (or which number overflows).
         return {{file, parse_vllm_bench(text, file)}};
     }
     std::vector<LabelledBench> out;
