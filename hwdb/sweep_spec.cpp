@@ -138,8 +138,16 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
         m.fail_at("command", "unknown command '" + spec.command +
                                  "'; use estimate, simulate, cost, train or plan");
     }
-    const YAML::Node base = root_node["base"];
-    if (base.IsMap()) {
+    // Found by fuzzing: a key yaml-cpp cannot look up (a malformed mapping) gives an invalid
+    // node, whose IsMap() throws; it is read as "not a map" and MapReader names the problem.
+    YAML::Node base;
+    try {
+        base = root_node["base"];
+        (void)base.IsMap();
+    } catch (const YAML::Exception&) {
+        base = YAML::Node();
+    }
+    if (base.IsDefined() && base.IsMap()) {
         (void)m.map("base"); // read as a scenario below
         spec.base_text = inline_base_text(text, base, m);
     } else {
