@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds the libFuzzer targets (docs/fuzzing.md) with clang in build-fuzz and runs each for a
-# fixed time on corpora seeded from the shipped files; any finding (crash, sanitizer report,
+# fixed time, with a fixed seed (the same inputs in the same order on every run), on corpora
+# seeded from the shipped files; any finding (crash, sanitizer report,
 # abort on an impossible figure, timeout) fails with the fuzzer's exit status.
 # Usage: scripts/fuzz-ci.sh [SECONDS_PER_TARGET]   (default 60)
 set -eu
@@ -29,7 +30,7 @@ run() { # target corpus [options]
     c=$2
     shift 2
     echo "fuzzing $t for $secs s"
-    "./build-fuzz/tests/fuzz/$t" "$corpus/$c" -max_total_time="$secs" -timeout=10 "$@" \
+    "./build-fuzz/tests/fuzz/$t" "$corpus/$c" -max_total_time="$secs" -seed=1 -timeout=10 "$@" \
         -artifact_prefix="build-fuzz/$t-" >"build-fuzz/$t.log" 2>&1 || {
         tail -40 "build-fuzz/$t.log"
         exit 1
