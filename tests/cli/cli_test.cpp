@@ -1,5 +1,6 @@
 // Runs the real gpuplan binary: output, exit codes and error messages are its contract.
 #include "tests/support/run_cli.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -614,22 +615,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh folder per use, removed afterwards.
-struct TempDir {
-    fs::path path;
-    explicit TempDir(const std::string& name)
-        : path(fs::temp_directory_path() /
-               ("gpuplan-cli-" + name + "-" + std::to_string(::getpid()))) {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-};
+using gpuplan::test::TempDir;
 
 std::size_t entries(const fs::path& dir) {
     std::size_t n = 0;

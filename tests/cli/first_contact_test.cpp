@@ -2,6 +2,7 @@
 // typed and checks the answer they should have got. Expected figures are worked by hand in the
 // comments (8k = 8000 tokens as vLLM reads it, 32k - 256 = 31744 prompt tokens, ...).
 #include "tests/support/run_cli.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -29,24 +30,7 @@ bool has(const RunResult& r, const std::string& text) {
     return r.out.find(text) != std::string::npos;
 }
 
-struct TempDir {
-    fs::path path;
-    explicit TempDir(const std::string& name)
-        : path(fs::temp_directory_path() /
-               ("gpuplan-first-" + name + "-" + std::to_string(::getpid()))) {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    void write(const std::string& file, const std::string& text) const {
-        std::ofstream(path / file) << text;
-    }
-};
+using gpuplan::test::TempDir;
 
 } // namespace
 
